@@ -1,0 +1,38 @@
+# LegalMem: `make run` serves the product, `make test` runs the whole suite.
+# Both create .venv and install the pinned requirements first.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: run test install browser manage bench clean-data
+
+$(STAMP): requirements.txt
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements.txt
+	touch $(STAMP)
+
+install: $(STAMP)
+
+# Debian's chromium serves the browser tests (Playwright's own download does not work offline).
+browser:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  echo "[legalmem] installing Debian's chromium for browser tests"; \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) >/dev/null; }
+
+run: install
+	$(PY) -m legalmem_site.launcher run
+
+test: install browser
+	$(PY) -m legalmem_site.launcher test $(ARGS)
+
+# e.g. make manage ARGS="createsuperuser"
+manage: install
+	$(PY) -m legalmem_site.launcher manage $(ARGS)
+
+bench: install
+	$(PY) -m legalmem_site.launcher manage shell -c "print('see bench/README.md')"
+
+clean-data:
+	@echo "This deletes every note in ./var. Run: rm -rf var" && false

@@ -1,0 +1,8 @@
+"""Websocket routes, mounted in legalmem_site.asgi behind origin checks and session auth."""
+from django.urls import path
+
+from chat.consumers import ChatConsumer
+
+websocket_urlpatterns = [
+    path("ws/chat/", ChatConsumer.as_asgi()),
+]

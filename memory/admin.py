@@ -1,0 +1,438 @@
+"""Django admin for auditors.
+
+Superusers (the platform's operators) see every firm. A firm admin with staff status sees
+only what the one visibility rule (``visible_to``) gives them, restricted to the firms they
+administer — so the ethical wall holds in admin too — and anything else is a 404. Every edit
+or delete goes through ``memory.services`` and is itself audited.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.contrib import admin
+from django.db.models import QuerySet
+from django.http import Http404, HttpRequest
+from django.urls import reverse
+from django.utils.html import format_html, format_html_join
+from django.utils.translation import gettext_lazy as _
+
+from memory.models import (
+    AuditLog,
+    Conversation,
+    Firm,
+    Matter,
+    MatterAssignment,
+    Membership,
+    Message,
+    Note,
+    NoteLink,
+)
+from memory.services.notes import correct_note, delete_note
+from memory.services.tenancy import assign_user, create_matter, unassign_user, update_matter
+
+
+def is_firm_admin(request: HttpRequest) -> bool:
+    user = request.user
+    return bool(
+        user.is_active and user.is_staff and Firm.objects.administered_by(user).exists()
+    )
+
+
+class WalledAdmin(admin.ModelAdmin):
+    """Rows come from the model's ``visible_to`` rule; other rows do not exist (404)."""
+
+    firm_admin_can_change = False
+    firm_admin_can_add = False
+    firm_admin_can_delete = False
+
+    def visible_rows(self, request: HttpRequest) -> QuerySet:
+        """What a firm admin may see of this model. Override per model."""
+        return self.model.objects.visible_to(request.user)
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet:
+        queryset = super().get_queryset(request)
+        if request.user.is_superuser:
+            return queryset
+        if not is_firm_admin(request):
+            return queryset.none()
+        return queryset.filter(pk__in=self.visible_rows(request).values("pk"))
+
+    def _get_obj_does_not_exist_redirect(self, request, opts, object_id):
+        raise Http404(_("Not found."))
+
+    def has_module_permission(self, request: HttpRequest) -> bool:
+        return request.user.is_superuser or is_firm_admin(request)
+
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return request.user.is_superuser or is_firm_admin(request)
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return request.user.is_superuser or (self.firm_admin_can_change and is_firm_admin(request))
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return request.user.is_superuser or (self.firm_admin_can_add and is_firm_admin(request))
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return request.user.is_superuser or (self.firm_admin_can_delete and is_firm_admin(request))
+
+
+def _pretty_json(value: Any) -> str:
+    return format_html(
+        "<pre style='white-space:pre-wrap;max-width:60em'>{}</pre>",
+        json.dumps(value, ensure_ascii=False, indent=2, default=str),
+    )
+
+
+class RelatedOnly(admin.RelatedOnlyFieldListFilter):
+    """Filter choices limited to rows the admin may already see (no other firm's names)."""
+
+
+@admin.register(Note)
+class NoteAdmin(WalledAdmin):
+    firm_admin_can_change = True
+    firm_admin_can_delete = True
+    list_display = (
+        "short_content",
+        "memory_scope",
+        "category",
+        "firm",
+        "matter",
+        "source_type",
+        "importance",
+        "confidence",
+        "status",
+        "stored_at",
+    )
+    list_filter = (
+        ("firm", RelatedOnly),
+        "memory_scope",
+        "category",
+        ("matter", RelatedOnly),
+        "source_type",
+        "status",
+        ("stored_at", admin.DateFieldListFilter),
+        ("said_at", admin.DateFieldListFilter),
+    )
+    search_fields = ("content", "context", "source_id", "subject", "speaker")
+    date_hierarchy = "stored_at"
+    list_select_related = ("firm", "matter")
+    fieldsets = (
+        (
+            _("Knowledge"),
+            {
+                "fields": (
+                    "content",
+                    "memory_scope",
+                    "category",
+                    "memory_type",
+                    "keywords",
+                    "tags",
+                    "context",
+                    "importance",
+                    "confidence",
+                    "subject",
+                )
+            },
+        ),
+        (
+            _("Provenance"),
+            {
+                "fields": (
+                    "id",
+                    "firm",
+                    "matter",
+                    "owner",
+                    "conversation",
+                    "source_type",
+                    "source_id",
+                    "source_messages_display",
+                    "speaker",
+                    "said_at",
+                    "stored_at",
+                    "updated_at",
+                    "embedding_model",
+                )
+            },
+        ),
+        (
+            _("Validity and history"),
+            {
+                "fields": (
+                    "status",
+                    "valid_from",
+                    "valid_to",
+                    "superseded_by",
+                    "mention_count",
+                    "evolution_history_display",
+                    "links_display",
+                    "audit_trail_display",
+                )
+            },
+        ),
+    )
+    readonly_fields = (
+        "id",
+        "firm",
+        "matter",
+        "owner",
+        "conversation",
+        "source_type",
+        "source_id",
+        "source_messages_display",
+        "speaker",
+        "said_at",
+        "stored_at",
+        "updated_at",
+        "embedding_model",
+        "status",
+        "valid_from",
+        "valid_to",
+        "superseded_by",
+        "mention_count",
+        "evolution_history_display",
+        "links_display",
+        "audit_trail_display",
+    )
+
+    def visible_rows(self, request: HttpRequest) -> QuerySet:
+        return Note.objects.visible_to(request.user).filter(
+            firm__in=Firm.objects.administered_by(request.user)
+        )
+
+    @admin.display(description=_("content"))
+    def short_content(self, note: Note) -> str:
+        return note.content[:80]
+
+    @admin.display(description=_("source messages"))
+    def source_messages_display(self, note: Note) -> str:
+        messages = note.source_messages()
+        if not messages:
+            return "—"
+        return format_html_join(
+            "",
+            "<p><strong>#{} {} {}</strong> ({}): {}</p>",
+            ((m.pk, m.role, m.speaker, m.said_at, m.content[:500]) for m in messages),
+        )
+
+    @admin.display(description=_("evolution history"))
+    def evolution_history_display(self, note: Note) -> str:
+        return _pretty_json(note.evolution_history) if note.evolution_history else "—"
+
+    @admin.display(description=_("links"))
+    def links_display(self, note: Note) -> str:
+        request = getattr(self, "_request", None)
+        links = NoteLink.objects.filter(source=note) | NoteLink.objects.filter(target=note)
+        if request is not None and not request.user.is_superuser:
+            links = links & NoteLink.objects.visible_to(request.user)
+        rows = [
+            (
+                link.link_type,
+                f"{link.weight:.2f}",
+                reverse("admin:memory_note_change", args=[other.pk]),
+                other.content[:60],
+            )
+            for link in links.select_related("source", "target")
+            for other in [link.target if link.source_id == note.pk else link.source]
+        ]
+        if not rows:
+            return "—"
+        return format_html_join("", "<p>{} ({}) → <a href='{}'>{}</a></p>", rows)
+
+    @admin.display(description=_("audit trail"))
+    def audit_trail_display(self, note: Note) -> str:
+        entries = AuditLog.objects.filter(object_type="note", object_id=str(note.pk)).order_by(
+            "created_at", "id"
+        )
+        return format_html_join(
+            "",
+            "<p>{} · {} · {}</p>",
+            ((e.created_at, e.actor_label, e.get_event_type_display()) for e in entries),
+        ) or "—"
+
+    def get_form(self, request, obj=None, change=False, **kwargs):
+        self._request = request
+        return super().get_form(request, obj, change, **kwargs)
+
+    def save_model(self, request, obj: Note, form, change: bool) -> None:
+        original = Note.objects.get(pk=obj.pk)
+        changes = {name: form.cleaned_data[name] for name in form.changed_data}
+        correct_note(original, changes, actor=request.user, reason="admin correction")
+
+    def delete_model(self, request, obj: Note) -> None:
+        delete_note(obj, actor=request.user, reason="deleted in admin")
+
+    def delete_queryset(self, request, queryset: QuerySet) -> None:
+        for note in queryset:
+            delete_note(note, actor=request.user, reason="deleted in admin")
+
+
+@admin.register(NoteLink)
+class NoteLinkAdmin(WalledAdmin):
+    list_display = ("source", "link_type", "target", "weight", "created_at")
+    list_filter = ("link_type", ("firm", RelatedOnly))
+    readonly_fields = ("firm", "source", "target", "link_type", "weight", "reason", "created_at")
+
+    def visible_rows(self, request: HttpRequest) -> QuerySet:
+        return NoteLink.objects.visible_to(request.user).filter(
+            firm__in=Firm.objects.administered_by(request.user)
+        )
+
+
+@admin.register(AuditLog)
+class AuditLogAdmin(WalledAdmin):
+    list_display = ("created_at", "actor_label", "event_type", "object_type", "object_id", "firm")
+    list_filter = ("event_type", "object_type", ("firm", RelatedOnly), ("created_at", admin.DateFieldListFilter))
+    search_fields = ("actor_label", "object_id")
+    date_hierarchy = "created_at"
+    readonly_fields = (
+        "created_at",
+        "actor_label",
+        "actor",
+        "event_type",
+        "object_type",
+        "object_id",
+        "firm",
+        "matter",
+        "before_display",
+        "after_display",
+        "extra_display",
+    )
+    exclude = ("before", "after", "extra", "private_to")
+
+    @admin.display(description=_("before"))
+    def before_display(self, entry: AuditLog) -> str:
+        return _pretty_json(entry.before) if entry.before is not None else "—"
+
+    @admin.display(description=_("after"))
+    def after_display(self, entry: AuditLog) -> str:
+        return _pretty_json(entry.after) if entry.after is not None else "—"
+
+    @admin.display(description=_("extra"))
+    def extra_display(self, entry: AuditLog) -> str:
+        return _pretty_json(entry.extra) if entry.extra else "—"
+
+    # Append-only for everyone, superusers included.
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+@admin.register(Firm)
+class FirmAdmin(WalledAdmin):
+    list_display = ("name", "slug", "created_at")
+    search_fields = ("name", "slug")
+
+    def visible_rows(self, request: HttpRequest) -> QuerySet:
+        return Firm.objects.administered_by(request.user)
+
+
+@admin.register(Membership)
+class MembershipAdmin(WalledAdmin):
+    list_display = ("user", "firm", "role", "created_at")
+    list_filter = ("role", ("firm", RelatedOnly))
+
+    def visible_rows(self, request: HttpRequest) -> QuerySet:
+        return Membership.objects.filter(firm__in=Firm.objects.administered_by(request.user))
+
+
+class AssignmentInline(admin.TabularInline):
+    model = MatterAssignment
+    fk_name = "matter"
+    extra = 1
+    fields = ("user", "assigned_by", "assigned_at")
+    readonly_fields = ("assigned_by", "assigned_at")
+
+    def formfield_for_foreignkey(self, db_field, request, **kwargs):
+        if db_field.name == "user" and not request.user.is_superuser:
+            from django.contrib.auth import get_user_model
+
+            firms = Firm.objects.administered_by(request.user)
+            kwargs["queryset"] = get_user_model().objects.filter(memberships__firm__in=firms).distinct()
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return request.user.is_superuser or is_firm_admin(request)
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return request.user.is_superuser or is_firm_admin(request)
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return request.user.is_superuser or is_firm_admin(request)
+
+    def has_view_permission(self, request, obj=None) -> bool:
+        return request.user.is_superuser or is_firm_admin(request)
+
+
+@admin.register(Matter)
+class MatterAdmin(WalledAdmin):
+    """Firm admins manage their firm's matters and who is behind each ethical wall."""
+
+    firm_admin_can_change = True
+    firm_admin_can_add = True
+    list_display = ("title", "reference", "firm", "status", "created_at")
+    list_filter = ("status", ("firm", RelatedOnly))
+    search_fields = ("title", "reference")
+    inlines = [AssignmentInline]
+
+    def visible_rows(self, request: HttpRequest) -> QuerySet:
+        return Matter.objects.manageable_by(request.user)
+
+    def formfield_for_foreignkey(self, db_field, request, **kwargs):
+        if db_field.name == "firm" and not request.user.is_superuser:
+            kwargs["queryset"] = Firm.objects.administered_by(request.user)
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)
+
+    def get_readonly_fields(self, request, obj=None):
+        return ("firm",) if obj is not None else ()
+
+    def save_model(self, request, obj: Matter, form, change: bool) -> None:
+        if change:
+            changes = {name: form.cleaned_data[name] for name in form.changed_data}
+            if changes:
+                update_matter(Matter.objects.get(pk=obj.pk), changes, actor=request.user)
+            return
+        created = create_matter(
+            firm=obj.firm,
+            title=obj.title,
+            reference=obj.reference,
+            description=obj.description,
+            actor=request.user,
+        )
+        obj.pk = created.pk
+        obj._state.adding = False
+
+    def save_formset(self, request, form, formset, change: bool) -> None:
+        assignments = formset.save(commit=False)
+        for assignment in formset.deleted_objects:
+            unassign_user(assignment, actor=request.user)
+        for assignment in assignments:
+            if assignment.pk is None:
+                assign_user(matter=form.instance, user=assignment.user, actor=request.user)
+        formset.save_m2m()
+
+
+@admin.register(Conversation)
+class ConversationAdmin(WalledAdmin):
+    """Raw conversations are read by operators only; firm admins see notes' source messages inline."""
+
+    list_display = ("title", "firm", "user", "matter", "created_at")
+    readonly_fields = ("firm", "user", "matter", "title", "external_id", "created_at")
+
+    def has_module_permission(self, request: HttpRequest) -> bool:
+        return request.user.is_superuser
+
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return request.user.is_superuser
+
+
+@admin.register(Message)
+class MessageAdmin(ConversationAdmin):
+    list_display = ("conversation", "role", "speaker", "status", "said_at")
+    readonly_fields = ("conversation", "firm", "role", "speaker", "content", "status", "external_id", "said_at")
+    search_fields = ("content",)

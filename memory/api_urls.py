@@ -1,0 +1,8 @@
+from django.urls import path
+
+from memory import apis
+
+urlpatterns = [
+    path("notes/", apis.NoteListApi.as_view(), name="api-note-list"),
+    path("notes/<uuid:note_id>/", apis.NoteDetailApi.as_view(), name="api-note-detail"),
+]

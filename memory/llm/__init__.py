@@ -1,0 +1,32 @@
+"""LLM access for LegalMem: one client for any OpenAI-compatible server.
+
+``LLMClient.from_settings()`` returns None when no server is configured
+(``LLM_BASE_URL`` empty); callers then use the offline engine.
+"""
+
+from .client import (
+    DEFAULT_JSON_SYSTEM,
+    JSONMode,
+    JSONReplyError,
+    LLMClient,
+    LLMConfig,
+    parse_json_object,
+    schema_hint,
+    validate_json,
+)
+from .errors import LLMBadOutput, LLMError, LLMRejected, LLMUnavailable
+
+__all__ = [
+    "DEFAULT_JSON_SYSTEM",
+    "JSONMode",
+    "JSONReplyError",
+    "LLMBadOutput",
+    "LLMClient",
+    "LLMConfig",
+    "LLMError",
+    "LLMRejected",
+    "LLMUnavailable",
+    "parse_json_object",
+    "schema_hint",
+    "validate_json",
+]

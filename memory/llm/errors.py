@@ -1,0 +1,57 @@
+"""Errors raised by the LLM client.
+
+The client translates every failure of the ``openai`` package (HTTP status,
+timeout, connection, unparsable output) into one of these, so callers — the
+chat consumer, the extraction jobs, the admin — handle four cases and never
+depend on ``openai`` internals. Messages are written to be shown to a user or
+an administrator as they are; they never contain the API key.
+"""
+
+from __future__ import annotations
+
+
+class LLMError(Exception):
+    """Base class of every error raised by :mod:`memory.llm`."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class LLMUnavailable(LLMError):
+    """The server could not be reached or kept failing (timeouts, connection
+    errors, 429 rate limits, 5xx) after all retries. Transient: try later."""
+
+    def __init__(self, message: str, *, attempts: int = 0, status_code: int | None = None) -> None:
+        super().__init__(message)
+        self.attempts = attempts
+        self.status_code = status_code
+
+
+class LLMBadOutput(LLMError):
+    """The server answered, but not with what was asked for (invalid JSON, not
+    an object, or not matching the schema) after all retries.
+
+    ``raw`` holds the last raw reply (truncated) for the job log / admin.
+    """
+
+    def __init__(self, message: str, *, raw: str = "", problems: list[str] | None = None) -> None:
+        super().__init__(message)
+        self.raw = raw
+        self.problems = list(problems or [])
+
+
+class LLMRejected(LLMError):
+    """The server refused the request with a 4xx status that retrying cannot
+    fix (401 bad key, 403, 404 unknown model, 400 invalid request ...).
+    Usually a configuration problem for an administrator."""
+
+    def __init__(self, message: str, *, status_code: int | None = None) -> None:
+        super().__init__(message)
+        self.status_code = status_code
+
+
+__all__ = ["LLMError", "LLMUnavailable", "LLMBadOutput", "LLMRejected"]

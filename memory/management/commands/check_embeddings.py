@@ -1,0 +1,17 @@
+"""Refuse to start when the embedding backend and the note column disagree."""
+from django.core.management.base import BaseCommand, CommandError
+
+from memory.embeddings import EmbeddingDimensionMismatch, check_dimensions, get_embedder
+
+
+class Command(BaseCommand):
+    help = "Check that the configured embedding backend fits the database column."
+
+    def handle(self, *args, **options) -> None:
+        embedder = get_embedder()
+        try:
+            dimensions = check_dimensions(embedder)
+        except EmbeddingDimensionMismatch as error:
+            raise CommandError(str(error)) from None
+        embedder.embed_query("健康检查")
+        self.stdout.write(f"embeddings: {embedder.name}, {dimensions}-d, column agrees")

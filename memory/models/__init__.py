@@ -1,0 +1,32 @@
+"""Memory models: tenancy, working memory (conversations), notes and links, the audit log."""
+from memory.models.audit import AuditEvent, AuditLog
+from memory.models.conversations import Conversation, Message
+from memory.models.notes import (
+    Category,
+    LinkType,
+    MemoryScope,
+    MemoryType,
+    Note,
+    NoteLink,
+    SourceType,
+)
+from memory.models.tenancy import Firm, Matter, MatterAssignment, Membership, Role
+
+__all__ = [
+    "AuditEvent",
+    "AuditLog",
+    "Category",
+    "Conversation",
+    "Firm",
+    "LinkType",
+    "Matter",
+    "MatterAssignment",
+    "MemoryScope",
+    "MemoryType",
+    "Membership",
+    "Message",
+    "Note",
+    "NoteLink",
+    "Role",
+    "SourceType",
+]

@@ -1,0 +1,95 @@
+"""The append-only audit log: every change to memory and to access, who did it, before and after.
+
+Rows are never updated or deleted: the model refuses it, and a database trigger
+(migration 0002) refuses it for anyone who bypasses the ORM.
+"""
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
+
+from memory.models.tenancy import Firm, Matter
+
+
+class AuditEvent(models.TextChoices):
+    NOTE_CREATED = "note_created", _("note created")
+    NOTE_UPDATED = "note_updated", _("note updated")
+    NOTE_EVOLVED = "note_evolved", _("note evolved")
+    NOTE_SUPERSEDED = "note_superseded", _("note superseded")
+    NOTE_DELETED = "note_deleted", _("note deleted")
+    LINK_CREATED = "link_created", _("link created")
+    LINK_DELETED = "link_deleted", _("link deleted")
+    MATTER_CREATED = "matter_created", _("matter created")
+    MATTER_UPDATED = "matter_updated", _("matter updated")
+    MATTER_ASSIGNED = "matter_assigned", _("user assigned to matter")
+    MATTER_UNASSIGNED = "matter_unassigned", _("user removed from matter")
+    MEMBERSHIP_CHANGED = "membership_changed", _("membership changed")
+    MEMBERSHIP_REMOVED = "membership_removed", _("membership removed")
+    FIRM_CREATED = "firm_created", _("firm created")
+    JOB_FAILED = "job_failed", _("background job failed")
+
+
+class AuditLogQuerySet(models.QuerySet["AuditLog"]):
+    def visible_to(self, user) -> "AuditLogQuerySet":
+        """Firm admins read their firm's log, and still only behind the ethical wall:
+        entries about a matter need an assignment, private entries (someone's profile) need
+        to be one's own."""
+        if not user.is_authenticated:
+            return self.none()
+        return self.filter(
+            models.Q(firm__in=Firm.objects.administered_by(user))
+            & (models.Q(matter__isnull=True) | models.Q(matter__in=Matter.objects.assigned_to(user)))
+            & (models.Q(private_to__isnull=True) | models.Q(private_to=user))
+        )
+
+
+class AuditLog(models.Model):
+    """One recorded change. Append-only."""
+
+    firm = models.ForeignKey(
+        Firm, on_delete=models.DO_NOTHING, db_constraint=False, null=True, related_name="+"
+    )
+    matter = models.ForeignKey(
+        Matter, on_delete=models.DO_NOTHING, db_constraint=False, null=True, blank=True,
+        related_name="+",
+    )
+    private_to = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.DO_NOTHING, db_constraint=False, null=True,
+        blank=True, related_name="+",
+        help_text=_("Set when the object is visible to one user only (their profile notes)."),
+    )
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.DO_NOTHING, db_constraint=False, null=True,
+        blank=True, related_name="+",
+    )
+    actor_label = models.CharField(
+        _("actor"), max_length=200, help_text=_("The user's name, or system:<component>.")
+    )
+    event_type = models.CharField(_("event"), max_length=40, choices=AuditEvent.choices)
+    object_type = models.CharField(_("object type"), max_length=40)
+    object_id = models.CharField(_("object id"), max_length=64)
+    before = models.JSONField(null=True, blank=True)
+    after = models.JSONField(null=True, blank=True)
+    extra = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+
+    objects = AuditLogQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["object_type", "object_id"], name="audit_object_idx")]
+        verbose_name = _("audit log entry")
+        verbose_name_plural = _("audit log")
+
+    def __str__(self) -> str:
+        return f"{self.created_at:%Y-%m-%d %H:%M:%S} {self.actor_label} {self.event_type} {self.object_type}:{self.object_id}"
+
+    def save(self, *args, **kwargs) -> None:
+        if self.pk is not None:
+            raise PermissionError("The audit log is append-only: entries cannot be changed.")
+        super().save(*args, **kwargs)
+
+    def delete(self, *args, **kwargs):
+        raise PermissionError("The audit log is append-only: entries cannot be deleted.")

@@ -1,0 +1,107 @@
+"""Working memory: conversations and their raw messages, the provenance every note points to."""
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.utils.translation import gettext_lazy as _
+
+from memory.models.tenancy import Firm, Matter
+
+
+class ConversationQuerySet(models.QuerySet["Conversation"]):
+    def visible_to(self, user) -> "ConversationQuerySet":
+        """A conversation is its owner's, and only while they may still see its matter."""
+        if not user.is_authenticated:
+            return self.none()
+        return self.filter(user=user, firm__memberships__user=user).filter(
+            models.Q(matter__isnull=True) | models.Q(matter__in=Matter.objects.assigned_to(user))
+        )
+
+
+class Conversation(models.Model):
+    """A chat session of one user in one firm, optionally about one matter."""
+
+    firm = models.ForeignKey(Firm, on_delete=models.PROTECT, related_name="conversations")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="conversations"
+    )
+    matter = models.ForeignKey(
+        Matter, on_delete=models.PROTECT, null=True, blank=True, related_name="conversations"
+    )
+    title = models.CharField(_("title"), max_length=300, blank=True)
+    external_id = models.CharField(
+        _("external id"), max_length=200, blank=True, help_text=_("Id in an imported transcript.")
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    objects = ConversationQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-updated_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["firm", "external_id"],
+                condition=~models.Q(external_id=""),
+                name="conversation_unique_external_id",
+            )
+        ]
+        verbose_name = _("conversation")
+        verbose_name_plural = _("conversations")
+
+    def __str__(self) -> str:
+        return self.title or f"conversation {self.pk}"
+
+
+class MessageQuerySet(models.QuerySet["Message"]):
+    def visible_to(self, user) -> "MessageQuerySet":
+        return self.filter(conversation__in=Conversation.objects.visible_to(user))
+
+
+class Message(models.Model):
+    """One raw chat line. Kept forever (archived, searchable) after working memory moves on."""
+
+    class Role(models.TextChoices):
+        USER = "user", _("user")
+        ASSISTANT = "assistant", _("assistant")
+        SYSTEM = "system", _("system")
+
+    class Status(models.TextChoices):
+        STREAMING = "streaming", _("streaming")
+        COMPLETE = "complete", _("complete")
+        CANCELLED = "cancelled", _("cancelled")
+        FAILED = "failed", _("failed")
+
+    conversation = models.ForeignKey(
+        Conversation, on_delete=models.PROTECT, related_name="messages"
+    )
+    firm = models.ForeignKey(Firm, on_delete=models.PROTECT, related_name="+")
+    role = models.CharField(max_length=10, choices=Role.choices)
+    speaker = models.CharField(
+        _("speaker"), max_length=200, blank=True, help_text=_("Who said it, as named in the source.")
+    )
+    content = models.TextField(_("content"))
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.COMPLETE)
+    external_id = models.CharField(
+        _("external id"), max_length=200, blank=True, help_text=_("Id in an imported transcript.")
+    )
+    said_at = models.DateTimeField(_("said at"))
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = MessageQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["said_at", "id"]
+        indexes = [models.Index(fields=["conversation", "said_at"], name="message_conv_said_idx")]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["conversation", "external_id"],
+                condition=~models.Q(external_id=""),
+                name="message_unique_external_id",
+            )
+        ]
+        verbose_name = _("message")
+        verbose_name_plural = _("messages")
+
+    def __str__(self) -> str:
+        return f"{self.role}: {self.content[:60]}"

@@ -1,0 +1,271 @@
+"""Notes (A-Mem): self-contained pieces of knowledge with layer, provenance and history."""
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from django.conf import settings
+from django.contrib.postgres.fields import ArrayField
+from django.db import models
+from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
+from pgvector.django import HnswIndex, VectorField
+
+from memory.models.conversations import Conversation, Message
+from memory.models.tenancy import Firm, Matter
+
+
+class MemoryScope(models.TextChoices):
+    """The layer a note lives in (seed 000); it decides who may see the note."""
+
+    USER_PROFILE = "user_profile", _("用户画像 user profile")
+    GLOBAL = "global", _("全局记忆 firm procedures")
+    CROSS_CASE = "cross_case", _("跨案经验 cross-case experience")
+    GENERAL_LAW = "general_law", _("通用法律 general law")
+    CASE = "case", _("历史案件 case facts")
+
+
+class Category(models.TextChoices):
+    """What kind of knowledge a note holds (seed 001 extraction categories)."""
+
+    FACT = "fact", _("事实 fact")
+    EVIDENCE = "evidence", _("证据 evidence")
+    LAW = "law", _("法条 law")
+    CLAIM = "claim", _("诉求 claim")
+    PREFERENCE = "preference", _("偏好 preference")
+    ACTION = "action", _("行动建议 action")
+
+
+class MemoryType(models.TextChoices):
+    """AdaMem episodic type."""
+
+    EVENT = "event", _("event")
+    FACT = "fact", _("fact")
+    ATTRIBUTE = "attribute", _("attribute")
+
+
+class SourceType(models.TextChoices):
+    CHAT = "chat", _("chat")
+    IMPORT = "import", _("import")
+    CHAT_STORY = "chat_story", _("chat story")
+    MANUAL = "manual", _("manual")
+
+
+class NoteQuerySet(models.QuerySet["Note"]):
+    def visible_to(self, user) -> "NoteQuerySet":
+        """The one rule for who may see a note; every view, API, consumer and admin page uses it.
+
+        A note is visible when it belongs to one of the user's firms, and
+        - it carries a matter: the user is assigned to that matter (ethical wall), and
+        - it is a user-profile note: the user owns it, and
+        - it is a case note without a matter: the user owns it.
+        Firm-wide layers (global, cross_case, general_law) without a matter are visible firm-wide.
+        """
+        if not user.is_authenticated:
+            return self.none()
+        q_firm = models.Q(firm__in=Firm.objects.of_user(user))
+        q_wall = models.Q(matter__isnull=True) | models.Q(
+            matter__in=Matter.objects.assigned_to(user)
+        )
+        q_profile = ~models.Q(memory_scope=MemoryScope.USER_PROFILE) | models.Q(owner=user)
+        q_case = (
+            ~models.Q(memory_scope=MemoryScope.CASE)
+            | models.Q(matter__isnull=False)
+            | models.Q(owner=user)
+        )
+        return self.filter(q_firm & q_wall & q_profile & q_case)
+
+    def active(self) -> "NoteQuerySet":
+        """Notes currently valid (not superseded by a newer version)."""
+        return self.filter(status=Note.Status.ACTIVE)
+
+    def with_embedding(self) -> "NoteQuerySet":
+        return self.filter(embedding__isnull=False)
+
+
+class Note(models.Model):
+    """One self-contained piece of knowledge, never a raw chat line."""
+
+    class Status(models.TextChoices):
+        ACTIVE = "active", _("active")
+        SUPERSEDED = "superseded", _("superseded")
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    firm = models.ForeignKey(Firm, on_delete=models.PROTECT, related_name="notes")
+
+    # --- what it says ---
+    content = models.TextField(_("content"))
+    memory_scope = models.CharField(_("memory scope"), max_length=20, choices=MemoryScope.choices)
+    category = models.CharField(_("category"), max_length=20, choices=Category.choices)
+    memory_type = models.CharField(
+        _("memory type"), max_length=20, choices=MemoryType.choices, default=MemoryType.FACT
+    )
+    keywords = ArrayField(models.CharField(max_length=100), default=list, blank=True)
+    tags = ArrayField(models.CharField(max_length=100), default=list, blank=True)
+    context = models.TextField(_("context"), blank=True, help_text=_("One sentence on what it is about."))
+    importance = models.FloatField(_("importance"), default=0.5)
+    confidence = models.FloatField(_("confidence"), default=0.8)
+    mention_count = models.PositiveIntegerField(
+        _("mentions"), default=1, help_text=_("How often the same knowledge was stated.")
+    )
+
+    # --- provenance ---
+    matter = models.ForeignKey(
+        Matter, on_delete=models.PROTECT, null=True, blank=True, related_name="notes"
+    )
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="owned_notes",
+    )
+    conversation = models.ForeignKey(
+        Conversation, on_delete=models.PROTECT, null=True, blank=True, related_name="notes"
+    )
+    subject = models.CharField(
+        _("subject"), max_length=200, blank=True, help_text=_("The client or party it is about.")
+    )
+    source_type = models.CharField(_("source type"), max_length=20, choices=SourceType.choices)
+    source_id = models.CharField(_("source id"), max_length=200, blank=True)
+    source_message_ids = ArrayField(models.BigIntegerField(), default=list, blank=True)
+    speaker = models.CharField(_("speaker"), max_length=200, blank=True)
+    said_at = models.DateTimeField(_("said at"), null=True, blank=True)
+    stored_at = models.DateTimeField(_("stored at"), auto_now_add=True)
+    updated_at = models.DateTimeField(_("updated at"), auto_now=True)
+
+    # --- validity and history ---
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.ACTIVE)
+    valid_from = models.DateTimeField(_("valid from"), default=timezone.now)
+    valid_to = models.DateTimeField(_("valid to"), null=True, blank=True)
+    superseded_by = models.ForeignKey(
+        "self", on_delete=models.PROTECT, null=True, blank=True, related_name="supersedes"
+    )
+    evolution_history = models.JSONField(default=list, blank=True)
+    content_hash = models.CharField(max_length=64, db_index=True, editable=False)
+
+    # --- retrieval ---
+    embedding = VectorField(dimensions=settings.NOTE_EMBEDDING_DIMENSIONS, null=True, blank=True)
+    embedding_model = models.CharField(max_length=100, blank=True)
+
+    objects = NoteQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-stored_at"]
+        indexes = [
+            HnswIndex(
+                name="note_embedding_hnsw",
+                fields=["embedding"],
+                m=16,
+                ef_construction=64,
+                opclasses=["vector_cosine_ops"],
+            ),
+            models.Index(fields=["firm", "memory_scope", "status"], name="note_firm_scope_idx"),
+            models.Index(fields=["firm", "source_type", "source_id"], name="note_source_idx"),
+        ]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(importance__gte=0, importance__lte=1), name="note_importance_0_1"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(confidence__gte=0, confidence__lte=1), name="note_confidence_0_1"
+            ),
+        ]
+        verbose_name = _("note")
+        verbose_name_plural = _("notes")
+
+    def __str__(self) -> str:
+        return self.content[:80]
+
+    def source_messages(self) -> models.QuerySet[Message]:
+        return Message.objects.filter(id__in=self.source_message_ids).order_by("said_at", "id")
+
+    def private_to(self):
+        """The single user who may see this note regardless of matter, or None if shared."""
+        if self.memory_scope == MemoryScope.USER_PROFILE:
+            return self.owner
+        if self.memory_scope == MemoryScope.CASE and self.matter_id is None:
+            return self.owner
+        return None
+
+    def snapshot(self) -> dict[str, Any]:
+        """The auditable state of the note (everything but the embedding vector)."""
+        return {
+            "content": self.content,
+            "memory_scope": self.memory_scope,
+            "category": self.category,
+            "memory_type": self.memory_type,
+            "keywords": list(self.keywords),
+            "tags": list(self.tags),
+            "context": self.context,
+            "importance": self.importance,
+            "confidence": self.confidence,
+            "mention_count": self.mention_count,
+            "matter_id": self.matter_id,
+            "owner_id": self.owner_id,
+            "conversation_id": self.conversation_id,
+            "subject": self.subject,
+            "source_type": self.source_type,
+            "source_id": self.source_id,
+            "source_message_ids": list(self.source_message_ids),
+            "speaker": self.speaker,
+            "said_at": self.said_at.isoformat() if self.said_at else None,
+            "status": self.status,
+            "valid_from": self.valid_from.isoformat() if self.valid_from else None,
+            "valid_to": self.valid_to.isoformat() if self.valid_to else None,
+            "superseded_by_id": str(self.superseded_by_id) if self.superseded_by_id else None,
+            "embedding_model": self.embedding_model,
+        }
+
+    def append_history(self, event: str, changes: dict[str, list[Any]], **extra: Any) -> None:
+        """Record one evolution step (field → [before, after]) on the note itself."""
+        self.evolution_history = [
+            *self.evolution_history,
+            {"at": timezone.now().isoformat(), "event": event, "changes": changes, **extra},
+        ]
+
+
+class LinkType(models.TextChoices):
+    SEMANTIC = "semantic", _("semantic (A-Mem)")
+    SUPPORTS = "supports", _("supports")
+    MENTIONS = "mentions", _("mentions")
+    TEMPORAL_NEXT = "temporal_next", _("temporal next")
+    CONTRADICTS = "contradicts", _("contradicts")
+    SAME_MATTER = "same_matter", _("same matter")
+    SUPERSEDES = "supersedes", _("supersedes")
+
+
+class NoteLinkQuerySet(models.QuerySet["NoteLink"]):
+    def visible_to(self, user) -> "NoteLinkQuerySet":
+        """A link is visible only when both of its notes are."""
+        visible = Note.objects.visible_to(user)
+        return self.filter(source__in=visible, target__in=visible)
+
+
+class NoteLink(models.Model):
+    """A typed, weighted edge between two notes of the same firm (graph memory)."""
+
+    firm = models.ForeignKey(Firm, on_delete=models.PROTECT, related_name="+")
+    source = models.ForeignKey(Note, on_delete=models.CASCADE, related_name="links_out")
+    target = models.ForeignKey(Note, on_delete=models.CASCADE, related_name="links_in")
+    link_type = models.CharField(max_length=20, choices=LinkType.choices)
+    weight = models.FloatField(default=0.5)
+    reason = models.CharField(max_length=300, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = NoteLinkQuerySet.as_manager()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["source", "target", "link_type"], name="notelink_unique_typed_edge"
+            ),
+            models.CheckConstraint(
+                condition=~models.Q(source=models.F("target")), name="notelink_no_self_loop"
+            ),
+        ]
+        verbose_name = _("note link")
+        verbose_name_plural = _("note links")
+
+    def __str__(self) -> str:
+        return f"{self.source_id} -{self.link_type}-> {self.target_id}"

@@ -1,0 +1,69 @@
+"""Recording audit entries: the only way rows reach the append-only audit log."""
+from __future__ import annotations
+
+from typing import Any
+
+from memory.models import AuditEvent, AuditLog, Firm, Note
+
+
+def actor_label(actor) -> str:
+    """A readable name for whoever made a change: a user, or ``system:<component>``."""
+    if isinstance(actor, str):
+        return actor
+    if actor is None:
+        return "system"
+    return actor.get_username()
+
+
+def record(
+    *,
+    actor,
+    event: AuditEvent,
+    firm: Firm | None,
+    object_type: str,
+    object_id: Any,
+    before: dict[str, Any] | None = None,
+    after: dict[str, Any] | None = None,
+    matter_id: int | None = None,
+    private_to_id: int | None = None,
+    **extra: Any,
+) -> AuditLog:
+    """Append one entry. ``actor`` is a user, or a ``"system:<component>"`` string."""
+    return AuditLog.objects.create(
+        firm=firm,
+        matter_id=matter_id,
+        private_to_id=private_to_id,
+        actor=None if isinstance(actor, str) or actor is None else actor,
+        actor_label=actor_label(actor),
+        event_type=event,
+        object_type=object_type,
+        object_id=str(object_id),
+        before=before,
+        after=after,
+        extra=extra,
+    )
+
+
+def record_note_event(
+    *,
+    actor,
+    event: AuditEvent,
+    note: Note,
+    before: dict[str, Any] | None = None,
+    after: dict[str, Any] | None = None,
+    **extra: Any,
+) -> AuditLog:
+    """Append an entry about a note; it inherits the note's wall (matter, private owner)."""
+    private_to = note.private_to()
+    return record(
+        actor=actor,
+        event=event,
+        firm=note.firm,
+        object_type="note",
+        object_id=note.pk,
+        before=before,
+        after=after,
+        matter_id=note.matter_id,
+        private_to_id=private_to.pk if private_to else None,
+        **extra,
+    )

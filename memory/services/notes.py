@@ -1,0 +1,320 @@
+"""Writing notes and links: create, correct, evolve, delete — each in one transaction, each audited."""
+from __future__ import annotations
+
+import hashlib
+import unicodedata
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+from django.db import transaction
+
+from memory.embeddings import get_embedder
+from memory.models import (
+    AuditEvent,
+    Category,
+    Conversation,
+    Firm,
+    LinkType,
+    Matter,
+    MemoryScope,
+    MemoryType,
+    Note,
+    NoteLink,
+    SourceType,
+)
+from memory.services.audit import actor_label, record, record_note_event
+
+MAX_NOTE_CHARS = 4000
+
+# Fields a person (auditor, firm admin) may correct; provenance is never edited.
+CORRECTABLE_FIELDS = (
+    "content",
+    "memory_scope",
+    "category",
+    "memory_type",
+    "keywords",
+    "tags",
+    "context",
+    "importance",
+    "confidence",
+    "subject",
+)
+
+
+class NoteValidationError(ValueError):
+    """A note that would break the memory model (wrong firm, missing owner, empty content…)."""
+
+
+def clean_text(text: str) -> str:
+    """Strip control characters (but keep newlines and tabs) and surrounding whitespace."""
+    return "".join(
+        char for char in text if char in "\n\t" or unicodedata.category(char)[0] != "C"
+    ).strip()
+
+
+def content_hash(text: str) -> str:
+    """A stable fingerprint of a note's meaning-bearing text, for de-duplication."""
+    normalised = "".join(unicodedata.normalize("NFKC", text).split()).lower()
+    return hashlib.sha256(normalised.encode("utf-8")).hexdigest()
+
+
+@dataclass
+class NoteDraft:
+    """Everything needed to store a note; provenance included."""
+
+    firm: Firm
+    content: str
+    memory_scope: str
+    category: str
+    source_type: str
+    memory_type: str = MemoryType.FACT
+    keywords: list[str] = field(default_factory=list)
+    tags: list[str] = field(default_factory=list)
+    context: str = ""
+    importance: float = 0.5
+    confidence: float = 0.8
+    matter: Matter | None = None
+    owner: Any = None
+    conversation: Conversation | None = None
+    subject: str = ""
+    source_id: str = ""
+    source_message_ids: list[int] = field(default_factory=list)
+    speaker: str = ""
+    said_at: datetime | None = None
+
+    @classmethod
+    def from_note(cls, note: Note) -> "NoteDraft":
+        """The draft a stored note would have been made from (to re-validate a correction)."""
+        return cls(
+            firm=note.firm,
+            content=note.content,
+            memory_scope=note.memory_scope,
+            category=note.category,
+            source_type=note.source_type,
+            memory_type=note.memory_type,
+            keywords=list(note.keywords),
+            tags=list(note.tags),
+            context=note.context,
+            importance=note.importance,
+            confidence=note.confidence,
+            matter=note.matter,
+            owner=note.owner,
+            conversation=note.conversation,
+            subject=note.subject,
+        )
+
+    def validate(self) -> None:
+        self.content = clean_text(self.content)
+        if not self.content:
+            raise NoteValidationError("a note needs content")
+        if len(self.content) > MAX_NOTE_CHARS:
+            raise NoteValidationError(f"a note holds at most {MAX_NOTE_CHARS} characters")
+        _check_choice("memory_scope", self.memory_scope, MemoryScope)
+        _check_choice("category", self.category, Category)
+        _check_choice("memory_type", self.memory_type, MemoryType)
+        _check_choice("source_type", self.source_type, SourceType)
+        for name in ("importance", "confidence"):
+            value = getattr(self, name)
+            if not 0.0 <= float(value) <= 1.0:
+                raise NoteValidationError(f"{name} must be between 0 and 1, got {value}")
+        if self.matter is not None and self.matter.firm_id != self.firm.pk:
+            raise NoteValidationError("the matter belongs to another firm")
+        if self.conversation is not None and self.conversation.firm_id != self.firm.pk:
+            raise NoteValidationError("the conversation belongs to another firm")
+        if self.owner is not None and not self.owner.memberships.filter(firm=self.firm).exists():
+            raise NoteValidationError("the owner is not a member of the note's firm")
+        if self.memory_scope == MemoryScope.USER_PROFILE and self.owner is None:
+            raise NoteValidationError("a user-profile note needs an owner")
+        if self.memory_scope == MemoryScope.CASE and self.matter is None and self.owner is None:
+            raise NoteValidationError("a case note needs a matter or an owner")
+        self.keywords = [clean_text(k)[:100] for k in self.keywords if clean_text(k)]
+        self.tags = [clean_text(t)[:100] for t in self.tags if clean_text(t)]
+
+
+def _check_choice(name: str, value: str, choices: type) -> None:
+    if value not in choices.values:
+        raise NoteValidationError(
+            f"unknown {name} {value!r}; expected one of {', '.join(choices.values)}"
+        )
+
+
+def embed_note_text(text: str) -> tuple[np.ndarray, str]:
+    embedder = get_embedder()
+    return embedder.embed_passages([text])[0], embedder.name
+
+
+def create_note(draft: NoteDraft, *, actor, embedding: np.ndarray | None = None) -> Note:
+    """Validate, embed (outside the transaction), store and audit one note."""
+    draft.validate()
+    model_name = ""
+    if embedding is None:
+        embedding, model_name = embed_note_text(draft.content)
+    else:
+        model_name = get_embedder().name
+    with transaction.atomic():
+        note = Note.objects.create(
+            firm=draft.firm,
+            content=draft.content,
+            memory_scope=draft.memory_scope,
+            category=draft.category,
+            memory_type=draft.memory_type,
+            keywords=draft.keywords,
+            tags=draft.tags,
+            context=clean_text(draft.context),
+            importance=draft.importance,
+            confidence=draft.confidence,
+            matter=draft.matter,
+            owner=draft.owner,
+            conversation=draft.conversation,
+            subject=draft.subject,
+            source_type=draft.source_type,
+            source_id=draft.source_id,
+            source_message_ids=draft.source_message_ids,
+            speaker=draft.speaker,
+            said_at=draft.said_at,
+            content_hash=content_hash(draft.content),
+            embedding=embedding,
+            embedding_model=model_name,
+        )
+        record_note_event(actor=actor, event=AuditEvent.NOTE_CREATED, note=note, after=note.snapshot())
+    return note
+
+
+def correct_note(note: Note, changes: dict[str, Any], *, actor, reason: str = "") -> Note:
+    """A person's correction of a note: recorded in its history and in the audit log."""
+    unknown = set(changes) - set(CORRECTABLE_FIELDS)
+    if unknown:
+        raise NoteValidationError(f"these fields cannot be corrected: {', '.join(sorted(unknown))}")
+    before = note.snapshot()
+    diff = {
+        name: [before.get(name), value]
+        for name, value in changes.items()
+        if before.get(name) != value
+    }
+    if not diff:
+        return note
+    for name, value in changes.items():
+        setattr(note, name, value)
+    draft = NoteDraft.from_note(note)
+    draft.validate()
+    note.content, note.keywords, note.tags = draft.content, draft.keywords, draft.tags
+    if "content" in diff:
+        note.embedding, note.embedding_model = embed_note_text(note.content)
+        note.content_hash = content_hash(note.content)
+    with transaction.atomic():
+        note.append_history("corrected", diff, by=actor_label(actor), reason=reason)
+        note.save()
+        record_note_event(
+            actor=actor,
+            event=AuditEvent.NOTE_UPDATED,
+            note=note,
+            before=before,
+            after=note.snapshot(),
+            reason=reason,
+        )
+    return note
+
+
+def evolve_note(
+    note: Note,
+    *,
+    actor,
+    triggered_by: Note,
+    context: str | None = None,
+    tags: list[str] | None = None,
+) -> Note:
+    """A-Mem evolution: a new note refines a neighbour's context and tags."""
+    before = note.snapshot()
+    diff: dict[str, list[Any]] = {}
+    if context is not None and clean_text(context) != note.context:
+        diff["context"] = [note.context, clean_text(context)]
+        note.context = clean_text(context)
+    if tags is not None:
+        merged = list(dict.fromkeys([*note.tags, *[clean_text(t) for t in tags if clean_text(t)]]))
+        if merged != list(note.tags):
+            diff["tags"] = [list(note.tags), merged]
+            note.tags = merged
+    if not diff:
+        return note
+    with transaction.atomic():
+        note.append_history("evolved", diff, triggered_by=str(triggered_by.pk))
+        note.save(update_fields=["context", "tags", "evolution_history", "updated_at"])
+        record_note_event(
+            actor=actor,
+            event=AuditEvent.NOTE_EVOLVED,
+            note=note,
+            before=before,
+            after=note.snapshot(),
+            triggered_by=str(triggered_by.pk),
+        )
+    return note
+
+
+def delete_note(note: Note, *, actor, reason: str = "") -> None:
+    """Delete a note for good (it never comes back in search); the audit log keeps its last state."""
+    with transaction.atomic():
+        note = Note.objects.select_for_update().get(pk=note.pk)
+        before = note.snapshot()
+        link_count = NoteLink.objects.filter(source=note).count() + NoteLink.objects.filter(
+            target=note
+        ).count()
+        for older in Note.objects.filter(superseded_by=note):
+            older.append_history("successor_deleted", {"superseded_by": [str(note.pk), None]})
+            older.superseded_by = None
+            older.save(update_fields=["superseded_by", "evolution_history", "updated_at"])
+        record_note_event(
+            actor=actor,
+            event=AuditEvent.NOTE_DELETED,
+            note=note,
+            before=before,
+            reason=reason,
+            links_removed=link_count,
+        )
+        note.delete()
+
+
+def link_notes(
+    source: Note,
+    target: Note,
+    *,
+    link_type: str,
+    weight: float,
+    actor,
+    reason: str = "",
+) -> NoteLink:
+    """Create (or return) a typed, weighted link between two notes of one firm."""
+    if source.firm_id != target.firm_id:
+        raise NoteValidationError("notes of different firms cannot be linked")
+    if source.pk == target.pk:
+        raise NoteValidationError("a note cannot link to itself")
+    _check_choice("link_type", link_type, LinkType)
+    with transaction.atomic():
+        link, created = NoteLink.objects.get_or_create(
+            source=source,
+            target=target,
+            link_type=link_type,
+            defaults={"firm": source.firm, "weight": weight, "reason": reason[:300]},
+        )
+        if created:
+            # A link is as walled as the more private of its two notes.
+            matter_id = source.matter_id or target.matter_id
+            private = source.private_to() or target.private_to()
+            record(
+                actor=actor,
+                event=AuditEvent.LINK_CREATED,
+                firm=source.firm,
+                object_type="link",
+                object_id=link.pk,
+                after={
+                    "source": str(source.pk),
+                    "target": str(target.pk),
+                    "link_type": link_type,
+                    "weight": weight,
+                    "reason": link.reason,
+                },
+                matter_id=matter_id,
+                private_to_id=private.pk if private else None,
+            )
+    return link

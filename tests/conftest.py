@@ -1,0 +1,70 @@
+"""The shared test world: two firms and the named users of every access test.
+
+- alice: firm A admin (staff), assigned to matter_laptop and matter_deposit
+- bob: firm A lawyer, assigned to matter_laptop only — walled off from matter_deposit
+- charlie: firm B admin (staff) — the outsider to everything of firm A
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from memory.models import Category, Firm, Matter, MemoryScope, Note, Role, SourceType
+from memory.services.notes import NoteDraft, create_note
+from tests.factories import AssignmentFactory, FirmFactory, MatterFactory, MembershipFactory, UserFactory
+
+pytest_plugins = ["tests.fake_llm.fixtures"]
+
+
+@dataclass
+class World:
+    firm_a: Firm
+    firm_b: Firm
+    alice: Any
+    bob: Any
+    charlie: Any
+    matter_laptop: Matter
+    matter_deposit: Matter
+    matter_secret: Matter  # firm A matter nobody of our users is assigned to
+    matter_b: Matter
+
+    def note(self, content: str, *, firm: Firm | None = None, scope: str = MemoryScope.CASE,
+             matter: Matter | None = None, owner=None, category: str = Category.FACT,
+             actor: Any = "system:test", **extra: Any) -> Note:
+        """Store a note through the real service (embedding, audit and all)."""
+        return create_note(
+            NoteDraft(
+                firm=firm or self.firm_a,
+                content=content,
+                memory_scope=scope,
+                category=category,
+                source_type=extra.pop("source_type", SourceType.MANUAL),
+                matter=matter,
+                owner=owner,
+                **extra,
+            ),
+            actor=actor,
+        )
+
+
+@pytest.fixture
+def world(db) -> World:
+    firm_a = FirmFactory(name="Alpha 律师事务所", slug="alpha")
+    firm_b = FirmFactory(name="Beta Law", slug="beta")
+    alice = UserFactory(username="alice", is_staff=True)
+    bob = UserFactory(username="bob")
+    charlie = UserFactory(username="charlie", is_staff=True)
+    MembershipFactory(user=alice, firm=firm_a, role=Role.ADMIN)
+    MembershipFactory(user=bob, firm=firm_a, role=Role.LAWYER)
+    MembershipFactory(user=charlie, firm=firm_b, role=Role.ADMIN)
+    matter_laptop = MatterFactory(firm=firm_a, title="电脑花屏退货纠纷")
+    matter_deposit = MatterFactory(firm=firm_a, title="租房押金返还纠纷")
+    matter_secret = MatterFactory(firm=firm_a, title="保密并购案")
+    matter_b = MatterFactory(firm=firm_b, title="Beta 的案件")
+    AssignmentFactory(matter=matter_laptop, user=alice)
+    AssignmentFactory(matter=matter_laptop, user=bob)
+    AssignmentFactory(matter=matter_deposit, user=alice)
+    AssignmentFactory(matter=matter_b, user=charlie)
+    return World(firm_a, firm_b, alice, bob, charlie, matter_laptop, matter_deposit, matter_secret, matter_b)

@@ -1,0 +1,44 @@
+"""pytest fixtures for the fake LLM server.
+
+Import them into a conftest: ``from tests.fake_llm.fixtures import fake_llm, llm_config  # noqa``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from memory.llm.client import LLMConfig
+
+from .server import FakeLLMServer
+
+#: Short enough to keep stall tests fast, long enough for a loaded CI box.
+TEST_TIMEOUT_SECONDS = 2.0
+TEST_MAX_RETRIES = 2
+TEST_BACKOFF_SECONDS = 0.01
+
+
+@pytest.fixture
+def fake_llm() -> Iterator[FakeLLMServer]:
+    """A running fake OpenAI-compatible server, stopped after the test."""
+    server = FakeLLMServer()
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def llm_config(fake_llm: FakeLLMServer) -> LLMConfig:
+    """An LLMConfig pointing at ``fake_llm`` with short timeout and backoff
+    (use ``dataclasses.replace`` to tighten it further in a test)."""
+    return LLMConfig(
+        base_url=fake_llm.base_url,
+        api_key="test-key",
+        model=fake_llm.model,
+        timeout_seconds=TEST_TIMEOUT_SECONDS,
+        max_retries=TEST_MAX_RETRIES,
+        backoff_seconds=TEST_BACKOFF_SECONDS,
+    )

@@ -1,0 +1,160 @@
+"""Django admin for auditors: superusers see all; a firm admin sees their firm behind the wall;
+anything else is a 404; edits and deletes are audited."""
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+
+from memory.models import AuditEvent, AuditLog, MemoryScope, Note
+from tests.factories import UserFactory
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def notes(world):
+    w = world
+    return {
+        "laptop": w.note("笔记本电脑在购买后约两周出现大面积花屏。", matter=w.matter_laptop),
+        "secret": w.note("并购目标的估值为两亿元。", matter=w.matter_secret),
+        "bob_profile": w.note("bob 偏好低成本维权。", scope=MemoryScope.USER_PROFILE, owner=w.bob, category="preference"),
+        "law": w.note("消费者可就质量问题主张退换修。", scope=MemoryScope.GENERAL_LAW, category="law"),
+        "beta": w.note("Beta 客户的机密事实。", firm=w.firm_b, matter=w.matter_b),
+    }
+
+
+def logged_in(user) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def change_url(note: Note) -> str:
+    return f"/admin/memory/note/{note.pk}/change/"
+
+
+def test_firm_admin_lists_only_their_firm_behind_the_wall(world, notes):
+    page = logged_in(world.alice).get("/admin/memory/note/").content.decode()
+    assert notes["laptop"].content[:20] in page and notes["law"].content[:20] in page
+    assert "并购" not in page  # matter_secret: alice administers the firm but is not assigned
+    assert "bob 偏好" not in page  # another user's profile
+    assert "Beta" not in page  # another firm: no rows, no filter choices
+
+
+def test_other_firms_and_walled_notes_are_404_in_admin(world, notes):
+    alice, charlie = logged_in(world.alice), logged_in(world.charlie)
+    assert alice.get(change_url(notes["laptop"])).status_code == 200
+    for key in ("beta", "secret", "bob_profile"):
+        assert alice.get(change_url(notes[key])).status_code == 404
+    for key in ("laptop", "law"):
+        response = charlie.get(change_url(notes[key]))
+        assert response.status_code == 404
+        assert notes[key].content not in response.content.decode()
+    assert charlie.get(f"/admin/memory/note/{notes['laptop'].pk}/delete/").status_code == 404
+    assert charlie.get(f"/admin/memory/matter/{world.matter_laptop.pk}/change/").status_code == 404
+    assert charlie.get(f"/admin/memory/firm/{world.firm_a.pk}/change/").status_code == 404
+
+
+def test_audit_log_of_another_firm_is_invisible(world, notes):
+    page = logged_in(world.charlie).get("/admin/memory/auditlog/").content.decode()
+    assert str(notes["laptop"].pk) not in page
+    assert str(notes["beta"].pk) in page
+    entry = AuditLog.objects.get(object_id=str(notes["laptop"].pk))
+    assert logged_in(world.charlie).get(f"/admin/memory/auditlog/{entry.pk}/change/").status_code == 404
+
+
+def test_non_staff_lawyer_cannot_enter_admin(world, notes):
+    response = logged_in(world.bob).get("/admin/memory/note/")
+    assert response.status_code == 302 and "/admin/login/" in response["Location"]
+
+
+def test_staff_user_without_a_firm_admin_role_sees_nothing(world, notes):
+    staff_only = UserFactory(username="dave", is_staff=True)
+    assert logged_in(staff_only).get("/admin/memory/note/").status_code == 403
+    assert logged_in(staff_only).get(change_url(notes["laptop"])).status_code in (403, 404)
+
+
+def test_superuser_sees_every_firm(world, notes):
+    root = UserFactory(username="root", is_staff=True, is_superuser=True)
+    page = logged_in(root).get("/admin/memory/note/").content.decode()
+    assert "Beta 客户" in page and "并购" in page
+
+
+def test_change_page_shows_provenance_read_only(world, notes):
+    page = logged_in(world.alice).get(change_url(notes["laptop"])).content.decode()
+    assert "Provenance" in page or "来源" in page or "provenance" in page.lower()
+    assert 'name="source_id"' not in page  # provenance is not editable
+    assert 'name="content"' in page
+
+
+def test_an_edit_through_admin_is_audited(world, notes):
+    note = notes["laptop"]
+    alice = logged_in(world.alice)
+    form = {
+        "content": "笔记本电脑在购买后约十天出现大面积花屏。",
+        "memory_scope": note.memory_scope,
+        "category": note.category,
+        "memory_type": note.memory_type,
+        "keywords": "花屏,笔记本",
+        "tags": "",
+        "context": "",
+        "importance": "0.7",
+        "confidence": "0.9",
+        "subject": "",
+    }
+    response = alice.post(change_url(note), form)
+    assert response.status_code == 302, response.content.decode()[:2000]
+    note.refresh_from_db()
+    assert note.content == form["content"] and note.keywords == ["花屏", "笔记本"]
+    entry = AuditLog.objects.filter(object_id=str(note.pk), event_type=AuditEvent.NOTE_UPDATED).get()
+    assert entry.actor == world.alice
+    assert entry.before["content"].startswith("笔记本电脑在购买后约两周")
+    assert entry.after["content"] == form["content"]
+
+
+def test_a_delete_through_admin_is_audited(world, notes):
+    note = notes["law"]
+    response = logged_in(world.alice).post(f"/admin/memory/note/{note.pk}/delete/", {"post": "yes"})
+    assert response.status_code == 302
+    assert not Note.objects.filter(pk=note.pk).exists()
+    entry = AuditLog.objects.get(object_id=str(note.pk), event_type=AuditEvent.NOTE_DELETED)
+    assert entry.actor == world.alice and entry.before["content"] == note.content
+
+
+def test_nobody_can_change_or_delete_audit_entries_in_admin(world, notes):
+    root = UserFactory(username="root", is_staff=True, is_superuser=True)
+    entry = AuditLog.objects.filter(firm=world.firm_a).first()
+    client = logged_in(root)
+    assert client.get(f"/admin/memory/auditlog/{entry.pk}/delete/").status_code == 403
+    client.post(f"/admin/memory/auditlog/{entry.pk}/change/", {"actor_label": "mallory"})
+    entry.refresh_from_db()
+    assert entry.actor_label != "mallory"
+
+
+def test_firm_admin_assigns_a_member_and_the_assignment_is_audited(world, notes):
+    alice = logged_in(world.alice)
+    url = f"/admin/memory/matter/{world.matter_deposit.pk}/change/"
+    page = alice.get(url).content.decode()
+    assert "charlie" not in page  # users of other firms are not offered
+    existing = list(world.matter_deposit.assignments.all())
+    data = {
+        "title": world.matter_deposit.title,
+        "reference": world.matter_deposit.reference,
+        "description": "",
+        "status": "open",
+        "assignments-TOTAL_FORMS": str(len(existing) + 1),
+        "assignments-INITIAL_FORMS": str(len(existing)),
+        "assignments-MIN_NUM_FORMS": "0",
+        "assignments-MAX_NUM_FORMS": "1000",
+    }
+    for index, assignment in enumerate(existing):
+        data[f"assignments-{index}-id"] = str(assignment.pk)
+        data[f"assignments-{index}-matter"] = str(world.matter_deposit.pk)
+        data[f"assignments-{index}-user"] = str(assignment.user_id)
+    data[f"assignments-{len(existing)}-matter"] = str(world.matter_deposit.pk)
+    data[f"assignments-{len(existing)}-user"] = str(world.bob.pk)
+    response = alice.post(url, data)
+    assert response.status_code == 302, response.content.decode()[:3000]
+    assert world.matter_deposit.is_assigned(world.bob)
+    entry = AuditLog.objects.filter(event_type=AuditEvent.MATTER_ASSIGNED).latest("id")
+    assert entry.actor == world.alice and entry.after == {"user": "bob"}
