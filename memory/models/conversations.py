@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 from django.conf import settings
+from django.contrib.postgres.indexes import GinIndex
+from django.contrib.postgres.search import SearchVector
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
@@ -87,12 +89,18 @@ class Message(models.Model):
     )
     said_at = models.DateTimeField(_("said at"))
     created_at = models.DateTimeField(auto_now_add=True)
+    search_text = models.TextField(
+        blank=True, editable=False, help_text=_("Segmented words for full-text search.")
+    )
 
     objects = MessageQuerySet.as_manager()
 
     class Meta:
         ordering = ["said_at", "id"]
-        indexes = [models.Index(fields=["conversation", "said_at"], name="message_conv_said_idx")]
+        indexes = [
+            models.Index(fields=["conversation", "said_at"], name="message_conv_said_idx"),
+            GinIndex(SearchVector("search_text", config="simple"), name="message_search_gin"),
+        ]
         constraints = [
             models.UniqueConstraint(
                 fields=["conversation", "external_id"],

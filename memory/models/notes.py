@@ -6,6 +6,8 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
+from django.contrib.postgres.indexes import GinIndex
+from django.contrib.postgres.search import SearchVector
 from django.db import models
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
@@ -145,6 +147,9 @@ class Note(models.Model):
     content_hash = models.CharField(max_length=64, db_index=True, editable=False)
 
     # --- retrieval ---
+    search_text = models.TextField(
+        blank=True, editable=False, help_text=_("Segmented words for full-text search.")
+    )
     embedding = VectorField(dimensions=settings.NOTE_EMBEDDING_DIMENSIONS, null=True, blank=True)
     embedding_model = models.CharField(max_length=100, blank=True)
 
@@ -162,6 +167,7 @@ class Note(models.Model):
             ),
             models.Index(fields=["firm", "memory_scope", "status"], name="note_firm_scope_idx"),
             models.Index(fields=["firm", "source_type", "source_id"], name="note_source_idx"),
+            GinIndex(SearchVector("search_text", config="simple"), name="note_search_gin"),
         ]
         constraints = [
             models.CheckConstraint(

@@ -24,6 +24,7 @@ from memory.models import (
     NoteLink,
     SourceType,
 )
+from memory.segmentation import search_text
 from memory.services.audit import actor_label, record, record_note_event
 
 MAX_NOTE_CHARS = 4000
@@ -175,6 +176,7 @@ def create_note(draft: NoteDraft, *, actor, embedding: np.ndarray | None = None)
             speaker=draft.speaker,
             said_at=draft.said_at,
             content_hash=content_hash(draft.content),
+            search_text=search_text(draft.content),
             embedding=embedding,
             embedding_model=model_name,
         )
@@ -203,6 +205,7 @@ def correct_note(note: Note, changes: dict[str, Any], *, actor, reason: str = ""
     if "content" in diff:
         note.embedding, note.embedding_model = embed_note_text(note.content)
         note.content_hash = content_hash(note.content)
+        note.search_text = search_text(note.content)
     with transaction.atomic():
         note.append_history("corrected", diff, by=actor_label(actor), reason=reason)
         note.save()

@@ -1,0 +1,320 @@
+"""What one extracted knowledge item is, and how raw extractor output
+(LLM JSON or the offline engine) is checked before it may become a note.
+
+An item is the seed-001 ``{"content", "category"}`` pair enriched with what a
+note needs (DESIGN "Memory model"): AdaMem's event / fact / attribute type and
+confidence, A-Mem's keywords / tags / context, importance, the memory layer it
+most likely belongs to, and the dates and amounts it mentions.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from . import lexicon
+
+#: Seed 001 stores at most five items per turn.
+MAX_ITEMS_PER_TURN = 5
+#: Longest content kept; longer content is cut (a note is one piece of knowledge).
+MAX_CONTENT_CHARS = 1000
+#: Confidence given to an LLM item that does not state its own: the seed's
+#: extractor keeps everything it returns, so it must clear the ADD bar (> 0.7).
+DEFAULT_LLM_CONFIDENCE = 0.8
+
+MEMORY_TYPES: frozenset[str] = frozenset({"event", "fact", "attribute"})
+SCOPES: frozenset[str] = frozenset({"case", "user_profile", "general_law", "cross_case", "global"})
+SPEAKERS: frozenset[str] = frozenset({"user", "assistant", "turn"})
+
+
+class Category(StrEnum):
+    """The six categories of seed 001; the value is the Chinese label the LLM returns."""
+
+    FACT = lexicon.FACT
+    EVIDENCE = lexicon.EVIDENCE
+    LAW = lexicon.LAW
+    CLAIM = lexicon.CLAIM
+    PREFERENCE = lexicon.PREFERENCE
+    ACTION = lexicon.ACTION
+
+    @property
+    def slug(self) -> str:
+        """English slug: fact, evidence, law, claim, preference, action."""
+        return _SLUGS[self]
+
+    @classmethod
+    def from_slug(cls, slug: str) -> Category:
+        """The category with this English slug (KeyError when unknown)."""
+        return _BY_SLUG[slug]
+
+    @classmethod
+    def parse(cls, value: object) -> Category | None:
+        """Map a label, slug or common alias ('facts', 'Fact', '证据材料') to a category."""
+        if isinstance(value, Category):
+            return value
+        if not isinstance(value, str):
+            return None
+        key = re.sub(r"[\s_\-]+", "", value).lower()
+        return _ALIASES.get(key)
+
+
+_SLUGS: dict[Category, str] = {
+    Category.FACT: "fact",
+    Category.EVIDENCE: "evidence",
+    Category.LAW: "law",
+    Category.CLAIM: "claim",
+    Category.PREFERENCE: "preference",
+    Category.ACTION: "action",
+}
+_BY_SLUG: dict[str, Category] = {slug: cat for cat, slug in _SLUGS.items()}
+
+_ALIAS_TABLE: dict[Category, tuple[str, ...]] = {
+    Category.FACT: ("fact", "facts", "案件事实", "事实材料", "时间线", "timeline", "event", "events", "金额"),
+    Category.EVIDENCE: ("evidence", "evidences", "证据材料", "证据清单", "proof"),
+    Category.LAW: ("law", "laws", "法律", "法律依据", "法律规定", "法规", "legalbasis", "statute", "statutes"),
+    Category.CLAIM: ("claim", "claims", "请求", "诉讼请求", "demand", "demands"),
+    Category.PREFERENCE: ("preference", "preferences", "用户偏好", "习惯"),
+    Category.ACTION: ("action", "actions", "建议", "行动", "advice", "suggestion", "suggestions", "nextstep", "nextsteps"),
+}
+_ALIASES: dict[str, Category] = {cat.value: cat for cat in Category} | {
+    slug: cat for cat, slugs in _ALIAS_TABLE.items() for slug in slugs
+}
+
+
+@dataclass
+class ExtractedItem:
+    """One self-contained piece of knowledge from a turn, ready to become a note.
+
+    ``category`` holds the Chinese label (a ``Category`` value). ``speaker`` says
+    whose words it came from, for provenance: "user" or "assistant" when the
+    offline engine took it from one message, "turn" when an LLM read both.
+    """
+
+    content: str
+    category: str
+    memory_type: str
+    confidence: float
+    keywords: list[str]
+    tags: list[str]
+    context: str
+    importance: float
+    scope_hint: str
+    dates: list[str]
+    amounts: list[str]
+    speaker: str = field(default="turn")
+
+    @property
+    def category_slug(self) -> str:
+        """English slug of the category (fact, evidence, ...)."""
+        cat = Category.parse(self.category)
+        return cat.slug if cat else self.category
+
+
+# --- defaults derived from the category ------------------------------------------
+
+_IMPORTANCE_BASE: dict[Category, float] = {
+    Category.CLAIM: 0.8,
+    Category.EVIDENCE: 0.75,
+    Category.PREFERENCE: 0.7,
+    Category.FACT: 0.65,
+    Category.LAW: 0.6,
+    Category.ACTION: 0.55,
+}
+
+
+def default_memory_type(category: Category, dates: list[str]) -> str:
+    """AdaMem type: preferences are attributes, dated facts are events, the rest facts."""
+    if category is Category.PREFERENCE:
+        return "attribute"
+    if category is Category.FACT and dates:
+        return "event"
+    return "fact"
+
+
+def default_scope(category: Category) -> str:
+    """Most likely layer: preferences → user_profile, statutes → general_law, else case."""
+    if category is Category.PREFERENCE:
+        return "user_profile"
+    if category is Category.LAW:
+        return "general_law"
+    return "case"
+
+
+def importance_for(category: Category, dates: list[str], amounts: list[str], law_refs: list[str]) -> float:
+    """Importance by category, raised when the item pins down a date, an amount or a statute."""
+    score = _IMPORTANCE_BASE[category]
+    score += 0.05 if dates else 0.0
+    score += 0.1 if amounts else 0.0
+    score += 0.05 if law_refs else 0.0
+    return round(min(score, 0.95), 2)
+
+
+def item_tags(category: Category, topic: str | None, dates: list[str], amounts: list[str]) -> list[str]:
+    """Broad tags of a note: its category, the dispute topic, and whether it carries a date or amount."""
+    tags = [category.value]
+    if topic:
+        tags.append(topic)
+    if dates:
+        tags.append("时间线")
+    if amounts:
+        tags.append("金额")
+    return tags
+
+
+# --- text hygiene -------------------------------------------------------------------
+
+_DROP_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "So", "Sk"})
+_KEEP = frozenset("\n\t")
+_KEEP_SYMBOLS = frozenset("℃№©®°")
+
+
+def clean_text(text: str, *, keep_newlines: bool = False) -> str:
+    """Remove control, format, unassigned and emoji/symbol characters and collapse spaces.
+
+    NUL and lone surrogates would be rejected by PostgreSQL; zero-width and
+    emoji characters only add noise to keywords. Currency signs and CJK
+    punctuation are kept. Newlines survive when ``keep_newlines`` (sentence
+    splitting uses them), otherwise they become spaces.
+    """
+    if not text:
+        return ""
+    chars: list[str] = []
+    for ch in text:
+        if ch in _KEEP or ch == "\r":
+            chars.append("\n" if keep_newlines and ch != "\t" else " ")
+        elif ch.isascii() and ch.isprintable():
+            chars.append(ch)
+        elif ch in _KEEP_SYMBOLS:
+            chars.append(ch)
+        elif "\ufe00" <= ch <= "\ufe0f" or "\U000e0100" <= ch <= "\U000e01ef":
+            continue  # variation selectors left over from emoji
+        elif unicodedata.category(ch) not in _DROP_CATEGORIES:
+            chars.append(ch)
+    cleaned = "".join(chars)
+    cleaned = re.sub(r"[ \u3000\u00a0]+", " ", cleaned)
+    if keep_newlines:
+        cleaned = re.sub(r" *\n[ \n]*", "\n", cleaned)
+    return cleaned.strip()
+
+
+def content_key(content: str) -> str:
+    """Normalised form used to spot duplicates: letters and digits only, lower case."""
+    return "".join(ch for ch in content.lower() if ch.isalnum())
+
+
+# --- validation of raw extractor output --------------------------------------------
+
+
+def _float_in_unit(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    value = float(value)
+    if math.isnan(value) or not 0.0 <= value <= 1.0:
+        return None
+    return value
+
+
+def _str_list(value: Any, limit: int = 12) -> list[str] | None:
+    if not isinstance(value, list):
+        return None
+    out = [clean_text(v)[:50] for v in value if isinstance(v, str) and clean_text(v)]
+    return list(dict.fromkeys(out))[:limit]
+
+
+def _snippet(text: str, limit: int = 30) -> str:
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def validate_items(
+    raw: list[dict[str, Any]], *, source_text: str = ""
+) -> tuple[list[ExtractedItem], list[str]]:
+    """Check raw extractor items and turn the good ones into ``ExtractedItem``.
+
+    Keeps at most five items; content is cleaned of control characters,
+    stripped and cut to 1000 characters; categories go through a small alias
+    table. Missing fields (type, scope, keywords, ...) are derived from the
+    content and category; fields the extractor did give are used when valid.
+    ``source_text`` (the turn) only helps name the dispute topic for the context.
+
+    Returns the kept items and one human-readable reason per rejected item.
+    """
+    items: list[ExtractedItem] = []
+    reasons: list[str] = []
+    seen: set[str] = set()
+    if not isinstance(raw, list):
+        return [], [f"expected a list of items, got {type(raw).__name__}"]
+    turn_topic = lexicon.detect_topic(source_text[:20_000]) if source_text else None
+    for index, entry in enumerate(raw, start=1):
+        if not isinstance(entry, dict):
+            reasons.append(f"item {index}: not an object ({type(entry).__name__})")
+            continue
+        content = entry.get("content")
+        if content is not None and not isinstance(content, str):
+            reasons.append(f"item {index}: content is not text ({type(content).__name__})")
+            continue
+        # Cut before cleaning so a megabyte of content costs no more than a page.
+        content = clean_text(content[: MAX_CONTENT_CHARS * 4]) if content else ""
+        if not content:
+            reasons.append(f"item {index}: missing content")
+            continue
+        content = content[:MAX_CONTENT_CHARS].strip()
+        raw_category = entry.get("category")
+        category = Category.parse(raw_category)
+        if category is None:
+            shown = raw_category if isinstance(raw_category, str) else repr(raw_category)
+            reasons.append(f"item {index}: unknown category {shown!r} for {_snippet(content)!r}")
+            continue
+        key = content_key(content)
+        if key in seen:
+            reasons.append(f"item {index}: duplicate within the turn: {_snippet(content)!r}")
+            continue
+        if len(items) >= MAX_ITEMS_PER_TURN:
+            reasons.append(
+                f"item {index}: over the limit of {MAX_ITEMS_PER_TURN} items per turn: {_snippet(content)!r}"
+            )
+            continue
+        seen.add(key)
+        items.append(_complete(entry, content, category, turn_topic))
+    return items, reasons
+
+
+def _complete(entry: dict[str, Any], content: str, category: Category, turn_topic: str | None) -> ExtractedItem:
+    """Build an item from validated content/category, deriving what the entry lacks."""
+    dates = _str_list(entry.get("dates")) or lexicon.extract_dates(content)
+    amounts = _str_list(entry.get("amounts")) or lexicon.extract_amounts(content)
+    memory_type = entry.get("memory_type")
+    if memory_type not in MEMORY_TYPES:
+        memory_type = default_memory_type(category, dates)
+    scope = entry.get("scope_hint")
+    if scope not in SCOPES:
+        scope = default_scope(category)
+    confidence = _float_in_unit(entry.get("confidence"))
+    importance = _float_in_unit(entry.get("importance"))
+    topic = None if category is Category.PREFERENCE else lexicon.topic_for(content, turn_topic)
+    item = ExtractedItem(
+        content=content,
+        category=category.value,
+        memory_type=memory_type,
+        confidence=DEFAULT_LLM_CONFIDENCE if confidence is None else round(confidence, 3),
+        keywords=_str_list(entry.get("keywords")) or lexicon.keywords_for(content),
+        tags=_str_list(entry.get("tags")) or item_tags(category, topic, dates, amounts),
+        context="",
+        importance=(
+            importance_for(category, dates, amounts, lexicon.extract_law_refs(content))
+            if importance is None
+            else round(importance, 3)
+        ),
+        scope_hint=scope,
+        dates=dates,
+        amounts=amounts,
+        speaker=entry.get("speaker") if entry.get("speaker") in SPEAKERS else "turn",
+    )
+    context = entry.get("context")
+    item.context = clean_text(context)[:200] if isinstance(context, str) and clean_text(context) else (
+        lexicon.context_for(item)
+    )
+    return item

@@ -1,0 +1,386 @@
+"""Chinese legal lexicon for knowledge extraction: category cues, dispute
+topics, date / amount / statute patterns and jieba keywords.
+
+Everything here is data plus the small functions that apply it, shared by the
+offline engine (``offline.py``) and by the validation of LLM output
+(``items.py``), so both describe notes with the same vocabulary. Categories are
+keyed by their Chinese labels (the values of ``items.Category``); this module
+imports nothing else from the package at run time.
+
+All patterns are plain alternations without nested quantifiers, so matching
+stays linear in the text length.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+from dataclasses import dataclass
+from types import ModuleType
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover - typing only, avoids an import cycle
+    from .items import ExtractedItem
+
+# --- categories ---------------------------------------------------------------
+
+FACT = "事实"
+EVIDENCE = "证据"
+LAW = "法条"
+CLAIM = "诉求"
+PREFERENCE = "偏好"
+ACTION = "行动建议"
+
+#: When two categories score the same, the earlier one wins: a statute or a
+#: preference is rarer and more specific than a plain fact.
+CATEGORY_PRIORITY: tuple[str, ...] = (LAW, PREFERENCE, CLAIM, EVIDENCE, ACTION, FACT)
+
+#: Weight of a cue that on its own is enough to classify a sentence.
+STRONG = 2
+
+
+@dataclass(frozen=True)
+class Cue:
+    """One lexicon entry: a pattern and how much a match says about a category."""
+
+    pattern: re.Pattern[str]
+    weight: int
+
+    @property
+    def strong(self) -> bool:
+        """A strong cue classifies a sentence by itself; a weak one only tips a balance."""
+        return self.weight >= STRONG
+
+
+def _cues(weight: int, *patterns: str) -> tuple[Cue, ...]:
+    return tuple(Cue(re.compile(p), weight) for p in patterns)
+
+
+_NUM = r"[0-9０-９一二两三四五六七八九十百千零〇半几]+"
+#: '合同第五条' is a contract clause, not a statute.
+_NOT_CONTRACT = r"(?<!合同)(?<!协议)(?<!约定)"
+
+CATEGORY_CUES: dict[str, tuple[Cue, ...]] = {
+    PREFERENCE: _cues(
+        STRONG,
+        r"偏好", r"(?<!不)喜欢", r"不喜欢", r"习惯", r"倾向于",
+        r"先(?:给|说|讲|写|列|出|告诉我)?(?:出)?结论", r"结论先行", r"证据清单",
+        r"清单形式", r"分点", r"分条", r"列表", r"表格", r"简洁", r"简短", r"简明",
+        r"言简意赅", r"详细(?:一点|一些)", r"通俗", r"口语化", r"术语",
+        r"(?:别|不要|不用)太长", r"(?:以后|每次|今后)(?:的)?(?:回答|回复|都)",
+        r"(?:回答|回复)(?:时|的时候)", r"用中文", r"用英文",
+    )
+    + _cues(1, r"希望", r"最好", r"请你", r"以后"),
+    CLAIM: _cues(
+        STRONG,
+        r"(?<!质量)(?<!符合)要求", r"索赔", r"主张", r"诉求",
+        r"想(?:要)?[^，。,]{0,6}?(?:退|赔|拿回|要回|讨回|补发|追回|返还)", r"要回", r"讨回", r"追回", r"讨要",
+        r"申请退", r"请求(?:法院)?判令", r"我要退",
+    )
+    + _cues(
+        1,
+        r"退款", r"退费", r"退货", r"退换", r"退还", r"返还", r"赔偿", r"补偿",
+        r"双倍", r"三倍", r"违约金", r"全额", r"补发", r"希望",
+    ),
+    EVIDENCE: _cues(
+        STRONG,
+        r"发票", r"截图", r"录音", r"照片", r"聊天记录", r"收据", r"检测报告",
+        r"鉴定(?:报告|意见)", r"(?:转账|付款|交易|通话|考勤|打卡|维修|订单)记录",
+        r"银行流水", r"工资条", r"监控", r"录像", r"视频", r"证人", r"凭证", r"借条",
+        r"欠条", r"快递单", r"维修单", r"报价单", r"保修卡", r"收条", r"公证",
+    )
+    + _cues(
+        1,
+        r"证据", r"合同", r"协议", r"订单", r"记录", r"保存", r"保留", r"留有", r"存有",
+        r"拍了", r"录了", r"截了",
+    ),
+    LAW: _cues(
+        3,
+        r"《[^《》\n]{1,40}(?:法|法典|条例|规定|解释|办法|规则|通则)》",
+    )
+    + _cues(
+        STRONG,
+        _NOT_CONTRACT + r"第" + _NUM + r"条", r"法律规定", r"司法解释", r"法律依据", r"依法", r"依照",
+        r"根据[^，。,]{0,12}法",
+    )
+    + _cues(1, r"规定", r"法律", r"有权", r"权利", r"义务", r"条款"),
+    ACTION: _cues(3, r"建议")
+    + _cues(
+        STRONG,
+        r"应当", r"应该", r"可以先", r"下一步", r"尽快", r"务必", r"及时", r"最好先",
+        r"需要先", r"不妨", r"拨打", r"向[^，。,]{0,12}(?:投诉|举报|申请|起诉|提起)",
+        r"申请(?:劳动)?仲裁", r"提起(?:诉讼|仲裁)", r"律师函", r"保留(?:好)?(?:相关)?证据",
+        r"固定证据", r"打算", r"准备去", r"计划",
+    )
+    + _cues(1, r"可以", r"协商", r"投诉", r"起诉", r"仲裁", r"诉讼", r"12315", r"12345",
+            r"劳动监察", r"调解"),
+    FACT: _cues(3, r"已(?:经)?(?:向|和|与|跟)?[^，。,]{0,8}(?:投诉|起诉|申请|协商|联系|沟通|报警|寄)")
+    + _cues(
+        STRONG,
+        r"购买", r"买了", r"买的", r"下单", r"支付", r"付款", r"付了", r"花了", r"交了",
+        r"缴纳", r"签订", r"签了", r"入职", r"离职", r"辞退", r"解雇", r"开除", r"拖欠",
+        r"扣(?:了|除|留|押)", r"(?:没|未|不)(?:退|给|支付|发)", r"拒不", r"拒绝", r"不同意",
+        r"出现", r"发生", r"损坏", r"故障", r"坏了", r"花屏", r"黑屏", r"漏水", r"维修(?![费单店])",
+        r"修理(?!费)", r"送修", r"寄回", r"加班(?!费)", r"报名", r"上了", r"退租",
+        r"搬走", r"租了", r"承诺", r"答应", r"声称", r"以[^，。,]{1,15}为由", r"通知",
+        r"(?:投诉|起诉|申请|协商|联系|沟通|报警)(?:过|了)", r"不能(?:退|换)", r"(?:打|接)了?(?:个)?电话",
+    )
+    + _cues(1, r"说", r"称", r"表示", r"已经", r"一直", r"检测", r"鉴定"),
+}
+
+#: Words that open a clause with its own subject ('商家…', '笔记本电脑…'): such a
+#: clause can stand alone as a note even next to one of the same category.
+SUBJECT_RE = re.compile(
+    r"^(?:我们|我|本人|商家|卖家|店家|客服|平台|厂家|房东|中介|公司|单位|老板|领导|人事|HR|机构|学校|老师|"
+    r"维修店|维修人员|师傅|对方|被告|原告|法院|仲裁委|快递|物业|电脑|笔记本电脑|笔记本|手机|产品|商品|房子|房屋)"
+)
+
+#: Preference cues that are about how the assistant should answer.
+ANSWER_STYLE_RE = re.compile(
+    r"结论|清单|分点|分条|列表|表格|简洁|简短|简明|言简意赅|详细|通俗|口语|术语|太长|回答|回复|用中文|用英文"
+)
+
+# --- entities -----------------------------------------------------------------
+
+_CN_DIGIT = r"[0-9０-９]"
+_DATE_PATTERNS: tuple[str, ...] = (
+    # absolute: 2024年3月5日, 2024-03-05, 2024年3月, 3月5日, 三月五日, 3月初
+    rf"{_CN_DIGIT}{{4}}\s*年\s*{_CN_DIGIT}{{1,2}}\s*月(?:\s*{_CN_DIGIT}{{1,2}}\s*[日号])?",
+    rf"{_CN_DIGIT}{{4}}[-/.]{_CN_DIGIT}{{1,2}}[-/.]{_CN_DIGIT}{{1,2}}",
+    rf"{_CN_DIGIT}{{4}}\s*年(?:初|底|中|末)?",
+    rf"{_CN_DIGIT}{{1,2}}\s*月\s*{_CN_DIGIT}{{1,2}}\s*[日号]",
+    r"[一二三四五六七八九十]{1,2}月[一二三四五六七八九十]{1,3}[日号]",
+    rf"(?:{_CN_DIGIT}{{1,2}}|[一二三四五六七八九十]{{1,2}})\s*月(?:初|底|中旬|上旬|下旬|末)",
+    # relative: 上周三, 上个月, 去年, 昨天
+    r"(?:上|下|这|本)(?:个)?(?:周|星期|礼拜)[一二三四五六日天]?",
+    r"(?:上|下|这|本)个?月(?:初|底|中旬)?",
+    r"(?:去年|前年|今年|明年)(?:[0-9一二三四五六七八九十]{1,2}月)?",
+    r"(?:昨天|前天|今天|明天|后天|大前天|当天|次日|当晚)",
+    # durations anchored to an event: 两周后, 约两周, 三天内, 半年前
+    rf"(?:约|大约|大概|将近|不到|超过){_NUM}\s*个?(?:天|日|周|星期|礼拜|月|年)(?:后|前|内|以后|以前|之后|之前|以来|左右|多)?",
+    rf"{_NUM}\s*个?(?:天|日|周|星期|礼拜|月|年)(?:后|前|内|以后|以前|之后|之前|以来|左右)",
+)
+DATE_RE = re.compile("|".join(f"(?:{p})" for p in _DATE_PATTERNS))
+
+_AMOUNT_PATTERNS: tuple[str, ...] = (
+    r"[￥¥$＄]\s*\d[\d,，]*(?:\.\d+)?\s*(?:万|千)?\s*(?:元)?",
+    r"\d[\d,]*(?:\.\d+)?\s*(?:万|千)?\s*(?:元|块钱|块|人民币|美元|RMB|rmb|CNY|USD)",
+    r"[零一二两三四五六七八九十百千万亿壹贰叁肆伍陆柒捌玖拾佰仟]+\s*(?:元|块钱|块(?=[，。,.；;\s]|$))",
+)
+AMOUNT_RE = re.compile("|".join(f"(?:{p})" for p in _AMOUNT_PATTERNS))
+
+LAW_REF_RE = re.compile(
+    r"《[^《》\n]{1,40}(?:法|法典|条例|规定|解释|办法|规则|通则)》(?:第" + _NUM + r"条(?:第" + _NUM + r"款)?)?"
+    r"|" + _NOT_CONTRACT + r"第" + _NUM + r"条(?:第" + _NUM + r"款)?"
+)
+
+
+def _find_all(pattern: re.Pattern[str], text: str) -> list[str]:
+    """Distinct matches in order of appearance, inner whitespace removed."""
+    seen: dict[str, None] = {}
+    for match in pattern.finditer(text):
+        value = re.sub(r"\s+", "", match.group(0)).rstrip(",，")
+        if value:
+            seen.setdefault(value, None)
+    return list(seen)
+
+
+def extract_dates(text: str) -> list[str]:
+    """Dates and event-anchored durations as written: '2024年3月5日', '上周三', '两周后'."""
+    return _find_all(DATE_RE, text)
+
+
+def extract_amounts(text: str) -> list[str]:
+    """Money amounts as written: '5000元', '￥3,299', '三千元', '1.5万元'."""
+    return _find_all(AMOUNT_RE, text)
+
+
+def extract_law_refs(text: str) -> list[str]:
+    """Statute references: '《消费者权益保护法》第二十四条', '第二十四条'."""
+    return _find_all(LAW_REF_RE, text)
+
+
+# --- dispute topics -------------------------------------------------------------
+
+#: (topic, family, patterns that must all match), most specific first. Topics
+#: of one family (消费, 租房, 教育, 劳动, ...) refine each other.
+_TOPIC_TABLE: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("电脑花屏纠纷", "消费", (r"电脑|笔记本", r"花屏")),
+    ("租房押金纠纷", "租房", (r"押金", r"租|房东|房屋|退房")),
+    ("课程退款纠纷", "教育", (r"课程|培训|课时|网课|学费|报班", r"退")),
+    ("加班费纠纷", "劳动", (r"加班",)),
+    ("维修费纠纷", "消费", (r"维修费|修理费|维修店|送修|修理厂",)),
+    ("手机质量纠纷", "消费", (r"手机", r"花屏|黑屏|故障|坏|质量|维修|退货|退换")),
+    ("商品质量纠纷", "消费", (r"花屏|黑屏|故障|质量问题|退换|退货|三包|无理由",)),
+    ("租房纠纷", "租房", (r"房东|租房|房租|租金|退租",)),
+    ("教育培训合同纠纷", "教育", (r"课程|培训|课时|网课|学费|报班",)),
+    ("劳动报酬纠纷", "劳动", (r"工资|薪资|欠薪|薪水|劳动报酬",)),
+    ("劳动合同纠纷", "劳动", (r"辞退|解雇|劳动合同|入职|离职|试用期|经济补偿",)),
+    ("民间借贷纠纷", "借贷", (r"借款|借钱|借条|欠款|欠条",)),
+    ("交通事故纠纷", "交通", (r"交通事故|车祸|追尾|撞车|被撞",)),
+)
+TOPIC_RULES: tuple[tuple[str, tuple[re.Pattern[str], ...]], ...] = tuple(
+    (name, tuple(re.compile(p) for p in patterns)) for name, _, patterns in _TOPIC_TABLE
+)
+_TOPIC_FAMILY: dict[str, str] = {name: family for name, family, _ in _TOPIC_TABLE}
+TOPIC_NAMES: frozenset[str] = frozenset(name for name, _ in TOPIC_RULES)
+
+
+_TOPIC_RANK: dict[str, int] = {name: rank for rank, (name, _) in enumerate(TOPIC_RULES)}
+
+
+def detect_topic(text: str) -> str | None:
+    """The dispute a text is about ('租房押金纠纷'), or None when no rule matches."""
+    for name, patterns in TOPIC_RULES:
+        if all(p.search(text) for p in patterns):
+            return name
+    return None
+
+
+def topic_for(content: str, turn_topic: str | None) -> str | None:
+    """Topic of one item, using the whole turn's topic when it says more.
+
+    '用户已保存…花屏照片' alone only says 商品质量纠纷; when the turn is about
+    a laptop, the turn's more specific 电脑花屏纠纷 of the same family wins. A
+    deposit fact in a turn about a laptop keeps 租房押金纠纷 (another family).
+    """
+    own = detect_topic(content)
+    if turn_topic is None or turn_topic not in _TOPIC_RANK:
+        return own
+    if own is None:
+        return turn_topic
+    same_family = _TOPIC_FAMILY[own] == _TOPIC_FAMILY[turn_topic]
+    if same_family and _TOPIC_RANK[turn_topic] < _TOPIC_RANK[own]:
+        return turn_topic
+    return own
+
+
+# --- keywords (jieba) -------------------------------------------------------------
+
+#: Legal and consumer terms jieba's default dictionary splits apart; added so
+#: keywords come out whole ('付款截图', not '付款' + '截图').
+DOMAIN_WORDS: tuple[str, ...] = (
+    "花屏", "人为损坏", "电子发票", "付款截图", "客服录音", "聊天记录", "检测报告",
+    "转账记录", "租房押金", "押金", "加班费", "维修费", "课时费", "退费", "七天无理由",
+    "先给结论", "证据清单", "消费者权益保护法", "劳动合同法", "民法典", "劳动仲裁",
+    "经济补偿", "违约金", "三包", "维修店", "维修单", "考勤记录", "工资条",
+)
+
+#: Words that say nothing about what a note is about.
+KEYWORD_STOPWORDS: frozenset[str] = frozenset(
+    """用户 助手 我们 你们 他们 自己 这个 那个 这些 那些 现在 时候 因为 所以 但是 没有 还是
+    就是 觉得 知道 一下 可以 应该 需要 进行 表示 认为 情况 事情 东西 直接 其实 已经 目前
+    当时 然后 之后 之前 左右 大概 大约 可能 存在 一直 每周 希望 以后 最后 先给 再列 如果
+    或者 以及 还有 什么 怎么 这样 那样 一个 一些 不是 是否 不过 而且 并且 同时 对方 说是
+    这是 不能 一点 手上 同样 偏好 回答 列出 想要 一下 只有 只是 还要 任何 只能 作为
+    the and for with that this was were are you your my me our his her its they them
+    not but have has had from into about then than what when which who would could should""".split()
+)
+
+_JIEBA_LOCK = threading.Lock()
+_JIEBA_READY = False
+_MAX_KEYWORD_CHARS = 20_000
+
+
+def _jieba() -> ModuleType:
+    """Initialise jieba once (thread-safe) and return ``jieba.analyse``.
+
+    jieba reads its bundled dictionary and IDF table from the wheel and caches
+    the prefix dictionary in the temp directory; it never downloads anything
+    unless paddle mode is enabled, which this module never does. Its own
+    stderr handler is removed and its level raised so "Building prefix
+    dict..." chatter stays out of the logs; warnings still propagate to the
+    project's logging configuration.
+    """
+    global _JIEBA_READY
+    import jieba
+    import jieba.analyse
+
+    if _JIEBA_READY:
+        return jieba.analyse
+    with _JIEBA_LOCK:
+        if not _JIEBA_READY:
+            logger = logging.getLogger("jieba")
+            for handler in list(logger.handlers):
+                logger.removeHandler(handler)
+            jieba.setLogLevel(logging.WARNING)
+            jieba.initialize()
+            for word in DOMAIN_WORDS:
+                jieba.add_word(word, freq=20_000, tag="n")
+            _JIEBA_READY = True
+    return jieba.analyse
+
+
+_NUMERIC_RE = re.compile(r"^[\d.,，%]+$")
+#: Counted quantities ('三次', '一台', '两年'): never what a note is about.
+_COUNT_RE = re.compile(r"^[\d一二两三四五六七八九十百几半每]+[次个台家年月周天日份件张条节元块号项]$|^节课$")
+
+
+def keywords_for(text: str, k: int = 8) -> list[str]:
+    """Up to ``k`` TF-IDF keywords of ``text`` (jieba), stopwords and bare numbers dropped.
+
+    Only the first 20,000 characters are read: keywords of a note are a
+    handful of terms, and segmenting megabytes would only cost time.
+    """
+    if k <= 0 or not text or not text.strip():
+        return []
+    analyse = _jieba()
+    text = text[:_MAX_KEYWORD_CHARS]
+    # Dates and amounts are stored on their own; cut out, they cannot glue to
+    # neighbouring characters ('3月5日花' → '日花').
+    text = AMOUNT_RE.sub(" ", DATE_RE.sub(" ", text))
+    candidates = analyse.extract_tags(text, topK=k * 3)
+    keywords: list[str] = []
+    for word in candidates:
+        word = word.strip()
+        if (
+            len(word) < 2
+            or word.lower() in KEYWORD_STOPWORDS
+            or _NUMERIC_RE.match(word)
+            or _COUNT_RE.match(word)
+        ):
+            continue
+        keywords.append(word)
+        if len(keywords) == k:
+            break
+    return keywords
+
+
+# --- context ----------------------------------------------------------------------
+
+_CONTEXT_LABELS: dict[str, str] = {
+    FACT: "事实",
+    EVIDENCE: "证据",
+    LAW: "法律依据",
+    CLAIM: "诉求",
+    PREFERENCE: "偏好",
+    ACTION: "行动建议",
+}
+
+
+def context_for(item: ExtractedItem) -> str:
+    """One sentence saying what a note is about, e.g. '关于电脑花屏纠纷的证据'.
+
+    The subject comes from, in order: a statute reference (for 法条), the
+    answer-style cue (for 偏好), a dispute topic among the item's tags or in its
+    content, then its first keywords.
+    """
+    label = _CONTEXT_LABELS.get(item.category, item.category or "记录")
+    if item.category == FACT and item.memory_type == "event":
+        label = "事件经过"
+    if item.category == LAW:
+        refs = extract_law_refs(item.content)
+        if refs:
+            return f"关于{refs[0]}的{label}"
+    if item.category == PREFERENCE:
+        if ANSWER_STYLE_RE.search(item.content):
+            return f"关于用户回答方式的{label}"
+        return f"关于用户个人习惯的{label}"
+    topic = next((t for t in item.tags if t in TOPIC_NAMES), None) or detect_topic(item.content)
+    if topic:
+        return f"关于{topic}的{label}"
+    subjects = [kw for kw in item.keywords if kw not in KEYWORD_STOPWORDS][:2]
+    if subjects:
+        return f"关于{'与'.join(subjects)}的{label}"
+    return f"对话中提到的{label}"

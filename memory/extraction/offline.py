@@ -1,0 +1,515 @@
+"""The offline extraction engine: rule-based knowledge extraction for when no
+LLM is configured (DESIGN "Models that run here").
+
+It is honest about what rules can do. It reads the user's message (and,
+secondarily, the assistant's reply, from which it only takes statutes and
+advice), splits it into sentences and clauses, drops questions and chit-chat,
+classifies what is left with the category lexicon, and turns each piece into a
+short third-person note ("我" → "用户") with the dates, amounts and keywords it
+mentions. Anything it cannot classify is left out rather than guessed.
+
+Input is capped at ``MAX_INPUT_CHARS`` per side: the LLM path only ever sees
+500 + 1500 characters of a turn (seed 001) and at most five items are kept, so
+reading further into a pasted megabyte would cost time without adding notes.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Callable
+
+from . import lexicon
+from .items import (
+    MAX_CONTENT_CHARS,
+    MAX_ITEMS_PER_TURN,
+    Category,
+    ExtractedItem,
+    clean_text,
+    content_key,
+    default_memory_type,
+    default_scope,
+    importance_for,
+    item_tags,
+)
+from .prompt import is_trivial_turn
+
+#: Characters read from each side of a turn (see the module docstring).
+MAX_INPUT_CHARS = 20_000
+#: Sentences examined per side; a turn that long is a pasted document.
+MAX_SENTENCES = 400
+#: Longest piece of text that can become one note; longer runs without
+#: punctuation are pasted material, not a statement.
+MAX_UNIT_CHARS = 300
+#: Shortest note worth keeping ("商家不给退" is five characters).
+MIN_UNIT_CHARS = 5
+#: At most this many of a turn's items may come from the assistant's reply.
+MAX_REPLY_ITEMS = 3
+#: The only categories taken from the assistant's reply: its restatements of
+#: the user's facts would duplicate them, its hedged guesses are not facts.
+REPLY_CATEGORIES: frozenset[str] = frozenset({Category.LAW.value, Category.ACTION.value})
+
+# --- splitting --------------------------------------------------------------------
+
+_QUOTE_PAIRS = {"“": "”", "「": "」", "『": "』", "‘": "’"}
+_CLOSERS = frozenset(_QUOTE_PAIRS.values())
+_TERMINATORS = frozenset("。！？；!?;…")
+_MAX_QUOTE_CHARS = 200
+
+
+def _split_outside_quotes(text: str, is_boundary: Callable[[str, int], bool]) -> list[str]:
+    """Split ``text`` after each boundary character that is not inside quotes.
+
+    A closing quote right after a terminator ('他说：“不能退。”') ends the
+    sentence with the quote kept; an unbalanced quote stops counting after
+    200 characters so one stray '“' cannot swallow the rest of the text.
+    Newlines always split.
+    """
+    parts: list[str] = []
+    start = 0
+    depth = 0
+    ascii_open = False
+    quote_len = 0
+    i = 0
+    n = len(text)
+    while i < n:
+        ch = text[i]
+        if ch == "\n":
+            parts.append(text[start:i])
+            start, depth, ascii_open, quote_len = i + 1, 0, False, 0
+            i += 1
+            continue
+        if ch in _QUOTE_PAIRS:
+            depth += 1
+            quote_len = 0
+        elif ch in _CLOSERS and depth:
+            depth -= 1
+            if depth == 0 and not ascii_open and i > 0 and text[i - 1] in _TERMINATORS:
+                parts.append(text[start : i + 1])
+                start = i + 1
+        elif ch == '"':
+            ascii_open = not ascii_open
+            quote_len = 0
+        elif depth or ascii_open:
+            quote_len += 1
+            if quote_len > _MAX_QUOTE_CHARS:
+                depth, ascii_open, quote_len = 0, False, 0
+        if not depth and not ascii_open and is_boundary(text, i):
+            end = i + 1
+            while end < n and (text[end] in _TERMINATORS or text[end] in _CLOSERS):
+                end += 1
+            parts.append(text[start:end])
+            start = end
+            i = end
+            continue
+        i += 1
+    parts.append(text[start:])
+    return [p.strip() for p in parts if p.strip()]
+
+
+def _sentence_boundary(text: str, i: int) -> bool:
+    ch = text[i]
+    if ch in _TERMINATORS:
+        return True
+    if ch == ".":  # ASCII full stop ends a sentence only before a space, not in 3.5 or 1.
+        after_space = i + 1 == len(text) or text[i + 1].isspace()
+        return after_space and i > 0 and not text[i - 1].isdigit()
+    return False
+
+
+def _clause_boundary(text: str, i: int) -> bool:
+    ch = text[i]
+    if ch == "，":
+        return True
+    if ch == ",":  # not the thousands separator in 3,299
+        return not (0 < i < len(text) - 1 and text[i - 1].isdigit() and text[i + 1].isdigit())
+    return False
+
+
+def split_sentences(text: str) -> list[str]:
+    """Sentences of ``text``: split at 。！？；… and their ASCII forms and at newlines, quotes kept whole."""
+    return _split_outside_quotes(text, _sentence_boundary)
+
+
+def split_clauses(sentence: str) -> list[str]:
+    """Comma-separated clauses of a sentence, ignoring commas inside quotes and numbers."""
+    return [c.strip("，, ") for c in _split_outside_quotes(sentence, _clause_boundary) if c.strip("，, ")]
+
+
+# --- what to drop ---------------------------------------------------------------------
+
+_MARKDOWN_RE = re.compile(
+    r"^\s*(?:#{1,6}\s*|[-*•·>]\s+|\d{1,2}[.、)）]\s*|[（(][一二三四五六七八九十\d]{1,3}[)）]\s*|[一二三四五六七八九十]{1,3}、\s*)"
+)
+_INLINE_MARKUP_RE = re.compile(r"\*\*|__|`")
+#: A bold heading before a colon ('**先协商**：') is layout, not content.
+_HEADING_RE = re.compile(r"^\s*(?:\*\*|__)[^*_\n]{1,12}(?:\*\*|__)\s*[：:]\s*")
+_FILLER_RE = re.compile(
+    r"^(?:嗯+|啊+|哦+|噢+|喔+|额+|呃+|对了|另外|其实|说实话|老实说|补充一下|再补充一下|顺便说一下|"
+    r"情况是这样的?|是这样的?|那个|就是说|还有就是|然后|而且|所以|但是|不过|可是|总之)[，,、：:\s]*"
+)
+_TRAILING_RE = re.compile(r"[啊呀哈嘛呗哦噢啦咯哇吧~～\s]+$")
+_TRAILING_PUNCT_RE = re.compile(r"[，,、；;：:。.！!？?…‼⁉\s]+$")
+
+_QUESTION_RE = re.compile(
+    r"(?:吗|么|呢)$|怎么办|咋办|咋整|怎么弄|怎么处理|该怎么|该如何|如何处理|如何是好|能不能|可不可以|可以吗|"
+    r"行不行|是不是|有没有用|要不要|该不该|会不会|为什么|为啥|凭什么|怎么样|多少钱|什么时候|哪里|哪儿|哪个|哪些|啥"
+)
+_CHITCHAT_RE = re.compile(
+    r"^(?:你好|您好|哈喽|在吗|谢谢|多谢|感谢|辛苦了|麻烦了|好的?|好吧|行|嗯+|哦+|对|对的|是的|没问题|收到|ok|OK|"
+    r"(?:我|那)?(?:明白|知道|懂|清楚)了?)$"
+    r"|^(?:谢谢|多谢|感谢)"
+    r"|^(?:那|那么|好|好的|行)?(?:请|麻烦|拜托)?(?:你|您)?(?:再|先|能|可以|能否|能不能|帮忙|给)*(?:帮我|帮忙|替我|给我)"
+    r"|^(?:我)?(?:想|还想|再)?(?:问|请教|咨询)(?:一下|下|个问题|您|你)"
+    r"|(?:总结|概括|归纳|整理|解释|分析|梳理|翻译|写|起草|列|说|讲|看|查|算|改|润色|讲解|介绍)(?:一下|一遍|下吧)$"
+)
+#: Markers of a lasting preference; they keep "以后给我先说结论" from being
+#: dropped as a one-off request.
+_LASTING_RE = re.compile(r"以后|每次|今后|一般|总是|习惯|喜欢|偏好|倾向")
+_CONNECTIVE_RE = re.compile(
+    r"^(?:因为|由于|所以|因此|导致|结果|但|可是|不过|而且|并且|并|且|还|也|又|再|然后|之后|随后|最后|以及|"
+    r"或者|或|及|同时|否则|以免|从而|于是|就|才|都|甚至|包括|比如|例如|即|虽然|尽管|如果|只要)"
+)
+_CJK_RE = re.compile(r"[\u4e00-\u9fff]")
+#: A clause opening with these is a dependent phrase ('根据《…法》第…条'); the
+#: clause after it belongs to the same note.
+_DEPENDENT_RE = re.compile(r"^(?:根据|依据|按照|依照|鉴于|如果|若|假如|虽然|尽管|因为|由于|为了)")
+
+
+def _tidy(clause: str) -> str:
+    """Remove list markers, inline markdown, leading fillers and trailing particles."""
+    text = _INLINE_MARKUP_RE.sub("", _HEADING_RE.sub("", _MARKDOWN_RE.sub("", clause)))
+    for _ in range(3):
+        stripped = _FILLER_RE.sub("", text, count=1)
+        if stripped == text:
+            break
+        text = stripped
+    text = _TRAILING_PUNCT_RE.sub("", text)
+    return _TRAILING_RE.sub("", text).strip()
+
+
+def is_question(clause: str) -> bool:
+    """A clause asking something ('那我现在该咋办', '这是不是拖时间')."""
+    return bool(_QUESTION_RE.search(_TRAILING_PUNCT_RE.sub("", clause)))
+
+
+def is_chitchat(clause: str) -> bool:
+    """Greetings, thanks, acknowledgements and one-off requests to the assistant
+    ('你再帮我总结一下'); a lasting preference ('以后先给结论') is not chit-chat."""
+    if _LASTING_RE.search(clause):
+        return False
+    return bool(_CHITCHAT_RE.search(clause))
+
+
+# --- scoring --------------------------------------------------------------------------
+
+
+@dataclass
+class _Scores:
+    """Lexicon evidence for one piece of text."""
+
+    points: dict[str, int]
+    strong: dict[str, int]
+    dates: list[str]
+    amounts: list[str]
+    law_refs: list[str]
+
+    def ranked(self, allowed: frozenset[str] | None = None) -> list[str]:
+        cats = [c for c in lexicon.CATEGORY_PRIORITY if allowed is None or c in allowed]
+        return sorted(cats, key=lambda c: (-self.points[c], lexicon.CATEGORY_PRIORITY.index(c)))
+
+    def decisive(self, category: str) -> bool:
+        """True when a strong cue (or, for a fact, a date or amount) supports ``category``."""
+        if self.strong[category]:
+            return True
+        return category == lexicon.FACT and bool(self.dates or self.amounts)
+
+
+def _score(text: str) -> _Scores:
+    points = {c: 0 for c in lexicon.CATEGORY_PRIORITY}
+    strong = {c: 0 for c in lexicon.CATEGORY_PRIORITY}
+    for category, cues in lexicon.CATEGORY_CUES.items():
+        for cue in cues:
+            if cue.pattern.search(text):
+                points[category] += cue.weight
+                strong[category] += cue.strong
+    dates = lexicon.extract_dates(text)
+    amounts = lexicon.extract_amounts(text)
+    if dates:
+        points[lexicon.FACT] += 2
+    if amounts:
+        points[lexicon.FACT] += 2
+        if points[lexicon.CLAIM]:
+            points[lexicon.CLAIM] += 1
+    return _Scores(points, strong, dates, amounts, lexicon.extract_law_refs(text))
+
+
+# --- units: the pieces of text that may become notes ---------------------------------
+
+
+@dataclass
+class _Unit:
+    text: str
+    from_question: bool
+
+
+def _units(text: str) -> list[_Unit]:
+    """Group each sentence's kept clauses into units of one category.
+
+    Questions and chit-chat clauses are dropped. In a sentence that ends with
+    a question mark its last clause is the question, and the other clauses
+    stay only when they carry a strong cue or an entity. A clause that does
+    not begin with a connective ('因为…', '最后…') and does not complete a
+    dependent phrase ('根据《…法》，…') starts a new unit when it is
+    strongly of another category than the unit so far, or when it names its
+    own subject ('笔记本电脑在购买后…') after a unit that is already complete.
+    """
+    units: list[_Unit] = []
+    seen_clauses: set[str] = set()
+    for sentence in split_sentences(text)[:MAX_SENTENCES]:
+        asked = sentence.rstrip("”」』’\"").endswith(("？", "?"))
+        clauses = [_tidy(c) for c in split_clauses(sentence)]
+        clauses = [c for c in clauses if c]
+        groups: list[tuple[list[str], str | None]] = []
+        for index, clause in enumerate(clauses):
+            if is_question(clause) or is_chitchat(clause) or (asked and index == len(clauses) - 1):
+                continue
+            key = content_key(clause)
+            if key in seen_clauses:  # repeated or pasted-twice text
+                continue
+            seen_clauses.add(key)
+            scores = _score(clause)
+            best = scores.ranked()[0]
+            best = best if scores.points[best] and scores.decisive(best) else None
+            if asked and best is None:
+                continue
+            if groups:
+                members, category = groups[-1]
+                too_long = sum(len(m) for m in members) + len(clause) > MAX_UNIT_CHARS
+                switches = best is not None and category is not None and best != category
+                stands_alone = (
+                    best is not None
+                    and bool(lexicon.SUBJECT_RE.match(clause))
+                    and sum(len(m) for m in members) >= 12
+                    and len(clause) >= 8
+                )
+                bound = bool(
+                    _CONNECTIVE_RE.match(clause)
+                    or _DEPENDENT_RE.match(members[-1])
+                    or len(clause) < 8  # '我录音了' is too short to stand alone
+                )
+                if not too_long and not ((switches or stands_alone) and not bound):
+                    members.append(clause)
+                    if category is None:
+                        groups[-1] = (members, best)
+                    continue
+            groups.append(([clause], best))
+        units.extend(_Unit("，".join(members), asked) for members, _ in groups)
+    return units
+
+
+# --- rewriting into self-contained notes ------------------------------------------------
+
+_QUOTED_RE = re.compile(r"“[^”]*”|「[^」]*」|『[^』]*』|\"[^\"]*\"")
+_USER_PRONOUNS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(p), r)
+    for p, r in (
+        (r"我们公司|我们单位|我司|我单位", "用户所在单位"),
+        (r"我们家|我家", "用户家"),
+        (r"我们|咱们|我方", "用户一方"),
+        (r"本人", "用户"),
+        (r"我(?![国院])", "用户"),
+        (r"咱", "用户"),
+        (r"你们|您们|[你您]", "助手"),
+    )
+)
+_ASSISTANT_PRONOUNS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(p), r)
+    for p, r in (
+        (r"你们|您们", "用户一方"),
+        (r"[你您]", "用户"),
+        (r"我们|我(?![国院])", "助手"),
+    )
+)
+_SUBJECTLESS_RE = re.compile(
+    r"(?:已经|已|刚|曾经|曾|一直|也|都)?(?:买|购买|下单|支付|付|花|交|缴|租|签|入职|离职|加班|报名|上了|收到|"
+    r"联系|打了|找了|去了|保存|保留|留有|拍|录|截|要求|想|希望|打算|准备|计划|申请|投诉|起诉|咨询|喜欢|偏好|习惯|倾向|不喜欢|不希望)"
+)
+
+
+def _third_person(text: str, speaker: str) -> str:
+    """Rewrite pronouns outside quotes: the user's "我" becomes "用户", the assistant's "您" too."""
+    rules = _USER_PRONOUNS if speaker == "user" else _ASSISTANT_PRONOUNS
+    out: list[str] = []
+    last = 0
+    for match in _QUOTED_RE.finditer(text):
+        out.append(_apply(rules, text[last : match.start()]))
+        out.append(match.group(0))
+        last = match.end()
+    out.append(_apply(rules, text[last:]))
+    return "".join(out).replace("用户用户", "用户")
+
+
+def _apply(rules: tuple[tuple[re.Pattern[str], str], ...], text: str) -> str:
+    for pattern, replacement in rules:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def _with_subject(text: str, category: str, speaker: str) -> str:
+    """Give a subject-less statement its subject: '已保存发票' → '用户已保存发票'."""
+    if text.startswith(("用户", "助手")):
+        return text
+    if speaker == "assistant":
+        if category == lexicon.ACTION and "建议" not in text:
+            return "助手建议：" + text
+        return text
+    date = lexicon.DATE_RE.match(text)
+    head = date.end() if date else 0
+    while head < len(text) and text[head] in "，, ":
+        head += 1
+    if _SUBJECTLESS_RE.match(text, head):
+        return text[:head] + "用户" + text[head:]
+    if category == lexicon.PREFERENCE and "用户" not in text:
+        return "用户偏好：" + text
+    if category == lexicon.CLAIM and "用户" not in text:
+        return "用户诉求：" + text
+    return text
+
+
+def _finish(text: str) -> str:
+    """End a note with a full stop, cut to the content limit."""
+    text = text.strip()[: MAX_CONTENT_CHARS - 1]
+    if text.endswith("！"):
+        text = text[:-1]
+    if text.count("“") > text.count("”"):  # a quote cut off by the split
+        text += "”"
+    if not text.endswith(("。", "”", "」", "』")):
+        text += "。"
+    return text
+
+
+# --- the engine ---------------------------------------------------------------------------
+
+
+@dataclass
+class _Candidate:
+    item: ExtractedItem
+    position: int
+
+
+def _confidence(scores: _Scores, category: str, runner_up: int, *, asked: bool, speaker: str) -> float:
+    """Confidence by rule strength: a strong cue with a date, amount or statute
+    ≥ 0.8, two strong cues 0.8, one 0.72, weak cues only 0.6–0.65; lowered when
+    another category scores as high, for statements inside a question and for
+    the assistant's words."""
+    n_strong = scores.strong[category]
+    entity = bool(scores.dates or scores.amounts or scores.law_refs)
+    if n_strong and entity:
+        value = 0.8 + 0.05 * min(n_strong - 1, 2)
+    elif n_strong >= 2:
+        value = 0.8
+    elif n_strong == 1:
+        value = 0.72
+    elif entity:
+        value = 0.7
+    else:
+        value = 0.65 if scores.points[category] >= 4 else 0.6
+    if runner_up >= scores.points[category]:
+        value -= 0.05
+    if asked:
+        value -= 0.05
+    if speaker == "assistant":
+        value -= 0.05
+    return round(min(max(value, 0.3), 0.95), 2)
+
+
+def _candidate(unit: _Unit, speaker: str, position: int, turn_topic: str | None) -> _Candidate | None:
+    """Turn one unit into a scored item, or None when the rules cannot tell what it is."""
+    if len(unit.text) < MIN_UNIT_CHARS or not _CJK_RE.search(unit.text):
+        return None
+    scores = _score(unit.text)
+    allowed = REPLY_CATEGORIES if speaker == "assistant" else None
+    ranked = scores.ranked(allowed)
+    category = ranked[0]
+    points = scores.points[category]
+    if points < 2 or (speaker == "assistant" and not scores.strong[category]):
+        return None
+    if not scores.decisive(category) and points < 3 and not (scores.dates or scores.amounts):
+        return None
+    others = [scores.points[c] for c in scores.ranked() if c != category]
+    cat = Category(category)
+    content = _finish(_with_subject(_third_person(unit.text, speaker), category, speaker))
+    dates = scores.dates
+    item = ExtractedItem(
+        content=content,
+        category=cat.value,
+        memory_type=default_memory_type(cat, dates),
+        confidence=_confidence(scores, category, max(others, default=0), asked=unit.from_question, speaker=speaker),
+        keywords=[],
+        tags=[],
+        context="",
+        importance=importance_for(cat, dates, scores.amounts, scores.law_refs),
+        scope_hint=default_scope(cat),
+        dates=dates,
+        amounts=scores.amounts,
+        speaker=speaker,
+    )
+    topic = None if cat is Category.PREFERENCE else lexicon.topic_for(unit.text, turn_topic)
+    item.tags = item_tags(cat, topic, dates, scores.amounts)
+    if cat is Category.PREFERENCE and lexicon.ANSWER_STYLE_RE.search(unit.text):
+        item.tags.append("回答方式")
+    return _Candidate(item, position)
+
+
+def extract_offline(user_msg: str, ai_resp: str) -> list[ExtractedItem]:
+    """Rule-based knowledge items of one turn: at most five, returned in the
+    order they were said. When there are more, the user's statements win over
+    the reply's (an offline reply is composed from notes already stored) and
+    higher confidence wins within each.
+
+    Trivial turns (seed 001 thresholds) give nothing; so do questions,
+    chit-chat and anything the lexicon cannot classify.
+    """
+    user_msg = user_msg if isinstance(user_msg, str) else ""
+    ai_resp = ai_resp if isinstance(ai_resp, str) else ""
+    if is_trivial_turn(user_msg, ai_resp):
+        return []
+    user_text = clean_text(user_msg[:MAX_INPUT_CHARS], keep_newlines=True)
+    reply_text = clean_text(ai_resp[:MAX_INPUT_CHARS], keep_newlines=True)
+    turn_topic = lexicon.detect_topic(user_text) or lexicon.detect_topic(reply_text)
+
+    candidates: list[_Candidate] = []
+    seen: set[str] = set()
+    position = 0
+    for speaker, text in (("user", user_text), ("assistant", reply_text)):
+        taken = 0
+        for unit in _units(text):
+            position += 1
+            candidate = _candidate(unit, speaker, position, turn_topic)
+            if candidate is None:
+                continue
+            key = content_key(candidate.item.content)
+            if key in seen:
+                continue
+            seen.add(key)
+            candidates.append(candidate)
+            taken += 1
+        if speaker == "assistant" and taken > MAX_REPLY_ITEMS:
+            reply = sorted(
+                (c for c in candidates if c.item.speaker == "assistant"),
+                key=lambda c: (-c.item.confidence, c.position),
+            )[:MAX_REPLY_ITEMS]
+            candidates = [c for c in candidates if c.item.speaker == "user"] + reply
+
+    # The user's own statements come first; the reply only fills free slots.
+    best = sorted(
+        candidates,
+        key=lambda c: (c.item.speaker != "user", -c.item.confidence, -c.item.importance, c.position),
+    )
+    chosen = sorted(best[:MAX_ITEMS_PER_TURN], key=lambda c: c.position)
+    items = [c.item for c in chosen]
+    for item in items:
+        item.keywords = lexicon.keywords_for(item.content)
+        item.context = lexicon.context_for(item)
+    return items

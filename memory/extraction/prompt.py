@@ -1,0 +1,78 @@
+"""The LLM side of knowledge extraction: seed 001's prompt, the JSON schema
+the answer must match, and seed 001's rule for skipping trivial turns.
+
+The prompt is kept verbatim from the seed (including its doubled braces, which
+``str.format`` turns into the literal JSON example). The schema stays within
+what every OpenAI-compatible server accepts in ``json_schema`` mode (no
+length or count keywords); the five-item and 1000-character limits are
+enforced afterwards by ``items.validate_items``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .items import Category
+
+#: Seed 001 §5, verbatim.
+_KNOWLEDGE_EXTRACT_PROMPT = """你是一个知识提取引擎。从下面的对话交互中，提取出有价值的结构化知识点。
+
+【用户消息】{user_msg}
+【AI回复】{ai_resp}
+
+提取规则:
+1. 只提取事实性知识,不存"用户问了什么/AI回答了什么"
+2. 每条知识点必须独立可理解
+3. 重点关注: 用户偏好/案件事实/证据材料/时间线/金额/法律依据/诉求
+4. 每条附 category: 事实|证据|法条|诉求|偏好|行动建议
+
+返回 JSON: {{"knowledge": [{{"content": "...", "category": "..."}}]}}"""
+
+#: Seed 001's system message for JSON mode.
+EXTRACTION_SYSTEM_PROMPT = "You must respond with a JSON object."
+
+#: Seed 001 truncation: the prompt sees at most this much of each side.
+USER_MSG_LIMIT = 500
+AI_RESP_LIMIT = 1500
+
+#: Seed 001 trivial-turn thresholds (on stripped text): skip when both are shorter.
+TRIVIAL_USER_CHARS = 8
+TRIVIAL_REPLY_CHARS = 30
+
+#: Name of the schema in a ``json_schema`` response format.
+KNOWLEDGE_SCHEMA_NAME = "knowledge_extraction"
+
+#: ``{"knowledge": [{"content": ..., "category": one of the six}]}``.
+KNOWLEDGE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "knowledge": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "content": {"type": "string"},
+                    "category": {"type": "string", "enum": [c.value for c in Category]},
+                },
+                "required": ["content", "category"],
+                "additionalProperties": False,
+            },
+        }
+    },
+    "required": ["knowledge"],
+    "additionalProperties": False,
+}
+
+
+def build_extraction_prompt(user_msg: str, ai_resp: str) -> str:
+    """Seed 001's prompt for one turn: user message cut to 500 chars, reply to 1500."""
+    return _KNOWLEDGE_EXTRACT_PROMPT.format(
+        user_msg=(user_msg or "")[:USER_MSG_LIMIT],
+        ai_resp=(ai_resp or "")[:AI_RESP_LIMIT],
+    )
+
+
+def is_trivial_turn(user_msg: str, ai_resp: str) -> bool:
+    """Seed 001: nothing worth extracting when the stripped user message is under
+    8 characters and the stripped reply under 30 ("好的" / "收到")."""
+    return len((user_msg or "").strip()) < TRIVIAL_USER_CHARS and len((ai_resp or "").strip()) < TRIVIAL_REPLY_CHARS

@@ -1,0 +1,36 @@
+"""Chinese-aware word segmentation for keyword search (jieba, loaded once, never downloads)."""
+from __future__ import annotations
+
+import logging
+import re
+import threading
+
+import jieba
+
+_lock = threading.Lock()
+_initialised = False
+_TOKEN = re.compile(r"\w", re.UNICODE)
+# Text beyond this is not segmented: keyword search needs the gist, not a megabyte.
+MAX_SEGMENT_CHARS = 20_000
+
+
+def _ensure_initialised() -> None:
+    global _initialised
+    with _lock:
+        if not _initialised:
+            jieba.setLogLevel(logging.WARNING)
+            jieba.initialize()
+            _initialised = True
+
+
+def segment(text: str) -> list[str]:
+    """Search-mode tokens (jieba ``cut_for_search``), lower-cased, punctuation dropped."""
+    _ensure_initialised()
+    tokens = jieba.cut_for_search((text or "")[:MAX_SEGMENT_CHARS])
+    return [token.lower() for token in (t.strip() for t in tokens) if token and _TOKEN.search(token)]
+
+
+def search_text(text: str) -> str:
+    """Space-joined tokens, stored beside a note or message for PostgreSQL full-text search
+    with the ``simple`` configuration (which cannot segment Chinese itself)."""
+    return " ".join(segment(text))

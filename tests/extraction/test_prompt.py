@@ -1,0 +1,66 @@
+"""Seed 001's extraction prompt, schema and trivial-turn rule."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from memory.extraction import (
+    _KNOWLEDGE_EXTRACT_PROMPT,
+    KNOWLEDGE_SCHEMA,
+    build_extraction_prompt,
+    is_trivial_turn,
+)
+
+SEEDS = Path(__file__).resolve().parents[2].parent / "shared" / "seeds"
+
+
+def test_prompt_is_the_seed_text_verbatim() -> None:
+    seed_files = sorted(SEEDS.glob("001_*.txt"))
+    if not seed_files:
+        pytest.skip("shared/seeds is not next to the repository")
+    assert _KNOWLEDGE_EXTRACT_PROMPT in seed_files[0].read_text(encoding="utf-8")
+
+
+def test_prompt_fills_and_truncates_like_the_seed() -> None:
+    user = "用" * 600
+    reply = "答" * 2000
+    prompt = build_extraction_prompt(user, reply)
+    assert prompt.startswith("你是一个知识提取引擎。")
+    assert "【用户消息】" + "用" * 500 + "\n" in prompt
+    assert "【AI回复】" + "答" * 1500 + "\n" in prompt
+    assert "用" * 501 not in prompt and "答" * 1501 not in prompt
+    assert prompt.endswith('返回 JSON: {"knowledge": [{"content": "...", "category": "..."}]}')
+    assert "4. 每条附 category: 事实|证据|法条|诉求|偏好|行动建议" in prompt
+
+
+def test_braces_in_the_turn_are_kept_literally() -> None:
+    prompt = build_extraction_prompt("合同里写着{押金}3000元", "{}")
+    assert "【用户消息】合同里写着{押金}3000元" in prompt
+    assert "【AI回复】{}" in prompt
+
+
+def test_schema_lists_the_six_categories() -> None:
+    item = KNOWLEDGE_SCHEMA["properties"]["knowledge"]["items"]
+    assert item["properties"]["category"]["enum"] == ["事实", "证据", "法条", "诉求", "偏好", "行动建议"]
+    assert item["required"] == ["content", "category"]
+    assert KNOWLEDGE_SCHEMA["required"] == ["knowledge"]
+    json.dumps(KNOWLEDGE_SCHEMA, ensure_ascii=False)  # serialisable for the schema hint
+
+
+@pytest.mark.parametrize(
+    ("user", "reply", "trivial"),
+    [
+        ("好的", "不客气。", True),
+        ("  谢谢  ", "", True),
+        ("", "", True),
+        ("1234567", "x" * 29, True),
+        ("12345678", "", False),  # 8 characters is enough
+        ("好的", "x" * 30, False),  # a long reply alone is enough
+        ("那我现在该咋办？", "", False),
+    ],
+)
+def test_trivial_turn_thresholds(user: str, reply: str, trivial: bool) -> None:
+    assert is_trivial_turn(user, reply) is trivial
