@@ -16,6 +16,7 @@ import logging
 import os
 import secrets
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -160,6 +161,19 @@ class Supervisor:
     def start(self, name: str, command: list[str]) -> None:
         self.children[name] = subprocess.Popen(command, env=self.env, cwd=BASE_DIR)
 
+    def wait_until_listening(self, name: str, host: str, port: int, timeout: float = 120) -> None:
+        """Block until the child accepts TCP connections, so "ready" means ready."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.children[name].poll() is not None:
+                raise LaunchError(f"the {name} exited during start-up (see its output above)")
+            try:
+                with socket.create_connection((host, port), timeout=1):
+                    return
+            except OSError:
+                time.sleep(0.2)
+        raise LaunchError(f"the {name} did not listen on {host}:{port} within {timeout:.0f}s")
+
     def wait(self) -> int:
         while True:
             for name, child in self.children.items():
@@ -199,6 +213,8 @@ def command_run() -> int:
     manage(["seed_demo"], env)
     host = os.environ.get("HOST", "127.0.0.1")
     port = os.environ.get("PORT", "8000")
+    if not port.isdigit():
+        raise LaunchError(f"PORT must be a port number, got {port!r}")
     supervisor = Supervisor(env)
     signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
     try:
@@ -207,6 +223,7 @@ def command_run() -> int:
             "server",
             [sys.executable, "-m", "daphne", "-b", host, "-p", port, "legalmem_site.asgi:application"],
         )
+        supervisor.wait_until_listening("server", host, int(port))
         print(
             f"[legalmem] ready in {time.monotonic() - started:.1f}s: http://{host}:{port}/ "
             "(Ctrl-C stops the server, the worker and the database)"

@@ -1,0 +1,93 @@
+"""`make run` end to end: a fresh data folder gets an embedded PostgreSQL, migrations, demo users
+and a server on HTTP; a second launch is refused; Ctrl-C stops everything; data survives a restart."""
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import psutil
+
+BASE_DIR = Path(__file__).resolve().parents[2]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def launch(data_dir: Path, port: int) -> subprocess.Popen[str]:
+    env = {key: value for key, value in os.environ.items() if key not in {"DATABASE_URL", "SECRET_KEY"}}
+    env.update(LEGALMEM_DATA_DIR=str(data_dir), PORT=str(port), PYTHONUNBUFFERED="1")
+    return subprocess.Popen(
+        [sys.executable, "-m", "legalmem_site.launcher", "run"],
+        cwd=BASE_DIR, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        start_new_session=True,
+    )
+
+
+def wait_for_line(process: subprocess.Popen[str], needle: str, timeout: float = 180) -> list[str]:
+    lines: list[str] = []
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        line = process.stdout.readline()
+        if not line:
+            if process.poll() is not None:
+                break
+            continue
+        lines.append(line.rstrip())
+        if needle in line:
+            return lines
+    raise AssertionError(f"never saw {needle!r}; output:\n" + "\n".join(lines))
+
+
+def postgres_processes(pgdata: Path) -> list[psutil.Process]:
+    found = []
+    for proc in psutil.process_iter(attrs=["name", "cmdline"]):
+        if proc.info["name"] == "postgres" and str(pgdata) in " ".join(proc.info["cmdline"] or []):
+            found.append(proc)
+    return found
+
+
+def stop(process: subprocess.Popen[str]) -> int:
+    os.killpg(process.pid, signal.SIGINT)  # what Ctrl-C in the terminal does
+    return process.wait(timeout=60)
+
+
+def test_make_run_serves_refuses_a_second_run_stops_cleanly_and_keeps_data(tmp_path):
+    data_dir = tmp_path / "var"
+    port = free_port()
+    first = launch(data_dir, port)
+    try:
+        output = wait_for_line(first, "Ctrl-C stops")
+        assert any("demo firm created" in line for line in output)
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/accounts/login/", timeout=10) as response:
+            assert response.status == 200 and "LegalMem" in response.read().decode()
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/static/css/app.css", timeout=10) as response:
+            assert response.status == 200
+
+        second = subprocess.run(
+            [sys.executable, "-m", "legalmem_site.launcher", "run"], cwd=BASE_DIR, capture_output=True, text=True,
+            env={**{k: v for k, v in os.environ.items() if k != "DATABASE_URL"}, "LEGALMEM_DATA_DIR": str(data_dir),
+                 "PORT": str(free_port())}, timeout=60,
+        )
+        assert second.returncode == 2
+        assert "already running" in second.stderr and str(data_dir) in second.stderr
+    finally:
+        code = stop(first)
+    assert code == 0
+    assert postgres_processes(data_dir / "pgdata") == []
+
+    again = launch(data_dir, port)
+    try:
+        output = wait_for_line(again, "Ctrl-C stops")
+        assert any("demo firm already present" in line for line in output)
+    finally:
+        assert stop(again) == 0
+    assert postgres_processes(data_dir / "pgdata") == []
