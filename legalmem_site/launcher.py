@@ -216,6 +216,8 @@ def command_run() -> int:
     if not port.isdigit():
         raise LaunchError(f"PORT must be a port number, got {port!r}")
     supervisor = Supervisor(env)
+    # Explicit, so a launch from a shell that ignores SIGINT (a `&` job) still stops on Ctrl-C.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
     try:
         supervisor.start("worker", [sys.executable, str(BASE_DIR / "manage.py"), "db_worker"])
