@@ -1,30 +1,222 @@
-"""The chat websocket. This first version authenticates and greets; the streaming turn
-(ask / cancel → recalled / token / done / error) is the chat issue's work."""
+"""The chat websocket (``/ws/chat/``), protocol in README "Chat protocol".
+
+Client frames: ``{"type": "ask", "question", "conversation_id"?, "matter_id"?}`` and ``{"type": "cancel"}``.
+Server frames: ``ready``, ``conversation``, ``recalled``, ``token``, ``done``, ``error``.
+
+The LLM stream runs in its own task (Channels handles one incoming frame at a time), so a
+``cancel`` frame or a disconnect stops it at once; all ORM work goes through
+``database_sync_to_async``.
+"""
 from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from typing import Any
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
+from django.conf import settings
 
-from memory.models import Firm
+from chat.answering import answer_stream, engine_name, llm_config
+from chat.turns import Recall, TurnRejected, TurnStart, begin_turn, finish_turn, recall
+from memory.llm import LLMClient, LLMError
+from memory.models import Firm, Message
+
+logger = logging.getLogger("legalmem.chat")
 
 CLOSE_UNAUTHENTICATED = 4401
 
 
+def _ms(since: float) -> float:
+    return round((time.perf_counter() - since) * 1000, 1)
+
+
+def _optional_id(content: dict[str, Any], name: str) -> int | None:
+    value = content.get(name)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise TurnRejected("bad_request", f"{name} must be a positive integer")
+    return value
+
+
 class ChatConsumer(AsyncJsonWebsocketConsumer):
+    turn_task: asyncio.Task | None = None
+    client: LLMClient | None = None
+
     async def connect(self) -> None:
         user = self.scope.get("user")
         if user is None or not user.is_authenticated:
             await self.close(code=CLOSE_UNAUTHENTICATED)
             return
+        self.user = user
+        config = llm_config()
+        self.engine = engine_name(config)
+        self.client = LLMClient(config) if config else None
         await self.accept()
-        firms = await self._firm_slugs(user)
-        await self.send_json({"type": "ready", "user": user.get_username(), "firms": firms})
+        await self.send_json(
+            {"type": "ready", "user": user.get_username(), "firms": await self._firm_slugs(), "engine": self.engine}
+        )
+
+    async def disconnect(self, code: int) -> None:
+        """The client is gone: stop the LLM request; the partial reply is saved as cancelled."""
+        task = self.turn_task
+        if task is not None and not task.done():
+            task.cancel()
+            try:
+                await asyncio.wait_for(asyncio.shield(task), timeout=10)
+            except (asyncio.CancelledError, asyncio.TimeoutError):
+                pass
+        if self.client is not None:
+            await self.client.aclose()
 
     @database_sync_to_async
-    def _firm_slugs(self, user) -> list[str]:
-        return list(Firm.objects.of_user(user).values_list("slug", flat=True))
+    def _firm_slugs(self) -> list[str]:
+        return list(Firm.objects.of_user(self.user).values_list("slug", flat=True))
 
-    async def receive_json(self, content, **kwargs) -> None:
-        await self.send_json(
-            {"type": "error", "code": "not_available", "message": "chat turns are not available yet"}
+    # --- incoming frames ------------------------------------------------------------
+
+    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None, **kwargs) -> None:
+        """Decode defensively: a bad frame gets an error frame, never a crashed consumer."""
+        if text_data is None:
+            await self._error("bad_frame", "只接受 JSON 文本帧。")
+            return
+        if len(text_data.encode("utf-8", "surrogatepass")) > settings.CHAT_MAX_FRAME_BYTES:
+            await self._error("frame_too_large", f"消息过大：最多 {settings.CHAT_MAX_FRAME_BYTES} 字节。")
+            return
+        try:
+            content = json.loads(text_data)
+        except ValueError:
+            await self._error("bad_json", "无法解析的 JSON。")
+            return
+        if not isinstance(content, dict):
+            await self._error("bad_frame", "消息必须是 JSON 对象。")
+            return
+        await self.receive_json(content)
+
+    async def receive_json(self, content: dict[str, Any], **kwargs) -> None:
+        kind = content.get("type")
+        if kind == "ask":
+            await self._ask(content)
+        elif kind == "cancel":
+            await self._cancel()
+        else:
+            await self._error("unknown_type", f"未知的消息类型：{str(kind)[:40]!r}（支持 ask、cancel）。")
+
+    async def _ask(self, content: dict[str, Any]) -> None:
+        if self.turn_task is not None and not self.turn_task.done():
+            await self._error("busy", "上一个回答尚未结束；请等待或先停止。")
+            return
+        try:
+            conversation_id = _optional_id(content, "conversation_id")
+            matter_id = _optional_id(content, "matter_id")
+        except TurnRejected as rejected:
+            await self._error(rejected.code, rejected.message)
+            return
+        self.turn_task = asyncio.create_task(
+            self._run_turn(content.get("question"), conversation_id, matter_id)
         )
+
+    async def _cancel(self) -> None:
+        if self.turn_task is not None and not self.turn_task.done():
+            self.turn_task.cancel()
+
+    # --- the turn ---------------------------------------------------------------------
+
+    async def _run_turn(self, question: Any, conversation_id: int | None, matter_id: int | None) -> None:
+        started = time.perf_counter()
+        try:
+            start: TurnStart = await database_sync_to_async(begin_turn)(
+                self.user, question=question, conversation_id=conversation_id, matter_id=matter_id
+            )
+        except TurnRejected as rejected:
+            await self._error(rejected.code, rejected.message)
+            return
+        except asyncio.CancelledError:
+            return
+        await self.send_json(
+            {
+                "type": "conversation",
+                "conversation_id": start.conversation.pk,
+                "title": start.conversation.title,
+                "matter_id": start.conversation.matter_id,
+                "created": start.conversation_created,
+                "user_message_id": start.user_message.pk,
+            }
+        )
+        parts: list[str] = []
+        status, error = Message.Status.COMPLETE, ""
+        timings: dict[str, float] = {}
+        memory: Recall | None = None
+        try:
+            memory = await database_sync_to_async(recall)(self.user, start)
+            timings["recall_ms"] = _ms(started)
+            await self.send_json(
+                {
+                    "type": "recalled",
+                    "user_message_id": start.user_message.pk,
+                    "engine": self.engine,
+                    "notes": memory.recalled,
+                    "plan": memory.plan,
+                    "warning": memory.warning,
+                }
+            )
+            stream = answer_stream(
+                self.client, memory.llm_messages, question=start.user_message.content,
+                recalled=memory.recalled, warning=memory.warning,
+            )
+            async with asyncio.timeout(settings.CHAT_TURN_TIMEOUT_SECONDS):
+                async for token in stream:
+                    if not parts:
+                        timings["first_token_ms"] = _ms(started)
+                    parts.append(token)
+                    await self.send_json({"type": "token", "text": token})
+        except asyncio.CancelledError:
+            status = Message.Status.CANCELLED
+        except TimeoutError:
+            status, error = Message.Status.FAILED, "回答超时，已停止生成。"
+        except LLMError as failure:
+            status, error = Message.Status.FAILED, f"大模型服务出错：{failure.message}"
+            logger.error("LLM failed in conversation %s: %s", start.conversation.pk, failure)
+        except Exception:  # noqa: BLE001 — whatever broke, the question and the partial reply are kept
+            logger.exception("chat turn failed in conversation %s", start.conversation.pk)
+            status, error = Message.Status.FAILED, "服务器内部错误，回答未完成。"
+        timings["total_ms"] = _ms(started)
+        await self._finish(start, memory, "".join(parts), status, error, timings)
+
+    async def _finish(
+        self, start: TurnStart, memory: Recall | None, reply: str, status: str, error: str,
+        timings: dict[str, float],
+    ) -> None:
+        saved = await database_sync_to_async(finish_turn)(
+            start, memory or Recall(result=None, llm_messages=[]), reply=reply, status=status,
+            engine=self.engine, timings=timings, error=error,
+        )
+        if error:
+            await self._error("llm_failed" if status == Message.Status.FAILED else "turn_failed", error,
+                              user_message_id=start.user_message.pk)
+        await self._send_quietly(
+            {
+                "type": "done",
+                "conversation_id": start.conversation.pk,
+                "user_message_id": start.user_message.pk,
+                "message_id": saved.pk,
+                "status": status,
+                "reply": saved.content,
+                "engine": self.engine,
+                "notes": memory.recalled if memory else [],
+                "timings": timings,
+            }
+        )
+
+    async def _error(self, code: str, message: str, **extra: Any) -> None:
+        await self._send_quietly({"type": "error", "code": code, "message": message, **extra})
+
+    async def _send_quietly(self, frame: dict[str, Any]) -> None:
+        """Send unless the socket is already gone (after a disconnect there is nobody to tell)."""
+        try:
+            await self.send_json(frame)
+        except Exception:  # noqa: BLE001
+            logger.debug("could not send %s frame: client gone", frame.get("type"))

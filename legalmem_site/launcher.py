@@ -1,6 +1,6 @@
 """Runs LegalMem on one machine — what `make run` and `make test` call.
 
-    python -m legalmem_site.launcher run             # database, migrations, demo data, worker, ASGI server
+    python -m legalmem_site.launcher run             # database, migrations, demo data and story, worker, ASGI server
     python -m legalmem_site.launcher test [ARGS...]  # the pytest suite against real PostgreSQL
     python -m legalmem_site.launcher manage ARGS...  # any manage.py command against the same database
 
@@ -211,6 +211,10 @@ def command_run() -> int:
     manage(["collectstatic", "--no-input", "-v", "0"], env)
     manage(["check_embeddings"], env)
     manage(["seed_demo"], env)
+    # The demo firm's memories come from the real write path (a month-long story), never typed by hand.
+    manage(["generate_story", "--firm", "demo-firm", "--user", "alice", "--if-empty"], env)
+    # Jobs a killed worker left "running" are taken over before the new worker starts.
+    manage(["resume_turn_extractions"], env)
     host = os.environ.get("HOST", "127.0.0.1")
     port = os.environ.get("PORT", "8000")
     if not port.isdigit():

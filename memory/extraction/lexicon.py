@@ -137,6 +137,9 @@ SUBJECT_RE = re.compile(
 )
 
 #: Preference cues that are about how the assistant should answer.
+# The user correcting an earlier statement ("之前说错了", "更正一下", "实际上是", "应该是").
+CORRECTION_RE = re.compile(r"说错|更正|纠正|改正|实际上是|其实是|应该是|准确地说|不是.{1,12}而是")
+
 ANSWER_STYLE_RE = re.compile(
     r"结论|清单|分点|分条|列表|表格|简洁|简短|简明|言简意赅|详细|通俗|口语|术语|太长|回答|回复|用中文|用英文"
 )

@@ -398,11 +398,13 @@ class _Candidate:
     position: int
 
 
-def _confidence(scores: _Scores, category: str, runner_up: int, *, asked: bool, speaker: str) -> float:
+def _confidence(
+    scores: _Scores, category: str, runner_up: int, *, asked: bool, speaker: str, correction: bool = False
+) -> float:
     """Confidence by rule strength: a strong cue with a date, amount or statute
-    ≥ 0.8, two strong cues 0.8, one 0.72, weak cues only 0.6–0.65; lowered when
-    another category scores as high, for statements inside a question and for
-    the assistant's words."""
+    ≥ 0.8, two strong cues 0.8, one 0.72, a date / amount / statute alone 0.75, weak
+    cues only 0.6–0.65; lowered when another category scores as high, for statements
+    inside a question and for the assistant's words; raised for an explicit correction."""
     n_strong = scores.strong[category]
     entity = bool(scores.dates or scores.amounts or scores.law_refs)
     if n_strong and entity:
@@ -412,7 +414,7 @@ def _confidence(scores: _Scores, category: str, runner_up: int, *, asked: bool, 
     elif n_strong == 1:
         value = 0.72
     elif entity:
-        value = 0.7
+        value = 0.75  # a concrete date, amount or statute is worth keeping (ADD needs > 0.7)
     else:
         value = 0.65 if scores.points[category] >= 4 else 0.6
     if runner_up >= scores.points[category]:
@@ -421,6 +423,8 @@ def _confidence(scores: _Scores, category: str, runner_up: int, *, asked: bool, 
         value -= 0.05
     if speaker == "assistant":
         value -= 0.05
+    if correction:
+        value += 0.1  # "之前说错了，应该是…": the user corrects a stored fact; it must win the UPDATE
     return round(min(max(value, 0.3), 0.95), 2)
 
 
@@ -445,7 +449,10 @@ def _candidate(unit: _Unit, speaker: str, position: int, turn_topic: str | None)
         content=content,
         category=cat.value,
         memory_type=default_memory_type(cat, dates),
-        confidence=_confidence(scores, category, max(others, default=0), asked=unit.from_question, speaker=speaker),
+        confidence=_confidence(
+            scores, category, max(others, default=0), asked=unit.from_question, speaker=speaker,
+            correction=bool(lexicon.CORRECTION_RE.search(unit.text)),
+        ),
         keywords=[],
         tags=[],
         context="",

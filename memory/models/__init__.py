@@ -10,12 +10,22 @@ from memory.models.notes import (
     NoteLink,
     SourceType,
 )
+from memory.models.pipeline import (
+    ConsolidatedMessage,
+    Consolidation,
+    PersonaEvidence,
+    PersonaTrait,
+    RoutingDecision,
+    TurnExtraction,
+)
 from memory.models.tenancy import Firm, Matter, MatterAssignment, Membership, Role
 
 __all__ = [
     "AuditEvent",
     "AuditLog",
     "Category",
+    "ConsolidatedMessage",
+    "Consolidation",
     "Conversation",
     "Firm",
     "LinkType",
@@ -27,6 +37,10 @@ __all__ = [
     "Message",
     "Note",
     "NoteLink",
+    "PersonaEvidence",
+    "PersonaTrait",
     "Role",
+    "RoutingDecision",
     "SourceType",
+    "TurnExtraction",
 ]

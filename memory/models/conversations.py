@@ -92,6 +92,16 @@ class Message(models.Model):
     search_text = models.TextField(
         blank=True, editable=False, help_text=_("Segmented words for full-text search.")
     )
+    # --- how an assistant reply came about (chat) ---
+    engine = models.CharField(
+        _("engine"), max_length=120, blank=True, help_text=_("llm:<model> or offline.")
+    )
+    recalled = models.JSONField(
+        _("recalled notes"), default=list, blank=True,
+        help_text=_("The notes recalled for this answer, with their layer and score breakdown."),
+    )
+    timings = models.JSONField(_("timings"), default=dict, blank=True)
+    error = models.CharField(_("error"), max_length=500, blank=True)
 
     objects = MessageQuerySet.as_manager()
 

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 from django.db import transaction
+from django.utils import timezone
 
 from memory.embeddings import get_embedder
 from memory.models import (
@@ -175,6 +176,7 @@ def create_note(draft: NoteDraft, *, actor, embedding: np.ndarray | None = None)
             source_message_ids=draft.source_message_ids,
             speaker=draft.speaker,
             said_at=draft.said_at,
+            valid_from=draft.said_at or timezone.now(),
             content_hash=content_hash(draft.content),
             search_text=search_text(draft.content),
             embedding=embedding,
@@ -321,3 +323,76 @@ def link_notes(
                 private_to_id=private.pk if private else None,
             )
     return link
+
+
+def supersede_note(old: Note, new: Note, *, actor, reason: str) -> Note:
+    """AdaMem UPDATE: ``new`` replaces ``old``. The old version stays, closed (status
+    superseded, ``valid_to``), pointing at its successor; both changes are audited and a
+    ``supersedes`` link joins them. Nothing is overwritten or deleted."""
+    if old.firm_id != new.firm_id:
+        raise NoteValidationError("notes of different firms cannot supersede each other")
+    if old.pk == new.pk:
+        raise NoteValidationError("a note cannot supersede itself")
+    with transaction.atomic():
+        old = Note.objects.select_for_update().get(pk=old.pk)
+        if old.status != Note.Status.ACTIVE:
+            raise NoteValidationError(f"note {old.pk} is already {old.status}")
+        before = old.snapshot()
+        # The old fact stopped holding when its successor was said (an import or a story may be
+        # months old), never before it started.
+        now = max(new.said_at or timezone.now(), old.valid_from)
+        old.status = Note.Status.SUPERSEDED
+        old.valid_to = now
+        old.superseded_by = new
+        old.append_history(
+            "superseded",
+            {"status": [Note.Status.ACTIVE, Note.Status.SUPERSEDED], "valid_to": [None, now.isoformat()]},
+            by=actor_label(actor),
+            superseded_by=str(new.pk),
+            reason=reason,
+        )
+        old.save(update_fields=["status", "valid_to", "superseded_by", "evolution_history", "updated_at"])
+        record_note_event(
+            actor=actor, event=AuditEvent.NOTE_SUPERSEDED, note=old, before=before,
+            after=old.snapshot(), reason=reason, superseded_by=str(new.pk),
+        )
+        new_before = new.snapshot()
+        new.append_history(
+            "supersedes", {}, by=actor_label(actor), supersedes=str(old.pk),
+            previous_content=old.content, previous_valid_from=old.valid_from.isoformat(), reason=reason,
+        )
+        new.save(update_fields=["evolution_history", "updated_at"])
+        record_note_event(
+            actor=actor, event=AuditEvent.NOTE_UPDATED, note=new, before=new_before,
+            after=new.snapshot(), reason=reason, supersedes=str(old.pk),
+        )
+        link_notes(new, old, link_type=LinkType.SUPERSEDES, weight=1.0, actor=actor, reason=reason)
+    return new
+
+
+def record_mention(
+    note: Note, *, actor, source: str, confidence: float | None = None, source_message_ids: list[int] | None = None
+) -> Note:
+    """The same knowledge was stated again: count it and, if a confidence is given, move the
+    note's confidence gradually towards it (AdaMem §8.2: 0.9 × old + 0.1 × new). Audited."""
+    with transaction.atomic():
+        note = Note.objects.select_for_update().get(pk=note.pk)
+        before = note.snapshot()
+        changes: dict[str, list[Any]] = {"mention_count": [note.mention_count, note.mention_count + 1]}
+        note.mention_count += 1
+        if confidence is not None:
+            blended = round(min(1.0, max(0.0, 0.9 * note.confidence + 0.1 * float(confidence))), 4)
+            if blended != note.confidence:
+                changes["confidence"] = [note.confidence, blended]
+                note.confidence = blended
+        new_ids = [i for i in (source_message_ids or []) if i not in note.source_message_ids]
+        if new_ids:
+            changes["source_message_ids"] = [list(note.source_message_ids), [*note.source_message_ids, *new_ids]]
+            note.source_message_ids = [*note.source_message_ids, *new_ids]
+        note.append_history("mentioned", changes, by=actor_label(actor), source=source)
+        note.save(update_fields=["mention_count", "confidence", "source_message_ids", "evolution_history", "updated_at"])
+        record_note_event(
+            actor=actor, event=AuditEvent.NOTE_UPDATED, note=note, before=before,
+            after=note.snapshot(), reason="mentioned again", source=source,
+        )
+    return note

@@ -228,9 +228,15 @@ def test_preference_without_a_verb_is_labelled() -> None:
 
 def test_confidence_follows_rule_strength() -> None:
     strong_with_entity = only(extract_offline("我在2024年3月5日花5999元买了电脑。", ""))
-    weak_only = only(extract_offline("维修店说要再收500块。", ""))
+    amount_only = only(extract_offline("维修店说要再收500块。", ""))
     assert strong_with_entity.confidence >= 0.8
-    assert 0.6 <= weak_only.confidence <= 0.7
+    assert amount_only.confidence == 0.75  # a concrete amount clears the ADD bar (> 0.7)
+
+
+def test_an_explicit_correction_is_more_confident_than_the_statement_it_corrects() -> None:
+    stated = only(extract_offline("房东扣了我2000元押金。", ""))
+    corrected = only(extract_offline("之前说错了，房东实际上扣了我3000元押金。", ""))
+    assert corrected.confidence >= stated.confidence + 0.1
 
 
 # --- robustness ------------------------------------------------------------------------------

@@ -158,3 +158,16 @@ def test_firm_admin_assigns_a_member_and_the_assignment_is_audited(world, notes)
     assert world.matter_deposit.is_assigned(world.bob)
     entry = AuditLog.objects.filter(event_type=AuditEvent.MATTER_ASSIGNED).latest("id")
     assert entry.actor == world.alice and entry.after == {"user": "bob"}
+
+
+def test_change_page_panels_show_links_and_audit_trail_but_never_across_the_wall(world, notes):
+    from memory.services.notes import link_notes
+
+    link_notes(notes["laptop"], notes["law"], link_type="supports", weight=0.6, actor="system:test", reason="法条支持")
+    link_notes(notes["laptop"], notes["secret"], link_type="semantic", weight=0.9, actor="system:test")
+    page = logged_in(world.alice).get(change_url(notes["laptop"])).content.decode()
+    assert "Audit trail" in page or "审计" in page
+    assert notes["law"].content[:20] in page and "法条支持" in page
+    assert "并购" not in page  # linked, but behind a wall alice is not assigned to
+    root = UserFactory(username="root", is_staff=True, is_superuser=True)
+    assert "并购" in logged_in(root).get(change_url(notes["laptop"])).content.decode()

@@ -1,0 +1,297 @@
+"""Search benchmark: ``layered`` latency (query embedding included) and filtered-HNSW recall.
+
+Run (uses a throw-away database ``legalmem_bench`` on the data folder's server, dropped at the end):
+
+    LEGALMEM_DATA_DIR=/work/main/var/h-retrieval .venv/bin/python -m legalmem_site.launcher \
+        manage shell -c "from bench.bench_search import main; main()"
+
+Environment knobs: BENCH_SIZES (default "1000,10000,100000": notes of the searched firm),
+BENCH_OTHER (default 100000: notes of two other firms, present from the start),
+BENCH_QUERIES (default 200 timed searches per size), BENCH_RECALL_QUERIES (default 100),
+BENCH_KEEP_DB=1 (keep the database for inspection).
+
+Data: synthetic Chinese legal text (words drawn per topic, ``search_text`` = the words) and
+synthetic clustered unit vectors (384-d: 300 topic centres + noise), inserted in bulk with the
+HNSW index dropped and then built (timed); the second size is inserted with the index in place
+(timed too). The searched firm has 50 matters; the benchmark user is assigned to 10 of them,
+so every query runs under a real firm + ethical-wall + owner filter.
+
+Recall@10: for each planned layer the filtered HNSW read (``vector_candidates_by_layer``:
+SET LOCAL ef_search / iterative_scan) against the exact answer of the same filtered query with
+``SET LOCAL enable_indexscan = off`` (sequential scan + sort), for in-distribution query vectors.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import random
+import statistics
+import time
+import uuid
+from dataclasses import dataclass
+
+import numpy as np
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.db import connection, transaction
+from django.utils import timezone
+
+DIM = 384
+TOPICS = 300
+CASE_SHARE, PROFILE_SHARE, CROSS_SHARE, LAW_SHARE = 0.70, 0.05, 0.10, 0.10  # the rest: global
+
+WORDS = {
+    "电脑": "电脑 笔记本 花屏 屏幕 检测 报告 售后 退货 换货 维修 质量 问题 商家 发票 保修".split(),
+    "押金": "租房 押金 房东 退租 交接 照片 墙面 污损 扣留 合同 中介 水电 钥匙 返还 违约".split(),
+    "课程": "课程 退款 培训 机构 合同 试听 老师 退费 比例 协议 消费 预付 冻结 投诉 承诺".split(),
+    "加班": "加班 加班费 公司 工资 考勤 打卡 劳动 仲裁 证据 主管 周末 调休 工时 劳动合同 社保".split(),
+    "维修": "维修 维修费 汽车 4S店 配件 报价 发票 保险 定损 事故 返修 质保 收费 清单 鉴定".split(),
+}
+QUERIES = [
+    "这个电脑花屏纠纷下一步怎么走？", "押金被房东扣了怎么办", "课程退款比例怎么算", "加班费的证据需要哪些",
+    "维修费太贵可以投诉吗", "为什么售后说是人为损坏", "我的偏好是什么", "交接照片有什么用",
+    "劳动仲裁的时间线", "培训机构不退费怎么办", "检测报告去哪里做", "房东不退押金可以起诉吗",
+    "你之前说过的证据清单", "4S店维修收费清单", "周末加班怎么计算", "退货需要哪些材料",
+]
+
+
+@dataclass
+class World:
+    firm: object
+    user: object
+    matters: list
+    assigned: list
+
+
+def _percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    index = min(len(ordered) - 1, max(0, int(round(q * (len(ordered) - 1)))))
+    return ordered[index]
+
+
+def _centres(rng: np.random.Generator) -> np.ndarray:
+    centres = rng.standard_normal((TOPICS, DIM)).astype(np.float32)
+    return centres / np.linalg.norm(centres, axis=1, keepdims=True)
+
+
+def _vectors(rng: np.random.Generator, centres: np.ndarray, topics: np.ndarray) -> np.ndarray:
+    vectors = centres[topics] + 0.08 * rng.standard_normal((len(topics), DIM)).astype(np.float32)
+    return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+
+def _make_world(slug: str, *, matters: int, assigned: int, users: int) -> World:
+    from memory.models import Firm, Matter, MatterAssignment, Membership, Role
+
+    firm = Firm.objects.create(name=slug, slug=slug)
+    user_model = get_user_model()
+    people = [user_model.objects.create(username=f"{slug}-u{i}") for i in range(users)]
+    for person in people:
+        Membership.objects.create(user=person, firm=firm, role=Role.LAWYER)
+    matter_objs = [Matter.objects.create(firm=firm, title=f"{slug} 案件 {i}", reference=f"B-{i:03d}") for i in range(matters)]
+    for matter in matter_objs[:assigned]:
+        MatterAssignment.objects.create(matter=matter, user=people[0])
+    for matter in matter_objs[assigned:]:
+        MatterAssignment.objects.create(matter=matter, user=people[1 % users])
+    return World(firm, people[0], matter_objs, matter_objs[:assigned])
+
+
+def _insert(world: World, count: int, rng: np.random.Generator, centres: np.ndarray, *, batch: int = 2000) -> float:
+    """Bulk-insert ``count`` synthetic notes into ``world.firm``; returns seconds."""
+    from memory.models import Category, MemoryScope, Note, SourceType
+
+    owners = list(get_user_model().objects.filter(memberships__firm=world.firm))
+    topics_words = list(WORDS.values())
+    started = time.perf_counter()
+    now = timezone.now()
+    done = 0
+    while done < count:
+        size = min(batch, count - done)
+        topics = rng.integers(0, TOPICS, size)
+        vectors = _vectors(rng, centres, topics)
+        layer_draw = rng.random(size)
+        notes = []
+        for i in range(size):
+            words = topics_words[int(topics[i]) % len(topics_words)]
+            picked = [words[j] for j in rng.integers(0, len(words), 8)]
+            content = "".join(picked) + f"（第{int(topics[i])}类，样本{done + i}）"
+            draw = layer_draw[i]
+            matter, owner = None, None
+            if draw < CASE_SHARE:
+                scope, matter = MemoryScope.CASE, world.matters[int(topics[i]) % len(world.matters)]
+            elif draw < CASE_SHARE + PROFILE_SHARE:
+                scope, owner = MemoryScope.USER_PROFILE, owners[i % len(owners)]
+            elif draw < CASE_SHARE + PROFILE_SHARE + CROSS_SHARE:
+                scope = MemoryScope.CROSS_CASE
+            elif draw < CASE_SHARE + PROFILE_SHARE + CROSS_SHARE + LAW_SHARE:
+                scope = MemoryScope.GENERAL_LAW
+            else:
+                scope = MemoryScope.GLOBAL
+            notes.append(Note(
+                id=uuid.uuid4(), firm=world.firm, content=content, memory_scope=scope,
+                category=Category.FACT, source_type=SourceType.IMPORT, matter=matter, owner=owner,
+                importance=float(rng.random()), confidence=0.6 + 0.4 * float(rng.random()),
+                said_at=now, content_hash=hashlib.sha256(content.encode()).hexdigest(),
+                search_text=" ".join(picked), embedding=vectors[i], embedding_model="synthetic",
+            ))
+        Note.objects.bulk_create(notes, batch_size=batch)
+        done += size
+    return time.perf_counter() - started
+
+
+def _sql(statement: str) -> None:
+    with connection.cursor() as cursor:
+        cursor.execute(statement)
+
+
+def _build_index() -> float:
+    started = time.perf_counter()
+    _sql("SET maintenance_work_mem = '1GB'")
+    _sql("SET max_parallel_maintenance_workers = 1")
+    _sql(
+        "CREATE INDEX note_embedding_hnsw ON memory_note USING hnsw (embedding vector_cosine_ops) "
+        "WITH (m = 16, ef_construction = 64)"
+    )
+    _sql("ANALYZE memory_note")
+    return time.perf_counter() - started
+
+
+def _latency(world: World, queries: int) -> dict:
+    from memory.retrieval import search_memory
+
+    rng = random.Random(7)
+    totals, embeds = [], []
+    stages: dict[str, list[float]] = {}
+    for i in range(queries + 10):
+        query = QUERIES[i % len(QUERIES)]
+        matter = rng.choice(world.assigned).pk if rng.random() < 0.8 else None
+        started = time.perf_counter()
+        result = search_memory(world.user, query, k=10, strategy="layered", matter_id=matter)
+        elapsed = (time.perf_counter() - started) * 1000
+        if i >= 10:  # warm-up excluded
+            totals.append(elapsed)
+            embeds.append(result.timings["embed"])
+            for stage in ("vector", "keyword", "fusion"):
+                stages.setdefault(stage, []).append(result.timings.get(stage, 0.0))
+    return {
+        "p50_ms": round(statistics.median(totals), 2),
+        "p95_ms": round(_percentile(totals, 0.95), 2),
+        "max_ms": round(max(totals), 2),
+        "embed_p50_ms": round(statistics.median(embeds), 2),
+        "search_without_embed_p50_ms": round(statistics.median(t - e for t, e in zip(totals, embeds)), 2),
+        "search_without_embed_p95_ms": round(_percentile([t - e for t, e in zip(totals, embeds)], 0.95), 2),
+        **{f"{stage}_p50_ms": round(statistics.median(values), 2) for stage, values in stages.items()},
+        "load_average_1m": round(os.getloadavg()[0], 2),
+    }
+
+
+def _recall(world: World, centres: np.ndarray, queries: int) -> dict:
+    from memory.retrieval.candidates import reach_of, vector_candidates_by_layer
+    from memory.retrieval.plan import make_plan
+
+    rng = np.random.default_rng(11)
+    per_layer: dict[str, list[float]] = {}
+    for i in range(queries):
+        vector = _vectors(rng, centres, rng.integers(0, TOPICS, 1))[0]
+        matter = world.assigned[i % len(world.assigned)].pk if i % 2 == 0 else None
+        plan = make_plan("bench", matter_id=matter)
+        reach = reach_of(world.user)
+        approx = vector_candidates_by_layer(world.user, plan, reach, vector, per_layer=10)
+        with transaction.atomic():
+            _sql("SET LOCAL enable_indexscan = off")
+            exact = vector_candidates_by_layer(world.user, plan, reach, vector, per_layer=10)
+        for layer in plan.layers:
+            truth = {c.note.pk for c in exact[layer]}
+            if truth:
+                got = {c.note.pk for c in approx[layer]}
+                key = f"{layer}{'@matter' if layer == 'case' and matter else ''}"
+                per_layer.setdefault(key, []).append(len(truth & got) / len(truth))
+    summary = {layer: round(statistics.mean(values), 4) for layer, values in per_layer.items()}
+    summary["overall"] = round(statistics.mean(v for values in per_layer.values() for v in values), 4)
+    return summary
+
+
+def _plans(world: World) -> dict:
+    """Which access path PostgreSQL picks per layer (HNSW or not), for the report."""
+    from memory.embeddings import get_embedder
+    from memory.models import Note
+    from memory.retrieval.candidates import layer_filter, reach_of, _set_local_hnsw
+    from memory.retrieval.plan import make_plan
+    from pgvector.django import CosineDistance
+
+    vector = get_embedder().embed_query(QUERIES[0])
+    found = {}
+    for matter in (world.assigned[0].pk, None):
+        plan = make_plan("bench", matter_id=matter)
+        for layer in plan.layers:
+            queryset = (
+                Note.objects.visible_to(world.user).active().with_embedding()
+                .filter(layer_filter(plan, reach_of(world.user), [layer]))
+                .annotate(distance=CosineDistance("embedding", vector)).order_by("distance")[:20]
+            )
+            with transaction.atomic():
+                _set_local_hnsw(100, 20000)
+                text = queryset.explain()
+            key = f"{layer}{'@matter' if layer == 'case' and matter else ''}"
+            found[key] = "hnsw" if "note_embedding_hnsw" in text else "exact (other index / seq scan + sort)"
+    return found
+
+
+def main() -> None:
+    sizes = [int(s) for s in os.environ.get("BENCH_SIZES", "1000,10000,100000").split(",")]
+    other = int(os.environ.get("BENCH_OTHER", "100000"))
+    queries = int(os.environ.get("BENCH_QUERIES", "200"))
+    recall_queries = int(os.environ.get("BENCH_RECALL_QUERIES", "100"))
+    settings.DATABASES["default"].setdefault("TEST", {})["NAME"] = "legalmem_bench"
+    old_name = connection.settings_dict["NAME"]
+    print(f"[bench] creating throw-away database legalmem_bench (cpus={os.cpu_count()})", flush=True)
+    connection.creation.create_test_db(verbosity=0, autoclobber=True, serialize=False)
+    try:
+        _run(sizes, other, queries, recall_queries)
+    finally:
+        if os.environ.get("BENCH_KEEP_DB") != "1":
+            connection.creation.destroy_test_db(old_name, verbosity=0)
+            print("[bench] dropped legalmem_bench", flush=True)
+
+
+def _run(sizes: list[int], other: int, queries: int, recall_queries: int) -> None:
+    from memory.embeddings import get_embedder
+
+    rng = np.random.default_rng(3)
+    centres = _centres(rng)
+    get_embedder().embed_query("预热")  # load the model outside the timings
+    target = _make_world("bench-target", matters=50, assigned=10, users=5)
+    others = [_make_world(f"bench-other-{i}", matters=50, assigned=10, users=5) for i in range(2)]
+    _sql("DROP INDEX IF EXISTS note_embedding_hnsw")
+    seconds = sum(_insert(world, other // 2, rng, centres) for world in others)
+    print(f"[bench] inserted {other} other-firm notes in {seconds:.1f}s", flush=True)
+    present = 0
+    rows = []
+    for position, size in enumerate(sizes):
+        grow = size - present
+        index_exists = position > 0
+        rebuild = position == 0 or grow > 20_000
+        if rebuild and index_exists:
+            _sql("DROP INDEX IF EXISTS note_embedding_hnsw")
+        seconds = _insert(target, grow, rng, centres)
+        build = _build_index() if rebuild else None
+        if not rebuild:
+            _sql("ANALYZE memory_note")
+        present = size
+        total_rows = present + other
+        how = f"index built after insert in {build:.1f}s" if build is not None else "inserted with the index in place"
+        print(f"[bench] firm notes {size} (table {total_rows}): inserted {grow} in {seconds:.1f}s, {how}", flush=True)
+        latency = _latency(target, queries)
+        recall = _recall(target, centres, recall_queries)
+        plans = _plans(target)
+        row = {"firm_notes": size, "table_notes": total_rows, **latency, "recall@10": recall, "access": plans,
+               "insert_s": round(seconds, 1), "index_build_s": None if build is None else round(build, 1)}
+        rows.append(row)
+        print(f"[bench] {row}", flush=True)
+    print("\n| firm notes | table notes | p50 ms | p95 ms | embed p50 ms | without embed p50 / p95 ms "
+          "| recall@10 (overall) | load avg |")
+    print("|---|---|---|---|---|---|---|---|")
+    for row in rows:
+        print(f"| {row['firm_notes']:,} | {row['table_notes']:,} | {row['p50_ms']} | {row['p95_ms']} | "
+              f"{row['embed_p50_ms']} | {row.get('search_without_embed_p50_ms')} / "
+              f"{row.get('search_without_embed_p95_ms')} | {row['recall@10']['overall']} | "
+              f"{row.get('load_average_1m')} |")

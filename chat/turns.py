@@ -1,0 +1,194 @@
+"""One chat turn, the database side: validate and save the question, recall memory, build the
+prompt, save the reply and enqueue extraction. Synchronous functions — the consumer calls them
+through ``database_sync_to_async``; each write is one transaction.
+
+Order matters (DESIGN "Chat"): the user message is saved before anything can fail, so a
+failing LLM, a cancel or a dropped connection never loses what the user said.
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from memory.embeddings import EmbeddingUnavailable
+from memory.models import Conversation, Matter, Message
+from memory.pipeline import enqueue_turn_extraction, save_message, working_memory
+from memory.retrieval import SearchError, SearchResult, build_system_message, search_memory
+
+logger = logging.getLogger("legalmem.chat")
+
+SYSTEM_PROMPT = (
+    "你是 LegalMem 法律助手，服务于律师事务所的律师。请用中文回答，先给结论，再列依据和证据清单，"
+    "最后给出可行的下一步（协商、投诉、仲裁或诉讼）。只依据用户提供的事实与召回的记忆，"
+    "不确定时明确说明，不要编造法条或事实。"
+)
+
+
+class TurnRejected(Exception):
+    """The question cannot be taken; ``code`` and ``message`` go to the client as an error frame."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+@dataclass
+class TurnStart:
+    conversation: Conversation
+    user_message: Message
+    conversation_created: bool
+
+
+@dataclass
+class Recall:
+    result: SearchResult | None
+    llm_messages: list[dict[str, str]]
+    recalled: list[dict[str, Any]] = field(default_factory=list)
+    plan: dict[str, Any] | None = None
+    warning: str = ""
+
+
+def _conversation_for(user, conversation_id: int | None, matter_id: int | None, question: str) -> tuple[Conversation, bool]:
+    if conversation_id is not None:
+        conversation = Conversation.objects.visible_to(user).filter(pk=conversation_id).first()
+        if conversation is None:
+            raise TurnRejected("not_found", "没有找到这个对话（或您无权访问）。")
+        return conversation, False
+    matter = None
+    if matter_id is not None:
+        matter = Matter.objects.assigned_to(user).filter(pk=matter_id).first()
+        if matter is None:
+            raise TurnRejected("not_found", "没有找到这个案件（或您未被分配到该案件）。")
+        firm = matter.firm
+    else:
+        firm = user.memberships.select_related("firm").order_by("firm__name").first()
+        if firm is None:
+            raise TurnRejected("no_firm", "您还不属于任何律所，无法开始对话。")
+        firm = firm.firm
+    conversation = Conversation.objects.create(
+        firm=firm, user=user, matter=matter, title=question.strip().splitlines()[0][:60]
+    )
+    return conversation, True
+
+
+def check_rate_limit(user) -> None:
+    """At most CHAT_RATE_LIMIT_PER_MINUTE questions a minute per user, counted in the database
+    (so it holds across server processes)."""
+    since = timezone.now() - timedelta(minutes=1)
+    recent = Message.objects.filter(
+        conversation__user=user, role=Message.Role.USER, created_at__gte=since
+    ).count()
+    if recent >= settings.CHAT_RATE_LIMIT_PER_MINUTE:
+        raise TurnRejected("rate_limited", "提问过于频繁，请稍后再试。")
+
+
+def validate_question(question: Any) -> str:
+    if not isinstance(question, str) or not question.strip():
+        raise TurnRejected("empty_question", "问题不能为空。")
+    if len(question) > settings.CHAT_MAX_QUESTION_CHARS:
+        raise TurnRejected(
+            "question_too_long", f"问题过长：最多 {settings.CHAT_MAX_QUESTION_CHARS} 个字符。"
+        )
+    return question.strip()
+
+
+def begin_turn(user, *, question: Any, conversation_id: int | None, matter_id: int | None) -> TurnStart:
+    """Validate, rate-limit, find or create the conversation and save the question."""
+    question = validate_question(question)
+    check_rate_limit(user)
+    with transaction.atomic():
+        conversation, created = _conversation_for(user, conversation_id, matter_id, question)
+        message = save_message(
+            conversation, Message.Role.USER, question, speaker=user.get_username()
+        )
+        Conversation.objects.filter(pk=conversation.pk).update(updated_at=timezone.now())
+    return TurnStart(conversation=conversation, user_message=message, conversation_created=created)
+
+
+def hit_payload(hit) -> dict[str, Any]:
+    note = hit.note
+    return {
+        "id": str(note.pk),
+        "content": note.content,
+        "layer": hit.layer,
+        "layer_label": note.get_memory_scope_display(),
+        "category": note.category,
+        "category_label": note.get_category_display(),
+        "rank": hit.rank,
+        "score": hit.breakdown.as_dict(),
+        "reasons": list(hit.reasons),
+        "source_type": note.source_type,
+        "source_id": note.source_id,
+        "matter": note.matter.title if note.matter_id else None,
+        "provenance_url": f"/api/memory/notes/{note.pk}/",
+    }
+
+
+def recall(user, start: TurnStart) -> Recall:
+    """Search memory for the question and build the LLM messages; memory trouble never blocks the answer."""
+    conversation, question = start.conversation, start.user_message.content
+    result: SearchResult | None = None
+    warning = ""
+    try:
+        result = search_memory(
+            user,
+            question[: settings.CHAT_MAX_QUESTION_CHARS],
+            k=settings.CHAT_RECALL_K,
+            strategy="layered",
+            matter_id=conversation.matter_id,
+            conversation=conversation,
+        )
+    except (SearchError, EmbeddingUnavailable) as error:
+        logger.error("recall failed for conversation %s: %s", conversation.pk, error)
+        warning = "记忆检索暂不可用，本次回答未使用长期记忆。"
+    memory_message = build_system_message(result) if result is not None else None
+    history = [
+        {"role": m.role, "content": m.content}
+        for m in working_memory(conversation)
+        if m.pk != start.user_message.pk and m.role in (Message.Role.USER, Message.Role.ASSISTANT) and m.content
+    ]
+    llm_messages = [{"role": "system", "content": SYSTEM_PROMPT}]
+    if memory_message:
+        llm_messages.append(memory_message)
+    llm_messages.extend(history)
+    llm_messages.append({"role": "user", "content": question})
+    return Recall(
+        result=result,
+        llm_messages=llm_messages,
+        recalled=[hit_payload(hit) for hit in result.hits] if result else [],
+        plan=result.plan.as_dict() if result is not None else None,
+        warning=warning,
+    )
+
+
+def finish_turn(
+    start: TurnStart,
+    recall_: Recall,
+    *,
+    reply: str,
+    status: str,
+    engine: str,
+    timings: dict[str, float],
+    error: str = "",
+) -> Message:
+    """Save the reply (partial when cancelled or failed) and enqueue its extraction, once."""
+    with transaction.atomic():
+        message = save_message(
+            start.conversation, Message.Role.ASSISTANT, reply, speaker=engine, status=status
+        )
+        Message.objects.filter(pk=message.pk).update(
+            recalled=[{"id": r["id"], "layer": r["layer"], "score": r["score"]} for r in recall_.recalled],
+            timings=timings,
+            engine=engine,
+            error=error[:500],
+        )
+        enqueue_turn_extraction(start.user_message, message)
+    message.refresh_from_db()
+    return message

@@ -1,0 +1,49 @@
+"""``manage.py import_conversation FILE [--firm SLUG]``: import a transcript through the write path.
+
+The JSON format is documented in :mod:`memory.pipeline.ingest`.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+from tqdm import tqdm
+
+from memory.pipeline.ingest import TranscriptError, import_transcript
+
+
+class Command(BaseCommand):
+    help = "Import conversations from a JSON transcript (idempotent: re-importing changes nothing)."
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("file", help="path to the JSON transcript")
+        parser.add_argument("--firm", help="the firm's slug, if the file does not name it")
+        parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+    def handle(self, *args, **options) -> None:
+        path = Path(options["file"])
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise CommandError(f"{path}: no such file") from None
+        except UnicodeDecodeError as exc:
+            raise CommandError(f"{path}: not UTF-8 text ({exc.reason})") from None
+        except json.JSONDecodeError as exc:
+            raise CommandError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+        bar = None if options["no_progress"] else tqdm(total=0, unit="turn", desc="importing", file=self.stderr._out)
+
+        def progress(done: int, total: int) -> None:
+            if bar is not None:
+                bar.total = total
+                bar.n = done
+                bar.refresh()
+
+        try:
+            result = import_transcript(data, actor="system:import_conversation", progress=progress, firm=options["firm"])
+        except TranscriptError as exc:
+            raise CommandError(f"{path}: {exc}") from None
+        finally:
+            if bar is not None:
+                bar.close()
+        self.stdout.write(self.style.SUCCESS(result.summary()) + f" ({result.seconds:.1f} s)")

@@ -1,0 +1,282 @@
+"""The write path's own records: turn extraction jobs, routing decisions, working-memory
+consolidation and persona evidence (AdaMem §4.2–4.3).
+
+Each is the durable, auditable trace of one step after a chat answer, so an operator can
+see in admin what was extracted, what was decided and why, and which jobs failed.
+"""
+from __future__ import annotations
+
+from django.conf import settings
+from django.contrib.postgres.fields import ArrayField
+from django.db import models
+from django.utils.translation import gettext_lazy as _
+from pgvector.django import VectorField
+
+from memory.models.conversations import Conversation, Message
+from memory.models.notes import Note
+from memory.models.tenancy import Firm, Matter
+
+
+def _walled(user, *, matter_path: str, private_path: str | None = None) -> models.Q:
+    """Rows of the firms the user administers, behind the ethical wall (and private rows own only)."""
+    q = models.Q(firm__in=Firm.objects.administered_by(user)) & (
+        models.Q(**{f"{matter_path}__isnull": True})
+        | models.Q(**{f"{matter_path}__in": Matter.objects.assigned_to(user)})
+    )
+    if private_path:
+        q &= models.Q(**{private_path: user})
+    return q
+
+
+class TurnExtractionQuerySet(models.QuerySet["TurnExtraction"]):
+    def visible_to(self, user) -> "TurnExtractionQuerySet":
+        """Firm admins see their firm's jobs, behind the ethical wall of the conversation's matter."""
+        if not user.is_authenticated:
+            return self.none()
+        return self.filter(_walled(user, matter_path="conversation__matter"))
+
+
+class TurnExtraction(models.Model):
+    """One chat turn (user message + assistant reply) on its way into memory: a durable job.
+
+    One row per assistant message (unique), so enqueuing or running a turn twice never
+    extracts it twice. ``items`` keeps what the extractor returned, so a resumed job
+    routes the same items instead of asking the LLM again.
+    """
+
+    class Status(models.TextChoices):
+        PENDING = "pending", _("pending")
+        RUNNING = "running", _("running")
+        DONE = "done", _("done")
+        SKIPPED = "skipped", _("skipped (trivial turn)")
+        FAILED = "failed", _("failed")
+
+    firm = models.ForeignKey(Firm, on_delete=models.PROTECT, related_name="+")
+    conversation = models.ForeignKey(
+        Conversation, on_delete=models.PROTECT, related_name="turn_extractions"
+    )
+    user_message = models.ForeignKey(Message, on_delete=models.PROTECT, related_name="+")
+    assistant_message = models.OneToOneField(
+        Message, on_delete=models.PROTECT, related_name="turn_extraction"
+    )
+    source_type = models.CharField(max_length=20, default="chat")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    attempts = models.PositiveIntegerField(default=0)
+    last_error = models.TextField(blank=True)
+    engine = models.CharField(max_length=200, blank=True)
+    items = models.JSONField(null=True, blank=True, help_text=_("What the extractor returned."))
+    rejected = models.JSONField(default=list, blank=True, help_text=_("Items the validator refused, with reasons."))
+    decisions = models.JSONField(default=list, blank=True, help_text=_("ADD / UPDATE / IGNORE per item."))
+    task_id = models.CharField(max_length=64, blank=True, help_text=_("Last background task enqueued."))
+    next_attempt_at = models.DateTimeField(null=True, blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    objects = TurnExtractionQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["status", "started_at"], name="turn_status_idx")]
+        verbose_name = _("turn extraction")
+        verbose_name_plural = _("turn extractions")
+
+    def __str__(self) -> str:
+        return f"turn {self.pk} ({self.status})"
+
+    @property
+    def source_key(self) -> str:
+        return f"turn:{self.pk}"
+
+
+class ConsolidationQuerySet(models.QuerySet["Consolidation"]):
+    def visible_to(self, user) -> "ConsolidationQuerySet":
+        if not user.is_authenticated:
+            return self.none()
+        return self.filter(_walled(user, matter_path="conversation__matter"))
+
+
+class Consolidation(models.Model):
+    """Working-memory overflow: the oldest messages of a conversation moved to long-term memory."""
+
+    firm = models.ForeignKey(Firm, on_delete=models.PROTECT, related_name="+")
+    conversation = models.ForeignKey(
+        Conversation, on_delete=models.PROTECT, related_name="consolidations"
+    )
+    engine = models.CharField(max_length=200, blank=True)
+    items = models.JSONField(default=list, blank=True)
+    decisions = models.JSONField(default=list, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = ConsolidationQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at"]
+        verbose_name = _("consolidation")
+        verbose_name_plural = _("consolidations")
+
+    @property
+    def source_key(self) -> str:
+        return f"consolidation:{self.pk}"
+
+
+class ConsolidatedMessage(models.Model):
+    """Marks a message as out of working memory (archived; still stored and searchable)."""
+
+    message = models.OneToOneField(
+        Message, on_delete=models.PROTECT, primary_key=True, related_name="consolidated"
+    )
+    consolidation = models.ForeignKey(
+        Consolidation, on_delete=models.PROTECT, related_name="messages"
+    )
+    consolidated_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        verbose_name = _("consolidated message")
+        verbose_name_plural = _("consolidated messages")
+
+
+class RoutingDecision(models.Model):
+    """What the router did with one extracted item, and why (ADD / UPDATE / IGNORE / PERSONA).
+
+    Written in the same transaction as the note it produces; unique per source (turn or
+    consolidation) and content hash, so a job that runs twice cannot write an item twice.
+    """
+
+    class Action(models.TextChoices):
+        ADD = "add", _("add")
+        UPDATE = "update", _("update")
+        IGNORE = "ignore", _("ignore")
+        PERSONA = "persona", _("persona evidence")
+
+    firm = models.ForeignKey(Firm, on_delete=models.PROTECT, related_name="+")
+    matter = models.ForeignKey(Matter, on_delete=models.PROTECT, null=True, blank=True, related_name="+")
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    source_key = models.CharField(max_length=64)
+    turn = models.ForeignKey(
+        TurnExtraction, on_delete=models.PROTECT, null=True, blank=True, related_name="routing"
+    )
+    consolidation = models.ForeignKey(
+        Consolidation, on_delete=models.PROTECT, null=True, blank=True, related_name="routing"
+    )
+    item_index = models.PositiveIntegerField()
+    content = models.TextField()
+    content_hash = models.CharField(max_length=64)
+    category = models.CharField(max_length=20)
+    action = models.CharField(max_length=10, choices=Action.choices)
+    reason = models.CharField(max_length=500)
+    note = models.ForeignKey(
+        Note, on_delete=models.SET_NULL, null=True, blank=True, related_name="+",
+        help_text=_("The note written (ADD/UPDATE) or reinforced (IGNORE as duplicate)."),
+    )
+    previous = models.ForeignKey(
+        Note, on_delete=models.SET_NULL, null=True, blank=True, related_name="+",
+        help_text=_("The note this item was compared with (superseded on UPDATE)."),
+    )
+    similarity = models.FloatField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["source_key", "item_index"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["source_key", "content_hash"], name="routing_unique_item_per_source"
+            )
+        ]
+        verbose_name = _("routing decision")
+        verbose_name_plural = _("routing decisions")
+
+    def __str__(self) -> str:
+        return f"{self.action}: {self.content[:60]}"
+
+    def as_dict(self) -> dict:
+        return {
+            "item": self.item_index,
+            "action": self.action,
+            "reason": self.reason,
+            "content": self.content[:200],
+            "note": str(self.note_id) if self.note_id else None,
+            "previous": str(self.previous_id) if self.previous_id else None,
+            "similarity": None if self.similarity is None else round(self.similarity, 4),
+        }
+
+
+class PersonaTraitQuerySet(models.QuerySet["PersonaTrait"]):
+    def visible_to(self, user) -> "PersonaTraitQuerySet":
+        """A user's persona is theirs alone (like their user_profile notes)."""
+        if not user.is_authenticated:
+            return self.none()
+        return self.filter(user=user, firm__in=Firm.objects.of_user(user))
+
+
+class PersonaTrait(models.Model):
+    """One attribute or preference of a user, gathered from evidence until it is strong
+    enough to become a ``user_profile`` note (AdaMem §4.3)."""
+
+    class Status(models.TextChoices):
+        FORMING = "forming", _("forming (not yet promoted)")
+        PROMOTED = "promoted", _("promoted to the profile")
+        DISPUTED = "disputed", _("promoted, disputed by contrary evidence")
+        SUPERSEDED = "superseded", _("superseded by a stronger trait")
+
+    firm = models.ForeignKey(Firm, on_delete=models.PROTECT, related_name="+")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="persona_traits"
+    )
+    content = models.TextField()
+    category = models.CharField(max_length=20)
+    embedding = VectorField(dimensions=settings.NOTE_EMBEDDING_DIMENSIONS, null=True, blank=True)
+    status = models.CharField(max_length=12, choices=Status.choices, default=Status.FORMING)
+    note = models.ForeignKey(Note, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    conflicts_with = models.ForeignKey(
+        "self", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    evidence_count = models.PositiveIntegerField(default=0)
+    base_confidence = models.FloatField(default=0.0)
+    strength = models.FloatField(default=0.0)
+    last_evidence_at = models.DateTimeField(null=True, blank=True)
+    decision = models.CharField(max_length=500, blank=True, help_text=_("Last promotion decision and why."))
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    objects = PersonaTraitQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-updated_at"]
+        indexes = [models.Index(fields=["firm", "user", "status"], name="persona_trait_user_idx")]
+        verbose_name = _("persona trait")
+        verbose_name_plural = _("persona traits")
+
+    def __str__(self) -> str:
+        return f"{self.user}: {self.content[:60]} ({self.status})"
+
+
+class PersonaEvidence(models.Model):
+    """One statement supporting a persona trait, with where and when it was said."""
+
+    trait = models.ForeignKey(PersonaTrait, on_delete=models.PROTECT, related_name="evidence")
+    firm = models.ForeignKey(Firm, on_delete=models.PROTECT, related_name="+")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    source_key = models.CharField(max_length=64)
+    content = models.TextField()
+    content_hash = models.CharField(max_length=64)
+    confidence = models.FloatField()
+    said_at = models.DateTimeField()
+    source_message_ids = ArrayField(models.BigIntegerField(), default=list, blank=True)
+    conversation = models.ForeignKey(
+        Conversation, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["said_at", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["source_key", "content_hash"], name="persona_evidence_unique_per_source"
+            )
+        ]
+        verbose_name = _("persona evidence")
+        verbose_name_plural = _("persona evidence")

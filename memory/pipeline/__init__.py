@@ -1,0 +1,32 @@
+"""The memory write path (DESIGN "Write path"): after each answer, the turn becomes linked,
+layered, evolving notes — extraction, note construction, ADD/UPDATE/IGNORE routing, A-Mem
+linking and evolution, working-memory consolidation and persona promotion — run as durable,
+retried, idempotent background jobs.
+
+Public interface (what chat, stories and evaluation call):
+
+- ``save_message(conversation, role, content, *, speaker, said_at=None, status=..., external_id="")``
+- ``enqueue_turn_extraction(user_message, assistant_message)`` → ``TurnExtraction``
+- ``process_turn(turn_id)`` → ``TurnExtraction`` (the job body, synchronous)
+- ``extract_turn(user_msg, ai_resp)`` → ``ExtractionOutcome``
+- ``import_transcript(data, *, actor, progress=None)`` → ``ImportResult``
+- ``working_memory(conversation)``, ``resume_stalled_turns()``
+"""
+from memory.pipeline.extract import ExtractionOutcome, extract_turn
+from memory.pipeline.ingest import ImportResult, TranscriptError, import_transcript
+from memory.pipeline.turns import enqueue_turn_extraction, process_turn, resume_stalled_turns
+from memory.pipeline.working_memory import consolidate_overflow, save_message, working_memory
+
+__all__ = [
+    "ExtractionOutcome",
+    "ImportResult",
+    "TranscriptError",
+    "consolidate_overflow",
+    "enqueue_turn_extraction",
+    "extract_turn",
+    "import_transcript",
+    "process_turn",
+    "resume_stalled_turns",
+    "save_message",
+    "working_memory",
+]

@@ -1,0 +1,67 @@
+"""Step 2 of the write path: one turn → at most five validated knowledge items.
+
+With an LLM configured (``LLM_BASE_URL``) the seed 001 prompt goes through
+``LLMClient.complete_json`` (json_schema → json_object → plain fallback, retries);
+otherwise the rule-based offline engine runs. LLM errors are not caught here: the
+turn job records them and retries or fails (DESIGN: never silently dropped).
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+
+from memory.extraction import (
+    KNOWLEDGE_SCHEMA,
+    KNOWLEDGE_SCHEMA_NAME,
+    ExtractedItem,
+    build_extraction_prompt,
+    extract_offline,
+    is_trivial_turn,
+    validate_items,
+)
+from memory.extraction.prompt import EXTRACTION_SYSTEM_PROMPT
+from memory.llm import LLMClient
+
+logger = logging.getLogger("legalmem.pipeline")
+
+ENGINE_OFFLINE = "offline"
+ENGINE_SKIPPED = "skipped"
+
+
+@dataclass
+class ExtractionOutcome:
+    """What one turn yielded: the items kept, why others were refused, and which engine ran."""
+
+    items: list[ExtractedItem]
+    rejected_reasons: list[str] = field(default_factory=list)
+    engine: str = ENGINE_OFFLINE
+
+    @property
+    def skipped(self) -> bool:
+        return self.engine == ENGINE_SKIPPED
+
+
+def extract_turn(user_msg: str, ai_resp: str, *, client: LLMClient | None = None) -> ExtractionOutcome:
+    """Extract the turn's knowledge; trivial turns (seed 001 thresholds) yield nothing.
+
+    ``client`` defaults to ``LLMClient.from_settings()`` (None → offline engine).
+    Raises ``memory.llm.LLMError`` subclasses when the LLM fails after its retries.
+    """
+    if is_trivial_turn(user_msg, ai_resp):
+        return ExtractionOutcome(items=[], engine=ENGINE_SKIPPED)
+    client = client if client is not None else LLMClient.from_settings()
+    if client is None:
+        return ExtractionOutcome(items=extract_offline(user_msg, ai_resp), engine=ENGINE_OFFLINE)
+    try:
+        data = client.complete_json(
+            build_extraction_prompt(user_msg, ai_resp),
+            schema=KNOWLEDGE_SCHEMA,
+            schema_name=KNOWLEDGE_SCHEMA_NAME,
+            system=EXTRACTION_SYSTEM_PROMPT,
+        )
+    finally:
+        client.close()
+    items, reasons = validate_items(data.get("knowledge", []), source_text=f"{user_msg}\n{ai_resp}")
+    for reason in reasons:
+        logger.warning("extraction item rejected: %s", reason)
+    return ExtractionOutcome(items=items, rejected_reasons=reasons, engine=f"llm:{client.config.model}")

@@ -1,0 +1,242 @@
+"""Importing transcripts through the same write path as live chat.
+
+The JSON format (one file, UTF-8)::
+
+    {"firm": "alpha",                       # the firm's slug (or given with --firm)
+     "conversations": [
+       {"id": "conv-1",                      # required, unique within the firm: re-import key
+        "user": "alice",                     # required: username, a member of the firm
+        "matter": "M-001",                   # optional: the matter's reference in the firm;
+                                             #   the user must be assigned to it
+        "title": "电脑花屏",                  # optional
+        "messages": [                        # required, in conversation order
+          {"id": "m1",                       # required, unique within the conversation
+           "role": "user",                   # user | assistant | system
+           "speaker": "alice",               # optional (defaults to the user / "assistant")
+           "timestamp": "2026-03-01T10:00:00+08:00",   # required, ISO 8601 (naive = TIME_ZONE)
+           "content": "..."},                # required text
+          {"id": "m2", "role": "assistant", "speaker": "assistant", "timestamp": "...", "content": "..."}]}]}
+
+A user message followed by an assistant message forms a turn; each turn is extracted,
+routed and linked exactly as a chat turn (synchronously, offline engine or LLM).
+The whole file is validated before anything is written; each conversation's messages are
+stored in one transaction. Re-importing the same file changes nothing (conversation and
+message ids are the keys; finished turns are not run again).
+"""
+from __future__ import annotations
+
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Callable
+
+from django.contrib.auth import get_user_model
+from django.db import transaction
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
+
+from memory.models import Conversation, Firm, Matter, Membership, Message, RoutingDecision, SourceType, TurnExtraction
+from memory.pipeline.turns import _get_or_create_turn, process_turn
+from memory.pipeline.working_memory import save_message
+
+
+class TranscriptError(ValueError):
+    """The transcript is not in the documented format or names unknown firms/users/matters."""
+
+
+@dataclass
+class _MessageSpec:
+    external_id: str
+    role: str
+    speaker: str
+    said_at: datetime
+    content: str
+
+
+@dataclass
+class _ConversationSpec:
+    external_id: str
+    user: Any
+    matter: Matter | None
+    title: str
+    messages: list[_MessageSpec]
+
+
+@dataclass
+class ImportResult:
+    """What an import did (counts are for this run; a re-import shows zeros where nothing changed)."""
+
+    firm: str = ""
+    conversations: int = 0
+    conversations_created: int = 0
+    messages_created: int = 0
+    messages_existing: int = 0
+    turns: int = 0
+    turns_processed: int = 0
+    turn_status: Counter = field(default_factory=Counter)
+    decisions: Counter = field(default_factory=Counter)
+    seconds: float = 0.0
+
+    @property
+    def notes_written(self) -> int:
+        return self.decisions.get(RoutingDecision.Action.ADD, 0) + self.decisions.get(RoutingDecision.Action.UPDATE, 0)
+
+    def summary(self) -> str:
+        status = ", ".join(f"{k} {v}" for k, v in sorted(self.turn_status.items())) or "none"
+        decided = ", ".join(f"{k} {v}" for k, v in sorted(self.decisions.items())) or "none"
+        return (
+            f"firm {self.firm}: {self.conversations} conversation(s) ({self.conversations_created} new), "
+            f"{self.messages_created} message(s) new, {self.messages_existing} already there; "
+            f"{self.turns} turn(s), {self.turns_processed} processed now; turns: {status}; decisions: {decided}"
+        )
+
+
+def _text(obj: dict, key: str, where: str, *, required: bool = True, default: str = "") -> str:
+    value = obj.get(key, None)
+    if value is None or (isinstance(value, str) and not value.strip() and required):
+        if required:
+            raise TranscriptError(f"{where}: missing {key!r}")
+        return default
+    if not isinstance(value, (str, int)) or isinstance(value, bool):
+        raise TranscriptError(f"{where}: {key!r} must be text")
+    return str(value)
+
+
+def parse_transcript(data: Any, *, firm_slug: str | None = None) -> tuple[Firm, list[_ConversationSpec]]:
+    """Validate the whole transcript against the database; raise TranscriptError naming the place."""
+    if not isinstance(data, dict):
+        raise TranscriptError("the transcript must be a JSON object with 'firm' and 'conversations'")
+    slug = data.get("firm") or firm_slug
+    if firm_slug and data.get("firm") and data["firm"] != firm_slug:
+        raise TranscriptError(f"the file is for firm {data['firm']!r}, not {firm_slug!r}")
+    if not slug or not isinstance(slug, str):
+        raise TranscriptError("missing 'firm' (give it in the file or with --firm)")
+    firm = Firm.objects.filter(slug=slug).first()
+    if firm is None:
+        raise TranscriptError(f"unknown firm {slug!r}")
+    conversations = data.get("conversations")
+    if not isinstance(conversations, list) or not conversations:
+        raise TranscriptError("'conversations' must be a non-empty list")
+    users = get_user_model().objects
+    specs: list[_ConversationSpec] = []
+    seen_conversations: set[str] = set()
+    for ci, conv in enumerate(conversations):
+        where = f"conversations[{ci}]"
+        if not isinstance(conv, dict):
+            raise TranscriptError(f"{where}: must be an object")
+        external_id = _text(conv, "id", where)
+        where = f"conversation {external_id!r}"
+        if external_id in seen_conversations:
+            raise TranscriptError(f"{where}: the id appears twice in the file")
+        seen_conversations.add(external_id)
+        username = _text(conv, "user", where)
+        user = users.filter(username=username).first()
+        if user is None:
+            raise TranscriptError(f"{where}: unknown user {username!r}")
+        if not Membership.objects.filter(firm=firm, user=user).exists():
+            raise TranscriptError(f"{where}: user {username!r} is not a member of firm {slug!r}")
+        matter = None
+        reference = _text(conv, "matter", where, required=False)
+        if reference:
+            matches = list(Matter.objects.filter(firm=firm, reference=reference)[:2])
+            if not matches:
+                raise TranscriptError(f"{where}: unknown matter {reference!r} in firm {slug!r}")
+            if len(matches) > 1:
+                raise TranscriptError(f"{where}: matter reference {reference!r} is ambiguous in firm {slug!r}")
+            matter = matches[0]
+            if not matter.is_assigned(user):
+                raise TranscriptError(f"{where}: user {username!r} is not assigned to matter {reference!r}")
+        existing = Conversation.objects.filter(firm=firm, external_id=external_id).first()
+        if existing is not None and (existing.user_id != user.pk or existing.matter_id != (matter.pk if matter else None)):
+            raise TranscriptError(f"{where}: already imported with another user or matter")
+        messages = conv.get("messages")
+        if not isinstance(messages, list) or not messages:
+            raise TranscriptError(f"{where}: 'messages' must be a non-empty list")
+        parsed: list[_MessageSpec] = []
+        ids: set[str] = set()
+        for mi, msg in enumerate(messages):
+            mwhere = f"{where} messages[{mi}]"
+            if not isinstance(msg, dict):
+                raise TranscriptError(f"{mwhere}: must be an object")
+            mid = _text(msg, "id", mwhere)
+            if mid in ids:
+                raise TranscriptError(f"{mwhere}: message id {mid!r} appears twice")
+            ids.add(mid)
+            role = _text(msg, "role", mwhere)
+            if role not in Message.Role.values:
+                raise TranscriptError(f"{mwhere}: role must be one of {', '.join(Message.Role.values)}, got {role!r}")
+            content = msg.get("content")
+            if not isinstance(content, str) or not content.strip():
+                raise TranscriptError(f"{mwhere}: missing 'content' text")
+            raw_time = _text(msg, "timestamp", mwhere)
+            said_at = parse_datetime(raw_time)
+            if said_at is None:
+                raise TranscriptError(f"{mwhere}: timestamp {raw_time!r} is not ISO 8601")
+            if timezone.is_naive(said_at):
+                said_at = timezone.make_aware(said_at)
+            default_speaker = username if role == Message.Role.USER else role
+            speaker = _text(msg, "speaker", mwhere, required=False, default=default_speaker) or default_speaker
+            parsed.append(_MessageSpec(mid[:200], role, speaker[:200], said_at, content))
+        title = _text(conv, "title", where, required=False)[:300]
+        specs.append(_ConversationSpec(external_id[:200], user, matter, title, parsed))
+    return firm, specs
+
+
+def _store_conversation(firm: Firm, spec: _ConversationSpec, result: ImportResult) -> list[TurnExtraction]:
+    """Conversation, messages and turn jobs of one conversation, all or nothing."""
+    with transaction.atomic():
+        conversation, created = Conversation.objects.get_or_create(
+            firm=firm, external_id=spec.external_id,
+            defaults={"user": spec.user, "matter": spec.matter, "title": spec.title},
+        )
+        result.conversations_created += int(created)
+        known = set(Message.objects.filter(conversation=conversation).values_list("external_id", flat=True))
+        stored: list[Message] = []
+        for m in spec.messages:
+            if m.external_id in known:
+                result.messages_existing += 1
+            else:
+                result.messages_created += 1
+            stored.append(save_message(conversation, m.role, m.content, speaker=m.speaker,
+                                       said_at=m.said_at, external_id=m.external_id))
+        turns = []
+        for previous, current in zip(stored, stored[1:]):
+            if previous.role == Message.Role.USER and current.role == Message.Role.ASSISTANT:
+                turn, _ = _get_or_create_turn(previous, current, source_type=SourceType.IMPORT)
+                turns.append(turn)
+    return turns
+
+
+def import_transcript(
+    data: dict,
+    *,
+    actor,
+    progress: Callable[[int, int], None] | None = None,
+    firm: str | None = None,
+) -> ImportResult:
+    """Import a parsed transcript (format in the module docstring) and run every turn through
+    the write path synchronously. ``progress(done, total)`` is called after each turn.
+    Raises TranscriptError before writing anything if the transcript is invalid. ``actor`` is
+    who imported it (a user or "system:<name>"); notes are written by the pipeline."""
+    started = time.perf_counter()
+    firm_obj, specs = parse_transcript(data, firm_slug=firm)
+    result = ImportResult(firm=firm_obj.slug, conversations=len(specs))
+    all_turns: list[TurnExtraction] = []
+    for spec in specs:
+        all_turns.extend(_store_conversation(firm_obj, spec, result))
+    result.turns = len(all_turns)
+    if progress:
+        progress(0, len(all_turns))
+    for done, turn in enumerate(all_turns, start=1):
+        if turn.status not in (TurnExtraction.Status.DONE, TurnExtraction.Status.SKIPPED, TurnExtraction.Status.FAILED):
+            turn = process_turn(turn.pk)
+            result.turns_processed += 1
+            result.decisions.update(
+                RoutingDecision.objects.filter(source_key=turn.source_key).values_list("action", flat=True)
+            )
+        result.turn_status[turn.status] += 1
+        if progress:
+            progress(done, len(all_turns))
+    result.seconds = time.perf_counter() - started
+    return result

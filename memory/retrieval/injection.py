@@ -1,0 +1,61 @@
+"""Context injection: recalled notes as one system message grouped by layer (seed 001 §7).
+
+Token budget: we count tokens without a tokenizer — each CJK character (and CJK
+punctuation) counts as one token, every other run of non-space characters as one token
+per 4 characters (rounded up). That is close to (slightly above) what DeepSeek / OpenAI
+tokenizers give for Chinese legal text, so staying under the budget is safe. Notes are
+added best-first; a note that does not fit is skipped (never cut in half).
+"""
+from __future__ import annotations
+
+import math
+import re
+
+from memory.models import MemoryScope
+from memory.retrieval.types import Hit, SearchResult
+
+HEADER = (
+    "以下是分层检索 agent 召回的长程记忆，请优先结合当前案件层，"
+    "其次参考用户画像、跨案经验和通用法律层。"
+)
+LAYER_TITLES = {
+    MemoryScope.CASE: "【当前案件层 case】",
+    MemoryScope.USER_PROFILE: "【用户画像层 user_profile】",
+    MemoryScope.CROSS_CASE: "【跨案经验层 cross_case】",
+    MemoryScope.GENERAL_LAW: "【通用法律层 general_law】",
+    MemoryScope.GLOBAL: "【全局记忆层 global】",
+}
+DEFAULT_TOKEN_BUDGET = 1200
+_CJK = re.compile(r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]")
+_OTHER = re.compile(r"[^\s\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]+")
+
+
+def estimate_tokens(text: str) -> int:
+    """CJK characters count one each; other non-space runs one per 4 characters."""
+    return len(_CJK.findall(text)) + sum(math.ceil(len(run) / 4) for run in _OTHER.findall(text))
+
+
+def _line(hit: Hit) -> str:
+    note = hit.note
+    return f"- [{note.get_category_display()}] {note.content} (importance={note.importance:.2f}, confidence={note.confidence:.2f})"
+
+
+def build_system_message(result: SearchResult, *, token_budget: int = DEFAULT_TOKEN_BUDGET) -> dict | None:
+    """``{"role": "system", "content": ...}`` with the hits grouped in plan order, or None if nothing fits."""
+    used = estimate_tokens(HEADER)
+    chosen: dict[str, list[str]] = {}
+    for hit in sorted(result.hits, key=lambda h: h.rank):
+        line = _line(hit)
+        title_cost = 0 if hit.layer in chosen else estimate_tokens(LAYER_TITLES.get(hit.layer, hit.layer))
+        cost = estimate_tokens(line) + title_cost
+        if used + cost > token_budget:
+            continue
+        chosen.setdefault(hit.layer, []).append(line)
+        used += cost
+    if not chosen:
+        return None
+    order = list(result.plan.layers) + [layer for layer in chosen if layer not in result.plan.layers]
+    blocks = [
+        LAYER_TITLES.get(layer, layer) + "\n" + "\n".join(chosen[layer]) for layer in order if layer in chosen
+    ]
+    return {"role": "system", "content": HEADER + "\n\n" + "\n\n".join(blocks)}

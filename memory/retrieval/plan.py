@@ -1,0 +1,132 @@
+"""The retrieval plan: which memory layers a question needs, in which order, and how to search them.
+
+Rules (DESIGN.md "Read path", seed 000 §2, seed 002 §5.1):
+- the current matter's case facts come first, then user profile, cross-case experience,
+  general law and the firm's global procedures;
+- a question about the user (我的偏好 / 我喜欢 / 我习惯 …) puts the persona layer
+  (``user_profile``) first;
+- an explicit reference to earlier talk (你之前说过 / 上次 / 刚才 …) also searches the raw,
+  archived messages of the conversation (or of the user's visible conversations);
+- time or causal words (之前 / 之后 / 为什么 / 导致 / 因为 / 时间线 / 先后 …) switch on
+  graph expansion over typed note links.
+
+The plan is pure (no database access) and is returned with every search result.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Iterable
+
+from memory.models import MemoryScope
+
+# Seed 000: current matter first, then user profile, cross-case, general law, global.
+DEFAULT_LAYER_ORDER: tuple[str, ...] = (
+    MemoryScope.CASE,
+    MemoryScope.USER_PROFILE,
+    MemoryScope.CROSS_CASE,
+    MemoryScope.GENERAL_LAW,
+    MemoryScope.GLOBAL,
+)
+
+EXPLICIT_REFERENCE_CUES: tuple[str, ...] = (
+    "你之前说过", "你之前说", "你说过", "之前说过", "之前提到", "之前聊", "我之前说", "我说过",
+    "我提到过", "上次", "上回", "刚才", "刚刚", "前面说", "前面提到", "那次", "你提到过",
+    "you said", "earlier you", "last time",
+)
+TEMPORAL_CAUSAL_CUES: tuple[str, ...] = (
+    "之前", "之后", "以后", "以前", "为什么", "为何", "导致", "因为", "所以", "原因", "结果",
+    "时间线", "先后", "顺序", "后来", "接着", "然后", "起因", "经过", "什么时候", "何时",
+    "多久", "why", "because", "timeline", "before", "after",
+)
+PERSONA_CUES: tuple[str, ...] = (
+    "我的偏好", "我偏好", "我喜欢", "我习惯", "我的习惯", "我一般", "我通常", "我希望", "我倾向",
+    "我更", "我讨厌", "我不喜欢", "我的风格", "我是什么样", "了解我", "我的要求", "关于我",
+    "my preference", "i prefer", "i like",
+)
+
+# Per-layer share of k (see ``RetrievalPlan.quota``): the first layer may fill k,
+# later layers are capped so one layer cannot crowd out the rest.
+FIRST_LAYER_SHARE = 1.0
+OTHER_LAYER_SHARE = 0.4
+# Layer priority as a small multiplier on the fused score: 1.0, 0.97, 0.94, … (ties go to earlier layers).
+LAYER_PRIORITY_STEP = 0.03
+
+
+@dataclass(frozen=True)
+class RetrievalPlan:
+    """What a search will do, and why (``reasons``)."""
+
+    layers: tuple[str, ...]
+    matter_id: int | None
+    conversation_id: int | None
+    persona_first: bool
+    search_messages: bool
+    graph_expansion: bool
+    cues: dict[str, list[str]] = field(default_factory=dict)
+    reasons: tuple[str, ...] = ()
+
+    def layer_weight(self, layer: str) -> float:
+        """Priority multiplier of a layer: 1.0 for the first, minus 0.03 per position after it."""
+        try:
+            position = self.layers.index(layer)
+        except ValueError:
+            return 0.0
+        return round(1.0 - LAYER_PRIORITY_STEP * position, 4)
+
+    def quota(self, layer: str, k: int) -> int:
+        """At most this many of the k hits may come from ``layer`` (before back-filling)."""
+        share = FIRST_LAYER_SHARE if self.layers and self.layers[0] == layer else OTHER_LAYER_SHARE
+        return max(1, int(round(k * share)))
+
+    def as_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["layers"] = list(self.layers)
+        data["reasons"] = list(self.reasons)
+        data["layer_weights"] = {layer: self.layer_weight(layer) for layer in self.layers}
+        return data
+
+
+def _found(question: str, cues: Iterable[str]) -> list[str]:
+    lowered = question.lower()
+    return [cue for cue in cues if cue in lowered]
+
+
+def make_plan(
+    question: str,
+    *,
+    matter_id: int | None = None,
+    conversation_id: int | None = None,
+    scopes: Iterable[str] | None = None,
+) -> RetrievalPlan:
+    """The plan for ``question``; ``scopes`` (validated by the caller) restricts the layers."""
+    explicit = _found(question, EXPLICIT_REFERENCE_CUES)
+    temporal = _found(question, TEMPORAL_CAUSAL_CUES)
+    persona = _found(question, PERSONA_CUES)
+    order = list(DEFAULT_LAYER_ORDER)
+    reasons: list[str] = []
+    if matter_id is not None:
+        reasons.append(f"当前案件 matter {matter_id} 的事实优先 (case layer restricted to this matter)")
+    else:
+        reasons.append("无当前案件：案件层覆盖所有可见案件 (case layer over every visible matter)")
+    if persona:
+        order.remove(MemoryScope.USER_PROFILE)
+        order.insert(0, MemoryScope.USER_PROFILE)
+        reasons.append(f"问题涉及用户本人 ({'、'.join(persona)}) → 先查用户画像 persona first")
+    if scopes is not None:
+        wanted = set(scopes)
+        order = [layer for layer in order if layer in wanted]
+        reasons.append(f"scope filter: {', '.join(order) or '(none)'}")
+    if explicit:
+        reasons.append(f"显式指代 ({'、'.join(explicit)}) → 同时检索对话原文 archived messages")
+    if temporal:
+        reasons.append(f"时间/因果词 ({'、'.join(temporal)}) → 启用图扩展 graph expansion")
+    return RetrievalPlan(
+        layers=tuple(str(layer) for layer in order),
+        matter_id=matter_id,
+        conversation_id=conversation_id,
+        persona_first=bool(persona),
+        search_messages=bool(explicit),
+        graph_expansion=bool(temporal),
+        cues={"explicit_reference": explicit, "temporal_causal": temporal, "persona": persona},
+        reasons=tuple(reasons),
+    )

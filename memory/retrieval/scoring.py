@@ -1,0 +1,123 @@
+"""Fusion: one explainable score per recalled note.
+
+The formula (AdaMem 70/15/10/5 split, seed 002 §5.1; keyword overlap, importance and
+confidence as in seed 000 §2)::
+
+    semantic  = clamp(1 - cosine_distance(query, note), 0, 1)
+    keyword   = |query words ∩ note words| / |query words|      (jieba-segmented, function words dropped)
+    relevance = 0.75 · semantic + 0.25 · keyword                    ("semantic" share of the 70 %)
+    graph     = graph relatedness from expansion ∈ [0, 1]           (0 when expansion is not planned)
+    recency   = 0.5 ** (age_days / 30)                              (age from said_at, else stored_at)
+    support   = 0.5 · importance + 0.5 · confidence                 (AdaMem "fact support")
+    fused     = 0.70 · relevance + 0.15 · graph + 0.10 · recency + 0.05 · support
+    total     = fused · layer_weight                                 (plan priority: 1.0, 0.97, 0.94, …)
+
+``breakdown`` reports each term (and the weights) so a client can show why a note was recalled.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from datetime import datetime
+
+from django.utils import timezone
+
+from memory.models import Note
+
+W_RELEVANCE = 0.70
+W_GRAPH = 0.15
+W_RECENCY = 0.10
+W_SUPPORT = 0.05
+SEMANTIC_SHARE = 0.75
+KEYWORD_SHARE = 0.25
+RECENCY_HALF_LIFE_DAYS = 30.0
+WEIGHTS = {
+    "relevance": W_RELEVANCE,
+    "graph": W_GRAPH,
+    "recency": W_RECENCY,
+    "support": W_SUPPORT,
+    "semantic_share_of_relevance": SEMANTIC_SHARE,
+    "keyword_share_of_relevance": KEYWORD_SHARE,
+}
+
+
+@dataclass(frozen=True)
+class ScoreBreakdown:
+    semantic: float
+    keyword: float
+    importance: float
+    confidence: float
+    graph: float
+    recency: float
+    layer_weight: float
+    total: float
+
+    def as_dict(self) -> dict[str, float]:
+        return asdict(self)
+
+
+def semantic_score(distance: float | None) -> float:
+    if distance is None or math.isnan(distance):
+        return 0.0
+    return min(1.0, max(0.0, 1.0 - distance))
+
+
+def keyword_score(query_words: set[str], note_search_text: str) -> float:
+    if not query_words:
+        return 0.0
+    note_words = set(note_search_text.split())
+    return len(query_words & note_words) / len(query_words)
+
+
+def recency_score(note: Note, now: datetime | None = None) -> float:
+    moment = note.said_at or note.stored_at
+    if moment is None:
+        return 0.0
+    now = now or timezone.now()
+    age_days = max(0.0, (now - moment).total_seconds() / 86400.0)
+    return 0.5 ** (age_days / RECENCY_HALF_LIFE_DAYS)
+
+
+def score(
+    note: Note,
+    *,
+    distance: float | None,
+    query_words: set[str],
+    graph: float = 0.0,
+    layer_weight: float = 1.0,
+    now: datetime | None = None,
+) -> ScoreBreakdown:
+    """The breakdown (and total) of one note for one query; see the module docstring."""
+    semantic = semantic_score(distance)
+    keyword = keyword_score(query_words, note.search_text)
+    recency = recency_score(note, now)
+    importance = float(note.importance)
+    confidence = float(note.confidence)
+    relevance = SEMANTIC_SHARE * semantic + KEYWORD_SHARE * keyword
+    support = 0.5 * importance + 0.5 * confidence
+    fused = W_RELEVANCE * relevance + W_GRAPH * graph + W_RECENCY * recency + W_SUPPORT * support
+    return ScoreBreakdown(
+        semantic=round(semantic, 4),
+        keyword=round(keyword, 4),
+        importance=round(importance, 4),
+        confidence=round(confidence, 4),
+        graph=round(graph, 4),
+        recency=round(recency, 4),
+        layer_weight=round(layer_weight, 4),
+        total=round(fused * layer_weight, 6),
+    )
+
+
+def semantic_only(note: Note, distance: float | None) -> ScoreBreakdown:
+    """The ``semantic`` strategy's breakdown: total = cosine similarity, nothing else counted."""
+    semantic = semantic_score(distance)
+    return ScoreBreakdown(
+        semantic=round(semantic, 4),
+        keyword=0.0,
+        importance=round(float(note.importance), 4),
+        confidence=round(float(note.confidence), 4),
+        graph=0.0,
+        recency=0.0,
+        layer_weight=1.0,
+        total=round(semantic, 6),
+    )

@@ -1,0 +1,112 @@
+"""``search_memory``: the one entry point other apps use to recall memories (a read)."""
+from __future__ import annotations
+
+import time
+from typing import Any, Iterable
+
+from memory.embeddings import get_embedder
+from memory.models import Conversation, Matter, MemoryScope
+from memory.retrieval.plan import make_plan
+from memory.retrieval.registry import get_strategy
+from memory.retrieval.types import (
+    MAX_K,
+    MAX_QUERY_CHARS,
+    InvalidSearch,
+    NotFound,
+    SearchRequest,
+    SearchResult,
+)
+
+MAX_DB_ID = 2**63 - 1
+
+
+def _check_id(name: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= MAX_DB_ID:
+        raise InvalidSearch(name, f"{name} must be a positive integer id")
+    return value
+
+
+def _check_scopes(scopes: Iterable[str] | None) -> tuple[str, ...] | None:
+    if scopes is None:
+        return None
+    scopes = tuple(scopes)
+    if not scopes:
+        raise InvalidSearch("scopes", "give at least one scope, or none to search every layer")
+    unknown = [scope for scope in scopes if scope not in MemoryScope.values]
+    if unknown:
+        raise InvalidSearch(
+            "scopes", f"unknown scope {unknown[0]!r}; expected one of {', '.join(MemoryScope.values)}"
+        )
+    return tuple(dict.fromkeys(scopes))
+
+
+def search_memory(
+    user,
+    query: str,
+    *,
+    k: int = 10,
+    strategy: str = "layered",
+    matter_id: int | None = None,
+    scopes: Iterable[str] | None = None,
+    conversation: Conversation | int | None = None,
+) -> SearchResult:
+    """Recall the ``k`` memories ``user`` may see that best answer ``query``.
+
+    Raises ``InvalidSearch`` (bad input, incl. ``UnknownStrategy``) and ``NotFound`` (a matter or
+    conversation the user may not see — another firm's, or behind the ethical wall). Everything
+    read goes through ``visible_to(user)``; nothing is written.
+    """
+    started = time.perf_counter()
+    if not isinstance(query, str) or not query.strip():
+        raise InvalidSearch("query", "the query is empty")
+    query = query.strip()
+    if len(query) > MAX_QUERY_CHARS:
+        raise InvalidSearch("query", f"the query is longer than {MAX_QUERY_CHARS} characters")
+    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
+        raise InvalidSearch("k", f"k must be an integer between 1 and {MAX_K}")
+    strategy_fn = get_strategy(strategy)
+    scopes = _check_scopes(scopes)
+    if matter_id is not None:
+        matter_id = _check_id("matter", matter_id)
+        if not Matter.objects.assigned_to(user).filter(pk=matter_id).exists():
+            raise NotFound("no such matter")
+    conversation_obj: Conversation | None = None
+    if conversation is not None:
+        conversation_id = (
+            conversation.pk if isinstance(conversation, Conversation) else _check_id("conversation", conversation)
+        )
+        conversation_obj = Conversation.objects.visible_to(user).filter(pk=conversation_id).first()
+        if conversation_obj is None:
+            raise NotFound("no such conversation")
+        if matter_id is None:
+            matter_id = conversation_obj.matter_id
+        elif conversation_obj.matter_id not in (None, matter_id):
+            raise InvalidSearch("conversation", "the conversation belongs to another matter")
+    plan = make_plan(
+        query,
+        matter_id=matter_id,
+        conversation_id=conversation_obj.pk if conversation_obj else None,
+        scopes=scopes,
+    )
+    checked = time.perf_counter()
+    vector = get_embedder().embed_query(query)
+    embedded = time.perf_counter()
+    request = SearchRequest(
+        user=user,
+        query=query,
+        k=k,
+        strategy=strategy,
+        plan=plan,
+        matter_id=matter_id,
+        scopes=scopes,
+        conversation=conversation_obj,
+        query_vector=vector,
+    )
+    result = strategy_fn(request)
+    result.timings = {
+        "plan": round((checked - started) * 1000, 2),
+        "embed": round((embedded - checked) * 1000, 2),
+        **result.timings,
+        "total": round((time.perf_counter() - started) * 1000, 2),
+    }
+    return result

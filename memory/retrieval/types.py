@@ -1,0 +1,91 @@
+"""The request and result of one memory search, and the errors a caller must handle."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from memory.models import Conversation, Message, Note
+from memory.retrieval.plan import RetrievalPlan
+from memory.retrieval.scoring import ScoreBreakdown
+
+MAX_QUERY_CHARS = 2000
+MAX_K = 50
+
+
+class SearchError(Exception):
+    """Base of the search errors."""
+
+
+class InvalidSearch(SearchError, ValueError):
+    """Bad input (empty or too long query, bad k, unknown scope or strategy) — a 400."""
+
+    def __init__(self, field_name: str, message: str) -> None:
+        super().__init__(f"{field_name}: {message}")
+        self.field = field_name
+        self.message = message
+
+
+class UnknownStrategy(InvalidSearch):
+    """No strategy of that name is registered; the message lists the registered ones."""
+
+    def __init__(self, name: str, registered: list[str]) -> None:
+        super().__init__(
+            "strategy", f"unknown strategy {name!r}; registered strategies: {', '.join(registered)}"
+        )
+        self.name = name
+        self.registered = registered
+
+
+class NotFound(SearchError, LookupError):
+    """A matter or conversation the user may not see (other firm, ethical wall) — a 404."""
+
+
+@dataclass
+class SearchRequest:
+    """A validated search: what strategies receive."""
+
+    user: Any
+    query: str
+    k: int
+    strategy: str
+    plan: RetrievalPlan
+    matter_id: int | None = None
+    scopes: tuple[str, ...] | None = None
+    conversation: Conversation | None = None
+    query_vector: np.ndarray | None = None  # filled by search_memory (timed as "embed")
+
+
+@dataclass
+class Hit:
+    """One recalled note: its layer, rank, score breakdown and human-readable reasons."""
+
+    note: Note
+    layer: str
+    rank: int
+    breakdown: ScoreBreakdown
+    reasons: list[str] = field(default_factory=list)
+
+
+@dataclass
+class MessageMatch:
+    """An archived raw message recalled by an explicit reference (你之前说过…)."""
+
+    message: Message
+    rank: float
+
+
+@dataclass
+class SearchResult:
+    strategy: str
+    query: str
+    plan: RetrievalPlan
+    hits: list[Hit]
+    messages: list[MessageMatch] = field(default_factory=list)
+    timings: dict[str, float] = field(default_factory=dict)  # milliseconds per stage
+    stats: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def notes(self) -> list[Note]:
+        return [hit.note for hit in self.hits]

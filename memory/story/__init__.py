@@ -1,0 +1,34 @@
+"""The month-long story showcase (seed 000 §7): one user's month of legal consultations,
+written by the LLM (or, without one, the script shipped here), run turn by turn through the
+real write path, with a run folder that shows every step.
+
+Public interface (what ``manage.py generate_story`` calls):
+
+- ``load_offline_script()`` → ``Story``; ``parse_story(data, firm=...)`` → ``Story`` (raises ``StoryError``)
+- ``generate_story_with_llm(client, firm=..., user=...)`` → ``Generation``
+- ``run_story(story, firm=..., user=..., run_dir=..., edition=..., progress=None)`` → ``StoryRun``
+- ``stamp_story_note(note, event=..., source_id=..., actor=...)``, ``delete_story_notes(...)``
+"""
+from memory.story.generation import Generation, generate_story_with_llm, offline_generation
+from memory.story.provenance import delete_story_notes, event_tag, stamp_story_note
+from memory.story.runner import StoryRun, existing_story, run_story
+from memory.story.script import STORY_SCHEMA, Story, StoryError, StoryEvent, StoryTurn, load_offline_script, parse_story
+
+__all__ = [
+    "STORY_SCHEMA",
+    "Generation",
+    "Story",
+    "StoryError",
+    "StoryEvent",
+    "StoryRun",
+    "StoryTurn",
+    "delete_story_notes",
+    "event_tag",
+    "existing_story",
+    "generate_story_with_llm",
+    "load_offline_script",
+    "offline_generation",
+    "parse_story",
+    "run_story",
+    "stamp_story_note",
+]

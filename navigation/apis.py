@@ -1,0 +1,138 @@
+"""Navigation REST API: the graph, the trace to a note, and layered_nav search.
+
+Thin views: validate input (400), resolve the user's graph through the visibility rule
+(navigation.selectors), serialise. A note the user may not see is a 404, whatever the reason.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict
+
+from django.http import Http404
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework.exceptions import ValidationError
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from memory.models import Note
+from navigation import selectors
+from navigation.events import event_key
+from navigation.search import layered_nav_search
+from navigation.serializers import (
+    GraphQuerySerializer,
+    GraphResponseSerializer,
+    NavSearchRequestSerializer,
+    NavSearchResponseSerializer,
+    TraceQuerySerializer,
+    TraceResponseSerializer,
+)
+
+FILTER_PARAMETERS = [
+    OpenApiParameter("firm", int, description="Firm id (default: the user's first firm)."),
+    OpenApiParameter("matter", int, description="Only notes of this matter (must be assigned to you)."),
+    OpenApiParameter("scope", str, description="Only this memory layer."),
+    OpenApiParameter("event", str, description="Only this event key (tag:…, story:… or matter:…)."),
+]
+
+
+def _context(user, data: dict):
+    try:
+        return selectors.resolve_context(
+            user, firm_id=data.get("firm"), matter_id=data.get("matter"),
+            scope=data.get("scope"), event=data.get("event"),
+        )
+    except selectors.NavigationInputError as error:
+        raise ValidationError({"detail": str(error)}) from None
+
+
+class GraphApi(APIView):
+    """The navigation graph of the notes you may see: upper levels in full, L0 one region
+    (page) at a time in layout order, edges among the returned nodes with their levels."""
+
+    @extend_schema(
+        parameters=[
+            *FILTER_PARAMETERS,
+            OpenApiParameter("l0_offset", int, description="First L0 node (layout order) of this page."),
+            OpenApiParameter("l0_limit", int, description="L0 nodes in this page (0 = upper levels only)."),
+        ],
+        responses=GraphResponseSerializer,
+    )
+    def get(self, request: Request) -> Response:
+        query = GraphQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        data = query.validated_data
+        context = _context(request.user, data)
+        if context is None:
+            return Response({"detail": "you are not a member of any firm"}, status=404)
+        built = selectors.built_graph(context)
+        return Response(selectors.graph_page(built, l0_offset=data["l0_offset"], l0_limit=data["l0_limit"]))
+
+
+class TraceApi(APIView):
+    """The real search trace to a note, its content used as the query (seed 000 §5)."""
+
+    @extend_schema(
+        parameters=[*FILTER_PARAMETERS, OpenApiParameter("k", int, description="Results wanted (ef = max(k, EF_SEARCH)).")],
+        responses=TraceResponseSerializer,
+    )
+    def get(self, request: Request, note_id) -> Response:
+        query = TraceQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        data = query.validated_data
+        try:
+            note = selectors.visible_note(request.user, note_id)
+        except Note.DoesNotExist:
+            raise Http404("no such note") from None
+        if data.get("firm") not in (None, note.firm_id):
+            raise Http404("no such note in this firm")
+        context = _context(request.user, {**data, "firm": note.firm_id})
+        built = selectors.built_graph(context)
+        target = built.graph.index_of.get(str(note.pk))
+        if target is None:
+            raise Http404("this note is not in the navigation graph (superseded, not embedded, or filtered out)")
+        result = selectors.trace_query(built, note.content, k=data["k"], target=target)
+        return Response({
+            "note": {
+                "id": str(note.pk),
+                "content": note.content,
+                "level": int(built.graph.levels[target]),
+                "memory_scope": note.memory_scope,
+                "category": note.category,
+                "source_type": note.source_type,
+                "source_id": note.source_id,
+                "matter": {"id": note.matter_id, "title": note.matter.title} if note.matter_id else None,
+                "event": event_key(tags=note.tags, source_type=note.source_type, source_id=note.source_id,
+                                   matter_id=note.matter_id),
+                "importance": note.importance,
+                "confidence": note.confidence,
+            },
+            "query": note.content,
+            "params": built.graph.params.as_dict() | {"max_level": built.graph.max_level},
+            "version": built.version,
+            "trace": selectors.trace_payload(built, result),
+        })
+
+
+class SearchApi(APIView):
+    """Search with ``strategy=layered_nav``: the graph route fused with vector search."""
+
+    @extend_schema(request=NavSearchRequestSerializer, responses=NavSearchResponseSerializer)
+    def post(self, request: Request) -> Response:
+        body = NavSearchRequestSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        data = body.validated_data
+        try:
+            result = layered_nav_search(
+                request.user, data["query"], k=data["k"], matter_id=data.get("matter"),
+                scopes=data.get("scopes"), firm_id=data.get("firm"),
+            )
+        except selectors.NavigationInputError as error:
+            raise ValidationError({"detail": str(error)}) from None
+        return Response({
+            "strategy": "layered_nav",
+            "query": result.query,
+            "k": result.k,
+            "graph_version": result.graph_version,
+            "hits": [asdict(hit) for hit in result.hits],
+            "trace": result.trace or selectors.trace_payload_empty(),
+        })
