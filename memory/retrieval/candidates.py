@@ -10,6 +10,14 @@ scanning the graph until LIMIT rows pass the filter, pgvector ≥ 0.8) and
 ``hnsw.max_scan_tuples`` (the bound on that scan). The querysets are evaluated inside
 the same transaction (pgvector #675); relaxed order means rows may come slightly out of
 order, so callers re-sort by the distance we annotate.
+
+Hot path (``read_candidates``, also behind ``vector_candidates_by_layer``): every layer's
+nearest-neighbour read and the keyword read go to PostgreSQL as ONE ``UNION ALL`` statement
+whose parts all carry the ORM-compiled WHERE clause of ``visible_to(user).active()`` plus the
+literal firm / matter / owner ids; rows come back as light ``Note`` instances (no embedding,
+no queryset building per layer). The three firm-wide layers share one HNSW walk. Measured at
+100k firm notes / 200k table (bench/search_results.md). The ORM reads remain the fallback
+(no firm, anonymous user, or a visibility rule that would need a join).
 """
 from __future__ import annotations
 
@@ -18,6 +26,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 from django.contrib.postgres.search import SearchQuery, SearchRank, SearchVector
+from django.core.exceptions import EmptyResultSet, FullResultSet
 from django.db import connection, transaction
 from django.db.models import Q, QuerySet
 from pgvector.django import CosineDistance
@@ -32,7 +41,7 @@ STOP_WORDS = frozenset(
     "个 怎么 怎么办 怎样 什么 如何 一下 可以 应该 请问 请 帮 帮我 说 说过 过 之前 上次 刚才 一个 还 吗 哪些 哪 "
     "多少 为 为什么 是否 对 把 被 给 让 the a an of to is are what how".split()
 )
-DEFAULT_EF_SEARCH = 100
+DEFAULT_EF_SEARCH = 200
 DEFAULT_MAX_SCAN_TUPLES = 20_000
 # Candidates carry only what scoring and reasons need; the final hits are loaded in full
 # (``hydrate``) — a few hundred light rows instead of a few hundred full notes.
@@ -152,6 +161,11 @@ def vector_candidates_by_layer(
     result: dict[str, list[NoteCandidate]] = {layer: [] for layer in layers}
     if not layers:
         return result
+    fast = _read_layers(
+        user, plan, reach, vector, layers, per_layer=per_layer, ef_search=ef_search, max_scan_tuples=max_scan_tuples
+    )
+    if fast is not None:
+        return fast[0]
     base = Note.objects.visible_to(user).active().with_embedding().only(*CANDIDATE_FIELDS)
     # One statement: a UNION ALL of one ORDER BY distance LIMIT n per layer (each may use HNSW).
     parts = [
@@ -168,6 +182,209 @@ def vector_candidates_by_layer(
     for note in rows:
         result[note.memory_scope].append(NoteCandidate(note=note, distance=float(note.distance), via_vector=True))
     return result
+
+
+
+# --- raw-SQL reads (one round trip per stage) -------------------------------------------------
+#
+# The hot path builds its statements by hand, but the visibility rule is never re-implemented:
+# the WHERE clause of ``Note.objects.visible_to(user).active()`` (firm, ethical wall, owner) is
+# compiled by the ORM and pasted into every part; the literal firm / matter / owner ids of
+# ``layer_filter`` are added on top only so the planner can estimate the row counts.
+
+
+
+@dataclass(frozen=True)
+class _Visible:
+    sql: str
+    params: tuple
+
+
+def _visible_where(user) -> _Visible | None:
+    """The compiled WHERE of ``visible_to(user).active()`` on ``memory_note`` (no joins), or None."""
+    queryset = Note.objects.visible_to(user).active()
+    query = queryset.query
+    compiler = query.get_compiler(using=queryset.db)
+    try:
+        sql, params = compiler.compile(query.where)
+    except (EmptyResultSet, FullResultSet):
+        return None  # no rule to paste (anonymous user): the ORM reads handle it
+    if len([alias for alias, refcount in query.alias_refcount.items() if refcount]) > 1:
+        return None  # the rule needs a join: fall back to the ORM reads
+    return _Visible(sql, tuple(params))
+
+
+def _vector_literal(vector: np.ndarray) -> str:
+    return "[" + ",".join(repr(float(x)) for x in np.asarray(vector, dtype=np.float32).tolist()) + "]"
+
+
+def _light_columns() -> tuple[list[str], list[str]]:
+    """(attnames in model order, quoted SQL columns) of the light candidate fields."""
+    names = [f.attname for f in Note._meta.concrete_fields if f.attname in _LIGHT or f.name in _LIGHT]
+    return names, [f'"memory_note"."{connection.ops.quote_name(n)[1:-1]}"' for n in names]
+
+
+_LIGHT = frozenset(CANDIDATE_FIELDS) | {"firm_id", "matter_id", "owner_id"}
+
+
+# The firm-wide layers (no matter, no owner) are read with ONE nearest-neighbour scan and split
+# by layer afterwards: at 100k notes each filtered HNSW walk costs 10-17 ms, one walk over their
+# union (a less selective filter, so fewer rejected tuples) about the same as one of them.
+FIRM_WIDE_LAYERS = (MemoryScope.CROSS_CASE, MemoryScope.GENERAL_LAW, MemoryScope.GLOBAL)
+FIRM_WIDE_OVERFETCH = 1
+
+
+def _vector_parts(
+    plan: RetrievalPlan, reach: Reach, layers: Sequence[str], per_layer: int | dict[str, int]
+) -> list[tuple[str, list, int]]:
+    """(SQL condition, params, LIMIT) of each nearest-neighbour read; conditions repeat
+    ``layer_filter`` with literal ids (on top of the compiled ``visible_to`` rule).
+    ``per_layer``: one LIMIT for every layer, or a LIMIT per layer."""
+    limit_of = per_layer.get if isinstance(per_layer, dict) else (lambda _layer: per_layer)
+    parts: list[tuple[str, list, int]] = []
+    firm_wide = [layer for layer in layers if layer in FIRM_WIDE_LAYERS]
+    for layer in layers:
+        if layer == MemoryScope.CASE and plan.matter_id is not None:
+            parts.append(('"memory_note"."memory_scope" = %s AND "memory_note"."matter_id" = %s',
+                          [layer, plan.matter_id], limit_of(layer)))
+        elif layer == MemoryScope.CASE:
+            matters = list(reach.matter_ids) or [0]
+            parts.append((
+                '"memory_note"."memory_scope" = %s AND ("memory_note"."matter_id" = ANY(%s) OR '
+                '("memory_note"."matter_id" IS NULL AND "memory_note"."owner_id" = %s))',
+                [layer, matters, reach.user_id], limit_of(layer),
+            ))
+        elif layer == MemoryScope.USER_PROFILE:
+            parts.append(('"memory_note"."memory_scope" = %s AND "memory_note"."owner_id" = %s',
+                          [layer, reach.user_id], limit_of(layer)))
+        elif layer == firm_wide[0] and len(firm_wide) > 1:
+            placeholders = ", ".join(["%s"] * len(firm_wide))
+            parts.append((f'"memory_note"."memory_scope" IN ({placeholders})', list(firm_wide),
+                           sum(limit_of(x) for x in firm_wide) * FIRM_WIDE_OVERFETCH))
+        elif layer in FIRM_WIDE_LAYERS and len(firm_wide) > 1:
+            continue  # read with the first firm-wide layer
+        else:
+            parts.append(('"memory_note"."memory_scope" = %s', [layer], limit_of(layer)))
+    return parts
+
+
+def _read_layers(
+    user,
+    plan: RetrievalPlan,
+    reach: Reach,
+    vector: np.ndarray,
+    layers: Sequence[str],
+    *,
+    per_layer: int | dict[str, int],
+    tokens: Sequence[str] = (),
+    keyword_limit: int = 0,
+    keyword_pool: int = 0,
+    ef_search: int = DEFAULT_EF_SEARCH,
+    max_scan_tuples: int = DEFAULT_MAX_SCAN_TUPLES,
+) -> tuple[dict[str, list[NoteCandidate]], list[NoteCandidate]] | None:
+    """All vector reads (and the keyword read) of one search as ONE statement; None = use the ORM."""
+    if not reach.firm_ids or not layers:
+        return None
+    visible = _visible_where(user)
+    if visible is None:
+        return None
+    limits = dict(per_layer) if isinstance(per_layer, dict) else {layer: per_layer for layer in layers}
+    names, columns = _light_columns()
+    select = ", ".join(columns)
+    qvec = _vector_literal(vector)
+    firm = '"memory_note"."firm_id" IN (' + ", ".join(["%s"] * len(reach.firm_ids)) + ")"
+    base = (
+        f"FROM memory_note WHERE ({visible.sql}) AND {firm} AND \"memory_note\".\"embedding\" IS NOT NULL"
+    )
+    statements: list[str] = []
+    params: list = []
+    for condition, extra, limit in _vector_parts(plan, reach, layers, per_layer):
+        statements.append(
+            f"(SELECT {select}, (\"memory_note\".\"embedding\" <=> %s::vector) AS distance, NULL::float8 AS kw, 0 AS src "
+            f"{base} AND {condition} ORDER BY \"memory_note\".\"embedding\" <=> %s::vector LIMIT %s)"
+        )
+        params += [qvec, *visible.params, *reach.firm_ids, *extra, qvec, limit]
+    query = _tsquery_text(tokens) if keyword_limit else None
+    if query is not None:
+        tsv = "to_tsvector('simple'::regconfig, COALESCE(\"memory_note\".\"search_text\", ''))"
+        layer_sql, layer_params = _layers_condition(plan, reach, layers)
+        outer = ", ".join(column.replace('"memory_note".', "m.") for column in columns)
+        # The GIN filter is the AND of the query words (the notes with every word: the strongest
+        # keyword candidates, and a short posting-list intersection); the rank counts any word
+        # (OR). An OR filter on common words matched most of a firm's notes and ranking them all
+        # cost 70 ms at 100k notes; a LIMIT on it still paid ~18 ms for the full GIN bitmap.
+        # Notes sharing only some words still enter through the vector reads, and every
+        # candidate's keyword overlap is scored in Python (``scoring.keyword_score``).
+        statements.append(
+            f"(SELECT {outer}, "
+            "(m.embedding <=> %s::vector) AS distance, ts_rank(to_tsvector('simple'::regconfig, COALESCE(m.search_text, '')), to_tsquery('simple'::regconfig, %s)) AS kw, 1 AS src "
+            f"FROM (SELECT memory_note.* FROM memory_note WHERE ({visible.sql}) AND {firm} AND ({layer_sql}) "
+            f"AND {tsv} @@ to_tsquery('simple'::regconfig, %s) LIMIT %s) m ORDER BY kw DESC LIMIT %s)"
+        )
+        params += [qvec, query, *visible.params, *reach.firm_ids, *layer_params, _tsquery_text(tokens, "&"),
+                   keyword_pool, keyword_limit]
+    sql = " UNION ALL ".join(statements)
+    with transaction.atomic():
+        _set_local_hnsw(max(ef_search, max(limits.values(), default=0)), max_scan_tuples)
+        with connection.cursor() as cursor:
+            cursor.execute(sql, params)
+            rows = cursor.fetchall()
+    width = len(names)
+    by_layer: dict[str, dict] = {layer: {} for layer in layers}
+    keyword: list[NoteCandidate] = []
+    alias = connection.alias
+    for row in rows:
+        note = Note.from_db(alias, names, row[:width])
+        distance, kw, src = row[width], row[width + 1], row[width + 2]
+        if src == 0:
+            by_layer[note.memory_scope][note.pk] = NoteCandidate(note=note, distance=float(distance), via_vector=True)
+        else:
+            keyword.append(NoteCandidate(
+                note=note, distance=None if distance is None else float(distance),
+                keyword_rank=float(kw), via_keyword=True,
+            ))
+    result = {}
+    for layer, found in by_layer.items():
+        ordered = sorted(found.values(), key=lambda c: c.distance)  # relaxed_order / per-matter parts
+        result[layer] = ordered[: limits[layer]]
+    return result, keyword
+
+
+def _layers_condition(plan: RetrievalPlan, reach: Reach, layers: Sequence[str]) -> tuple[str, list]:
+    pieces, params = [], []
+    for condition, extra, _limit in _vector_parts(plan, reach, layers, 1):
+        pieces.append(f"({condition})")
+        params += extra
+    return (" OR ".join(pieces) or "FALSE"), params
+
+
+def _tsquery_text(tokens: Sequence[str], operator: str = "|") -> str | None:
+    """Raw tsquery text: the quoted lexemes joined by ``operator`` (quotes escaped: no injection)."""
+    if not tokens:
+        return None
+    return f" {operator} ".join("'" + token.replace("\\", "\\\\").replace("'", "''") + "'" for token in tokens[:32])
+
+
+KEYWORD_POOL = 400
+# Nearest neighbours read for each layer after the first: a later layer may fill at most
+# ``plan.quota`` = 4 of k = 10 hits, so 10 candidates leave room for the fusion to reorder;
+# at 100k notes the cost of a filtered HNSW read grows with its LIMIT (buffer reads).
+LATER_LAYER_LIMIT = 10
+
+
+def read_candidates(
+    user, plan: RetrievalPlan, reach: Reach, vector: np.ndarray, tokens: Sequence[str], *, per_layer: int
+) -> tuple[dict[str, list[NoteCandidate]], list[NoteCandidate]] | None:
+    """Per-layer vector candidates and keyword candidates in one round trip (None: use the ORM reads)."""
+    k_first = per_layer
+    limits = {
+        layer: k_first if position == 0 else LATER_LAYER_LIMIT
+        for position, layer in enumerate(plan.layers)
+    }
+    return _read_layers(
+        user, plan, reach, vector, list(plan.layers), per_layer=limits,
+        tokens=tokens, keyword_limit=per_layer, keyword_pool=KEYWORD_POOL,
+    )
 
 
 def vector_candidates(
@@ -274,4 +491,9 @@ def notes_from_messages(
 
 def hydrate(user, note_ids: Sequence) -> dict:
     """The full notes (firm, matter, owner joined) for the final hits — still through visible_to."""
-    return Note.objects.visible_to(user).select_related("firm", "matter", "owner").in_bulk(list(note_ids))
+    # The embedding is deferred (still loadable on access): parsing 384 floats per row into
+    # numpy was most of this read's cost, and no caller of a hit reads it.
+    return (
+        Note.objects.visible_to(user).select_related("firm", "matter", "owner").defer("embedding")
+        .in_bulk(list(note_ids))
+    )

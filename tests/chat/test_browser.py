@@ -74,7 +74,7 @@ def page():
     assert os.path.exists(CHROMIUM), f"chromium is missing at {CHROMIUM}; run `make browser`"
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-        yield browser.new_page()
+        yield browser.new_page(locale="zh-CN")
         browser.close()
 
 

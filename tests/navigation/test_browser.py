@@ -44,7 +44,7 @@ def browser(stored):
 
 @pytest.mark.django_db(transaction=True)
 def test_clicking_a_node_highlights_the_api_trace(live_server, stored, browser):
-    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    page = browser.new_page(viewport={"width": 1400, "height": 900}, locale="zh-CN")
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))
     page.goto(f"{live_server.url}/accounts/login/?next=/navigation/")

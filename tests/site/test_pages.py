@@ -38,3 +38,12 @@ def test_openapi_schema_and_docs_are_served_without_a_cdn(world):
     assert schema.status_code == 200 and b"/api/memory/notes/" in schema.content
     docs = client.get("/api/docs/").content.decode()
     assert "cdn." not in docs and "unpkg" not in docs
+
+
+def test_chinese_by_default_and_english_on_request(world):
+    client = Client()
+    client.force_login(world.alice)
+    assert "您负责的案件" in client.get("/").content.decode()
+    assert "您负责的案件" in client.get("/", HTTP_ACCEPT_LANGUAGE="zh-CN,zh;q=0.9").content.decode()
+    page = client.get("/", HTTP_ACCEPT_LANGUAGE="en-US,en;q=0.9").content.decode()
+    assert "Your matters" in page and "Memory graph" in page
