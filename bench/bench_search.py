@@ -16,9 +16,13 @@ HNSW index dropped and then built (timed); the second size is inserted with the 
 (timed too). The searched firm has 50 matters; the benchmark user is assigned to 10 of them,
 so every query runs under a real firm + ethical-wall + owner filter.
 
-Recall@10: for each planned layer the filtered HNSW read (``vector_candidates_by_layer``:
-SET LOCAL ef_search / iterative_scan) against the exact answer of the same filtered query with
-``SET LOCAL enable_indexscan = off`` (sequential scan + sort), for in-distribution query vectors.
+Recall@10: for each planned layer the filtered HNSW read (``vector_candidates_by_layer``: the
+one-statement read of the search hot path, where the three firm-wide layers share one HNSW walk
+and are split per layer afterwards; SET LOCAL ef_search / iterative_scan) against the exact
+answer of the same statement with ``SET LOCAL enable_indexscan = off`` (bitmap / sequential scan
++ sort), for in-distribution query vectors.
+
+``access`` (which path PostgreSQL picks) is reported for the per-layer ORM form of each read.
 """
 from __future__ import annotations
 

@@ -80,10 +80,14 @@ def _conversation_for(user, conversation_id: int | None, matter_id: int | None, 
 
 def check_rate_limit(user) -> None:
     """At most CHAT_RATE_LIMIT_PER_MINUTE questions a minute per user, counted in the database
-    (so it holds across server processes)."""
+    (so it holds across server processes). Only live chat counts: imported and story
+    conversations (they carry an external id) are not questions the user just asked."""
     since = timezone.now() - timedelta(minutes=1)
     recent = Message.objects.filter(
-        conversation__user=user, role=Message.Role.USER, created_at__gte=since
+        conversation__user=user,
+        conversation__external_id="",
+        role=Message.Role.USER,
+        created_at__gte=since,
     ).count()
     if recent >= settings.CHAT_RATE_LIMIT_PER_MINUTE:
         raise TurnRejected("rate_limited", "提问过于频繁，请稍后再试。")

@@ -238,3 +238,21 @@ async def test_recalled_memories_never_cross_the_wall(world, llm_offline):
     text = json.dumps(frames, ensure_ascii=False)
     assert "3000" not in text and "Beta" not in text
     await communicator.disconnect()
+
+
+async def test_imported_history_does_not_count_against_the_rate_limit(world, llm_offline, settings):
+    settings.CHAT_RATE_LIMIT_PER_MINUTE = 2
+
+    @sync_to_async
+    def import_history() -> None:
+        from memory.pipeline import save_message
+
+        imported = Conversation.objects.create(firm=world.firm_a, user=world.alice, title="导入", external_id="story:1")
+        for index in range(10):
+            save_message(imported, "user", f"第{index}个导入的问题", speaker="alice", external_id=f"m{index}")
+
+    await import_history()
+    communicator, _ = await connected(world.alice)
+    await communicator.send_json_to({"type": "ask", "question": "押金何时退还？"})
+    assert (await frames_until(communicator, "done"))[-1]["status"] == "complete"
+    await communicator.disconnect()
