@@ -18,6 +18,7 @@ from typing import Any
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
+from django.db import connections
 
 from chat.answering import answer_stream, engine_name, llm_config
 from chat.turns import Recall, TurnRejected, TurnStart, begin_turn, finish_turn, recall
@@ -27,6 +28,21 @@ from memory.models import Firm, Message
 logger = logging.getLogger("legalmem.chat")
 
 CLOSE_UNAUTHENTICATED = 4401
+
+
+def in_worker_thread(function):
+    """``database_sync_to_async`` on the shared thread pool instead of the one thread all
+    sync code of the process shares: a turn's save / recall / finish each run in their own
+    transaction with their own connection, so 50 conversations do not queue behind each other.
+    The pool thread's connection is closed when the call ends, so no connection is left behind."""
+
+    def run_and_close(*args, **kwargs):
+        try:
+            return function(*args, **kwargs)
+        finally:
+            connections.close_all()
+
+    return database_sync_to_async(run_and_close, thread_sensitive=False)
 
 
 def _ms(since: float) -> float:
@@ -128,7 +144,7 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
     async def _run_turn(self, question: Any, conversation_id: int | None, matter_id: int | None) -> None:
         started = time.perf_counter()
         try:
-            start: TurnStart = await database_sync_to_async(begin_turn)(
+            start: TurnStart = await in_worker_thread(begin_turn)(
                 self.user, question=question, conversation_id=conversation_id, matter_id=matter_id
             )
         except TurnRejected as rejected:
@@ -151,7 +167,7 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         timings: dict[str, float] = {}
         memory: Recall | None = None
         try:
-            memory = await database_sync_to_async(recall)(self.user, start)
+            memory = await in_worker_thread(recall)(self.user, start)
             timings["recall_ms"] = _ms(started)
             await self.send_json(
                 {
@@ -190,7 +206,7 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         self, start: TurnStart, memory: Recall | None, reply: str, status: str, error: str,
         timings: dict[str, float],
     ) -> None:
-        saved = await database_sync_to_async(finish_turn)(
+        saved = await in_worker_thread(finish_turn)(
             start, memory or Recall(result=None, llm_messages=[]), reply=reply, status=status,
             engine=self.engine, timings=timings, error=error,
         )
