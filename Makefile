@@ -31,8 +31,15 @@ test: install browser
 manage: install
 	$(PY) -m legalmem_site.launcher manage $(ARGS)
 
+# Benchmarks (speed and memory are measured here, not in tests); see bench/README.md.
+BENCH_DATA := $(CURDIR)/var/bench
+BENCH_MANAGE := LEGALMEM_DATA_DIR=$(BENCH_DATA) $(PY) -m legalmem_site.launcher manage
 bench: install
-	$(PY) -m legalmem_site.launcher manage shell -c "print('see bench/README.md')"
+	$(BENCH_MANAGE) migrate -v 0
+	$(BENCH_MANAGE) shell -c 'import runpy; runpy.run_path("bench/bench_ingest.py", run_name="__main__")'
+	$(BENCH_MANAGE) shell -c "from bench.bench_search import main; main()"
+	$(BENCH_MANAGE) shell -c "from bench.bench_navigation import main; main()"
+	$(BENCH_MANAGE) shell -c "from bench.bench_chat import main; main()"
 
 clean-data:
 	@echo "This deletes every note in ./var. Run: rm -rf var" && false
