@@ -492,8 +492,7 @@ def notes_from_messages(
 
 def hydrate(user, note_ids: Sequence) -> dict:
     """The full notes (firm, matter, owner joined) for the final hits — still through visible_to."""
-    # The embedding is deferred (still loadable on access): parsing 384 floats per row into
-    # numpy was most of this read's cost, and no caller of a hit reads it.
+    # The embedding is deferred (still loaded on access): no caller of a hit reads it.
     return (
         Note.objects.visible_to(user).select_related("firm", "matter", "owner").defer("embedding")
         .in_bulk(list(note_ids))
