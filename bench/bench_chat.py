@@ -31,6 +31,7 @@ from django.contrib.sessions.backends.db import SessionStore
 from django.db import connection
 
 from bench.bench_search import _build_index, _centres, _insert, _make_world, _sql
+from bench.bench_search import _percentile as search_percentile
 from tests.fake_llm.server import FakeLLMServer, text_reply
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -38,8 +39,7 @@ DB_NAME = "legalmem_chatbench"
 
 
 def _percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return round(ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))], 1)
+    return round(search_percentile(values, q), 1)
 
 
 def _free_port() -> int:

@@ -42,11 +42,11 @@ from pathlib import Path
 import numpy as np
 from django.conf import settings
 from django.db import connection
+from bench.bench_search import _percentile as search_percentile
 
 
 def _percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return round(ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))], 2)
+    return round(search_percentile(values, q), 2)
 
 
 def _synthetic(text: str, *, query: bool) -> np.ndarray:

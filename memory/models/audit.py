@@ -10,7 +10,7 @@ from django.db import models
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
-from memory.models.tenancy import Firm, Matter
+from memory.models.tenancy import Firm, Matter, auditable_by
 
 
 class AuditEvent(models.TextChoices):
@@ -39,9 +39,7 @@ class AuditLogQuerySet(models.QuerySet["AuditLog"]):
         if not user.is_authenticated:
             return self.none()
         return self.filter(
-            models.Q(firm__in=Firm.objects.administered_by(user))
-            & (models.Q(matter__isnull=True) | models.Q(matter__in=Matter.objects.assigned_to(user)))
-            & (models.Q(private_to__isnull=True) | models.Q(private_to=user))
+            auditable_by(user) & (models.Q(private_to__isnull=True) | models.Q(private_to=user))
         )
 
 

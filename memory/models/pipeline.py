@@ -14,18 +14,7 @@ from pgvector.django import VectorField
 
 from memory.models.conversations import Conversation, Message
 from memory.models.notes import Note
-from memory.models.tenancy import Firm, Matter
-
-
-def _walled(user, *, matter_path: str, private_path: str | None = None) -> models.Q:
-    """Rows of the firms the user administers, behind the ethical wall (and private rows own only)."""
-    q = models.Q(firm__in=Firm.objects.administered_by(user)) & (
-        models.Q(**{f"{matter_path}__isnull": True})
-        | models.Q(**{f"{matter_path}__in": Matter.objects.assigned_to(user)})
-    )
-    if private_path:
-        q &= models.Q(**{private_path: user})
-    return q
+from memory.models.tenancy import Firm, Matter, auditable_by
 
 
 class TurnExtractionQuerySet(models.QuerySet["TurnExtraction"]):
@@ -33,7 +22,7 @@ class TurnExtractionQuerySet(models.QuerySet["TurnExtraction"]):
         """Firm admins see their firm's jobs, behind the ethical wall of the conversation's matter."""
         if not user.is_authenticated:
             return self.none()
-        return self.filter(_walled(user, matter_path="conversation__matter"))
+        return self.filter(auditable_by(user, matter_path="conversation__matter"))
 
 
 class TurnExtraction(models.Model):
@@ -94,7 +83,7 @@ class ConsolidationQuerySet(models.QuerySet["Consolidation"]):
     def visible_to(self, user) -> "ConsolidationQuerySet":
         if not user.is_authenticated:
             return self.none()
-        return self.filter(_walled(user, matter_path="conversation__matter"))
+        return self.filter(auditable_by(user, matter_path="conversation__matter"))
 
 
 class Consolidation(models.Model):

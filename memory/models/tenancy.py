@@ -158,3 +158,13 @@ class MatterAssignment(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user} → {self.matter}"
+
+
+def auditable_by(user, *, matter_path: str = "matter") -> models.Q:
+    """What a firm admin may audit: rows of the firms they administer, and still only behind
+    the ethical wall (rows about a matter need an assignment to it). ``matter_path`` leads from
+    the audited row to its matter."""
+    return models.Q(firm__in=Firm.objects.administered_by(user)) & (
+        models.Q(**{f"{matter_path}__isnull": True})
+        | models.Q(**{f"{matter_path}__in": Matter.objects.assigned_to(user)})
+    )
