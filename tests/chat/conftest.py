@@ -1,7 +1,6 @@
 """Websocket helpers: a communicator logged in with a real session cookie."""
 from __future__ import annotations
 
-import pytest
 from asgiref.sync import sync_to_async
 from channels.testing import WebsocketCommunicator
 from django.conf import settings
@@ -25,20 +24,3 @@ async def open_socket(user=None, *, origin: tuple[bytes, bytes] = ORIGIN) -> Web
     if user is not None:
         headers.append(await sync_to_async(_session_cookie)(user))
     return WebsocketCommunicator(application, "/ws/chat/", headers=headers)
-
-
-@pytest.fixture
-def llm_online(settings, fake_llm):
-    """Point the chat at the fake OpenAI-compatible server."""
-    settings.LLM_BASE_URL = fake_llm.base_url
-    settings.LLM_MODEL = fake_llm.model
-    settings.LLM_API_KEY = "test-key"
-    settings.LLM_TIMEOUT_SECONDS = 2.0
-    settings.LLM_MAX_RETRIES = 0
-    return fake_llm
-
-
-@pytest.fixture
-def llm_offline(settings):
-    settings.LLM_BASE_URL = ""
-    settings.LLM_MODEL = ""

@@ -42,3 +42,22 @@ def llm_config(fake_llm: FakeLLMServer) -> LLMConfig:
         max_retries=TEST_MAX_RETRIES,
         backoff_seconds=TEST_BACKOFF_SECONDS,
     )
+
+
+@pytest.fixture
+def llm_online(settings, fake_llm: FakeLLMServer) -> FakeLLMServer:
+    """The app's LLM_* settings pointed at ``fake_llm``: short timeout, no client retries (each
+    scripted failure is seen once). Fixtures that want retries raise ``settings.LLM_MAX_RETRIES``."""
+    settings.LLM_BASE_URL = fake_llm.base_url
+    settings.LLM_MODEL = fake_llm.model
+    settings.LLM_API_KEY = "test-key"
+    settings.LLM_TIMEOUT_SECONDS = TEST_TIMEOUT_SECONDS
+    settings.LLM_MAX_RETRIES = 0
+    return fake_llm
+
+
+@pytest.fixture
+def llm_offline(settings) -> None:
+    """No LLM configured: the offline engine answers and extracts."""
+    settings.LLM_BASE_URL = ""
+    settings.LLM_MODEL = ""

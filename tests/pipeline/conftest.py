@@ -2,10 +2,7 @@
 pointing at the fake OpenAI-compatible server."""
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
-from django.test import override_settings
 
 from memory.models import Message, TurnExtraction
 from memory.pipeline import enqueue_turn_extraction, process_turn, save_message
@@ -53,10 +50,7 @@ def make_turn() -> TurnMaker:
 
 
 @pytest.fixture
-def llm_settings(fake_llm) -> Iterator[None]:
+def llm_settings(llm_online, settings) -> None:
     """Point the pipeline at the fake LLM server (short timeout, one client retry)."""
-    with override_settings(
-        LLM_BASE_URL=fake_llm.base_url, LLM_MODEL=fake_llm.model, LLM_API_KEY="test-key",
-        LLM_TIMEOUT_SECONDS=1.0, LLM_MAX_RETRIES=1,
-    ):
-        yield
+    settings.LLM_TIMEOUT_SECONDS = 1.0
+    settings.LLM_MAX_RETRIES = 1
