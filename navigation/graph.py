@@ -77,6 +77,9 @@ class NavGraph:
     adjacency: list[dict[int, list[tuple[int, int]]]]
     layout: np.ndarray  # (n, 2) in [0, 1]: x shared by all levels, y within a band
     order: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))  # by layout x
+    importance: list[float] = field(default_factory=list)  # promotion and entry-point rule
+    basis: "LayoutBasis | None" = None  # the principal axes the layout was computed on
+    changes_since_build: int = 0  # notes inserted or removed incrementally since the last full build
 
     @property
     def size(self) -> int:
@@ -323,25 +326,39 @@ def _principal_axes(centred: np.ndarray, count: int, rounds: int = 30) -> list[n
     return axes
 
 
-def _layout(vectors: np.ndarray) -> np.ndarray:
+@dataclass
+class LayoutBasis:
+    """What the layout was computed on, kept so a note inserted later is placed the same way:
+    the centre, the two principal axes (signed), and every node's projection on them."""
+
+    centre: np.ndarray  # (d,)
+    axes: np.ndarray  # (2, d)
+    projection: np.ndarray  # (n, 2), aligned with the graph's nodes
+
+
+def _layout(vectors: np.ndarray) -> tuple[np.ndarray, LayoutBasis | None]:
     """Server-side layout: ranks along the first two principal components (deterministic
     sign), so similar notes sit close together and the browser never runs a simulation."""
     n = len(vectors)
     if n == 0:
-        return np.zeros((0, 2))
+        return np.zeros((0, 2)), None
     if n < 3:
-        return np.column_stack([np.linspace(0.1, 0.9, n) if n > 1 else [0.5], np.full(n, 0.5)])
-    centred = vectors - vectors.mean(axis=0)
+        return np.column_stack([np.linspace(0.1, 0.9, n) if n > 1 else [0.5], np.full(n, 0.5)]), None
+    centre = vectors.mean(axis=0)
+    centred = vectors - centre
     axes = _principal_axes(centred, 2)
     out = np.zeros((n, 2))
+    signed = []
     for dim in range(2):
         axis = axes[dim]
         axis = axis * (1 if axis[np.argmax(np.abs(axis))] >= 0 else -1)
+        signed.append(axis)
         proj = centred @ axis
         ranks = np.empty(n)
         ranks[np.lexsort((np.arange(n), proj))] = np.arange(n)
         out[:, dim] = 0.02 + 0.96 * ranks / (n - 1)
-    return out
+    axes_array = np.array(signed)
+    return out, LayoutBasis(centre, axes_array, centred @ axes_array.T)
 
 
 def build_graph(data: GraphInput, params: GraphParams) -> NavGraph:
@@ -357,13 +374,42 @@ def build_graph(data: GraphInput, params: GraphParams) -> NavGraph:
     max_level = max_level_for(n, params.m)
     levels = np.array(assign_levels(ids, importance, max_level, params.m), dtype=np.int64)
 
-    merged: dict[tuple[int, int], Edge] = {}
+    per_level: dict[int, dict[tuple[int, int], float]] = {}
+    bridges_per_level: dict[int, set[tuple[int, int]]] = {}
     for level in range(max_level, -1, -1):
         members = np.flatnonzero(levels >= level)
         cap = params.m0 if level == 0 else params.m
         chosen = _level_edges(vectors, tokens, members, cap, params)
-        bridges = _connect(vectors, members, chosen, cap, params)
-        for (a, b), score in chosen.items():
+        bridges_per_level[level] = _connect(vectors, members, chosen, cap, params)
+        per_level[level] = chosen
+
+    layout, basis = _layout(vectors)
+    entry = choose_entry(ids, importance, levels, max_level)
+    return assemble_graph(params, ids, vectors, tokens, importance, levels, max_level, entry,
+                          per_level, bridges_per_level, layout, basis)
+
+
+def choose_entry(ids: Sequence[str], importance: Sequence[float], levels: np.ndarray, max_level: int) -> int:
+    """The entry point: the most important note on the top level (ties by the id's hash)."""
+    if not len(ids):
+        return -1
+    top = np.flatnonzero(levels == max_level).tolist()
+    return max(top, key=lambda i: (importance[i], stable_unit(f"{ids[i]}:promote")))
+
+
+def assemble_graph(params: GraphParams, ids: list[str], vectors: np.ndarray, tokens: list[frozenset[str]],
+                   importance: list[float], levels: np.ndarray, max_level: int, entry: int,
+                   per_level: dict[int, dict[tuple[int, int], float]],
+                   bridges_per_level: dict[int, set[tuple[int, int]]], layout: np.ndarray,
+                   basis: LayoutBasis | None, *, changes_since_build: int = 0) -> NavGraph:
+    """Per-level pairs (a < b) → one edge per pair with its ``levels`` list (score: the best of
+    its levels, ``bridge`` if any level's copy is a bridge), and the adjacency index. Shared by
+    the full build and the incremental update, so both produce the same kind of graph."""
+    n = len(ids)
+    merged: dict[tuple[int, int], Edge] = {}
+    for level in sorted(per_level, reverse=True):
+        bridges = bridges_per_level.get(level, set())
+        for (a, b), score in per_level[level].items():
             edge = merged.get((a, b))
             if edge is None:
                 merged[(a, b)] = Edge(a, b, round(score, 6), [level], bridge=(a, b) in bridges)
@@ -372,21 +418,12 @@ def build_graph(data: GraphInput, params: GraphParams) -> NavGraph:
                 edge.score = max(edge.score, round(score, 6))
                 edge.bridge = edge.bridge or (a, b) in bridges
 
-    edges = sorted(merged.values(), key=lambda e: (e.source, e.target))
+    edges = [merged[pair] for pair in sorted(merged)]
     for edge in edges:
-        edge.levels.sort()
-    adjacency: list[dict[int, list[tuple[int, int]]]] = [dict() for _ in range(max_level + 1)]
-    for index, edge in enumerate(edges):
-        for level in edge.levels:
-            adjacency[level].setdefault(edge.source, []).append((edge.target, index))
-            adjacency[level].setdefault(edge.target, []).append((edge.source, index))
+        if len(edge.levels) > 1:
+            edge.levels.sort()
+    adjacency = index_edges(edges, max_level)
 
-    if n:
-        top = np.flatnonzero(levels == max_level).tolist()
-        entry = max(top, key=lambda i: (importance[i], stable_unit(f"{ids[i]}:promote")))
-    else:
-        entry = -1
-    layout = _layout(vectors)
     return NavGraph(
         params=params,
         ids=ids,
@@ -400,7 +437,20 @@ def build_graph(data: GraphInput, params: GraphParams) -> NavGraph:
         adjacency=adjacency,
         layout=layout,
         order=np.lexsort((np.arange(n), layout[:, 0])) if n else np.zeros(0, dtype=np.int64),
+        importance=list(importance),
+        basis=basis,
+        changes_since_build=changes_since_build,
     )
+
+
+def index_edges(edges: list[Edge], max_level: int) -> list[dict[int, list[tuple[int, int]]]]:
+    """adjacency[level][node] → [(neighbour, edge index)], in edge order."""
+    adjacency: list[dict[int, list[tuple[int, int]]]] = [dict() for _ in range(max_level + 1)]
+    for index, edge in enumerate(edges):
+        for level in edge.levels:
+            adjacency[level].setdefault(edge.source, []).append((edge.target, index))
+            adjacency[level].setdefault(edge.target, []).append((edge.source, index))
+    return adjacency
 
 
 @dataclass
