@@ -245,6 +245,13 @@ NAV_CANDIDATES = env_int("NAV_CANDIDATES", 8, minimum=1)  # vector neighbour can
 NAV_MAX_NOTES = env_int("NAV_MAX_NOTES", 20000, minimum=1)  # notes per graph (most recent first)
 NAV_CACHE_ENTRIES = env_int("NAV_CACHE_ENTRIES", 8, minimum=1)  # built graphs kept per process
 NAV_L0_PAGE_MAX = env_int("NAV_L0_PAGE_MAX", 5000, minimum=1)  # largest L0 page of the graph API
+# Keeping graphs current (navigation/incremental.py, navigation/services.py): a changed visible set
+# is applied to the previous graph (insert / remove) unless the change is large; the db_worker
+# refreshes stored graphs of the firm's recently used keys shortly after notes change.
+NAV_EF_CONSTRUCTION = env_int("NAV_EF_CONSTRUCTION", 32, minimum=1)  # beam width when inserting a note
+NAV_REBUILD_FRACTION = env_float("NAV_REBUILD_FRACTION", 0.2, minimum=0.0)  # larger change → full build
+NAV_REFRESH_DELAY_SECONDS = env_float("NAV_REFRESH_DELAY_SECONDS", 2.0, minimum=0.0)  # debounce of the refresh task
+NAV_SNAPSHOT_TTL_DAYS = env_float("NAV_SNAPSHOT_TTL_DAYS", 14.0, minimum=0.01)  # unused stored graphs are dropped
 # --- end Navigation -----------------------------------------------------------------------
 
 # --- Chat ----------------------------------------------------------------------------------

@@ -7,7 +7,11 @@ class NavigationConfig(AppConfig):
     verbose_name = _("Navigation graph")
 
     def ready(self) -> None:
-        """Offer ``layered_nav`` to memory's search (``strategy=layered_nav``) when its registry exists."""
+        """Refresh stored graphs after note changes; offer ``layered_nav`` to memory's search
+        (``strategy=layered_nav``) when its registry exists."""
+        from navigation import signals
+
+        signals.connect()
         try:
             from memory.retrieval import register_strategy
         except ImportError:  # retrieval not installed: /api/navigation/search still serves it

@@ -1,16 +1,17 @@
-"""Built navigation graphs, kept per process behind a version check.
+"""Navigation graphs kept per process behind a version check, brought up to date in place.
 
 Key: the visibility-set fingerprint (firm, user — profile and private case notes are
 owner-only —, the matters the user is assigned to in that firm, and the page filters).
 Version: (count, max(updated_at), max(stored_at)) of the notes in that set, read from the
-database on every request with one aggregate query. A note added, changed or deleted
-changes the version, so the next request rebuilds; nothing is ever served stale.
+database on every request with one aggregate query. Same version → the cached graph. Another
+version → ``refresh(previous)`` is called with this process's graph of the older version (or
+None) and brings it up to date: from the stored snapshot, by an incremental update, or by a
+full build (navigation.selectors decides, and says which, so ``stats`` counts each kind).
 
 Multi-process: every server process keeps its own LRU (``NAV_CACHE_ENTRIES`` graphs) and
-checks the version against PostgreSQL, so processes never disagree about what a user may
-see; the build is deterministic, so two processes that build the same set build the same
-graph and return the same trace. The cost is one build per process per version. No state
-is shared through memory and none is required.
+checks the version against PostgreSQL, so none serves a stale or wider graph; the graph of a
+version is shared between processes through NavigationGraphSnapshot (``accept`` lets the
+caller swap a graph this process made for the stored one of the same version).
 """
 from __future__ import annotations
 
@@ -21,28 +22,41 @@ from typing import Callable, Hashable
 _entries: "OrderedDict[Hashable, tuple[Hashable, object]]" = OrderedDict()
 _lock = threading.Lock()
 _building: dict[Hashable, threading.Lock] = {}
-stats = {"builds": 0, "hits": 0}
+KINDS = ("builds", "incremental", "snapshots", "unchanged")
+stats = {"hits": 0, **{kind: 0 for kind in KINDS}}
 
 
-def get_or_build(key: Hashable, version: Hashable, build: Callable[[], object], *, capacity: int) -> object:
-    """The cached value for ``key`` at ``version``, building it (once per key at a time) if needed."""
+def _current(key: Hashable, version: Hashable, accept: Callable[[object], bool]) -> object | None:
     with _lock:
         found = _entries.get(key)
-        if found is not None and found[0] == version:
-            _entries.move_to_end(key)
+        if found is None or found[0] != version:
+            return None
+        _entries.move_to_end(key)
+    return found[1] if accept(found[1]) else None
+
+
+def get_or_refresh(key: Hashable, version: Hashable, refresh: Callable[[object | None], tuple[object, str]], *,
+                   capacity: int, accept: Callable[[object], bool] = lambda value: True) -> object:
+    """The cached value for ``key`` at ``version``; otherwise ``refresh(previous value or None)``
+    → (value, kind), run once per key at a time, counted in ``stats[kind]``."""
+    value = _current(key, version, accept)
+    if value is not None:
+        with _lock:
             stats["hits"] += 1
-            return found[1]
+        return value
+    with _lock:
         key_lock = _building.setdefault(key, threading.Lock())
     with key_lock:
+        value = _current(key, version, accept)
+        if value is not None:
+            with _lock:
+                stats["hits"] += 1
+            return value
         with _lock:
             found = _entries.get(key)
-            if found is not None and found[0] == version:
-                _entries.move_to_end(key)
-                stats["hits"] += 1
-                return found[1]
-        value = build()
+        value, kind = refresh(found[1] if found is not None else None)
         with _lock:
-            stats["builds"] += 1
+            stats[kind] += 1
             _entries[key] = (version, value)
             _entries.move_to_end(key)
             while len(_entries) > capacity:
@@ -53,4 +67,4 @@ def get_or_build(key: Hashable, version: Hashable, build: Callable[[], object], 
 def clear() -> None:
     with _lock:
         _entries.clear()
-        stats.update(builds=0, hits=0)
+        stats.update({"hits": 0, **{kind: 0 for kind in KINDS}})

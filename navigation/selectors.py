@@ -5,20 +5,27 @@ the user may see, so nodes, edges, counts and trace steps of anything else never
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import time
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 from django.conf import settings
 from django.db.models import Count, Max, QuerySet
 from django.db.models.functions import Left
+from django.utils import timezone
 
 from memory.embeddings import get_embedder
 from memory.models import Firm, Matter, MemoryScope, Note
 from memory.segmentation import segment
-from navigation import cache
+from navigation import cache, snapshots
+from navigation.built import BuiltGraph, NodeInfo
 from navigation.events import event_key, event_label
-from navigation.graph import GraphInput, GraphParams, NavGraph, Trace, build_graph, query_scorer, trace
+from navigation.graph import GraphInput, GraphParams, Trace, build_graph, query_scorer, trace
+from navigation.incremental import IncrementalLimits, apply_delta, incremental_blocker
+from navigation.models import NavigationGraphSnapshot
+
+__all__ = ["BuiltGraph", "NodeInfo"]  # re-exported: navigation.search and the bench import them from here
 
 
 class NavigationInputError(ValueError):
@@ -39,27 +46,6 @@ class GraphContext:
     user: Any
     firm: Firm
     filters: GraphFilters = GraphFilters()
-
-
-@dataclass
-class NodeInfo:
-    scope: str
-    category: str
-    matter_id: int | None
-    event: str
-    label: str
-    importance: float
-
-
-@dataclass
-class BuiltGraph:
-    """A navigation graph plus what the page shows of each node, for one visibility set."""
-
-    graph: NavGraph
-    info: list[NodeInfo]
-    version: str
-    truncated: bool
-    matter_titles: dict[int, str] = field(default_factory=dict)
 
 
 def graph_params() -> GraphParams:
@@ -99,7 +85,7 @@ def resolve_context(user, *, firm_id: int | None = None, matter_id: int | None =
     return GraphContext(user, firm, GraphFilters(matter_id, scope or None, event or None))
 
 
-def _base_notes(context: GraphContext) -> QuerySet[Note]:
+def visible_notes(context: GraphContext) -> QuerySet[Note]:
     queryset = (
         Note.objects.visible_to(context.user).filter(firm=context.firm).active().with_embedding()
     )
@@ -117,53 +103,162 @@ def _fingerprint(context: GraphContext) -> tuple:
     return (context.firm.pk, context.user.pk, matters, context.filters, graph_params())
 
 
-def _version(queryset: QuerySet[Note]) -> str:
+def notes_version(queryset: QuerySet[Note]) -> str:
     row = queryset.aggregate(count=Count("id"), updated=Max("updated_at"), stored=Max("stored_at"))
     updated = row["updated"].isoformat() if row["updated"] else "-"
     stored = row["stored"].isoformat() if row["stored"] else "-"
     return f"{row['count']}:{updated}:{stored}"
 
 
-def _build(context: GraphContext, queryset: QuerySet[Note], version: str) -> BuiltGraph:
-    limit = settings.NAV_MAX_NOTES
-    rows = list(
-        queryset.order_by("-stored_at", "id").annotate(label=Left("content", 40)).values_list(
-            "id", "embedding", "search_text", "keywords", "importance", "memory_scope", "category",
-            "matter_id", "tags", "source_type", "source_id", "label",
-        )[: limit + 1]
-    )
-    truncated = len(rows) > limit
-    rows = rows[:limit]
+ROW_FIELDS = ("id", "embedding", "search_text", "keywords", "importance", "memory_scope", "category",
+              "matter_id", "tags", "source_type", "source_id", "label", "updated_at")
+
+
+def _rows(queryset: QuerySet[Note]):
+    return queryset.annotate(label=Left("content", 40)).values_list(*ROW_FIELDS)
+
+
+def _graph_input(context: GraphContext, rows: list[tuple]) -> tuple[GraphInput, dict[str, tuple[NodeInfo, str]]]:
+    """The build's input of these rows (after the event filter), and each note's info and stamp."""
     events = [event_key(tags=r[8], source_type=r[9], source_id=r[10], matter_id=r[7]) for r in rows]
     if context.filters.event:
         keep = [i for i, key in enumerate(events) if key == context.filters.event]
         rows, events = [rows[i] for i in keep], [events[i] for i in keep]
     ids = [str(r[0]) for r in rows]
-    vectors = np.array([np.asarray(r[1], dtype=np.float32) for r in rows], dtype=np.float32).reshape(len(rows), -1)
+    vectors = np.zeros((0, 0), dtype=np.float32)
     if len(rows):
+        vectors = np.array([np.asarray(r[1], dtype=np.float32) for r in rows], dtype=np.float32)
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         vectors = vectors / np.where(norms == 0, 1, norms)
     tokens = [frozenset((r[2] or "").split()) | frozenset(k.lower() for k in r[3]) for r in rows]
-    graph = build_graph(GraphInput(ids, vectors, tokens, [float(r[4]) for r in rows]), graph_params())
-    by_id = {str(r[0]): (r, e) for r, e in zip(rows, events)}
-    info = []
-    for note_id in graph.ids:
-        r, e = by_id[note_id]
-        info.append(NodeInfo(r[5], r[6], r[7], e, r[11], float(r[4])))
-    titles = dict(
-        Matter.objects.assigned_to(context.user).filter(firm=context.firm).values_list("pk", "title")
-    )
-    return BuiltGraph(graph, info, version, truncated, titles)
+    details = {
+        str(r[0]): (NodeInfo(r[5], r[6], r[7], e, r[11], float(r[4])), r[12].isoformat()) for r, e in zip(rows, events)
+    }
+    return GraphInput(ids, vectors, tokens, [float(r[4]) for r in rows]), details
+
+
+def _titles(context: GraphContext) -> dict[int, str]:
+    return dict(Matter.objects.assigned_to(context.user).filter(firm=context.firm).values_list("pk", "title"))
+
+
+def build(context: GraphContext, queryset: QuerySet[Note], version: str) -> BuiltGraph:
+    """A full build of the context's visible notes (deterministic: same notes, same graph)."""
+    limit = settings.NAV_MAX_NOTES
+    rows = list(_rows(queryset.order_by("-stored_at", "id"))[: limit + 1])
+    truncated = len(rows) > limit
+    data, details = _graph_input(context, rows[:limit])
+    graph = build_graph(data, graph_params())
+    info = [details[note_id][0] for note_id in graph.ids]
+    stamps = {note_id: details[note_id][1] for note_id in graph.ids}
+    return BuiltGraph(graph, info, version, truncated, _titles(context), stamps)
+
+
+def _listing(context: GraphContext, queryset: QuerySet[Note]) -> tuple[dict[str, str], bool]:
+    """What the graph must hold now, without the heavy columns: id → updated_at, and truncated."""
+    limit = settings.NAV_MAX_NOTES
+    fields = ("id", "updated_at") + (("tags", "source_type", "source_id", "matter_id") if context.filters.event else ())
+    rows = list(queryset.order_by("-stored_at", "id").values_list(*fields)[: limit + 1])
+    truncated = len(rows) > limit
+    rows = rows[:limit]
+    if context.filters.event:
+        rows = [r for r in rows
+                if event_key(tags=r[2], source_type=r[3], source_id=r[4], matter_id=r[5]) == context.filters.event]
+    return {str(r[0]): r[1].isoformat() for r in rows}, truncated
+
+
+def incremental_limits(*, background: bool = False) -> IncrementalLimits:
+    return IncrementalLimits(ef_construction=settings.NAV_EF_CONSTRUCTION,
+                             max_fraction=settings.NAV_REBUILD_FRACTION, count_drift=background)
+
+
+def update(context: GraphContext, queryset: QuerySet[Note], version: str, base: BuiltGraph,
+           limits: IncrementalLimits) -> tuple[BuiltGraph | None, bool]:
+    """``base`` (an older graph of the same key) brought to the current visible set: notes no
+    longer there (deleted, superseded, moved behind a wall, filtered out) removed, new and
+    changed ones (another ``updated_at``) inserted. Returns (graph, whether anything changed);
+    (None, True) when the change is too large for an incremental update (→ full build).
+
+    The node set of the result is exactly the current visible set: only notes read through
+    ``queryset`` (the visibility rule) are inserted, and every other id is removed."""
+    current, truncated = _listing(context, queryset)
+    removed = [note_id for note_id, stamp in base.stamps.items() if current.get(note_id) != stamp]
+    added = [note_id for note_id, stamp in current.items() if base.stamps.get(note_id) != stamp]
+    if not removed and not added:
+        return replace(base, version=version, truncated=truncated, matter_titles=_titles(context)), False
+    if incremental_blocker(base.graph, len(removed), len(added), limits):
+        return None, True
+    rows = list(_rows(queryset.filter(pk__in=added).order_by("id")))
+    data, details = _graph_input(context, rows)
+    graph = apply_delta(base.graph, removed, data, limits)
+    previous = {note_id: (info, base.stamps[note_id]) for note_id, info in zip(base.graph.ids, base.info)}
+    merged = previous | details
+    info = [merged[note_id][0] for note_id in graph.ids]
+    stamps = {note_id: merged[note_id][1] for note_id in graph.ids}
+    return BuiltGraph(graph, info, version, truncated, _titles(context), stamps), True
+
+
+def stored_graph(context: GraphContext, digest: str, version: str | None) -> BuiltGraph | None:
+    """The stored graph of this key at ``version`` (None: the latest stored one), if any."""
+    rows = NavigationGraphSnapshot.objects.filter(key_hash=digest)
+    if version is not None:
+        rows = rows.filter(version=version)
+    data = rows.order_by("-created_at").values_list("data", flat=True).first()
+    return snapshots.decode(data, matter_titles=_titles(context)) if data is not None else None
+
+
+def graph_key(context: GraphContext) -> tuple[tuple, str]:
+    """The context's visibility fingerprint and its hash (the snapshot key)."""
+    fingerprint = _fingerprint(context)
+    return fingerprint, snapshots.key_hash(fingerprint)
+
+
+_marked: dict[str, float] = {}
+MARK_EVERY_SECONDS = 300.0
+
+
+def _mark_used(digest: str) -> None:
+    """Tell the background refresh this key is in use (at most every few minutes per process)."""
+    now = time.monotonic()
+    if now - _marked.get(digest, -MARK_EVERY_SECONDS) >= MARK_EVERY_SECONDS:
+        _marked[digest] = now
+        NavigationGraphSnapshot.objects.filter(key_hash=digest).update(used_at=timezone.now())
+
+
+def _refresh(context: GraphContext, queryset: QuerySet[Note], version: str, digest: str,
+             previous: BuiltGraph | None) -> tuple[BuiltGraph, str]:
+    """Bring the key's graph to ``version``: the stored graph of that version if the background
+    refresh made it, else this process's previous graph (or the latest stored one) updated
+    incrementally, else — first view of the key, or a large change — a full build, stored."""
+    stored = stored_graph(context, digest, version)
+    base = stored or previous or stored_graph(context, digest, None)
+    if base is not None:
+        updated, changed = update(context, queryset, version, base, incremental_limits())
+        if updated is not None:
+            return updated, "incremental" if changed else ("snapshots" if stored is not None else "unchanged")
+    built = build(context, queryset, version)
+    from navigation.services import store_snapshot  # the one write of this read path: keep the build
+
+    store_snapshot(context, digest, built)
+    return built, "builds"
 
 
 def built_graph(context: GraphContext) -> BuiltGraph:
-    """The graph of the context's visible notes: from this process's cache when the notes
-    have not changed since it was built, else built now (see navigation/cache.py)."""
-    queryset = _base_notes(context)
-    version = _version(queryset)
-    return cache.get_or_build(
-        _fingerprint(context), version, lambda: _build(context, queryset, version),
-        capacity=settings.NAV_CACHE_ENTRIES,
+    """The graph of the context's visible notes, current to the last committed note change.
+
+    From this process's cache when the notes have not changed; else the stored graph of the new
+    version (the background refresh keeps it ready), else an incremental update of the previous
+    graph; a full build only on a key's first view or a large change (navigation/README.md)."""
+    queryset = visible_notes(context)
+    version = notes_version(queryset)
+    fingerprint, digest = graph_key(context)
+    _mark_used(digest)
+
+    def accept(built: BuiltGraph) -> bool:  # a graph this process made gives way to the stored one
+        return built.stored or not NavigationGraphSnapshot.objects.filter(key_hash=digest, version=version).exists()
+
+    return cache.get_or_refresh(
+        fingerprint, version, lambda previous: _refresh(context, queryset, version, digest, previous),
+        capacity=settings.NAV_CACHE_ENTRIES, accept=accept,
     )
 
 
