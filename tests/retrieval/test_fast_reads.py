@@ -3,10 +3,12 @@ ORM reads return under ``visible_to(user)`` — never a note of another firm, be
 wall, or someone else's profile — and take part in every layered search."""
 from __future__ import annotations
 
+import numpy as np
 import pytest
+from django.db import connection, transaction
 
 from memory.embeddings import get_embedder
-from memory.models import Note
+from memory.models import MemoryScope, Note
 from memory.retrieval import candidates as cand
 from memory.retrieval import search_memory
 from memory.retrieval.plan import make_plan
@@ -62,3 +64,100 @@ def test_layered_search_never_returns_an_invisible_note(world, memory):
             result = search_memory(user, question, k=20)
             assert {hit.note.pk for hit in result.hits} <= visible
             assert result.timings["keyword"] == 0.0  # the keyword read went with the vector statement
+
+
+def _synthetic_notes(world, count: int = 200) -> None:
+    """Enough rows (case notes on both of alice's matters and bob's walled-off one, firm-wide
+    notes) for the planner to consider every index; vectors are random unit vectors."""
+    rng = np.random.default_rng(5)
+    vectors = rng.normal(size=(count, 384)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    matters = [world.matter_laptop, world.matter_deposit, world.matter_secret]
+    scopes = [MemoryScope.CASE, MemoryScope.CASE, MemoryScope.GENERAL_LAW, MemoryScope.CROSS_CASE]
+    Note.objects.bulk_create(
+        Note(
+            firm=world.firm_a, content=f"合成笔记 {i}", memory_scope=scopes[i % 4], category="fact",
+            source_type="manual", content_hash=f"{i:064d}", embedding=vectors[i],
+            matter=matters[i % 3] if scopes[i % 4] == MemoryScope.CASE else None,
+        )
+        for i in range(count)
+    )
+
+
+def _statement_of_search(user, plan, reach, vector) -> tuple[str, list]:
+    captured = []
+
+    def grab(execute, sql, params, many, context):
+        if "query_vector" in sql:
+            captured.append((sql, params))
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(grab):
+        cand.read_candidates(user, plan, reach, vector, [], per_layer=20)
+    assert len(captured) == 1
+    return captured[0]
+
+
+def test_the_search_statement_can_use_the_partial_and_covering_indexes(world):
+    """The literal conditions of the statement must imply the indexes' predicates, or PostgreSQL
+    silently walks the full HNSW index / reads the heap (tested with scans the planner would
+    prefer on a small table switched off)."""
+    _synthetic_notes(world)
+    vector = get_embedder().embed_query("电脑花屏")
+    plan = make_plan("电脑花屏的证据", matter_id=None)
+    assert MemoryScope.CASE in plan.layers and MemoryScope.GENERAL_LAW in plan.layers
+    reach = cand.reach_of(world.alice)
+    sql, params = _statement_of_search(world.alice, plan, reach, vector)
+
+    def explain(*switched_off: str) -> str:
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute("ANALYZE memory_note")
+            for setting in ("enable_seqscan", "enable_bitmapscan", *switched_off):
+                cursor.execute(f"SET LOCAL {setting} = off")
+            cursor.execute(f"EXPLAIN {sql}", params)
+            return "\n".join(row[0] for row in cursor.fetchall())
+
+    # Without an explicit sort, the firm-wide nearest-neighbour read must walk an HNSW index:
+    # the partial one (smaller, so cheaper) when its predicate is implied.
+    explained = explain("enable_sort")
+    assert "Index Scan using note_embedding_firmwide_hnsw" in explained, explained
+    # With plain index scans off, only an index holding every column can serve the case read.
+    explained = explain("enable_indexscan")
+    assert "Index Only Scan using note_case_vectors" in explained, explained
+
+
+def test_case_layer_over_all_matters_is_exact_and_walled(world, memory):
+    """No current matter: the case layer is read exactly (the small-set path) and gives the ORM's
+    exact neighbours; bob never gets the matter he is walled off from, charlie nothing of firm A."""
+    _synthetic_notes(world)
+    vector = get_embedder().embed_query("电脑花屏 押金")
+    plan = make_plan("电脑花屏 押金", matter_id=None)
+    for user in (world.alice, world.bob, world.charlie):
+        reach = cand.reach_of(user)
+        assert cand._case_read_is_exact(plan, reach, plan.layers) == bool(reach.matter_ids)
+        by_layer, _keyword = cand.read_candidates(user, plan, reach, vector, [], per_layer=20)
+        reference = _orm_vector(user, plan, reach, vector, per_layer=20)
+        got = [c.note.pk for c in by_layer[MemoryScope.CASE]]
+        assert got == reference[MemoryScope.CASE][: len(got)]
+        visible_matters = set(reach.matter_ids)
+        assert {c.note.matter_id for c in by_layer[MemoryScope.CASE]} <= visible_matters | {None}
+    assert world.matter_deposit.pk not in cand.reach_of(world.bob).matter_ids
+
+
+def test_case_layer_over_many_matters_falls_back_to_the_hnsw_walk(world, memory, monkeypatch):
+    """Above EXACT_CASE_MAX_ROWS the filtered HNSW walk reads the case layer; still only what the
+    user may see."""
+    _synthetic_notes(world)
+    monkeypatch.setattr(cand, "EXACT_CASE_MAX_ROWS", 0)
+    vector = get_embedder().embed_query("电脑花屏")
+    plan = make_plan("电脑花屏", matter_id=None)
+    for user in (world.alice, world.bob, world.charlie):
+        reach = cand.reach_of(user)
+        assert not cand._case_read_is_exact(plan, reach, plan.layers)
+        sql, _params = _statement_of_search(user, plan, reach, vector)
+        assert "+ 0" not in sql
+        by_layer, _keyword = cand.read_candidates(user, plan, reach, vector, [], per_layer=20)
+        visible = set(Note.objects.visible_to(user).values_list("pk", flat=True))
+        found = {c.note.pk for c in by_layer[MemoryScope.CASE]}
+        assert found <= visible
+        assert bool(found) == bool(reach.matter_ids)

@@ -67,6 +67,9 @@ def test_make_run_serves_refuses_a_second_run_stops_cleanly_and_keeps_data(tmp_p
     try:
         output = wait_for_line(first, "Ctrl-C stops")
         assert any("demo firm created" in line for line in output)
+        # A new data folder gets the server settings once (restart), then serves with them.
+        assert any("restarted to apply shared_buffers" in line for line in output), output
+        assert any("shared_buffers 2GB" in line for line in output), output
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/accounts/login/", timeout=10) as response:
             assert response.status == 200 and "LegalMem" in response.read().decode()
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/static/css/app.css", timeout=10) as response:
@@ -88,6 +91,21 @@ def test_make_run_serves_refuses_a_second_run_stops_cleanly_and_keeps_data(tmp_p
     try:
         output = wait_for_line(again, "Ctrl-C stops")
         assert any("demo firm already present" in line for line in output)
+        assert not any("restarted to apply" in line for line in output), output
+        assert any("shared_buffers 2GB" in line for line in output), output
     finally:
         assert stop(again) == 0
+    assert postgres_processes(data_dir / "pgdata") == []
+
+
+def test_a_server_setting_postgresql_refuses_is_one_line_naming_the_variable(tmp_path):
+    data_dir = tmp_path / "var"
+    env = {key: value for key, value in os.environ.items() if key != "DATABASE_URL"}
+    env.update(LEGALMEM_DATA_DIR=str(data_dir), LEGALMEM_PG_SHARED_BUFFERS="lots")
+    result = subprocess.run(
+        [sys.executable, "-m", "legalmem_site.launcher", "manage", "check"],
+        cwd=BASE_DIR, env=env, capture_output=True, text=True, timeout=120,
+    )
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "LEGALMEM_PG_SHARED_BUFFERS='lots' is not accepted by PostgreSQL" in result.stderr
     assert postgres_processes(data_dir / "pgdata") == []
