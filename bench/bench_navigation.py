@@ -28,7 +28,13 @@ Figures:
   against the exact top-10 over the same visible notes by cosine, and by the walk's own score
   (1-λ)·cos + λ·Jaccard (queries: held-out sentences);
 - page data size: bytes of ``GET /api/navigation/graph`` at 5k notes (default L0 page of 1,500,
-  upper levels only, and everything), raw and gzipped.
+  upper levels only, and everything), raw and gzipped;
+- keeping the graph current (after the figures above, per size): ``GET /api/navigation/graph``
+  (default page) right after 1 note is added, after 10 more, after 1 is deleted — each an
+  incremental update on the request —, a warm request for comparison, the background refresh
+  (``navigation.services.refresh_key``, what the db_worker runs) and the first request of a
+  fresh process once that refresh has stored the graph (read from NavigationGraphSnapshot).
+  The cold build now includes storing the built graph.
 """
 from __future__ import annotations
 
@@ -123,8 +129,8 @@ def _run(sizes: list[int], query_count: int) -> None:
     embedder = get_embedder()
     embedder.embed_query("预热")
     largest = max(sizes)
-    corpus = sentences(largest + query_count, seed=2024)
-    stored, held_out = corpus[:largest], corpus[largest:]
+    corpus = sentences(largest + query_count + 11, seed=2024)
+    stored, held_out, fresh = corpus[:largest], corpus[largest:largest + query_count], corpus[largest + query_count:]
     texts = [text for text, _e, _k in stored]
     vectors = _passages(texts)
     firm = Firm.objects.create(name="Bench 律所", slug="navbench")
@@ -240,11 +246,12 @@ def _run(sizes: list[int], query_count: int) -> None:
         }
         if size == 5000 or size == largest and 5000 not in sizes:
             for label, params in (("page_default", {}), ("page_upper_only", {"l0_limit": 0}),
-                                  ("page_all", {"l0_limit": size})):
+                                  ("page_all", {"l0_limit": min(size, settings.NAV_L0_PAGE_MAX)})):
                 response = client.get("/api/navigation/graph", params)
                 assert response.status_code == 200, response.content[:200]
                 row[f"{label}_bytes"] = len(response.content)
                 row[f"{label}_gzip_bytes"] = len(gzip.compress(response.content))
+        row |= _freshness(client, context, firm, matters, fresh, vectors_for=_passages)
         rows.append(row)
         print(f"[bench] {row}", flush=True)
 
@@ -256,9 +263,68 @@ def _run(sizes: list[int], query_count: int) -> None:
               f"{row['trace_p50_ms']} / {row['trace_p95_ms']} | {row['walk_p50_ms']} / {row['walk_p95_ms']} | "
               f"{row['hit@ef']} | {row['recall@10_layered_nav']} / {row['recall@10_layered_nav_vs_exact_walk_score']} | "
               f"{row['recall@10_graph_route']} / {row['recall@10_graph_route_vs_exact_walk_score']} |")
+    print("\n| notes | full build s (cold request) | page after +1 note ms | after +10 notes ms | after −1 note ms "
+          "| warm page ms | background refresh s | fresh process, stored graph ms |")
+    print("|---|---|---|---|---|---|---|---|")
+    for row in rows:
+        print(f"| {row['notes']:,} | {row['cold_build_s']} | {row['page_after_add_1_ms']} | {row['page_after_add_10_ms']} | "
+              f"{row['page_after_delete_1_ms']} | {row['page_warm_ms']} | {row['background_refresh_s']} | "
+              f"{row['page_from_stored_ms']} |")
     for row in rows:
         if "page_default_bytes" in row:
             print(f"\npage data at {row['notes']:,} notes: default (upper levels + 1,500 L0) "
                   f"{row['page_default_bytes']:,} B ({row['page_default_gzip_bytes']:,} gzip); upper only "
                   f"{row['page_upper_only_bytes']:,} B ({row['page_upper_only_gzip_bytes']:,} gzip); everything "
                   f"{row['page_all_bytes']:,} B ({row['page_all_gzip_bytes']:,} gzip)")
+
+
+def _freshness(client, context, firm, matters, fresh, *, vectors_for) -> dict:
+    """Page requests after notes change (see the module docstring); the notes added here are
+    deleted again at the end, so the next size starts from the plain corpus."""
+    from memory.embeddings import get_embedder
+    from memory.models import Category, MemoryScope, Note, SourceType
+    from memory.segmentation import search_text
+    from memory.services.notes import content_hash
+    from navigation import cache
+    from navigation.services import refresh_key
+
+    vectors = vectors_for([text for text, _e, _k in fresh])
+    made = []
+
+    def add(i: int) -> None:
+        text, event, keywords = fresh[i]
+        made.append(Note.objects.create(
+            firm=firm, content=text, memory_scope=MemoryScope.CASE, category=Category.FACT, keywords=keywords,
+            tags=[f"event:{event}"], importance=0.5, matter=matters[i % len(matters)], source_type=SourceType.IMPORT,
+            source_id=f"bench-fresh:{i}", content_hash=content_hash(text), search_text=search_text(text),
+            embedding=vectors[i], embedding_model=get_embedder().name,
+        ))
+
+    def page_ms(expect: str) -> float:
+        before = dict(cache.stats)
+        started = time.perf_counter()
+        response = client.get("/api/navigation/graph")
+        elapsed = (time.perf_counter() - started) * 1000
+        assert response.status_code == 200, response.content[:200]
+        grown = [kind for kind in cache.stats if cache.stats[kind] > before.get(kind, 0)]
+        assert grown == [expect], (expect, grown)
+        return round(elapsed, 1)
+
+    page_ms("hits")
+    out = {"page_warm_ms": page_ms("hits")}
+    add(0)
+    out["page_after_add_1_ms"] = page_ms("incremental")
+    for i in range(1, 11):
+        add(i)
+    out["page_after_add_10_ms"] = page_ms("incremental")
+    made.pop().delete()
+    out["page_after_delete_1_ms"] = page_ms("incremental")
+    add(10)
+    started = time.perf_counter()
+    out["background_refresh_kind"] = refresh_key(context)
+    out["background_refresh_s"] = round(time.perf_counter() - started, 2)
+    cache.clear()
+    out["page_from_stored_ms"] = page_ms("snapshots")
+    Note.objects.filter(pk__in=[note.pk for note in made]).delete()
+    cache.clear()
+    return out

@@ -28,11 +28,11 @@ from typing import Sequence
 import numpy as np
 
 from navigation.graph import (
+    Edge,
     GraphInput,
     LayoutBasis,
     NavGraph,
     _connect,
-    assemble_graph,
     choose_entry,
     jaccard,
     max_level_for,
@@ -73,6 +73,9 @@ def apply_delta(graph: NavGraph, removed: Sequence[str], added: GraphInput, limi
     """A new graph: ``graph`` without the ``removed`` ids and with the ``added`` notes (an id in
     both is a changed note: out with the old content, in with the new). ``graph`` is not modified,
     so requests still reading it are unaffected. Call ``incremental_blocker`` first."""
+    by_id = sorted(range(len(added.ids)), key=lambda i: added.ids[i])  # same notes, same graph, in any order
+    added = GraphInput([added.ids[i] for i in by_id], np.asarray(added.vectors)[by_id] if by_id else added.vectors,
+                       [added.tokens[i] for i in by_id], [added.importance[i] for i in by_id])
     work = _Work(graph, added, limits)
     leaving = set(removed) | (set(added.ids) & graph.index_of.keys())  # a re-added id is a change
     for note_id in sorted(leaving):
@@ -80,7 +83,7 @@ def apply_delta(graph: NavGraph, removed: Sequence[str], added: GraphInput, limi
         if index is not None:
             work.remove(index)
     work.ensure_top_level()
-    for offset in sorted(range(len(added.ids)), key=lambda i: added.ids[i]):
+    for offset in range(len(added.ids)):
         node = graph.size + offset
         work.insert(node, new_level(added.ids[offset], work.max_level, work.params.m))
     work.ensure_every_level()
@@ -106,14 +109,12 @@ class _Work:
         self.alive = np.concatenate([np.ones(graph.size, dtype=bool), np.zeros(len(added.ids), dtype=bool)])
         self.max_level = graph.max_level
         self.entry = graph.entry
-        self.adj: list[dict[int, dict[int, float]]] = [dict() for _ in range(self.max_level + 1)]
-        self.bridges: list[set[tuple[int, int]]] = [set() for _ in range(self.max_level + 1)]
-        for edge in graph.edges:
-            for level in edge.levels:
-                self.adj[level].setdefault(edge.source, {})[edge.target] = edge.score
-                self.adj[level].setdefault(edge.target, {})[edge.source] = edge.score
-                if edge.bridge:
-                    self.bridges[level].add((edge.source, edge.target))
+        self.base = graph
+        # Changed neighbourhoods only: over[level][node] = {neighbour: score}; any other node's
+        # neighbours are still those of the base graph (copy-on-write, O(change) not O(n)).
+        self.over: list[dict[int, dict[int, float]]] = [dict() for _ in range(self.max_level + 1)]
+        self.dirty: set[tuple[int, int]] = set()  # pairs whose edge changed on some level
+        self.bridged: set[tuple[int, int]] = set()  # pairs made bridges here
         self.touched: set[int] = set()
 
     # --- small helpers --------------------------------------------------------------------
@@ -126,19 +127,41 @@ class _Work:
         return (1 - self.lam) * float(self.vectors[a] @ self.vectors[b]) + self.lam * jaccard(self.tokens[a], self.tokens[b])
 
     def neighbours(self, level: int, node: int) -> dict[int, float]:
-        return self.adj[level].get(node, {})
+        own = self.over[level].get(node)
+        if own is not None:
+            return own
+        if node >= self.old_size:
+            return {}
+        edges = self.base.edges
+        return {other: edges[index].score for other, index in self.base.adjacency[level].get(node, ())}
+
+    def neighbour_ids(self, level: int, node: int):
+        own = self.over[level].get(node)
+        if own is not None:
+            return own.keys()
+        if node >= self.old_size:
+            return ()
+        return [other for other, _index in self.base.adjacency[level].get(node, ())]
+
+    def own(self, level: int, node: int) -> dict[int, float]:
+        found = self.over[level].get(node)
+        if found is None:
+            found = self.over[level][node] = self.neighbours(level, node)
+        return found
 
     def link(self, level: int, a: int, b: int, score: float, *, bridge: bool = False) -> None:
-        self.adj[level].setdefault(a, {})[b] = score
-        self.adj[level].setdefault(b, {})[a] = score
+        self.own(level, a)[b] = score
+        self.own(level, b)[a] = score
+        pair = (min(a, b), max(a, b))
+        self.dirty.add(pair)
         if bridge:
-            self.bridges[level].add((min(a, b), max(a, b)))
+            self.bridged.add(pair)
         self.touched.add(level)
 
     def unlink(self, level: int, a: int, b: int) -> None:
-        self.adj[level][a].pop(b, None)
-        self.adj[level][b].pop(a, None)
-        self.bridges[level].discard((min(a, b), max(a, b)))
+        self.own(level, a).pop(b, None)
+        self.own(level, b).pop(a, None)
+        self.dirty.add((min(a, b), max(a, b)))
         self.touched.add(level)
 
     def rank_key(self, node: int) -> tuple[float, float]:
@@ -154,10 +177,10 @@ class _Work:
         """Drop the node and its edges; reconnect its former neighbours among themselves."""
         self.alive[node] = False
         for level in range(int(self.levels[node]) + 1):
-            former = self.adj[level].pop(node, {})
+            former = dict(self.neighbours(level, node))
             for other in former:
-                self.adj[level][other].pop(node, None)
-                self.bridges[level].discard((min(node, other), max(node, other)))
+                self.unlink(level, node, other)
+            self.over[level][node] = {}
             self.touched.add(level)
             self.reconnect(level, sorted(former))
         if node == self.entry:
@@ -325,8 +348,8 @@ class _Work:
                 continue
             chosen = {
                 (a, b): score
-                for a, others in self.adj[level].items() if self.alive[a]
-                for b, score in others.items() if a < b
+                for a in members.tolist()
+                for b, score in self.neighbours(level, a).items() if a < b
             }
             before = dict(chosen)
             bridges = _connect(self.vectors, members, chosen, self.cap(level), self.params)
@@ -346,7 +369,7 @@ class _Work:
             queue = deque([start])
             while queue:
                 current = queue.popleft()
-                for other in self.neighbours(level, current):
+                for other in self.neighbour_ids(level, current):
                     if other not in seen:
                         seen.add(other)
                         queue.append(other)
@@ -355,53 +378,155 @@ class _Work:
     # --- back to a NavGraph ----------------------------------------------------------------------
 
     def assemble(self, graph: NavGraph, *, changes: int) -> NavGraph:
-        """Compact to the kept notes sorted by id (as the build orders them) and assemble."""
-        kept = sorted(np.flatnonzero(self.alive).tolist(), key=self.ids.__getitem__)
-        remap = [-1] * len(self.ids)
-        for new, old in enumerate(kept):
-            remap[old] = new
-        ids = [self.ids[i] for i in kept]
-        per_level: dict[int, dict[tuple[int, int], float]] = {}
-        bridges: dict[int, set[tuple[int, int]]] = {}
-        for level in range(self.max_level + 1):
-            pairs: dict[tuple[int, int], float] = {}
-            for a, others in self.adj[level].items():
-                na = remap[a]
-                if na < 0:
-                    continue
-                for b, score in others.items():
-                    nb = remap[b]
-                    if na < nb:
-                        pairs[(na, nb)] = score
-            per_level[level] = pairs
-            bridges[level] = {
-                (min(remap[a], remap[b]), max(remap[a], remap[b]))
-                for a, b in self.bridges[level] if remap[a] >= 0 and remap[b] >= 0
-            }
-        layout, basis = self.place(graph, kept)
-        levels = self.levels[kept]
-        importance = [self.importance[i] for i in kept]
-        entry = remap[self.entry]
-        return assemble_graph(
-            graph.params, ids, self.vectors[kept], [self.tokens[i] for i in kept], importance, levels,
-            self.max_level, entry, per_level, bridges, layout, basis,
+        """The new graph, touching only what changed: kept notes keep their index, new notes fill
+        the slots of removed ones (then go at the end), and if more were removed than added the
+        last notes move into the remaining slots. Edges likewise keep their index unless they
+        changed; the adjacency lists of the nodes concerned are rebuilt, the rest is shared."""
+        n_final = int(self.alive.sum())
+        holes = [int(i) for i in np.flatnonzero(~self.alive[:n_final])]
+        movers = [int(i) for i in np.flatnonzero(self.alive) if i >= n_final]
+        position = dict(zip(movers, holes))  # work index → final index, for nodes that move
+        order = np.arange(n_final)  # final index → work index
+        for mover, hole in position.items():
+            order[hole] = mover
+        final = position.get
+
+        dirty = set(self.dirty)
+        for mover in movers:  # every edge of a node that moves changes its ends
+            for level in range(int(self.levels[mover]) + 1):
+                dirty.update((min(mover, other), max(mover, other)) for other in self.neighbour_ids(level, mover))
+
+        edges = list(graph.edges)
+        pair_index: dict[tuple[int, int], int] = {}
+        free: list[int] = []
+        fresh: list[tuple[tuple[int, int], Edge]] = []
+        for a, b in sorted(dirty):
+            old_index = self.base_edge(a, b)
+            levels = [level for level in range(min(int(self.levels[a]), int(self.levels[b])) + 1)
+                      if self.alive[a] and self.alive[b] and b in self.neighbours(level, a)]
+            if not levels:
+                if old_index is not None:
+                    free.append(old_index)
+                continue
+            score = max(round(self.neighbours(level, a)[b], 6) for level in levels)
+            bridge = (a, b) in self.bridged or (old_index is not None and graph.edges[old_index].bridge)
+            fa, fb = final(a, a), final(b, b)
+            edge = Edge(min(fa, fb), max(fa, fb), score, levels, bridge)
+            if old_index is not None:
+                edges[old_index] = edge
+                pair_index[(a, b)] = old_index
+            else:
+                fresh.append(((a, b), edge))
+        free.sort()
+        moved_edges: dict[int, int] = {}
+        for pair, edge in fresh:
+            if free:
+                index = free.pop(0)
+                edges[index] = edge
+            else:
+                index = len(edges)
+                edges.append(edge)
+            pair_index[pair] = index
+        free_set = set(free)
+        for hole in sorted(free):  # more edges went than came: the last edges move into the free slots
+            while edges and len(edges) - 1 in free_set:
+                free_set.discard(len(edges) - 1)
+                edges.pop()
+            if hole not in free_set:
+                continue
+            last = len(edges) - 1
+            edges[hole] = edges.pop()
+            moved_edges[last] = hole
+            free_set.discard(hole)
+        pair_index = {pair: moved_edges.get(index, index) for pair, index in pair_index.items()}
+
+        # Nodes whose adjacency lists change: ends of changed or moved edges, moved and removed nodes.
+        concerned: set[int] = {a for pair in dirty for a in pair}
+        by_final = {final(w, w): w for w in movers}
+        for new_index in moved_edges.values():
+            edge = edges[new_index]
+            concerned.update((by_final.get(edge.source, edge.source), by_final.get(edge.target, edge.target)))
+        adjacency = [dict(level_index) for level_index in graph.adjacency]
+        for w in concerned | set(movers) | set(np.flatnonzero(~self.alive[: self.old_size]).tolist()):
+            if w < self.old_size:
+                for level in range(int(graph.levels[w]) + 1):
+                    adjacency[level].pop(w, None)
+        for w in concerned | set(movers):
+            if not self.alive[w]:
+                continue
+            fw = final(w, w)
+            for level in range(int(self.levels[w]) + 1):
+                entries = []
+                for other in self.neighbour_ids(level, w):
+                    pair = (min(w, other), max(w, other))
+                    index = pair_index.get(pair)
+                    if index is None:  # unchanged edge between nodes that stay
+                        index = self.base_edge(*pair)
+                        index = moved_edges.get(index, index)
+                    entries.append((final(other, other), index))
+                if entries:
+                    entries.sort(key=lambda item: item[1])
+                    adjacency[level][fw] = entries
+                else:
+                    adjacency[level].pop(fw, None)
+
+        ids = [self.ids[w] for w in order.tolist()]
+        index_of = dict(graph.index_of)
+        for w in np.flatnonzero(~self.alive[: self.old_size]).tolist():
+            index_of.pop(self.ids[w], None)
+        for w, fw in position.items():
+            if w < self.old_size:
+                index_of.pop(self.ids[w], None)
+        for w, fw in position.items():
+            index_of[self.ids[w]] = fw
+        for w in range(self.old_size, len(self.ids)):  # new notes that did not need to move
+            if self.alive[w] and w < n_final:
+                index_of[self.ids[w]] = w
+        layout, basis = self.place(graph, order)
+        n = len(ids)
+        return NavGraph(
+            params=graph.params,
+            ids=ids,
+            index_of=index_of,
+            vectors=self.vectors[order],
+            tokens=[self.tokens[w] for w in order.tolist()],
+            levels=self.levels[order],
+            max_level=self.max_level,
+            entry=final(self.entry, self.entry),
+            edges=edges,
+            adjacency=adjacency,
+            layout=layout,
+            order=np.lexsort((np.arange(n), layout[:, 0])),
+            importance=[self.importance[w] for w in order.tolist()],
+            basis=basis,
             changes_since_build=graph.changes_since_build + changes,
         )
 
-    def place(self, graph: NavGraph, kept: list[int]) -> tuple[np.ndarray, LayoutBasis]:
+    def base_edge(self, a: int, b: int) -> int | None:
+        """The index of the a–b edge in the base graph, if there was one."""
+        if a >= self.old_size or b >= self.old_size:
+            return None
+        for level in range(min(int(self.base.levels[a]), int(self.base.levels[b])) + 1):
+            for other, index in self.base.adjacency[level].get(a, ()):
+                if other == b:
+                    return index
+        return None
+
+    def place(self, graph: NavGraph, order: np.ndarray) -> tuple[np.ndarray, LayoutBasis]:
         """Kept notes keep their place; a new note goes where its projection on the stored
         principal axes falls among the others' (interpolated), so the page does not jump."""
         basis = graph.basis
         assert basis is not None
-        old = np.array([i for i in kept if i < self.old_size], dtype=np.int64)
-        new = np.array([i for i in kept if i >= self.old_size], dtype=np.int64)
-        projection = np.zeros((self.vectors.shape[0], 2))
-        layout = np.zeros((self.vectors.shape[0], 2))
-        projection[old] = basis.projection[old]
-        layout[old] = graph.layout[old]
+        old_kept = np.flatnonzero(self.alive[: self.old_size])
+        new = np.arange(self.old_size, len(self.ids))
+        projection = np.zeros((len(self.ids), 2))
+        layout = np.zeros((len(self.ids), 2))
+        projection[: self.old_size] = basis.projection
+        layout[: self.old_size] = graph.layout
         if len(new):
             projection[new] = (self.vectors[new] - basis.centre) @ basis.axes.T
             for dim in range(2):
-                order = np.argsort(projection[old, dim], kind="stable")
-                layout[new, dim] = np.interp(projection[new, dim], projection[old, dim][order], layout[old, dim][order])
-        return layout[kept], LayoutBasis(basis.centre, basis.axes, projection[kept])
+                ranked = np.argsort(projection[old_kept, dim], kind="stable")
+                layout[new, dim] = np.interp(projection[new, dim], projection[old_kept, dim][ranked],
+                                             layout[old_kept, dim][ranked])
+        return layout[order], LayoutBasis(basis.centre, basis.axes, projection[order])

@@ -45,7 +45,7 @@ def components(graph: NavGraph, level: int) -> int:
 
 def assert_invariants(graph: NavGraph) -> None:
     n = graph.size
-    assert graph.ids == sorted(graph.ids) and len(set(graph.ids)) == n
+    assert len(set(graph.ids)) == n
     assert graph.index_of == {note_id: i for i, note_id in enumerate(graph.ids)}
     assert len(graph.vectors) == len(graph.tokens) == len(graph.levels) == len(graph.layout) == len(graph.importance) == n
     assert graph.basis is not None and len(graph.basis.projection) == n
@@ -58,6 +58,8 @@ def assert_invariants(graph: NavGraph) -> None:
     for edge in graph.edges:
         assert edge.levels and edge.levels == sorted(set(edge.levels))
         assert all(graph.levels[edge.source] >= level and graph.levels[edge.target] >= level for level in edge.levels)
+    entries = sum(len(neighbours) for index in graph.adjacency for neighbours in index.values())
+    assert entries == 2 * sum(len(e.levels) for e in graph.edges), "the adjacency index lists every edge on each of its levels"
     for level in range(graph.max_level + 1):
         cap = graph.params.m0 if level == 0 else graph.params.m
         assert (graph.levels >= level).sum() >= 1, f"level {level} is empty"
@@ -110,6 +112,20 @@ def test_random_inserts_and_removals_keep_every_invariant():
         assert updated.changes_since_build == graph.changes_since_build + len(set(removed) | (set(added.ids) & set(graph.ids))) + len(added.ids)
         graph = updated
     assert graph.changes_since_build > 0
+    assert_reaches_every_note(graph)
+
+
+def test_many_removals_then_many_inserts_in_one_step():
+    """Slots of removed notes are reused by new ones and the last notes and edges move into the
+    rest; both directions at once, near the 20 % limit."""
+    pool = synthetic_input(500, seed=12)
+    graph = build_graph(subset(pool, range(400)), PARAMS)
+    for removed, added in ((graph.ids[10:60], subset(pool, range(400, 405))), (None, subset(pool, range(405, 450)))):
+        removed = graph.ids[:5] if removed is None else removed
+        assert incremental_blocker(graph, len(removed), len(added.ids), LIMITS) is None
+        graph = apply_delta(graph, removed, added, LIMITS)
+        assert_invariants(graph)
+    assert set(pool.ids[400:450]) <= set(graph.ids) and graph.size == 395
     assert_reaches_every_note(graph)
 
 
