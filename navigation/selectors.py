@@ -11,8 +11,8 @@ from typing import Any
 
 import numpy as np
 from django.conf import settings
-from django.db.models import Count, Max, QuerySet
-from django.db.models.functions import Left
+from django.db.models import Count, Max, QuerySet, TextField
+from django.db.models.functions import Cast, Left
 from django.utils import timezone
 
 from memory.embeddings import get_embedder
@@ -111,11 +111,16 @@ def notes_version(queryset: QuerySet[Note]) -> str:
 
 
 ROW_FIELDS = ("id", "embedding", "search_text", "keywords", "importance", "memory_scope", "category",
-              "matter_id", "tags", "source_type", "source_id", "label", "updated_at")
+              "matter_id", "tags", "source_type", "source_id", "label", "stamp")
+
+
+def _stamped(queryset: QuerySet[Note]) -> QuerySet[Note]:
+    """``stamp``: updated_at as PostgreSQL's text (compared as is; no datetime per row)."""
+    return queryset.annotate(stamp=Cast("updated_at", TextField()))
 
 
 def _rows(queryset: QuerySet[Note]):
-    return queryset.annotate(label=Left("content", 40)).values_list(*ROW_FIELDS)
+    return _stamped(queryset).annotate(label=Left("content", 40)).values_list(*ROW_FIELDS)
 
 
 def _graph_input(context: GraphContext, rows: list[tuple]) -> tuple[GraphInput, dict[str, tuple[NodeInfo, str]]]:
@@ -132,7 +137,7 @@ def _graph_input(context: GraphContext, rows: list[tuple]) -> tuple[GraphInput, 
         vectors = vectors / np.where(norms == 0, 1, norms)
     tokens = [frozenset((r[2] or "").split()) | frozenset(k.lower() for k in r[3]) for r in rows]
     details = {
-        str(r[0]): (NodeInfo(r[5], r[6], r[7], e, r[11], float(r[4])), r[12].isoformat()) for r, e in zip(rows, events)
+        str(r[0]): (NodeInfo(r[5], r[6], r[7], e, r[11], float(r[4])), r[12]) for r, e in zip(rows, events)
     }
     return GraphInput(ids, vectors, tokens, [float(r[4]) for r in rows]), details
 
@@ -156,14 +161,17 @@ def build(context: GraphContext, queryset: QuerySet[Note], version: str) -> Buil
 def _listing(context: GraphContext, queryset: QuerySet[Note]) -> tuple[dict[str, str], bool]:
     """What the graph must hold now, without the heavy columns: id → updated_at, and truncated."""
     limit = settings.NAV_MAX_NOTES
-    fields = ("id", "updated_at") + (("tags", "source_type", "source_id", "matter_id") if context.filters.event else ())
-    rows = list(queryset.order_by("-stored_at", "id").values_list(*fields)[: limit + 1])
+    fields = ("key", "stamp") + (("tags", "source_type", "source_id", "matter_id") if context.filters.event else ())
+    rows = list(
+        _stamped(queryset).annotate(key=Cast("id", TextField()))
+        .order_by("-stored_at", "id").values_list(*fields)[: limit + 1]
+    )
     truncated = len(rows) > limit
     rows = rows[:limit]
     if context.filters.event:
         rows = [r for r in rows
                 if event_key(tags=r[2], source_type=r[3], source_id=r[4], matter_id=r[5]) == context.filters.event]
-    return {str(r[0]): r[1].isoformat() for r in rows}, truncated
+    return {r[0]: r[1] for r in rows}, truncated
 
 
 def incremental_limits(*, background: bool = False) -> IncrementalLimits:
@@ -190,10 +198,14 @@ def update(context: GraphContext, queryset: QuerySet[Note], version: str, base: 
     rows = list(_rows(queryset.filter(pk__in=added).order_by("id")))
     data, details = _graph_input(context, rows)
     graph = apply_delta(base.graph, removed, data, limits)
-    previous = {note_id: (info, base.stamps[note_id]) for note_id, info in zip(base.graph.ids, base.info)}
-    merged = previous | details
-    info = [merged[note_id][0] for note_id in graph.ids]
-    stamps = {note_id: merged[note_id][1] for note_id in graph.ids}
+    info_of = dict(zip(base.graph.ids, base.info))
+    stamps = dict(base.stamps)
+    for note_id in removed:
+        del stamps[note_id]
+    for note_id, (info, stamp) in details.items():
+        info_of[note_id] = info
+        stamps[note_id] = stamp
+    info = [info_of[note_id] for note_id in graph.ids]
     return BuiltGraph(graph, info, version, truncated, _titles(context), stamps), True
 
 
