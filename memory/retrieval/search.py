@@ -4,8 +4,9 @@ from __future__ import annotations
 import time
 from typing import Any, Iterable
 
-from memory.embeddings import get_embedder
-from memory.models import Conversation, Matter, MemoryScope
+from memory.embeddings import embed_query_in_background
+from memory.models import Conversation, MemoryScope
+from memory.retrieval.candidates import reach_of
 from memory.retrieval.plan import make_plan
 from memory.retrieval.registry import get_strategy
 from memory.retrieval.types import (
@@ -68,13 +69,18 @@ def search_memory(
     scopes = _check_scopes(scopes)
     if matter_id is not None:
         matter_id = _check_id("matter", matter_id)
-        if not Matter.objects.assigned_to(user).filter(pk=matter_id).exists():
-            raise NotFound("no such matter")
-    conversation_obj: Conversation | None = None
+    conversation_id = None
     if conversation is not None:
         conversation_id = (
             conversation.pk if isinstance(conversation, Conversation) else _check_id("conversation", conversation)
         )
+    # The input is well-formed: encode the query while the database answers who may see what.
+    pending = embed_query_in_background(query)
+    reach = reach_of(user)
+    if matter_id is not None and matter_id not in reach.matter_ids:
+        raise NotFound("no such matter")
+    conversation_obj: Conversation | None = None
+    if conversation_id is not None:
         conversation_obj = Conversation.objects.visible_to(user).filter(pk=conversation_id).first()
         if conversation_obj is None:
             raise NotFound("no such conversation")
@@ -89,7 +95,7 @@ def search_memory(
         scopes=scopes,
     )
     checked = time.perf_counter()
-    vector = get_embedder().embed_query(query)
+    embedding = pending.result()
     embedded = time.perf_counter()
     request = SearchRequest(
         user=user,
@@ -100,12 +106,16 @@ def search_memory(
         matter_id=matter_id,
         scopes=scopes,
         conversation=conversation_obj,
-        query_vector=vector,
+        query_vector=embedding.vector,
+        reach=reach,
     )
     result = strategy_fn(request)
     result.timings = {
+        # "plan": validation, access and plan; "embed": the encoder's own time, of which only
+        # "embed_wait" was spent waiting (the rest ran alongside "plan").
         "plan": round((checked - started) * 1000, 2),
-        "embed": round((embedded - checked) * 1000, 2),
+        "embed": embedding.encode_ms,
+        "embed_wait": round((embedded - checked) * 1000, 2),
         **result.timings,
         "total": round((time.perf_counter() - started) * 1000, 2),
     }

@@ -22,9 +22,9 @@ def _ms(started: float) -> float:
 def semantic(request: SearchRequest) -> SearchResult:
     """Plain cosine nearest neighbours over the visible, active notes of the planned layers."""
     started = time.perf_counter()
-    reach = cand.reach_of(request.user)
+    reach = request.reach or cand.reach_of(request.user)
     rows = cand.vector_candidates(request.user, request.plan, reach, request.query_vector, limit=request.k)
-    full = cand.hydrate(request.user, [c.note.pk for c in rows])
+    full = cand.hydrate(request.user, reach, [c.note.pk for c in rows])
     for c in rows:
         c.note = full.get(c.note.pk, c.note)
     hits = [
@@ -71,7 +71,7 @@ def layered(request: SearchRequest) -> SearchResult:
 
     started = time.perf_counter()
     pool: dict[UUID, cand.NoteCandidate] = {}
-    access = cand.reach_of(user)
+    access = request.reach or cand.reach_of(user)
     # One statement for every layer's vector read and the keyword read (``timings["keyword"]``
     # is then 0: its time is inside "vector"); the ORM reads remain as the fallback.
     fast = cand.read_candidates(user, plan, access, vector, tokens, per_layer=per_layer)
@@ -125,7 +125,7 @@ def layered(request: SearchRequest) -> SearchResult:
         scored = {note_id: _score(request, c, reach.get(note_id), words) for note_id, c in pool.items()}
         timings["graph"] = _ms(started)
     selected = _select(request, scored, pool)
-    full = cand.hydrate(user, selected)
+    full = cand.hydrate(user, access, selected)
     selected = [note_id for note_id in selected if note_id in full]
     hits = [
         Hit(

@@ -2,13 +2,16 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from memory.models import Conversation, Message, Note
 from memory.retrieval.plan import RetrievalPlan
 from memory.retrieval.scoring import ScoreBreakdown
+
+if TYPE_CHECKING:
+    from memory.retrieval.candidates import Reach
 
 MAX_QUERY_CHARS = 2000
 MAX_K = 50
@@ -55,6 +58,7 @@ class SearchRequest:
     scopes: tuple[str, ...] | None = None
     conversation: Conversation | None = None
     query_vector: np.ndarray | None = None  # filled by search_memory (timed as "embed")
+    reach: Reach | None = None  # the user's firm / matter ids, read once by search_memory
 
 
 @dataclass

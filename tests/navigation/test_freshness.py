@@ -11,7 +11,7 @@ from django_tasks_db.models import DBTaskResult
 from rest_framework.test import APIClient
 
 from memory.models import Category, MatterAssignment, MemoryScope
-from memory.services.notes import delete_note, supersede_note
+from memory.services.notes import correct_note, delete_note, record_mention, supersede_note
 from navigation import cache, snapshots
 from navigation.models import NavigationGraphSnapshot
 from navigation.tasks import refresh_navigation_graphs_task
@@ -140,6 +140,21 @@ def test_added_deleted_and_superseded_notes_reach_the_next_page_without_a_full_b
     # The trace to the new note runs on the updated graph and reaches it.
     trace = client_for(world.alice).get(f"/api/navigation/trace/{new.pk}").json()["trace"]
     assert trace["reached"] and trace["path_nodes"][-1] in (str(new.pk), trace["entry"])
+
+
+@pytest.mark.django_db
+def test_a_correction_is_reinserted_and_a_mention_changes_nothing(world, firm_memory):
+    page(world.alice)
+    note = firm_memory["laptop"][1]
+    record_mention(note, actor="system:test", source="test", confidence=0.9)
+    page(world.alice)
+    assert (cache.stats["builds"], cache.stats["incremental"], cache.stats["unchanged"]) == (1, 0, 1)
+    correct_note(note, {"content": "张三保留了电脑花屏的视频、购物小票和维修单"}, actor="system:test")
+    corrected = page(world.alice)
+    assert (cache.stats["builds"], cache.stats["incremental"]) == (1, 1)
+    label = next(n["label"] for n in corrected["nodes"] if n["id"] == str(note.pk))
+    assert label.startswith("张三保留了电脑花屏的视频、购物小票和维修单"[:20])
+    assert_page_invariants(corrected)
 
 
 @pytest.mark.django_db
