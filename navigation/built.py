@@ -20,8 +20,9 @@ class NodeInfo:
 class BuiltGraph:
     """A navigation graph plus what the page shows of each node, for one visibility set.
 
-    ``stamps`` maps every node's id to the note's ``updated_at`` when it was read: comparing it
-    with the current visible set gives the notes added, removed and changed since. ``stored``
+    ``stamps`` maps every node's id to a fingerprint of what the graph uses of the note
+    (navigation.selectors.STAMP_PARTS): comparing it with the current visible set gives the
+    notes added, removed and changed since. ``stored``
     says the graph is the one kept in the database for its key and version (every process then
     serves the same graph)."""
 

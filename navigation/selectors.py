@@ -11,8 +11,8 @@ from typing import Any
 
 import numpy as np
 from django.conf import settings
-from django.db.models import Count, Max, QuerySet, TextField
-from django.db.models.functions import Cast, Left
+from django.db.models import Count, Max, QuerySet, TextField, Value
+from django.db.models.functions import MD5, Cast, Concat, Left
 from django.utils import timezone
 
 from memory.embeddings import get_embedder
@@ -114,9 +114,20 @@ ROW_FIELDS = ("id", "embedding", "search_text", "keywords", "importance", "memor
               "matter_id", "tags", "source_type", "source_id", "label", "stamp")
 
 
+# What a node of the graph is made of: its words and vector (content, keywords, embedding model),
+# its level and entry rank (importance), and what the page shows of it (layer, category, matter,
+# event from tags and source). A change elsewhere (a mention count, a confidence) is no change.
+STAMP_PARTS = ("content", "embedding_model", "keywords", "importance", "memory_scope", "category", "matter_id",
+               "tags", "source_type", "source_id")
+
+
 def _stamped(queryset: QuerySet[Note]) -> QuerySet[Note]:
-    """``stamp``: updated_at as PostgreSQL's text (compared as is; no datetime per row)."""
-    return queryset.annotate(stamp=Cast("updated_at", TextField()))
+    """``stamp``: an MD5 of what the graph uses of a note, computed by PostgreSQL; a note whose
+    stamp differs from the one a graph was made with is removed and inserted again."""
+    parts = []
+    for name in STAMP_PARTS:
+        parts += [Cast(name, TextField()), Value("\x1f")]
+    return queryset.annotate(stamp=MD5(Concat(*parts, output_field=TextField())))
 
 
 def _rows(queryset: QuerySet[Note]):
@@ -159,7 +170,7 @@ def build(context: GraphContext, queryset: QuerySet[Note], version: str) -> Buil
 
 
 def _listing(context: GraphContext, queryset: QuerySet[Note]) -> tuple[dict[str, str], bool]:
-    """What the graph must hold now, without the heavy columns: id → updated_at, and truncated."""
+    """What the graph must hold now, without the heavy columns: id → stamp, and truncated."""
     limit = settings.NAV_MAX_NOTES
     fields = ("key", "stamp") + (("tags", "source_type", "source_id", "matter_id") if context.filters.event else ())
     rows = list(
@@ -183,7 +194,7 @@ def update(context: GraphContext, queryset: QuerySet[Note], version: str, base: 
            limits: IncrementalLimits) -> tuple[BuiltGraph | None, bool]:
     """``base`` (an older graph of the same key) brought to the current visible set: notes no
     longer there (deleted, superseded, moved behind a wall, filtered out) removed, new and
-    changed ones (another ``updated_at``) inserted. Returns (graph, whether anything changed);
+    changed ones (another stamp) inserted. Returns (graph, whether anything changed);
     (None, True) when the change is too large for an incremental update (→ full build).
 
     The node set of the result is exactly the current visible set: only notes read through

@@ -1,7 +1,7 @@
 """A built navigation graph as bytes (for NavigationGraphSnapshot) and back.
 
 One ``np.savez`` archive, read back with ``allow_pickle=False``: the ids and their
-``updated_at`` stamps, the vectors, levels, layout and its principal axes, the edges
+stamps, the vectors, levels, layout and its principal axes, the edges
 (source, target, score, a bit mask of levels, bridge), and one JSON member with the version,
 the parameters, each node's words and what the page shows of it. Everything in it comes from
 the notes of the key's own visible set, nothing else. Not compressed: float32 vectors hardly
