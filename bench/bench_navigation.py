@@ -30,8 +30,9 @@ Figures:
 - page data size: bytes of ``GET /api/navigation/graph`` at 5k notes (default L0 page of 1,500,
   upper levels only, and everything), raw and gzipped;
 - keeping the graph current (after the figures above, per size): ``GET /api/navigation/graph``
-  (default page) right after 1 note is added, after 10 more, after 1 is deleted — each an
-  incremental update on the request —, a warm request for comparison, the background refresh
+  (default page) right after 1 note is added (median of 5), after 10 are added (median of 3),
+  after 1 is deleted (median of 4) — each an incremental update on the request —, a warm
+  request (same page, cached graph: the serialisation part of the above) for comparison, the background refresh
   (``navigation.services.refresh_key``, what the db_worker runs) and the first request of a
   fresh process once that refresh has stored the graph (read from NavigationGraphSnapshot).
   The cold build now includes storing the built graph.
@@ -49,6 +50,9 @@ import numpy as np
 from django.conf import settings
 from django.db import connection
 from bench.bench_search import _percentile as search_percentile
+
+
+FRESH_NOTES = 36  # notes added and deleted again by the freshness figures
 
 
 def _percentile(values: list[float], q: float) -> float:
@@ -129,7 +133,7 @@ def _run(sizes: list[int], query_count: int) -> None:
     embedder = get_embedder()
     embedder.embed_query("预热")
     largest = max(sizes)
-    corpus = sentences(largest + query_count + 11, seed=2024)
+    corpus = sentences(largest + query_count + FRESH_NOTES, seed=2024)
     stored, held_out, fresh = corpus[:largest], corpus[largest:largest + query_count], corpus[largest + query_count:]
     texts = [text for text, _e, _k in stored]
     vectors = _passages(texts)
@@ -311,15 +315,26 @@ def _freshness(client, context, firm, matters, fresh, *, vectors_for) -> dict:
         return round(elapsed, 1)
 
     page_ms("hits")
-    out = {"page_warm_ms": page_ms("hits")}
-    add(0)
-    out["page_after_add_1_ms"] = page_ms("incremental")
-    for i in range(1, 11):
+    out = {"page_warm_ms": statistics.median(page_ms("hits") for _ in range(5))}
+    single, batch, removal = [], [], []
+    for i in range(5):  # 1 note added, then the page (median of 5)
         add(i)
-    out["page_after_add_10_ms"] = page_ms("incremental")
-    made.pop().delete()
-    out["page_after_delete_1_ms"] = page_ms("incremental")
-    add(10)
+        single.append(page_ms("incremental"))
+    for round_ in range(3):  # 10 notes added, then the page (median of 3); deleted again, so the
+        for i in range(5 + 10 * round_, 15 + 10 * round_):  # count stays below the next level (1,024)
+            add(i)
+        batch.append(page_ms("incremental"))
+        for note in made[5:]:
+            note.delete()
+        del made[5:]
+        page_ms("incremental")
+    for _ in range(4):  # 1 note deleted, then the page (median of 4; a 5th would restore the stored version)
+        made.pop(0).delete()
+        removal.append(page_ms("incremental"))
+    out |= {"page_after_add_1_ms": round(statistics.median(single), 1),
+            "page_after_add_10_ms": round(statistics.median(batch), 1),
+            "page_after_delete_1_ms": round(statistics.median(removal), 1)}
+    add(35)
     started = time.perf_counter()
     out["background_refresh_kind"] = refresh_key(context)
     out["background_refresh_s"] = round(time.perf_counter() - started, 2)
