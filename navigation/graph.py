@@ -258,7 +258,7 @@ class _DisjointSet:
             self.parent[max(ra, rb)] = min(ra, rb)
 
 
-def _connect(vectors: np.ndarray, members: np.ndarray, chosen: dict[tuple[int, int], float],
+def connect_components(vectors: np.ndarray, members: np.ndarray, chosen: dict[tuple[int, int], float],
              cap: int, params: GraphParams) -> set[tuple[int, int]]:
     """Seed 000 §4.3: join every component to the largest one with its most similar free
     pair (degree < cap on both ends); a component without a free node gives up its weakest
@@ -380,7 +380,7 @@ def build_graph(data: GraphInput, params: GraphParams) -> NavGraph:
         members = np.flatnonzero(levels >= level)
         cap = params.m0 if level == 0 else params.m
         chosen = _level_edges(vectors, tokens, members, cap, params)
-        bridges_per_level[level] = _connect(vectors, members, chosen, cap, params)
+        bridges_per_level[level] = connect_components(vectors, members, chosen, cap, params)
         per_level[level] = chosen
 
     layout, basis = _layout(vectors)

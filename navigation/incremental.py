@@ -12,7 +12,7 @@ whose notes changed gets only the difference:
   and never the last edge of the note at the other end;
 - a level left without a note of its own gets one promoted as the build does (the most
   important note below it), the entry point follows the build's rule, and every level touched
-  is made connected again with the build's bridge rule (``graph._connect``).
+  is made connected again with the build's bridge rule (``graph.connect_components``).
 
 Pure numpy and Python: no database. The result keeps the build's invariants (degree ≤ M / M0,
 every level non-empty and connected, merged edges, aligned arrays) but is not, edge for edge,
@@ -32,8 +32,7 @@ from navigation.graph import (
     GraphInput,
     LayoutBasis,
     NavGraph,
-    _connect,
-    choose_entry,
+    connect_components,
     jaccard,
     max_level_for,
     stable_unit,
@@ -352,7 +351,7 @@ class _Work:
                 for b, score in self.neighbours(level, a).items() if a < b
             }
             before = dict(chosen)
-            bridges = _connect(self.vectors, members, chosen, self.cap(level), self.params)
+            bridges = connect_components(self.vectors, members, chosen, self.cap(level), self.params)
             for pair in before.keys() - chosen.keys():
                 self.unlink(level, *pair)
             for pair in chosen.keys() - before.keys():

@@ -25,7 +25,7 @@ from navigation.graph import GraphInput, GraphParams, Trace, build_graph, query_
 from navigation.incremental import IncrementalLimits, apply_delta, incremental_blocker
 from navigation.models import NavigationGraphSnapshot
 
-__all__ = ["BuiltGraph", "NodeInfo"]  # re-exported: navigation.search and the bench import them from here
+__all__ = ["BuiltGraph", "NodeInfo"]  # re-exported (navigation.search and the bench import them from here)
 
 
 class NavigationInputError(ValueError):

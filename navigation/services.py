@@ -22,14 +22,14 @@ from navigation.models import NavigationGraphSnapshot
 from navigation.selectors import (
     GraphContext,
     NavigationInputError,
-    visible_notes,
-    notes_version,
     build,
     graph_key,
     incremental_limits,
+    notes_version,
     resolve_context,
     stored_graph,
     update,
+    visible_notes,
 )
 
 logger = logging.getLogger("legalmem.navigation")
