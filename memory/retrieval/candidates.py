@@ -254,7 +254,7 @@ _LIGHT = frozenset(CANDIDATE_FIELDS) | {"firm_id", "matter_id", "owner_id"}
 # own partial HNSW index (``note_embedding_firmwide_hnsw``) and split by layer afterwards.
 
 # The case layer over all of the user's matters (no current matter) is read EXACTLY, from the
-# covering index ``note_case_vectors`` (matter → id, firm, scope, status, owner, embedding: an
+# covering index ``note_case_vectors`` ((matter, owner) → id, firm, scope, status, embedding: an
 # index-only scan, no heap pages), when the planner expects at most this many rows. A filtered
 # HNSW walk there keeps only the notes of the user's few matters: when the question's own
 # neighbourhood belongs to other matters the iterative scan wanders far (p95 ~80 ms at 100k notes)
