@@ -6,6 +6,7 @@ import pytest
 from django.test import Client
 
 from memory.models import MemoryScope, Note
+from tests.clients import client_for
 
 pytestmark = pytest.mark.django_db
 
@@ -61,12 +62,6 @@ def test_anonymous_sees_nothing(notes):
 def test_removing_an_assignment_closes_the_wall_at_once(world, notes):
     world.matter_laptop.assignments.filter(user=world.bob).delete()
     assert "laptop_fact" not in visible_keys(world.bob, notes)
-
-
-def client_for(user) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 def test_note_detail_api_is_404_across_firms_and_walls(world, notes):

@@ -9,6 +9,7 @@ from rest_framework.test import APIClient
 from memory.models import Category, MemoryScope, SourceType
 from memory.services.notes import delete_note
 from navigation import cache
+from tests.clients import client_for
 
 GRAPH = "/api/navigation/graph"
 SEARCH = "/api/navigation/search"
@@ -16,19 +17,6 @@ SEARCH = "/api/navigation/search"
 
 def trace_url(note_id) -> str:
     return f"/api/navigation/trace/{note_id}"
-
-
-def client_for(user) -> APIClient:
-    client = APIClient()
-    client.force_login(user)
-    return client
-
-
-@pytest.fixture(autouse=True)
-def fresh_cache():
-    cache.clear()
-    yield
-    cache.clear()
 
 
 @pytest.fixture

@@ -6,15 +6,15 @@ from __future__ import annotations
 from collections import defaultdict, deque
 
 import pytest
-from django_tasks_db.management.commands.db_worker import Worker
 from django_tasks_db.models import DBTaskResult
-from rest_framework.test import APIClient
 
 from memory.models import Category, MatterAssignment, MemoryScope
 from memory.services.notes import correct_note, delete_note, record_mention, supersede_note
 from navigation import cache, snapshots
 from navigation.models import NavigationGraphSnapshot
 from navigation.tasks import refresh_navigation_graphs_task
+from tests.clients import client_for
+from tests.task_worker import run_worker_once
 
 GRAPH = "/api/navigation/graph"
 
@@ -28,12 +28,6 @@ PADDING = [
     "举证责任一般由主张方承担", "微信聊天记录可以作为证据使用", "起诉状应写明诉讼请求和事实理由",
     "支付令适用于金钱给付请求", "仲裁裁决书自作出之日起生效", "房屋租赁合同应当采用书面形式",
 ]
-
-
-def client_for(user) -> APIClient:
-    client = APIClient()
-    client.force_login(user)
-    return client
 
 
 def page(user, **params) -> dict:
@@ -71,25 +65,6 @@ def assert_page_invariants(payload: dict) -> None:
                 seen.add(other)
                 queue.append(other)
         assert seen == members, f"L{level} is not connected"
-
-
-def run_worker_once() -> DBTaskResult:
-    """Claim and run the next ready task exactly as ``manage.py db_worker`` does."""
-    worker = Worker(queue_names=["default"], interval=0, batch=True, backend_name="default",
-                    startup_delay=False, max_tasks=1, worker_id="test-worker", excluded_queue_names=[])
-    task_result = DBTaskResult.objects.ready().get_locked()
-    assert task_result is not None, "no ready task"
-    task_result.claim(worker.worker_id)
-    worker.run_task(task_result)
-    task_result.refresh_from_db()
-    return task_result
-
-
-@pytest.fixture(autouse=True)
-def fresh_cache():
-    cache.clear()
-    yield
-    cache.clear()
 
 
 @pytest.fixture

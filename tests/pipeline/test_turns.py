@@ -7,7 +7,6 @@ from datetime import timedelta
 import pytest
 from django.test import override_settings
 from django.utils import timezone
-from django_tasks_db.management.commands.db_worker import Worker
 from django_tasks_db.models import DBTaskResult
 
 import memory.embeddings as embeddings
@@ -16,6 +15,7 @@ from memory.pipeline import process_turn, resume_stalled_turns
 from memory.pipeline.turns import claim_turn
 from tests.fake_llm import json_reply
 from tests.pipeline.conftest import LAPTOP_REPLY, LAPTOP_USER
+from tests.task_worker import run_worker_once
 
 KNOWLEDGE = {
     "knowledge": [
@@ -23,18 +23,6 @@ KNOWLEDGE = {
         {"content": "用户保存了电子发票和花屏照片", "category": "证据"},
     ]
 }
-
-
-def run_worker_once() -> DBTaskResult:
-    """Claim and run the next ready task exactly as ``manage.py db_worker`` does."""
-    worker = Worker(queue_names=["default"], interval=0, batch=True, backend_name="default",
-                    startup_delay=False, max_tasks=1, worker_id="test-worker", excluded_queue_names=[])
-    task_result = DBTaskResult.objects.ready().get_locked()
-    assert task_result is not None, "no ready task"
-    task_result.claim(worker.worker_id)
-    worker.run_task(task_result)
-    task_result.refresh_from_db()
-    return task_result
 
 
 # --- the durable queue --------------------------------------------------------------------

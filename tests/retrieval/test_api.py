@@ -7,14 +7,10 @@ import json
 import pytest
 from django.test import Client
 
+from tests.clients import client_for
+
 pytestmark = pytest.mark.django_db
 URL = "/api/memory/search"
-
-
-def client_for(user) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 def post(client: Client, body) -> tuple[int, dict]:
