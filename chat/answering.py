@@ -10,13 +10,14 @@ from memory.llm import LLMClient, LLMConfig
 
 ENGINE_OFFLINE = "offline"
 OFFLINE_NOTICE = "【离线引擎】未配置大模型，以下内容由系统根据已召回的记忆整理，并非模型生成。"
-LAYER_ORDER = ("case", "user_profile", "cross_case", "general_law", "global")
+LAYER_ORDER = ("case", "user_profile", "cross_case", "general_law", "global", "conversation")
 LAYER_HEADINGS = {
     "case": "当前案件事实",
     "user_profile": "您的偏好",
     "cross_case": "跨案经验",
     "general_law": "相关法律依据",
     "global": "本所办案流程",
+    "conversation": "对话原文（您或助手之前说过的话）",
 }
 
 

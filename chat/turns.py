@@ -19,7 +19,8 @@ from django.utils import timezone
 from memory.embeddings import EmbeddingUnavailable
 from memory.models import Conversation, Matter, Message
 from memory.pipeline import enqueue_turn_extraction, save_message, working_memory
-from memory.retrieval import SearchError, SearchResult, build_system_message, search_memory
+from memory.retrieval import MAX_QUERY_CHARS, SearchError, SearchResult, build_system_message, search_memory
+from memory.retrieval.payloads import message_hit_payload
 
 logger = logging.getLogger("legalmem.chat")
 
@@ -117,8 +118,11 @@ def begin_turn(user, *, question: Any, conversation_id: int | None, matter_id: i
 
 
 def hit_payload(hit) -> dict[str, Any]:
+    if hit.message is not None:  # what was said (TURNS: raw messages are recalled too)
+        return message_hit_payload(hit)
     note = hit.note
     return {
+        "kind": hit.kind,
         "id": str(note.pk),
         "content": note.content,
         "layer": hit.layer,
@@ -141,13 +145,19 @@ def recall(user, start: TurnStart) -> Recall:
     result: SearchResult | None = None
     warning = ""
     try:
+        # The query: the question (bounded, search cuts the encoder's share) plus the previous
+        # question as context; the question itself, saved just before, is not recalled.
+        previous = [m.content for m in working_memory(conversation)
+                    if m.role == Message.Role.USER and m.pk != start.user_message.pk][-1:]
         result = search_memory(
             user,
-            question[: settings.CHAT_MAX_QUESTION_CHARS],
+            question[:MAX_QUERY_CHARS],
             k=settings.CHAT_RECALL_K,
             strategy="layered",
             matter_id=conversation.matter_id,
             conversation=conversation,
+            context="".join(previous),
+            exclude_message_ids=[start.user_message.pk],
         )
     except (SearchError, EmbeddingUnavailable) as error:
         logger.error("recall failed for conversation %s: %s", conversation.pk, error)

@@ -274,6 +274,8 @@ def command_run() -> int:
     manage(["generate_story", "--firm", "demo-firm", "--user", "alice", "--if-empty"], env)
     # Jobs a killed worker left "running" are taken over before the new worker starts.
     manage(["resume_turn_extractions"], env)
+    # Messages saved before they were searchable (or left by a crashed worker) get embedded.
+    manage(["index_messages"], env)
     host = os.environ.get("HOST", "127.0.0.1")
     port = os.environ.get("PORT", "8000")
     if not port.isdigit():

@@ -254,6 +254,16 @@ NAV_REFRESH_DELAY_SECONDS = env_float("NAV_REFRESH_DELAY_SECONDS", 2.0, minimum=
 NAV_SNAPSHOT_TTL_DAYS = env_float("NAV_SNAPSHOT_TTL_DAYS", 14.0, minimum=0.01)  # unused stored graphs are dropped
 # --- end Navigation -----------------------------------------------------------------------
 
+# --- TURNS ---------------------------------------------------------------------------------
+# Every saved message is memory (docs/turn-memory.md). The query encoder reads at most
+# SEARCH_QUERY_MAX_TOKENS of the question (head and tail) plus SEARCH_CONTEXT_MAX_TOKENS of
+# conversation context: encoding time grows with length (~1 ms a token under load); keyword
+# search still reads the whole question. Messages are embedded by a background job in batches.
+SEARCH_QUERY_MAX_TOKENS = env_int("SEARCH_QUERY_MAX_TOKENS", 64, minimum=8)
+SEARCH_CONTEXT_MAX_TOKENS = env_int("SEARCH_CONTEXT_MAX_TOKENS", 24, minimum=0)
+MESSAGE_INDEX_BATCH = env_int("MESSAGE_INDEX_BATCH", 64, minimum=1)
+# --- end TURNS -----------------------------------------------------------------------------
+
 # --- Chat ----------------------------------------------------------------------------------
 CHAT_MAX_QUESTION_CHARS = env_int("CHAT_MAX_QUESTION_CHARS", 4000, minimum=1)
 CHAT_MAX_FRAME_BYTES = env_int("CHAT_MAX_FRAME_BYTES", 65536, minimum=1024)

@@ -94,10 +94,26 @@ class ScoreBreakdownSerializer(serializers.Serializer):
     total = serializers.FloatField()
 
 
+class RecalledMessageSerializer(serializers.Serializer):
+    """A raw message recalled as "what was said"."""
+
+    id = serializers.IntegerField()
+    conversation_id = serializers.IntegerField()
+    role = serializers.CharField()
+    speaker = serializers.CharField()
+    content = serializers.CharField()
+    said_at = serializers.DateTimeField()
+
+
 class SearchHitSerializer(serializers.Serializer):
+    kind = serializers.ChoiceField(choices=["note", "message"], help_text="A note, or a raw message (what was said).")
     rank = serializers.IntegerField()
-    layer = serializers.CharField()
-    note = NoteSerializer()
+    layer = serializers.CharField(help_text="The note's layer, or `conversation` for a raw message.")
+    note = NoteSerializer(allow_null=True, help_text="Set when kind is `note`.")
+    message = RecalledMessageSerializer(allow_null=True, help_text="Set when kind is `message`.")
+    source_message_ids = serializers.ListField(
+        child=serializers.IntegerField(), help_text="The raw messages this hit stands for (provenance)."
+    )
     score = ScoreBreakdownSerializer(source="breakdown")
     reasons = serializers.ListField(child=serializers.CharField())
 
@@ -120,6 +136,7 @@ class SearchPlanSerializer(serializers.Serializer):
     persona_first = serializers.BooleanField()
     search_messages = serializers.BooleanField()
     graph_expansion = serializers.BooleanField()
+    history = serializers.BooleanField()
     cues = serializers.DictField(child=serializers.ListField(child=serializers.CharField()))
     reasons = serializers.ListField(child=serializers.CharField())
 
@@ -129,7 +146,7 @@ class SearchResponseSerializer(serializers.Serializer):
     query = serializers.CharField()
     plan = SearchPlanSerializer()
     hits = SearchHitSerializer(many=True)
-    messages = SearchMessageSerializer(many=True)
+    messages = SearchMessageSerializer(many=True, help_text="The message hits again (kind `message`), best first.")
     timings = serializers.DictField(child=serializers.FloatField(), help_text="Milliseconds per stage.")
     stats = serializers.DictField(child=serializers.IntegerField())
     system_message = serializers.CharField(allow_null=True, help_text="The context injected before an answer.")

@@ -3,9 +3,10 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.contrib.postgres.indexes import GinIndex
-from django.contrib.postgres.search import SearchVector
+from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.db import models
 from django.utils.translation import gettext_lazy as _
+from pgvector.django import HnswIndex, VectorField
 
 from memory.models.tenancy import Firm, Matter
 
@@ -55,9 +56,22 @@ class Conversation(models.Model):
         return self.title or f"conversation {self.pk}"
 
 
+# Full-text configuration of the search terms of messages and notes: ``english`` stems English
+# words and drops English stop words; jieba-segmented Chinese words pass through it unchanged.
+SEARCH_CONFIG = "english"
+
+
 class MessageQuerySet(models.QuerySet["Message"]):
     def visible_to(self, user) -> "MessageQuerySet":
         return self.filter(conversation__in=Conversation.objects.visible_to(user))
+
+    def searchable(self) -> "MessageQuerySet":
+        """Messages recall may return: complete ones (a cancelled or failed reply is partial)."""
+        return self.filter(status=Message.Status.COMPLETE)
+
+    def not_embedded(self) -> "MessageQuerySet":
+        """Messages still waiting for the indexing job (keywords already work for them)."""
+        return self.filter(embedding__isnull=True)
 
 
 class Message(models.Model):
@@ -92,6 +106,14 @@ class Message(models.Model):
     search_text = models.TextField(
         blank=True, editable=False, help_text=_("Segmented words for full-text search.")
     )
+    # --- every turn is memory: keyword terms at save time, the embedding from the indexing job ---
+    search_vector = models.GeneratedField(
+        expression=SearchVector("search_text", config=SEARCH_CONFIG),
+        output_field=SearchVectorField(),
+        db_persist=True,
+    )
+    embedding = VectorField(dimensions=settings.NOTE_EMBEDDING_DIMENSIONS, null=True, blank=True)
+    embedding_model = models.CharField(max_length=100, blank=True)
     # --- how an assistant reply came about (chat) ---
     engine = models.CharField(
         _("engine"), max_length=120, blank=True, help_text=_("llm:<model> or offline.")
@@ -109,7 +131,24 @@ class Message(models.Model):
         ordering = ["said_at", "id"]
         indexes = [
             models.Index(fields=["conversation", "said_at"], name="message_conv_said_idx"),
-            GinIndex(SearchVector("search_text", config="simple"), name="message_search_gin"),
+            GinIndex(fields=["search_vector"], name="message_search_vector_gin"),
+            # Exact nearest-neighbour reads over a user's conversations: an index-only scan
+            # (memory/retrieval/messages.py); the HNSW graph serves users with very many messages.
+            models.Index(
+                fields=["conversation"],
+                include=["id", "status", "embedding"],
+                name="message_conv_vectors",
+            ),
+            HnswIndex(
+                name="message_embedding_hnsw",
+                fields=["embedding"],
+                m=16,
+                ef_construction=64,
+                opclasses=["vector_cosine_ops"],
+            ),
+            models.Index(
+                fields=["id"], condition=models.Q(embedding__isnull=True), name="message_not_embedded"
+            ),
         ]
         constraints = [
             models.UniqueConstraint(

@@ -13,7 +13,7 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 from pgvector.django import HnswIndex, VectorField
 
-from memory.models.conversations import Conversation, Message
+from memory.models.conversations import SEARCH_CONFIG, Conversation, Message
 from memory.models.tenancy import Firm, Matter
 
 
@@ -210,7 +210,7 @@ class Note(models.Model):
             ),
             models.Index(fields=["firm", "memory_scope", "status"], name="note_firm_scope_idx"),
             models.Index(fields=["firm", "source_type", "source_id"], name="note_source_idx"),
-            GinIndex(SearchVector("search_text", config="simple"), name="note_search_gin"),
+            GinIndex(SearchVector("search_text", config=SEARCH_CONFIG), name="note_search_english_gin"),
         ]
         constraints = [
             models.CheckConstraint(

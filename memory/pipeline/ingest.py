@@ -37,6 +37,7 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from memory.models import Conversation, Firm, Matter, Membership, Message, RoutingDecision, SourceType, TurnExtraction
+from memory.pipeline.message_index import index_messages
 from memory.pipeline.turns import _get_or_create_turn, process_turn
 from memory.pipeline.working_memory import save_message
 
@@ -72,6 +73,7 @@ class ImportResult:
     conversations_created: int = 0
     messages_created: int = 0
     messages_existing: int = 0
+    messages_indexed: int = 0
     turns: int = 0
     turns_processed: int = 0
     turn_status: Counter = field(default_factory=Counter)
@@ -87,7 +89,8 @@ class ImportResult:
         decided = ", ".join(f"{k} {v}" for k, v in sorted(self.decisions.items())) or "none"
         return (
             f"firm {self.firm}: {self.conversations} conversation(s) ({self.conversations_created} new), "
-            f"{self.messages_created} message(s) new, {self.messages_existing} already there; "
+            f"{self.messages_created} message(s) new, {self.messages_existing} already there, "
+            f"{self.messages_indexed} embedded for search; "
             f"{self.turns} turn(s), {self.turns_processed} processed now; turns: {status}; decisions: {decided}"
         )
 
@@ -225,6 +228,10 @@ def import_transcript(
     all_turns: list[TurnExtraction] = []
     for spec in specs:
         all_turns.extend(_store_conversation(firm_obj, spec, result))
+        # Every imported line is searchable before any extraction runs (batched embedding).
+        result.messages_indexed += index_messages(
+            Message.objects.filter(conversation__firm=firm_obj, conversation__external_id=spec.external_id)
+        )
     result.turns = len(all_turns)
     if progress:
         progress(0, len(all_turns))

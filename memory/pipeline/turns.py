@@ -35,6 +35,7 @@ from memory.models import (
 )
 from memory.pipeline.drafts import ItemError, TurnSource, draft_for, is_persona_item
 from memory.pipeline.extract import ENGINE_SKIPPED, extract_turn
+from memory.pipeline.message_index import index_conversation
 from memory.pipeline.persona import record_persona_item
 from memory.pipeline.routing import route_and_write
 from memory.services.audit import record
@@ -124,12 +125,13 @@ def claim_turn(turn_id: int, *, now: datetime | None = None) -> TurnExtraction |
 
 
 def process_turn(turn_id: int) -> TurnExtraction:
-    """The job body (also callable synchronously): extract, route, link, update the persona,
-    then consolidate working-memory overflow. Errors never escape: they are recorded on the
+    """The job body (also callable synchronously): embed the conversation's new messages,
+    extract, route, link, update the persona, then consolidate working-memory overflow. Errors never escape: they are recorded on the
     row and retried or failed. Returns the row in its new state."""
     turn = claim_turn(turn_id)
     if turn is None:
         return TurnExtraction.objects.get(pk=turn_id)
+    index_conversation(turn.conversation_id)  # every turn is memory, whatever extraction makes of it
     try:
         _run(turn)
     except Exception as exc:  # noqa: BLE001 - every failure is recorded, retried or failed

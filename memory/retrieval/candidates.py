@@ -36,24 +36,19 @@ from django.db import connection, transaction
 from django.db.models import Q, QuerySet
 from pgvector.django import CosineDistance
 
-from memory.models import Firm, Matter, MemoryScope, Message, Note
+from memory.models import Firm, Matter, MemoryScope, Note
+from memory.models.conversations import SEARCH_CONFIG
 from memory.models.notes import FIRM_WIDE_SCOPES
+from memory.retrieval.keywords import STOP_WORDS, query_tokens  # noqa: F401  (re-exported)
 from memory.retrieval.plan import RetrievalPlan
-from memory.segmentation import segment
 
-# Function words that carry no retrieval signal in a question.
-STOP_WORDS = frozenset(
-    "的 了 是 我 你 他 她 它 们 我们 你们 吗 呢 啊 吧 呀 在 和 与 及 或 也 就 都 要 会 能 有 没有 这 那 这个 那个 "
-    "个 怎么 怎么办 怎样 什么 如何 一下 可以 应该 请问 请 帮 帮我 说 说过 过 之前 上次 刚才 一个 还 吗 哪些 哪 "
-    "多少 为 为什么 是否 对 把 被 给 让 the a an of to is are what how".split()
-)
 DEFAULT_EF_SEARCH = 200
 DEFAULT_MAX_SCAN_TUPLES = 20_000
 # Candidates carry only what scoring and reasons need; the final hits are loaded in full
 # (``hydrate``) — a few hundred light rows instead of a few hundred full notes.
 CANDIDATE_FIELDS = (
     "id", "firm_id", "content", "memory_scope", "category", "matter_id", "owner_id", "importance",
-    "confidence", "said_at", "stored_at", "search_text", "source_message_ids",
+    "confidence", "said_at", "stored_at", "search_text", "source_message_ids", "status",
 )
 
 
@@ -67,24 +62,12 @@ class NoteCandidate:
     via_message: bool = False
 
 
-@dataclass
-class MessageHit:
-    message: Message
-    rank: float
-
-
-def query_tokens(query: str) -> list[str]:
-    """Segmented query words without function words, in order, de-duplicated."""
-    tokens = [token for token in segment(query) if token not in STOP_WORDS]
-    return list(dict.fromkeys(tokens))
-
-
 def _tsquery(tokens: Sequence[str]) -> SearchQuery | None:
     """An OR of quoted lexemes in raw tsquery syntax (quotes escaped, so no syntax injection)."""
     if not tokens:
         return None
     quoted = " | ".join("'" + token.replace("\\", "\\\\").replace("'", "''") + "'" for token in tokens[:32])
-    return SearchQuery(quoted, config="simple", search_type="raw")
+    return SearchQuery(quoted, config=SEARCH_CONFIG, search_type="raw")
 
 
 @dataclass(frozen=True)
@@ -385,7 +368,7 @@ def _read_layers(
         params += [*visible.params, *part.params, part.limit]
     query = _tsquery_text(tokens) if keyword_limit else None
     if query is not None:
-        tsv = "to_tsvector('simple'::regconfig, COALESCE(\"memory_note\".\"search_text\", ''))"
+        tsv = f"to_tsvector('{SEARCH_CONFIG}'::regconfig, COALESCE(\"memory_note\".\"search_text\", ''))"
         layer_sql, layer_params = _layers_condition(plan, reach, layers)
         outer = ", ".join(column.replace('"memory_note".', "m.") for column in columns)
         # The GIN filter is the AND of the query words (the notes with every word: the strongest
@@ -396,9 +379,9 @@ def _read_layers(
         # candidate's keyword overlap is scored in Python (``scoring.keyword_score``).
         statements.append(
             f"(SELECT {outer}, "
-            f"(m.embedding <=> {qvec}) AS distance, ts_rank(to_tsvector('simple'::regconfig, COALESCE(m.search_text, '')), to_tsquery('simple'::regconfig, %s)) AS kw, 1 AS src "
+            f"(m.embedding <=> {qvec}) AS distance, ts_rank(to_tsvector('{SEARCH_CONFIG}'::regconfig, COALESCE(m.search_text, '')), to_tsquery('{SEARCH_CONFIG}'::regconfig, %s)) AS kw, 1 AS src "
             f"FROM (SELECT memory_note.* FROM memory_note WHERE ({visible.sql}) AND ({layer_sql}) "
-            f"AND {tsv} @@ to_tsquery('simple'::regconfig, %s) LIMIT %s) m ORDER BY kw DESC LIMIT %s)"
+            f"AND {tsv} @@ to_tsquery('{SEARCH_CONFIG}'::regconfig, %s) LIMIT %s) m ORDER BY kw DESC LIMIT %s)"
         )
         params += [query, *visible.params, *layer_params, _tsquery_text(tokens, "&"),
                    keyword_pool, keyword_limit]
@@ -498,7 +481,7 @@ def keyword_candidates(
     query = _tsquery(tokens)
     if query is None:
         return []
-    vector_expr = SearchVector("search_text", config="simple")
+    vector_expr = SearchVector("search_text", config=SEARCH_CONFIG)
     rows = (
         searchable_notes(user, plan, reach)
         .annotate(search_vector=vector_expr)
@@ -517,35 +500,21 @@ def keyword_candidates(
     ]
 
 
-def message_hits(
-    user,
-    tokens: Sequence[str],
-    *,
-    conversation_id: int | None,
-    matter_id: int | None,
-    limit: int,
-) -> list[MessageHit]:
-    """Archived raw messages matching the question (explicit references such as 你之前说过).
-
-    The conversation's messages when one is given, else those of every conversation the
-    user may see (narrowed to the matter when there is one).
-    """
-    query = _tsquery(tokens)
-    if query is None:
-        return []
-    messages = Message.objects.visible_to(user).filter(status=Message.Status.COMPLETE)
-    if conversation_id is not None:
-        messages = messages.filter(conversation_id=conversation_id)
-    elif matter_id is not None:
-        messages = messages.filter(conversation__matter_id=matter_id)
-    vector_expr = SearchVector("search_text", config="simple")
+def superseded_candidates(
+    user, plan: RetrievalPlan, reach: Reach, vector: np.ndarray, *, limit: int
+) -> list[NoteCandidate]:
+    """History questions: the nearest visible superseded versions in the planned layers (they
+    keep their validity window, ``valid_from`` … ``valid_to``, and point at their successor)."""
     rows = (
-        messages.annotate(search_vector=vector_expr)
-        .filter(search_vector=query)
-        .annotate(rank=SearchRank(vector_expr, query))
-        .order_by("-rank", "-said_at")[:limit]
+        Note.objects.visible_to(user, **reach.literals())
+        .filter(status=Note.Status.SUPERSEDED)
+        .filter(layer_filter(plan, reach))
+        .with_embedding()
+        .only(*CANDIDATE_FIELDS, "valid_from", "valid_to", "superseded_by")
+        .annotate(distance=CosineDistance("embedding", vector))
+        .order_by("distance")[:limit]
     )
-    return [MessageHit(message=message, rank=float(message.rank)) for message in rows]
+    return [NoteCandidate(note=note, distance=float(note.distance), via_vector=True) for note in rows]
 
 
 def notes_from_messages(

@@ -1,4 +1,5 @@
-"""Context injection: recalled notes as one system message grouped by layer (seed 001 §7).
+"""Context injection: recalled notes as one system message grouped by layer (seed 001 §7), and
+the recalled raw messages as "what was said" (date, speaker, words), in the order they were said.
 
 Token budget: we count tokens without a tokenizer — each CJK character (and CJK
 punctuation) counts as one token, every other run of non-space characters as one token
@@ -12,6 +13,7 @@ import math
 import re
 
 from memory.models import MemoryScope
+from memory.retrieval.plan import MESSAGES
 from memory.retrieval.types import Hit, SearchResult
 
 HEADER = (
@@ -24,7 +26,10 @@ LAYER_TITLES = {
     MemoryScope.CROSS_CASE: "【跨案经验层 cross_case】",
     MemoryScope.GENERAL_LAW: "【通用法律层 general_law】",
     MemoryScope.GLOBAL: "【全局记忆层 global】",
+    MESSAGES: "【对话原文 what was said】",
 }
+# A long raw message is quoted up to this many characters (marked "…"); notes are never cut.
+MESSAGE_QUOTE_CHARS = 300
 DEFAULT_TOKEN_BUDGET = 1200
 _CJK = re.compile(r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]")
 _OTHER = re.compile(r"[^\s\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]+")
@@ -36,7 +41,15 @@ def estimate_tokens(text: str) -> int:
 
 
 def _line(hit: Hit) -> str:
+    if hit.message is not None:
+        message = hit.message
+        words = message.content if len(message.content) <= MESSAGE_QUOTE_CHARS else message.content[:MESSAGE_QUOTE_CHARS] + "…"
+        return f"- [{message.said_at:%Y-%m-%d %H:%M} {message.speaker or message.role}] {words}"
     note = hit.note
+    if note.status == note.Status.SUPERSEDED:
+        until = f"{note.valid_to:%Y-%m-%d}" if note.valid_to else "?"
+        return (f"- [{note.get_category_display()}·已被取代 superseded, valid {note.valid_from:%Y-%m-%d} – {until}] "
+                f"{note.content}")
     return f"- [{note.get_category_display()}] {note.content} (importance={note.importance:.2f}, confidence={note.confidence:.2f})"
 
 
@@ -44,8 +57,11 @@ def build_system_message(result: SearchResult, *, token_budget: int = DEFAULT_TO
     """``{"role": "system", "content": ...}`` with the hits grouped in plan order, or None if nothing fits."""
     used = estimate_tokens(HEADER)
     chosen: dict[str, list[str]] = {}
+    said_at: dict[str, object] = {}
     for hit in sorted(result.hits, key=lambda h: h.rank):
         line = _line(hit)
+        if hit.message is not None:
+            said_at[line] = hit.message.said_at
         title_cost = 0 if hit.layer in chosen else estimate_tokens(LAYER_TITLES.get(hit.layer, hit.layer))
         cost = estimate_tokens(line) + title_cost
         if used + cost > token_budget:
@@ -54,6 +70,8 @@ def build_system_message(result: SearchResult, *, token_budget: int = DEFAULT_TO
         used += cost
     if not chosen:
         return None
+    if MESSAGES in chosen:  # what was said reads best in the order it was said
+        chosen[MESSAGES].sort(key=lambda line: said_at[line])
     order = list(result.plan.layers) + [layer for layer in chosen if layer not in result.plan.layers]
     blocks = [
         LAYER_TITLES.get(layer, layer) + "\n" + "\n".join(chosen[layer]) for layer in order if layer in chosen

@@ -5,8 +5,10 @@ Rules (DESIGN.md "Read path", seed 000 §2, seed 002 §5.1):
   general law and the firm's global procedures;
 - a question about the user (我的偏好 / 我喜欢 / 我习惯 …) puts the persona layer
   (``user_profile``) first;
-- an explicit reference to earlier talk (你之前说过 / 上次 / 刚才 …) also searches the raw,
-  archived messages of the conversation (or of the user's visible conversations);
+- the user's visible raw messages are always a candidate source (every turn is memory); an
+  explicit reference to earlier talk (你之前说过 / 上次 / 刚才 …) weights them up;
+- a history question (之前的 / 原来 / 以前 / previously / used to …) also reads superseded notes,
+  shown with their validity window and ranked below the current value;
 - time or causal words (之前 / 之后 / 为什么 / 导致 / 因为 / 时间线 / 先后 …) switch on
   graph expansion over typed note links.
 
@@ -38,6 +40,11 @@ TEMPORAL_CAUSAL_CUES: tuple[str, ...] = (
     "时间线", "先后", "顺序", "后来", "接着", "然后", "起因", "经过", "什么时候", "何时",
     "多久", "why", "because", "timeline", "before", "after",
 )
+HISTORY_CUES: tuple[str, ...] = (
+    "之前的", "之前是", "原来", "原先", "以前", "过去", "曾经", "当初", "变更前", "修改前", "改之前", "调整前",
+    "历史", "旧的", "previously", "used to", "before", "formerly", "originally", "earlier", "in the past",
+    "old value", "history",
+)
 PERSONA_CUES: tuple[str, ...] = (
     "我的偏好", "我偏好", "我喜欢", "我习惯", "我的习惯", "我一般", "我通常", "我希望", "我倾向",
     "我更", "我讨厌", "我不喜欢", "我的风格", "我是什么样", "了解我", "我的要求", "关于我",
@@ -50,6 +57,9 @@ FIRST_LAYER_SHARE = 1.0
 OTHER_LAYER_SHARE = 0.4
 # Layer priority as a small multiplier on the fused score: 1.0, 0.97, 0.94, … (ties go to earlier layers).
 LAYER_PRIORITY_STEP = 0.03
+# The raw messages ("what was said") compete with the notes at the second layer's priority, or
+# the first's when the question refers to earlier talk.
+MESSAGES = "conversation"
 
 
 @dataclass(frozen=True)
@@ -60,8 +70,9 @@ class RetrievalPlan:
     matter_id: int | None
     conversation_id: int | None
     persona_first: bool
-    search_messages: bool
+    search_messages: bool  # an explicit reference to earlier talk (messages are searched anyway)
     graph_expansion: bool
+    history: bool = False  # superseded notes answer too
     cues: dict[str, list[str]] = field(default_factory=dict)
     reasons: tuple[str, ...] = ()
 
@@ -72,6 +83,12 @@ class RetrievalPlan:
         except ValueError:
             return 0.0
         return round(1.0 - LAYER_PRIORITY_STEP * position, 4)
+
+    def message_weight(self, conversation_id: int | None) -> float:
+        """Priority of a raw message: the first layer's with an explicit reference to earlier
+        talk (for the referenced conversation, or any when none is given), else the second's."""
+        referenced = self.search_messages and self.conversation_id in (None, conversation_id)
+        return 1.0 if referenced else round(1.0 - LAYER_PRIORITY_STEP, 4)
 
     def quota(self, layer: str, k: int) -> int:
         """At most this many of the k hits may come from ``layer`` (before back-filling)."""
@@ -102,6 +119,7 @@ def make_plan(
     explicit = _found(question, EXPLICIT_REFERENCE_CUES)
     temporal = _found(question, TEMPORAL_CAUSAL_CUES)
     persona = _found(question, PERSONA_CUES)
+    history = _found(question, HISTORY_CUES)
     order = list(DEFAULT_LAYER_ORDER)
     reasons: list[str] = []
     if matter_id is not None:
@@ -116,8 +134,11 @@ def make_plan(
         wanted = set(scopes)
         order = [layer for layer in order if layer in wanted]
         reasons.append(f"scope filter: {', '.join(order) or '(none)'}")
+    reasons.append("对话原文始终参与检索 every visible message is a candidate")
     if explicit:
-        reasons.append(f"显式指代 ({'、'.join(explicit)}) → 同时检索对话原文 archived messages")
+        reasons.append(f"显式指代 ({'、'.join(explicit)}) → 对话原文加权 archived messages weighted up")
+    if history:
+        reasons.append(f"历史问题 ({'、'.join(history)}) → 含已被取代的旧版本 superseded notes with their validity window")
     if temporal:
         reasons.append(f"时间/因果词 ({'、'.join(temporal)}) → 启用图扩展 graph expansion")
     return RetrievalPlan(
@@ -127,6 +148,7 @@ def make_plan(
         persona_first=bool(persona),
         search_messages=bool(explicit),
         graph_expansion=bool(temporal),
-        cues={"explicit_reference": explicit, "temporal_causal": temporal, "persona": persona},
+        history=bool(history),
+        cues={"explicit_reference": explicit, "temporal_causal": temporal, "persona": persona, "history": history},
         reasons=tuple(reasons),
     )

@@ -12,6 +12,11 @@ confidence as in seed 000 §2)::
     fused     = 0.70 · relevance + 0.15 · graph + 0.10 · recency + 0.05 · support
     total     = fused · layer_weight                                 (plan priority: 1.0, 0.97, 0.94, …)
 
+A raw message is scored by the same formula, so notes and messages rank together: its keyword
+term is IDF-weighted (share of the query words' BM25 IDF it holds; a name said in hundreds of
+lines weighs little), it has no graph term, and its support is a neutral 0.5 (a raw line has
+no importance or confidence of its own).
+
 ``breakdown`` reports each term (and the weights) so a client can show why a note was recalled.
 """
 from __future__ import annotations
@@ -22,7 +27,8 @@ from datetime import datetime
 
 from django.utils import timezone
 
-from memory.models import Note
+from memory.models import Message, Note
+from memory.retrieval.keywords import terms, text_terms
 
 W_RELEVANCE = 0.70
 W_GRAPH = 0.15
@@ -62,15 +68,19 @@ def semantic_score(distance: float | None) -> float:
     return min(1.0, max(0.0, 1.0 - distance))
 
 
+MESSAGE_SUPPORT = 0.5
+
+
 def keyword_score(query_words: set[str], note_search_text: str) -> float:
+    """Share of the query words (English folded, see ``keywords.term``) found in the text."""
     if not query_words:
         return 0.0
-    note_words = set(note_search_text.split())
-    return len(query_words & note_words) / len(query_words)
+    wanted = terms(query_words)
+    return len(wanted & text_terms(note_search_text)) / len(wanted)
 
 
-def recency_score(note: Note, now: datetime | None = None) -> float:
-    moment = note.said_at or note.stored_at
+def recency_score(note: Note | Message, now: datetime | None = None) -> float:
+    moment = note.said_at or getattr(note, "stored_at", None)
     if moment is None:
         return 0.0
     now = now or timezone.now()
@@ -102,6 +112,31 @@ def score(
         importance=round(importance, 4),
         confidence=round(confidence, 4),
         graph=round(graph, 4),
+        recency=round(recency, 4),
+        layer_weight=round(layer_weight, 4),
+        total=round(fused * layer_weight, 6),
+    )
+
+
+def score_message(
+    message: Message,
+    *,
+    distance: float | None,
+    keyword: float,
+    layer_weight: float,
+    now: datetime | None = None,
+) -> ScoreBreakdown:
+    """The breakdown of one raw message (``keyword``: its IDF-weighted share, see the module docstring)."""
+    semantic = semantic_score(distance)
+    recency = recency_score(message, now)
+    relevance = SEMANTIC_SHARE * semantic + KEYWORD_SHARE * keyword
+    fused = W_RELEVANCE * relevance + W_RECENCY * recency + W_SUPPORT * MESSAGE_SUPPORT
+    return ScoreBreakdown(
+        semantic=round(semantic, 4),
+        keyword=round(keyword, 4),
+        importance=MESSAGE_SUPPORT,
+        confidence=MESSAGE_SUPPORT,
+        graph=0.0,
         recency=round(recency, 4),
         layer_weight=round(layer_weight, 4),
         total=round(fused * layer_weight, 6),

@@ -8,6 +8,7 @@ from memory.embeddings import embed_query_in_background
 from memory.models import Conversation, MemoryScope
 from memory.retrieval.candidates import reach_of
 from memory.retrieval.plan import make_plan
+from memory.retrieval.query_text import encoding_text
 from memory.retrieval.registry import get_strategy
 from memory.retrieval.types import (
     MAX_K,
@@ -50,6 +51,8 @@ def search_memory(
     matter_id: int | None = None,
     scopes: Iterable[str] | None = None,
     conversation: Conversation | int | None = None,
+    context: str = "",
+    exclude_message_ids: Iterable[int] = (),
 ) -> SearchResult:
     """Recall the ``k`` memories ``user`` may see that best answer ``query``.
 
@@ -75,7 +78,7 @@ def search_memory(
             conversation.pk if isinstance(conversation, Conversation) else _check_id("conversation", conversation)
         )
     # The input is well-formed: encode the query while the database answers who may see what.
-    pending = embed_query_in_background(query)
+    pending = embed_query_in_background(encoding_text(query, context if isinstance(context, str) else ""))
     reach = reach_of(user)
     if matter_id is not None and matter_id not in reach.matter_ids:
         raise NotFound("no such matter")
@@ -108,6 +111,7 @@ def search_memory(
         conversation=conversation_obj,
         query_vector=embedding.vector,
         reach=reach,
+        exclude_message_ids=tuple(int(pk) for pk in exclude_message_ids),
     )
     result = strategy_fn(request)
     result.timings = {

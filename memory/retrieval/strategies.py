@@ -5,14 +5,19 @@ from __future__ import annotations
 import time
 from uuid import UUID
 
+from memory.models import Note
 from memory.retrieval import candidates as cand
+from memory.retrieval.fusion import Entry, rank_history, select
+from memory.retrieval.keywords import term, text_terms
 from memory.retrieval.graph import SEED_COUNT, GraphReach, expand
+from memory.retrieval.messages import MessageCandidate, message_candidates
+from memory.retrieval.plan import MESSAGES
 from memory.retrieval.registry import register_strategy
-from memory.retrieval.scoring import ScoreBreakdown, score, semantic_only
-from memory.retrieval.types import Hit, MessageMatch, SearchRequest, SearchResult
+from memory.retrieval.scoring import ScoreBreakdown, score, score_message, semantic_only
+from memory.retrieval.types import MESSAGE, NOTE, Hit, SearchRequest, SearchResult
 
 MIN_PER_LAYER = 20
-MESSAGE_LIMIT = 10
+MESSAGE_LIMIT = 20  # raw-message candidates per source (nearest, keyword), at least 2k
 
 
 def _ms(started: float) -> float:
@@ -62,7 +67,8 @@ def _merge(target: dict[UUID, cand.NoteCandidate], found: list[cand.NoteCandidat
 
 
 def layered(request: SearchRequest) -> SearchResult:
-    """Seed 000 layered retrieval with AdaMem fusion; see ``memory.retrieval.scoring`` for the formula."""
+    """Seed 000 layered retrieval with AdaMem fusion over notes AND raw messages; see
+    ``memory.retrieval.scoring`` for the formula and ``memory.retrieval.fusion`` for the selection."""
     user, plan, k, vector = request.user, request.plan, request.k, request.query_vector
     timings: dict[str, float] = {}
     tokens = cand.query_tokens(request.query)
@@ -90,25 +96,21 @@ def layered(request: SearchRequest) -> SearchResult:
         started = time.perf_counter()
         _merge(pool, cand.keyword_candidates(user, plan, access, tokens, vector, limit=per_layer))
         timings["keyword"] = _ms(started)
-
-    messages: list[MessageMatch] = []
-    if plan.search_messages:
+    if plan.history:
         started = time.perf_counter()
-        found_messages = cand.message_hits(
-            user,
-            tokens,
-            conversation_id=plan.conversation_id,
-            matter_id=plan.matter_id,
-            limit=MESSAGE_LIMIT,
-        )
-        messages = [MessageMatch(message=m.message, rank=m.rank) for m in found_messages]
-        _merge(
-            pool,
-            cand.notes_from_messages(
-                user, plan, access, [m.message.pk for m in found_messages], vector, limit=per_layer
-            ),
-        )
-        timings["messages"] = _ms(started)
+        _merge(pool, cand.superseded_candidates(user, plan, access, vector, limit=per_layer))
+        timings["history"] = _ms(started)
+
+    # Every turn is memory: the user's visible raw messages are always candidates.
+    started = time.perf_counter()
+    said = message_candidates(
+        user, plan, vector, tokens, limit=max(MESSAGE_LIMIT, 2 * k), exclude_ids=request.exclude_message_ids
+    )
+    if plan.search_messages and said:  # an explicit reference: the notes those messages became
+        _merge(pool, cand.notes_from_messages(
+            user, plan, access, [c.message.pk for c in said], vector, limit=per_layer
+        ))
+    timings["messages"] = _ms(started)
 
     started = time.perf_counter()
     scored = {note_id: _score(request, c, None, words) for note_id, c in pool.items()}
@@ -124,36 +126,74 @@ def layered(request: SearchRequest) -> SearchResult:
         pool.update(expansion.new_candidates)
         scored = {note_id: _score(request, c, reach.get(note_id), words) for note_id, c in pool.items()}
         timings["graph"] = _ms(started)
-    selected = _select(request, scored, pool)
-    full = cand.hydrate(user, access, selected)
-    selected = [note_id for note_id in selected if note_id in full]
-    hits = [
-        Hit(
-            note=full[note_id],
-            layer=pool[note_id].note.memory_scope,
-            rank=rank,
-            breakdown=scored[note_id],
-            reasons=_reasons(request, pool[note_id], scored[note_id], reach.get(note_id), words, pool),
+    entries = {
+        (NOTE, note_id): Entry((NOTE, note_id), breakdown, pool[note_id].note.memory_scope,
+                               tuple(pool[note_id].note.source_message_ids or ()))
+        for note_id, breakdown in scored.items()
+    }
+    rank_history(entries, {
+        note_id: c.note.superseded_by_id for note_id, c in pool.items()
+        if c.note.status == Note.Status.SUPERSEDED
+    })
+    by_message = {c.message.pk: c for c in said}
+    for c in said:
+        breakdown = score_message(
+            c.message, distance=c.distance, keyword=c.keyword,
+            layer_weight=plan.message_weight(c.message.conversation_id),
         )
-        for rank, note_id in enumerate(selected, start=1)
-    ]
+        entries[(MESSAGE, c.message.pk)] = Entry((MESSAGE, c.message.pk), breakdown, MESSAGES)
+    selected = select(list(entries.values()), plan, k)
+    full = cand.hydrate(user, access, [e.key[1] for e in selected if e.kind == NOTE])
+    hits: list[Hit] = []
+    for entry in selected:
+        if entry.kind == NOTE:
+            note_id = entry.key[1]
+            if note_id not in full:
+                continue
+            reasons = _reasons(request, pool[note_id], entry.breakdown, reach.get(note_id), words, pool)
+            reasons += [_absorbed_reason(by_message[m.key[1]], m) for m in entry.absorbed]
+            hits.append(Hit(note=full[note_id], layer=pool[note_id].note.memory_scope, rank=len(hits) + 1,
+                            breakdown=entry.breakdown, reasons=reasons))
+        else:
+            found = by_message[entry.key[1]]
+            hits.append(Hit(message=found.message, layer=MESSAGES, rank=len(hits) + 1,
+                            breakdown=entry.breakdown, reasons=_message_reasons(request, found, entry.breakdown)))
     timings["fusion"] = _ms(started)  # scoring, graph expansion (also timed alone) and selection
     return SearchResult(
         strategy=request.strategy,
         query=request.query,
         plan=plan,
         hits=hits,
-        messages=messages,
         timings=timings,
         stats={
-            "candidates": len(pool),
+            "candidates": len(pool) + len(said),
             "vector_candidates": sum(1 for c in pool.values() if c.via_vector),
             "keyword_candidates": sum(1 for c in pool.values() if c.via_keyword),
-            "message_candidates": sum(1 for c in pool.values() if c.via_message),
+            "message_candidates": len(said),
+            "message_vector_candidates": sum(1 for c in said if c.via_vector),
+            "message_keyword_candidates": sum(1 for c in said if c.via_keyword),
+            "notes_from_messages": sum(1 for c in pool.values() if c.via_message),
             "graph_reached": len(reach),
             "links_read": links_read,
         },
     )
+
+
+def _message_reasons(request: SearchRequest, found: MessageCandidate, breakdown: ScoreBreakdown) -> list[str]:
+    message = found.message
+    reasons = [f"对话原文 what was said: {message.speaker or message.role}, {message.said_at:%Y-%m-%d %H:%M}"]
+    if request.plan.search_messages and breakdown.layer_weight == 1.0:
+        reasons.append("显式指代对话原文 the question refers to earlier talk")
+    if found.distance is not None:
+        reasons.append(f"语义相似度 semantic {breakdown.semantic:.3f}")
+    if found.matched_words:
+        reasons.append(f"关键词 keywords: {'、'.join(found.matched_words[:8])} (IDF-weighted {found.keyword:.2f})")
+    return reasons
+
+
+def _absorbed_reason(found: MessageCandidate, entry: Entry) -> str:
+    return (f"其来源消息也匹配 its source message #{found.message.pk} matched too "
+            f"(score {entry.total:.3f}); one slot for both")
 
 
 def _score(
@@ -167,29 +207,6 @@ def _score(
         graph=reach.score if reach else 0.0,
         layer_weight=request.plan.layer_weight(note.memory_scope),
     )
-
-
-def _select(
-    request: SearchRequest,
-    scored: dict[UUID, ScoreBreakdown],
-    pool: dict[UUID, cand.NoteCandidate],
-) -> list[UUID]:
-    """Best-first under per-layer quotas (``plan.quota``), then back-filled up to k; sorted by total."""
-    ordered = sorted(scored, key=lambda note_id: scored[note_id].total, reverse=True)
-    taken: list[UUID] = []
-    per_layer: dict[str, int] = {}
-    for note_id in ordered:
-        layer = pool[note_id].note.memory_scope
-        if per_layer.get(layer, 0) >= request.plan.quota(layer, request.k):
-            continue
-        taken.append(note_id)
-        per_layer[layer] = per_layer.get(layer, 0) + 1
-        if len(taken) == request.k:
-            break
-    if len(taken) < request.k:
-        chosen = set(taken)
-        taken += [note_id for note_id in ordered if note_id not in chosen][: request.k - len(taken)]
-    return sorted(taken, key=lambda note_id: scored[note_id].total, reverse=True)
 
 
 def _reasons(
@@ -206,9 +223,15 @@ def _reasons(
         reasons.append("当前案件的事实 current matter")
     if candidate.via_vector or breakdown.semantic:
         reasons.append(f"语义相似度 semantic {breakdown.semantic:.3f}")
-    matched = sorted(words & set(note.search_text.split()))
+    note_terms = text_terms(note.search_text)
+    matched = sorted(word for word in words if term(word) in note_terms)
     if matched:
         reasons.append(f"关键词 keywords: {'、'.join(matched[:8])} ({len(matched)}/{len(words)})")
+    if note.status == Note.Status.SUPERSEDED:
+        until = f"{note.valid_to:%Y-%m-%d}" if note.valid_to else "?"
+        reasons.append(
+            f"历史版本 earlier value, valid {note.valid_from:%Y-%m-%d} – {until}, superseded (ranked below the current)"
+        )
     if candidate.via_message:
         reasons.append("来源消息与所指的对话原文吻合 source message matches the referenced conversation")
     if reach is not None:

@@ -59,22 +59,43 @@ class SearchRequest:
     conversation: Conversation | None = None
     query_vector: np.ndarray | None = None  # filled by search_memory (timed as "embed")
     reach: Reach | None = None  # the user's firm / matter ids, read once by search_memory
+    exclude_message_ids: tuple[int, ...] = ()  # e.g. the chat's question itself
+
+
+NOTE = "note"
+MESSAGE = "message"
 
 
 @dataclass
 class Hit:
-    """One recalled note: its layer, rank, score breakdown and human-readable reasons."""
+    """One recalled memory — a note, or a raw message ("what was said") — with its layer, rank,
+    score breakdown and human-readable reasons. ``kind`` says which; exactly one of ``note`` and
+    ``message`` is set."""
 
-    note: Note
     layer: str
     rank: int
     breakdown: ScoreBreakdown
     reasons: list[str] = field(default_factory=list)
+    note: Note | None = None
+    message: Message | None = None
+    kind: str = ""
+
+    def __post_init__(self) -> None:
+        if (self.note is None) == (self.message is None):
+            raise ValueError("a hit is either a note or a message")
+        self.kind = self.kind or (NOTE if self.note is not None else MESSAGE)
+
+    @property
+    def source_message_ids(self) -> list[int]:
+        """The raw messages this hit stands for: a note's provenance, or the message itself."""
+        if self.note is not None:
+            return list(self.note.source_message_ids)
+        return [self.message.pk]
 
 
 @dataclass
 class MessageMatch:
-    """An archived raw message recalled by an explicit reference (你之前说过…)."""
+    """A raw message recalled for the question (also one of the hits, kind "message")."""
 
     message: Message
     rank: float
@@ -86,10 +107,15 @@ class SearchResult:
     query: str
     plan: RetrievalPlan
     hits: list[Hit]
-    messages: list[MessageMatch] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)  # milliseconds per stage
     stats: dict[str, int] = field(default_factory=dict)
 
     @property
     def notes(self) -> list[Note]:
-        return [hit.note for hit in self.hits]
+        """The note hits only (callers that want knowledge, not raw lines)."""
+        return [hit.note for hit in self.hits if hit.note is not None]
+
+    @property
+    def messages(self) -> list[MessageMatch]:
+        """The message hits, in rank order, with their fused score."""
+        return [MessageMatch(hit.message, hit.breakdown.total) for hit in self.hits if hit.message is not None]

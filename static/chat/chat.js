@@ -59,7 +59,9 @@
         div.className = "note";
         div.dataset.noteId = note.id;
         const content = document.createElement("p");
-        content.textContent = note.content;
+        content.textContent = note.kind === "message"
+          ? "[" + (note.said_at || "").slice(0, 16).replace("T", " ") + " " + note.speaker + "] " + note.content
+          : note.content;
         const why = document.createElement("details");
         const summary = document.createElement("summary");
         summary.textContent = t("why") + " · " + (note.score.total || 0).toFixed(3);
@@ -76,7 +78,8 @@
         link.href = note.provenance_url;
         link.target = "_blank";
         link.textContent = t("provenance") + (note.source_id ? " (" + note.source_type + ":" + note.source_id + ")" : "");
-        why.append(summary, scores, reasons, link);
+        why.append(summary, scores, reasons);
+        if (note.provenance_url) why.append(link);
         div.append(content, why);
         group.append(div);
       }

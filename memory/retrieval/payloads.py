@@ -1,0 +1,27 @@
+"""The client's view of a recalled raw message (chat ``recalled`` frame), beside the notes'."""
+from __future__ import annotations
+
+from typing import Any
+
+from memory.retrieval.types import Hit
+
+
+def message_hit_payload(hit: Hit) -> dict[str, Any]:
+    """A message hit as the chat client sees it: ``kind`` "message", what was said, by whom, when."""
+    message = hit.message
+    return {
+        "kind": hit.kind,
+        "id": f"message:{message.pk}",
+        "message_id": message.pk,
+        "conversation_id": message.conversation_id,
+        "content": message.content,
+        "speaker": message.speaker or message.role,
+        "role": message.role,
+        "said_at": message.said_at.isoformat(),
+        "layer": hit.layer,
+        "layer_label": "对话原文 what was said",
+        "rank": hit.rank,
+        "score": hit.breakdown.as_dict(),
+        "reasons": list(hit.reasons),
+        "source_message_ids": hit.source_message_ids,
+    }
