@@ -209,8 +209,14 @@ def _evaluate(data: dict[str, Any], *, strategy: str, ks: tuple[int, ...],
         covered: set[int] = set()
         for rank, hit in enumerate(result.hits, start=1):
             note = hit.note
-            sources = set(note.source_message_ids)
-            if note.firm_id != firm.pk:
+            sources = set(hit.source_message_ids)  # a note's provenance, or the raw message itself
+            if note is None:  # a raw message: the same firm and wall checks on its conversation
+                message = hit.message
+                if message.firm_id != firm.pk:
+                    leaks.append(f"another firm's message {message.pk}")
+                elif sources & forbidden:
+                    leaks.append(f"must-not message {message.pk} ({message.content[:30]})")
+            elif note.firm_id != firm.pk:
                 leaks.append(f"another firm's note {note.pk}")
             elif matter and note.memory_scope == MemoryScope.CASE and note.matter_id not in (None, matter.pk):
                 leaks.append(f"another matter's case note {note.pk}")
