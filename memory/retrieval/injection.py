@@ -12,6 +12,8 @@ from __future__ import annotations
 import math
 import re
 
+from django.utils.timezone import localtime
+
 from memory.models import MemoryScope
 from memory.retrieval.plan import MESSAGES
 from memory.retrieval.types import Hit, SearchResult
@@ -44,11 +46,11 @@ def _line(hit: Hit) -> str:
     if hit.message is not None:
         message = hit.message
         words = message.content if len(message.content) <= MESSAGE_QUOTE_CHARS else message.content[:MESSAGE_QUOTE_CHARS] + "…"
-        return f"- [{message.said_at:%Y-%m-%d %H:%M} {message.speaker or message.role}] {words}"
+        return f"- [{localtime(message.said_at):%Y-%m-%d %H:%M} {message.speaker or message.role}] {words}"
     note = hit.note
     if note.status == note.Status.SUPERSEDED:
-        until = f"{note.valid_to:%Y-%m-%d}" if note.valid_to else "?"
-        return (f"- [{note.get_category_display()}·已被取代 superseded, valid {note.valid_from:%Y-%m-%d} – {until}] "
+        until = f"{localtime(note.valid_to):%Y-%m-%d}" if note.valid_to else "?"
+        return (f"- [{note.get_category_display()}·已被取代 superseded, valid {localtime(note.valid_from):%Y-%m-%d} – {until}] "
                 f"{note.content}")
     return f"- [{note.get_category_display()}] {note.content} (importance={note.importance:.2f}, confidence={note.confidence:.2f})"
 

@@ -15,7 +15,7 @@ confidence as in seed 000 §2)::
 A raw message is scored by the same formula, so notes and messages rank together: its keyword
 term is IDF-weighted (share of the query words' BM25 IDF it holds; a name said in hundreds of
 lines weighs little), it has no graph term, and its support is a neutral 0.5 (a raw line has
-no importance or confidence of its own).
+no importance or confidence of its own). A message not embedded yet has relevance = keyword.
 
 ``breakdown`` reports each term (and the weights) so a client can show why a note was recalled.
 """
@@ -129,7 +129,8 @@ def score_message(
     """The breakdown of one raw message (``keyword``: its IDF-weighted share, see the module docstring)."""
     semantic = semantic_score(distance)
     recency = recency_score(message, now)
-    relevance = SEMANTIC_SHARE * semantic + KEYWORD_SHARE * keyword
+    # Not embedded yet (the indexing job is behind): ranked by its keywords alone for now.
+    relevance = keyword if distance is None else SEMANTIC_SHARE * semantic + KEYWORD_SHARE * keyword
     fused = W_RELEVANCE * relevance + W_RECENCY * recency + W_SUPPORT * MESSAGE_SUPPORT
     return ScoreBreakdown(
         semantic=round(semantic, 4),

@@ -5,6 +5,8 @@ from __future__ import annotations
 import time
 from uuid import UUID
 
+from django.utils.timezone import localtime
+
 from memory.models import Note
 from memory.retrieval import candidates as cand
 from memory.retrieval.fusion import Entry, rank_history, select
@@ -181,11 +183,13 @@ def layered(request: SearchRequest) -> SearchResult:
 
 def _message_reasons(request: SearchRequest, found: MessageCandidate, breakdown: ScoreBreakdown) -> list[str]:
     message = found.message
-    reasons = [f"对话原文 what was said: {message.speaker or message.role}, {message.said_at:%Y-%m-%d %H:%M}"]
+    reasons = [f"对话原文 what was said: {message.speaker or message.role}, {localtime(message.said_at):%Y-%m-%d %H:%M}"]
     if request.plan.search_messages and breakdown.layer_weight == 1.0:
         reasons.append("显式指代对话原文 the question refers to earlier talk")
     if found.distance is not None:
         reasons.append(f"语义相似度 semantic {breakdown.semantic:.3f}")
+    else:
+        reasons.append("尚未向量化，仅按关键词排序 not embedded yet: ranked by keywords alone")
     if found.matched_words:
         reasons.append(f"关键词 keywords: {'、'.join(found.matched_words[:8])} (IDF-weighted {found.keyword:.2f})")
     return reasons
@@ -228,9 +232,9 @@ def _reasons(
     if matched:
         reasons.append(f"关键词 keywords: {'、'.join(matched[:8])} ({len(matched)}/{len(words)})")
     if note.status == Note.Status.SUPERSEDED:
-        until = f"{note.valid_to:%Y-%m-%d}" if note.valid_to else "?"
+        until = f"{localtime(note.valid_to):%Y-%m-%d}" if note.valid_to else "?"
         reasons.append(
-            f"历史版本 earlier value, valid {note.valid_from:%Y-%m-%d} – {until}, superseded (ranked below the current)"
+            f"历史版本 earlier value, valid {localtime(note.valid_from):%Y-%m-%d} – {until}, superseded (ranked below the current)"
         )
     if candidate.via_message:
         reasons.append("来源消息与所指的对话原文吻合 source message matches the referenced conversation")
