@@ -259,8 +259,8 @@ NAV_SNAPSHOT_TTL_DAYS = env_float("NAV_SNAPSHOT_TTL_DAYS", 14.0, minimum=0.01)  
 # SEARCH_QUERY_MAX_TOKENS of the question (head and tail) plus SEARCH_CONTEXT_MAX_TOKENS of
 # conversation context: encoding time grows with length (~1 ms a token under load); keyword
 # search still reads the whole question. Messages are embedded by a background job in batches.
-SEARCH_QUERY_MAX_TOKENS = env_int("SEARCH_QUERY_MAX_TOKENS", 64, minimum=8)
-SEARCH_CONTEXT_MAX_TOKENS = env_int("SEARCH_CONTEXT_MAX_TOKENS", 24, minimum=0)
+SEARCH_QUERY_MAX_TOKENS = env_int("SEARCH_QUERY_MAX_TOKENS", 48, minimum=8)
+SEARCH_CONTEXT_MAX_TOKENS = env_int("SEARCH_CONTEXT_MAX_TOKENS", 16, minimum=0)
 MESSAGE_INDEX_BATCH = env_int("MESSAGE_INDEX_BATCH", 64, minimum=1)
 # --- end TURNS -----------------------------------------------------------------------------
 

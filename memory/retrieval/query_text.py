@@ -48,7 +48,7 @@ def head_and_tail(text: str, budget: int) -> str:
     if sum(cost for _, cost in pieces) <= budget:
         return text.strip()
     head, used = _take(pieces, max(1, int(budget * HEAD_SHARE)))
-    tail, _ = _take(pieces[::-1], budget - used)
+    tail, _ = _take(pieces[::-1], budget - used - 1)  # one token for " … "
     head_text, tail_text = "".join(head).strip(), "".join(reversed(tail)).strip()
     return f"{head_text} … {tail_text}" if tail_text else head_text
 
