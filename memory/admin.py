@@ -411,7 +411,9 @@ class ConversationAdmin(WalledAdmin):
 @admin.register(Message)
 class MessageAdmin(ConversationAdmin):
     list_display = ("conversation", "role", "speaker", "status", "said_at")
-    readonly_fields = ("conversation", "firm", "role", "speaker", "content", "status", "external_id", "said_at")
+    readonly_fields = ("conversation", "firm", "role", "speaker", "content", "status", "external_id", "said_at",
+                       "embedding_model")
+    exclude = ("embedding",)  # the vector is for search, not for reading
     search_fields = ("content",)
 
 

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.utils.timezone import localtime
+
 from memory.retrieval.types import Hit
 
 
@@ -17,7 +19,7 @@ def message_hit_payload(hit: Hit) -> dict[str, Any]:
         "content": message.content,
         "speaker": message.speaker or message.role,
         "role": message.role,
-        "said_at": message.said_at.isoformat(),
+        "said_at": localtime(message.said_at).isoformat(),
         "layer": hit.layer,
         "layer_label": "对话原文 what was said",
         "rank": hit.rank,
