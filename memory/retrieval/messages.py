@@ -26,6 +26,7 @@ from django.db.models import Q
 
 from memory.models import Conversation, Message
 from memory.models.conversations import SEARCH_CONFIG
+from memory.retrieval.candidates import _vector_literal
 from memory.retrieval.plan import RetrievalPlan
 
 # Below this many visible messages every one is compared (exact); above it the HNSW graph.
@@ -55,10 +56,6 @@ def searchable_conversation_ids(user, plan: RetrievalPlan) -> list[int]:
 def _idf(total: int, frequency: int) -> float:
     """BM25's inverse document frequency (never negative)."""
     return math.log(1.0 + (total - frequency + 0.5) / (frequency + 0.5))
-
-
-def _vector_literal(vector: np.ndarray) -> str:
-    return "[" + ",".join(repr(float(x)) for x in np.asarray(vector, dtype=np.float32).tolist()) + "]"
 
 
 def message_candidates(
