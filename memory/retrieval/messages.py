@@ -2,20 +2,20 @@
 
 The messages a search may read are those of ``Conversation.objects.visible_to(user)`` (the
 user's own conversations, only while their matter is still assigned), narrowed to the current
-matter's conversations and the matter-less ones when there is a current matter. Two statements
-in one transaction:
+matter's conversations and the matter-less ones when there is a current matter.
 
-1. how many of those messages hold each query word (document frequencies, for IDF weights —
-   raw chat lines need them: a name or a common verb appears in hundreds of lines);
-2. the exact nearest messages by cosine distance (an index-only scan of ``message_conv_vectors``;
-   an HNSW walk with iterative scan above ``EXACT_MESSAGE_MAX_ROWS``) UNION the messages with
-   the highest IDF-weighted keyword match (stored ``search_vector``), each row with the indexes
-   of the query words it holds.
+Up to ``EXACT_MESSAGE_MAX_ROWS`` of them (the planner's estimate), ONE statement makes one pass
+over them: how many hold each query word (document frequencies, for BM25 IDF weights — raw chat
+lines need them: a name or a common verb appears in hundreds of lines), the exact nearest by
+cosine distance, and the highest IDF-weighted keyword matches (stored ``search_vector``), each
+row with the indexes of the query words it holds. Above that bound, the frequencies are counted
+first and the nearest come from an HNSW walk with iterative scan (two statements).
 
 A message not yet embedded (the indexing job has not run) is still found by its keywords.
 """
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass, field
 from typing import Iterable, Sequence
@@ -78,24 +78,12 @@ def message_candidates(
     scope_params = [conversation_ids, Message.Status.COMPLETE, excluded]
     with transaction.atomic():
         with connection.cursor() as cursor:
-            cursor.execute(
-                f"SELECT (SELECT count(*) FROM memory_message m WHERE {scope}), "
-                f"ARRAY(SELECT (SELECT count(*) FROM memory_message m WHERE {scope} AND m.search_vector @@ w.q) "
-                f"FROM (SELECT plainto_tsquery(%s::regconfig, t.word) AS q, t.i FROM unnest(%s::text[]) "
-                f"WITH ORDINALITY AS t(word, i)) w ORDER BY w.i)",
-                [*scope_params, *scope_params, SEARCH_CONFIG, words],
-            )
-            total, frequencies = cursor.fetchone()
-            if not total:
-                return []
-            idf = [_idf(total, df) if df else 0.0 for df in frequencies]
-            exact = total <= EXACT_MESSAGE_MAX_ROWS
-            cursor.execute(
-                "SELECT set_config('hnsw.ef_search', %s, true), "
-                "set_config('hnsw.iterative_scan', 'relaxed_order', true)",
-                [str(max(ef_search, limit))],
-            )
-            rows = _read(cursor, scope, scope_params, vector, words, idf, limit=limit, exact=exact)
+            if _estimated_rows(cursor, scope, scope_params) <= EXACT_MESSAGE_MAX_ROWS:
+                rows, idf = _read_exact(cursor, scope, scope_params, vector, words, limit=limit)
+            else:
+                rows, idf = _read_walk(cursor, scope, scope_params, vector, words, limit=limit, ef_search=ef_search)
+    if not rows:
+        return []
     total_idf = sum(idf) or 1.0
     found: list[MessageCandidate] = []
     alias = connection.alias
@@ -115,9 +103,73 @@ def message_candidates(
     return found
 
 
+def _estimated_rows(cursor, scope: str, scope_params: list) -> float:
+    """The planner's estimate of the user's searchable messages (one EXPLAIN, no rows read)."""
+    cursor.execute(f"EXPLAIN (FORMAT JSON) SELECT 1 FROM memory_message m WHERE {scope}", scope_params)
+    plan = cursor.fetchone()[0]
+    if isinstance(plan, str):
+        plan = json.loads(plan)
+    return plan[0]["Plan"]["Plan Rows"]
+
+
+def _read_exact(cursor, scope: str, scope_params: list, vector: np.ndarray, words: list[str],
+                *, limit: int) -> tuple[list[tuple], list[float]]:
+    """ONE pass over the user's messages (a materialised pool with each one's distance and terms):
+    the document frequencies, the exact nearest, the IDF-weighted keyword best, and their columns."""
+    columns = ", ".join(f"m.{name}" for name in MESSAGE_FIELDS)
+    sql = (
+        "WITH query_vector AS MATERIALIZED (SELECT %s::vector AS v), "
+        "query_words AS MATERIALIZED (SELECT t.i, plainto_tsquery(%s::regconfig, t.word) AS q "
+        "FROM unnest(%s::text[]) WITH ORDINALITY AS t(word, i)), "
+        "pool AS MATERIALIZED (SELECT m.id, m.said_at, m.search_vector AS terms, "
+        f"(m.embedding <=> (SELECT v FROM query_vector)) AS distance FROM memory_message m WHERE {scope}), "
+        "total AS MATERIALIZED (SELECT count(*) AS n FROM pool), "
+        "weights AS MATERIALIZED (SELECT s.i, s.q, ln(1 + ((SELECT n FROM total) - s.df + 0.5) / (s.df + 0.5)) AS idf "
+        "FROM (SELECT w.i, w.q, (SELECT count(*) FROM pool WHERE pool.terms @@ w.q) AS df FROM query_words w "
+        "WHERE numnode(w.q) > 0) s WHERE s.df > 0), "
+        "nearest AS (SELECT id, 0 AS src FROM pool WHERE distance IS NOT NULL ORDER BY distance LIMIT %s), "
+        "keyword AS (SELECT pool.id, 1 AS src FROM pool JOIN weights w ON pool.terms @@ w.q "
+        "GROUP BY pool.id, pool.said_at ORDER BY sum(w.idf) DESC, pool.said_at DESC LIMIT %s), "
+        "found AS (SELECT u.id, array_agg(DISTINCT u.src) AS src FROM "
+        "(SELECT * FROM nearest UNION ALL SELECT * FROM keyword) u GROUP BY u.id) "
+        f"SELECT {columns}, p.distance, ARRAY(SELECT w.i FROM weights w WHERE p.terms @@ w.q ORDER BY w.i), "
+        "found.src, ARRAY(SELECT w.i FROM weights w ORDER BY w.i), ARRAY(SELECT w.idf FROM weights w ORDER BY w.i) "
+        "FROM found JOIN pool p ON p.id = found.id JOIN memory_message m ON m.id = found.id"
+    )
+    cursor.execute(sql, [_vector_literal(vector), SEARCH_CONFIG, words, *scope_params, limit, limit])
+    rows = cursor.fetchall()
+    idf = [0.0] * len(words)
+    if rows:
+        for index, weight in zip(rows[0][-2], rows[0][-1]):
+            idf[index - 1] = float(weight)
+    return [row[:-2] for row in rows], idf
+
+
+def _read_walk(cursor, scope: str, scope_params: list, vector: np.ndarray, words: list[str],
+               *, limit: int, ef_search: int) -> tuple[list[tuple], list[float]]:
+    """Very many messages: document frequencies first, then the HNSW walk (iterative scan) and
+    the keyword best, as two statements."""
+    cursor.execute(
+        f"SELECT (SELECT count(*) FROM memory_message m WHERE {scope}), "
+        f"ARRAY(SELECT (SELECT count(*) FROM memory_message m WHERE {scope} AND m.search_vector @@ w.q) "
+        f"FROM (SELECT plainto_tsquery(%s::regconfig, t.word) AS q, t.i FROM unnest(%s::text[]) "
+        f"WITH ORDINALITY AS t(word, i)) w ORDER BY w.i)",
+        [*scope_params, *scope_params, SEARCH_CONFIG, words],
+    )
+    total, frequencies = cursor.fetchone()
+    if not total:
+        return [], []
+    idf = [_idf(total, df) if df else 0.0 for df in frequencies]
+    cursor.execute(
+        "SELECT set_config('hnsw.ef_search', %s, true), set_config('hnsw.iterative_scan', 'relaxed_order', true)",
+        [str(max(ef_search, limit))],
+    )
+    return _read(cursor, scope, scope_params, vector, words, idf, limit=limit, exact=False), idf
+
+
 def _read(cursor, scope: str, scope_params: list, vector: np.ndarray, words: list[str], idf: list[float],
           *, limit: int, exact: bool) -> list[tuple]:
-    """Statement 2: nearest + keyword candidates, joined to their columns, with matched word indexes."""
+    """Nearest + keyword candidates, joined to their columns, with matched word indexes."""
     columns = ", ".join(f"m.{name}" for name in MESSAGE_FIELDS)
     distance = "(m.embedding <=> (SELECT v FROM query_vector))"
     order = f"{distance} + 0" if exact else distance  # "+ 0": no HNSW, compare every row
