@@ -34,7 +34,8 @@ from memory.models import (
     TurnExtraction,
 )
 from memory.pipeline.drafts import ItemError, TurnSource, draft_for, is_persona_item
-from memory.pipeline.extract import ENGINE_SKIPPED, extract_turn
+from memory.llm import LLMRejected
+from memory.pipeline.extract import ENGINE_SKIPPED, extract_turn, extractable_reply
 from memory.pipeline.persona import record_persona_item
 from memory.pipeline.routing import route_and_write
 from memory.services.audit import record
@@ -162,7 +163,7 @@ def _source_for(turn: TurnExtraction) -> TurnSource:
 
 def _run(turn: TurnExtraction) -> None:
     if turn.items is None:
-        outcome = extract_turn(turn.user_message.content, turn.assistant_message.content)
+        outcome = extract_turn(turn.user_message.content, extractable_reply(turn.assistant_message))
         turn.items = [dataclasses.asdict(item) for item in outcome.items]
         turn.rejected = outcome.rejected_reasons
         turn.engine = outcome.engine
@@ -225,7 +226,9 @@ def _after_failure(turn: TurnExtraction, exc: Exception) -> None:
     with transaction.atomic():
         turn = TurnExtraction.objects.select_for_update().select_related("conversation").get(pk=turn.pk)
         turn.last_error = error
-        if turn.attempts >= settings.TURN_MAX_ATTEMPTS:
+        # A refusal (bad key, unknown model, every JSON mode refused) is the same on every
+        # attempt: fail now instead of asking the server again over the next minutes.
+        if turn.attempts >= settings.TURN_MAX_ATTEMPTS or isinstance(exc, LLMRejected):
             logger.error("turn %s failed after %d attempts: %s", turn.pk, turn.attempts, error, exc_info=exc)
             turn.status = TurnExtraction.Status.FAILED
             turn.finished_at = timezone.now()
