@@ -648,7 +648,7 @@ class LLMClient:
                     raise
                 following = MODE_ORDER[MODE_ORDER.index(mode) + 1]
                 logger.warning(
-                    "LLM server %s refused response_format=%s (HTTP %s); falling back to %s",
+                    "LLM server %s rejected response_format=%s (HTTP %s); falling back to %s",
                     self.config.base_url,
                     mode.value,
                     exc.status_code,
