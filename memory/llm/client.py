@@ -106,7 +106,7 @@ class LLMConfig:
     @classmethod
     def from_settings(cls, role: str = Role.CHAT) -> LLMConfig | None:
         """Build from Django settings (``LLM_BASE_URL``, ``LLM_API_KEY``, ``LLM_MODEL``,
-        ``LLM_TIMEOUT_SECONDS``, ``LLM_MAX_RETRIES``, ``LLM_ANSWER_MAX_TOKENS``).
+        ``LLM_TIMEOUT_SECONDS``, ``LLM_MAX_RETRIES``).
 
         ``role="extraction"`` reads ``LLM_EXTRACTION_BASE_URL`` / ``_MODEL`` / ``_API_KEY``
         first (each defaults to the chat one) and ``LLM_EXTRACTION_MAX_TOKENS``.
@@ -121,7 +121,9 @@ class LLMConfig:
         base_url = str(setting("LLM_BASE_URL") or "").strip()
         model = str(setting("LLM_MODEL") or "").strip()
         api_key = str(setting("LLM_API_KEY") or "")
-        max_tokens = setting("LLM_ANSWER_MAX_TOKENS", None)
+        # Chat answers get their budget per request (what is left of the context window);
+        # other callers of the chat role (story generation) set their own.
+        max_tokens = None
         if role == Role.EXTRACTION:
             base_url = str(setting("LLM_EXTRACTION_BASE_URL") or "").strip() or base_url
             model = str(setting("LLM_EXTRACTION_MODEL") or "").strip() or model

@@ -36,10 +36,13 @@ class ServerProfile:
     usage_chunk: bool = False
 
 
+#: The error message llama-cpp-python 0.3.36 really sends with its HTTP 500 (its type is
+#: ``internal_server_error``; the traceback line is part of the message).
 LLAMACPP_SCHEMA_ERROR = (
-    "[{'type': 'literal_error', 'loc': ('body', 'response_format', 'type'), "
+    "1 validation error:\n  {'type': 'literal_error', 'loc': ('body', 'response_format', 'type'), "
     "'msg': \"Input should be 'text' or 'json_object'\", 'input': 'json_schema', "
-    "'ctx': {'expected': \"'text' or 'json_object'\"}}]"
+    "'ctx': {'expected': \"'text' or 'json_object'\"}}\n\n  File \"llama_cpp/server/app.py\", line 376, "
+    "in create_chat_completion\n    POST /v1/chat/completions"
 )
 
 PROFILES: dict[str, ServerProfile] = {
