@@ -283,7 +283,7 @@ def _stalled(cutoff: datetime) -> Q:
 def process_batch(consolidation: Consolidation, messages: list[Message], *, actor) -> list[RoutingDecision]:
     """Extract and route messages that left working memory without a turn of their own."""
     user_text = "\n".join(m.content for m in messages if m.role == Message.Role.USER)
-    reply_text = "\n".join(m.content for m in messages if m.role == Message.Role.ASSISTANT)
+    reply_text = "\n".join(extractable_reply(m) for m in messages if m.role == Message.Role.ASSISTANT).strip()
     outcome = extract_turn(user_text, reply_text)
     consolidation.engine = outcome.engine
     consolidation.items = [dataclasses.asdict(item) for item in outcome.items]
