@@ -125,3 +125,21 @@ def test_extraction_can_use_its_own_server_and_model(world, laptop_conversation,
         (request,) = extractor.chat_requests()
         assert request.body["model"] == "extractor-small" and request.body["max_tokens"] == 333
         assert fake_llm.chat_requests() == []
+
+
+def test_consolidation_reads_only_completed_replies(world, laptop_conversation, fake_llm, llm_settings):
+    from memory.models import Consolidation
+    from memory.pipeline.turns import process_batch
+
+    messages = [
+        save_message(laptop_conversation, "user", LAPTOP_USER, speaker="alice"),
+        save_message(laptop_conversation, "assistant", "建议您立即报警并冻结银行卡", speaker="assistant", status="failed"),
+        save_message(laptop_conversation, "assistant", LAPTOP_REPLY, speaker="assistant"),
+    ]
+    consolidation = Consolidation.objects.create(firm=world.firm_a, conversation=laptop_conversation)
+    fake_llm.script(json_reply({"knowledge": [KNOWLEDGE["knowledge"][0]]}))
+
+    process_batch(consolidation, messages, actor="system:test")
+
+    prompt = fake_llm.chat_requests()[0].user_content
+    assert "报警" not in prompt and "消费者权益保护法" in prompt and "5999" in prompt
