@@ -84,10 +84,16 @@ DEFAULT_REPROBE_SECONDS = 86400.0
 
 
 class Role:
-    """What a client is for; each role may have its own server, model and priority."""
+    """What a client is for; each role may have its own server, model and priority.
+
+    ``CHAT``: the chat server, first in line. ``EXTRACTION``: the extraction server / model
+    (``LLM_EXTRACTION_*``, defaulting to the chat ones), behind chat. ``BACKGROUND``: the
+    chat server and model for other background work (e.g. story generation), behind chat.
+    """
 
     CHAT = "chat"
     EXTRACTION = "extraction"
+    BACKGROUND = "background"
 
 
 @dataclass(frozen=True)
