@@ -6,7 +6,17 @@ import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
-from memory.llm import LLMClient, LLMConfig
+from django.utils.translation import gettext as _
+
+from memory.llm import (
+    LLMBadOutput,
+    LLMClient,
+    LLMConfig,
+    LLMError,
+    LLMRejected,
+    LLMStreamIncomplete,
+    Role,
+)
 
 ENGINE_OFFLINE = "offline"
 OFFLINE_NOTICE = "【离线引擎】未配置大模型，以下内容由系统根据已召回的记忆整理，并非模型生成。"
@@ -22,7 +32,24 @@ LAYER_HEADINGS = {
 
 
 def llm_config() -> LLMConfig | None:
-    return LLMConfig.from_settings()
+    return LLMConfig.from_settings(Role.CHAT)
+
+
+def chat_client() -> LLMClient | None:
+    """The chat role's client (shared JSON-mode memory, request gate, chat priority)."""
+    return LLMClient.from_settings(Role.CHAT)
+
+
+def describe_llm_error(error: LLMError) -> str:
+    """What the user is told when the model fails: translated, without server addresses or
+    internals (those go to the ``legalmem.chat`` log)."""
+    if isinstance(error, LLMStreamIncomplete):
+        return _("The language model stopped before finishing the answer; the partial answer is kept. Please ask again.")
+    if isinstance(error, LLMRejected):
+        return _("The language model server refused the request. Please ask an administrator to check the LLM settings.")
+    if isinstance(error, LLMBadOutput):
+        return _("The language model returned an unusable answer. Please try again.")
+    return _("The language model is not reachable or too busy right now. Please try again later.")
 
 
 def engine_name(config: LLMConfig | None) -> str:
@@ -57,8 +84,8 @@ async def offline_tokens(text: str, chunk: int = 4) -> AsyncIterator[str]:
 
 def answer_stream(
     client: LLMClient | None, llm_messages: list[dict[str, str]], *, question: str,
-    recalled: list[dict[str, Any]], warning: str,
+    recalled: list[dict[str, Any]], warning: str, max_tokens: int | None = None,
 ) -> AsyncIterator[str]:
     if client is None:
         return offline_tokens(compose_offline_answer(question, recalled, warning))
-    return client.astream_chat(llm_messages)
+    return client.astream_chat(llm_messages, max_tokens=max_tokens)

@@ -20,7 +20,9 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
 from django.db import connections
 
-from chat.answering import answer_stream, engine_name, llm_config
+from django.utils.translation import gettext as _
+
+from chat.answering import answer_stream, chat_client, describe_llm_error, engine_name, llm_config
 from chat.turns import Recall, TurnRejected, TurnStart, begin_turn, finish_turn, recall
 from memory.llm import LLMClient, LLMError
 from memory.models import Firm, Message
@@ -70,7 +72,7 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         self.user = user
         config = llm_config()
         self.engine = engine_name(config)
-        self.client = LLMClient(config) if config else None
+        self.client = chat_client() if config else None
         await self.accept()
         await self.send_json(
             {"type": "ready", "user": user.get_username(), "firms": await self._firm_slugs(), "engine": self.engine}
@@ -181,7 +183,7 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
             )
             stream = answer_stream(
                 self.client, memory.llm_messages, question=start.user_message.content,
-                recalled=memory.recalled, warning=memory.warning,
+                recalled=memory.recalled, warning=memory.warning, max_tokens=memory.answer_max_tokens,
             )
             async with asyncio.timeout(settings.CHAT_TURN_TIMEOUT_SECONDS):
                 async for token in stream:
@@ -192,13 +194,16 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         except asyncio.CancelledError:
             status = Message.Status.CANCELLED
         except TimeoutError:
-            status, error = Message.Status.FAILED, "回答超时，已停止生成。"
+            status, error = Message.Status.FAILED, _("The answer took too long and was stopped.")
+        except TurnRejected as rejected:
+            status, error = Message.Status.FAILED, rejected.message
         except LLMError as failure:
-            status, error = Message.Status.FAILED, f"大模型服务出错：{failure.message}"
+            # The user gets a translated sentence; the server address and details go to the log.
+            status, error = Message.Status.FAILED, describe_llm_error(failure)
             logger.error("LLM failed in conversation %s: %s", start.conversation.pk, failure)
         except Exception:  # noqa: BLE001 — whatever broke, the question and the partial reply are kept
             logger.exception("chat turn failed in conversation %s", start.conversation.pk)
-            status, error = Message.Status.FAILED, "服务器内部错误，回答未完成。"
+            status, error = Message.Status.FAILED, _("Internal server error; the answer is incomplete.")
         timings["total_ms"] = _ms(started)
         await self._finish(start, memory, "".join(parts), status, error, timings)
 

@@ -15,12 +15,15 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from memory.embeddings import EmbeddingUnavailable
 from memory.models import Conversation, Matter, Message
 from memory.pipeline import enqueue_turn_extraction, save_message, working_memory
-from memory.retrieval import MAX_QUERY_CHARS, SearchError, SearchResult, build_system_message, search_memory
+from memory.retrieval import MAX_QUERY_CHARS, SearchError, SearchResult, search_memory
 from memory.retrieval.payloads import message_hit_payload
+
+from chat.budget import PromptTooLong, fit_prompt
 
 logger = logging.getLogger("legalmem.chat")
 
@@ -54,6 +57,7 @@ class Recall:
     recalled: list[dict[str, Any]] = field(default_factory=list)
     plan: dict[str, Any] | None = None
     warning: str = ""
+    answer_max_tokens: int | None = None
 
 
 def _conversation_for(user, conversation_id: int | None, matter_id: int | None, question: str) -> tuple[Conversation, bool]:
@@ -162,23 +166,38 @@ def recall(user, start: TurnStart) -> Recall:
     except (SearchError, EmbeddingUnavailable) as error:
         logger.error("recall failed for conversation %s: %s", conversation.pk, error)
         warning = "记忆检索暂不可用，本次回答未使用长期记忆。"
-    memory_message = build_system_message(result) if result is not None else None
     history = [
         {"role": m.role, "content": m.content}
         for m in working_memory(conversation)
         if m.pk != start.user_message.pk and m.role in (Message.Role.USER, Message.Role.ASSISTANT) and m.content
     ]
+    try:
+        fitted = fit_prompt(
+            system=SYSTEM_PROMPT, question=question, history=history, result=result,
+            context_tokens=settings.LLM_CONTEXT_TOKENS, answer_tokens=settings.LLM_ANSWER_MAX_TOKENS,
+        )
+    except PromptTooLong as too_long:
+        logger.warning("question of conversation %s does not fit the model: %s", conversation.pk, too_long)
+        raise TurnRejected(
+            "question_too_long", _("The question is too long for the language model's context window; please shorten it.")
+        ) from too_long
     llm_messages = [{"role": "system", "content": SYSTEM_PROMPT}]
-    if memory_message:
-        llm_messages.append(memory_message)
-    llm_messages.extend(history)
+    if fitted.memory_message:
+        llm_messages.append(fitted.memory_message)
+    llm_messages.extend(fitted.history)
     llm_messages.append({"role": "user", "content": question})
+    if len(fitted.history) < len(history):
+        logger.info(
+            "conversation %s: %d of %d history messages fit the context window",
+            conversation.pk, len(fitted.history), len(history),
+        )
     return Recall(
-        result=result,
+        result=fitted.result,
         llm_messages=llm_messages,
-        recalled=[hit_payload(hit) for hit in result.hits] if result else [],
+        recalled=[hit_payload(hit) for hit in fitted.result.hits] if fitted.result else [],
         plan=result.plan.as_dict() if result is not None else None,
         warning=warning,
+        answer_max_tokens=fitted.answer_tokens,
     )
 
 

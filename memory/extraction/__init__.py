@@ -19,6 +19,8 @@ from .offline import extract_offline
 from .prompt import (
     _KNOWLEDGE_EXTRACT_PROMPT,
     EXTRACTION_SYSTEM_PROMPT,
+    KNOWLEDGE_ENVELOPE,
+    KNOWLEDGE_EXAMPLE,
     KNOWLEDGE_SCHEMA,
     KNOWLEDGE_SCHEMA_NAME,
     build_extraction_prompt,
@@ -27,6 +29,8 @@ from .prompt import (
 
 __all__ = [
     "EXTRACTION_SYSTEM_PROMPT",
+    "KNOWLEDGE_ENVELOPE",
+    "KNOWLEDGE_EXAMPLE",
     "KNOWLEDGE_SCHEMA",
     "KNOWLEDGE_SCHEMA_NAME",
     "MAX_CONTENT_CHARS",

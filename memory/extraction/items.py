@@ -144,6 +144,48 @@ def default_scope(category: Category) -> str:
     return "case"
 
 
+#: Advice and next steps, whatever label an extractor put on them (Chinese and English).
+_ADVICE_RE = re.compile(
+    r"建议|应立即|应当立即|尽快|最好|可以向|您可以|你可以|需要(?:联系|准备|保留|收集|提交)|请(?:先|立即|尽快)"
+    r"|\b(?:should|recommend\w*|advis\w*|suggest\w*|next step|you (?:can|may|must))\b",
+    re.IGNORECASE,
+)
+#: A statute, regulation or rule: a named law, an article number, or their English forms.
+_ENGLISH_STATUTE_RE = re.compile(r"\b(?:Act|Code|Article|Section|Regulation|Statute)s?\b")
+
+
+def is_advice(content: str) -> bool:
+    """Whether the text tells someone what to do (advice / action item)."""
+    return bool(_ADVICE_RE.search(content))
+
+
+def cites_statute(content: str) -> bool:
+    """Whether the text names a statute or rule ('《民法典》第五百零九条', 'Article 24 of the ... Act')."""
+    return bool(lexicon.extract_law_refs(content) or _ENGLISH_STATUTE_RE.search(content))
+
+
+def settle_category(category: Category, content: str) -> Category:
+    """Categories decide layers, so a label that would publish advice as law is corrected:
+    a 法条 item that gives advice is an action item (行动建议)."""
+    if category is Category.LAW and is_advice(content):
+        return Category.ACTION
+    return category
+
+
+def scope_for(category: Category, content: str, hint: object = None) -> str:
+    """The layer of an item. Only a genuine statute or rule (category 法条, citing one, not
+    advice) may go to the firm-wide general_law layer, whatever the extractor hinted;
+    otherwise the hint if valid, else the category's default."""
+    law_ok = category is Category.LAW and cites_statute(content) and not is_advice(content)
+    if hint == "general_law" or (hint not in SCOPES and category is Category.LAW):
+        if law_ok:
+            return "general_law"
+        return "case" if category is Category.LAW else default_scope(category)
+    if hint in SCOPES:
+        return str(hint)
+    return default_scope(category)
+
+
 def importance_for(category: Category, dates: list[str], amounts: list[str], law_refs: list[str]) -> float:
     """Importance by category, raised when the item pins down a date, an amount or a statute."""
     score = _IMPORTANCE_BASE[category]
@@ -262,6 +304,9 @@ def validate_items(
             reasons.append(f"item {index}: missing content")
             continue
         content = content[:MAX_CONTENT_CHARS].strip()
+        if not content_key(content):
+            reasons.append(f"item {index}: content has no words: {_snippet(content)!r}")
+            continue
         raw_category = entry.get("category")
         category = Category.parse(raw_category)
         if category is None:
@@ -284,14 +329,13 @@ def validate_items(
 
 def _complete(entry: dict[str, Any], content: str, category: Category, turn_topic: str | None) -> ExtractedItem:
     """Build an item from validated content/category, deriving what the entry lacks."""
+    category = settle_category(category, content)
     dates = _str_list(entry.get("dates")) or lexicon.extract_dates(content)
     amounts = _str_list(entry.get("amounts")) or lexicon.extract_amounts(content)
     memory_type = entry.get("memory_type")
     if memory_type not in MEMORY_TYPES:
         memory_type = default_memory_type(category, dates)
-    scope = entry.get("scope_hint")
-    if scope not in SCOPES:
-        scope = default_scope(category)
+    scope = scope_for(category, content, entry.get("scope_hint"))
     confidence = _float_in_unit(entry.get("confidence"))
     importance = _float_in_unit(entry.get("importance"))
     topic = None if category is Category.PREFERENCE else lexicon.topic_for(content, turn_topic)

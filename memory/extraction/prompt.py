@@ -64,6 +64,20 @@ KNOWLEDGE_SCHEMA: dict[str, Any] = {
 }
 
 
+#: What a reply must be as a whole. Items are checked one by one afterwards
+#: (``items.validate_items``: aliases mapped, a bad item dropped with its reason), so one
+#: unknown category never costs the other items of the reply.
+KNOWLEDGE_ENVELOPE: dict[str, Any] = {
+    "type": "object",
+    "properties": {"knowledge": {"type": "array"}},
+    "required": ["knowledge"],
+}
+
+#: The example reply shown to servers that cannot enforce the schema (json_object / plain
+#: mode): the shape to fill in, not the schema itself, which small models echo back.
+KNOWLEDGE_EXAMPLE: dict[str, Any] = {"knowledge": [{"content": "...", "category": "事实"}]}
+
+
 def build_extraction_prompt(user_msg: str, ai_resp: str) -> str:
     """Seed 001's prompt for one turn: user message cut to 500 chars, reply to 1500."""
     return _KNOWLEDGE_EXTRACT_PROMPT.format(

@@ -4,17 +4,10 @@
 (``LLM_BASE_URL`` empty); callers then use the offline engine.
 """
 
-from .client import (
-    DEFAULT_JSON_SYSTEM,
-    JSONMode,
-    JSONReplyError,
-    LLMClient,
-    LLMConfig,
-    parse_json_object,
-    schema_hint,
-    validate_json,
-)
-from .errors import LLMBadOutput, LLMError, LLMRejected, LLMUnavailable
+from .client import DEFAULT_JSON_SYSTEM, LLMClient, LLMConfig, Role
+from .errors import LLMBadOutput, LLMError, LLMFormatRejected, LLMRejected, LLMStreamIncomplete, LLMUnavailable
+from .gate import Priority, RequestGate
+from .structured import JSONMode, JSONReplyError, example_for, parse_json_object, schema_hint, validate_json
 
 __all__ = [
     "DEFAULT_JSON_SYSTEM",
@@ -24,6 +17,12 @@ __all__ = [
     "LLMClient",
     "LLMConfig",
     "LLMError",
+    "LLMFormatRejected",
+    "LLMStreamIncomplete",
+    "Priority",
+    "RequestGate",
+    "Role",
+    "example_for",
     "LLMRejected",
     "LLMUnavailable",
     "parse_json_object",

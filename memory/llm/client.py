@@ -8,37 +8,54 @@ Why a wrapper and not ``openai`` directly:
   against the fake server: 408/429/5xx, timeouts and connection errors are
   retried with exponential backoff, then :class:`LLMUnavailable` is raised.
 * Structured output follows seed 001 §4: ask for ``json_schema``; a server
-  that rejects it (400/422) is asked for ``json_object`` with the schema
-  spelled out in the prompt (DeepSeek's JSON mode needs the word JSON in the
-  prompt), then for a plain completion with the same prompt. The mode that
-  worked is remembered per client so later calls start there.
-* Replies are parsed strictly and validated against a small subset of JSON
-  Schema; invalid output is retried, then :class:`LLMBadOutput` is raised —
-  never silently turned into "no knowledge".
+  that rejects it is asked for ``json_object`` with an example reply in the
+  prompt, then for a plain completion with the same prompt. A rejection is any
+  400/422, or any error whose body names the format (llama-cpp-python answers
+  ``json_schema`` with a 500): it falls back at once, never retried as a
+  transient failure. The mode that worked is remembered per server in a
+  :class:`~memory.llm.modes.ModeStore` (the database, for the app) and probed
+  again after ``LLM_JSON_MODE_REPROBE_SECONDS``.
+* Replies are parsed strictly (an echoed schema wrapper is unwrapped) and
+  checked against the envelope the caller names; invalid output is retried
+  with a sharper instruction, then :class:`LLMBadOutput` is raised — never
+  silently turned into "no knowledge".
 * Streaming is exposed as plain iterators of text deltas; the async one closes
   the HTTP stream when the consuming task is cancelled (a ``cancel`` frame or a
-  websocket disconnect must stop generation on the server too).
+  websocket disconnect must stop generation on the server too). A stream that
+  ends without a finish reason (llama.cpp cuts a stream short when another
+  request arrives) raises :class:`LLMStreamIncomplete`: it is not an answer.
+* Every request passes a :class:`~memory.llm.gate.RequestGate`, which bounds
+  how many requests the product sends at once and lets chat go first.
 """
 
 from __future__ import annotations
 
 import asyncio
 import email.utils
-import json
 import logging
 import random
-import re
 import threading
 import time
 import weakref
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from enum import Enum
+from datetime import datetime, timezone
 from typing import Any, TypeVar
 
 import openai
 
-from .errors import LLMBadOutput, LLMError, LLMRejected, LLMUnavailable
+from .errors import LLMBadOutput, LLMError, LLMFormatRejected, LLMRejected, LLMStreamIncomplete, LLMUnavailable
+from .gate import OPEN_GATE, Priority, RequestGate
+from .modes import KnownMode, ModeStore, ProcessModeStore
+from .structured import (
+    MODE_ORDER,
+    JSONMode,
+    JSONReplyError,
+    parse_json_object,
+    retry_hint,
+    schema_hint,
+    validate_json,
+)
 
 logger = logging.getLogger("legalmem.llm")
 
@@ -50,29 +67,33 @@ Message = Mapping[str, Any]
 #: System prompt for JSON requests (seed 001 uses exactly this one).
 DEFAULT_JSON_SYSTEM = "You must respond with a JSON object."
 
-#: Appended to the prompt when the server cannot enforce the schema itself
-#: (seed 001 §4, verbatim).
-SCHEMA_HINT_PREFIX = "\n\n仅返回一个合法 JSON 对象,匹配下面 schema (不要 markdown 代码块,不要任何解释):\n"
-
 #: How much of a raw reply goes into error messages and logs.
 RAW_EXCERPT_CHARS = 500
 
 #: Upper bound for a server's ``Retry-After`` so a bad header can't park a worker.
 MAX_RETRY_AFTER_SECONDS = 30.0
 
-#: HTTP statuses that mean "the server refuses this response_format".
+#: HTTP statuses that mean "the server refuses this response_format" whatever the body says.
 FORMAT_REJECTION_STATUSES = frozenset({400, 422})
 
+#: Words in an error body that show the server objects to the requested format.
+FORMAT_WORDS = ("response_format", "json_schema", "json_object", "response format", "schema")
 
-class JSONMode(str, Enum):
-    """How :meth:`LLMClient.complete_json` asks for JSON, in fallback order."""
-
-    JSON_SCHEMA = "json_schema"
-    JSON_OBJECT = "json_object"
-    PLAIN = "plain"
+#: Default interval before a server whose ``json_schema`` failed is asked for it again.
+DEFAULT_REPROBE_SECONDS = 86400.0
 
 
-_MODE_ORDER: tuple[JSONMode, ...] = (JSONMode.JSON_SCHEMA, JSONMode.JSON_OBJECT, JSONMode.PLAIN)
+class Role:
+    """What a client is for; each role may have its own server, model and priority.
+
+    ``CHAT``: the chat server, first in line. ``EXTRACTION``: the extraction server / model
+    (``LLM_EXTRACTION_*``, defaulting to the chat ones), behind chat. ``BACKGROUND``: the
+    chat server and model for other background work (e.g. story generation), behind chat.
+    """
+
+    CHAT = "chat"
+    EXTRACTION = "extraction"
+    BACKGROUND = "background"
 
 
 @dataclass(frozen=True)
@@ -85,147 +106,51 @@ class LLMConfig:
     timeout_seconds: float = 60
     max_retries: int = 3
     backoff_seconds: float = 0.5
+    max_tokens: int | None = None
+    reprobe_seconds: float = DEFAULT_REPROBE_SECONDS
 
     @classmethod
-    def from_settings(cls) -> LLMConfig | None:
-        """Build from Django settings (``LLM_BASE_URL``, ``LLM_API_KEY``,
-        ``LLM_MODEL``, ``LLM_TIMEOUT_SECONDS``, ``LLM_MAX_RETRIES``).
+    def from_settings(cls, role: str = Role.CHAT) -> LLMConfig | None:
+        """Build from Django settings (``LLM_BASE_URL``, ``LLM_API_KEY``, ``LLM_MODEL``,
+        ``LLM_TIMEOUT_SECONDS``, ``LLM_MAX_RETRIES``).
 
-        Returns None when ``LLM_BASE_URL`` is empty: no LLM is configured and
-        the offline engine is used instead.
+        ``role="extraction"`` reads ``LLM_EXTRACTION_BASE_URL`` / ``_MODEL`` / ``_API_KEY``
+        first (each defaults to the chat one) and ``LLM_EXTRACTION_MAX_TOKENS``.
+        Returns None when no base URL is set: the offline engine is used instead.
         """
         from django.conf import settings
         from django.core.exceptions import ImproperlyConfigured
 
-        base_url = str(getattr(settings, "LLM_BASE_URL", "") or "").strip()
+        def setting(name: str, default: Any = "") -> Any:
+            return getattr(settings, name, default)
+
+        base_url = str(setting("LLM_BASE_URL") or "").strip()
+        model = str(setting("LLM_MODEL") or "").strip()
+        api_key = str(setting("LLM_API_KEY") or "")
+        # Chat answers get their budget per request (what is left of the context window);
+        # other callers of the chat role (story generation) set their own.
+        max_tokens = None
+        if role == Role.EXTRACTION:
+            base_url = str(setting("LLM_EXTRACTION_BASE_URL") or "").strip() or base_url
+            model = str(setting("LLM_EXTRACTION_MODEL") or "").strip() or model
+            api_key = str(setting("LLM_EXTRACTION_API_KEY") or "") or api_key
+            max_tokens = setting("LLM_EXTRACTION_MAX_TOKENS", None)
         if not base_url:
             return None
-        model = str(getattr(settings, "LLM_MODEL", "") or "").strip()
         if not model:
             raise ImproperlyConfigured("LLM_MODEL must be set when LLM_BASE_URL is set.")
-        timeout = getattr(settings, "LLM_TIMEOUT_SECONDS", None)
-        retries = getattr(settings, "LLM_MAX_RETRIES", None)
+        timeout = setting("LLM_TIMEOUT_SECONDS", None)
+        retries = setting("LLM_MAX_RETRIES", None)
+        reprobe = setting("LLM_JSON_MODE_REPROBE_SECONDS", None)
         return cls(
             base_url=base_url,
-            api_key=str(getattr(settings, "LLM_API_KEY", "") or ""),
+            api_key=api_key,
             model=model,
             timeout_seconds=float(timeout) if timeout not in (None, "") else 60.0,
             max_retries=int(retries) if retries not in (None, "") else 3,
+            max_tokens=int(max_tokens) if max_tokens not in (None, "", 0) else None,
+            reprobe_seconds=float(reprobe) if reprobe not in (None, "") else DEFAULT_REPROBE_SECONDS,
         )
-
-
-class JSONReplyError(ValueError):
-    """A reply is not a JSON object matching the schema (internal to retries;
-    surfaces to callers as :class:`LLMBadOutput`)."""
-
-    def __init__(self, problems: list[str]) -> None:
-        super().__init__("; ".join(problems))
-        self.problems = problems
-
-
-# --------------------------------------------------------------------------
-# JSON parsing and validation
-# --------------------------------------------------------------------------
-
-_FENCE_RE = re.compile(r"\A```(?:json|JSON)?[ \t]*\r?\n(?P<body>.*?)\r?\n?[ \t]*```\Z", re.DOTALL)
-
-
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return type(value).__name__
-
-
-def _is_type(value: Any, name: str) -> bool:
-    actual = _json_type(value)
-    if name == "number":
-        return actual in ("number", "integer")
-    if name == "integer":
-        return actual == "integer" or (actual == "number" and float(value).is_integer())
-    if name in ("object", "array", "string", "boolean", "null"):
-        return actual == name
-    raise ValueError(f"unsupported JSON Schema type {name!r}")
-
-
-def _json_equal(a: Any, b: Any) -> bool:
-    """Equality without Python's ``True == 1``."""
-    if isinstance(a, bool) or isinstance(b, bool):
-        return isinstance(a, bool) and isinstance(b, bool) and a is b
-    return bool(a == b)
-
-
-def validate_json(instance: Any, schema: Mapping[str, Any], path: str = "$") -> list[str]:
-    """Check ``instance`` against a small subset of JSON Schema and return the
-    problems found (empty list = valid).
-
-    Supported keywords: ``type`` (object, array, string, number, integer,
-    boolean, null, or a list of them), ``required``, ``properties``, ``items``
-    (one schema) and ``enum``. Other keywords are ignored, so a full schema can
-    still be sent to servers that enforce it.
-    """
-    problems: list[str] = []
-    expected = schema.get("type")
-    if expected is not None:
-        types = [expected] if isinstance(expected, str) else list(expected)
-        if not any(_is_type(instance, t) for t in types):
-            problems.append(f"{path}: expected {' or '.join(types)}, got {_json_type(instance)}")
-            return problems
-    if "enum" in schema and not any(_json_equal(instance, option) for option in schema["enum"]):
-        problems.append(f"{path}: {instance!r} is not one of {list(schema['enum'])!r}")
-    if isinstance(instance, dict):
-        for key in schema.get("required", ()):
-            if key not in instance:
-                problems.append(f"{path}: missing required key {key!r}")
-        for key, subschema in (schema.get("properties") or {}).items():
-            if key in instance and isinstance(subschema, Mapping):
-                problems.extend(validate_json(instance[key], subschema, f"{path}.{key}"))
-    if isinstance(instance, list) and isinstance(schema.get("items"), Mapping):
-        for index, item in enumerate(instance):
-            problems.extend(validate_json(item, schema["items"], f"{path}[{index}]"))
-    return problems
-
-
-def parse_json_object(raw: str | None, schema: Mapping[str, Any]) -> dict[str, Any]:
-    """Parse a model reply strictly: optional surrounding whitespace and one
-    ```json fence are removed, nothing else is repaired. The result must be a
-    JSON object that passes :func:`validate_json`; otherwise
-    :class:`JSONReplyError` lists what is wrong."""
-    if raw is None:
-        raise JSONReplyError(["empty reply (no content)"])
-    text = raw.strip()
-    fenced = _FENCE_RE.match(text)
-    if fenced:
-        text = fenced.group("body").strip()
-    if not text:
-        raise JSONReplyError(["empty reply"])
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise JSONReplyError([f"not valid JSON: {exc}"]) from exc
-    if not isinstance(value, dict):
-        raise JSONReplyError([f"expected a JSON object, got {_json_type(value)}"])
-    problems = validate_json(value, schema)
-    if problems:
-        raise JSONReplyError(problems)
-    return value
-
-
-def schema_hint(schema: Mapping[str, Any]) -> str:
-    """The seed 001 instruction appended to prompts when the server does not
-    enforce the schema itself."""
-    return SCHEMA_HINT_PREFIX + json.dumps(schema, ensure_ascii=False)
 
 
 # --------------------------------------------------------------------------
@@ -251,6 +176,31 @@ def _server_message(exc: BaseException) -> str:
         if isinstance(message, str) and message:
             return _truncate(message, 300)
     return _truncate(str(getattr(exc, "message", None) or exc or type(exc).__name__), 300)
+
+
+def _error_text(exc: BaseException) -> str:
+    """Everything the server said about an error (message, body, response text), lower-cased."""
+    parts = [str(getattr(exc, "message", "") or ""), repr(getattr(exc, "body", None))]
+    response = getattr(exc, "response", None)
+    try:
+        parts.append(response.text if response is not None else "")
+    except Exception:  # noqa: BLE001 - a streamed response may have no text to read
+        pass
+    return " ".join(parts).lower()
+
+
+def _is_format_rejection(exc: BaseException) -> bool:
+    """A request with a ``response_format`` refused because of that format: any 400/422,
+    or any other 4xx/5xx whose body names the format (llama-cpp-python: HTTP 500)."""
+    status = _status_of(exc)
+    if status is None:
+        return False
+    if status in FORMAT_REJECTION_STATUSES:
+        return True
+    if status in (401, 403, 404, 408, 429):
+        return False
+    text = _error_text(exc)
+    return any(word in text for word in FORMAT_WORDS)
 
 
 def _is_transient(exc: BaseException) -> bool:
@@ -299,6 +249,12 @@ def _delta_text(chunk: Any) -> str:
     return content if isinstance(content, str) else ""
 
 
+def _finish_reason(chunk: Any) -> str | None:
+    """The finish reason a streamed chunk carries (None on all but the last)."""
+    choices = getattr(chunk, "choices", None) or []
+    return getattr(choices[0], "finish_reason", None) if choices else None
+
+
 def _message_text(completion: Any) -> str | None:
     """Content of a non-streamed completion, None if the reply has none."""
     choices = getattr(completion, "choices", None)
@@ -309,30 +265,60 @@ def _message_text(completion: Any) -> str | None:
     return content if isinstance(content, str) else None
 
 
+class _StreamCut(Exception):
+    """Internal: a stream ended with no finish reason."""
+
+
 class LLMClient:
     """Chat and structured-output calls against one OpenAI-compatible server.
 
     Thread-safe and cheap to share: the underlying ``openai`` clients are
     created lazily (one sync client, one async client per event loop).
+    ``modes`` remembers the JSON mode per server (process-local by default);
+    ``gate`` bounds concurrent requests (no limit by default); ``priority`` is
+    this client's place in the gate's queue.
     """
 
-    def __init__(self, config: LLMConfig) -> None:
+    def __init__(
+        self,
+        config: LLMConfig,
+        *,
+        modes: ModeStore | None = None,
+        gate: RequestGate = OPEN_GATE,
+        priority: Priority = Priority.CHAT,
+    ) -> None:
         self.config = config
+        self.modes: ModeStore = modes if modes is not None else ProcessModeStore()
+        self.gate = gate
+        self.priority = priority
         self._lock = threading.Lock()
-        self._json_mode = JSONMode.JSON_SCHEMA
         self._sync_client: openai.OpenAI | None = None
         self._async_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, openai.AsyncOpenAI] = (
             weakref.WeakKeyDictionary()
         )
 
     @classmethod
-    def from_settings(cls) -> LLMClient | None:
-        """A client for the configured server, or None when none is configured."""
-        config = LLMConfig.from_settings()
-        return cls(config) if config is not None else None
+    def from_settings(cls, role: str = Role.CHAT) -> LLMClient | None:
+        """A client for the configured server of ``role`` ("chat" or "extraction"), or None
+        when none is configured: JSON modes remembered in the database, requests bounded by
+        ``LLM_MAX_CONCURRENT_REQUESTS``, chat before background work."""
+        from django.conf import settings
+
+        from .modes import DatabaseModeStore
+
+        config = LLMConfig.from_settings(role)
+        if config is None:
+            return None
+        gate = RequestGate(
+            getattr(settings, "LLM_MAX_CONCURRENT_REQUESTS", 0),
+            base_url=config.base_url,
+            wait_seconds=getattr(settings, "LLM_SLOT_WAIT_SECONDS", 600.0),
+        )
+        priority = Priority.CHAT if role == Role.CHAT else Priority.BACKGROUND
+        return cls(config, modes=DatabaseModeStore(), gate=gate, priority=priority)
 
     def __repr__(self) -> str:
-        return f"LLMClient(base_url={self.config.base_url!r}, model={self.config.model!r}, json_mode={self.json_mode.value!r})"
+        return f"LLMClient(base_url={self.config.base_url!r}, model={self.config.model!r}, priority={self.priority.value!r})"
 
     # -- underlying openai clients -------------------------------------------------
 
@@ -395,6 +381,7 @@ class LLMClient:
             kwargs["stream"] = True
         if temperature is not None:
             kwargs["temperature"] = temperature
+        max_tokens = max_tokens if max_tokens is not None else self.config.max_tokens
         if max_tokens is not None:
             kwargs["max_tokens"] = max_tokens
         if response_format is not None:
@@ -410,10 +397,15 @@ class LLMClient:
             delay = max(delay, min(retry_after, MAX_RETRY_AFTER_SECONDS))
         return delay * (1.0 + 0.1 * random.random())
 
-    def _failure(self, exc: BaseException, *, what: str, attempts: int) -> LLMError:
+    def _failure(self, exc: BaseException, *, what: str, attempts: int, format_requested: bool = False) -> LLMError:
         """Translate a final ``openai`` failure into an :class:`LLMError`."""
         where = f"the language model server at {self.config.base_url}"
         status = _status_of(exc)
+        if format_requested and _is_format_rejection(exc):
+            return LLMFormatRejected(
+                f"{what}: {where} refused the response format (HTTP {status}: {_server_message(exc)}).",
+                status_code=status,
+            )
         if not _is_transient(exc) and status is not None:
             hint = ""
             if status in (401, 403):
@@ -429,6 +421,8 @@ class LLMClient:
             detail = f"no answer within {self.config.timeout_seconds:g}s"
         elif isinstance(exc, openai.APIConnectionError):
             detail = f"cannot connect ({_server_message(exc)})"
+        elif isinstance(exc, _StreamCut):
+            detail = "the stream ended without a finish reason"
         elif status is not None:
             detail = f"HTTP {status}: {_server_message(exc)}"
         else:
@@ -438,26 +432,34 @@ class LLMClient:
         )
 
     def _next_delay_or_raise(
-        self, exc: BaseException, *, attempt: int, attempts: int, what: str, chunks_out: int = 0
+        self, exc: BaseException, *, attempt: int, attempts: int, what: str, chunks_out: int = 0,
+        format_requested: bool = False,
     ) -> float:
         """Decide after a failed attempt: return the delay before the next try,
         or raise the final :class:`LLMError` (logged)."""
         if chunks_out:
             # Text already reached the caller: a retry would repeat it.
-            err: LLMError = LLMUnavailable(
-                f"{what}: the stream from {self.config.base_url} broke off after {chunks_out} chunks "
-                f"({_server_message(exc)}).",
+            cut = isinstance(exc, _StreamCut)
+            reason = "it ended without a finish reason" if cut else _server_message(exc)
+            err: LLMError = LLMStreamIncomplete(
+                f"{what}: the stream from {self.config.base_url} broke off after {chunks_out} chunks ({reason}).",
+                chunks=chunks_out,
                 attempts=attempt + 1,
-                status_code=_status_of(exc),
             )
             logger.error("%s", err)
             raise err from exc
-        if not _is_transient(exc):
+        if format_requested and _is_format_rejection(exc):
+            err = self._failure(exc, what=what, attempts=attempt + 1, format_requested=True)
+            logger.warning("%s", err)
+            raise err from exc
+        if not _is_transient(exc) and not isinstance(exc, _StreamCut):
             err = self._failure(exc, what=what, attempts=attempt + 1)
             logger.warning("%s", err)
             raise err from exc
         if attempt + 1 >= attempts:
             err = self._failure(exc, what=what, attempts=attempts)
+            if isinstance(exc, _StreamCut):
+                err = LLMStreamIncomplete(err.message, chunks=0, attempts=attempts)
             logger.error("%s", err)
             raise err from exc
         delay = self._backoff(attempt, exc)
@@ -472,13 +474,16 @@ class LLMClient:
         )
         return delay
 
-    def _with_retries(self, op: Callable[[], T], *, what: str) -> T:
+    def _with_retries(self, op: Callable[[], T], *, what: str, format_requested: bool = False) -> T:
         attempts = self.config.max_retries + 1
         for attempt in range(attempts):
             try:
-                return op()
+                with self.gate.hold(self.priority):
+                    return op()
             except openai.OpenAIError as exc:
-                delay = self._next_delay_or_raise(exc, attempt=attempt, attempts=attempts, what=what)
+                delay = self._next_delay_or_raise(
+                    exc, attempt=attempt, attempts=attempts, what=what, format_requested=format_requested
+                )
             time.sleep(delay)
         raise AssertionError("unreachable")  # pragma: no cover
 
@@ -502,7 +507,10 @@ class LLMClient:
         kwargs = self._chat_kwargs(
             messages, temperature=temperature, max_tokens=max_tokens, response_format=response_format
         )
-        completion = self._with_retries(lambda: self._sync.chat.completions.create(**kwargs), what=what)
+        completion = self._with_retries(
+            lambda: self._sync.chat.completions.create(**kwargs), what=what,
+            format_requested=response_format is not None,
+        )
         return _message_text(completion)
 
     def stream_chat(
@@ -511,7 +519,8 @@ class LLMClient:
         """Stream a chat completion, yielding content deltas as they arrive.
 
         Failures before the first delta are retried; a failure after it raises
-        :class:`LLMUnavailable` (retrying would repeat text already shown).
+        :class:`LLMStreamIncomplete` (retrying would repeat text already shown),
+        and so does a stream that ends without a finish reason.
         Closing the iterator early closes the HTTP stream.
         """
         kwargs = self._chat_kwargs(messages, stream=True, temperature=temperature, max_tokens=max_tokens)
@@ -521,14 +530,19 @@ class LLMClient:
             stream = None
             chunks_out = 0
             try:
-                stream = self._sync.chat.completions.create(**kwargs)
-                for chunk in stream:
-                    text = _delta_text(chunk)
-                    if text:
-                        chunks_out += 1
-                        yield text
-                return
-            except openai.OpenAIError as exc:
+                with self.gate.hold(self.priority):
+                    stream = self._sync.chat.completions.create(**kwargs)
+                    finish = None
+                    for chunk in stream:
+                        finish = _finish_reason(chunk) or finish
+                        text = _delta_text(chunk)
+                        if text:
+                            chunks_out += 1
+                            yield text
+                    if finish is None:
+                        raise _StreamCut
+                    return
+            except (openai.OpenAIError, _StreamCut) as exc:
                 delay = self._next_delay_or_raise(
                     exc, attempt=attempt, attempts=attempts, what=what, chunks_out=chunks_out
                 )
@@ -543,7 +557,7 @@ class LLMClient:
         """Async :meth:`stream_chat` on ``openai.AsyncOpenAI``.
 
         Cancelling the task that consumes it (or ``aclose()`` on it) closes the
-        HTTP stream, so the server stops generating.
+        HTTP stream, so the server stops generating, and gives the gate's slot back.
         """
         client = self._async()
         kwargs = self._chat_kwargs(messages, stream=True, temperature=temperature, max_tokens=max_tokens)
@@ -553,14 +567,19 @@ class LLMClient:
             stream = None
             chunks_out = 0
             try:
-                stream = await client.chat.completions.create(**kwargs)
-                async for chunk in stream:
-                    text = _delta_text(chunk)
-                    if text:
-                        chunks_out += 1
-                        yield text
-                return
-            except openai.OpenAIError as exc:
+                async with self.gate.ahold(self.priority):
+                    stream = await client.chat.completions.create(**kwargs)
+                    finish = None
+                    async for chunk in stream:
+                        finish = _finish_reason(chunk) or finish
+                        text = _delta_text(chunk)
+                        if text:
+                            chunks_out += 1
+                            yield text
+                    if finish is None:
+                        raise _StreamCut
+                    return
+            except (openai.OpenAIError, _StreamCut) as exc:
                 delay = self._next_delay_or_raise(
                     exc, attempt=attempt, attempts=attempts, what=what, chunks_out=chunks_out
                 )
@@ -576,16 +595,17 @@ class LLMClient:
 
     @property
     def json_mode(self) -> JSONMode:
-        """The response_format mode :meth:`complete_json` starts with."""
-        return self._json_mode
-
-    def _remember_mode(self, mode: JSONMode) -> None:
-        """Move the starting mode forward (never back: a server that rejected a
-        format keeps rejecting it)."""
-        with self._lock:
-            if _MODE_ORDER.index(mode) > _MODE_ORDER.index(self._json_mode):
-                logger.info("LLM server %s: structured output mode is now %s", self.config.base_url, mode.value)
-                self._json_mode = mode
+        """The response_format mode :meth:`complete_json` starts with: the one known to
+        work on this server, or ``json_schema`` when none is known or it is time to
+        probe the better modes again."""
+        known = self.modes.load(self.config.base_url, self.config.model)
+        if known is None:
+            return JSONMode.JSON_SCHEMA
+        age = time.time() - known.probed_at.timestamp()
+        if known.mode is not JSONMode.JSON_SCHEMA and age >= self.config.reprobe_seconds:
+            logger.info("LLM server %s: probing json_schema again (last probed %.0fs ago)", self.config.base_url, age)
+            return JSONMode.JSON_SCHEMA
+        return known.mode
 
     def complete_json(
         self,
@@ -596,35 +616,45 @@ class LLMClient:
         system: str = DEFAULT_JSON_SYSTEM,
         temperature: float | None = None,
         max_tokens: int | None = None,
+        envelope: Mapping[str, Any] | None = None,
+        example: Any = None,
     ) -> dict[str, Any]:
         """Ask for a JSON object matching ``schema`` and return it parsed.
 
-        Fallback chain (seed 001 §4): ``json_schema`` → ``json_object`` with the
-        schema in the prompt → plain request with the same prompt; each step
-        only when the server rejects the previous format (HTTP 400/422).
-        ``schema_name`` names the schema for ``json_schema`` (letters, digits,
-        ``_`` and ``-``).
+        Fallback chain (seed 001 §4): ``json_schema`` → ``json_object`` with an
+        example reply in the prompt → plain request with the same prompt; each
+        step at once when the server refuses the format (no retries). The mode
+        that works is remembered per server. ``schema_name`` names the schema for
+        ``json_schema`` (letters, digits, ``_`` and ``-``).
+
+        ``envelope`` is what a reply must match as a whole (default: ``schema``);
+        pass a looser one when the caller checks items one by one, so one bad
+        item does not cost the whole reply. ``example`` is the example reply shown
+        to servers that cannot enforce the schema (default: generated from it).
 
         Raises :class:`LLMBadOutput` when replies stay invalid after
         ``max_retries`` retries, :class:`LLMUnavailable` when the server keeps
         failing, :class:`LLMRejected` for other 4xx answers.
         """
-        start = _MODE_ORDER.index(self.json_mode)
-        for mode in _MODE_ORDER[start:]:
+        first = self.json_mode
+        known = self.modes.load(self.config.base_url, self.config.model)
+        for mode in MODE_ORDER[MODE_ORDER.index(first):]:
             try:
                 result = self._complete_json_in_mode(
                     mode,
                     prompt,
                     schema=schema,
+                    envelope=envelope if envelope is not None else schema,
+                    example=example,
                     schema_name=schema_name,
                     system=system,
                     temperature=temperature,
                     max_tokens=max_tokens,
                 )
-            except LLMRejected as exc:
-                if mode is JSONMode.PLAIN or exc.status_code not in FORMAT_REJECTION_STATUSES:
+            except LLMFormatRejected as exc:
+                if mode is JSONMode.PLAIN:
                     raise
-                following = _MODE_ORDER[_MODE_ORDER.index(mode) + 1]
+                following = MODE_ORDER[MODE_ORDER.index(mode) + 1]
                 logger.warning(
                     "LLM server %s rejected response_format=%s (HTTP %s); falling back to %s",
                     self.config.base_url,
@@ -632,9 +662,11 @@ class LLMClient:
                     exc.status_code,
                     following.value,
                 )
-                self._remember_mode(following)
+                self.modes.save(self.config.base_url, self.config.model, following, error=exc.message)
+                known = KnownMode(following, datetime.now(timezone.utc))
                 continue
-            self._remember_mode(mode)
+            if known is None or known.mode is not mode:
+                self.modes.save(self.config.base_url, self.config.model, mode)
             return result
         raise AssertionError("unreachable")  # pragma: no cover
 
@@ -644,30 +676,33 @@ class LLMClient:
         prompt: str,
         *,
         schema: Mapping[str, Any],
+        envelope: Mapping[str, Any],
+        example: Any,
         schema_name: str,
         system: str,
         temperature: float | None,
         max_tokens: int | None,
     ) -> dict[str, Any]:
-        """One mode of the chain: request, parse, validate; retry invalid
-        output up to ``max_retries`` times."""
+        """One mode of the chain: request, parse, validate; retry invalid output up to
+        ``max_retries`` times, each retry told what was wrong with the last reply."""
         response_format: dict[str, Any] | None
         if mode is JSONMode.JSON_SCHEMA:
             response_format = {"type": "json_schema", "json_schema": {"name": schema_name, "schema": dict(schema)}}
             user_content = prompt
         elif mode is JSONMode.JSON_OBJECT:
             response_format = {"type": "json_object"}
-            user_content = prompt + schema_hint(schema)
+            user_content = prompt + schema_hint(schema, example)
         else:
             response_format = None
-            user_content = prompt + schema_hint(schema)
-        messages = [{"role": "system", "content": system}, {"role": "user", "content": user_content}]
+            user_content = prompt + schema_hint(schema, example)
         what = f"JSON completion ({schema_name}, {mode.value})"
 
         attempts = self.config.max_retries + 1
         raw: str | None = None
         problems: list[str] = []
         for attempt in range(attempts):
+            content = user_content + (retry_hint(problems) if problems else "")
+            messages = [{"role": "system", "content": system}, {"role": "user", "content": content}]
             raw = self._chat(
                 messages,
                 temperature=temperature,
@@ -676,7 +711,7 @@ class LLMClient:
                 what=what,
             )
             try:
-                return parse_json_object(raw, schema)
+                return parse_json_object(raw, envelope)
             except JSONReplyError as exc:
                 problems = exc.problems
                 logger.warning(
@@ -704,6 +739,7 @@ __all__ = [
     "JSONReplyError",
     "LLMClient",
     "LLMConfig",
+    "Role",
     "parse_json_object",
     "schema_hint",
     "validate_json",

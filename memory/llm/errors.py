@@ -54,4 +54,27 @@ class LLMRejected(LLMError):
         self.status_code = status_code
 
 
-__all__ = ["LLMError", "LLMUnavailable", "LLMBadOutput", "LLMRejected"]
+class LLMFormatRejected(LLMRejected):
+    """The server refused the requested ``response_format`` (any 400/422, or an error
+    whose body names the format — llama-cpp-python answers ``json_schema`` with HTTP 500).
+    Permanent for that server: the client falls back to the next JSON mode at once."""
+
+
+class LLMStreamIncomplete(LLMUnavailable):
+    """A streamed answer ended without a finish reason (llama.cpp ends a stream with
+    ``[DONE]`` when another request arrives). The text received so far is not an answer.
+    ``chunks`` says how many deltas reached the caller before the cut."""
+
+    def __init__(self, message: str, *, chunks: int = 0, attempts: int = 1) -> None:
+        super().__init__(message, attempts=attempts)
+        self.chunks = chunks
+
+
+__all__ = [
+    "LLMBadOutput",
+    "LLMError",
+    "LLMFormatRejected",
+    "LLMRejected",
+    "LLMStreamIncomplete",
+    "LLMUnavailable",
+]

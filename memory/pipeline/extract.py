@@ -1,16 +1,25 @@
 """Step 2 of the write path: one turn → at most five validated knowledge items.
 
-With an LLM configured (``LLM_BASE_URL``) the seed 001 prompt goes through
-``LLMClient.complete_json`` (json_schema → json_object → plain fallback, retries);
-otherwise the rule-based offline engine runs. LLM errors are not caught here: the
-turn job records them and retries or fails (DESIGN: never silently dropped).
+With an LLM configured (``LLM_BASE_URL``, or ``LLM_EXTRACTION_BASE_URL`` for a separate
+extraction server) the seed 001 prompt goes through ``LLMClient.complete_json``
+(json_schema → json_object → plain fallback, retries) as background work — it waits while
+a chat answer is being generated; otherwise the rule-based offline engine runs. LLM errors
+are not caught here: the turn job records them and retries or fails (DESIGN: never
+silently dropped).
+
+Only what was really said is read: a reply that did not complete (cancelled, failed,
+empty) contributes nothing — a model asked about an empty reply invents advice.
 """
 from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
 
+from django.conf import settings
+
 from memory.extraction import (
+    KNOWLEDGE_ENVELOPE,
+    KNOWLEDGE_EXAMPLE,
     KNOWLEDGE_SCHEMA,
     KNOWLEDGE_SCHEMA_NAME,
     ExtractedItem,
@@ -20,7 +29,9 @@ from memory.extraction import (
     validate_items,
 )
 from memory.extraction.prompt import EXTRACTION_SYSTEM_PROMPT
-from memory.llm import LLMClient
+from memory.llm import LLMClient, Role
+from memory.models import Message
+from memory.retrieval.injection import estimate_tokens
 
 logger = logging.getLogger("legalmem.pipeline")
 
@@ -41,27 +52,51 @@ class ExtractionOutcome:
         return self.engine == ENGINE_SKIPPED
 
 
+def extractable_reply(reply: Message) -> str:
+    """The part of an assistant message extraction may read: all of a completed reply,
+    nothing of a cancelled, failed or empty one (the user's message still counts)."""
+    if reply.status != Message.Status.COMPLETE:
+        return ""
+    return reply.content if reply.content.strip() else ""
+
+
+def fit_reply_to_context(user_msg: str, ai_resp: str) -> str:
+    """Shorten the reply so the extraction prompt and its answer fit ``LLM_CONTEXT_TOKENS``."""
+    room = settings.LLM_CONTEXT_TOKENS - settings.LLM_EXTRACTION_MAX_TOKENS
+    while ai_resp and estimate_tokens(build_extraction_prompt(user_msg, ai_resp)) + 200 > room:
+        ai_resp = ai_resp[: len(ai_resp) * 3 // 4]
+    return ai_resp
+
+
 def extract_turn(user_msg: str, ai_resp: str, *, client: LLMClient | None = None) -> ExtractionOutcome:
     """Extract the turn's knowledge; trivial turns (seed 001 thresholds) yield nothing.
 
-    ``client`` defaults to ``LLMClient.from_settings()`` (None → offline engine).
+    ``client`` defaults to ``LLMClient.from_settings("extraction")`` (None → offline engine).
+    With an empty ``ai_resp`` only the user's words are read, and items are the user's.
     Raises ``memory.llm.LLMError`` subclasses when the LLM fails after its retries.
     """
     if is_trivial_turn(user_msg, ai_resp):
         return ExtractionOutcome(items=[], engine=ENGINE_SKIPPED)
-    client = client if client is not None else LLMClient.from_settings()
+    client = client if client is not None else LLMClient.from_settings(Role.EXTRACTION)
     if client is None:
         return ExtractionOutcome(items=extract_offline(user_msg, ai_resp), engine=ENGINE_OFFLINE)
+    ai_resp = fit_reply_to_context(user_msg, ai_resp)
     try:
         data = client.complete_json(
             build_extraction_prompt(user_msg, ai_resp),
             schema=KNOWLEDGE_SCHEMA,
             schema_name=KNOWLEDGE_SCHEMA_NAME,
             system=EXTRACTION_SYSTEM_PROMPT,
+            envelope=KNOWLEDGE_ENVELOPE,
+            example=KNOWLEDGE_EXAMPLE,
+            max_tokens=settings.LLM_EXTRACTION_MAX_TOKENS,
         )
     finally:
         client.close()
     items, reasons = validate_items(data.get("knowledge", []), source_text=f"{user_msg}\n{ai_resp}")
+    if not ai_resp.strip():
+        for item in items:
+            item.speaker = "user"
     for reason in reasons:
         logger.warning("extraction item rejected: %s", reason)
     return ExtractionOutcome(items=items, rejected_reasons=reasons, engine=f"llm:{client.config.model}")

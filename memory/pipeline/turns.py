@@ -34,7 +34,8 @@ from memory.models import (
     TurnExtraction,
 )
 from memory.pipeline.drafts import ItemError, TurnSource, draft_for, is_persona_item
-from memory.pipeline.extract import ENGINE_SKIPPED, extract_turn
+from memory.llm import LLMRejected
+from memory.pipeline.extract import ENGINE_SKIPPED, extract_turn, extractable_reply
 from memory.pipeline.message_index import index_conversation
 from memory.pipeline.persona import record_persona_item
 from memory.pipeline.routing import route_and_write
@@ -164,7 +165,7 @@ def _source_for(turn: TurnExtraction) -> TurnSource:
 
 def _run(turn: TurnExtraction) -> None:
     if turn.items is None:
-        outcome = extract_turn(turn.user_message.content, turn.assistant_message.content)
+        outcome = extract_turn(turn.user_message.content, extractable_reply(turn.assistant_message))
         turn.items = [dataclasses.asdict(item) for item in outcome.items]
         turn.rejected = outcome.rejected_reasons
         turn.engine = outcome.engine
@@ -227,7 +228,9 @@ def _after_failure(turn: TurnExtraction, exc: Exception) -> None:
     with transaction.atomic():
         turn = TurnExtraction.objects.select_for_update().select_related("conversation").get(pk=turn.pk)
         turn.last_error = error
-        if turn.attempts >= settings.TURN_MAX_ATTEMPTS:
+        # A refusal (bad key, unknown model, every JSON mode refused) is the same on every
+        # attempt: fail now instead of asking the server again over the next minutes.
+        if turn.attempts >= settings.TURN_MAX_ATTEMPTS or isinstance(exc, LLMRejected):
             logger.error("turn %s failed after %d attempts: %s", turn.pk, turn.attempts, error, exc_info=exc)
             turn.status = TurnExtraction.Status.FAILED
             turn.finished_at = timezone.now()
@@ -282,7 +285,7 @@ def _stalled(cutoff: datetime) -> Q:
 def process_batch(consolidation: Consolidation, messages: list[Message], *, actor) -> list[RoutingDecision]:
     """Extract and route messages that left working memory without a turn of their own."""
     user_text = "\n".join(m.content for m in messages if m.role == Message.Role.USER)
-    reply_text = "\n".join(m.content for m in messages if m.role == Message.Role.ASSISTANT)
+    reply_text = "\n".join(extractable_reply(m) for m in messages if m.role == Message.Role.ASSISTANT).strip()
     outcome = extract_turn(user_text, reply_text)
     consolidation.engine = outcome.engine
     consolidation.items = [dataclasses.asdict(item) for item in outcome.items]

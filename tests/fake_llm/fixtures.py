@@ -11,6 +11,7 @@ import pytest
 
 from memory.llm.client import LLMConfig
 
+from .profiles import PROFILE_NAMES
 from .server import FakeLLMServer
 
 #: Short enough to keep stall tests fast, long enough for a loaded CI box.
@@ -61,3 +62,11 @@ def llm_offline(settings) -> None:
     """No LLM configured: the offline engine answers and extracts."""
     settings.LLM_BASE_URL = ""
     settings.LLM_MODEL = ""
+
+
+@pytest.fixture(params=PROFILE_NAMES)
+def llm_profile(request, fake_llm: FakeLLMServer) -> str:
+    """Run the test once per server profile (openai, deepseek, vllm, ollama, llamacpp): the
+    fake server behaves like that server for the whole test. Returns the profile name."""
+    fake_llm.profile = request.param
+    return request.param

@@ -20,7 +20,9 @@ a dict/list returned as JSON content, or a :class:`Reply` built by the helpers
 below: HTTP errors, stalls, malformed JSON, streams that break / stall / send
 an error event after N tokens). When the queue is empty ``default_reply`` is
 used. ``reject_json_schema`` / ``reject_json_object`` answer 400 to those
-``response_format`` types without consuming the queue. Every request is
+``response_format`` types without consuming the queue. ``profile`` makes the fake
+behave like a given server (openai, deepseek, vllm, ollama, llamacpp; see
+:mod:`tests.fake_llm.profiles`). Every request is
 recorded (:attr:`FakeLLMServer.requests`) with its parsed body and what
 happened to it (status, chunks sent, client disconnect).
 
@@ -47,10 +49,12 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlsplit
+
+from .profiles import PROFILES, ServerProfile
 
 logger = logging.getLogger("tests.fake_llm")
 
@@ -99,7 +103,7 @@ class Reply:
     break_after     stream: drop the connection after N tokens (protocol error)
     error_after     stream: send an SSE error event after N tokens, then end
     stall_after     stream: stop sending for ``stall_seconds`` after N tokens
-    finish_reason   finish_reason of the completion
+    finish_reason   finish_reason of the completion (None: a stream ends without one)
     headers         extra response headers (e.g. {"retry-after": "0"})
     """
 
@@ -113,7 +117,7 @@ class Reply:
     error_after: int | None = None
     stall_after: int | None = None
     stall_seconds: float = 0.0
-    finish_reason: str = "stop"
+    finish_reason: str | None = "stop"
     headers: dict[str, str] = field(default_factory=dict)
 
     def stream_tokens(self) -> list[str]:
@@ -232,6 +236,7 @@ class RecordedRequest:
     status: int | None = None
     chunks_sent: int = 0
     disconnected: bool = False
+    interrupted: bool = False  # a llamacpp-profile stream cut short by a later request
     reply: Reply | None = None
     done: threading.Event = field(default_factory=threading.Event, repr=False)
 
@@ -354,14 +359,13 @@ class _Handler(BaseHTTPRequestHandler):
         self, status: int, message: str | None = None, *, param: str | None = None,
         headers: Mapping[str, str] | None = None,
     ) -> None:
-        body = {
-            "error": {
-                "message": message or DEFAULT_ERROR_MESSAGES.get(status, f"HTTP {status}"),
-                "type": ERROR_TYPES.get(status, "api_error"),
-                "param": param,
-                "code": str(status),
-            }
-        }
+        text = message or DEFAULT_ERROR_MESSAGES.get(status, f"HTTP {status}")
+        if self.fake.server_profile.flat_errors:
+            body: dict[str, Any] = {"object": "error", "message": text, "type": "BadRequestError", "param": param,
+                                    "code": status}
+        else:
+            body = {"error": {"message": text, "type": ERROR_TYPES.get(status, "api_error"), "param": param,
+                              "code": str(status)}}
         self._send_json(status, body, headers)
 
     def _handle(self, route: Callable[[RecordedRequest], None], record: RecordedRequest) -> None:
@@ -434,6 +438,13 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_error(400, "Request body must be JSON with 'model' and 'messages'.")
             return
         fmt_type = record.response_format_type
+        profile = self.fake.server_profile
+        if profile.interrupt_streams:
+            self.fake._interrupt_streams()
+        if fmt_type == "json_schema" and profile.json_schema_rejection is not None:
+            record.status, message = profile.json_schema_rejection
+            self._send_error(record.status, message, param="response_format")
+            return
         if (fmt_type == "json_schema" and self.fake.reject_json_schema) or (
             fmt_type == "json_object" and self.fake.reject_json_object
         ):
@@ -442,7 +453,7 @@ class _Handler(BaseHTTPRequestHandler):
                 400, f"response_format type '{fmt_type}' is not supported by this model.", param="response_format"
             )
             return
-        reply = self.fake._next_reply("chat")
+        reply = self.fake._shaped_by_profile(self.fake._next_reply("chat"), record)
         record.reply = reply
         if self._reply_error(record, reply):
             return
@@ -497,8 +508,21 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header(name, value)
         self.end_headers()
         delay = self.fake.token_delay if reply.token_delay is None else reply.token_delay
+        interrupted = self.fake._stream_started()
+        try:
+            self._stream_tokens(record, reply, delay, interrupted)
+        finally:
+            self.fake._stream_ended(interrupted)
+
+    def _stream_tokens(self, record: RecordedRequest, reply: Reply, delay: float, interrupted: threading.Event) -> None:
         self._sse(self._chunk(record, {"role": "assistant", "content": ""}))
         for index, token in enumerate(reply.stream_tokens()):
+            if interrupted.is_set():
+                # llama.cpp: another request arrived; the stream just ends, no finish reason.
+                record.interrupted = True
+                self._sse("[DONE]")
+                self._end_chunked()
+                return
             if reply.break_after is not None and index >= reply.break_after:
                 self._drop_connection()
             if reply.error_after is not None and index >= reply.error_after:
@@ -512,9 +536,10 @@ class _Handler(BaseHTTPRequestHandler):
                 self._wait(delay)
             self._sse(self._chunk(record, {"content": token}))
             record.chunks_sent += 1
-        self._sse(self._chunk(record, {}, reply.finish_reason))
+        if reply.finish_reason is not None:
+            self._sse(self._chunk(record, {}, reply.finish_reason))
         options = record.body.get("stream_options") or {}
-        if isinstance(options, dict) and options.get("include_usage"):
+        if self.fake.server_profile.usage_chunk or (isinstance(options, dict) and options.get("include_usage")):
             usage = self._completion_base(record, "chat.completion.chunk")
             usage.update(choices=[], usage=self._usage(record, reply))
             self._sse(json.dumps(usage))
@@ -599,6 +624,7 @@ class FakeLLMServer:
         reject_json_schema: bool = False,
         reject_json_object: bool = False,
         host: str = "127.0.0.1",
+        profile: str = "openai",
     ) -> None:
         self.model = model
         self.token_delay = token_delay
@@ -607,6 +633,9 @@ class FakeLLMServer:
         self.reject_json_schema = reject_json_schema
         self.reject_json_object = reject_json_object
         self.host = host
+        self.profile = profile
+        self._json_replies = 0
+        self._streams: set[threading.Event] = set()
         self.stopping = threading.Event()
         self._lock = threading.Lock()
         self._default: Reply = as_reply(default_reply)
@@ -712,6 +741,54 @@ class FakeLLMServer:
             self._requests.clear()
         self.reject_json_schema = False
         self.reject_json_object = False
+
+    # -- server profiles -----------------------------------------------------------------
+
+    @property
+    def server_profile(self) -> ServerProfile:
+        """The behaviour of the server this fake plays (``profile``: openai, deepseek, vllm,
+        ollama, llamacpp — see :mod:`tests.fake_llm.profiles`)."""
+        return PROFILES[self.profile]
+
+    def _shaped_by_profile(self, reply: Reply, record: RecordedRequest) -> Reply:
+        """A JSON reply as this profile's server would send it: fenced, or wrapped in an
+        echoed schema (every n-th reply to a json_object / plain JSON request)."""
+        profile = self.server_profile
+        if reply.status >= 400 or not reply.content or record.response_format_type == "json_schema":
+            return reply
+        try:
+            data = json.loads(reply.content)
+        except ValueError:
+            return reply
+        if not isinstance(data, dict):
+            return reply
+        content = reply.content
+        if profile.echo_schema_every:
+            with self._lock:
+                self._json_replies += 1
+                echo = (self._json_replies - 1) % profile.echo_schema_every == 0
+            if echo:
+                content = json.dumps({"type": "object", "properties": data}, ensure_ascii=False)
+        if profile.fence_json:
+            content = "```json\n" + content + "\n```"
+        return replace(reply, content=content, tokens=None) if content != reply.content else reply
+
+    def _stream_started(self) -> threading.Event:
+        interrupted = threading.Event()
+        with self._lock:
+            self._streams.add(interrupted)
+        return interrupted
+
+    def _stream_ended(self, interrupted: threading.Event) -> None:
+        with self._lock:
+            self._streams.discard(interrupted)
+
+    def _interrupt_streams(self) -> None:
+        """llama.cpp: a new request ends every running stream."""
+        with self._lock:
+            streams = list(self._streams)
+        for interrupted in streams:
+            interrupted.set()
 
     def _next_reply(self, endpoint: str) -> Reply:
         with self._lock:

@@ -27,7 +27,7 @@ from memory.llm import (
     parse_json_object,
     validate_json,
 )
-from memory.llm.client import SCHEMA_HINT_PREFIX
+from memory.llm.structured import EXAMPLE_HINT_PREFIX, example_for
 from tests.fake_llm import (
     FakeLLMServer,
     error_reply,
@@ -228,8 +228,9 @@ def test_json_schema_rejected_falls_back_to_json_object_with_hint(
     assert (first.response_format_type, first.status) == ("json_schema", 400)
     assert (second.response_format_type, second.status) == ("json_object", 200)
     assert second.user_content.startswith(PROMPT)
-    assert "仅返回一个合法 JSON 对象,匹配下面 schema" in second.user_content
-    assert second.user_content.endswith(json.dumps(KNOWLEDGE_SCHEMA, ensure_ascii=False))
+    # an example reply, never the raw schema (small models echo a schema back)
+    assert second.user_content == PROMPT + EXAMPLE_HINT_PREFIX + json.dumps(example_for(KNOWLEDGE_SCHEMA), ensure_ascii=False)
+    assert '"properties"' not in second.user_content and '"type"' not in second.user_content
     assert client.json_mode is JSONMode.JSON_OBJECT
 
 
@@ -251,7 +252,7 @@ def test_both_formats_rejected_falls_back_to_plain_request(fake_llm: FakeLLMServ
     assert [r.response_format_type for r in requests] == ["json_schema", "json_object", None]
     assert [r.status for r in requests] == [400, 400, 200]
     assert "response_format" not in requests[2].body
-    assert requests[2].user_content == PROMPT + SCHEMA_HINT_PREFIX + json.dumps(KNOWLEDGE_SCHEMA, ensure_ascii=False)
+    assert requests[2].user_content == PROMPT + EXAMPLE_HINT_PREFIX + json.dumps(example_for(KNOWLEDGE_SCHEMA), ensure_ascii=False)
     assert client.json_mode is JSONMode.PLAIN
 
 
@@ -263,7 +264,8 @@ def test_working_mode_is_remembered(fake_llm: FakeLLMServer, client: LLMClient) 
     extract(client)
 
     assert [r.response_format_type for r in fake_llm.chat_requests()] == ["json_schema", "json_object", "json_object"]
-    # Per client instance: a new client starts from json_schema again.
+    # A hand-built client remembers in its own process-local store: a new one starts over
+    # (the app's clients share the database store, see tests/llm/test_modes.py).
     other = LLMClient(client.config)
     assert other.json_mode is JSONMode.JSON_SCHEMA
     other.close()

@@ -22,7 +22,7 @@ def test_trivial_turn_is_skipped_without_calling_the_llm(fake_llm, llm_settings)
     assert outcome.skipped and outcome.items == [] and fake_llm.chat_requests() == []
 
 
-def test_llm_items_keep_chinese_and_at_most_five(fake_llm, llm_settings):
+def test_llm_items_keep_chinese_and_at_most_five(db, fake_llm, llm_settings):
     fake_llm.script(json_reply({"knowledge": [
         {"content": f"第{i}条事实：用户在2024年3月{i}日联系了商家", "category": "事实"} for i in range(1, 8)
     ]}))
@@ -34,7 +34,7 @@ def test_llm_items_keep_chinese_and_at_most_five(fake_llm, llm_settings):
     assert request.system_content == "You must respond with a JSON object."
 
 
-def test_llm_errors_propagate(fake_llm, llm_settings):
+def test_llm_errors_propagate(db, fake_llm, llm_settings):
     fake_llm.script_error(503, times=2)
     with pytest.raises(LLMUnavailable):
         extract_turn(LAPTOP_USER, LAPTOP_REPLY)

@@ -140,16 +140,16 @@ def test_item_without_content_is_refused_not_fatal(world, laptop_conversation, m
     assert turn.rejected == ["item 2: missing content"]
 
 
-def test_unknown_category_makes_the_reply_invalid_and_it_is_asked_again(
-    world, laptop_conversation, make_turn, fake_llm, llm_settings, caplog
+def test_unknown_category_drops_that_item_only_and_keeps_the_others(
+    world, laptop_conversation, make_turn, fake_llm, llm_settings
 ):
-    fake_llm.script(
-        json_reply({"knowledge": [{"content": "天气很好", "category": "闲聊"}]}),
-        json_reply(KNOWLEDGE),
-    )
+    """Items are checked one by one: an unknown category costs its item, not the reply
+    (issue 12: one bad label used to throw away every item and ask again)."""
+    fake_llm.script(json_reply({"knowledge": [{"content": "天气很好", "category": "闲聊"}, *KNOWLEDGE["knowledge"]]}))
     turn = make_turn(laptop_conversation, LAPTOP_USER, LAPTOP_REPLY)
-    assert turn.status == "done" and len(fake_llm.chat_requests()) == 2
-    assert any("invalid output" in r.message and "闲聊" in r.message for r in caplog.records)
+    assert turn.status == "done" and len(fake_llm.chat_requests()) == 1
+    assert turn.rejected == ["item 1: unknown category '闲聊' for '天气很好'"]
+    assert len(turn.items) == len(KNOWLEDGE["knowledge"])
     assert not Note.objects.filter(content__contains="天气").exists()
 
 

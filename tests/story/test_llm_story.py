@@ -73,7 +73,7 @@ def test_llm_writes_the_story_with_json_mode_fallback(demo_firm, fake_llm, story
 
     # extraction ran through the LLM too, and routing / persona did their work
     assert set(TurnExtraction.objects.values_list("engine", flat=True)) == {f"llm:{fake_llm.model}"}
-    assert len(requests) == 2 + 2 * len(EXTRACTIONS)  # each extraction: json_schema refused, then json_object
+    assert len(requests) == 2 + len(EXTRACTIONS)  # the refused json_schema is remembered (database): one request per extraction
     old = Note.objects.get(content__contains="6999元")
     assert old.status == Note.Status.SUPERSEDED and "6499元" in old.superseded_by.content
     assert old.source_id == "story-turn-001" and old.superseded_by.source_id == "story-turn-002"
