@@ -220,6 +220,13 @@ ROUTING_DUPLICATE_SIMILARITY = env_float("ROUTING_DUPLICATE_SIMILARITY", 0.97)
 ROUTING_CONFLICT_SIMILARITY = env_float("ROUTING_CONFLICT_SIMILARITY", 0.93)
 ROUTING_NEIGHBOURS = env_int("ROUTING_NEIGHBOURS", 8, minimum=1)
 ROUTING_HNSW_EF_SEARCH = env_int("ROUTING_HNSW_EF_SEARCH", 100, minimum=1)
+# --- ROUTING ---
+# An explicit correction ("定金其实是2万元") may reword the sentence, so it needs less cosine than
+# a same-statement conflict; the slot comparison (memory/pipeline/routing/slots.py) decides.
+ROUTING_CORRECTION_SIMILARITY = env_float("ROUTING_CORRECTION_SIMILARITY", 0.80)
+# A low-confidence item (≤ ROUTING_ADD_MIN_CONFIDENCE) is kept, not dropped, with its
+# importance capped here so it ranks below well-supported notes.
+ROUTING_LOW_CONFIDENCE_IMPORTANCE = env_float("ROUTING_LOW_CONFIDENCE_IMPORTANCE", 0.2)
 # Linking and evolution (A-Mem).
 LINK_MIN_SIMILARITY = env_float("LINK_MIN_SIMILARITY", 0.90)
 LINK_MAX_SEMANTIC = env_int("LINK_MAX_SEMANTIC", 5, minimum=0)
