@@ -201,8 +201,9 @@ def test_two_instalments_are_both_kept_and_linked_in_said_at_order(world, make_t
     assert Note.objects.count() == 2
     assert NoteLink.objects.filter(source=first, target=second.note, link_type=LinkType.TEMPORAL_NEXT).exists()
     assert not NoteLink.objects.filter(link_type=LinkType.SUPERSEDES).exists()
-    # both facts are there for bob (on the matter), nothing for charlie (other firm)
-    assert Note.objects.visible_to(world.bob).filter(pk__in=[first.pk, second.note.pk]).count() == 2
+    # both facts are there for alice (on the matter); bob (not on it) and charlie (other firm) see none
+    assert Note.objects.visible_to(world.alice).filter(pk__in=[first.pk, second.note.pk]).count() == 2
+    assert not Note.objects.visible_to(world.bob).exists()
     assert not Note.objects.visible_to(world.charlie).exists()
 
 
@@ -296,7 +297,7 @@ def test_slot_comparison(old, new, kind):
     assert compare(new, old).kind.value == kind
 
 
-def test_the_shipped_routing_set_keeps_supersede_precision_above_098():
+def test_the_shipped_routing_set_keeps_supersede_precision_above_098(db):
     """The labelled pairs through the real routing path (embeddings, pgvector, writes),
     rolled back: the bar of issue 11 on both the tuning and the held-out half."""
     from memory.evaluation.routing import evaluate_routing, load_pairs
