@@ -39,7 +39,9 @@ _ALNUM_ID = re.compile(r"(?<![A-Za-z0-9])(?=[A-Za-z0-9_-]*[A-Za-z])(?=(?:[A-Za-z
 _DIGIT_ID = re.compile(r"(?<![\d$.,，\w])\d{6,}(?![\d.,]|\s*(?:元|万|块|%|％|dollars|usd|yuan|rmb))", re.IGNORECASE)
 _ORDINAL_SUFFIX = re.compile(r"^\d+(?:st|nd|rd|th)$", re.IGNORECASE)
 
-_ZH_DATE = re.compile(r"(?:(\d{4})年)?(\d{1,2})月(?:(\d{1,2})[日号])?(?!份?工资)")
+_ZH_DATE = re.compile(r"(?:(\d{4})年)?(\d{1,2})月(?:(\d{1,2})[日号])?")
+_ZH_YEAR = re.compile(r"(?<!\d)((?:19|20)\d{2})年(?:度)?")
+_EN_YEAR = re.compile(r"\b(?:in|since|of|during|from|until|by)\s+((?:19|20)\d{2})\b", re.IGNORECASE)
 _ISO_DATE = re.compile(r"(?<!\d)(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})(?!\d)")
 _EN_DATE_MDY = re.compile(r"\b(" + _MONTH + r")\s+(\d{1,2})(?:st|nd|rd|th)?\b(?:,?\s+(\d{4}))?")
 _EN_DATE_DMY = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)?\s+(" + _MONTH + r")(?:,?\s+(\d{4}))?")
@@ -161,6 +163,10 @@ def read_mentions(text: str) -> Mentions:
             if month and 1 <= int(month) <= 12:
                 found.dates.add(_date(year, month, day))
                 rest = _blank(rest, match.span(), "@")
+    for pattern in (_ZH_YEAR, _EN_YEAR):  # a year alone ("2024年", "in 2024") is a date too
+        for match in pattern.finditer(rest):
+            found.dates.add(f"{match.group(1)}-?-?")
+            rest = _blank(rest, match.span(), "@")
     for match in _DIGIT_ID.finditer(rest):
         found.ids.add(match.group(0))
         rest = _blank(rest, match.span(), "#")

@@ -89,12 +89,11 @@ ATTRIBUTES: dict[str, tuple[str, ...]] = {
 #: Attributes whose value is words rather than a number or a date (an address, a status).
 TEXT_VALUED = frozenset({"address", "status", "employer"})
 _EVENT_VERB = re.compile(
-    r"付|支付|转账|转给|汇款|借给|借了|还了|偿还|收到|收取|买|购买|花了|花|退还|赔付|缴纳|交了|到账"
+    r"付|支付|转账|转给|汇款|借给|借了|还了|偿还|收到|收取|买|购买|花(?!屏)|退还|赔付|缴纳|交了|到账"
     r"|\b(?:paid|pays?|transferr?ed|transfers?|sent|received|bought|purchased|spent|lent|borrowed|repaid|"
     r"refunded|deposited|wired|arrived)\b",
     re.IGNORECASE,
 )
-_STATE_VERB = re.compile(r"是|为|\b(?:is|are|was|were|costs?|totals?|amounts? to|equals?)\b", re.IGNORECASE)
 _CJK = re.compile(r"[\u3400-\u9fff]")
 _WORD = re.compile(r"[a-z]+|\d+(?:\.\d+)?")
 
@@ -114,7 +113,8 @@ def _stem(word: str) -> str:
 @dataclass(frozen=True)
 class Statement:
     """One text read for routing: its mentions, slot attributes, polarity, correction cue,
-    state-vs-event form, and the remaining meaning-bearing words (a multiset)."""
+    whether it reports an event (a payment, a purchase) rather than a state (the rent is…),
+    and the remaining meaning-bearing words (a multiset)."""
 
     text: str
     mentions: Mentions
@@ -147,7 +147,7 @@ def read_statement(text: str) -> Statement:
         attributes=attributes,
         negated=negated,
         correction=correction,
-        event=bool(_EVENT_VERB.search(kept)) and not (_STATE_VERB.search(kept) and not _EVENT_VERB.search(kept)),
+        event=bool(_EVENT_VERB.search(kept)),
         words=words,
     )
 
@@ -268,8 +268,8 @@ def compare(new_text: str, old_text: str) -> Relation:
                 return Relation(Kind.VALUE_CHANGE, f"same event ({same_event}), other value: {quantities}")
             if not new.event and not old.event and shared_slot:
                 return Relation(Kind.VALUE_CHANGE, f"same attribute ({slot}), other value: {quantities}")
-            return Relation(Kind.DISTINCT_EVENT, f"distinct event (another {slot} event with no shared date or id: "
-                                                 f"{quantities})")
+            kind = f"{slot} event" if shared_slot else "event worded the same"
+            return Relation(Kind.DISTINCT_EVENT, f"distinct event (another {kind}, no shared date or id: {quantities})")
         return Relation(Kind.OTHER, f"other values in a different statement ({diff} word(s) differ)")
     text_slots = shared_slot & TEXT_VALUED
     if cue and text_slots and diff > 0 and not (new.mentions.quantities or old.mentions.quantities):
