@@ -179,6 +179,9 @@ class Relation:
 CORRECTION_MAX_WORD_DIFF = 2
 #: Words that may differ between two statements of one fact (a particle, a measure word).
 DUPLICATE_MAX_WORD_DIFF = 0
+#: Two statements are look-alikes (sibling events) when this few of their words differ.
+LOOK_ALIKE_SHARE = 0.25
+LOOK_ALIKE_MIN_WORDS = 2
 
 
 def _short(values) -> str:
@@ -237,6 +240,13 @@ def word_difference(new: Statement, old: Statement) -> int:
     return sum(((new.words - old.words) + (old.words - new.words)).values())
 
 
+def look_alike(new: Statement, old: Statement, diff: int) -> bool:
+    """Worded alike apart from their mentions: at most a quarter of the shorter statement's
+    words (and at least two) differ. Only look-alikes are linked as sibling events."""
+    shorter = min(sum(new.words.values()), sum(old.words.values()))
+    return diff <= max(LOOK_ALIKE_MIN_WORDS, LOOK_ALIKE_SHARE * shorter)
+
+
 def compare(new_text: str, old_text: str) -> Relation:
     """How the new statement relates to the stored one (see the module docstring)."""
     new, old = read_statement(new_text), read_statement(old_text)
@@ -248,7 +258,9 @@ def compare(new_text: str, old_text: str) -> Relation:
     date_correction = cue and dates_differ and (shared_slot or diff <= CORRECTION_MAX_WORD_DIFF)
     anchor = _anchor_conflict(new.mentions, old.mentions, allow_dates=date_correction)
     if anchor:
-        return Relation(Kind.DISTINCT_EVENT, f"distinct event ({anchor})")
+        if look_alike(new, old, diff):
+            return Relation(Kind.DISTINCT_EVENT, f"distinct event ({anchor})")
+        return Relation(Kind.OTHER, f"another statement ({diff} word(s) differ; {anchor})")
     quantities = _quantity_conflict(new.mentions, old.mentions)
     if new.negated != old.negated:
         if diff == 0 and not quantities and not dates_differ:
@@ -274,7 +286,7 @@ def compare(new_text: str, old_text: str) -> Relation:
     text_slots = shared_slot & TEXT_VALUED
     if cue and text_slots and diff > 0 and not (new.mentions.quantities or old.mentions.quantities):
         return Relation(Kind.CORRECTION, f"explicit correction of {', '.join(sorted(text_slots))}")
-    if dates_differ:
+    if dates_differ and look_alike(new, old, diff):
         return Relation(Kind.DISTINCT_EVENT, f"distinct event (other date: {_short(new.mentions.dates)} vs "
                                              f"{_short(old.mentions.dates)})")
     same_mentions = all(
