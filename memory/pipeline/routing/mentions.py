@@ -199,6 +199,8 @@ def read_mentions(text: str) -> Mentions:
         found.ordinals.add(f"#{number}")
         rest = _blank(rest, match.span(), "^")
     found.people = _people(rest)
+    for name in sorted(found.people, key=len, reverse=True):
+        rest = rest.replace(name, "&" * len(name))
     found.rest = rest
     return found
 
