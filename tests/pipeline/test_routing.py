@@ -289,6 +289,11 @@ def test_a_negation_of_a_different_statement_is_added(world, make_turn):
         ("用户于3月5日支付了3500元租金。", "用户在3月5日支付了3500元租金。", "duplicate"),
         ("The landlord has returned the deposit.", "The landlord returned the deposit.", "duplicate"),
         ("定金为2万元。", "押金为2万元。", "other"),
+        # a correction of one value never supersedes a note that says more than that value
+        ("用户已经付了3万元定金，房东承诺月底前交房。", "定金其实是2万元。", "other"),
+        ("用户支付了3万元定金和5000元中介费。", "定金其实是2万元。", "other"),
+        # unrelated statements with other dates are new, not siblings
+        ("电脑在2026年2月27日开始出现花屏。", "用户在2026年3月9日把电脑寄回京东售后。", "other"),
     ],
 )
 def test_slot_comparison(old, new, kind):

@@ -177,6 +177,10 @@ class Relation:
 
 #: Word differences a correction may carry besides the value ("之前", "sorry", "owed").
 CORRECTION_MAX_WORD_DIFF = 2
+#: Words of the stored note a correction may leave out (the verb, the subject): at most this
+#: many, or this share of the stored note's words.
+CORRECTION_MAX_MISSING_WORDS = 4
+CORRECTION_MISSING_SHARE = 0.5
 #: Words that may differ between two statements of one fact (a particle, a measure word).
 DUPLICATE_MAX_WORD_DIFF = 0
 #: Two statements are look-alikes (sibling events) when this few of their words differ.
@@ -240,6 +244,21 @@ def word_difference(new: Statement, old: Statement) -> int:
     return sum(((new.words - old.words) + (old.words - new.words)).values())
 
 
+def _only_the_slot(new: Statement, old: Statement) -> bool:
+    """The stored note says little beyond the slot a correction replaces: few of its words are
+    missing from the correction. "已经付了3万元定金，房东承诺月底前交房" is not superseded by
+    "定金其实是2万元" — the promise would vanish with it."""
+    missing = sum((old.words - new.words).values())
+    return missing <= max(CORRECTION_MAX_MISSING_WORDS, CORRECTION_MISSING_SHARE * sum(old.words.values()))
+
+
+def _one_value_replaced(new: Mentions, old: Mentions) -> bool:
+    """Exactly one of the stored note's values is gone from the correction: the corrected one.
+    A note holding other values too ("3万元定金和5000元中介费") is not superseded by a
+    correction of one of them."""
+    return len(old.quantities - new.quantities) == 1
+
+
 def look_alike(new: Statement, old: Statement, diff: int) -> bool:
     """Worded alike apart from their mentions: at most a quarter of the shorter statement's
     words (and at least two) differ. Only look-alikes are linked as sibling events."""
@@ -255,7 +274,8 @@ def compare(new_text: str, old_text: str) -> Relation:
     cue = new.correction
     dates_differ = bool(new.mentions.dates and old.mentions.dates
                         and not _dates_agree(new.mentions.dates, old.mentions.dates))
-    date_correction = cue and dates_differ and (shared_slot or diff <= CORRECTION_MAX_WORD_DIFF)
+    narrow = _only_the_slot(new, old)
+    date_correction = cue and dates_differ and narrow and (shared_slot or diff <= CORRECTION_MAX_WORD_DIFF)
     anchor = _anchor_conflict(new.mentions, old.mentions, allow_dates=date_correction)
     if anchor:
         if look_alike(new, old, diff):
@@ -272,7 +292,9 @@ def compare(new_text: str, old_text: str) -> Relation:
         return Relation(Kind.CORRECTION, f"explicit correction of {slot}: date "
                                          f"{_short(new.mentions.dates)} vs {_short(old.mentions.dates)}")
     if quantities:
-        if cue and (shared_slot or diff <= CORRECTION_MAX_WORD_DIFF):
+        if cue and narrow and _one_value_replaced(new.mentions, old.mentions) and (
+            shared_slot or diff <= CORRECTION_MAX_WORD_DIFF
+        ):
             return Relation(Kind.CORRECTION, f"explicit correction of {slot}: {quantities}")
         if diff == 0:
             same_event = _shared_anchor(new.mentions, old.mentions)
