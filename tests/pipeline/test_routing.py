@@ -1,6 +1,8 @@
 """Routing ADD / UPDATE / IGNORE, linking and evolution, on real notes in PostgreSQL."""
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.conf import settings
 from django.utils import timezone
@@ -319,3 +321,47 @@ def test_the_shipped_routing_set_keeps_supersede_precision_above_098(db):
         assert half.false_supersession_rate <= 0.02, "\n".join(report.lines())
         assert half.supersede_recall >= 0.8, "\n".join(report.lines())
     assert report.slice().confusion[("ignore", "ignore")] == sum(p["expected"] == "ignore" for p in data["pairs"])
+
+
+def test_evaluate_routing_command_prints_the_figures_and_every_wrong_pair(db, tmp_path, capsys):
+    import json
+
+    from django.core.management import call_command
+
+    pairs = {"pairs": [
+        {"id": "p1", "lang": "zh", "kind": "instalment", "expected": "add", "held_out": False,
+         "old": "1月5日用户支付了第一期租金3500元。", "new": "2月5日用户支付了第二期租金3500元。"},
+        # deliberately mislabelled: the report must show it with routing's reason
+        {"id": "p2", "lang": "en", "kind": "consecutive_id", "expected": "update", "held_out": True,
+         "old": "Order DD100234 was delivered.", "new": "Order DD100235 was delivered."},
+    ]}
+    path = tmp_path / "pairs.json"
+    path.write_text(json.dumps(pairs, ensure_ascii=False), encoding="utf-8")
+    call_command("evaluate_routing", "--pairs", str(path))
+    out = capsys.readouterr().out
+    assert "routing pairs: 2 (1 zh, 1 en; 1 held out)" in out
+    assert "precision" in out and "recall" in out and "confusion" in out
+    assert "wrong pairs: 1" in out and "p2 (held out) [consecutive_id] expected update, routed add" in out
+    assert "other transaction/document id" in out
+    assert not Note.objects.exists()  # rolled back
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("not json", "cannot read the routing pairs"),
+        ('{"pairs": []}', "non-empty 'pairs' list"),
+        ('{"pairs": [{"id": "x", "lang": "zh", "kind": "k", "expected": "update", "new": "b"}]}',
+         "pairs[0]: missing 'old' text"),
+        ('{"pairs": [{"id": "x", "lang": "zh", "kind": "k", "expected": "merge", "old": "a", "new": "b"}]}',
+         "expected must be one of update, add, ignore"),
+    ],
+)
+def test_evaluate_routing_refuses_a_bad_pairs_file_clearly(db, tmp_path, content, message):
+    from django.core.management import CommandError, call_command
+
+    path = tmp_path / "pairs.json"
+    path.write_text(content, encoding="utf-8")
+    with pytest.raises(CommandError, match=re.escape(message)):
+        call_command("evaluate_routing", "--pairs", str(path))
+    assert not Note.objects.exists()
