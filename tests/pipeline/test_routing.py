@@ -294,6 +294,11 @@ def test_a_negation_of_a_different_statement_is_added(world, make_turn):
         # a correction of one value never supersedes a note that says more than that value
         ("用户已经付了3万元定金，房东承诺月底前交房。", "定金其实是2万元。", "other"),
         ("用户支付了3万元定金和5000元中介费。", "定金其实是2万元。", "other"),
+        # a long digit run is an id; a phone number is corrected only with a cue
+        ("发票号码04411200的金额为5999元。", "发票号码04411201的金额为5999元。", "distinct_event"),
+        ("客户的电话是13800001111。", "客户的电话其实是13900002222。", "correction"),
+        ("客户的电话是13800001111。", "客户的电话是13900002222。", "distinct_event"),
+        ("订单号DD100234的商品已签收。", "其实订单号DD100235的商品已签收。", "distinct_event"),
         # unrelated statements with other dates are new, not siblings
         ("电脑在2026年2月27日开始出现花屏。", "用户在2026年3月9日把电脑寄回京东售后。", "other"),
     ],

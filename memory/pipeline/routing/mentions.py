@@ -36,7 +36,7 @@ _EN_ORDINALS = {
 # runs that are not amounts (invoice 04411200), Chinese case numbers ((2024)京0105民初1234号).
 _CASE_NUMBER = re.compile(r"[（(]\d{4}[)）][\u4e00-\u9fff]{1,3}\d{1,6}[\u4e00-\u9fff]{1,4}\d{1,6}号")
 _ALNUM_ID = re.compile(r"(?<![A-Za-z0-9])(?=[A-Za-z0-9_-]*[A-Za-z])(?=(?:[A-Za-z_-]*\d){3})[A-Za-z0-9]+(?:[-_][A-Za-z0-9]+)*")
-_DIGIT_ID = re.compile(r"(?<![\d$.,，\w])\d{6,}(?![\d.,]|\s*(?:元|万|块|%|％|dollars|usd|yuan|rmb))", re.IGNORECASE)
+_DIGIT_ID = re.compile(r"(?<![\dA-Za-z$.,，])\d{6,}(?![\d.,]|\s*(?:元|万|块|%|％|dollars|usd|yuan|rmb))", re.IGNORECASE)
 _ORDINAL_SUFFIX = re.compile(r"^\d+(?:st|nd|rd|th)$", re.IGNORECASE)
 
 _ZH_DATE = re.compile(r"(?:(\d{4})年)?(\d{1,2})月(?:(\d{1,2})[日号])?")

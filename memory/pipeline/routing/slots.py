@@ -199,10 +199,11 @@ def _fmt(value) -> str:
     return str(value)
 
 
-def _anchor_conflict(new: Mentions, old: Mentions, *, allow_dates: bool) -> str | None:
-    """The first anchor naming another event: ids, ordinals, statutes, people, then dates."""
+def _anchor_conflict(new: Mentions, old: Mentions, *, allow_dates: bool, allow_ids: bool = False) -> str | None:
+    """The first anchor naming another event: ids, ordinals, statutes, people, then dates.
+    A corrected date (or a corrected phone number, which reads like an id) is allowed."""
     for label, a, b in (
-        ("transaction/document id", new.ids, old.ids),
+        ("transaction/document id", set() if allow_ids else new.ids, old.ids),
         ("ordinal (instalment, round, instance)", new.ordinals, old.ordinals),
         ("statute", new.law_refs, old.law_refs),
         ("person", new.people, old.people),
@@ -276,7 +277,8 @@ def compare(new_text: str, old_text: str) -> Relation:
                         and not _dates_agree(new.mentions.dates, old.mentions.dates))
     narrow = _only_the_slot(new, old)
     date_correction = cue and dates_differ and narrow and (shared_slot or diff <= CORRECTION_MAX_WORD_DIFF)
-    anchor = _anchor_conflict(new.mentions, old.mentions, allow_dates=date_correction)
+    phone_correction = cue and "phone" in shared_slot and narrow
+    anchor = _anchor_conflict(new.mentions, old.mentions, allow_dates=date_correction, allow_ids=phone_correction)
     if anchor:
         if look_alike(new, old, diff):
             return Relation(Kind.DISTINCT_EVENT, f"distinct event ({anchor})")
@@ -305,6 +307,9 @@ def compare(new_text: str, old_text: str) -> Relation:
             kind = f"{slot} event" if shared_slot else "event worded the same"
             return Relation(Kind.DISTINCT_EVENT, f"distinct event (another {kind}, no shared date or id: {quantities})")
         return Relation(Kind.OTHER, f"other values in a different statement ({diff} word(s) differ)")
+    if phone_correction and new.mentions.ids and old.mentions.ids and new.mentions.ids != old.mentions.ids:
+        return Relation(Kind.CORRECTION, f"explicit correction of phone: {_short(new.mentions.ids)} vs "
+                                         f"{_short(old.mentions.ids)}")
     text_slots = shared_slot & TEXT_VALUED
     if cue and text_slots and diff > 0 and not (new.mentions.quantities or old.mentions.quantities):
         return Relation(Kind.CORRECTION, f"explicit correction of {', '.join(sorted(text_slots))}")
