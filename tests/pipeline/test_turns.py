@@ -41,7 +41,8 @@ def test_turn_is_enqueued_on_commit_and_the_worker_runs_it(
     assert result.status == "SUCCESSFUL"
     turn.refresh_from_db()
     assert (turn.status, turn.attempts, turn.engine) == ("done", 1, "offline")
-    assert Note.objects.filter(source_id=f"turn:{turn.pk}").count() == 3
+    # every extracted item becomes a note (a low-confidence one too, with low importance)
+    assert Note.objects.filter(source_id=f"turn:{turn.pk}").count() == len(turn.items) == 4
 
 
 def test_nothing_is_enqueued_when_the_transaction_rolls_back(world, laptop_conversation, make_turn,
@@ -101,7 +102,7 @@ def test_a_job_left_running_by_a_dead_worker_is_resumed(world, laptop_conversati
     assert DBTaskResult.objects.filter(args_kwargs__args=[turn.pk]).exists()
     resumed = process_turn(turn.pk)
     assert (resumed.status, resumed.attempts) == ("done", 2)
-    assert Note.objects.count() == 3  # the first note was not written twice
+    assert Note.objects.count() == len(items) == 4  # the first note was not written twice
     assert Note.objects.get(content__contains="5999元").mention_count == 1
 
 
@@ -242,7 +243,7 @@ def test_embedding_recovers_and_the_stored_items_are_used(world, laptop_conversa
     assert turn.status == "pending"
     TurnExtraction.objects.filter(pk=turn.pk).update(next_attempt_at=None)
     done = process_turn(turn.pk)
-    assert done.status == "done" and Note.objects.count() == 3
+    assert done.status == "done" and Note.objects.count() == len(done.items) == 4
 
 
 # --- bad input ---------------------------------------------------------------------------------
