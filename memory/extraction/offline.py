@@ -16,10 +16,15 @@ reading further into a pasted megabyte would cost time without adding notes.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import date
 from typing import Callable
 
 from . import lexicon
+from .english import cues as english_cues
+from .english import dates as english_dates
+from .english import rewrite as english_rewrite
+from .english import stopwords as english_stopwords
 from .items import (
     MAX_CONTENT_CHARS,
     MAX_ITEMS_PER_TURN,
@@ -107,13 +112,20 @@ def _split_outside_quotes(text: str, is_boundary: Callable[[str, int], bool]) ->
     return [p.strip() for p in parts if p.strip()]
 
 
+#: English abbreviations whose full stop does not end a sentence.
+_ABBREVIATIONS = frozenset({"mr", "mrs", "ms", "dr", "prof", "st", "jr", "sr", "vs", "etc", "e.g", "i.e", "no", "inc", "ltd", "co"})
+
+
 def _sentence_boundary(text: str, i: int) -> bool:
     ch = text[i]
     if ch in _TERMINATORS:
         return True
-    if ch == ".":  # ASCII full stop ends a sentence only before a space, not in 3.5 or 1.
+    if ch == ".":  # ASCII full stop ends a sentence only before a space, not in 3.5 or 1. or "Dr."
         after_space = i + 1 == len(text) or text[i + 1].isspace()
-        return after_space and i > 0 and not text[i - 1].isdigit()
+        if not (after_space and i > 0 and not text[i - 1].isdigit()):
+            return False
+        word = text[max(0, i - 5) : i].rsplit(None, 1)[-1].lower() if text[max(0, i - 5) : i].strip() else ""
+        return word not in _ABBREVIATIONS
     return False
 
 
@@ -171,16 +183,23 @@ _CONNECTIVE_RE = re.compile(
     r"或者|或|及|同时|否则|以免|从而|于是|就|才|都|甚至|包括|比如|例如|即|虽然|尽管|如果|只要)"
 )
 _CJK_RE = re.compile(r"[\u4e00-\u9fff]")
+_LATIN_WORD_RE = re.compile(r"[A-Za-z]{2,}")
 #: A clause opening with these is a dependent phrase ('根据《…法》第…条'); the
 #: clause after it belongs to the same note.
 _DEPENDENT_RE = re.compile(r"^(?:根据|依据|按照|依照|鉴于|如果|若|假如|虽然|尽管|因为|由于|为了)")
 
 
+def is_english(text: str) -> bool:
+    """Text without a Chinese character (English, or any Latin-script language)."""
+    return not _CJK_RE.search(text)
+
+
 def _tidy(clause: str) -> str:
     """Remove list markers, inline markdown, leading fillers and trailing particles."""
     text = _INLINE_MARKUP_RE.sub("", _HEADING_RE.sub("", _MARKDOWN_RE.sub("", clause)))
+    filler = english_cues.FILLER_RE if is_english(text) else _FILLER_RE
     for _ in range(3):
-        stripped = _FILLER_RE.sub("", text, count=1)
+        stripped = filler.sub("", text, count=1)
         if stripped == text:
             break
         text = stripped
@@ -189,13 +208,20 @@ def _tidy(clause: str) -> str:
 
 
 def is_question(clause: str) -> bool:
-    """A clause asking something ('那我现在该咋办', '这是不是拖时间')."""
+    """A clause asking something ('那我现在该咋办', '这是不是拖时间', 'I wonder if …')."""
+    if is_english(clause):
+        return bool(english_cues.QUESTION_RE.search(clause.strip()))
     return bool(_QUESTION_RE.search(_TRAILING_PUNCT_RE.sub("", clause)))
 
 
 def is_chitchat(clause: str) -> bool:
     """Greetings, thanks, acknowledgements and one-off requests to the assistant
     ('你再帮我总结一下'); a lasting preference ('以后先给结论') is not chit-chat."""
+    if is_english(clause):
+        text = _TRAILING_PUNCT_RE.sub("", clause.strip())
+        if english_cues.LASTING_RE.search(text):
+            return False
+        return bool(english_cues.CHITCHAT_RE.search(text))
     if _LASTING_RE.search(clause):
         return False
     return bool(_CHITCHAT_RE.search(clause))
@@ -228,11 +254,15 @@ class _Scores:
 def _score(text: str) -> _Scores:
     points = {c: 0 for c in lexicon.CATEGORY_PRIORITY}
     strong = {c: 0 for c in lexicon.CATEGORY_PRIORITY}
-    for category, cues in lexicon.CATEGORY_CUES.items():
-        for cue in cues:
-            if cue.pattern.search(text):
-                points[category] += cue.weight
-                strong[category] += cue.strong
+    tables = [lexicon.CATEGORY_CUES] if _CJK_RE.search(text) else []
+    if _LATIN_WORD_RE.search(text):
+        tables.append(english_cues.CATEGORY_CUES)
+    for table in tables:
+        for category, cues in table.items():
+            for cue in cues:
+                if cue.pattern.search(text):
+                    points[category] += cue.weight
+                    strong[category] += cue.strong
     dates = lexicon.extract_dates(text)
     amounts = lexicon.extract_amounts(text)
     if dates:
@@ -268,7 +298,10 @@ def _units(text: str) -> list[_Unit]:
     seen_clauses: set[str] = set()
     for sentence in split_sentences(text)[:MAX_SENTENCES]:
         asked = sentence.rstrip("”」』’\"").endswith(("？", "?"))
-        clauses = [_tidy(c) for c in split_clauses(sentence)]
+        if is_english(sentence) and not asked and len(sentence) <= MAX_UNIT_CHARS:
+            clauses = [_tidy(sentence)]  # an English sentence is one statement; its commas are grammar
+        else:
+            clauses = [_tidy(c) for c in split_clauses(sentence)]
         clauses = [c for c in clauses if c]
         groups: list[tuple[list[str], str | None]] = []
         for index, clause in enumerate(clauses):
@@ -282,6 +315,9 @@ def _units(text: str) -> list[_Unit]:
             best = scores.ranked()[0]
             best = best if scores.points[best] and scores.decisive(best) else None
             if asked and best is None:
+                continue
+            if is_english(clause):
+                groups.append(([clause], best))
                 continue
             if groups:
                 members, category = groups[-1]
@@ -304,7 +340,9 @@ def _units(text: str) -> list[_Unit]:
                         groups[-1] = (members, best)
                     continue
             groups.append(([clause], best))
-        units.extend(_Unit("，".join(members), asked) for members, _ in groups)
+        units.extend(
+            _Unit(("，" if not is_english(members[0]) else ", ").join(members), asked) for members, _ in groups
+        )
     return units
 
 
@@ -391,11 +429,128 @@ def _finish(text: str) -> str:
 
 # --- the engine ---------------------------------------------------------------------------
 
+#: Confidence of a note that reports what a person said ("Caroline said they …"): the words
+#: are theirs, only the pronouns were rewritten, so it clears the ADD bar (> 0.7); what the
+#: rules could not tell is the category, which is why its importance is low.
+SAID_CONFIDENCE = 0.75
+#: Importance of a reported statement the rules could not classify.
+SAID_IMPORTANCE = 0.3
+#: A classified statement at or below this confidence is kept as what was said instead:
+#: routing would drop it as low quality, and its words are certain even if its category is not.
+WEAK_CONFIDENCE = 0.7
+#: Speaker labels that mean the product's assistant rather than a person.
+ASSISTANT_NAMES = frozenset({"", "assistant", "ai", "bot", "system", "助手"})
+SAID_TAG_ZH = "原话"
+SAID_TAG_EN = "said"
+_MIN_SAID_WORDS = 2
+
+
+@dataclass(frozen=True)
+class _Voice:
+    """Who is speaking on one side of a turn.
+
+    ``speaker`` is the provenance role ("user" / "assistant"); ``name`` is how notes call
+    the speaker, ``other`` how they call the one spoken to ("you"). A ``person`` is the
+    user or a named second speaker of an imported conversation: everything a person says
+    is kept, classified or as reported speech. The product's assistant only contributes
+    statutes and advice.
+    """
+
+    speaker: str
+    name: str
+    other: str
+    person: bool
+
+
+def _voices(user_name: str, reply_name: str) -> tuple[_Voice, _Voice]:
+    user_name = (user_name or "").strip()
+    reply_name = (reply_name or "").strip()
+    reply_is_person = reply_name.lower() not in ASSISTANT_NAMES
+    user = _Voice("user", user_name, reply_name if reply_is_person else "the assistant", True)
+    reply = _Voice("assistant", reply_name if reply_is_person else "the assistant", user_name or "the user", reply_is_person)
+    return user, reply
+
+
+def _english_name(voice: _Voice) -> str:
+    return voice.name or ("The user" if voice.speaker == "user" else "The assistant")
+
+
+def _chinese_name(voice: _Voice) -> str:
+    return voice.name or ("用户" if voice.speaker == "user" else "助手")
+
+
+def _third_person_zh(text: str, voice: _Voice) -> str:
+    """Chinese pronouns for this voice: the user's "我" is "用户" (as in every Chinese note);
+    a named second speaker's "我" is their name and their "你" is the user."""
+    if voice.speaker == "user" or not voice.person:
+        return _third_person(text, voice.speaker)
+    rules = (
+        (re.compile(r"我们|咱们"), f"{voice.name}一方"),
+        (re.compile(r"我(?![国院])"), voice.name),
+        (re.compile(r"你们|您们|[你您]"), voice.other if voice.other != "the user" else "用户"),
+    )
+    out: list[str] = []
+    last = 0
+    for match in _QUOTED_RE.finditer(text):
+        out.append(_apply(rules, text[last : match.start()]))
+        out.append(match.group(0))
+        last = match.end()
+    out.append(_apply(rules, text[last:]))
+    return "".join(out)
+
+
+def _with_resolved_dates(text: str, said_on: date | None) -> tuple[str, list[str]]:
+    """English date phrases resolved against the day said, written beside the phrase
+    ("yesterday (7 May 2023)"); returns the text and the dates (resolved where possible)."""
+    out: list[str] = []
+    dates: dict[str, None] = {}
+    last = 0
+    for match in english_dates.DATE_RE.finditer(text):
+        phrase = match.group(0)
+        resolved = english_dates.resolve(phrase, said_on)
+        dates.setdefault(resolved or re.sub(r"\s+", " ", phrase), None)
+        out.append(text[last : match.end()])
+        if resolved and resolved.lower() not in phrase.lower():
+            out.append(f" ({resolved})")
+        last = match.end()
+    out.append(text[last:])
+    return "".join(out), list(dates)
+
+
+def _english_tags(category: Category, dates: list[str], amounts: list[str], *extra: str) -> list[str]:
+    tags = [category.slug, *extra]
+    if dates:
+        tags.append("timeline")
+    if amounts:
+        tags.append("amount")
+    return tags
+
+
+_ENGLISH_LABELS: dict[str, str] = {
+    lexicon.FACT: "Fact", lexicon.EVIDENCE: "Evidence", lexicon.LAW: "Legal basis",
+    lexicon.CLAIM: "Claim", lexicon.PREFERENCE: "Preference", lexicon.ACTION: "Advice",
+}
+
+
+def english_context(item: ExtractedItem) -> str:
+    """One English sentence saying what a note is about ('Event about support and group')."""
+    label = _ENGLISH_LABELS.get(item.category, "Note")
+    if item.category == lexicon.FACT and item.memory_type == "event":
+        label = "Event"
+    if SAID_TAG_EN in item.tags:
+        label = "Statement"
+    subjects = item.keywords[:2]
+    if subjects:
+        return f"{label} about {' and '.join(subjects)}"
+    return f"{label} mentioned in the conversation"
+
 
 @dataclass
 class _Candidate:
     item: ExtractedItem
     position: int
+    voice: _Voice
+    text: str = ""
 
 
 def _confidence(
@@ -428,55 +583,142 @@ def _confidence(
     return round(min(max(value, 0.3), 0.95), 2)
 
 
-def _candidate(unit: _Unit, speaker: str, position: int, turn_topic: str | None) -> _Candidate | None:
+def _candidate(
+    unit: _Unit, voice: _Voice, position: int, turn_topic: str | None, said_on: date | None
+) -> _Candidate | None:
     """Turn one unit into a scored item, or None when the rules cannot tell what it is."""
-    if len(unit.text) < MIN_UNIT_CHARS or not _CJK_RE.search(unit.text):
+    if len(unit.text) < MIN_UNIT_CHARS or not (_CJK_RE.search(unit.text) or _LATIN_WORD_RE.search(unit.text)):
         return None
     scores = _score(unit.text)
-    allowed = REPLY_CATEGORIES if speaker == "assistant" else None
+    allowed = None if voice.person else REPLY_CATEGORIES
     ranked = scores.ranked(allowed)
     category = ranked[0]
     points = scores.points[category]
-    if points < 2 or (speaker == "assistant" and not scores.strong[category]):
+    if points < 2 or (not voice.person and not scores.strong[category]):
         return None
     if not scores.decisive(category) and points < 3 and not (scores.dates or scores.amounts):
         return None
     others = [scores.points[c] for c in scores.ranked() if c != category]
     cat = Category(category)
-    content = _finish(_with_subject(_third_person(unit.text, speaker), category, speaker))
-    dates = scores.dates
+    english = is_english(unit.text)
+    if english:
+        content = english_rewrite.in_third_person(unit.text, _english_name(voice), voice.other)
+        if not voice.person and cat is Category.ACTION and not re.search(r"recommend|suggest|advise", content, re.I):
+            content = "The assistant advised: " + content
+        content, dates = _with_resolved_dates(content, said_on)
+        content = _finish_english(content)
+    else:
+        content = _finish(_with_subject(_third_person_zh(unit.text, voice), category, voice.speaker))
+        dates = scores.dates
+    scope = default_scope(cat)
+    if voice.person and voice.speaker != "user" and scope == "user_profile":
+        scope = "case"  # a second speaker's taste is not the user's profile
     item = ExtractedItem(
         content=content,
         category=cat.value,
         memory_type=default_memory_type(cat, dates),
         confidence=_confidence(
-            scores, category, max(others, default=0), asked=unit.from_question, speaker=speaker,
+            scores, category, max(others, default=0), asked=unit.from_question,
+            speaker="user" if voice.person else "assistant",
             correction=bool(lexicon.CORRECTION_RE.search(unit.text)),
         ),
         keywords=[],
         tags=[],
         context="",
         importance=importance_for(cat, dates, scores.amounts, scores.law_refs),
-        scope_hint=default_scope(cat),
+        scope_hint=scope,
         dates=dates,
         amounts=scores.amounts,
-        speaker=speaker,
+        speaker=voice.speaker,
     )
-    topic = None if cat is Category.PREFERENCE else lexicon.topic_for(unit.text, turn_topic)
-    item.tags = item_tags(cat, topic, dates, scores.amounts)
-    if cat is Category.PREFERENCE and lexicon.ANSWER_STYLE_RE.search(unit.text):
-        item.tags.append("回答方式")
-    return _Candidate(item, position)
+    if english:
+        item.tags = _english_tags(cat, dates, scores.amounts)
+        if cat is Category.PREFERENCE and english_cues.ANSWER_STYLE_RE.search(unit.text):
+            item.tags.append("answer style")
+    else:
+        topic = None if cat is Category.PREFERENCE else lexicon.topic_for(unit.text, turn_topic)
+        item.tags = item_tags(cat, topic, dates, scores.amounts)
+        if cat is Category.PREFERENCE and lexicon.ANSWER_STYLE_RE.search(unit.text):
+            item.tags.append("回答方式")
+    return _Candidate(item, position, voice, unit.text)
 
 
-def extract_offline(user_msg: str, ai_resp: str) -> list[ExtractedItem]:
-    """Rule-based knowledge items of one turn: at most five, returned in the
-    order they were said. When there are more, the user's statements win over
-    the reply's (an offline reply is composed from notes already stored) and
-    higher confidence wins within each.
+def _finish_english(text: str) -> str:
+    """Capitalise, end with a full stop, cut to the content limit."""
+    text = text.strip()[: MAX_CONTENT_CHARS - 1]
+    if text and text[0].islower():
+        text = text[0].upper() + text[1:]
+    if not text.endswith((".", "!", "?", '"', "”")):
+        text += "."
+    return text
 
-    Trivial turns (seed 001 thresholds) give nothing; so do questions,
-    chit-chat and anything the lexicon cannot classify.
+
+def _worth_keeping(text: str) -> bool:
+    """More than small talk: two content words in English, five characters in Chinese."""
+    if _CJK_RE.search(text):
+        return len(_CJK_RE.findall(text)) >= MIN_UNIT_CHARS - 1
+    words = re.findall(r"[A-Za-z][A-Za-z'-]{2,29}", text)
+    content_words = [w for w in words if w.lower() not in english_stopwords.STOPWORDS]
+    return len(content_words) >= _MIN_SAID_WORDS
+
+
+def _said_item(texts: list[str], voice: _Voice, said_on: date | None) -> ExtractedItem | None:
+    """What a person said that the rules could not classify, kept as one low-importance event
+    in the third person: "Caroline said they …", "alice说：用户……"."""
+    texts = [t for t in texts if _worth_keeping(t)]
+    if not texts:
+        return None
+    if any(_CJK_RE.search(t) for t in texts):
+        bodies = [_TRAILING_PUNCT_RE.sub("", _third_person_zh(t, voice)) for t in texts]
+        content = _finish(f"{_chinese_name(voice)}说：" + "；".join(bodies))
+        dates = lexicon.extract_dates(content)
+        tags = item_tags(Category.FACT, None, dates, lexicon.extract_amounts(content)) + [SAID_TAG_ZH]
+    else:
+        name = _english_name(voice)
+        bodies = [english_rewrite.reported(t, name, voice.other) for t in texts]
+        body = bodies[0] + "".join("; " + b[len(name) + len(" said ") :] for b in bodies[1:])
+        content, dates = _with_resolved_dates(_TRAILING_PUNCT_RE.sub("", body), said_on)
+        content = _finish_english(content)
+        tags = _english_tags(Category.FACT, dates, lexicon.extract_amounts(content), SAID_TAG_EN)
+    amounts = lexicon.extract_amounts(content)
+    return ExtractedItem(
+        content=content,
+        category=Category.FACT.value,
+        memory_type="event",
+        confidence=SAID_CONFIDENCE,
+        keywords=[],
+        tags=tags,
+        context="",
+        importance=round(SAID_IMPORTANCE + (0.05 if dates else 0.0) + (0.05 if amounts else 0.0), 2),
+        scope_hint="case",
+        dates=dates,
+        amounts=amounts,
+        speaker=voice.speaker,
+    )
+
+
+def extract_offline(
+    user_msg: str,
+    ai_resp: str,
+    *,
+    user_name: str = "",
+    reply_name: str = "",
+    said_on: date | None = None,
+) -> list[ExtractedItem]:
+    """Rule-based knowledge items of one turn, at most five, in the order they were said.
+
+    ``user_name`` / ``reply_name`` are the speakers (a reply by "assistant" or no name is
+    the product's assistant; any other name is a second person, as in an imported
+    conversation between two people). ``said_on`` is the day the turn was said: English
+    relative dates ("yesterday", "last Tuesday") are resolved against it.
+
+    Nothing a person says is lost: what the lexicon classifies becomes a categorised
+    note; what it cannot (or only weakly) classify becomes one low-importance event in
+    the third person ("Caroline said they …"). Trivial turns, questions, greetings and
+    thanks give nothing; the assistant's reply only gives statutes and advice. When a
+    turn holds more than five pieces, the user's statements win, higher confidence wins
+    within each side, and a person's statements that do not fit are folded into that
+    person's reported-speech note rather than dropped.
     """
     user_msg = user_msg if isinstance(user_msg, str) else ""
     ai_resp = ai_resp if isinstance(ai_resp, str) else ""
@@ -485,16 +727,20 @@ def extract_offline(user_msg: str, ai_resp: str) -> list[ExtractedItem]:
     user_text = clean_text(user_msg[:MAX_INPUT_CHARS], keep_newlines=True)
     reply_text = clean_text(ai_resp[:MAX_INPUT_CHARS], keep_newlines=True)
     turn_topic = lexicon.detect_topic(user_text) or lexicon.detect_topic(reply_text)
+    user_voice, reply_voice = _voices(user_name, reply_name)
 
     candidates: list[_Candidate] = []
+    said: dict[_Voice, list[tuple[int, str]]] = {user_voice: [], reply_voice: []}
     seen: set[str] = set()
     position = 0
-    for speaker, text in (("user", user_text), ("assistant", reply_text)):
+    for voice, text in ((user_voice, user_text), (reply_voice, reply_text)):
         taken = 0
         for unit in _units(text):
             position += 1
-            candidate = _candidate(unit, speaker, position, turn_topic)
-            if candidate is None:
+            candidate = _candidate(unit, voice, position, turn_topic, said_on)
+            if candidate is None or (voice.person and candidate.item.confidence <= WEAK_CONFIDENCE):
+                if voice.person and not unit.from_question:
+                    said[voice].append((position, unit.text))
                 continue
             key = content_key(candidate.item.content)
             if key in seen:
@@ -502,21 +748,45 @@ def extract_offline(user_msg: str, ai_resp: str) -> list[ExtractedItem]:
             seen.add(key)
             candidates.append(candidate)
             taken += 1
-        if speaker == "assistant" and taken > MAX_REPLY_ITEMS:
+        if not voice.person and taken > MAX_REPLY_ITEMS:
             reply = sorted(
-                (c for c in candidates if c.item.speaker == "assistant"),
+                (c for c in candidates if c.voice is voice),
                 key=lambda c: (-c.item.confidence, c.position),
             )[:MAX_REPLY_ITEMS]
-            candidates = [c for c in candidates if c.item.speaker == "user"] + reply
+            candidates = [c for c in candidates if c.voice is not voice] + reply
 
     # The user's own statements come first; the reply only fills free slots.
     best = sorted(
         candidates,
         key=lambda c: (c.item.speaker != "user", -c.item.confidence, -c.item.importance, c.position),
     )
-    chosen = sorted(best[:MAX_ITEMS_PER_TURN], key=lambda c: c.position)
-    items = [c.item for c in chosen]
+    said_items = _fit(best, said, said_on)
+    chosen = sorted(
+        [(c.position, c.item) for c in best] + said_items, key=lambda pair: pair[0]
+    )
+    items = [item for _, item in chosen]
     for item in items:
         item.keywords = lexicon.keywords_for(item.content)
-        item.context = lexicon.context_for(item)
+        item.context = english_context(item) if is_english(item.content) else lexicon.context_for(item)
     return items
+
+
+def _fit(
+    best: list[_Candidate], said: dict[_Voice, list[tuple[int, str]]], said_on: date | None
+) -> list[tuple[int, ExtractedItem]]:
+    """Trim ``best`` (in place) so that it and one reported-speech item per speaker fit in
+    five; a person's statements that do not fit join that speaker's reported item."""
+    while True:
+        said_items = {
+            voice: item for voice, texts in said.items()
+            if texts and (item := _said_item([t for _, t in sorted(texts)], voice, said_on)) is not None
+        }
+        limit = MAX_ITEMS_PER_TURN - len(said_items)
+        overflow = best[limit:]
+        if not overflow:
+            break
+        del best[limit:]
+        for candidate in overflow:
+            if candidate.voice.person:
+                said[candidate.voice].append((candidate.position, candidate.text))
+    return [(min(p for p, _ in said[voice]), item) for voice, item in said_items.items()]
