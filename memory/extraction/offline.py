@@ -122,8 +122,11 @@ def _sentence_boundary(text: str, i: int) -> bool:
         return True
     if ch == ".":  # ASCII full stop ends a sentence only before a space, not in 3.5 or 1. or "Dr."
         after_space = i + 1 == len(text) or text[i + 1].isspace()
-        if not (after_space and i > 0 and not text[i - 1].isdigit()):
+        if not after_space or i == 0:
             return False
+        if text[i - 1].isdigit():  # "1. " is a list number; "in 2023. " and "$3,500. " end sentences
+            number = re.search(r"[\d,]+$", text[max(0, i - 12) : i])
+            return number is not None and len(number.group(0)) >= 3 and i + 1 < len(text)
         word = text[max(0, i - 5) : i].rsplit(None, 1)[-1].lower() if text[max(0, i - 5) : i].strip() else ""
         return word not in _ABBREVIATIONS
     return False

@@ -21,17 +21,22 @@ Further evidence for a promoted trait reinforces its note (mention count, confid
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import math
+import re
 from dataclasses import dataclass
 from datetime import datetime
 
 import numpy as np
 from django.conf import settings
 from django.db import connection, transaction
+from django.utils import timezone
 from pgvector.django import CosineDistance
 
-from memory.extraction import ExtractedItem
+from memory.extraction import Category as ItemCategory
+from memory.extraction import ExtractedItem, extract_dates, keywords_for
+from memory.extraction.english.dates import format_day
 from memory.models import (
     AuditEvent,
     Category,
@@ -43,7 +48,7 @@ from memory.models import (
     PersonaTrait,
     RoutingDecision,
 )
-from memory.pipeline.drafts import TurnSource, category_slug
+from memory.pipeline.drafts import TurnSource, category_slug, is_persona_item
 from memory.pipeline.routing import conflict_between, lexical_overlap
 from memory.services.audit import actor_label, record_note_event
 from memory.services.notes import (
@@ -152,6 +157,49 @@ def record_persona_item(
             reason=f"{how}; {outcome}"[:500],
             note=note,
         )
+
+
+#: A twin reports a statement the person certainly made; it clears routing's ADD bar.
+TWIN_MIN_CONFIDENCE = 0.75
+TWIN_IMPORTANCE = 0.5
+_LABEL_PREFIX = re.compile(r"^用户(?:偏好|诉求)：")
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+
+
+def episodic_twins(items: list[ExtractedItem], source: TurnSource) -> list[ExtractedItem]:
+    """One episodic event note per persona item, so nothing said is swallowed by persona
+    evidence that may never be promoted ("她看到了自己最喜欢的企鹅" is an event of that
+    day as well as a hint of taste). The twin reports who said it and when, which also
+    gives it a content (and routing key) of its own: "alice在2023年5月8日说：……",
+    "Caroline said on 8 May 2023: …". Deterministic, so a resumed job routes the same twins."""
+    twins: list[ExtractedItem] = []
+    for item in items:
+        if not is_persona_item(item):
+            continue
+        messages = source.messages_for(item.speaker)
+        said_at = timezone.localtime(messages[0].said_at) if messages and messages[0].said_at else None
+        name = (messages[0].speaker if messages else "") or source.conversation.user.get_username()
+        body = _LABEL_PREFIX.sub("", item.content)
+        if _CJK.search(body):
+            when = f"在{said_at.year}年{said_at.month}月{said_at.day}日" if said_at else ""
+            content, said_tag = f"{name}{when}说：{body}", "原话"
+        else:
+            when = f" on {format_day(said_at.date())}" if said_at else ""
+            content, said_tag = f"{name} said{when}: {body}", "said"
+        dates = extract_dates(content)
+        twins.append(dataclasses.replace(
+            item,
+            content=content,
+            category=ItemCategory.FACT.value,
+            memory_type=MemoryType.EVENT,
+            confidence=max(item.confidence, TWIN_MIN_CONFIDENCE),
+            keywords=keywords_for(content),
+            tags=[*dict.fromkeys([*item.tags, said_tag])],
+            importance=TWIN_IMPORTANCE,
+            scope_hint=MemoryScope.CASE,
+            dates=dates,
+        ))
+    return twins
 
 
 def _persona_lock(firm, user) -> None:
@@ -268,8 +316,6 @@ def _profile_note(trait: PersonaTrait, source: TurnSource, *, actor, tags: list[
         speaker=source.conversation.user.get_username(),
         said_at=trait.last_evidence_at,
     )
-    from memory.extraction import keywords_for
-
     draft.keywords = keywords_for(trait.content)
     note = create_note(draft, actor=actor, embedding=np.asarray(trait.embedding, dtype=np.float32))
     if len(evidence) > 1:

@@ -35,7 +35,7 @@ from memory.models import (
 )
 from memory.pipeline.drafts import ItemError, TurnSource, draft_for, is_persona_item
 from memory.pipeline.extract import ENGINE_SKIPPED, extract_turn
-from memory.pipeline.persona import record_persona_item
+from memory.pipeline.persona import episodic_twins, record_persona_item
 from memory.pipeline.routing import route_and_write
 from memory.services.audit import record
 from memory.services.notes import NoteValidationError, content_hash
@@ -162,7 +162,11 @@ def _source_for(turn: TurnExtraction) -> TurnSource:
 
 def _run(turn: TurnExtraction) -> None:
     if turn.items is None:
-        outcome = extract_turn(turn.user_message.content, turn.assistant_message.content)
+        user_msg, reply = turn.user_message, turn.assistant_message
+        outcome = extract_turn(
+            user_msg.content, reply.content, user_name=user_msg.speaker, reply_name=reply.speaker,
+            said_on=timezone.localtime(user_msg.said_at).date() if user_msg.said_at else None,
+        )
         turn.items = [dataclasses.asdict(item) for item in outcome.items]
         turn.rejected = outcome.rejected_reasons
         turn.engine = outcome.engine
@@ -190,6 +194,7 @@ def apply_items(
     transaction per item. An item the note model refuses is recorded as IGNORE with the reason."""
     if not items:
         return []
+    items = [*items, *episodic_twins(items, source)]  # persona evidence is also kept as what was said
     vectors = get_embedder().embed_passages([item.content for item in items])
     decisions = []
     for index, (item, vector) in enumerate(zip(items, vectors)):
@@ -281,7 +286,13 @@ def process_batch(consolidation: Consolidation, messages: list[Message], *, acto
     """Extract and route messages that left working memory without a turn of their own."""
     user_text = "\n".join(m.content for m in messages if m.role == Message.Role.USER)
     reply_text = "\n".join(m.content for m in messages if m.role == Message.Role.ASSISTANT)
-    outcome = extract_turn(user_text, reply_text)
+    first_user = next((m for m in messages if m.role == Message.Role.USER), None)
+    first_reply = next((m for m in messages if m.role == Message.Role.ASSISTANT), None)
+    outcome = extract_turn(
+        user_text, reply_text, user_name=first_user.speaker if first_user else "",
+        reply_name=first_reply.speaker if first_reply else "",
+        said_on=timezone.localtime(messages[0].said_at).date() if messages and messages[0].said_at else None,
+    )
     consolidation.engine = outcome.engine
     consolidation.items = [dataclasses.asdict(item) for item in outcome.items]
     consolidation.save(update_fields=["engine", "items"])

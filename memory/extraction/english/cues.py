@@ -40,7 +40,7 @@ CATEGORY_CUES: dict[str, tuple[Cue, ...]] = {
     CLAIM: _cues(
         STRONG,
         r"(?:want|demand|demanding|seek|seeking|claim|claiming)\s+(?:a\s+|my\s+|our\s+|full\s+)*(?:refund|compensation|damages|money back|reimbursement)",
-        r"sue (?:them|him|her|the \w+) for", r"entitled to", r"demand(?:ed|ing)? (?:that|payment)",
+        r"(?:want|get|demand) (?:my|our|the|all (?:my|our|the)) \w+ back", r"sue (?:them|him|her|the \w+) for", r"entitled to", r"demand(?:ed|ing)? (?:that|payment)",
         r"(?:pay|give) (?:me|us) back",
     )
     + _cues(1, r"refund", r"compensation", r"damages", r"reimburse(?:ment)?", r"penalty", r"owed?"),

@@ -98,7 +98,7 @@ def resolve(phrase: str, said_on: date | None) -> str | None:
     """The day, week, month or year ``phrase`` names, written out ('7 May 2023',
     'the week of 1 May 2023', 'April 2023', '2022'), or None when it cannot be told.
     Phrases without a year or relative to now need ``said_on``."""
-    match = DATE_RE.fullmatch(phrase.strip())
+    match = DATE_RE.search(phrase.strip())
     if match is None:
         return None
     g = {k: v for k, v in match.groupdict().items() if v is not None}

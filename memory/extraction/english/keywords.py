@@ -2,7 +2,7 @@
 
 jieba's TF-IDF table knows Chinese; on English it would rank every word the
 same. Here a word scores by how often it occurs, whether it is a name or an
-acronym written in capitals mid-sentence ('Caroline', 'LGBTQ'), and its length;
+acronym written in capitals mid-sentence ('Caroline', 'LGBTQ');
 ties keep the order of appearance. Function words and chat fillers come from
 the vendored list in ``stopwords``.
 """
@@ -37,7 +37,7 @@ def english_keywords(text: str, k: int = 8) -> list[str]:
         if len(key) < 3 or len(key) > _MAX_WORD_CHARS or key in STOPWORDS or key.replace("'", "") in STOPWORDS:
             continue
         is_name = (word[0].isupper() and not starts_sentence) or (word.isupper() and len(word) > 1)
-        score = 1.0 + (1.5 if is_name else 0.0) + (0.5 if len(key) >= 6 else 0.0)
+        score = 1.0 + (1.5 if is_name else 0.0)
         if key not in scores:
             first_seen[key] = len(first_seen)
             shown[key] = word if is_name else key

@@ -32,7 +32,7 @@ STOPWORDS: frozenset[str] = frozenset(
     gonna gotta wanna kinda sorta lol haha hey hi hello thanks thank wow cool great awesome nice
     amazing glad totally definitely actually probably guess mean know feel felt kind sort stuff
     day days time times today yesterday tomorrow week weeks month months year years ago last
-    recently lately going went go goes come came take took tell told let lets keep kept try tried
-    good bad new old big little lot able around thing
+    recently lately going went go goes come came take took tell told let lets try tried
+    good bad new old big little lot able around thing user assistant
     """.split()
 )
