@@ -647,10 +647,8 @@ def _candidate(
 
 
 def _finish_english(text: str) -> str:
-    """Capitalise, end with a full stop, cut to the content limit."""
+    """End with a full stop, cut to the content limit (names keep their case: 'alice')."""
     text = text.strip()[: MAX_CONTENT_CHARS - 1]
-    if text and text[0].islower():
-        text = text[0].upper() + text[1:]
     if not text.endswith((".", "!", "?", '"', "”")):
         text += "."
     return text

@@ -35,6 +35,7 @@ _AUX: dict[str, str] = {
     " do": "does", " don't": "doesn't", " do not": "does not", " haven't": "hasn't", " have not": "has not",
     " am not": "is not",
 }
+_AGREEMENT: dict[str, str] = {"have": "has", "do": "does", "am": "is"}
 _REPORTED: tuple[tuple[str, str], ...] = (
     (r"\bi'm\b|\bi am\b", "they are"), (r"\bi was\b", "they were"), (r"\bi've\b", "they have"),
     (r"\bi'd\b", "they would"), (r"\bi'll\b", "they will"), (r"\bi\b", "they"), (r"\bme\b", "them"),
@@ -93,6 +94,8 @@ def _direct(text: str, name: str, other: str) -> str:
     def verb(match: re.Match[str]) -> str:
         word = match.group("verb")
         adverb = match.group("adv") or ""
+        if word in _AGREEMENT:
+            return f"{name} {adverb}{_AGREEMENT[word]}"
         if word in _NOT_PRESENT or word.endswith("ed"):
             return f"{name} {adverb}{word}"
         return f"{name} {adverb}{third_person_singular(word)}"
