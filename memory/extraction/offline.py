@@ -605,7 +605,9 @@ def _candidate(
     cat = Category(category)
     english = is_english(unit.text)
     if english:
-        content = english_rewrite.in_third_person(unit.text, _english_name(voice), voice.other)
+        content = english_rewrite.in_third_person(
+            unit.text, _english_name(voice), voice.other, person=voice.person
+        )
         if not voice.person and cat is Category.ACTION and not re.search(r"recommend|suggest|advise", content, re.I):
             content = "The assistant advised: " + content
         content, dates = _with_resolved_dates(content, said_on)

@@ -49,7 +49,7 @@ CATEGORY_CUES: dict[str, tuple[Cue, ...]] = {
         r"receipts?", r"invoices?", r"screenshots?", r"recordings?", r"photos? of", r"pictures? of",
         r"bank statements?", r"payslips?", r"pay stubs?", r"chat (?:logs?|history)", r"text messages",
         r"emails? (?:from|to)", r"witness(?:es)?", r"written (?:notice|agreement|contract)", r"signed contract",
-        r"(?:kept|saved|have|still have) (?:the|a|all the|copies of)\s+\w+",
+        r"(?:kept|saved|still have|have kept|have saved) (?:the|all the|copies of|a copy of)\s+\w+",
     )
     + _cues(1, r"evidence", r"proof", r"records?", r"contract", r"agreement", r"documents?", r"copy", r"copies"),
     LAW: (Cue(re.compile(r"\b[A-Z][A-Za-z]+(?: [A-Z][A-Za-z]+| of| and){0,6} Act\b"), 3),)

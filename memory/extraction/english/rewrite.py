@@ -122,12 +122,15 @@ def _lower_first_word(text: str) -> str:
     return text
 
 
-def in_third_person(text: str, name: str, other: str) -> str:
+def in_third_person(text: str, name: str, other: str, *, person: bool = True) -> str:
     """The statement with the speaker's name for "I" (direct form), or in reported form when
-    it speaks for several people ("we"); quotes untouched."""
+    it speaks for several people ("we") or does not mention the speaker; quotes untouched."""
     if _PLURAL_RE.search(_QUOTED_RE.sub("", text)):
         return reported(text, name, other)
-    return _outside_quotes(text, lambda part: _direct(part, name, other))
+    direct = _outside_quotes(text, lambda part: _direct(part, name, other))
+    if person and name not in direct:  # "It's been a dream to …" only makes sense as something Caroline said
+        return reported(text, name, other)
+    return direct
 
 
 def reported(text: str, name: str, other: str) -> str:
