@@ -21,6 +21,7 @@ from datetime import date
 from typing import Callable
 
 from . import lexicon
+from .chinese_dates import resolve_zh
 from .english import cues as english_cues
 from .english import dates as english_dates
 from .english import rewrite as english_rewrite
@@ -520,6 +521,18 @@ def _with_resolved_dates(text: str, said_on: date | None) -> tuple[str, list[str
     return "".join(out), list(dates)
 
 
+def _with_resolved_chinese_dates(text: str, dates: list[str], said_on: date | None) -> tuple[str, list[str]]:
+    """Chinese relative dates resolved against the day said, written beside the phrase
+    ("昨天（2023年5月7日）"); returns the text and the dates (resolved where possible)."""
+    resolved_dates: dict[str, None] = {}
+    for phrase in dates:
+        resolved = resolve_zh(phrase, said_on)
+        if resolved and resolved != phrase and phrase in text:
+            text = text.replace(phrase, f"{phrase}（{resolved}）", 1)
+        resolved_dates.setdefault(resolved or phrase, None)
+    return text, list(resolved_dates)
+
+
 def _english_tags(category: Category, dates: list[str], amounts: list[str], *extra: str) -> list[str]:
     tags = [category.slug, *extra]
     if dates:
@@ -614,7 +627,7 @@ def _candidate(
         content = _finish_english(content)
     else:
         content = _finish(_with_subject(_third_person_zh(unit.text, voice), category, voice.speaker))
-        dates = scores.dates
+        content, dates = _with_resolved_chinese_dates(content, scores.dates, said_on)
     scope = default_scope(cat)
     if voice.person and voice.speaker != "user" and scope == "user_profile":
         scope = "case"  # a second speaker's taste is not the user's profile
@@ -674,7 +687,7 @@ def _said_item(texts: list[str], voice: _Voice, said_on: date | None) -> Extract
     if any(_CJK_RE.search(t) for t in texts):
         bodies = [_TRAILING_PUNCT_RE.sub("", _third_person_zh(t, voice)) for t in texts]
         content = _finish(f"{_chinese_name(voice)}说：" + "；".join(bodies))
-        dates = lexicon.extract_dates(content)
+        content, dates = _with_resolved_chinese_dates(content, lexicon.extract_dates(content), said_on)
         tags = item_tags(Category.FACT, None, dates, lexicon.extract_amounts(content)) + [SAID_TAG_ZH]
     else:
         name = _english_name(voice)
