@@ -31,12 +31,10 @@ from datetime import datetime
 import numpy as np
 from django.conf import settings
 from django.db import connection, transaction
-from django.utils import timezone
 from pgvector.django import CosineDistance
 
 from memory.extraction import Category as ItemCategory
-from memory.extraction import ExtractedItem, extract_dates, keywords_for
-from memory.extraction.english.dates import format_day
+from memory.extraction import ExtractedItem, keywords_for
 from memory.models import (
     AuditEvent,
     Category,
@@ -169,35 +167,29 @@ _CJK = re.compile(r"[\u4e00-\u9fff]")
 def episodic_twins(items: list[ExtractedItem], source: TurnSource) -> list[ExtractedItem]:
     """One episodic event note per persona item, so nothing said is swallowed by persona
     evidence that may never be promoted ("她看到了自己最喜欢的企鹅" is an event of that
-    day as well as a hint of taste). The twin reports who said it and when, which also
-    gives it a content (and routing key) of its own: "alice在2023年5月8日说：……",
-    "Caroline said on 8 May 2023: …". Deterministic, so a resumed job routes the same twins."""
+    day as well as a hint of taste). The twin reports who said it ("alice说：……",
+    "Caroline said: …"), which gives it a content (and routing key) of its own; the day
+    is on the note (``said_at``), not in its text, so the same remark made again is a
+    duplicate mention rather than a conflicting fact. Deterministic, so a resumed job
+    routes the same twins."""
     twins: list[ExtractedItem] = []
     for item in items:
         if not is_persona_item(item):
             continue
         messages = source.messages_for(item.speaker)
-        said_at = timezone.localtime(messages[0].said_at) if messages and messages[0].said_at else None
         name = (messages[0].speaker if messages else "") or source.conversation.user.get_username()
         body = _LABEL_PREFIX.sub("", item.content)
-        if _CJK.search(body):
-            when = f"在{said_at.year}年{said_at.month}月{said_at.day}日" if said_at else ""
-            content, said_tag = f"{name}{when}说：{body}", "原话"
-        else:
-            when = f" on {format_day(said_at.date())}" if said_at else ""
-            content, said_tag = f"{name} said{when}: {body}", "said"
-        dates = extract_dates(content)
+        content, said_tag = (f"{name}说：{body}", "原话") if _CJK.search(body) else (f"{name} said: {body}", "said")
         twins.append(dataclasses.replace(
             item,
-            content=content,
             category=ItemCategory.FACT.value,
+            content=content,
             memory_type=MemoryType.EVENT,
             confidence=max(item.confidence, TWIN_MIN_CONFIDENCE),
             keywords=keywords_for(content),
             tags=[*dict.fromkeys([*item.tags, said_tag])],
             importance=TWIN_IMPORTANCE,
             scope_hint=MemoryScope.CASE,
-            dates=dates,
         ))
     return twins
 

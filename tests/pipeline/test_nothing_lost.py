@@ -68,9 +68,19 @@ def test_a_persona_statement_is_also_an_active_episodic_note(world, laptop_conve
     assert "企鹅" in evidence.content and evidence.user == world.alice
     episodic = RoutingDecision.objects.get(turn=turn, action="add").note
     assert episodic.status == Note.Status.ACTIVE and episodic.memory_scope == "case"
-    assert episodic.content == "alice在2026年3月1日说：她看到了自己最喜欢的企鹅。"
+    assert episodic.content == "alice说：她看到了自己最喜欢的企鹅。"
     assert episodic.memory_type == "event" and "企鹅" in episodic.keywords
     assert episodic.source_message_ids == [turn.user_message_id]
     # behind the matter's wall: bob (on the matter) sees it, charlie does not
     assert Note.objects.visible_to(world.bob).filter(pk=episodic.pk).exists()
     assert not Note.objects.visible_to(world.charlie).filter(pk=episodic.pk).exists()
+
+
+def test_the_same_remark_on_another_day_is_a_mention_not_a_new_fact(world, laptop_conversation, make_turn):
+    make_turn(laptop_conversation, "她看到了自己最喜欢的企鹅。", "听起来很开心。", day=1)
+    again = make_turn(laptop_conversation, "她看到了自己最喜欢的企鹅。", "听起来很开心。", day=2)
+    twin = Note.objects.get(content="alice说：她看到了自己最喜欢的企鹅。")
+    assert twin.status == Note.Status.ACTIVE and twin.mention_count == 2
+    decision = RoutingDecision.objects.exclude(action="persona").get(turn=again)
+    assert decision.action == "ignore" and "duplicate" in decision.reason and decision.note == twin
+    assert PersonaEvidence.objects.count() == 2
