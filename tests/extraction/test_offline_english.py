@@ -51,6 +51,9 @@ def test_a_dated_event_is_written_in_the_third_person_with_its_date_resolved() -
         ("last year", "2022"),
         ("next Friday", "12 May 2023"),
         ("2023-05-07", "7 May 2023"),
+        ("two weekends ago", "the weekend of 29 April 2023"),
+        ("in October", "October 2023"),
+        ("last March", "March 2022"),
     ],
 )
 def test_dates_are_resolved_against_the_day_said(phrase: str, resolved: str) -> None:
@@ -124,7 +127,8 @@ def test_chinese_that_cannot_be_classified_is_kept_as_what_the_speaker_said() ->
 @pytest.mark.parametrize(
     "message",
     ["ok thanks", "Hey Mel! Good to see you!", "Thank you so much!", "That's so cool, Caroline!",
-     "What did you do last weekend?", "Wow, sounds amazing!", "好的谢谢", "Can you summarize this for me?"],
+     "What did you do last weekend?", "Wow, sounds amazing!", "好的谢谢", "Can you summarize this for me?",
+     "Hey Caroline, hope all's good!", "Great to hear from you, Mel."],
 )
 def test_small_talk_and_questions_give_nothing(message: str) -> None:
     assert person_turn(message, "Haha, yes!") == []

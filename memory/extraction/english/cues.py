@@ -92,6 +92,10 @@ CHITCHAT_RE = re.compile(
     rf"|^(?:(?:that|this|it)(?:'s|\s+is|\s+was|\s+sounds|\s+looks)|sounds|looks|how|so|what\s+an?)\s+"
     rf"(?:so\s+|really\s+|very\s+|super\s+|totally\s+|absolutely\s+)?(?:{_PRAISE})(?:\s+(?:idea|news|job|work))?(?:[\s,]+[A-Z][a-z]{{1,15}})?$"
     r"|^(?:i'm|i am) (?:so |really )?(?:glad|happy) (?:to hear (?:that|it)|for you)(?:[\s,]+[A-Z][a-z]{1,15})?$"
+    r"|^(?:(?:hey|hi|hello)[\s,!]*)?(?:[A-Z][a-z]{1,15}[\s,!]+)?(?:i )?(?:hope (?:all'?s|all is|you'?re|you are|everything'?s|"
+    r"everything is|you'?ve been|you have been) (?:good|well|ok|okay|great|fine|doing well)|how are you(?: doing)?|"
+    r"how'?s it going|long time no see|(?:it'?s )?(?:so )?(?:good|great|nice) to (?:see|hear from) you)"
+    r"(?:[\s,]+[A-Z][a-z]{1,15})?$"
     r"|^(?:can|could|would|will) you (?:please )?(?:help|summari[sz]e|explain|write|draft|translate|list|check)\b"
     r"|^(?:please )?(?:help me|summari[sz]e|explain|translate)\b"
     r"|^i (?:have|had|want to ask|wanted to ask) a (?:quick )?question\b",

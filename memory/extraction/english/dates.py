@@ -50,7 +50,8 @@ _PATTERNS: tuple[tuple[str, str], ...] = (
                   r"this\s+(?:morning|afternoon|evening))\b"),
     ("relative", rf"\b(?P<rel>last|next|this|past|coming)\s+(?P<unit>week(?:end)?|month|year|{_WEEKDAY})\b"),
     ("before", r"\bthe\s+(?P<bunit>day|week(?:end)?|month|year)\s+before(?:\s+last)?(?=\s*(?:[,.;:!?)]|$|and\b|but\b))"),
-    ("ago", rf"\b(?P<count>{_COUNT})\s+(?P<aunit>day|week|month|year)s?\s+ago\b"),
+    ("ago", rf"\b(?P<count>{_COUNT})\s+(?P<aunit>day|week(?:end)?|month|year)s?\s+ago\b"),
+    ("in_month", rf"\b(?:in|since|during|until|by|this|next|last|early|late|mid-?)\s+(?P<m6>{_MONTH})\b(?!\s*\d)"),
     ("year", rf"\b(?:in|since|during|of)\s+(?P<y5>{_YEAR})\b"),
 )
 DATE_RE = re.compile("|".join(f"(?P<{kind}>{pattern})" for kind, pattern in _PATTERNS), re.IGNORECASE)
@@ -112,6 +113,11 @@ def resolve(phrase: str, said_on: date | None) -> str | None:
                 return None
             found = _safe_date(year, month, day)
             return format_day(found) if found else None
+    if "m6" in g and said_on is not None:
+        month = _MONTHS[g["m6"].lower()[:3]]
+        which = phrase.strip().split()[0].lower()
+        year = said_on.year + (1 if which == "next" else -1 if which == "last" else 0)
+        return _format_month(year, month)
     if "m3" in g:
         return _format_month(int(g["y3"]), _MONTHS[g["m3"].lower()[:3]])
     if "y5" in g:
