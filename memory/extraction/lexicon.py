@@ -395,13 +395,36 @@ _CONTEXT_LABELS: dict[str, str] = {
 }
 
 
+_ENGLISH_LABELS: dict[str, str] = {
+    FACT: "Fact", EVIDENCE: "Evidence", LAW: "Legal basis", CLAIM: "Claim", PREFERENCE: "Preference", ACTION: "Advice",
+}
+#: Tag of a note that reports what an English speaker said (the offline engine's reported speech).
+SAID_TAG_EN = "said"
+
+
+def _english_context(item: ExtractedItem) -> str:
+    """'Event about LGBTQ and support', 'Statement about painting and sunsets'."""
+    label = _ENGLISH_LABELS.get(item.category, "Note")
+    if item.category == FACT and item.memory_type == "event":
+        label = "Event"
+    if SAID_TAG_EN in item.tags:
+        label = "Statement"
+    subjects = item.keywords[:2]
+    if subjects:
+        return f"{label} about {' and '.join(subjects)}"
+    return f"{label} mentioned in the conversation"
+
+
 def context_for(item: ExtractedItem) -> str:
-    """One sentence saying what a note is about, e.g. '关于电脑花屏纠纷的证据'.
+    """One sentence saying what a note is about, e.g. '关于电脑花屏纠纷的证据', or in English
+    for a note without Chinese ('Event about LGBTQ and support').
 
     The subject comes from, in order: a statute reference (for 法条), the
     answer-style cue (for 偏好), a dispute topic among the item's tags or in its
     content, then its first keywords.
     """
+    if not _CJK_RE.search(item.content):
+        return _english_context(item)
     label = _CONTEXT_LABELS.get(item.category, item.category or "记录")
     if item.category == FACT and item.memory_type == "event":
         label = "事件经过"

@@ -168,3 +168,12 @@ def test_english_keywords_use_the_vendored_stopword_list() -> None:
 def test_extraction_is_deterministic() -> None:
     text = "I adopted a puppy named Oscar last month! We walk him every morning by the river."
     assert person_turn(text) == person_turn(text)
+
+
+def test_english_items_from_an_llm_get_english_keywords_dates_and_context() -> None:
+    from memory.extraction import validate_items
+
+    (item,), reasons = validate_items([{"content": "Caroline adopted a puppy named Oscar in 2022.", "category": "fact"}])
+    assert reasons == []
+    assert "Oscar" in item.keywords and "puppy" in item.keywords
+    assert item.dates == ["in 2022"] and item.context == "Event about Oscar and Caroline"

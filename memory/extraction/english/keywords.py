@@ -40,11 +40,11 @@ def english_keywords(text: str, k: int = 8) -> list[str]:
         score = 1.0 + (1.5 if is_name else 0.0)
         if key not in scores:
             first_seen[key] = len(first_seen)
-            shown[key] = word if is_name else key
+            shown[key] = word  # 'Caroline' opening a sentence keeps its capital …
             scores[key] = score
         else:
             scores[key] += 1.0
-            if is_name:
-                shown[key] = word
+            if word == key:
+                shown[key] = key  # … unless the word also appears in lower case ('Painting' / 'painting')
     ranked = sorted(scores, key=lambda key: (-scores[key], first_seen[key]))
     return [shown[key] for key in ranked[:k]]

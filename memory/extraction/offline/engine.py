@@ -26,10 +26,8 @@ from ..prompt import is_trivial_turn
 from .text import CJK_RE, LATIN_WORD_RE, TRAILING_PUNCT_RE, is_english
 from .units import Scores, Unit, score, units_of
 from .wording import (
-    SAID_TAG_EN,
     Voice,
     chinese_name,
-    english_context,
     english_name,
     english_tags,
     finish,
@@ -194,7 +192,7 @@ def _said_item(texts: list[str], voice: Voice, said_on: date | None) -> Extracte
         body = bodies[0] + "".join("; " + b[len(name) + len(" said ") :] for b in bodies[1:])
         content, dates = with_resolved_dates(TRAILING_PUNCT_RE.sub("", body), said_on)
         content = finish_english(content)
-        tags = english_tags(Category.FACT, dates, lexicon.extract_amounts(content), SAID_TAG_EN)
+        tags = english_tags(Category.FACT, dates, lexicon.extract_amounts(content), lexicon.SAID_TAG_EN)
     amounts = lexicon.extract_amounts(content)
     return ExtractedItem(
         content=content,
@@ -282,7 +280,7 @@ def extract_offline(
     items = [item for _, item in chosen]
     for item in items:
         item.keywords = lexicon.keywords_for(item.content)
-        item.context = english_context(item) if is_english(item.content) else lexicon.context_for(item)
+        item.context = lexicon.context_for(item)
     return items
 
 

@@ -1,6 +1,6 @@
 """Wording notes: a statement rewritten in the third person (Chinese "我" → "用户",
-English "I" → the speaker's name), dates resolved beside their phrase, English tags and
-context. Who speaks is a ``Voice``."""
+English "I" → the speaker's name), dates resolved beside their phrase, and English
+tags. Who speaks is a ``Voice``."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from datetime import date
 from .. import lexicon
 from ..chinese_dates import resolve_zh
 from ..english import dates as english_dates
-from ..items import MAX_CONTENT_CHARS, Category, ExtractedItem
+from ..items import MAX_CONTENT_CHARS, Category
 
 # --- rewriting into self-contained notes ------------------------------------------------
 
@@ -103,8 +103,6 @@ def finish(text: str) -> str:
 
 #: Speaker labels that mean the product's assistant rather than a person.
 ASSISTANT_NAMES = frozenset({"", "assistant", "ai", "bot", "system", "助手"})
-#: Tag of a note that reports what an English speaker said.
-SAID_TAG_EN = "said"
 
 
 @dataclass(frozen=True)
@@ -195,25 +193,6 @@ def english_tags(category: Category, dates: list[str], amounts: list[str], *extr
     if amounts:
         tags.append("amount")
     return tags
-
-
-_ENGLISH_LABELS: dict[str, str] = {
-    lexicon.FACT: "Fact", lexicon.EVIDENCE: "Evidence", lexicon.LAW: "Legal basis",
-    lexicon.CLAIM: "Claim", lexicon.PREFERENCE: "Preference", lexicon.ACTION: "Advice",
-}
-
-
-def english_context(item: ExtractedItem) -> str:
-    """One English sentence saying what a note is about ('Event about support and group')."""
-    label = _ENGLISH_LABELS.get(item.category, "Note")
-    if item.category == lexicon.FACT and item.memory_type == "event":
-        label = "Event"
-    if SAID_TAG_EN in item.tags:
-        label = "Statement"
-    subjects = item.keywords[:2]
-    if subjects:
-        return f"{label} about {' and '.join(subjects)}"
-    return f"{label} mentioned in the conversation"
 
 
 def finish_english(text: str) -> str:
