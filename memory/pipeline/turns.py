@@ -164,7 +164,8 @@ def _run(turn: TurnExtraction) -> None:
     if turn.items is None:
         user_msg, reply = turn.user_message, turn.assistant_message
         outcome = extract_turn(
-            user_msg.content, reply.content, user_name=user_msg.speaker, reply_name=reply.speaker,
+            user_msg.content, reply.content,
+            user_name=user_msg.speaker, reply_name=_reply_speaker(turn.source_type, reply),
             said_on=timezone.localtime(user_msg.said_at).date() if user_msg.said_at else None,
         )
         turn.items = [dataclasses.asdict(item) for item in outcome.items]
@@ -177,6 +178,13 @@ def _run(turn: TurnExtraction) -> None:
     items = [ExtractedItem(**data) for data in turn.items]
     apply_items(items, _source_for(turn), actor=SYSTEM_ACTOR, turn=turn)
     _finish(turn, TurnExtraction.Status.DONE)
+
+
+def _reply_speaker(source_type: str, reply: Message) -> str:
+    """Who wrote the reply, for the offline engine: in an imported conversation a named
+    speaker is a second person; in live chat the reply is the product's assistant
+    (whatever engine name it is stored under)."""
+    return reply.speaker if source_type == SourceType.IMPORT else ""
 
 
 def _finish(turn: TurnExtraction, status: str) -> None:
@@ -286,11 +294,12 @@ def process_batch(consolidation: Consolidation, messages: list[Message], *, acto
     """Extract and route messages that left working memory without a turn of their own."""
     user_text = "\n".join(m.content for m in messages if m.role == Message.Role.USER)
     reply_text = "\n".join(m.content for m in messages if m.role == Message.Role.ASSISTANT)
+    source_type = SourceType.IMPORT if consolidation.conversation.external_id else SourceType.CHAT
     first_user = next((m for m in messages if m.role == Message.Role.USER), None)
     first_reply = next((m for m in messages if m.role == Message.Role.ASSISTANT), None)
     outcome = extract_turn(
         user_text, reply_text, user_name=first_user.speaker if first_user else "",
-        reply_name=first_reply.speaker if first_reply else "",
+        reply_name=_reply_speaker(source_type, first_reply) if first_reply else "",
         said_on=timezone.localtime(messages[0].said_at).date() if messages and messages[0].said_at else None,
     )
     consolidation.engine = outcome.engine
@@ -300,7 +309,7 @@ def process_batch(consolidation: Consolidation, messages: list[Message], *, acto
         conversation=consolidation.conversation,
         user_message=None,
         assistant_message=None,
-        source_type=SourceType.IMPORT if consolidation.conversation.external_id else SourceType.CHAT,
+        source_type=source_type,
         source_id=consolidation.source_key,
         source_key=consolidation.source_key,
         messages=tuple(messages),

@@ -84,3 +84,20 @@ def test_the_same_remark_on_another_day_is_a_mention_not_a_new_fact(world, lapto
     decision = RoutingDecision.objects.exclude(action="persona").get(turn=again)
     assert decision.action == "ignore" and "duplicate" in decision.reason and decision.note == twin
     assert PersonaEvidence.objects.count() == 2
+
+
+def test_a_live_chat_reply_is_the_assistant_whatever_engine_wrote_it(world, laptop_conversation):
+    """Chat stores the reply under its engine's name ("offline", "llm:<model>"): that is the
+    product's assistant, not a second person, so its chatter never becomes a note."""
+    from memory.pipeline import enqueue_turn_extraction, process_turn, save_message
+    from tests.pipeline.factories import at
+
+    question = save_message(laptop_conversation, "user", "I went to the Apple store yesterday about my laptop.",
+                            speaker="alice", said_at=at(8))
+    reply = save_message(laptop_conversation, "assistant",
+                         "I understand how frustrating this must be, and I think the shop behaved badly.",
+                         speaker="offline", said_at=at(8, 10, 1))
+    turn = process_turn(enqueue_turn_extraction(question, reply).pk)
+    contents = list(Note.objects.filter(conversation=laptop_conversation).values_list("content", flat=True))
+    assert contents == ["alice went to the Apple store yesterday (7 March 2026) about alice's laptop."]
+    assert all(item["speaker"] == "user" for item in turn.items)
