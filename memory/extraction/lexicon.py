@@ -20,6 +20,9 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import TYPE_CHECKING
 
+from .english import dates as english_dates
+from .english.keywords import english_keywords
+
 if TYPE_CHECKING:  # pragma: no cover - typing only, avoids an import cycle
     from .items import ExtractedItem
 
@@ -167,7 +170,11 @@ _DATE_PATTERNS: tuple[str, ...] = (
 DATE_RE = re.compile("|".join(f"(?:{p})" for p in _DATE_PATTERNS))
 
 _AMOUNT_PATTERNS: tuple[str, ...] = (
-    r"[￥¥$＄]\s*\d[\d,，]*(?:\.\d+)?\s*(?:万|千)?\s*(?:元)?",
+    # English notations: $3,500, €20k, RMB 20,000, 3,500 dollars, $2.5 million
+    r"(?:RMB|USD|CNY|EUR|GBP|HKD|US\$|HK\$)\s?\d[\d,]*(?:\.\d+)?(?:\s?(?:[kK]|thousand|million|billion)\b)?",
+    r"[$€£]\s?\d[\d,]*(?:\.\d+)?(?:\s?(?:[kK]|thousand|million|billion)\b)",
+    r"\b\d[\d,]*(?:\.\d+)?\s?(?:[kK]|thousand|million|billion)?\s?(?i:dollars|bucks|euros|pounds|yuan)\b",
+    r"[￥¥$＄€£]\s*\d[\d,，]*(?:\.\d+)?\s*(?:万|千)?\s*(?:元)?",
     r"\d[\d,]*(?:\.\d+)?\s*(?:万|千)?\s*(?:元|块钱|块|人民币|美元|RMB|rmb|CNY|USD)",
     r"[零一二两三四五六七八九十百千万亿壹贰叁肆伍陆柒捌玖拾佰仟]+\s*(?:元|块钱|块(?=[，。,.；;\s]|$))",
 )
@@ -179,19 +186,38 @@ LAW_REF_RE = re.compile(
 )
 
 
+_SPACES_RE = re.compile(r"\s+")
+
+
+def _join_space(match: re.Match[str]) -> str:
+    """Spaces inside a match vanish ('5000 元' → '5000元') unless they separate English words
+    ('RMB 20,000', '3,500 dollars')."""
+    text, start, end = match.string, match.start(), match.end()
+    before = text[start - 1] if start else ""
+    after = text[end] if end < len(text) else ""
+    return " " if (before.isascii() and before.isalpha()) or (after.isascii() and after.isalpha()) else ""
+
+
 def _find_all(pattern: re.Pattern[str], text: str) -> list[str]:
     """Distinct matches in order of appearance, inner whitespace removed."""
     seen: dict[str, None] = {}
     for match in pattern.finditer(text):
-        value = re.sub(r"\s+", "", match.group(0)).rstrip(",，")
+        value = _SPACES_RE.sub(_join_space, match.group(0)).rstrip(",，")
         if value:
             seen.setdefault(value, None)
     return list(seen)
 
 
+_LATIN_RE = re.compile(r"[A-Za-z]{2}")
+
+
 def extract_dates(text: str) -> list[str]:
-    """Dates and event-anchored durations as written: '2024年3月5日', '上周三', '两周后'."""
-    return _find_all(DATE_RE, text)
+    """Dates and event-anchored durations as written: '2024年3月5日', '上周三', '两周后', and
+    English ones ('yesterday', 'last Tuesday', '7 May 2023'; see ``english.dates``)."""
+    found = _find_all(DATE_RE, text)
+    if _LATIN_RE.search(text):
+        found.extend(d for d in english_dates.extract_dates(text) if d not in found)
+    return found
 
 
 def extract_amounts(text: str) -> list[str]:
@@ -315,6 +341,7 @@ def _jieba() -> ModuleType:
     return jieba.analyse
 
 
+_CJK_RE = re.compile(r"[\u4e00-\u9fff]")
 _NUMERIC_RE = re.compile(r"^[\d.,，%]+$")
 #: Counted quantities ('三次', '一台', '两年'): never what a note is about.
 _COUNT_RE = re.compile(r"^[\d一二两三四五六七八九十百几半每]+[次个台家年月周天日份件张条节元块号项]$|^节课$")
@@ -328,6 +355,8 @@ def keywords_for(text: str, k: int = 8) -> list[str]:
     """
     if k <= 0 or not text or not text.strip():
         return []
+    if not _CJK_RE.search(text[:_MAX_KEYWORD_CHARS]):
+        return english_keywords(english_dates.DATE_RE.sub(" ", text[:_MAX_KEYWORD_CHARS]), k)
     analyse = _jieba()
     text = text[:_MAX_KEYWORD_CHARS]
     # Dates and amounts are stored on their own; cut out, they cannot glue to
@@ -347,7 +376,11 @@ def keywords_for(text: str, k: int = 8) -> list[str]:
         keywords.append(word)
         if len(keywords) == k:
             break
-    return keywords
+    if len(keywords) < k and _LATIN_RE.search(text):  # mixed text: English words jieba ranked low
+        taken = {w.lower() for w in keywords}
+        english = english_keywords(english_dates.DATE_RE.sub(" ", text), k)
+        keywords.extend(w for w in english if w.lower() not in taken and not _CJK_RE.search(w))
+    return keywords[:k]
 
 
 # --- context ----------------------------------------------------------------------
@@ -362,13 +395,36 @@ _CONTEXT_LABELS: dict[str, str] = {
 }
 
 
+_ENGLISH_LABELS: dict[str, str] = {
+    FACT: "Fact", EVIDENCE: "Evidence", LAW: "Legal basis", CLAIM: "Claim", PREFERENCE: "Preference", ACTION: "Advice",
+}
+#: Tag of a note that reports what an English speaker said (the offline engine's reported speech).
+SAID_TAG_EN = "said"
+
+
+def _english_context(item: ExtractedItem) -> str:
+    """'Event about LGBTQ and support', 'Statement about painting and sunsets'."""
+    label = _ENGLISH_LABELS.get(item.category, "Note")
+    if item.category == FACT and item.memory_type == "event":
+        label = "Event"
+    if SAID_TAG_EN in item.tags:
+        label = "Statement"
+    subjects = item.keywords[:2]
+    if subjects:
+        return f"{label} about {' and '.join(subjects)}"
+    return f"{label} mentioned in the conversation"
+
+
 def context_for(item: ExtractedItem) -> str:
-    """One sentence saying what a note is about, e.g. '关于电脑花屏纠纷的证据'.
+    """One sentence saying what a note is about, e.g. '关于电脑花屏纠纷的证据', or in English
+    for a note without Chinese ('Event about LGBTQ and support').
 
     The subject comes from, in order: a statute reference (for 法条), the
     answer-style cue (for 偏好), a dispute topic among the item's tags or in its
     content, then its first keywords.
     """
+    if not _CJK_RE.search(item.content):
+        return _english_context(item)
     label = _CONTEXT_LABELS.get(item.category, item.category or "记录")
     if item.category == FACT and item.memory_type == "event":
         label = "事件经过"

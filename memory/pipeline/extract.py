@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
+from datetime import date
 
 from django.conf import settings
 
@@ -68,18 +69,29 @@ def fit_reply_to_context(user_msg: str, ai_resp: str) -> str:
     return ai_resp
 
 
-def extract_turn(user_msg: str, ai_resp: str, *, client: LLMClient | None = None) -> ExtractionOutcome:
+def extract_turn(
+    user_msg: str,
+    ai_resp: str,
+    *,
+    client: LLMClient | None = None,
+    user_name: str = "",
+    reply_name: str = "",
+    said_on: date | None = None,
+) -> ExtractionOutcome:
     """Extract the turn's knowledge; trivial turns (seed 001 thresholds) yield nothing.
 
     ``client`` defaults to ``LLMClient.from_settings("extraction")`` (None → offline engine).
-    With an empty ``ai_resp`` only the user's words are read, and items are the user's.
+    With an empty ``ai_resp`` only the user's words are read, and items are the user's. The
+    speakers' names and the day said let the offline engine write "Caroline went …
+    yesterday (7 May 2023)"; the LLM path does not use them.
     Raises ``memory.llm.LLMError`` subclasses when the LLM fails after its retries.
     """
     if is_trivial_turn(user_msg, ai_resp):
         return ExtractionOutcome(items=[], engine=ENGINE_SKIPPED)
     client = client if client is not None else LLMClient.from_settings(Role.EXTRACTION)
     if client is None:
-        return ExtractionOutcome(items=extract_offline(user_msg, ai_resp), engine=ENGINE_OFFLINE)
+        items = extract_offline(user_msg, ai_resp, user_name=user_name, reply_name=reply_name, said_on=said_on)
+        return ExtractionOutcome(items=items, engine=ENGINE_OFFLINE)
     ai_resp = fit_reply_to_context(user_msg, ai_resp)
     try:
         data = client.complete_json(

@@ -21,8 +21,10 @@ Further evidence for a promoted trait reinforces its note (mention count, confid
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import math
+import re
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -31,7 +33,8 @@ from django.conf import settings
 from django.db import connection, transaction
 from pgvector.django import CosineDistance
 
-from memory.extraction import ExtractedItem
+from memory.extraction import Category as ItemCategory
+from memory.extraction import ExtractedItem, keywords_for
 from memory.models import (
     AuditEvent,
     Category,
@@ -43,7 +46,7 @@ from memory.models import (
     PersonaTrait,
     RoutingDecision,
 )
-from memory.pipeline.drafts import TurnSource, category_slug
+from memory.pipeline.drafts import TurnSource, category_slug, is_persona_item
 from memory.pipeline.routing import conflict_between, lexical_overlap
 from memory.services.audit import actor_label, record_note_event
 from memory.services.notes import (
@@ -152,6 +155,43 @@ def record_persona_item(
             reason=f"{how}; {outcome}"[:500],
             note=note,
         )
+
+
+#: A twin reports a statement the person certainly made; it clears routing's ADD bar.
+TWIN_MIN_CONFIDENCE = 0.75
+TWIN_IMPORTANCE = 0.5
+_LABEL_PREFIX = re.compile(r"^用户(?:偏好|诉求)：")
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+
+
+def episodic_twins(items: list[ExtractedItem], source: TurnSource) -> list[ExtractedItem]:
+    """One episodic event note per persona item, so nothing said is swallowed by persona
+    evidence that may never be promoted ("她看到了自己最喜欢的企鹅" is an event of that
+    day as well as a hint of taste). The twin reports who said it ("alice说：……",
+    "Caroline said: …"), which gives it a content (and routing key) of its own; the day
+    is on the note (``said_at``), not in its text, so the same remark made again is a
+    duplicate mention rather than a conflicting fact. Deterministic, so a resumed job
+    routes the same twins."""
+    twins: list[ExtractedItem] = []
+    for item in items:
+        if not is_persona_item(item):
+            continue
+        messages = source.messages_for(item.speaker)
+        name = (messages[0].speaker if messages else "") or source.conversation.user.get_username()
+        body = _LABEL_PREFIX.sub("", item.content)
+        content, said_tag = (f"{name}说：{body}", "原话") if _CJK.search(body) else (f"{name} said: {body}", "said")
+        twins.append(dataclasses.replace(
+            item,
+            category=ItemCategory.FACT.value,
+            content=content,
+            memory_type=MemoryType.EVENT,
+            confidence=max(item.confidence, TWIN_MIN_CONFIDENCE),
+            keywords=keywords_for(content),
+            tags=[*dict.fromkeys([*item.tags, said_tag])],
+            importance=TWIN_IMPORTANCE,
+            scope_hint=MemoryScope.CASE,
+        ))
+    return twins
 
 
 def _persona_lock(firm, user) -> None:
@@ -268,8 +308,6 @@ def _profile_note(trait: PersonaTrait, source: TurnSource, *, actor, tags: list[
         speaker=source.conversation.user.get_username(),
         said_at=trait.last_evidence_at,
     )
-    from memory.extraction import keywords_for
-
     draft.keywords = keywords_for(trait.content)
     note = create_note(draft, actor=actor, embedding=np.asarray(trait.embedding, dtype=np.float32))
     if len(evidence) > 1:

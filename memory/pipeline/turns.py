@@ -37,7 +37,7 @@ from memory.pipeline.drafts import ItemError, TurnSource, draft_for, is_persona_
 from memory.llm import LLMRejected
 from memory.pipeline.extract import ENGINE_SKIPPED, extract_turn, extractable_reply
 from memory.pipeline.message_index import index_conversation
-from memory.pipeline.persona import record_persona_item
+from memory.pipeline.persona import episodic_twins, record_persona_item
 from memory.pipeline.routing import route_and_write
 from memory.services.audit import record
 from memory.services.notes import NoteValidationError, content_hash
@@ -165,7 +165,12 @@ def _source_for(turn: TurnExtraction) -> TurnSource:
 
 def _run(turn: TurnExtraction) -> None:
     if turn.items is None:
-        outcome = extract_turn(turn.user_message.content, extractable_reply(turn.assistant_message))
+        user_msg, reply = turn.user_message, turn.assistant_message
+        outcome = extract_turn(
+            user_msg.content, extractable_reply(reply),
+            user_name=user_msg.speaker, reply_name=_reply_speaker(turn.source_type, reply),
+            said_on=timezone.localtime(user_msg.said_at).date() if user_msg.said_at else None,
+        )
         turn.items = [dataclasses.asdict(item) for item in outcome.items]
         turn.rejected = outcome.rejected_reasons
         turn.engine = outcome.engine
@@ -176,6 +181,13 @@ def _run(turn: TurnExtraction) -> None:
     items = [ExtractedItem(**data) for data in turn.items]
     apply_items(items, _source_for(turn), actor=SYSTEM_ACTOR, turn=turn)
     _finish(turn, TurnExtraction.Status.DONE)
+
+
+def _reply_speaker(source_type: str, reply: Message) -> str:
+    """Who wrote the reply, for the offline engine: in an imported conversation a named
+    speaker is a second person; in live chat the reply is the product's assistant
+    (whatever engine name it is stored under)."""
+    return reply.speaker if source_type == SourceType.IMPORT else ""
 
 
 def _finish(turn: TurnExtraction, status: str) -> None:
@@ -193,6 +205,7 @@ def apply_items(
     transaction per item. An item the note model refuses is recorded as IGNORE with the reason."""
     if not items:
         return []
+    items = [*items, *episodic_twins(items, source)]  # persona evidence is also kept as what was said
     vectors = get_embedder().embed_passages([item.content for item in items])
     decisions = []
     for index, (item, vector) in enumerate(zip(items, vectors)):
@@ -286,7 +299,14 @@ def process_batch(consolidation: Consolidation, messages: list[Message], *, acto
     """Extract and route messages that left working memory without a turn of their own."""
     user_text = "\n".join(m.content for m in messages if m.role == Message.Role.USER)
     reply_text = "\n".join(extractable_reply(m) for m in messages if m.role == Message.Role.ASSISTANT).strip()
-    outcome = extract_turn(user_text, reply_text)
+    source_type = SourceType.IMPORT if consolidation.conversation.external_id else SourceType.CHAT
+    first_user = next((m for m in messages if m.role == Message.Role.USER), None)
+    first_reply = next((m for m in messages if m.role == Message.Role.ASSISTANT), None)
+    outcome = extract_turn(
+        user_text, reply_text, user_name=first_user.speaker if first_user else "",
+        reply_name=_reply_speaker(source_type, first_reply) if first_reply else "",
+        said_on=timezone.localtime(messages[0].said_at).date() if messages and messages[0].said_at else None,
+    )
     consolidation.engine = outcome.engine
     consolidation.items = [dataclasses.asdict(item) for item in outcome.items]
     consolidation.save(update_fields=["engine", "items"])
@@ -294,7 +314,7 @@ def process_batch(consolidation: Consolidation, messages: list[Message], *, acto
         conversation=consolidation.conversation,
         user_message=None,
         assistant_message=None,
-        source_type=SourceType.IMPORT if consolidation.conversation.external_id else SourceType.CHAT,
+        source_type=source_type,
         source_id=consolidation.source_key,
         source_key=consolidation.source_key,
         messages=tuple(messages),

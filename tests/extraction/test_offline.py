@@ -242,8 +242,11 @@ def test_an_explicit_correction_is_more_confident_than_the_statement_it_corrects
 # --- robustness ------------------------------------------------------------------------------
 
 
-def test_pure_english_gives_nothing() -> None:
-    assert extract_offline("I bought a laptop for $999 on 2024-03-05 and the shop refused a refund.", "OK.") == []
+def test_pure_english_is_read_too() -> None:
+    # Was "gives nothing" (issue 11: every English turn was dropped); English cases are in test_offline_english.py.
+    item = only(extract_offline("I bought a laptop for $999 on 2024-03-05 and the shop refused a refund.", "OK."))
+    assert item.content == "The user bought a laptop for $999 on 2024-03-05 (5 March 2024) and the shop refused a refund."
+    assert (item.category, item.memory_type, item.amounts) == ("事实", "event", ["$999"])
 
 
 def test_emoji_and_control_characters() -> None:

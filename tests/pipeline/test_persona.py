@@ -48,8 +48,11 @@ def test_strength_formula_and_decay(settings):
 
 def test_a_preference_needs_three_mentions(world, laptop_conversation, make_turn):
     first = make_turn(laptop_conversation, PREFERENCE, REPLY, day=1)
-    decision = RoutingDecision.objects.get(turn=first)
-    assert decision.action == "persona" and "new trait" in decision.reason and "not promoted" in decision.reason
+    decision = RoutingDecision.objects.get(turn=first, action="persona")
+    assert "new trait" in decision.reason and "not promoted" in decision.reason
+    # the statement is also kept as what was said (issue 11), whatever the persona decides
+    twin = RoutingDecision.objects.get(turn=first, action="add").note
+    assert twin.content.startswith("alice说：") and twin.memory_scope == MemoryScope.CASE
     second = make_turn(laptop_conversation, PREFERENCE, REPLY, day=2)
     trait = PersonaTrait.objects.get()
     # two mentions are already strong (0.8 × ln 3 = 0.88) but the evidence count is just below 3

@@ -1,0 +1,93 @@
+"""Chinese relative dates resolved against the day they were said.
+
+"昨天", "上周三", "上个月", "去年", "三天前" and "3月5日" (no year) only mean something next to
+the day of the message. Said on 2023年5月8日, "昨天" is 2023年5月7日; the engine writes the
+resolution beside the phrase ("昨天（2023年5月7日）") as it does for English. Durations
+anchored to another event ("购买后约两周") are not resolved: their anchor is not the day said.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date, timedelta
+
+_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
+_WEEKDAYS = {"一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日": 6, "天": 6}
+_DAY_OFFSETS = {"大前天": -3, "前天": -2, "昨天": -1, "当天": 0, "今天": 0, "明天": 1, "后天": 2}
+_YEAR_OFFSETS = {"前年": -2, "去年": -1, "今年": 0, "明年": 1}
+_NUMBER = r"[0-9一二两三四五六七八九十]{1,3}"
+
+RESOLVABLE_RE = re.compile(
+    rf"(?P<day>大前天|前天|昨天|今天|明天|后天)"
+    rf"|(?P<week>上|下|这|本)(?:个)?(?:周|星期|礼拜)(?P<weekday>[一二三四五六日天])?"
+    rf"|(?P<month>上|下|这|本)个?月"
+    rf"|(?P<year>去年|前年|今年|明年)(?:(?P<ymonth>{_NUMBER})月(?:(?P<yday>{_NUMBER})[日号])?)?"
+    rf"|(?<![年0-9０-９])(?P<md_month>{_NUMBER})月(?P<md_day>{_NUMBER})[日号]"
+    rf"|(?P<ago>{_NUMBER}|半)(?:个)?(?P<ago_unit>天|周|星期|月|年)(?:前|以前|之前)"
+)
+
+
+def _number(text: str) -> int | None:
+    """'12' → 12, '十二' → 12, '二十三' → 23, '两' → 2."""
+    if text.isdigit():
+        return int(text)
+    if "十" in text:
+        tens, _, ones = text.partition("十")
+        return (_DIGITS.get(tens, 1) if tens else 1) * 10 + (_DIGITS.get(ones, 0) if ones else 0)
+    return _DIGITS.get(text) if len(text) == 1 else None
+
+
+def _day(value: date) -> str:
+    return f"{value.year}年{value.month}月{value.day}日"
+
+
+def _shift_month(value: date, months: int) -> tuple[int, int]:
+    index = value.year * 12 + value.month - 1 + months
+    return index // 12, index % 12 + 1
+
+
+def resolve_zh(phrase: str, said_on: date | None) -> str | None:
+    """The day, week, month or year a Chinese relative date names ('2023年5月7日',
+    '2023年5月1日那一周', '2023年4月', '2022年'), or None when it cannot be told."""
+    match = RESOLVABLE_RE.fullmatch(phrase)
+    if match is None or said_on is None:
+        return None
+    g = match.groupdict()
+    try:
+        if g["day"]:
+            return _day(said_on + timedelta(days=_DAY_OFFSETS[g["day"]]))
+        if g["week"]:
+            step = {"上": -1, "下": 1, "这": 0, "本": 0}[g["week"]]
+            monday = said_on - timedelta(days=said_on.weekday()) + timedelta(weeks=step)
+            if g["weekday"]:
+                return _day(monday + timedelta(days=_WEEKDAYS[g["weekday"]]))
+            return f"{_day(monday)}那一周"
+        if g["month"]:
+            year, month = _shift_month(said_on, {"上": -1, "下": 1, "这": 0, "本": 0}[g["month"]])
+            return f"{year}年{month}月"
+        if g["year"]:
+            year = said_on.year + _YEAR_OFFSETS[g["year"]]
+            if g["ymonth"] and g["yday"]:
+                return _day(date(year, _number(g["ymonth"]), _number(g["yday"])))
+            if g["ymonth"]:
+                return f"{year}年{_number(g['ymonth'])}月"
+            return f"{year}年"
+        if g["md_month"]:
+            return _day(date(said_on.year, _number(g["md_month"]), _number(g["md_day"])))
+        if g["ago"]:
+            count = 0.5 if g["ago"] == "半" else _number(g["ago"])
+            unit = g["ago_unit"]
+            if count is None or (count == 0.5 and unit in ("天", "周", "星期")):
+                return None
+            if unit == "天":
+                return _day(said_on - timedelta(days=int(count)))
+            if unit in ("周", "星期"):
+                monday = said_on - timedelta(days=said_on.weekday()) - timedelta(weeks=int(count))
+                return f"{_day(monday)}那一周"
+            if unit == "月":
+                year, month = _shift_month(said_on, -int(count) if count >= 1 else 0)
+                return f"{year}年{month}月"
+            return f"{said_on.year - int(count)}年" if count >= 1 else None
+    except (TypeError, ValueError):  # 2月30日, 十三月: written dates that name no day
+        return None
+    return None

@@ -1,0 +1,183 @@
+"""Reading a message: sentences and clauses, and what is not a statement (questions,
+small talk, list markers, fillers), in Chinese and English."""
+
+from __future__ import annotations
+
+import re
+from typing import Callable
+
+from ..english import cues as english_cues
+
+_QUOTE_PAIRS = {"“": "”", "「": "」", "『": "』", "‘": "’"}
+_CLOSERS = frozenset(_QUOTE_PAIRS.values())
+_TERMINATORS = frozenset("。！？；!?;…")
+_MAX_QUOTE_CHARS = 200
+
+
+def _split_outside_quotes(text: str, is_boundary: Callable[[str, int], bool]) -> list[str]:
+    """Split ``text`` after each boundary character that is not inside quotes.
+
+    A closing quote right after a terminator ('他说：“不能退。”') ends the
+    sentence with the quote kept; an unbalanced quote stops counting after
+    200 characters so one stray '“' cannot swallow the rest of the text.
+    Newlines always split.
+    """
+    parts: list[str] = []
+    start = 0
+    depth = 0
+    ascii_open = False
+    quote_len = 0
+    i = 0
+    n = len(text)
+    while i < n:
+        ch = text[i]
+        if ch == "\n":
+            parts.append(text[start:i])
+            start, depth, ascii_open, quote_len = i + 1, 0, False, 0
+            i += 1
+            continue
+        if ch in _QUOTE_PAIRS:
+            depth += 1
+            quote_len = 0
+        elif ch in _CLOSERS and depth:
+            depth -= 1
+            if depth == 0 and not ascii_open and i > 0 and text[i - 1] in _TERMINATORS:
+                parts.append(text[start : i + 1])
+                start = i + 1
+        elif ch == '"':
+            ascii_open = not ascii_open
+            quote_len = 0
+        elif depth or ascii_open:
+            quote_len += 1
+            if quote_len > _MAX_QUOTE_CHARS:
+                depth, ascii_open, quote_len = 0, False, 0
+        if not depth and not ascii_open and is_boundary(text, i):
+            end = i + 1
+            while end < n and (text[end] in _TERMINATORS or text[end] in _CLOSERS):
+                end += 1
+            parts.append(text[start:end])
+            start = end
+            i = end
+            continue
+        i += 1
+    parts.append(text[start:])
+    return [p.strip() for p in parts if p.strip()]
+
+
+#: English abbreviations whose full stop does not end a sentence.
+_ABBREVIATIONS = frozenset({"mr", "mrs", "ms", "dr", "prof", "st", "jr", "sr", "vs", "etc", "e.g", "i.e", "no", "inc", "ltd", "co"})
+
+
+def _sentence_boundary(text: str, i: int) -> bool:
+    ch = text[i]
+    if ch in _TERMINATORS:
+        return True
+    if ch == ".":  # ASCII full stop ends a sentence only before a space, not in 3.5 or 1. or "Dr."
+        after_space = i + 1 == len(text) or text[i + 1].isspace()
+        if not after_space or i == 0:
+            return False
+        if text[i - 1].isdigit():  # "1. " is a list number; "in 2023. " and "$3,500. " end sentences
+            number = re.search(r"[\d,]+$", text[max(0, i - 12) : i])
+            return number is not None and len(number.group(0)) >= 3 and i + 1 < len(text)
+        word = text[max(0, i - 5) : i].rsplit(None, 1)[-1].lower() if text[max(0, i - 5) : i].strip() else ""
+        return word not in _ABBREVIATIONS
+    return False
+
+
+def _clause_boundary(text: str, i: int) -> bool:
+    ch = text[i]
+    if ch == "，":
+        return True
+    if ch == ",":  # not the thousands separator in 3,299
+        return not (0 < i < len(text) - 1 and text[i - 1].isdigit() and text[i + 1].isdigit())
+    return False
+
+
+def split_sentences(text: str) -> list[str]:
+    """Sentences of ``text``: split at 。！？；… and their ASCII forms and at newlines, quotes kept whole."""
+    return _split_outside_quotes(text, _sentence_boundary)
+
+
+def split_clauses(sentence: str) -> list[str]:
+    """Comma-separated clauses of a sentence, ignoring commas inside quotes and numbers."""
+    return [c.strip("，, ") for c in _split_outside_quotes(sentence, _clause_boundary) if c.strip("，, ")]
+
+
+# --- what to drop ---------------------------------------------------------------------
+
+_MARKDOWN_RE = re.compile(
+    r"^\s*(?:#{1,6}\s*|[-*•·>]\s+|\d{1,2}[.、)）]\s*|[（(][一二三四五六七八九十\d]{1,3}[)）]\s*|[一二三四五六七八九十]{1,3}、\s*)"
+)
+_INLINE_MARKUP_RE = re.compile(r"\*\*|__|`")
+#: A bold heading before a colon ('**先协商**：') is layout, not content.
+_HEADING_RE = re.compile(r"^\s*(?:\*\*|__)[^*_\n]{1,12}(?:\*\*|__)\s*[：:]\s*")
+_FILLER_RE = re.compile(
+    r"^(?:嗯+|啊+|哦+|噢+|喔+|额+|呃+|对了|另外|其实|说实话|老实说|补充一下|再补充一下|顺便说一下|"
+    r"情况是这样的?|是这样的?|那个|就是说|还有就是|然后|而且|所以|但是|不过|可是|总之)[，,、：:\s]*"
+)
+_TRAILING_RE = re.compile(r"[啊呀哈嘛呗哦噢啦咯哇吧~～\s]+$")
+TRAILING_PUNCT_RE = re.compile(r"[，,、；;：:。.！!？?…‼⁉\s]+$")
+
+_QUESTION_RE = re.compile(
+    r"(?:吗|么|呢)$|怎么办|咋办|咋整|怎么弄|怎么处理|该怎么|该如何|如何处理|如何是好|能不能|可不可以|可以吗|"
+    r"行不行|是不是|有没有用|要不要|该不该|会不会|为什么|为啥|凭什么|怎么样|多少钱|什么时候|哪里|哪儿|哪个|哪些|啥"
+)
+_CHITCHAT_RE = re.compile(
+    r"^(?:你好|您好|哈喽|在吗|谢谢|多谢|感谢|辛苦了|麻烦了|好的?|好吧|行|嗯+|哦+|对|对的|是的|没问题|收到|ok|OK|"
+    r"(?:我|那)?(?:明白|知道|懂|清楚)了?)$"
+    r"|^(?:谢谢|多谢|感谢)"
+    r"|^(?:那|那么|好|好的|行)?(?:请|麻烦|拜托)?(?:你|您)?(?:再|先|能|可以|能否|能不能|帮忙|给)*(?:帮我|帮忙|替我|给我)"
+    r"|^(?:我)?(?:想|还想|再)?(?:问|请教|咨询)(?:一下|下|个问题|您|你)"
+    r"|(?:总结|概括|归纳|整理|解释|分析|梳理|翻译|写|起草|列|说|讲|看|查|算|改|润色|讲解|介绍)(?:一下|一遍|下吧)$"
+)
+#: Markers of a lasting preference; they keep "以后给我先说结论" from being
+#: dropped as a one-off request.
+_LASTING_RE = re.compile(r"以后|每次|今后|一般|总是|习惯|喜欢|偏好|倾向")
+CONNECTIVE_RE = re.compile(
+    r"^(?:因为|由于|所以|因此|导致|结果|但|可是|不过|而且|并且|并|且|还|也|又|再|然后|之后|随后|最后|以及|"
+    r"或者|或|及|同时|否则|以免|从而|于是|就|才|都|甚至|包括|比如|例如|即|虽然|尽管|如果|只要)"
+)
+CJK_RE = re.compile(r"[\u4e00-\u9fff]")
+LATIN_WORD_RE = re.compile(r"[A-Za-z]{2,}")
+#: A clause opening with these is a dependent phrase ('根据《…法》第…条'); the
+#: clause after it belongs to the same note.
+DEPENDENT_RE = re.compile(r"^(?:根据|依据|按照|依照|鉴于|如果|若|假如|虽然|尽管|因为|由于|为了)")
+
+
+def is_english(text: str) -> bool:
+    """Text without a Chinese character (English, or any Latin-script language)."""
+    return not CJK_RE.search(text)
+
+
+def tidy(clause: str) -> str:
+    """Remove list markers, inline markdown, leading fillers and trailing particles."""
+    text = _INLINE_MARKUP_RE.sub("", _HEADING_RE.sub("", _MARKDOWN_RE.sub("", clause)))
+    filler = english_cues.FILLER_RE if is_english(text) else _FILLER_RE
+    for _ in range(3):
+        stripped = filler.sub("", text, count=1)
+        if stripped == text:
+            break
+        text = stripped
+    text = TRAILING_PUNCT_RE.sub("", text)
+    return _TRAILING_RE.sub("", text).strip()
+
+
+def is_question(clause: str) -> bool:
+    """A clause asking something ('那我现在该咋办', '这是不是拖时间', 'I wonder if …')."""
+    if is_english(clause):
+        return bool(english_cues.QUESTION_RE.search(clause.strip()))
+    return bool(_QUESTION_RE.search(TRAILING_PUNCT_RE.sub("", clause)))
+
+
+def is_chitchat(clause: str) -> bool:
+    """Greetings, thanks, acknowledgements and one-off requests to the assistant
+    ('你再帮我总结一下'); a lasting preference ('以后先给结论') is not chit-chat."""
+    if is_english(clause):
+        text = TRAILING_PUNCT_RE.sub("", clause.strip())
+        if english_cues.LASTING_RE.search(text):
+            return False
+        return bool(english_cues.CHITCHAT_RE.search(text))
+    if _LASTING_RE.search(clause):
+        return False
+    return bool(_CHITCHAT_RE.search(clause))
+

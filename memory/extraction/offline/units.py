@@ -1,0 +1,148 @@
+"""Scoring text against the category lexicons, and grouping a message's clauses into
+units: the pieces of text that may each become one note."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .. import lexicon
+from ..english import cues as english_cues
+from ..items import content_key
+from .text import (
+    CJK_RE,
+    CONNECTIVE_RE,
+    DEPENDENT_RE,
+    LATIN_WORD_RE,
+    is_chitchat,
+    is_english,
+    is_question,
+    split_clauses,
+    split_sentences,
+    tidy,
+)
+
+#: Sentences examined per side; a turn that long is a pasted document.
+MAX_SENTENCES = 400
+#: Longest piece of text that can become one note; longer runs without
+#: punctuation are pasted material, not a statement.
+MAX_UNIT_CHARS = 300
+
+
+# --- scoring --------------------------------------------------------------------------
+
+
+@dataclass
+class Scores:
+    """Lexicon evidence for one piece of text."""
+
+    points: dict[str, int]
+    strong: dict[str, int]
+    dates: list[str]
+    amounts: list[str]
+    law_refs: list[str]
+
+    def ranked(self, allowed: frozenset[str] | None = None) -> list[str]:
+        cats = [c for c in lexicon.CATEGORY_PRIORITY if allowed is None or c in allowed]
+        return sorted(cats, key=lambda c: (-self.points[c], lexicon.CATEGORY_PRIORITY.index(c)))
+
+    def decisive(self, category: str) -> bool:
+        """True when a strong cue (or, for a fact, a date or amount) supports ``category``."""
+        if self.strong[category]:
+            return True
+        return category == lexicon.FACT and bool(self.dates or self.amounts)
+
+
+def score(text: str) -> Scores:
+    points = {c: 0 for c in lexicon.CATEGORY_PRIORITY}
+    strong = {c: 0 for c in lexicon.CATEGORY_PRIORITY}
+    tables = [lexicon.CATEGORY_CUES] if CJK_RE.search(text) else []
+    if LATIN_WORD_RE.search(text):
+        tables.append(english_cues.CATEGORY_CUES)
+    for table in tables:
+        for category, cues in table.items():
+            for cue in cues:
+                if cue.pattern.search(text):
+                    points[category] += cue.weight
+                    strong[category] += cue.strong
+    dates = lexicon.extract_dates(text)
+    amounts = lexicon.extract_amounts(text)
+    if dates:
+        points[lexicon.FACT] += 2
+    if amounts:
+        points[lexicon.FACT] += 2
+        if points[lexicon.CLAIM]:
+            points[lexicon.CLAIM] += 1
+    return Scores(points, strong, dates, amounts, lexicon.extract_law_refs(text))
+
+
+# --- units: the pieces of text that may become notes ---------------------------------
+
+
+@dataclass
+class Unit:
+    text: str
+    from_question: bool
+
+
+def units_of(text: str) -> list[Unit]:
+    """Group each sentence's kept clauses into units of one category.
+
+    Questions and chit-chat clauses are dropped. In a sentence that ends with
+    a question mark its last clause is the question, and the other clauses
+    stay only when they carry a strong cue or an entity. A clause that does
+    not begin with a connective ('因为…', '最后…') and does not complete a
+    dependent phrase ('根据《…法》，…') starts a new unit when it is
+    strongly of another category than the unit so far, or when it names its
+    own subject ('笔记本电脑在购买后…') after a unit that is already complete.
+    """
+    units: list[Unit] = []
+    seen_clauses: set[str] = set()
+    for sentence in split_sentences(text)[:MAX_SENTENCES]:
+        asked = sentence.rstrip("”」』’\"").endswith(("？", "?"))
+        if is_english(sentence) and not asked and len(sentence) <= MAX_UNIT_CHARS:
+            clauses = [tidy(sentence)]  # an English sentence is one statement; its commas are grammar
+        else:
+            clauses = [tidy(c) for c in split_clauses(sentence)]
+        clauses = [c for c in clauses if c]
+        groups: list[tuple[list[str], str | None]] = []
+        for index, clause in enumerate(clauses):
+            if is_question(clause) or is_chitchat(clause) or (asked and index == len(clauses) - 1):
+                continue
+            key = content_key(clause)
+            if key in seen_clauses:  # repeated or pasted-twice text
+                continue
+            seen_clauses.add(key)
+            scores = score(clause)
+            best = scores.ranked()[0]
+            best = best if scores.points[best] and scores.decisive(best) else None
+            if asked and best is None:
+                continue
+            if is_english(clause):
+                groups.append(([clause], best))
+                continue
+            if groups:
+                members, category = groups[-1]
+                too_long = sum(len(m) for m in members) + len(clause) > MAX_UNIT_CHARS
+                switches = best is not None and category is not None and best != category
+                stands_alone = (
+                    best is not None
+                    and bool(lexicon.SUBJECT_RE.match(clause))
+                    and sum(len(m) for m in members) >= 12
+                    and len(clause) >= 8
+                )
+                bound = bool(
+                    CONNECTIVE_RE.match(clause)
+                    or DEPENDENT_RE.match(members[-1])
+                    or len(clause) < 8  # '我录音了' is too short to stand alone
+                )
+                if not too_long and not ((switches or stands_alone) and not bound):
+                    members.append(clause)
+                    if category is None:
+                        groups[-1] = (members, best)
+                    continue
+            groups.append(([clause], best))
+        units.extend(
+            Unit(("，" if not is_english(members[0]) else ", ").join(members), asked) for members, _ in groups
+        )
+    return units
+

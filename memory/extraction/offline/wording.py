@@ -1,0 +1,203 @@
+"""Wording notes: a statement rewritten in the third person (Chinese "我" → "用户",
+English "I" → the speaker's name), dates resolved beside their phrase, and English
+tags. Who speaks is a ``Voice``."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import date
+
+from .. import lexicon
+from ..chinese_dates import resolve_zh
+from ..english import dates as english_dates
+from ..items import MAX_CONTENT_CHARS, Category
+
+# --- rewriting into self-contained notes ------------------------------------------------
+
+_QUOTED_RE = re.compile(r"“[^”]*”|「[^」]*」|『[^』]*』|\"[^\"]*\"")
+_USER_PRONOUNS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(p), r)
+    for p, r in (
+        (r"我们公司|我们单位|我司|我单位", "用户所在单位"),
+        (r"我们家|我家", "用户家"),
+        (r"我们|咱们|我方", "用户一方"),
+        (r"本人", "用户"),
+        (r"我(?![国院])", "用户"),
+        (r"咱", "用户"),
+        (r"你们|您们|[你您]", "助手"),
+    )
+)
+_ASSISTANT_PRONOUNS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(p), r)
+    for p, r in (
+        (r"你们|您们", "用户一方"),
+        (r"[你您]", "用户"),
+        (r"我们|我(?![国院])", "助手"),
+    )
+)
+_SUBJECTLESS_RE = re.compile(
+    r"(?:已经|已|刚|曾经|曾|一直|也|都)?(?:买|购买|下单|支付|付|花|交|缴|租|签|入职|离职|加班|报名|上了|收到|"
+    r"联系|打了|找了|去了|保存|保留|留有|拍|录|截|要求|想|希望|打算|准备|计划|申请|投诉|起诉|咨询|喜欢|偏好|习惯|倾向|不喜欢|不希望)"
+)
+
+
+def third_person(text: str, speaker: str) -> str:
+    """Rewrite pronouns outside quotes: the user's "我" becomes "用户", the assistant's "您" too."""
+    rules = _USER_PRONOUNS if speaker == "user" else _ASSISTANT_PRONOUNS
+    return _outside_quotes(rules, text).replace("用户用户", "用户")
+
+
+def _outside_quotes(rules: tuple[tuple[re.Pattern[str], str], ...], text: str) -> str:
+    """Apply the pronoun rules to ``text`` except inside quotes (what others said stays as said)."""
+    out: list[str] = []
+    last = 0
+    for match in _QUOTED_RE.finditer(text):
+        out.append(_apply(rules, text[last : match.start()]))
+        out.append(match.group(0))
+        last = match.end()
+    out.append(_apply(rules, text[last:]))
+    return "".join(out)
+
+
+def _apply(rules: tuple[tuple[re.Pattern[str], str], ...], text: str) -> str:
+    for pattern, replacement in rules:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def with_subject(text: str, category: str, speaker: str) -> str:
+    """Give a subject-less statement its subject: '已保存发票' → '用户已保存发票'."""
+    if text.startswith(("用户", "助手")):
+        return text
+    if speaker == "assistant":
+        if category == lexicon.ACTION and "建议" not in text:
+            return "助手建议：" + text
+        return text
+    date = lexicon.DATE_RE.match(text)
+    head = date.end() if date else 0
+    while head < len(text) and text[head] in "，, ":
+        head += 1
+    if _SUBJECTLESS_RE.match(text, head):
+        return text[:head] + "用户" + text[head:]
+    if category == lexicon.PREFERENCE and "用户" not in text:
+        return "用户偏好：" + text
+    if category == lexicon.CLAIM and "用户" not in text:
+        return "用户诉求：" + text
+    return text
+
+
+def finish(text: str) -> str:
+    """End a note with a full stop, cut to the content limit."""
+    text = text.strip()[: MAX_CONTENT_CHARS - 1]
+    if text.endswith("！"):
+        text = text[:-1]
+    if text.count("“") > text.count("”"):  # a quote cut off by the split
+        text += "”"
+    if not text.endswith(("。", "”", "」", "』")):
+        text += "。"
+    return text
+
+
+# --- who speaks -----------------------------------------------------------------------------
+
+#: Speaker labels that mean the product's assistant rather than a person.
+ASSISTANT_NAMES = frozenset({"", "assistant", "ai", "bot", "system", "助手"})
+
+
+@dataclass(frozen=True)
+class Voice:
+    """Who is speaking on one side of a turn.
+
+    ``speaker`` is the provenance role ("user" / "assistant"); ``name`` is how notes call
+    the speaker, ``other`` how they call the one spoken to ("you"). A ``person`` is the
+    user or a named second speaker of an imported conversation: everything a person says
+    is kept, classified or as reported speech. The product's assistant only contributes
+    statutes and advice.
+    """
+
+    speaker: str
+    name: str
+    other: str
+    person: bool
+
+
+def voices(user_name: str, reply_name: str) -> tuple[Voice, Voice]:
+    """The user's voice and the reply's: a named reply speaker other than the assistant is a person."""
+    user_name = (user_name or "").strip()
+    reply_name = (reply_name or "").strip()
+    reply_is_person = reply_name.lower() not in ASSISTANT_NAMES
+    user = Voice("user", user_name, reply_name if reply_is_person else "the assistant", True)
+    reply = Voice("assistant", reply_name if reply_is_person else "the assistant", user_name or "the user", reply_is_person)
+    return user, reply
+
+
+def english_name(voice: Voice) -> str:
+    """How English notes call the speaker ('Caroline', or 'The user' without a name)."""
+    return voice.name or ("The user" if voice.speaker == "user" else "The assistant")
+
+
+def chinese_name(voice: Voice) -> str:
+    """How Chinese reported speech calls the speaker ('alice', or '用户' without a name)."""
+    return voice.name or ("用户" if voice.speaker == "user" else "助手")
+
+
+def third_person_zh(text: str, voice: Voice) -> str:
+    """Chinese pronouns for this voice: the user's "我" is "用户" (as in every Chinese note);
+    a named second speaker's "我" is their name and their "你" is the user."""
+    if voice.speaker == "user" or not voice.person:
+        return third_person(text, voice.speaker)
+    rules = (
+        (re.compile(r"我们|咱们"), f"{voice.name}一方"),
+        (re.compile(r"我(?![国院])"), voice.name),
+        (re.compile(r"你们|您们|[你您]"), voice.other if voice.other != "the user" else "用户"),
+    )
+    return _outside_quotes(rules, text)
+
+
+def with_resolved_dates(text: str, said_on: date | None) -> tuple[str, list[str]]:
+    """English date phrases resolved against the day said, written beside the phrase
+    ("yesterday (7 May 2023)"); returns the text and the dates (resolved where possible)."""
+    out: list[str] = []
+    dates: dict[str, None] = {}
+    last = 0
+    for match in english_dates.DATE_RE.finditer(text):
+        phrase = match.group(0)
+        resolved = english_dates.resolve(phrase, said_on)
+        dates.setdefault(resolved or re.sub(r"\s+", " ", phrase), None)
+        out.append(text[last : match.end()])
+        if resolved and resolved.lower() not in phrase.lower():
+            out.append(f" ({resolved})")
+        last = match.end()
+    out.append(text[last:])
+    return "".join(out), list(dates)
+
+
+def with_resolved_chinese_dates(text: str, dates: list[str], said_on: date | None) -> tuple[str, list[str]]:
+    """Chinese relative dates resolved against the day said, written beside the phrase
+    ("昨天（2023年5月7日）"); returns the text and the dates (resolved where possible)."""
+    resolved_dates: dict[str, None] = {}
+    for phrase in dates:
+        resolved = resolve_zh(phrase, said_on)
+        if resolved and resolved != phrase and phrase in text:
+            text = text.replace(phrase, f"{phrase}（{resolved}）", 1)
+        resolved_dates.setdefault(resolved or phrase, None)
+    return text, list(resolved_dates)
+
+
+def english_tags(category: Category, dates: list[str], amounts: list[str], *extra: str) -> list[str]:
+    """Tags of an English note: its category slug, any extra tag, timeline and amount."""
+    tags = [category.slug, *extra]
+    if dates:
+        tags.append("timeline")
+    if amounts:
+        tags.append("amount")
+    return tags
+
+
+def finish_english(text: str) -> str:
+    """End with a full stop, cut to the content limit (names keep their case: 'alice')."""
+    text = text.strip()[: MAX_CONTENT_CHARS - 1]
+    if not text.endswith((".", "!", "?", '"', "”")):
+        text += "."
+    return text
