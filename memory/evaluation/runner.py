@@ -124,8 +124,8 @@ def select(data: dict[str, Any], *, conversations: Iterable[str] | None = None,
     return data
 
 
-def _create_world(data: dict[str, Any], suffix: str) -> tuple[dict[str, Firm], dict[str, Any]]:
-    """Fresh firms, users, matters and assignments named after the dataset (with a suffix)."""
+def create_world(data: dict[str, Any], suffix: str) -> tuple[dict[str, Firm], dict[str, Any]]:
+    """Fresh firms, users, matters and assignments named after ``data["firms"]`` (with a suffix)."""
     users_model = get_user_model()
     firms: dict[str, Firm] = {}
     users: dict[str, Any] = {}
@@ -143,8 +143,9 @@ def _create_world(data: dict[str, Any], suffix: str) -> tuple[dict[str, Firm], d
     return firms, users
 
 
-def _import(data: dict[str, Any], firms: dict[str, Firm], users: dict[str, Any],
-            progress: Callable[[int, int], None] | None) -> str:
+def import_renamed(data: dict[str, Any], firms: dict[str, Firm], users: dict[str, Any],
+                   progress: Callable[[int, int], None] | None) -> str:
+    """Import ``data["transcripts"]`` (import_conversation payloads) into the renamed world."""
     from memory.pipeline.ingest import import_transcript  # the write path's importer
 
     summaries = []
@@ -180,8 +181,8 @@ def _evaluate(data: dict[str, Any], *, strategy: str, ks: tuple[int, ...],
     from memory.retrieval import search_memory
 
     suffix = uuid.uuid4().hex[:8]
-    firms, users = _create_world(data, suffix)
-    summary = _import(data, firms, users, progress)
+    firms, users = create_world(data, suffix)
+    summary = import_renamed(data, firms, users, progress)
     firm_ids = [firm.pk for firm in firms.values()]
     message_pk = dict(
         Message.objects.filter(firm_id__in=firm_ids).values_list("external_id", "pk")

@@ -71,6 +71,11 @@ class Hit:
     breakdown: ScoreBreakdown
     reasons: list[str] = field(default_factory=list)
 
+    @property
+    def source_message_ids(self) -> list[int]:
+        """The raw messages this hit stands for (what evaluations compare with gold evidence)."""
+        return list(self.note.source_message_ids)
+
 
 @dataclass
 class MessageMatch:
