@@ -20,6 +20,16 @@ def recall_all_at_k(ranking: Sequence[Iterable[int]], gold: set[int], k: int) ->
     return 1.0 if gold <= covered else 0.0
 
 
+def recall_at_k(ranking: Sequence[Iterable[int]], gold: set[int], k: int) -> float:
+    """The share of gold messages covered by the first ``k`` positions."""
+    if not gold:
+        raise ValueError("recall needs at least one gold message")
+    covered: set[int] = set()
+    for position in ranking[:k]:
+        covered.update(position)
+    return len(gold & covered) / len(gold)
+
+
 def reciprocal_rank(ranking: Sequence[Iterable[int]], gold: set[int], depth: int | None = None) -> float:
     """1 / the rank of the first position covering any gold message (0 when none within ``depth``)."""
     for rank, position in enumerate(ranking[:depth] if depth else ranking, start=1):
