@@ -15,6 +15,9 @@ question's labelled messages, matched by external id):
 - leaks: recalled notes of another firm, case notes of another matter when the question
   is asked inside a matter, or notes sourced from a message the question lists under
   ``must_not``. Must be 0.
+
+Beside the product, the same questions are scored on the raw-message baselines (dense, BM25
+and their RRF fusion over each asker's visible messages, ``memory.evaluation.baselines``).
 """
 from __future__ import annotations
 

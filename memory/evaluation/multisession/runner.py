@@ -30,6 +30,7 @@ from memory.evaluation.metrics import mean, recall_all_at_k, reciprocal_rank
 from memory.evaluation.multisession import CATEGORIES, LANGUAGES, MUST_NOT, EvaluationSet
 from memory.evaluation.runner import create_world, import_renamed
 from memory.models import Matter, Message, Note
+from memory.retrieval.types import Hit
 
 SYSTEMS = ("product", *BASELINES)
 KS = (5, 10)
@@ -196,7 +197,7 @@ def _run(data: EvaluationSet, *, strategy: str, progress: Callable[[int, int], N
     )
 
 
-def _leaks(hit, sources: set[int], firm_id: int, matter_ids: set[int], info: dict[int, _MessageInfo],
+def _leaks(hit: Hit, sources: set[int], firm_id: int, matter_ids: set[int], info: dict[int, _MessageInfo],
            forbidden: set[int]) -> list[str]:
     """Why this hit must not have reached the asker (empty when it may)."""
     note = getattr(hit, "note", None)
