@@ -73,8 +73,10 @@ class Hit:
 
     @property
     def source_message_ids(self) -> list[int]:
-        """The raw messages this hit stands for (what evaluations compare with gold evidence)."""
-        return list(self.note.source_message_ids)
+        """The raw messages this hit stands for: a note's provenance, or the message itself."""
+        if self.note is not None:
+            return list(self.note.source_message_ids)
+        return [self.message.pk]  # TURNS' message hits (merge: keep one copy of this property)
 
 
 @dataclass
