@@ -77,7 +77,7 @@ def test_kept_evaluation_data_stays_invisible_to_outsiders(world):
 def test_command_prints_product_beside_baselines_and_writes_json(tmp_path, capsys):
     target = tmp_path / "figures.json"
     call_command("evaluate_memory", "--sessions", "emma-s01,zhou-s01,dave-s02", "--limit", "1",
-                 "--json", str(target))
+                 "--json", str(target), "--losses")
     out = capsys.readouterr().out
     for word in ("product", "rrf", "dense", "bm25", "R@5", "R@10", "MRR", "single_hop", "must_not_recall"):
         assert word in out
@@ -85,7 +85,11 @@ def test_command_prints_product_beside_baselines_and_writes_json(tmp_path, capsy
     figures = json.loads(target.read_text(encoding="utf-8"))
     assert figures["leaks"] == 0
     assert {row["category"] for row in figures["rows"]} >= {"single_hop", MUST_NOT, "all"}
-    assert all("product_returned" in q for q in figures["questions"])
+    assert all("product_returned" in q and "product_kinds" in q for q in figures["questions"])
+    # --losses lists exactly the questions where the product is below raw RRF at 10
+    losses = [line for line in out.splitlines() if line.startswith("LOSS ")]
+    recall_rows = [q for q in figures["questions"] if q["scores"]]
+    assert len(losses) == sum(q["scores"]["product"]["r@10"] < q["scores"]["rrf"]["r@10"] for q in recall_rows)
 
 
 def test_command_rejects_a_bad_limit_and_an_empty_selection():

@@ -46,6 +46,7 @@ class Outcome:
     leaks: list[str] = field(default_factory=list)
     noted: bool | None = None  # every gold message is cited by some active note
     returned: list[list[str]] = field(default_factory=list)  # product positions as message external ids
+    kinds: list[str] = field(default_factory=list)  # each product position's kind ("note" | "message")
 
 
 @dataclass
@@ -113,13 +114,25 @@ class MemoryReport:
                 out.append(f"LEAK {outcome.question['id']}: {leak}")
         return out
 
+    def losses(self) -> list[str]:
+        """Questions the raw RRF baseline answers within 10 and the product does not: what to look at."""
+        out = []
+        for outcome in self.outcomes:
+            scores = outcome.scores
+            if scores and scores["product"]["r@10"] < scores["rrf"]["r@10"]:
+                question = outcome.question
+                returned = " ".join(f"{kind[0]}:{','.join(ids)}" for kind, ids in zip(outcome.kinds, outcome.returned))
+                out.append(f"LOSS {question['id']} {question['category']}/{question['language']} "
+                           f"{question['question']}  gold={','.join(question['gold'])}  product top 10: {returned}")
+        return out
+
     def as_json(self) -> dict[str, Any]:
         return {
             "strategy": self.strategy, "messages": self.messages, "notes_stored": self.notes_stored,
             "import_summary": self.import_summary, "seconds": self.seconds, "leaks": self.leaks,
             "rows": self.rows(),
             "questions": [{**o.question, "scores": o.scores, "leaks": o.leaks, "noted": o.noted,
-                           "product_returned": o.returned} for o in self.outcomes],
+                           "product_returned": o.returned, "product_kinds": o.kinds} for o in self.outcomes],
         }
 
 
@@ -176,7 +189,8 @@ def _run(data: EvaluationSet, *, strategy: str, progress: Callable[[int, int], N
         result = search_memory(user, question["question"], k=DEPTH, strategy=strategy, matter_id=matter_id)
         positions = [set(hit.source_message_ids) for hit in result.hits]
         outcome = Outcome(question, returned=[[info[pk].external_id if pk in info else f"#{pk}" for pk in sorted(p)]
-                                              for p in positions])
+                                              for p in positions],
+                          kinds=[getattr(hit, "kind", "") or "note" for hit in result.hits])
         for hit, sources in zip(result.hits, positions):
             outcome.leaks.extend(_leaks(hit, sources, firm.pk, assigned[name], info,
                                         gold if question["category"] == MUST_NOT else set()))

@@ -24,6 +24,8 @@ class Command(BaseCommand):
         parser.add_argument("--limit", type=int, help="At most this many questions per category and language.")
         parser.add_argument("--sessions", help="Comma-separated session ids: import only these (questions follow).")
         parser.add_argument("--json", dest="json_path", help="Write every figure and per-question result here.")
+        parser.add_argument("--losses", action="store_true",
+                            help="List the questions raw RRF answers within 10 and the product does not.")
         parser.add_argument("--keep", action="store_true", help="Commit the imported firms instead of rolling back.")
 
     def handle(self, *args, **options) -> None:
@@ -45,6 +47,9 @@ class Command(BaseCommand):
         report = run_evaluation(data, strategy=options["strategy"], keep=options["keep"], progress=progress)
         for line in report.lines():
             self.stdout.write(line)
+        if options["losses"]:
+            for line in report.losses():
+                self.stdout.write(line)
         if options["json_path"]:
             Path(options["json_path"]).write_text(
                 json.dumps(report.as_json(), ensure_ascii=False, indent=1), encoding="utf-8")
