@@ -57,6 +57,7 @@ class MemoryReport:
     import_summary: str
     strategy: str
     seconds: dict[str, float]
+    embedder: str = ""  # the dense baseline's encoder (the product's too)
 
     @property
     def leaks(self) -> int:
@@ -90,7 +91,7 @@ class MemoryReport:
         header = f"{'category':<16}{'lang':<5}{'n':>4} "
         header += "".join(f"| {system:<7}{'R@5':>6}{'R@10':>6}{'MRR':>6} " for system in ("product", "rrf", "dense", "bm25"))
         header += f"|{'noted':>6}{'leaks':>6}"
-        out = [f"strategy={self.strategy}  messages={self.messages}  notes stored={self.notes_stored}  "
+        out = [f"strategy={self.strategy}  dense baseline={self.embedder}  messages={self.messages}  notes stored={self.notes_stored}  "
                f"(import {self.seconds.get('import', 0):.0f} s, questions {self.seconds.get('questions', 0):.0f} s)",
                f"import: {self.import_summary}", header, "-" * len(header)]
         for row in self.rows():
@@ -128,7 +129,7 @@ class MemoryReport:
 
     def as_json(self) -> dict[str, Any]:
         return {
-            "strategy": self.strategy, "messages": self.messages, "notes_stored": self.notes_stored,
+            "strategy": self.strategy, "embedder": self.embedder, "messages": self.messages, "notes_stored": self.notes_stored,
             "import_summary": self.import_summary, "seconds": self.seconds, "leaks": self.leaks,
             "rows": self.rows(),
             "questions": [{**o.question, "scores": o.scores, "leaks": o.leaks, "noted": o.noted,
@@ -206,7 +207,7 @@ def _run(data: EvaluationSet, *, strategy: str, progress: Callable[[int, int], N
     finished = time.perf_counter()
     return MemoryReport(
         outcomes=outcomes, notes_stored=Note.objects.filter(firm_id__in=firm_ids).count(), messages=len(info),
-        import_summary=summary, strategy=strategy,
+        import_summary=summary, strategy=strategy, embedder=embedder.name,
         seconds={"import": round(imported - started, 1), "questions": round(finished - imported, 1)},
     )
 
