@@ -67,3 +67,36 @@ def test_raw_index_ranks_dense_keyword_and_fused():
     chinese = index.rank("押金退还", np.array([1.0, 0.0], dtype=np.float32))
     assert chinese["bm25"][0] == 10  # jieba splits the query; both of its words are in message 10
     assert set(chinese["bm25"]) == {10, 30}
+
+
+def test_leak_rules_name_every_way_a_hit_can_cross_a_wall():
+    from types import SimpleNamespace
+
+    from memory.evaluation.multisession.runner import _leaks, _MessageInfo
+
+    firm, other_firm, me, colleague, my_matter, walled = 1, 2, 10, 11, 100, 101
+    info = {
+        1: _MessageInfo("mine", firm, my_matter, me),
+        2: _MessageInfo("walled", firm, walled, colleague),
+        3: _MessageInfo("theirs", other_firm, None, 99),
+        4: _MessageInfo("colleague-personal", firm, None, colleague),
+    }
+
+    def note(firm_id=firm, scope="case", owner_id=None):
+        return SimpleNamespace(note=SimpleNamespace(pk=7, firm_id=firm_id, memory_scope=scope, owner_id=owner_id))
+
+    def check(hit, sources, forbidden=frozenset()):
+        return _leaks(hit, set(sources), me, firm, {my_matter}, info, set(forbidden))
+
+    assert check(note(), [1]) == []
+    assert check(note(), [4]) == []  # a firm-wide note drawn from a colleague's chat is by design
+    assert check(note(), [2]) and "not assigned" in check(note(), [2])[0]
+    assert check(note(), [3]) and "another firm" in check(note(), [3])[0]
+    assert check(note(), [999]) and "another firm" in check(note(), [999])[0]  # outside the evaluation
+    assert check(note(firm_id=other_firm), [1]) == ["another firm's note 7"]
+    assert check(note(scope="user_profile", owner_id=colleague), [4])
+    assert check(note(scope="user_profile", owner_id=me), [1]) == []
+    assert check(note(), [4], forbidden=[4]) and "must-not" in check(note(), [4], forbidden=[4])[0]
+    message_hit = SimpleNamespace(note=None)
+    assert check(message_hit, [1]) == []
+    assert check(message_hit, [4]) and "raw message" in check(message_hit, [4])[0]

@@ -12,8 +12,9 @@ Scores per question and system (product, dense, bm25, rrf):
 
 ``must_not_recall`` questions have no recall: their gold is evidence the asker may not see,
 and any product hit standing for it is a leak. Every product hit of every question is also
-checked against the asker's reach (another firm's message, or a matter they are not assigned
-to, is a leak). Baselines index only ``Message.objects.visible_to(asker)``.
+checked against the asker's reach: another firm's note or message, a matter they are not
+assigned to, another user's profile note, or another user's raw message is a leak. Baselines index only
+``Message.objects.visible_to(asker)``.
 """
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ from memory.evaluation.baselines import BASELINES, indexes_for
 from memory.evaluation.metrics import mean, recall_all_at_k, reciprocal_rank
 from memory.evaluation.multisession import CATEGORIES, LANGUAGES, MUST_NOT, EvaluationSet
 from memory.evaluation.runner import create_world, import_renamed
-from memory.models import Matter, Message, Note
+from memory.models import Matter, MemoryScope, Message, Note
 from memory.retrieval.types import Hit
 
 SYSTEMS = ("product", *BASELINES)
@@ -152,6 +153,7 @@ class _MessageInfo:
     external_id: str
     firm_id: int
     matter_id: int | None
+    user_id: int  # whose conversation it is
 
 
 def _run(data: EvaluationSet, *, strategy: str, progress: Callable[[int, int], None] | None) -> MemoryReport:
@@ -165,9 +167,8 @@ def _run(data: EvaluationSet, *, strategy: str, progress: Callable[[int, int], N
     imported = time.perf_counter()
 
     firm_ids = [firm.pk for firm in firms.values()]
-    info = {pk: _MessageInfo(external_id, firm_id, matter_id) for pk, external_id, firm_id, matter_id in
-            Message.objects.filter(firm_id__in=firm_ids).values_list(
-                "pk", "external_id", "firm_id", "conversation__matter_id")}
+    info = {pk: _MessageInfo(*row) for pk, *row in Message.objects.filter(firm_id__in=firm_ids).values_list(
+        "pk", "external_id", "firm_id", "conversation__matter_id", "conversation__user_id")}
     pk_of = {message.external_id: pk for pk, message in info.items()}
     noted: set[int] = set()
     for ids in Note.objects.filter(firm_id__in=firm_ids).active().values_list("source_message_ids", flat=True):
@@ -193,7 +194,7 @@ def _run(data: EvaluationSet, *, strategy: str, progress: Callable[[int, int], N
                                               for p in positions],
                           kinds=[getattr(hit, "kind", "") or "note" for hit in result.hits])
         for hit, sources in zip(result.hits, positions):
-            outcome.leaks.extend(_leaks(hit, sources, firm.pk, assigned[name], info,
+            outcome.leaks.extend(_leaks(hit, sources, user.pk, firm.pk, assigned[name], info,
                                         gold if question["category"] == MUST_NOT else set()))
         if question["category"] != MUST_NOT:
             outcome.noted = gold <= noted
@@ -212,13 +213,17 @@ def _run(data: EvaluationSet, *, strategy: str, progress: Callable[[int, int], N
     )
 
 
-def _leaks(hit: Hit, sources: set[int], firm_id: int, matter_ids: set[int], info: dict[int, _MessageInfo],
-           forbidden: set[int]) -> list[str]:
+def _leaks(hit: Hit, sources: set[int], user_id: int, firm_id: int, matter_ids: set[int],
+           info: dict[int, _MessageInfo], forbidden: set[int]) -> list[str]:
     """Why this hit must not have reached the asker (empty when it may)."""
     note = getattr(hit, "note", None)
     if note is not None and note.firm_id != firm_id:
         return [f"another firm's note {note.pk}"]
     leaks = []
+    if note is not None and note.memory_scope == MemoryScope.USER_PROFILE and note.owner_id != user_id:
+        leaks.append(f"another user's profile note {note.pk}")
+    if note is None and any(pk in info and info[pk].user_id != user_id for pk in sources):
+        leaks.append(f"another user's raw message {sorted(sources)}")
     for pk in sorted(sources):
         message = info.get(pk)
         if message is None or message.firm_id != firm_id:
