@@ -64,6 +64,13 @@ class MemoryReport:
     def leaks(self) -> int:
         return sum(len(o.leaks) for o in self.outcomes)
 
+    @property
+    def messages_per_hit(self) -> float:
+        """How many messages a product position stands for on average: a baseline position is
+        one message, so a figure far above 1 means notes citing many turns carry the recall."""
+        positions = [len(ids) for o in self.outcomes for ids in o.returned]
+        return round(sum(positions) / len(positions), 2) if positions else 0.0
+
     def rows(self) -> list[dict[str, Any]]:
         """Figures per (category, language), per category, per language and overall (recall questions)."""
         groups: dict[tuple[str, str], list[Outcome]] = defaultdict(list)
@@ -94,7 +101,11 @@ class MemoryReport:
         header += f"|{'noted':>6}{'leaks':>6}"
         out = [f"strategy={self.strategy}  dense baseline={self.embedder}  messages={self.messages}  notes stored={self.notes_stored}  "
                f"(import {self.seconds.get('import', 0):.0f} s, questions {self.seconds.get('questions', 0):.0f} s)",
-               f"import: {self.import_summary}", header, "-" * len(header)]
+               f"import: {self.import_summary}",
+               f"product hits: {sum(len(o.returned) for o in self.outcomes)}, "
+               f"{self.messages_per_hit} messages per hit on average "
+               f"({', '.join(f'{kind} {count}' for kind, count in self._kinds().items())})",
+               header, "-" * len(header)]
         for row in self.rows():
             line = f"{row['category']:<16}{row['language']:<5}{row['questions']:>4} "
             for system in ("product", "rrf", "dense", "bm25"):
@@ -116,6 +127,13 @@ class MemoryReport:
                 out.append(f"LEAK {outcome.question['id']}: {leak}")
         return out
 
+    def _kinds(self) -> dict[str, int]:
+        counts: dict[str, int] = defaultdict(int)
+        for outcome in self.outcomes:
+            for kind in outcome.kinds:
+                counts[kind] += 1
+        return dict(sorted(counts.items()))
+
     def losses(self) -> list[str]:
         """Questions the raw RRF baseline answers within 10 and the product does not: what to look at."""
         out = []
@@ -132,6 +150,7 @@ class MemoryReport:
         return {
             "strategy": self.strategy, "embedder": self.embedder, "messages": self.messages, "notes_stored": self.notes_stored,
             "import_summary": self.import_summary, "seconds": self.seconds, "leaks": self.leaks,
+            "messages_per_hit": self.messages_per_hit, "hit_kinds": self._kinds(),
             "rows": self.rows(),
             "questions": [{**o.question, "scores": o.scores, "leaks": o.leaks, "noted": o.noted,
                            "product_returned": o.returned, "product_kinds": o.kinds} for o in self.outcomes],
