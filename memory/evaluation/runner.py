@@ -15,6 +15,9 @@ question's labelled messages, matched by external id):
 - leaks: recalled notes of another firm, case notes of another matter when the question
   is asked inside a matter, or notes sourced from a message the question lists under
   ``must_not``. Must be 0.
+
+Beside the product, the same questions are scored on the raw-message baselines (dense, BM25
+and their RRF fusion over each asker's visible messages, ``memory.evaluation.baselines``).
 """
 from __future__ import annotations
 
@@ -53,6 +56,8 @@ class Report:
     outcomes: list[QuestionOutcome]
     notes_stored: int
     import_summary: str
+    # raw-message baselines over the same questions: system → layer → {"recall@k"…, "mrr"}
+    baselines: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
 
     @property
     def leaks(self) -> int:
@@ -91,6 +96,15 @@ class Report:
             )
         out.append("ceiling = share of labelled messages the write path stored any note from "
                    "(the best recall any retrieval could reach)")
+        if self.baselines:
+            out.append("raw-message baselines over the same users' visible messages (same questions):")
+            out.append(f"{'layer':<14}" + "".join(
+                f"{system + ' R@' + str(k):>13}" for system in self.baselines for k in self.ks
+            ) + "".join(f"{system + ' MRR':>11}" for system in self.baselines))
+            for layer in sorted(next(iter(self.baselines.values())), key=lambda name: (name == "overall", name)):
+                out.append(f"{layer:<14}" + "".join(
+                    f"{self.baselines[system][layer][f'recall@{k}']:>13.3f}" for system in self.baselines for k in self.ks
+                ) + "".join(f"{self.baselines[system][layer]['mrr']:>11.3f}" for system in self.baselines))
         for outcome in self.outcomes:
             if outcome.leaks:
                 out.append(f"LEAK {outcome.id}: {'; '.join(outcome.leaks)}")
@@ -124,8 +138,8 @@ def select(data: dict[str, Any], *, conversations: Iterable[str] | None = None,
     return data
 
 
-def _create_world(data: dict[str, Any], suffix: str) -> tuple[dict[str, Firm], dict[str, Any]]:
-    """Fresh firms, users, matters and assignments named after the dataset (with a suffix)."""
+def create_world(data: dict[str, Any], suffix: str) -> tuple[dict[str, Firm], dict[str, Any]]:
+    """Fresh firms, users, matters and assignments named after ``data["firms"]`` (with a suffix)."""
     users_model = get_user_model()
     firms: dict[str, Firm] = {}
     users: dict[str, Any] = {}
@@ -143,8 +157,9 @@ def _create_world(data: dict[str, Any], suffix: str) -> tuple[dict[str, Firm], d
     return firms, users
 
 
-def _import(data: dict[str, Any], firms: dict[str, Firm], users: dict[str, Any],
-            progress: Callable[[int, int], None] | None) -> str:
+def import_renamed(data: dict[str, Any], firms: dict[str, Firm], users: dict[str, Any],
+                   progress: Callable[[int, int], None] | None) -> str:
+    """Import ``data["transcripts"]`` (import_conversation payloads) into the renamed world."""
     from memory.pipeline.ingest import import_transcript  # the write path's importer
 
     summaries = []
@@ -180,8 +195,8 @@ def _evaluate(data: dict[str, Any], *, strategy: str, ks: tuple[int, ...],
     from memory.retrieval import search_memory
 
     suffix = uuid.uuid4().hex[:8]
-    firms, users = _create_world(data, suffix)
-    summary = _import(data, firms, users, progress)
+    firms, users = create_world(data, suffix)
+    summary = import_renamed(data, firms, users, progress)
     firm_ids = [firm.pk for firm in firms.values()]
     message_pk = dict(
         Message.objects.filter(firm_id__in=firm_ids).values_list("external_id", "pk")
@@ -237,4 +252,31 @@ def _evaluate(data: dict[str, Any], *, strategy: str, ks: tuple[int, ...],
         outcomes.append(QuestionOutcome(question["id"], question["layer"], recall, reciprocal, leaks,
                                         coverage, missed))
     notes_stored = Note.objects.filter(firm_id__in=firm_ids).count()
-    return Report(strategy=strategy, ks=ks, outcomes=outcomes, notes_stored=notes_stored, import_summary=summary)
+    baselines = _baselines(data["questions"], users, message_pk, ks)
+    return Report(strategy=strategy, ks=ks, outcomes=outcomes, notes_stored=notes_stored, import_summary=summary,
+                  baselines=baselines)
+
+
+def _baselines(questions: list[dict[str, Any]], users: dict[str, Any], message_pk: dict[str, int],
+               ks: tuple[int, ...]) -> dict[str, dict[str, dict[str, float]]]:
+    """Dense, BM25 and RRF over each asker's visible raw messages, scored like the product."""
+    from memory.embeddings import get_embedder
+    from memory.evaluation.baselines import BASELINES, indexes_for
+    from memory.evaluation.metrics import recall_at_k, reciprocal_rank
+
+    labelled = [q for q in questions if any(m in message_pk for m in q["answers"])]
+    indexes = indexes_for([users[name] for name in sorted({q["user"] for q in labelled})])
+    embedder = get_embedder()
+    scores: dict[str, dict[str, list[dict[str, float]]]] = {s: defaultdict(list) for s in BASELINES}
+    for question in labelled:
+        gold = {message_pk[m] for m in question["answers"] if m in message_pk}
+        ranked = indexes[users[question["user"]].pk].rank(question["question"], embedder.embed_query(question["question"]))
+        for system in BASELINES:
+            ranking = [{pk} for pk in ranked[system]]
+            row = {f"recall@{k}": recall_at_k(ranking, gold, k) for k in ks}
+            row["mrr"] = reciprocal_rank(ranking, gold, max(ks))
+            scores[system][question["layer"]].append(row)
+            scores[system]["overall"].append(row)
+    return {system: {layer: {key: _mean(row[key] for row in rows) for key in rows[0]}
+                     for layer, rows in layers.items()}
+            for system, layers in scores.items()}

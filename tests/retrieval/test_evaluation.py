@@ -44,3 +44,5 @@ def test_command_prints_metrics_per_layer(capsys):
     out = capsys.readouterr().out
     assert "recall@5" in out and "recall@10" in out and "MRR" in out
     assert "overall" in out and "leaks: 0" in out
+    assert "raw-message baselines" in out  # every evaluation prints the raw baseline beside the product
+    assert "rrf R@10" in out and "dense MRR" in out and "bm25 R@5" in out

@@ -1,0 +1,254 @@
+"""Run the multi-session set: import it through the write path, ask every question through
+``search_memory`` as its user, and score the product beside three raw-message baselines.
+
+Everything happens in throw-away firms (fresh slugs and usernames) inside one transaction
+that is rolled back at the end unless ``keep``: the database is left as it was.
+
+Scores per question and system (product, dense, bm25, rrf):
+
+- recall_all@k: 1 when every gold message is among the first k positions (a product hit
+  covers the messages in ``hit.source_message_ids``; a baseline position is one message);
+- MRR: 1 / the rank of the first position covering any gold message (0 beyond k = 10).
+
+``must_not_recall`` questions have no recall: their gold is evidence the asker may not see,
+and any product hit standing for it is a leak. Every product hit of every question is also
+checked against the asker's reach: another firm's note or message, a matter they are not
+assigned to, another user's profile note, or another user's raw message is a leak. Baselines index only
+``Message.objects.visible_to(asker)``.
+"""
+from __future__ import annotations
+
+import time
+import uuid
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from django.db import transaction
+
+from memory.evaluation.baselines import BASELINES, indexes_for
+from memory.evaluation.metrics import mean, recall_all_at_k, reciprocal_rank
+from memory.evaluation.multisession import CATEGORIES, LANGUAGES, MUST_NOT, EvaluationSet
+from memory.evaluation.runner import create_world, import_renamed
+from memory.models import Matter, MemoryScope, Message, Note
+from memory.retrieval.types import Hit
+
+SYSTEMS = ("product", *BASELINES)
+KS = (5, 10)
+DEPTH = max(KS)
+
+
+@dataclass
+class Outcome:
+    """One question's scores per system, its leaks and what the product returned."""
+
+    question: dict[str, Any]
+    scores: dict[str, dict[str, float]] = field(default_factory=dict)  # system → {"r@5", "r@10", "mrr"}
+    leaks: list[str] = field(default_factory=list)
+    noted: bool | None = None  # every gold message is cited by some active note
+    returned: list[list[str]] = field(default_factory=list)  # product positions as message external ids
+    kinds: list[str] = field(default_factory=list)  # each product position's kind ("note" | "message")
+
+
+@dataclass
+class MemoryReport:
+    outcomes: list[Outcome]
+    notes_stored: int
+    messages: int
+    import_summary: str
+    strategy: str
+    seconds: dict[str, float]
+    embedder: str = ""  # the dense baseline's encoder (the product's too)
+
+    @property
+    def leaks(self) -> int:
+        return sum(len(o.leaks) for o in self.outcomes)
+
+    @property
+    def messages_per_hit(self) -> float:
+        """How many messages a product position stands for on average: a baseline position is
+        one message, so a figure far above 1 means notes citing many turns carry the recall."""
+        positions = [len(ids) for o in self.outcomes for ids in o.returned]
+        return round(sum(positions) / len(positions), 2) if positions else 0.0
+
+    def rows(self) -> list[dict[str, Any]]:
+        """Figures per (category, language), per category, per language and overall (recall questions)."""
+        groups: dict[tuple[str, str], list[Outcome]] = defaultdict(list)
+        for outcome in self.outcomes:
+            category, language = outcome.question["category"], outcome.question["language"]
+            groups[(category, language)].append(outcome)
+            groups[(category, "all")].append(outcome)
+            if category != MUST_NOT:
+                groups[("all", language)].append(outcome)
+                groups[("all", "all")].append(outcome)
+        order = [*CATEGORIES, "all"]
+        rows = []
+        for (category, language), outcomes in sorted(
+                groups.items(), key=lambda item: (order.index(item[0][0]), [*LANGUAGES, "all"].index(item[0][1]))):
+            row: dict[str, Any] = {"category": category, "language": language, "questions": len(outcomes),
+                                   "leaks": sum(len(o.leaks) for o in outcomes)}
+            if category != MUST_NOT:
+                for system in SYSTEMS:
+                    row[system] = {metric: mean(o.scores[system][metric] for o in outcomes)
+                                   for metric in ("r@5", "r@10", "mrr")}
+                row["noted"] = mean(1.0 if o.noted else 0.0 for o in outcomes)
+            rows.append(row)
+        return rows
+
+    def lines(self) -> list[str]:
+        header = f"{'category':<16}{'lang':<5}{'n':>4} "
+        header += "".join(f"| {system:<7}{'R@5':>6}{'R@10':>6}{'MRR':>6} " for system in ("product", "rrf", "dense", "bm25"))
+        header += f"|{'noted':>6}{'leaks':>6}"
+        out = [f"strategy={self.strategy}  dense baseline={self.embedder}  messages={self.messages}  notes stored={self.notes_stored}  "
+               f"(import {self.seconds.get('import', 0):.0f} s, questions {self.seconds.get('questions', 0):.0f} s)",
+               f"import: {self.import_summary}",
+               f"product hits: {sum(len(o.returned) for o in self.outcomes)}, "
+               f"{self.messages_per_hit} messages per hit on average "
+               f"({', '.join(f'{kind} {count}' for kind, count in self._kinds().items())})",
+               header, "-" * len(header)]
+        for row in self.rows():
+            line = f"{row['category']:<16}{row['language']:<5}{row['questions']:>4} "
+            for system in ("product", "rrf", "dense", "bm25"):
+                if system in row:
+                    figures = row[system]
+                    line += f"| {'':<7}{figures['r@5']:>6.3f}{figures['r@10']:>6.3f}{figures['mrr']:>6.3f} "
+                else:
+                    line += f"| {'':<7}{'-':>6}{'-':>6}{'-':>6} "
+            noted = f"{row['noted']:>6.2f}" if "noted" in row else f"{'-':>6}"
+            out.append(line + f"|{noted}{row['leaks']:>6}")
+        out.append("R@k = recall_all@k (all gold messages in the top k); MRR over the top 10; "
+                   "noted = share of questions whose gold messages all have a note (the notes' ceiling); "
+                   "leaks = product hits standing for messages the asker may not see")
+        losing = [f"{row['category']}/{row['language']}" for row in self.rows()
+                  if "product" in row and row["product"]["r@10"] < row["rrf"]["r@10"]]
+        out.append("product below the raw RRF baseline (R@10) in: " + (", ".join(losing) or "none"))
+        for outcome in self.outcomes:
+            for leak in outcome.leaks:
+                out.append(f"LEAK {outcome.question['id']}: {leak}")
+        return out
+
+    def _kinds(self) -> dict[str, int]:
+        counts: dict[str, int] = defaultdict(int)
+        for outcome in self.outcomes:
+            for kind in outcome.kinds:
+                counts[kind] += 1
+        return dict(sorted(counts.items()))
+
+    def losses(self) -> list[str]:
+        """Questions the raw RRF baseline answers within 10 and the product does not: what to look at."""
+        out = []
+        for outcome in self.outcomes:
+            scores = outcome.scores
+            if scores and scores["product"]["r@10"] < scores["rrf"]["r@10"]:
+                question = outcome.question
+                returned = " ".join(f"{kind[0]}:{','.join(ids)}" for kind, ids in zip(outcome.kinds, outcome.returned))
+                out.append(f"LOSS {question['id']} {question['category']}/{question['language']} "
+                           f"{question['question']}  gold={','.join(question['gold'])}  product top 10: {returned}")
+        return out
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "strategy": self.strategy, "embedder": self.embedder, "messages": self.messages, "notes_stored": self.notes_stored,
+            "import_summary": self.import_summary, "seconds": self.seconds, "leaks": self.leaks,
+            "messages_per_hit": self.messages_per_hit, "hit_kinds": self._kinds(),
+            "rows": self.rows(),
+            "questions": [{**o.question, "scores": o.scores, "leaks": o.leaks, "noted": o.noted,
+                           "product_returned": o.returned, "product_kinds": o.kinds} for o in self.outcomes],
+        }
+
+
+def run_evaluation(data: EvaluationSet, *, strategy: str = "layered", keep: bool = False,
+                   progress: Callable[[int, int], None] | None = None) -> MemoryReport:
+    """Import ``data`` into throw-away firms, ask and score every question; roll back unless ``keep``."""
+    with transaction.atomic():
+        report = _run(data, strategy=strategy, progress=progress)
+        if not keep:
+            transaction.set_rollback(True)
+    return report
+
+
+@dataclass(frozen=True)
+class _MessageInfo:
+    external_id: str
+    firm_id: int
+    matter_id: int | None
+    user_id: int  # whose conversation it is
+
+
+def _run(data: EvaluationSet, *, strategy: str, progress: Callable[[int, int], None] | None) -> MemoryReport:
+    from memory.embeddings import get_embedder
+    from memory.retrieval import search_memory
+
+    started = time.perf_counter()
+    suffix = uuid.uuid4().hex[:8]
+    firms, users = create_world(data.world, suffix)
+    summary = import_renamed({"transcripts": data.transcripts}, firms, users, progress)
+    imported = time.perf_counter()
+
+    firm_ids = [firm.pk for firm in firms.values()]
+    info = {pk: _MessageInfo(*row) for pk, *row in Message.objects.filter(firm_id__in=firm_ids).values_list(
+        "pk", "external_id", "firm_id", "conversation__matter_id", "conversation__user_id")}
+    pk_of = {message.external_id: pk for pk, message in info.items()}
+    noted: set[int] = set()
+    for ids in Note.objects.filter(firm_id__in=firm_ids).active().values_list("source_message_ids", flat=True):
+        noted.update(ids)
+    user_firm = {name: firms[spec["slug"]] for spec in data.world["firms"] for name in spec["users"]}
+    assigned = {name: {matter.pk for matter in Matter.objects.filter(assignments__user=user)}
+                for name, user in users.items()}
+    askers = sorted({q["user"] for q in data.questions})
+    indexes = indexes_for([users[name] for name in askers])
+    embedder = get_embedder()
+
+    outcomes = []
+    for question in data.questions:
+        name = question["user"]
+        user, firm = users[name], user_firm[name]
+        gold = {pk_of[external_id] for external_id in question["gold"]}
+        matter_id = None
+        if question.get("matter"):
+            matter_id = Matter.objects.get(firm=firm, reference=question["matter"]).pk
+        result = search_memory(user, question["question"], k=DEPTH, strategy=strategy, matter_id=matter_id)
+        positions = [set(hit.source_message_ids) for hit in result.hits]
+        outcome = Outcome(question, returned=[[info[pk].external_id if pk in info else f"#{pk}" for pk in sorted(p)]
+                                              for p in positions],
+                          kinds=[getattr(hit, "kind", "") or "note" for hit in result.hits])
+        for hit, sources in zip(result.hits, positions):
+            outcome.leaks.extend(_leaks(hit, sources, user.pk, firm.pk, assigned[name], info,
+                                        gold if question["category"] == MUST_NOT else set()))
+        if question["category"] != MUST_NOT:
+            outcome.noted = gold <= noted
+            rankings = {"product": positions}
+            raw = indexes[user.pk].rank(question["question"], embedder.embed_query(question["question"]))
+            rankings.update({system: [{pk} for pk in raw[system]] for system in BASELINES})
+            for system, ranking in rankings.items():
+                outcome.scores[system] = {f"r@{k}": recall_all_at_k(ranking, gold, k) for k in KS}
+                outcome.scores[system]["mrr"] = reciprocal_rank(ranking, gold, DEPTH)
+        outcomes.append(outcome)
+    finished = time.perf_counter()
+    return MemoryReport(
+        outcomes=outcomes, notes_stored=Note.objects.filter(firm_id__in=firm_ids).count(), messages=len(info),
+        import_summary=summary, strategy=strategy, embedder=embedder.name,
+        seconds={"import": round(imported - started, 1), "questions": round(finished - imported, 1)},
+    )
+
+
+def _leaks(hit: Hit, sources: set[int], user_id: int, firm_id: int, matter_ids: set[int],
+           info: dict[int, _MessageInfo], forbidden: set[int]) -> list[str]:
+    """Why this hit must not have reached the asker (empty when it may)."""
+    note = getattr(hit, "note", None)
+    if note is not None and note.firm_id != firm_id:
+        return [f"another firm's note {note.pk}"]
+    leaks = []
+    if note is not None and note.memory_scope == MemoryScope.USER_PROFILE and note.owner_id != user_id:
+        leaks.append(f"another user's profile note {note.pk}")
+    if note is None and any(pk in info and info[pk].user_id != user_id for pk in sources):
+        leaks.append(f"another user's raw message {sorted(sources)}")
+    for pk in sorted(sources):
+        message = info.get(pk)
+        if message is None or message.firm_id != firm_id:
+            leaks.append(f"message {pk} of another firm")
+        elif message.matter_id is not None and message.matter_id not in matter_ids:
+            leaks.append(f"message {message.external_id} of a matter the asker is not assigned to")
+        elif pk in forbidden:
+            leaks.append(f"message {message.external_id}: another user's must-not-recall evidence")
+    return leaks
