@@ -15,6 +15,7 @@ from .client import (
     validate_json,
 )
 from .errors import LLMBadOutput, LLMError, LLMRejected, LLMUnavailable
+from .switch import llm_forced_offline, offline_only
 
 __all__ = [
     "DEFAULT_JSON_SYSTEM",
@@ -28,5 +29,7 @@ __all__ = [
     "LLMUnavailable",
     "parse_json_object",
     "schema_hint",
+    "llm_forced_offline",
+    "offline_only",
     "validate_json",
 ]

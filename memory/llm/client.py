@@ -39,6 +39,7 @@ from typing import Any, TypeVar
 import openai
 
 from .errors import LLMBadOutput, LLMError, LLMRejected, LLMUnavailable
+from .switch import llm_forced_offline
 
 logger = logging.getLogger("legalmem.llm")
 
@@ -98,7 +99,7 @@ class LLMConfig:
         from django.core.exceptions import ImproperlyConfigured
 
         base_url = str(getattr(settings, "LLM_BASE_URL", "") or "").strip()
-        if not base_url:
+        if not base_url or llm_forced_offline():
             return None
         model = str(getattr(settings, "LLM_MODEL", "") or "").strip()
         if not model:
