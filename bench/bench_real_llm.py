@@ -394,12 +394,15 @@ def main() -> None:
     settings.DATABASES["default"].setdefault("TEST", {})["NAME"] = DB_NAME
     old_name = connection.settings_dict["NAME"]
     connection.creation.create_test_db(verbosity=0, autoclobber=True, serialize=False)
-    reports = []
+    reports: list[dict[str, Any]] = []
+    out = Path(settings.DATA_DIR) / "bench_real_llm.json"
+    phases = [lambda: _chat_phase(proxy, proxy_url), lambda: _import_phase(proxy, import_turns),
+              lambda: _story_phase(proxy, story_events, story_turns)]
     try:
         call_command("seed_demo", stdout=io.StringIO())
-        reports.append(_chat_phase(proxy, proxy_url))
-        reports.append(_import_phase(proxy, import_turns))
-        reports.append(_story_phase(proxy, story_events, story_turns))
+        for phase in phases:  # the file is rewritten after each phase: a stopped run keeps its figures
+            reports.append(phase())
+            _save(out, reports, proxy, upstream)
     finally:
         proxy.stop()
         connection.creation.destroy_test_db(old_name, verbosity=0)
@@ -410,8 +413,12 @@ def main() -> None:
              "format_rejections_wasted": sum(r["format_rejections_wasted"] for r in reports)}
     print(f"[bench] chat + import: {total['requests_per_turn']} request(s) per turn over {turns} turns; "
           f"wasted format rejections in the whole run: {total['format_rejections_wasted']}", flush=True)
+    _save(out, reports, proxy, upstream, total)
+    print(f"[bench] details: {out}", flush=True)
+
+
+def _save(out: Path, reports: list[dict[str, Any]], proxy: CountingProxy, upstream: str,
+          total: dict[str, Any] | None = None) -> None:
     result = {"model": settings.LLM_MODEL, "upstream": upstream, "phases": reports, "total": total,
               "requests": [asdict(r) for r in proxy.records]}
-    out = Path(settings.DATA_DIR) / "bench_real_llm.json"
     out.write_text(json.dumps(result, ensure_ascii=False, indent=2), encoding="utf-8")
-    print(f"[bench] details: {out}", flush=True)
