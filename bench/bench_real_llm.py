@@ -167,6 +167,9 @@ class CountingProxy:
             upstream.close()
             record.seconds = round(time.perf_counter() - began, 2)
             handler.close_connection = True
+            print(f"[proxy] {record.phase}: {record.method} {record.path} "
+                  f"{record.response_format or ('stream' if record.stream else '-')} → {record.status} "
+                  f"in {record.seconds:.1f} s {record.error[:120]}", flush=True)
 
     def of(self, phase: str) -> list[ProxiedRequest]:
         with self.lock:
