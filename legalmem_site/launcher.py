@@ -221,14 +221,27 @@ def demo_story_source() -> str:
     return value
 
 
-def seed_demo_story(env: dict[str, str], source: str) -> None:
+def demo_story_budget() -> str:
+    """``LEGALMEM_DEMO_STORY_BUDGET_SECONDS``: how long the LLM may work on the first start's story."""
+    value = os.environ.get("LEGALMEM_DEMO_STORY_BUDGET_SECONDS", "").strip() or "600"
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = 0.0
+    if not seconds > 0:
+        raise LaunchError(f"LEGALMEM_DEMO_STORY_BUDGET_SECONDS must be a positive number of seconds, got {value!r}")
+    return value
+
+
+def seed_demo_story(env: dict[str, str], source: str, budget: str) -> None:
     """The demo firm's memories come from the real write path (a month-long story), never typed
     by hand. The story never stops the server from starting: ``auto`` falls back to the shipped
     script by itself, and any other failure is one line before the server starts anyway."""
     if source == "skip":
         print("[legalmem] LEGALMEM_DEMO_STORY=skip: no demo story is seeded")
         return
-    args = ["generate_story", "--firm", "demo-firm", "--user", "alice", "--if-empty", "--source", source]
+    args = ["generate_story", "--firm", "demo-firm", "--user", "alice", "--if-empty", "--source", source,
+            "--budget", budget]
     result = subprocess.run([sys.executable, str(BASE_DIR / "manage.py"), *args], env=env, cwd=BASE_DIR)
     if result.returncode != 0:
         print(f"[legalmem] the demo story could not be seeded (generate_story exit {result.returncode}, see above); "
@@ -285,7 +298,7 @@ def _raise_keyboard_interrupt(signum: int, frame: object) -> None:
 
 def command_run() -> int:
     folder = data_dir()
-    story_source = demo_story_source()
+    story_source, story_budget = demo_story_source(), demo_story_budget()
     lock = DataFolderLock(folder / "legalmem.lock", "LegalMem")
     lock.acquire()
     started = time.monotonic()
@@ -296,7 +309,7 @@ def command_run() -> int:
     manage(["collectstatic", "--no-input", "-v", "0"], env)
     manage(["check_embeddings"], env)
     manage(["seed_demo"], env)
-    seed_demo_story(env, story_source)
+    seed_demo_story(env, story_source, story_budget)
     # Jobs a killed worker left "running" are taken over before the new worker starts.
     manage(["resume_turn_extractions"], env)
     host = os.environ.get("HOST", "127.0.0.1")

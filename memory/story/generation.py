@@ -103,15 +103,19 @@ ChunkProgress = Callable[[StoryChunk, int, dict[str, Any]], None]
 
 def generate_story_in_chunks(
     client: LLMClient, chunks: list[StoryChunk], *, username: str, context_tokens: int,
-    run_dir: Path | None = None, progress: ChunkProgress | None = None,
+    run_dir: Path | None = None, progress: ChunkProgress | None = None, deadline: float | None = None,
 ) -> Generation:
     """Ask the LLM for each chunk in turn. A chunk whose reply is not valid (bad JSON, wrong
     shape, times out of order) is asked for once more, then replaced by the shipped script's
     turns for it; each outcome is recorded. ``01_…request.json`` is written before the first
     request and ``02_…response.json`` after every chunk, so a run folder is never empty.
 
-    Raises ``StoryLLMFailed`` when the server is unavailable or refuses a chunk on both
-    attempts: the LLM cannot deliver the story (the caller decides what to do instead)."""
+    After ``deadline`` (a ``time.monotonic()`` value) no more chunks are asked for: the rest
+    are the shipped script's turns, recorded as such.
+
+    Raises ``StoryLLMFailed`` when the server is unavailable, too slow for the client's timeout
+    or refuses the request: the LLM cannot deliver the story (the caller decides what to do
+    instead; a second try would only delay it)."""
     started = timezone.now()
     script = load_offline_script()
     request = {
@@ -128,7 +132,11 @@ def generate_story_in_chunks(
         write_json(run_dir / "01_story_generation_request.json", request)
     turns: list[dict[str, Any]] = []
     for chunk in chunks:
-        record = _generate_chunk(client, chunk, username=username)
+        if deadline is not None and time.monotonic() >= deadline:
+            record = {**chunk.describe(), "attempts": [], "source": "shipped script",
+                      "reason": "the time budget was spent before this chunk", "turns": [dict(t) for t in chunk.shipped]}
+        else:
+            record = _generate_chunk(client, chunk, username=username)
         records.append(record)
         if run_dir is not None:
             write_json(run_dir / "02_story_generation_response.json", response)
@@ -141,7 +149,8 @@ def generate_story_in_chunks(
     replaced = [r for r in records if r["source"] != "llm"]
     notes = [f"{len(chunks)} chunk(s): {len(chunks) - len(replaced)} written by the LLM, "
              f"{len(replaced)} replaced by the shipped script"]
-    notes += [f"chunk {r['chunk']} ({r['event']}) replaced: {r['attempts'][-1]['error']}" for r in replaced]
+    notes += [f"chunk {r['chunk']} ({r['event']}) replaced: {r.get('reason') or r['attempts'][-1]['error']}"
+              for r in replaced]
     notes += [line for r in records for a in r["attempts"] for line in a["client_log"]]
     data = {
         "story_id": f"llm-{started:%Y%m%d%H%M%S}",
@@ -158,8 +167,9 @@ def generate_story_in_chunks(
 
 
 def _generate_chunk(client: LLMClient, chunk: StoryChunk, *, username: str) -> dict[str, Any]:
-    """Up to ``CHUNK_ATTEMPTS`` requests for one chunk; the record says what each did and where
-    the chunk's turns finally came from: ``llm``, ``shipped script`` or ``unavailable``."""
+    """Up to ``CHUNK_ATTEMPTS`` requests for one chunk (a bad reply is asked for again; an
+    unavailable server is not); the record says what each did and where the chunk's turns
+    finally came from: ``llm``, ``shipped script`` or ``unavailable``."""
     prompt = chunk_prompt(chunk, username=username)
     record: dict[str, Any] = {**chunk.describe(), "attempts": [], "source": "shipped script", "turns": []}
     for attempt in range(1, CHUNK_ATTEMPTS + 1):
@@ -172,7 +182,7 @@ def _generate_chunk(client: LLMClient, chunk: StoryChunk, *, username: str) -> d
             entry["status"] = "ok"
         except (LLMBadOutput, ChunkError) as exc:
             entry.update(status="bad chunk", error=_short(exc))
-        except LLMError as exc:  # unavailable, or a request the server refuses outright
+        except LLMError as exc:  # unavailable, too slow, or a request the server refuses outright
             entry.update(status="unavailable", error=_short(exc))
         entry["json_mode"] = client.json_mode.value
         entry["seconds"] = round(time.perf_counter() - began, 2)
@@ -180,9 +190,9 @@ def _generate_chunk(client: LLMClient, chunk: StoryChunk, *, username: str) -> d
         if entry["status"] == "ok":
             record["source"] = "llm"
             return record
-    if all(a["status"] == "unavailable" for a in record["attempts"]):
-        record["source"] = "unavailable"
-        return record
+        if entry["status"] == "unavailable":  # the client has retried already: the LLM cannot deliver
+            record["source"] = "unavailable"
+            return record
     record["turns"] = [dict(turn) for turn in chunk.shipped]  # the replacement, recorded as such
     return record
 

@@ -55,6 +55,7 @@ class StoryRun:
     story: Story
     edition: int
     turns_processed: int = 0
+    turns_left_to_worker: int = 0  # enqueued after the time budget was spent
     messages_created: int = 0
     notes_stamped: int = 0
     seconds: float = 0.0
@@ -134,9 +135,10 @@ def _conversations(story: Story, firm: Firm, user, edition: int) -> dict[str, Co
     return found
 
 
-def _run_turn(turn: StoryTurn, conversation: Conversation, user, run: StoryRun) -> None:
+def _run_turn(turn: StoryTurn, conversation: Conversation, user, run: StoryRun, *, extract: bool = True) -> None:
     """One turn through the write path, in one transaction (so the background task that
-    ``enqueue_turn_extraction`` schedules on commit finds the job already done)."""
+    ``enqueue_turn_extraction`` schedules on commit finds the job already done). Without
+    ``extract`` the job is only enqueued: the worker extracts it later."""
     with transaction.atomic():
         ids = {f"{turn.label}:user", f"{turn.label}:assistant"}
         run.messages_created += 2 - Message.objects.filter(conversation=conversation, external_id__in=ids).count()
@@ -145,9 +147,11 @@ def _run_turn(turn: StoryTurn, conversation: Conversation, user, run: StoryRun) 
         reply = save_message(conversation, Message.Role.ASSISTANT, turn.assistant, speaker="assistant",
                              said_at=turn.at + REPLY_DELAY, external_id=f"{turn.label}:assistant")
         job = enqueue_turn_extraction(question, reply, source_type=SourceType.CHAT_STORY)
-        if job.status not in FINISHED:
+        if job.status not in FINISHED and extract:
             process_turn(job.pk)
             run.turns_processed += 1
+        elif job.status not in FINISHED:
+            run.turns_left_to_worker += 1
         # The notes this turn produced: its own items (``turn:<job>``), and a persona promotion
         # or a consolidation it triggered in its conversation (``persona:…``, ``consolidation:…``).
         born_here = Q(source_id=f"turn:{job.pk}") | (
@@ -167,8 +171,11 @@ def run_story(
     run_dir: Path,
     generation: Generation,
     progress: Callable[[int, int], None] | None = None,
+    deadline: float | None = None,
 ) -> StoryRun:
-    """Run every turn of ``story`` for ``user`` in ``firm`` and write the run folder."""
+    """Run every turn of ``story`` for ``user`` in ``firm`` and write the run folder.
+    After ``deadline`` (a ``time.monotonic()`` value) turns are still saved and their jobs
+    enqueued, but their extraction is left to the background worker."""
     started = time.perf_counter()
     run = StoryRun(run_dir=run_dir, story=story, edition=edition)
     (run_dir / "turns").mkdir(parents=True, exist_ok=True)
@@ -178,7 +185,8 @@ def run_story(
     if progress:
         progress(0, len(story.turns))
     for done, turn in enumerate(story.turns, start=1):
-        _run_turn(turn, conversations[turn.event.key], user, run)
+        _run_turn(turn, conversations[turn.event.key], user, run,
+                  extract=deadline is None or time.monotonic() < deadline)
         if progress:
             progress(done, len(story.turns))
     run.seconds = time.perf_counter() - started
@@ -318,7 +326,8 @@ def _graph_summary(story: Story, conversations: list[Conversation], notes: list[
         "turns": {"total": len(turn_records),
                   "by_status": dict(Counter(r["extraction"]["status"] for r in turn_records)),
                   "by_engine": dict(Counter(r["extraction"]["engine"] for r in turn_records)),
-                  "processed_in_this_run": run.turns_processed},
+                  "processed_in_this_run": run.turns_processed,
+                  "left_to_the_worker": run.turns_left_to_worker},
         "messages": {"total": Message.objects.filter(conversation__in=conversations).count(),
                      "created_in_this_run": run.messages_created},
         "notes": {

@@ -76,9 +76,9 @@ def test_make_run_serves_refuses_a_second_run_stops_cleanly_and_keeps_data(tmp_p
         assert len(fallback) == 1 and "HTTP 500" in fallback[0], output
         assert fallback[0].endswith("seeding the shipped script instead")
         assert any("turn(s) over 7 event(s)" in line and "'offline'" in line for line in output), output
-        # chunk 1 asked twice, then nothing more: the story's extraction ran offline
+        # chunk 1 asked once (an unavailable server is not asked again); the story's extraction ran offline
         story_requests = [r for r in fake_llm.chat_requests() if "「" in r.user_content]
-        assert len(story_requests) == len(fake_llm.chat_requests()) == 2
+        assert len(story_requests) == len(fake_llm.chat_requests()) == 1
         # A new data folder gets the server settings once (restart), then serves with them.
         assert any("restarted to apply shared_buffers" in line for line in output), output
         assert any("shared_buffers 2GB" in line for line in output), output
@@ -124,7 +124,7 @@ def test_a_server_setting_postgresql_refuses_is_one_line_naming_the_variable(tmp
     assert postgres_processes(data_dir / "pgdata") == []
 
 
-def test_a_demo_story_source_that_does_not_exist_is_one_line_naming_the_variable(tmp_path):
+def test_a_demo_story_setting_that_does_not_parse_is_one_line_naming_the_variable(tmp_path):
     env = {key: value for key, value in os.environ.items() if key != "DATABASE_URL"}
     env.update(LEGALMEM_DATA_DIR=str(tmp_path / "var"), LEGALMEM_DEMO_STORY="sometimes")
     result = subprocess.run([sys.executable, "-m", "legalmem_site.launcher", "run"],
@@ -132,4 +132,10 @@ def test_a_demo_story_source_that_does_not_exist_is_one_line_naming_the_variable
     assert result.returncode == 2, result.stdout + result.stderr
     assert result.stderr.strip() == (
         "[legalmem] error: LEGALMEM_DEMO_STORY must be one of auto, llm, offline, skip, got 'sometimes'")
+    env.update(LEGALMEM_DEMO_STORY="auto", LEGALMEM_DEMO_STORY_BUDGET_SECONDS="ten minutes")
+    result = subprocess.run([sys.executable, "-m", "legalmem_site.launcher", "run"],
+                            cwd=BASE_DIR, env=env, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert result.stderr.strip() == ("[legalmem] error: LEGALMEM_DEMO_STORY_BUDGET_SECONDS must be a positive "
+                                      "number of seconds, got 'ten minutes'")
     assert postgres_processes(tmp_path / "var" / "pgdata") == []

@@ -124,8 +124,8 @@ def test_a_server_that_cannot_deliver_seeds_the_shipped_script_with_no_llm_at_al
 
     line = next(line for line in out.splitlines() if line.startswith(FALLBACK))
     assert "chunk 1/4 (laptop)" in line and "HTTP 500" in line and line.endswith("seeding the shipped script instead")
-    # chunk 1 twice (each: the first try and the client's one retry), then not one more request
-    assert len(fake_llm.chat_requests()) == 4
+    # chunk 1 once (the first try and the client's one retry): an unavailable server is not asked again
+    assert len(fake_llm.chat_requests()) == 2
     failure = json.loads((folder / "99_failure.json").read_text(encoding="utf-8"))
     assert failure["stage"] == "story generation" and "HTTP 500" in failure["error"]
     assert files["01_story_generation_request.json"]["engine"] == "offline script"
@@ -197,3 +197,22 @@ def test_fresh_keeps_the_old_story_when_the_new_one_cannot_be_had(demo_firm, fak
         call_command("generate_story", "--fresh", "--source", "llm", "--out", str(tmp_path), "--events", "1",
                      "--no-progress")
     assert set(Note.objects.values_list("pk", flat=True)) == before
+
+
+def test_after_the_time_budget_the_shipped_turns_stand_in_and_extraction_is_left_to_the_worker(
+    demo_firm, fake_llm, story_llm, small_context, tmp_path, capsys
+):
+    call_command("generate_story", "--out", str(tmp_path), "--budget", "0.001", *SHORT)
+    out = capsys.readouterr().out
+    files = load(run_folder(out))
+    chunks = plan()
+    assert fake_llm.requests == []  # the budget was spent before the first chunk
+    assert "replaced by the shipped script (the time budget was spent before this chunk)" in out
+    records = files["02_story_generation_response.json"]["chunks"]
+    assert [r["source"] for r in records] == ["shipped script"] * len(chunks)
+    turns = sum(len(c.shipped) for c in chunks)
+    assert f"{turns} turn(s) are left to the background worker" in out
+    jobs = TurnExtraction.objects.filter(firm=demo_firm)
+    assert jobs.count() == turns and set(jobs.values_list("status", flat=True)) == {"pending"}
+    assert files["91_graph_summary.json"]["turns"]["left_to_the_worker"] == turns
+    assert Message.objects.filter(firm=demo_firm).count() == 2 * turns  # every turn is saved all the same

@@ -13,12 +13,18 @@ Where the story comes from (``--source``, default ``LEGALMEM_DEMO_STORY``, else 
 - ``offline`` (or ``--offline``): the shipped script ``memory/story/month_story.json``, and no
   LLM request at all in this run: extraction, consolidation and persona use the offline engine.
 
+``--budget SECONDS`` bounds what the LLM may spend (``make run`` passes
+``LEGALMEM_DEMO_STORY_BUDGET_SECONDS``): after it, the remaining chunks are the shipped
+script's and the remaining turns are enqueued for the background worker instead of being
+extracted before the command returns.
+
 Running again into the same firm replays the stored story and adds nothing; ``--fresh``
 deletes the story's notes (audited) and runs a new edition. The run folder is never left
 empty: on a failure ``99_failure.json`` says what failed.
 """
 from __future__ import annotations
 
+import time
 from contextlib import nullcontext
 from pathlib import Path
 
@@ -28,7 +34,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 from tqdm import tqdm
 
-from memory.llm import LLMClient, offline_only
+from memory.llm import LLMClient, llm_forced_offline, offline_only
 from memory.models import Firm, Membership, Note, SourceType
 from memory.story import (
     ChunkError,
@@ -75,10 +81,16 @@ class Command(BaseCommand):
         parser.add_argument("--turns-per-event", type=int, default=None, help="a short story: N turns per event")
         parser.add_argument("--chunk-turns", type=int, default=CHUNK_MAX_TURNS,
                             help=f"LLM story: at most N turns per request (default {CHUNK_MAX_TURNS})")
+        parser.add_argument("--budget", type=float, default=None,
+                            help="seconds the LLM may spend on the story: after them the remaining chunks are the "
+                                 "shipped script's and the remaining turns are left to the background worker")
         parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 
     def handle(self, *args, **options) -> None:
         source = "offline" if options["offline"] else (options["source"] or _default_source())
+        if options["budget"] is not None and options["budget"] <= 0:
+            raise CommandError("--budget must be a positive number of seconds")
+        self.deadline = None if options["budget"] is None else time.monotonic() + options["budget"]
         firm = Firm.objects.filter(slug=options["firm"]).first()
         if firm is None:
             raise CommandError(f"unknown firm {options['firm']!r} (run seed_demo first for demo-firm)")
@@ -156,13 +168,16 @@ class Command(BaseCommand):
 
         def progress(chunk, total: int, record: dict) -> None:
             took = sum(a["seconds"] for a in record["attempts"])
-            outcome = ("written by the LLM" if record["source"] == "llm"
-                       else f"replaced by the shipped script ({record['attempts'][-1]['error'][:160]})")
+            if record["source"] == "llm":
+                outcome = "written by the LLM"
+            else:
+                why = record.get("reason") or record["attempts"][-1]["error"]
+                outcome = f"replaced by the shipped script ({why[:160]})"
             self.stdout.write(f"[story] chunk {chunk.index}/{total} ({chunk.key}, {len(chunk.shipped)} turn(s)): "
                               f"{outcome} in {took:.1f} s, {len(record['attempts'])} attempt(s)")
 
         return generate_story_in_chunks(client, chunks, username=user.get_username(), context_tokens=context,
-                                        run_dir=run_dir, progress=progress)
+                                        run_dir=run_dir, progress=progress, deadline=self.deadline)
 
     def _stored(self, firm, user, stored: tuple[str, int]) -> tuple[Generation, Story, int]:
         """The story already in the firm, replayed (no LLM call)."""
@@ -191,8 +206,9 @@ class Command(BaseCommand):
                 bar.refresh()
 
         try:
-            run = run_story(story, firm=firm, user=user, edition=edition, run_dir=run_dir,
-                            generation=generation, progress=progress)
+            # An offline run never leaves turns to the worker: the worker process would use the LLM.
+            run = run_story(story, firm=firm, user=user, edition=edition, run_dir=run_dir, generation=generation,
+                            progress=progress, deadline=None if llm_forced_offline() else self.deadline)
         except StoryError as exc:
             raise CommandError(f"the story cannot run for {user.get_username()}: {exc}") from None
         finally:
@@ -207,6 +223,9 @@ class Command(BaseCommand):
             f"routing {summary['routing_decisions']['by_action']}; "
             f"persona promotions {summary['persona_promotions']['count']} ({run.seconds:.1f} s)"
         ))
+        if run.turns_left_to_worker:
+            self.stdout.write(f"the time budget was spent: {run.turns_left_to_worker} turn(s) are left to the "
+                              "background worker (`generate_story` again stamps their notes once they are done)")
         unfinished = {k: v for k, v in summary["turns"]["by_status"].items() if k not in ("done", "skipped")}
         if unfinished:
             self.stderr.write(self.style.WARNING(
