@@ -210,6 +210,44 @@ def manage(args: Sequence[str], env: dict[str, str]) -> None:
         raise LaunchError(f"`manage.py {' '.join(args)}` failed (exit {result.returncode})")
 
 
+DEMO_STORY_SOURCES = ("auto", "llm", "offline", "skip")
+
+
+def demo_story_source() -> str:
+    """``LEGALMEM_DEMO_STORY``: where the first start's demo story comes from (default auto)."""
+    value = os.environ.get("LEGALMEM_DEMO_STORY", "").strip().lower() or "auto"
+    if value not in DEMO_STORY_SOURCES:
+        raise LaunchError(f"LEGALMEM_DEMO_STORY must be one of {', '.join(DEMO_STORY_SOURCES)}, got {value!r}")
+    return value
+
+
+def demo_story_budget() -> str:
+    """``LEGALMEM_DEMO_STORY_BUDGET_SECONDS``: how long the LLM may work on the first start's story."""
+    value = os.environ.get("LEGALMEM_DEMO_STORY_BUDGET_SECONDS", "").strip() or "600"
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = 0.0
+    if not seconds > 0:
+        raise LaunchError(f"LEGALMEM_DEMO_STORY_BUDGET_SECONDS must be a positive number of seconds, got {value!r}")
+    return value
+
+
+def seed_demo_story(env: dict[str, str], source: str, budget: str) -> None:
+    """The demo firm's memories come from the real write path (a month-long story), never typed
+    by hand. The story never stops the server from starting: ``auto`` falls back to the shipped
+    script by itself, and any other failure is one line before the server starts anyway."""
+    if source == "skip":
+        print("[legalmem] LEGALMEM_DEMO_STORY=skip: no demo story is seeded")
+        return
+    args = ["generate_story", "--firm", "demo-firm", "--user", "alice", "--if-empty", "--source", source,
+            "--budget", budget]
+    result = subprocess.run([sys.executable, str(BASE_DIR / "manage.py"), *args], env=env, cwd=BASE_DIR)
+    if result.returncode != 0:
+        print(f"[legalmem] the demo story could not be seeded (generate_story exit {result.returncode}, see above); "
+              "starting without it (`make manage ARGS=\"generate_story\"` tries again)")
+
+
 class Supervisor:
     """Runs the worker and the ASGI server; stops both when one dies or on Ctrl-C / SIGTERM."""
 
@@ -260,6 +298,7 @@ def _raise_keyboard_interrupt(signum: int, frame: object) -> None:
 
 def command_run() -> int:
     folder = data_dir()
+    story_source, story_budget = demo_story_source(), demo_story_budget()
     lock = DataFolderLock(folder / "legalmem.lock", "LegalMem")
     lock.acquire()
     started = time.monotonic()
@@ -270,8 +309,7 @@ def command_run() -> int:
     manage(["collectstatic", "--no-input", "-v", "0"], env)
     manage(["check_embeddings"], env)
     manage(["seed_demo"], env)
-    # The demo firm's memories come from the real write path (a month-long story), never typed by hand.
-    manage(["generate_story", "--firm", "demo-firm", "--user", "alice", "--if-empty"], env)
+    seed_demo_story(env, story_source, story_budget)
     # Jobs a killed worker left "running" are taken over before the new worker starts.
     manage(["resume_turn_extractions"], env)
     # Messages saved before they were searchable (or left by a crashed worker) get embedded.

@@ -303,3 +303,13 @@ CHAT_MAX_FRAME_BYTES = env_int("CHAT_MAX_FRAME_BYTES", 65536, minimum=1024)
 CHAT_RATE_LIMIT_PER_MINUTE = env_int("CHAT_RATE_LIMIT_PER_MINUTE", 20, minimum=1)
 CHAT_TURN_TIMEOUT_SECONDS = env_float("CHAT_TURN_TIMEOUT_SECONDS", 180.0, minimum=1.0)
 CHAT_RECALL_K = env_int("CHAT_RECALL_K", 8, minimum=1)
+
+# --- STORY ---
+# The demo story of the first `make run` (memory/story): auto = the LLM writes it when one is
+# configured and the shipped script is seeded if it cannot; llm = the LLM or no story; offline =
+# the shipped script with no LLM anywhere in that run; skip = no story.
+LEGALMEM_DEMO_STORY = env_choice("LEGALMEM_DEMO_STORY", "auto", ("auto", "llm", "offline", "skip"))
+# How many tokens the LLM server's context holds (prompt + reply); story chunks are sized to fit.
+# (Same name and meaning as the LLM client's setting; whichever block defines it last wins.)
+LLM_CONTEXT_TOKENS = env_int("LLM_CONTEXT_TOKENS", 8192, minimum=1024)
+# --- end STORY ---

@@ -8,6 +8,7 @@ from .client import DEFAULT_JSON_SYSTEM, LLMClient, LLMConfig, Role
 from .errors import LLMBadOutput, LLMError, LLMFormatRejected, LLMRejected, LLMStreamIncomplete, LLMUnavailable
 from .gate import Priority, RequestGate
 from .structured import JSONMode, JSONReplyError, example_for, parse_json_object, schema_hint, validate_json
+from .switch import llm_forced_offline, offline_only
 
 __all__ = [
     "DEFAULT_JSON_SYSTEM",
@@ -27,5 +28,7 @@ __all__ = [
     "LLMUnavailable",
     "parse_json_object",
     "schema_hint",
+    "llm_forced_offline",
+    "offline_only",
     "validate_json",
 ]

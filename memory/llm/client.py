@@ -56,6 +56,7 @@ from .structured import (
     schema_hint,
     validate_json,
 )
+from .switch import llm_forced_offline
 
 logger = logging.getLogger("legalmem.llm")
 
@@ -135,7 +136,7 @@ class LLMConfig:
             model = str(setting("LLM_EXTRACTION_MODEL") or "").strip() or model
             api_key = str(setting("LLM_EXTRACTION_API_KEY") or "") or api_key
             max_tokens = setting("LLM_EXTRACTION_MAX_TOKENS", None)
-        if not base_url:
+        if not base_url or llm_forced_offline():
             return None
         if not model:
             raise ImproperlyConfigured("LLM_MODEL must be set when LLM_BASE_URL is set.")

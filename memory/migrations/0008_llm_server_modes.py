@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('memory', '0006_vector_read_indexes'),
+        ('memory', '0007_message_search_vectors'),
     ]
 
     operations = [

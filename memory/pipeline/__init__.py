@@ -13,13 +13,14 @@ Public interface (what chat, stories and evaluation call):
 - ``working_memory(conversation)``, ``resume_stalled_turns()``
 """
 from memory.pipeline.extract import ExtractionOutcome, extract_turn
-from memory.pipeline.ingest import ImportResult, TranscriptError, import_transcript
+from memory.pipeline.ingest import ImportResult, TranscriptError, TurnFailure, import_transcript
 from memory.pipeline.turns import enqueue_turn_extraction, process_turn, resume_stalled_turns
 from memory.pipeline.working_memory import consolidate_overflow, save_message, working_memory
 
 __all__ = [
     "ExtractionOutcome",
     "ImportResult",
+    "TurnFailure",
     "TranscriptError",
     "consolidate_overflow",
     "enqueue_turn_extraction",

@@ -64,6 +64,16 @@ class _ConversationSpec:
     messages: list[_MessageSpec]
 
 
+@dataclass(frozen=True)
+class TurnFailure:
+    """One turn whose extraction failed in this import: which turn, the error, and whether the
+    worker retries it (``pending``) or it has failed for good (``failed``)."""
+
+    turn: str  # "<conversation id>:<user message id>-<reply id>"
+    status: str
+    error: str
+
+
 @dataclass
 class ImportResult:
     """What an import did (counts are for this run; a re-import shows zeros where nothing changed)."""
@@ -78,20 +88,37 @@ class ImportResult:
     turns_processed: int = 0
     turn_status: Counter = field(default_factory=Counter)
     decisions: Counter = field(default_factory=Counter)
+    failures: list[TurnFailure] = field(default_factory=list)
     seconds: float = 0.0
 
     @property
     def notes_written(self) -> int:
         return self.decisions.get(RoutingDecision.Action.ADD, 0) + self.decisions.get(RoutingDecision.Action.UPDATE, 0)
 
+    @property
+    def succeeded(self) -> int:
+        """Turns whose extraction finished: notes written (done) or nothing worth keeping (skipped)."""
+        return self.turn_status.get(TurnExtraction.Status.DONE, 0) + self.turn_status.get(TurnExtraction.Status.SKIPPED, 0)
+
+    @property
+    def pending(self) -> int:
+        """Turns not finished and without an error of this import (another process holds them)."""
+        unfinished = self.turn_status.get(TurnExtraction.Status.PENDING, 0) + self.turn_status.get(
+            TurnExtraction.Status.RUNNING, 0)
+        return unfinished - sum(f.status == TurnExtraction.Status.PENDING for f in self.failures)
+
     def summary(self) -> str:
-        status = ", ".join(f"{k} {v}" for k, v in sorted(self.turn_status.items())) or "none"
         decided = ", ".join(f"{k} {v}" for k, v in sorted(self.decisions.items())) or "none"
+        retried = sum(f.status == TurnExtraction.Status.PENDING for f in self.failures)
         return (
             f"firm {self.firm}: {self.conversations} conversation(s) ({self.conversations_created} new), "
             f"{self.messages_created} message(s) new, {self.messages_existing} already there, "
             f"{self.messages_indexed} embedded for search; "
-            f"{self.turns} turn(s), {self.turns_processed} processed now; turns: {status}; decisions: {decided}"
+            f"{self.turns} turn(s), {self.turns_processed} processed now; extraction: {self.succeeded} succeeded "
+            f"(done {self.turn_status.get(TurnExtraction.Status.DONE, 0)}, "
+            f"skipped {self.turn_status.get(TurnExtraction.Status.SKIPPED, 0)}), {len(self.failures)} failed "
+            f"({len(self.failures) - retried} for good, {retried} to be retried by the worker), "
+            f"{self.pending} still pending; notes written {self.notes_written}; decisions: {decided}"
         )
 
 
@@ -211,6 +238,12 @@ def _store_conversation(firm: Firm, spec: _ConversationSpec, result: ImportResul
     return turns
 
 
+def _failure(turn: TurnExtraction) -> TurnFailure:
+    user_message, reply = turn.user_message, turn.assistant_message
+    label = f"{turn.conversation.external_id}:{user_message.external_id}-{reply.external_id}"
+    return TurnFailure(turn=label, status=turn.status, error=turn.last_error)
+
+
 def import_transcript(
     data: dict,
     *,
@@ -243,6 +276,10 @@ def import_transcript(
                 RoutingDecision.objects.filter(source_key=turn.source_key).values_list("action", flat=True)
             )
         result.turn_status[turn.status] += 1
+        if turn.status == TurnExtraction.Status.FAILED or (
+            turn.status == TurnExtraction.Status.PENDING and turn.last_error
+        ):
+            result.failures.append(_failure(turn))
         if progress:
             progress(done, len(all_turns))
     result.seconds = time.perf_counter() - started

@@ -1,38 +1,39 @@
-"""Step 1 of a story run: get the story — from the LLM (request and response recorded,
-``complete_json`` with its json_schema → json_object → plain fallback) or, without an
-LLM, from the script shipped in the repository."""
+"""Step 1 of a story run: get the story — from the LLM, one chunk (event) at a time, each
+request and response recorded in the run folder as it happens; or, without an LLM, from the
+script shipped in the repository."""
 from __future__ import annotations
 
 import json
 import logging
+import time
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import Any, Callable
 
 from django.utils import timezone
 
-from memory.llm import JSONMode, LLMClient, schema_hint
-from memory.models import Firm, Matter
-from memory.story.script import OFFLINE_SCRIPT, STORY_SCHEMA, STORY_SCHEMA_NAME, load_offline_script
+from memory.llm import LLMBadOutput, LLMClient, LLMError
+from memory.story.chunks import (
+    CHUNK_SCHEMA,
+    CHUNK_SCHEMA_NAME,
+    STORY_SYSTEM_PROMPT,
+    ChunkError,
+    StoryChunk,
+    check_chunk,
+    chunk_prompt,
+    reply_tokens,
+    select_outline,
+)
+from memory.story.script import OFFLINE_SCRIPT, load_offline_script
 
 ENGINE_OFFLINE = "offline script"
+WHY_NO_LLM = "no LLM is configured (LLM_BASE_URL is empty)"
+#: A chunk is asked for at most this often (the first try and one retry) before its replacement.
+CHUNK_ATTEMPTS = 2
 
-STORY_SYSTEM_PROMPT = "你是一名法律咨询场景的编剧。You must respond with a JSON object."
 
-STORY_PROMPT = """请编写一个真实感强的中文法律咨询剧本：同一位用户（{username}）在一个月内（{start} 至 {end}）\
-向法律助手咨询多件自己遇到的纠纷。
-
-要求：
-1. 至少 {min_events} 个事件，例如电脑花屏、租房押金、课程退款、加班费、维修费，也可以再加其他事件。
-2. 每个事件有 key（英文字母、数字、-、_）、name（中文事件名，四到六个字）、matter 和一句 summary。
-   matter 必须取下面律所案件编号之一，或者为 null（与这些案件都无关的一般问题）：
-{matters}
-3. 至少 {min_turns} 轮对话（turns），按时间分布在整个月里，各事件交替出现。每轮包含 event（事件 key）、
-   at（ISO 8601 时间，带 +08:00 时区）、user（用户的话）和 assistant（法律助手的回答）。
-4. 用户的话要有具体事实：日期、金额、证据（发票、聊天记录、录音、照片、检测报告等）、诉求；
-   有的轮次要更正之前说错的事实（例如金额或日期说错了，重新完整地说一遍正确的句子）；
-   用户要多次重复自己的偏好（例如“我习惯先看结论再看证据清单”、“我倾向于低成本维权”），每个偏好至少出现三次。
-5. 助手的回答简洁专业，可以引用具体法条（例如《消费者权益保护法》第二十四条）并给出行动建议。
-6. 只返回 JSON 对象，字段为 title、description、events、turns。"""
+class StoryLLMFailed(Exception):
+    """The LLM server cannot deliver the story (unavailable or refusing), so none of it is used."""
 
 
 @dataclass
@@ -48,15 +49,17 @@ class Generation:
     json_mode: str | None = None
 
 
-def offline_generation() -> Generation:
-    """The shipped script: the 'request' says so and the 'response' is the script itself."""
-    data = load_offline_script()
+def offline_generation(why: str = WHY_NO_LLM, *, events: int | None = None,
+                       turns_per_event: int | None = None) -> Generation:
+    """The shipped script (cut by ``select_outline`` when limits are given): the 'request' says
+    why and the 'response' is the script itself."""
+    data = select_outline(load_offline_script(), events=events, turns_per_event=turns_per_event)
     return Generation(
         engine=ENGINE_OFFLINE,
         story_id=str(data.get("story_id") or "month-story"),
         request={
             "engine": ENGINE_OFFLINE,
-            "why": "no LLM is configured (LLM_BASE_URL is empty), so the story script shipped in the repository is used",
+            "why": f"{why}, so the story script shipped in the repository is used",
             "script": str(OFFLINE_SCRIPT.relative_to(OFFLINE_SCRIPT.parent.parent.parent)),
         },
         response=data,
@@ -65,10 +68,6 @@ def offline_generation() -> Generation:
     )
 
 
-def _matter_lines(firm: Firm, user) -> str:
-    matters = Matter.objects.filter(firm=firm).order_by("reference")
-    lines = [f"   - {m.reference}：{m.title}" for m in matters if m.is_assigned(user)]
-    return "\n".join(lines) or "   （没有案件：matter 一律为 null）"
 
 
 class _Capture(logging.Handler):
@@ -82,76 +81,130 @@ class _Capture(logging.Handler):
         self.lines.append(f"{record.levelname}: {record.getMessage()}"[:1000])
 
 
-def _request_for(mode: JSONMode, prompt: str) -> dict[str, Any]:
-    """The chat request ``complete_json`` sends in ``mode`` (the client's documented contract)."""
-    if mode is JSONMode.JSON_SCHEMA:
-        response_format: dict[str, Any] | None = {
-            "type": "json_schema", "json_schema": {"name": STORY_SCHEMA_NAME, "schema": STORY_SCHEMA},
-        }
-        content = prompt
-    else:
-        response_format = {"type": "json_object"} if mode is JSONMode.JSON_OBJECT else None
-        content = prompt + schema_hint(STORY_SCHEMA)
-    return {
-        "messages": [{"role": "system", "content": STORY_SYSTEM_PROMPT}, {"role": "user", "content": content}],
-        "response_format": response_format,
-    }
-
-
-def generate_story_with_llm(
-    client: LLMClient, *, firm: Firm, user, min_turns: int = 80, min_events: int = 5,
-    start: str = "2026-03-01", end: str = "2026-03-30",
-) -> Generation:
-    """Ask the LLM for the story. Raises ``memory.llm.LLMError`` when the server fails or the
-    reply stays invalid after the client's retries (the caller turns it into a clear error)."""
-    prompt = STORY_PROMPT.format(
-        username=user.get_username(), start=start, end=end, min_turns=min_turns, min_events=min_events,
-        matters=_matter_lines(firm, user),
-    )
-    first_mode = client.json_mode
+def _ask(client: LLMClient, prompt: str, max_tokens: int, log: list[str]) -> dict[str, Any]:
+    """One ``complete_json`` call; what the client logs during it is appended to ``log``."""
     capture = _Capture()
     llm_logger = logging.getLogger("legalmem.llm")
     llm_logger.addHandler(capture)
     previous_level = llm_logger.level
     if llm_logger.getEffectiveLevel() > logging.INFO:
         llm_logger.setLevel(logging.INFO)
-    started = timezone.now()
     try:
-        data = client.complete_json(prompt, schema=STORY_SCHEMA, schema_name=STORY_SCHEMA_NAME, system=STORY_SYSTEM_PROMPT)
+        return client.complete_json(prompt, schema=CHUNK_SCHEMA, schema_name=CHUNK_SCHEMA_NAME,
+                                    system=STORY_SYSTEM_PROMPT, max_tokens=max_tokens)
     finally:
         llm_logger.removeHandler(capture)
         llm_logger.setLevel(previous_level)
-    used = client.json_mode
-    tried = [m.value for m in (JSONMode.JSON_SCHEMA, JSONMode.JSON_OBJECT, JSONMode.PLAIN)][
-        [JSONMode.JSON_SCHEMA, JSONMode.JSON_OBJECT, JSONMode.PLAIN].index(first_mode):
-        [JSONMode.JSON_SCHEMA, JSONMode.JSON_OBJECT, JSONMode.PLAIN].index(used) + 1
-    ]
+        log.extend(capture.lines)
+
+
+ChunkProgress = Callable[[StoryChunk, int, dict[str, Any]], None]
+
+
+def generate_story_in_chunks(
+    client: LLMClient, chunks: list[StoryChunk], *, username: str, context_tokens: int,
+    run_dir: Path | None = None, progress: ChunkProgress | None = None, deadline: float | None = None,
+) -> Generation:
+    """Ask the LLM for each chunk in turn. A chunk whose reply is not valid (bad JSON, wrong
+    shape, times out of order) is asked for once more, then replaced by the shipped script's
+    turns for it; each outcome is recorded. ``01_…request.json`` is written before the first
+    request and ``02_…response.json`` after every chunk, so a run folder is never empty.
+
+    After ``deadline`` (a ``time.monotonic()`` value) no more chunks are asked for: the rest
+    are the shipped script's turns, recorded as such.
+
+    Raises ``StoryLLMFailed`` when the server is unavailable, too slow for the client's timeout
+    or refuses the request: the LLM cannot deliver the story (the caller decides what to do
+    instead; a second try would only delay it)."""
+    started = timezone.now()
+    script = load_offline_script()
     request = {
-        "engine": f"llm:{client.config.model}",
-        "base_url": client.config.base_url,
-        "model": client.config.model,
-        "endpoint": "POST /chat/completions",
-        "schema_name": STORY_SCHEMA_NAME,
-        "json_modes_tried": tried,
-        "json_mode_used": used.value,
-        "requests_by_mode": {mode: _request_for(JSONMode(mode), prompt) for mode in tried},
+        "engine": f"llm:{client.config.model}", "base_url": client.config.base_url, "model": client.config.model,
+        "endpoint": "POST /chat/completions", "schema_name": CHUNK_SCHEMA_NAME, "schema": CHUNK_SCHEMA,
+        "system": STORY_SYSTEM_PROMPT, "context_tokens": context_tokens, "outline": str(OFFLINE_SCRIPT.name),
         "sent_at": started.isoformat(),
+        "chunks": [{**c.describe(), "prompt": chunk_prompt(c, username=username),
+                    "max_tokens": reply_tokens(len(c.shipped))} for c in chunks],
     }
-    notes = list(capture.lines)
-    if len(tried) > 1:
-        notes.append(f"JSON-mode fallback: {' → '.join(tried)} (the server rejected the earlier format)")
-    else:
-        notes.append(f"JSON mode {used.value} was accepted on the first try")
-    response = {"json_mode": used.value, "received_at": timezone.now().isoformat(), "content": data}
+    records: list[dict[str, Any]] = []
+    response = {"chunks": records}
+    if run_dir is not None:
+        write_json(run_dir / "01_story_generation_request.json", request)
+    turns: list[dict[str, Any]] = []
+    for chunk in chunks:
+        if deadline is not None and time.monotonic() >= deadline:
+            record = {**chunk.describe(), "attempts": [], "source": "shipped script",
+                      "reason": "the time budget was spent before this chunk", "turns": [dict(t) for t in chunk.shipped]}
+        else:
+            record = _generate_chunk(client, chunk, username=username)
+        records.append(record)
+        if run_dir is not None:
+            write_json(run_dir / "02_story_generation_response.json", response)
+        if record["source"] == "unavailable":
+            raise StoryLLMFailed(f"chunk {chunk.index}/{len(chunks)} ({chunk.key}): {record['attempts'][-1]['error']}")
+        turns.extend(record["turns"])
+        if progress:
+            progress(chunk, len(chunks), record)
+    used_events = {c.key for c in chunks}
+    replaced = [r for r in records if r["source"] != "llm"]
+    notes = [f"{len(chunks)} chunk(s): {len(chunks) - len(replaced)} written by the LLM, "
+             f"{len(replaced)} replaced by the shipped script"]
+    notes += [f"chunk {r['chunk']} ({r['event']}) replaced: {r.get('reason') or r['attempts'][-1]['error']}"
+              for r in replaced]
+    notes += [line for r in records for a in r["attempts"] for line in a["client_log"]]
+    data = {
+        "story_id": f"llm-{started:%Y%m%d%H%M%S}",
+        "title": script.get("title", "") + "（LLM 改写）",
+        "description": f"written by {client.config.model} one event at a time, on the outline of {OFFLINE_SCRIPT.name}",
+        "events": [e for e in script["events"] if e["key"] in used_events],
+        "turns": turns,
+    }
+    response["received_at"] = timezone.now().isoformat()
     return Generation(
-        engine=f"llm:{client.config.model}",
-        story_id=f"llm-{started:%Y%m%d%H%M%S}",
-        request=request,
-        response=response,
-        data=data,
-        notes=notes,
-        json_mode=used.value,
+        engine=f"llm:{client.config.model}", story_id=data["story_id"], request=request, response=response,
+        data=data, notes=notes, json_mode=client.json_mode.value,
     )
+
+
+def _generate_chunk(client: LLMClient, chunk: StoryChunk, *, username: str) -> dict[str, Any]:
+    """Up to ``CHUNK_ATTEMPTS`` requests for one chunk (a bad reply is asked for again; an
+    unavailable server is not); the record says what each did and where the chunk's turns
+    finally came from: ``llm``, ``shipped script`` or ``unavailable``."""
+    prompt = chunk_prompt(chunk, username=username)
+    record: dict[str, Any] = {**chunk.describe(), "attempts": [], "source": "shipped script", "turns": []}
+    for attempt in range(1, CHUNK_ATTEMPTS + 1):
+        began = time.perf_counter()
+        entry: dict[str, Any] = {"attempt": attempt, "json_mode_at_start": client.json_mode.value,
+                                 "reply": None, "client_log": []}
+        try:
+            entry["reply"] = _ask(client, prompt, reply_tokens(len(chunk.shipped)), entry["client_log"])
+            record["turns"] = check_chunk(entry["reply"], chunk)
+            entry["status"] = "ok"
+        except (LLMBadOutput, ChunkError) as exc:
+            entry.update(status="bad chunk", error=_short(exc))
+        except LLMError as exc:  # unavailable, too slow, or a request the server refuses outright
+            entry.update(status="unavailable", error=_short(exc))
+        entry["json_mode"] = client.json_mode.value
+        entry["seconds"] = round(time.perf_counter() - began, 2)
+        record["attempts"].append(entry)
+        if entry["status"] == "ok":
+            record["source"] = "llm"
+            return record
+        if entry["status"] == "unavailable":  # the client has retried already: the LLM cannot deliver
+            record["source"] = "unavailable"
+            return record
+    record["turns"] = [dict(turn) for turn in chunk.shipped]  # the replacement, recorded as such
+    return record
+
+
+def _short(exc: Exception, limit: int = 300) -> str:
+    text = f"{type(exc).__name__}: {exc}"
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def write_json(path: Path, obj: Any) -> None:
+    """One file of the run folder."""
+    path.write_text(dumps(obj) + "\n", encoding="utf-8")
 
 
 def dumps(obj: Any) -> str:

@@ -36,7 +36,7 @@ from memory.models import (
     TurnExtraction,
 )
 from memory.pipeline import enqueue_turn_extraction, process_turn, save_message
-from memory.story.generation import Generation, dumps
+from memory.story.generation import Generation, write_json
 from memory.story.provenance import EVENT_TAG_PREFIX, event_tag, stamp_story_note
 from memory.story.script import Story, StoryError, StoryTurn
 
@@ -55,6 +55,7 @@ class StoryRun:
     story: Story
     edition: int
     turns_processed: int = 0
+    turns_left_to_worker: int = 0  # enqueued after the time budget was spent
     messages_created: int = 0
     notes_stamped: int = 0
     seconds: float = 0.0
@@ -134,9 +135,10 @@ def _conversations(story: Story, firm: Firm, user, edition: int) -> dict[str, Co
     return found
 
 
-def _run_turn(turn: StoryTurn, conversation: Conversation, user, run: StoryRun) -> None:
+def _run_turn(turn: StoryTurn, conversation: Conversation, user, run: StoryRun, *, extract: bool = True) -> None:
     """One turn through the write path, in one transaction (so the background task that
-    ``enqueue_turn_extraction`` schedules on commit finds the job already done)."""
+    ``enqueue_turn_extraction`` schedules on commit finds the job already done). Without
+    ``extract`` the job is only enqueued: the worker extracts it later."""
     with transaction.atomic():
         ids = {f"{turn.label}:user", f"{turn.label}:assistant"}
         run.messages_created += 2 - Message.objects.filter(conversation=conversation, external_id__in=ids).count()
@@ -145,9 +147,11 @@ def _run_turn(turn: StoryTurn, conversation: Conversation, user, run: StoryRun) 
         reply = save_message(conversation, Message.Role.ASSISTANT, turn.assistant, speaker="assistant",
                              said_at=turn.at + REPLY_DELAY, external_id=f"{turn.label}:assistant")
         job = enqueue_turn_extraction(question, reply, source_type=SourceType.CHAT_STORY)
-        if job.status not in FINISHED:
+        if job.status not in FINISHED and extract:
             process_turn(job.pk)
             run.turns_processed += 1
+        elif job.status not in FINISHED:
+            run.turns_left_to_worker += 1
         # The notes this turn produced: its own items (``turn:<job>``), and a persona promotion
         # or a consolidation it triggered in its conversation (``persona:…``, ``consolidation:…``).
         born_here = Q(source_id=f"turn:{job.pk}") | (
@@ -167,8 +171,11 @@ def run_story(
     run_dir: Path,
     generation: Generation,
     progress: Callable[[int, int], None] | None = None,
+    deadline: float | None = None,
 ) -> StoryRun:
-    """Run every turn of ``story`` for ``user`` in ``firm`` and write the run folder."""
+    """Run every turn of ``story`` for ``user`` in ``firm`` and write the run folder.
+    After ``deadline`` (a ``time.monotonic()`` value) turns are still saved and their jobs
+    enqueued, but their extraction is left to the background worker."""
     started = time.perf_counter()
     run = StoryRun(run_dir=run_dir, story=story, edition=edition)
     (run_dir / "turns").mkdir(parents=True, exist_ok=True)
@@ -178,7 +185,8 @@ def run_story(
     if progress:
         progress(0, len(story.turns))
     for done, turn in enumerate(story.turns, start=1):
-        _run_turn(turn, conversations[turn.event.key], user, run)
+        _run_turn(turn, conversations[turn.event.key], user, run,
+                  extract=deadline is None or time.monotonic() < deadline)
         if progress:
             progress(done, len(story.turns))
     run.seconds = time.perf_counter() - started
@@ -186,11 +194,11 @@ def run_story(
     turn_records = [_turn_record(turn, conversations[turn.event.key]) for turn in story.turns]
     notes = _stored_notes(all_conversations)
     run.summary = _graph_summary(story, all_conversations, notes, turn_records, run)
-    _write(run_dir / "03_story_exchanges.json", exchanges)
+    write_json(run_dir / "03_story_exchanges.json", exchanges)
     for record in turn_records:
-        _write(run_dir / "turns" / f"{record['turn']}.json", record)
-    _write(run_dir / "90_stored_notes.json", {"count": len(notes), "notes": notes})
-    _write(run_dir / "91_graph_summary.json", run.summary)
+        write_json(run_dir / "turns" / f"{record['turn']}.json", record)
+    write_json(run_dir / "90_stored_notes.json", {"count": len(notes), "notes": notes})
+    write_json(run_dir / "91_graph_summary.json", run.summary)
     (run_dir / "00_api_research.md").write_text(_research(generation, run, turn_records), encoding="utf-8")
     return run
 
@@ -200,12 +208,8 @@ def run_story(
 
 def save_generation(generation: Generation, run_dir: Path) -> None:
     """01 and 02: the story request and response, exactly as recorded."""
-    _write(run_dir / "01_story_generation_request.json", generation.request)
-    _write(run_dir / "02_story_generation_response.json", generation.response)
-
-
-def _write(path: Path, obj: Any) -> None:
-    path.write_text(dumps(obj) + "\n", encoding="utf-8")
+    write_json(run_dir / "01_story_generation_request.json", generation.request)
+    write_json(run_dir / "02_story_generation_response.json", generation.response)
 
 
 def _message(message: Message) -> dict[str, Any]:
@@ -322,7 +326,8 @@ def _graph_summary(story: Story, conversations: list[Conversation], notes: list[
         "turns": {"total": len(turn_records),
                   "by_status": dict(Counter(r["extraction"]["status"] for r in turn_records)),
                   "by_engine": dict(Counter(r["extraction"]["engine"] for r in turn_records)),
-                  "processed_in_this_run": run.turns_processed},
+                  "processed_in_this_run": run.turns_processed,
+                  "left_to_the_worker": run.turns_left_to_worker},
         "messages": {"total": Message.objects.filter(conversation__in=conversations).count(),
                      "created_in_this_run": run.messages_created},
         "notes": {
@@ -375,17 +380,23 @@ def _research(generation: Generation, run: StoryRun, turn_records: list[dict[str
     ]
     if generation.engine.startswith("llm:"):
         request = generation.request
+        chunks = generation.response.get("chunks", [])
+        replaced = [c for c in chunks if c["source"] != "llm"]
         lines += [
             f"- server: `{request['base_url']}`, model `{request['model']}`, `{request['endpoint']}`",
-            "- call: `LLMClient.complete_json(prompt, schema=STORY_SCHEMA, schema_name=\"legal_month_story\")` "
-            "(memory/llm/client.py): json_schema → json_object with the schema in the prompt → plain, "
-            "each step only when the server rejects the format (HTTP 400/422); invalid JSON is retried.",
-            f"- JSON modes tried: {' → '.join(request['json_modes_tried'])}; used: **{request['json_mode_used']}**",
-            "- `01_story_generation_request.json` holds the messages and response_format sent in each mode tried; "
-            "`02_story_generation_response.json` the JSON object received (as parsed and validated by the client).",
+            f"- in chunks that fit LLM_CONTEXT_TOKENS={request['context_tokens']}: {len(chunks)} chunk(s), one "
+            "event (or part of one) each, on the outline of the shipped script (its events and turn times); "
+            "`LLMClient.complete_json(prompt, schema=CHUNK_SCHEMA, schema_name=\"legal_story_chunk\", max_tokens=…)` "
+            "(memory/llm/client.py) with its json_schema → json_object → plain fallback.",
+            f"- each chunk checked (turn shape, event, times in order inside its window); a bad chunk is asked "
+            f"for once more, then replaced by the shipped script's turns: {len(replaced)} replaced "
+            f"({', '.join(str(c['chunk']) for c in replaced) or 'none'}).",
+            f"- JSON mode at the end: **{generation.json_mode}**",
+            "- `01_story_generation_request.json` holds every chunk's prompt and max_tokens (written before the "
+            "first request); `02_story_generation_response.json` every attempt's reply, status and error.",
         ]
     else:
-        lines += ["- no LLM configured (`LLM_BASE_URL` empty): the script `memory/story/month_story.json` "
+        lines += [f"- {generation.request.get('why', 'no LLM call')}: the script `memory/story/month_story.json` "
                   "(written by the project, in Chinese) is the story; `02_…response.json` is the script itself."]
     lines += ["- what happened:"] + [f"  - {note}" for note in generation.notes]
     lines += [

@@ -9,6 +9,7 @@ from django.core.management import CommandError, call_command
 from memory.models import Conversation, Message, Note, TurnExtraction
 from memory.pipeline import import_transcript
 from memory.pipeline.ingest import TranscriptError
+from tests.fake_llm.server import error_reply, json_reply
 
 
 def transcript(world, **conversation_overrides) -> dict:
@@ -40,6 +41,7 @@ def test_import_runs_the_pipeline_and_reimport_changes_nothing(world, tmp_path, 
     call_command("import_conversation", path)
     out = capsys.readouterr()
     assert "2 turn(s), 2 processed now" in out.out and "importing" in out.err  # tqdm bar on stderr
+    assert "extraction: 2 succeeded (done 2, skipped 0), 0 failed" in out.out and "0 still pending" in out.out
     conversation = Conversation.objects.get(external_id="conv-1")
     assert (conversation.user, conversation.matter) == (world.alice, world.matter_laptop)
     assert Message.objects.filter(conversation=conversation).count() == 4
@@ -107,3 +109,30 @@ def test_firm_option(world, tmp_path):
     assert Conversation.objects.filter(firm=world.firm_a).count() == 1
     with pytest.raises(TranscriptError, match="not 'beta'"):
         import_transcript({**data, "firm": "alpha"}, actor="x", firm="beta")
+
+
+def test_failed_extractions_are_counted_listed_and_exit_non_zero(world, tmp_path, capsys, llm_online, settings):
+    """The LLM fails on the first turn (HTTP 500) and answers the second: the summary says so,
+    the failed turn's error is listed, the exit status is 1 — and nothing is lost."""
+    settings.TURN_MAX_ATTEMPTS = 2
+    llm_online.script(error_reply(500, "model crashed"),
+                      json_reply({"knowledge": [{"content": "用户保存了电子发票、付款截图和三次客服录音。",
+                                                 "category": "证据", "confidence": 0.9}]}))
+    path = write(tmp_path, transcript(world))
+    with pytest.raises(CommandError, match="1 of 2 turn\\(s\\) failed extraction; their messages are stored"):
+        call_command("import_conversation", path, "--no-progress")
+    out = capsys.readouterr()
+    assert "extraction: 1 succeeded (done 1, skipped 0), 1 failed (0 for good, 1 to be retried by the worker)" in out.out
+    assert "conv-1:m1-m2 [pending]: LLMUnavailable:" in out.err and "model crashed" in out.err
+    assert Message.objects.count() == 4 and Note.objects.filter(content__contains="客服录音").exists()
+    assert not Note.objects.filter(firm=world.firm_b).exists()  # charlie's firm untouched
+
+    # the second failure is the last attempt: failed for good, still reported, still exit 1
+    llm_online.script(error_reply(500, "model crashed again"))
+    TurnExtraction.objects.filter(status="pending").update(next_attempt_at=None)
+    with pytest.raises(CommandError, match="1 of 2 turn"):
+        call_command("import_conversation", path, "--no-progress")
+    out = capsys.readouterr()
+    assert "1 failed (1 for good, 0 to be retried by the worker)" in out.out
+    assert "conv-1:m1-m2 [failed]:" in out.err and "model crashed again" in out.err
+    assert Message.objects.count() == 4

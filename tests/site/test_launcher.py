@@ -1,5 +1,6 @@
-"""`make run` end to end: a fresh data folder gets an embedded PostgreSQL, migrations, demo users
-and a server on HTTP; a second launch is refused; Ctrl-C stops everything; data survives a restart."""
+"""`make run` end to end: a fresh data folder gets an embedded PostgreSQL, migrations, demo users,
+the demo story (the shipped script when the configured LLM cannot write it) and a server on HTTP;
+a second launch is refused; Ctrl-C stops everything; data survives a restart."""
 from __future__ import annotations
 
 import os
@@ -13,6 +14,8 @@ from pathlib import Path
 
 import psutil
 
+from tests.fake_llm.server import FakeLLMServer, error_reply
+
 BASE_DIR = Path(__file__).resolve().parents[2]
 
 
@@ -22,9 +25,9 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def launch(data_dir: Path, port: int) -> subprocess.Popen[str]:
+def launch(data_dir: Path, port: int, **extra_env: str) -> subprocess.Popen[str]:
     env = {key: value for key, value in os.environ.items() if key not in {"DATABASE_URL", "SECRET_KEY"}}
-    env.update(LEGALMEM_DATA_DIR=str(data_dir), PORT=str(port), PYTHONUNBUFFERED="1")
+    env.update(LEGALMEM_DATA_DIR=str(data_dir), PORT=str(port), PYTHONUNBUFFERED="1", **extra_env)
     return subprocess.Popen(
         [sys.executable, "-m", "legalmem_site.launcher", "run"],
         cwd=BASE_DIR, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
@@ -60,13 +63,22 @@ def stop(process: subprocess.Popen[str]) -> int:
     return process.wait(timeout=60)
 
 
-def test_make_run_serves_refuses_a_second_run_stops_cleanly_and_keeps_data(tmp_path):
+def test_make_run_serves_refuses_a_second_run_stops_cleanly_and_keeps_data(tmp_path, fake_llm: FakeLLMServer):
     data_dir = tmp_path / "var"
     port = free_port()
-    first = launch(data_dir, port)
+    # The configured LLM fails every request: the first start seeds the shipped story instead of stopping.
+    fake_llm.set_default(error_reply(500, "the model crashed"))
+    first = launch(data_dir, port, LLM_BASE_URL=fake_llm.base_url, LLM_MODEL=fake_llm.model, LLM_MAX_RETRIES="0")
     try:
-        output = wait_for_line(first, "Ctrl-C stops")
+        output = wait_for_line(first, "Ctrl-C stops", timeout=600)
         assert any("demo firm created" in line for line in output)
+        fallback = [line for line in output if line.startswith("[legalmem] the LLM could not write the demo story")]
+        assert len(fallback) == 1 and "HTTP 500" in fallback[0], output
+        assert fallback[0].endswith("seeding the shipped script instead")
+        assert any("turn(s) over 7 event(s)" in line and "'offline'" in line for line in output), output
+        # chunk 1 asked once (an unavailable server is not asked again); the story's extraction ran offline
+        story_requests = [r for r in fake_llm.chat_requests() if "「" in r.user_content]
+        assert len(story_requests) == len(fake_llm.chat_requests()) == 1
         # A new data folder gets the server settings once (restart), then serves with them.
         assert any("restarted to apply shared_buffers" in line for line in output), output
         assert any("shared_buffers 2GB" in line for line in output), output
@@ -91,6 +103,7 @@ def test_make_run_serves_refuses_a_second_run_stops_cleanly_and_keeps_data(tmp_p
     try:
         output = wait_for_line(again, "Ctrl-C stops")
         assert any("demo firm already present" in line for line in output)
+        assert any("already has story notes; nothing to do" in line for line in output), output
         assert not any("restarted to apply" in line for line in output), output
         assert any("shared_buffers 2GB" in line for line in output), output
     finally:
@@ -109,3 +122,20 @@ def test_a_server_setting_postgresql_refuses_is_one_line_naming_the_variable(tmp
     assert result.returncode == 2, result.stdout + result.stderr
     assert "LEGALMEM_PG_SHARED_BUFFERS='lots' is not accepted by PostgreSQL" in result.stderr
     assert postgres_processes(data_dir / "pgdata") == []
+
+
+def test_a_demo_story_setting_that_does_not_parse_is_one_line_naming_the_variable(tmp_path):
+    env = {key: value for key, value in os.environ.items() if key != "DATABASE_URL"}
+    env.update(LEGALMEM_DATA_DIR=str(tmp_path / "var"), LEGALMEM_DEMO_STORY="sometimes")
+    result = subprocess.run([sys.executable, "-m", "legalmem_site.launcher", "run"],
+                            cwd=BASE_DIR, env=env, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert result.stderr.strip() == (
+        "[legalmem] error: LEGALMEM_DEMO_STORY must be one of auto, llm, offline, skip, got 'sometimes'")
+    env.update(LEGALMEM_DEMO_STORY="auto", LEGALMEM_DEMO_STORY_BUDGET_SECONDS="ten minutes")
+    result = subprocess.run([sys.executable, "-m", "legalmem_site.launcher", "run"],
+                            cwd=BASE_DIR, env=env, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert result.stderr.strip() == ("[legalmem] error: LEGALMEM_DEMO_STORY_BUDGET_SECONDS must be a positive "
+                                      "number of seconds, got 'ten minutes'")
+    assert postgres_processes(tmp_path / "var" / "pgdata") == []

@@ -1,5 +1,7 @@
-"""The LLM path against the fake OpenAI-compatible server: request and response recorded,
-the json_schema → json_object fallback, re-runs, --fresh, and bad stories refused clearly."""
+"""The LLM writes the story in chunks that fit its context (fake OpenAI-compatible server): one
+request per chunk, each checked; a bad chunk is asked for once more, then replaced by the
+shipped turns (recorded); a server that cannot deliver at all → the shipped script, offline,
+with one clear line; ``--offline`` sends nothing to the LLM."""
 from __future__ import annotations
 
 import json
@@ -8,156 +10,209 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from memory.models import AuditLog, Conversation, Message, Note, SourceType, TurnExtraction
-from memory.story.generation import STORY_SYSTEM_PROMPT
-from tests.fake_llm.server import json_reply
+from memory.story import load_offline_script, plan_chunks
+from memory.story.chunks import STORY_SYSTEM_PROMPT, StoryChunk, estimate_tokens
+from tests.fake_llm.server import error_reply, json_reply
 from tests.story.helpers import load, run_folder
 
-SMALL = ("--min-turns", "2", "--min-events", "2", "--no-progress")
-PREFERENCE = "用户习惯先看结论再看证据清单。"
+CONTEXT = 2048  # small enough that an event of five turns needs two chunks
+SHORT = ("--events", "2", "--turns-per-event", "5", "--no-progress")
+FALLBACK = "[legalmem] the LLM could not write the demo story"
 
 
-def story(*turns: tuple[str, str, str, str], matter: str | None = "M-001") -> dict:
-    return {
-        "title": "alice 的三月",
-        "description": "测试用的小剧本",
-        "events": [
-            {"key": "laptop", "name": "电脑花屏", "matter": matter, "summary": "笔记本花屏"},
-            {"key": "general", "name": "日常法律问题", "matter": None, "summary": "零散问题"},
-        ],
-        "turns": [{"event": e, "at": at, "user": u, "assistant": a} for e, at, u, a in turns],
-    }
+def plan() -> list[StoryChunk]:
+    return plan_chunks(load_offline_script(), username="alice", context_tokens=CONTEXT, events=2, turns_per_event=5)
 
 
-STORY = story(
-    ("laptop", "2026-03-01T09:00:00+08:00", "我在2026年2月20日花6999元买了笔记本电脑，我习惯先看结论再看证据清单。",
-     "结论：可以要求退货。根据《消费者权益保护法》第二十四条处理。"),
-    ("laptop", "2026-03-05T09:00:00+08:00", "更正一下，我在2026年2月20日花6499元买了笔记本电脑。我习惯先看结论再看证据清单。",
-     "好的，已按6499元更正。"),
-    ("general", "2026-03-10T09:00:00+08:00", "微信聊天记录能当证据吗？我习惯先看结论再看证据清单。",
-     "结论：可以，电子数据是法定证据。"),
-    ("laptop", "2026-03-20T09:00:00+08:00", "京东在2026年3月20日同意全额退款6499元。",
-     "结论：主张已经实现，请保存退款记录。"),
+def written(chunk: StoryChunk, *, tweak: str = "") -> dict:
+    """What a good LLM answers for ``chunk``: one turn per slot, in order, with facts."""
+    return {"event": chunk.key, "turns": [
+        {"at": at, "user": f"LLM写的第{chunk.index}段第{n}轮{tweak}：我在2026年2月{10 + n}日付了{1000 + n}元，有发票为证。",
+         "assistant": f"根据《消费者权益保护法》第二十四条，请保存第{n}份证据。"}
+        for n, at in enumerate(chunk.slots, start=1)
+    ]}
+
+
+def knowledge(content: str) -> dict:
+    return {"knowledge": [{"content": content, "category": "事实", "confidence": 0.85}]}
+
+
+@pytest.fixture
+def small_context(settings) -> None:
+    settings.LLM_CONTEXT_TOKENS = CONTEXT
+
+
+def test_the_story_is_written_one_chunk_per_request_each_fitting_the_context(
+    demo_firm, fake_llm, story_llm, small_context, tmp_path, capsys
+):
+    chunks = plan()
+    assert [c.key for c in chunks] == ["laptop", "laptop", "deposit", "deposit"]
+    turns = sum(len(c.shipped) for c in chunks)
+    fake_llm.script(*(json_reply(written(c)) for c in chunks),
+                    *(json_reply(knowledge(f"用户在第{n}轮提供了付款发票。")) for n in range(turns)))
+    call_command("generate_story", "--out", str(tmp_path), *SHORT)
+    out = capsys.readouterr().out
+    files = load(run_folder(out))
+
+    story_requests = fake_llm.chat_requests()[: len(chunks)]
+    for chunk, request in zip(chunks, story_requests):
+        assert request.system_content == STORY_SYSTEM_PROMPT
+        assert f"「{chunk.event['name']}」" in request.user_content and all(at in request.user_content for at in chunk.slots)
+        sent = sum(estimate_tokens(m["content"]) for m in request.messages)
+        assert request.body["max_tokens"] + sent <= CONTEXT, (request.body["max_tokens"], sent)
+    for chunk in chunks:
+        assert f"[story] chunk {chunk.index}/4 ({chunk.key}, {len(chunk.shipped)} turn(s)): written by the LLM" in out
+    # the rest went to extraction: one request per turn, nothing retried
+    assert len(fake_llm.chat_requests()) == len(chunks) + turns
+    assert set(TurnExtraction.objects.values_list("engine", "status")) == {(f"llm:{fake_llm.model}", "done")}
+
+    sent = files["01_story_generation_request.json"]
+    assert sent["context_tokens"] == CONTEXT and [c["event"] for c in sent["chunks"]] == [c.key for c in chunks]
+    received = files["02_story_generation_response.json"]["chunks"]
+    assert [r["source"] for r in received] == ["llm"] * 4 and all(len(r["attempts"]) == 1 for r in received)
+    users = set(Message.objects.filter(firm=demo_firm, role="user").values_list("content", flat=True))
+    assert users == {t["user"] for c in chunks for t in written(c)["turns"]}
+    assert files["03_story_exchanges.json"]["counts"] == {"events": 2, "turns": turns, "messages": 2 * turns}
+    assert "4 chunk(s): 4 written by the LLM, 0 replaced" in files["research"]
+    assert all(n.source_type == SourceType.CHAT_STORY for n in Note.objects.filter(firm=demo_firm))
+    assert not Note.objects.filter(firm__slug="other-firm").exists()
+
+
+@pytest.mark.parametrize(
+    ("bad", "problem"),
+    [
+        (lambda c: {**written(c), "event": "mystery"}, "is not this chunk's event"),
+        (lambda c: {**written(c), "turns": written(c)["turns"][:-1]}, "turn(s) instead of"),
+        (lambda c: {**written(c), "turns": written(c)["turns"][::-1]}, "earlier than the turn before it"),
+        (lambda c: {"event": c.key, "turns": [{**t, "at": "2026-04-20T10:00:00+08:00"} for t in written(c)["turns"]]},
+         "is outside"),
+        (lambda c: {"event": c.key, "turns": [{**t, "at": "三月一日"} for t in written(c)["turns"]]}, "not an ISO 8601"),
+        (lambda c: {"event": c.key, "turns": [{**t, "user": " "} for t in written(c)["turns"]]}, "must be 1–600"),
+        (lambda c: {"event": c.key}, "missing required key 'turns'"),
+    ],
 )
+def test_a_bad_chunk_is_asked_for_once_more_then_replaced_by_the_shipped_turns(
+    demo_firm, fake_llm, story_llm, small_context, tmp_path, capsys, settings, bad, problem
+):
+    settings.LLM_MAX_RETRIES = 0  # the client's own invalid-JSON retries off: each bad reply is seen once
+    first, *rest = plan()
+    fake_llm.script(json_reply(bad(first)), json_reply(bad(first)), *(json_reply(written(c)) for c in rest))
+    fake_llm.set_default(json_reply(knowledge("用户提供了付款发票。")))
+    call_command("generate_story", "--out", str(tmp_path), *SHORT)
+    out = capsys.readouterr().out
+    files = load(run_folder(out))
+
+    assert len([r for r in fake_llm.chat_requests() if "「" in r.user_content]) == 2 + len(rest)
+    assert f"[story] chunk 1/4 (laptop, {len(first.shipped)} turn(s)): replaced by the shipped script" in out
+    record = files["02_story_generation_response.json"]["chunks"][0]
+    assert record["source"] == "shipped script" and [a["status"] for a in record["attempts"]] == ["bad chunk"] * 2
+    assert problem in record["attempts"][0]["error"]
+    assert record["turns"] == [dict(t) for t in first.shipped]
+    stored = set(Message.objects.filter(firm=demo_firm, role="user").values_list("content", flat=True))
+    assert {t["user"] for t in first.shipped} <= stored  # the shipped turns stand in for the bad chunk
+    assert "1 replaced by the shipped script" in files["research"]
 
 
-def knowledge(*items: tuple[str, str]) -> dict:
-    return {"knowledge": [{"content": c, "category": k, "confidence": 0.85} for c, k in items]}
-
-
-EXTRACTIONS = (
-    knowledge(("用户在2026年2月20日花6999元购买了一台笔记本电脑。", "事实"), (PREFERENCE, "偏好")),
-    knowledge(("用户在2026年2月20日花6499元购买了一台笔记本电脑。", "事实"), (PREFERENCE, "偏好")),
-    knowledge(("微信聊天记录属于电子数据，可以作为证据。", "法条"), (PREFERENCE, "偏好")),
-    knowledge(("京东在2026年3月20日同意全额退款6499元。", "事实")),
-)
-
-
-def test_llm_writes_the_story_with_json_mode_fallback(demo_firm, fake_llm, story_llm, tmp_path, capsys):
-    fake_llm.reject_json_schema = True  # like DeepSeek: json_object only
-    fake_llm.script(json_reply(STORY), *(json_reply(k) for k in EXTRACTIONS))
-    call_command("generate_story", "--out", str(tmp_path), *SMALL)
-    folder = run_folder(capsys.readouterr().out)
+def test_a_server_that_cannot_deliver_seeds_the_shipped_script_with_no_llm_at_all(
+    demo_firm, fake_llm, story_llm, small_context, tmp_path, capsys
+):
+    fake_llm.set_default(error_reply(500))
+    call_command("generate_story", "--out", str(tmp_path), *SHORT)  # auto: the default source
+    out = capsys.readouterr().out
+    folder = run_folder(out)
     files = load(folder)
 
-    requests = fake_llm.chat_requests()
-    assert [r.response_format_type for r in requests[:2]] == ["json_schema", "json_object"]
-    assert requests[1].system_content == STORY_SYSTEM_PROMPT and "M-001：电脑花屏退货纠纷" in requests[1].user_content
-    sent = files["01_story_generation_request.json"]
-    assert sent["engine"] == f"llm:{fake_llm.model}" and sent["base_url"] == fake_llm.base_url
-    assert sent["json_modes_tried"] == ["json_schema", "json_object"] and sent["json_mode_used"] == "json_object"
-    assert sent["requests_by_mode"]["json_object"]["messages"] == requests[1].messages
-    assert sent["requests_by_mode"]["json_object"]["response_format"] == requests[1].response_format
-    received = files["02_story_generation_response.json"]
-    assert received["json_mode"] == "json_object" and received["content"] == STORY
-    assert "json_schema → json_object" in files["research"] and "rejected response_format=json_schema" in files["research"]
-
-    # extraction ran through the LLM too, and routing / persona did their work
-    assert set(TurnExtraction.objects.values_list("engine", flat=True)) == {f"llm:{fake_llm.model}"}
-    assert len(requests) == 2 + len(EXTRACTIONS)  # the refused json_schema is remembered (database): one request per extraction
-    old = Note.objects.get(content__contains="6999元")
-    assert old.status == Note.Status.SUPERSEDED and "6499元" in old.superseded_by.content
-    assert old.source_id == "story-turn-001" and old.superseded_by.source_id == "story-turn-002"
-    profile = Note.objects.get(memory_scope="user_profile")
-    assert profile.source_id == "story-turn-003" and "event:日常法律问题" in profile.tags
-    law = Note.objects.get(category="law")
-    assert law.matter is None and law.tags.count("event:日常法律问题") == 1
-    notes = Note.objects.filter(firm=demo_firm)
-    assert all(n.source_type == SourceType.CHAT_STORY for n in notes)
-    summary = files["91_graph_summary.json"]
-    assert summary["notes"]["total"] == notes.count() == files["90_stored_notes.json"]["count"]
-    assert summary["persona_promotions"]["count"] == 1 and summary["updates"]["update_decisions"] == 1
-    assert [t["turn"] for t in files["03_story_exchanges.json"]["turns"]] == sorted(files["turns"])
+    line = next(line for line in out.splitlines() if line.startswith(FALLBACK))
+    assert "chunk 1/4 (laptop)" in line and "HTTP 500" in line and line.endswith("seeding the shipped script instead")
+    # chunk 1 once (the first try and the client's one retry): an unavailable server is not asked again
+    assert len(fake_llm.chat_requests()) == 2
+    failure = json.loads((folder / "99_failure.json").read_text(encoding="utf-8"))
+    assert failure["stage"] == "story generation" and "HTTP 500" in failure["error"]
+    assert files["01_story_generation_request.json"]["engine"] == "offline script"
+    assert "the LLM could not write the story" in files["01_story_generation_request.json"]["why"]
+    expected = sum(len(c.shipped) for c in plan())
+    assert set(TurnExtraction.objects.values_list("engine", flat=True)) <= {"offline", "skipped"}
+    assert TurnExtraction.objects.count() == expected and Note.objects.filter(firm=demo_firm).exists()
+    assert not Note.objects.filter(firm__slug="other-firm").exists()
 
 
-def test_rerun_replays_the_stored_story_and_fresh_asks_for_a_new_one(demo_firm, fake_llm, story_llm, tmp_path, capsys):
-    fake_llm.script(json_reply(STORY), *(json_reply(k) for k in EXTRACTIONS))
-    call_command("generate_story", "--out", str(tmp_path), *SMALL)
+def test_source_llm_fails_clearly_writes_nothing_and_records_why(demo_firm, fake_llm, story_llm, tmp_path):
+    fake_llm.set_default(error_reply(503))
+    with pytest.raises(CommandError, match="the LLM did not deliver a story: chunk 1/"):
+        call_command("generate_story", "--source", "llm", "--out", str(tmp_path), *SHORT)
+    assert not Conversation.objects.exists() and not Note.objects.exists()
+    (folder,) = list(tmp_path.iterdir())
+    assert json.loads((folder / "99_failure.json").read_text(encoding="utf-8"))["what_next"].startswith("none")
+    assert json.loads((folder / "01_story_generation_request.json").read_text(encoding="utf-8"))["chunks"]
+
+
+def test_offline_sends_not_one_request_to_a_configured_llm(demo_firm, fake_llm, story_llm, tmp_path, capsys):
+    call_command("generate_story", "--offline", "--out", str(tmp_path), "--events", "1", "--turns-per-event", "12",
+                 "--no-progress")
+    files = load(run_folder(capsys.readouterr().out))
+    assert fake_llm.requests == []
+    assert set(TurnExtraction.objects.values_list("engine", flat=True)) <= {"offline", "skipped"}
+    assert TurnExtraction.objects.count() == 12 and Note.objects.filter(firm=demo_firm).exists()
+    assert "--offline" in files["01_story_generation_request.json"]["why"]
+
+
+def test_rerun_replays_the_stored_story_and_fresh_asks_for_a_new_one(
+    demo_firm, fake_llm, story_llm, small_context, tmp_path, capsys
+):
+    chunks = plan()
+    fake_llm.script(*(json_reply(written(c)) for c in chunks))
+    fake_llm.set_default(json_reply(knowledge("用户提供了付款发票。")))
+    call_command("generate_story", "--out", str(tmp_path), *SHORT)
     capsys.readouterr()
     first = {n.pk: (n.mention_count, n.status) for n in Note.objects.all()}
     requests, messages = len(fake_llm.chat_requests()), Message.objects.count()
 
-    call_command("generate_story", "--out", str(tmp_path), "--min-turns", "2", "--min-events", "2")
+    call_command("generate_story", "--out", str(tmp_path), "--events", "2", "--turns-per-event", "5")
     out, err = capsys.readouterr()
     assert "0 processed now, 0 message(s) new" in out and "stored story" in out
-    assert "story: 100%" in err and "4/4" in err  # the tqdm bar
+    assert "story: 100%" in err  # the tqdm bar
     assert len(fake_llm.chat_requests()) == requests  # no new story, no new extraction
     assert {n.pk: (n.mention_count, n.status) for n in Note.objects.all()} == first
     assert Message.objects.count() == messages
-    assert load(run_folder(out))["01_story_generation_request.json"]["engine"] == "stored story"
 
-    second = story(
-        ("laptop", "2026-03-02T10:00:00+08:00", "我在2026年2月21日签收了笔记本电脑，发票金额6499元。", "请保存签收记录和发票。"),
-        ("general", "2026-03-03T10:00:00+08:00", "诉讼时效一般是多久？我想了解一下规定。", "一般为三年。"),
-    )
-    fake_llm.script(json_reply(second),
-                    json_reply(knowledge(("用户在2026年2月21日签收了笔记本电脑，发票金额6499元。", "证据"))),
-                    json_reply(knowledge(("民事诉讼时效期间一般为三年。", "法条"))))
-    call_command("generate_story", "--fresh", "--out", str(tmp_path), *SMALL)
+    fake_llm.script(*(json_reply(written(c, tweak="第二版")) for c in chunks))
+    call_command("generate_story", "--fresh", "--out", str(tmp_path), *SHORT)
     out = capsys.readouterr().out
     assert f"deleted {len(first)} note(s)" in out and "edition 2" in out
     deleted = AuditLog.objects.filter(event_type="note_deleted", object_type="note")
     assert set(deleted.values_list("object_id", flat=True)) == {str(pk) for pk in first}
-    assert not Note.objects.filter(pk__in=first).exists()
-    fresh = list(Note.objects.all())
-    assert {n.source_id for n in fresh} == {"story-turn-001", "story-turn-002"}
-    assert all(":e2:" in n.conversation.external_id for n in fresh)
-    assert Message.objects.count() == messages + 4  # the first edition's messages are kept (never deleted)
-
-
-def test_a_reply_that_is_not_a_story_is_a_clear_error(demo_firm, fake_llm, story_llm, tmp_path):
-    fake_llm.set_default("这不是 JSON")
-    with pytest.raises(CommandError, match="the LLM did not deliver a story: .*did not return a valid JSON object"):
-        call_command("generate_story", "--out", str(tmp_path), *SMALL)
-    assert not Conversation.objects.exists() and not Note.objects.exists()
-
-
-@pytest.mark.parametrize(
-    ("bad", "message"),
-    [
-        (story(*[(t["event"], t["at"], t["user"], t["assistant"]) for t in STORY["turns"]], matter="M-999"),
-         "firm 'demo-firm' has no matter 'M-999'"),
-        ({**STORY, "turns": [{**STORY["turns"][0], "event": "mystery"}]}, "unknown event 'mystery'"),
-        ({**STORY, "turns": [{**STORY["turns"][0], "at": "三月一日"}, *STORY["turns"][1:]]}, "not an ISO 8601"),
-    ],
-)
-def test_a_story_that_does_not_fit_the_firm_is_refused_before_anything_is_written(
-    demo_firm, fake_llm, story_llm, tmp_path, bad, message
-):
-    fake_llm.script(json_reply(bad))
-    with pytest.raises(CommandError, match="the story is not valid") as error:
-        call_command("generate_story", "--out", str(tmp_path), *SMALL)
-    assert message in str(error.value)
-    assert not Conversation.objects.exists() and not Note.objects.exists()
-    (folder,) = list(tmp_path.iterdir())
-    saved = json.loads((folder / "02_story_generation_response.json").read_text(encoding="utf-8"))
-    assert saved["content"] == bad  # what the LLM sent is kept for inspection
+    assert all(":e2:" in n.conversation.external_id for n in Note.objects.all())
+    assert Message.objects.count() == 2 * messages  # the first edition's messages are kept (never deleted)
 
 
 def test_fresh_keeps_the_old_story_when_the_new_one_cannot_be_had(demo_firm, fake_llm, story_llm, tmp_path, capsys):
-    fake_llm.script(json_reply(STORY), *(json_reply(k) for k in EXTRACTIONS))
-    call_command("generate_story", "--out", str(tmp_path), *SMALL)
+    fake_llm.script(*(json_reply(written(c)) for c in plan_chunks(
+        load_offline_script(), username="alice", context_tokens=8192, events=1, turns_per_event=2)))
+    fake_llm.set_default(json_reply(knowledge("用户提供了付款发票。")))
+    call_command("generate_story", "--out", str(tmp_path), "--events", "1", "--turns-per-event", "2", "--no-progress")
     before = set(Note.objects.values_list("pk", flat=True))
-    fake_llm.set_default("这不是 JSON")
+    assert before
+    fake_llm.set_default(error_reply(500))
     with pytest.raises(CommandError, match="the LLM did not deliver a story"):
-        call_command("generate_story", "--fresh", "--out", str(tmp_path), *SMALL)
+        call_command("generate_story", "--fresh", "--source", "llm", "--out", str(tmp_path), "--events", "1",
+                     "--no-progress")
     assert set(Note.objects.values_list("pk", flat=True)) == before
+
+
+def test_after_the_time_budget_the_shipped_turns_stand_in_and_extraction_is_left_to_the_worker(
+    demo_firm, fake_llm, story_llm, small_context, tmp_path, capsys
+):
+    call_command("generate_story", "--out", str(tmp_path), "--budget", "0.001", *SHORT)
+    out = capsys.readouterr().out
+    files = load(run_folder(out))
+    chunks = plan()
+    assert fake_llm.requests == []  # the budget was spent before the first chunk
+    assert "replaced by the shipped script (the time budget was spent before this chunk)" in out
+    records = files["02_story_generation_response.json"]["chunks"]
+    assert [r["source"] for r in records] == ["shipped script"] * len(chunks)
+    turns = sum(len(c.shipped) for c in chunks)
+    assert f"{turns} turn(s) are left to the background worker" in out
+    jobs = TurnExtraction.objects.filter(firm=demo_firm)
+    assert jobs.count() == turns and set(jobs.values_list("status", flat=True)) == {"pending"}
+    assert files["91_graph_summary.json"]["turns"]["left_to_the_worker"] == turns
+    assert Message.objects.filter(firm=demo_firm).count() == 2 * turns  # every turn is saved all the same

@@ -1,6 +1,9 @@
 """``manage.py import_conversation FILE [--firm SLUG]``: import a transcript through the write path.
 
-The JSON format is documented in :mod:`memory.pipeline.ingest`.
+The JSON format is documented in :mod:`memory.pipeline.ingest`. The summary says how many
+turns' extraction succeeded, failed (for good, or to be retried by the worker) and are still
+pending; when any failed, their errors are listed (shortened) and the exit status is 1 — the
+messages themselves are stored either way, and a re-import runs only the unfinished turns.
 """
 from __future__ import annotations
 
@@ -46,4 +49,23 @@ class Command(BaseCommand):
         finally:
             if bar is not None:
                 bar.close()
-        self.stdout.write(self.style.SUCCESS(result.summary()) + f" ({result.seconds:.1f} s)")
+        if not result.failures:
+            self.stdout.write(self.style.SUCCESS(result.summary()) + f" ({result.seconds:.1f} s)")
+            return
+        self.stdout.write(result.summary() + f" ({result.seconds:.1f} s)")
+        for failure in result.failures[:MAX_LISTED_FAILURES]:
+            self.stderr.write(f"  {failure.turn} [{failure.status}]: {_shorten(failure.error)}")
+        if len(result.failures) > MAX_LISTED_FAILURES:
+            self.stderr.write(f"  … and {len(result.failures) - MAX_LISTED_FAILURES} more (see the turn jobs in admin)")
+        raise CommandError(
+            f"{len(result.failures)} of {result.turns} turn(s) failed extraction; their messages are stored, "
+            "the worker retries the pending ones and re-importing the file runs them again"
+        )
+
+
+MAX_LISTED_FAILURES = 20
+
+
+def _shorten(error: str, limit: int = 240) -> str:
+    line = " ".join(error.split())
+    return line if len(line) <= limit else line[:limit] + "…"
