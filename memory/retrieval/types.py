@@ -92,13 +92,6 @@ class Hit:
             return list(self.note.source_message_ids)
         return [self.message.pk]
 
-    @property
-    def source_message_ids(self) -> list[int]:
-        """The raw messages this hit stands for: a note's provenance, or the message itself."""
-        if self.note is not None:
-            return list(self.note.source_message_ids)
-        return [self.message.pk]  # TURNS' message hits (merge: keep one copy of this property)
-
 
 @dataclass
 class MessageMatch:
