@@ -165,17 +165,21 @@ _DATE_PATTERNS: tuple[str, ...] = (
     r"(?:昨天|前天|今天|明天|后天|大前天|当天|次日|当晚)",
     # durations anchored to an event: 两周后, 约两周, 三天内, 半年前
     rf"(?:约|大约|大概|将近|不到|超过){_NUM}\s*个?(?:天|日|周|星期|礼拜|月|年)(?:后|前|内|以后|以前|之后|之前|以来|左右|多)?",
-    rf"{_NUM}\s*个?(?:天|日|周|星期|礼拜|月|年)(?:后|前|内|以后|以前|之后|之前|以来|左右)",
+    rf"(?<![0-9０-９一二两三四五六七八九十百千零〇半几]){_NUM}\s*个?(?:天|日|周|星期|礼拜|月|年)(?:后|前|内|以后|以前|之后|之前|以来|左右)",
 )
 DATE_RE = re.compile("|".join(f"(?:{p})" for p in _DATE_PATTERNS))
 
+#: A number is matched from its first digit only, so a long run of digits and commas
+#: ('1,1,1,…') is scanned once instead of once per digit.
+_NUMBER_START = r"(?<![\d.])(?<!\d,)"
 _AMOUNT_PATTERNS: tuple[str, ...] = (
     # English notations: $3,500, €20k, RMB 20,000, 3,500 dollars, $2.5 million
     r"(?:RMB|USD|CNY|EUR|GBP|HKD|US\$|HK\$)\s?\d[\d,]*(?:\.\d+)?(?:\s?(?:[kK]|thousand|million|billion)\b)?",
     r"[$€£]\s?\d[\d,]*(?:\.\d+)?(?:\s?(?:[kK]|thousand|million|billion)\b)",
-    r"\b\d[\d,]*(?:\.\d+)?\s?(?:[kK]|thousand|million|billion)?\s?(?i:dollars|bucks|euros|pounds|yuan)\b",
+    _NUMBER_START + r"\d[\d,]*(?:\.\d+)?\s?(?:[kK]|thousand|million|billion)?\s?(?i:dollars|bucks|euros|pounds|yuan)\b",
     r"[￥¥$＄€£]\s*\d[\d,，]*(?:\.\d+)?\s*(?:万|千)?\s*(?:元)?",
-    r"\d[\d,]*(?:\.\d+)?\s*(?:万|千)?\s*(?:元|块钱|块|人民币|美元|RMB|rmb|CNY|USD)",
+    _NUMBER_START + r"\d[\d,]*(?:\.\d+)?\s*(?:万|千)?\s*(?:元|块钱|块|人民币|美元|RMB|rmb|CNY|USD)",
+    r"(?<![零一二两三四五六七八九十百千万亿壹贰叁肆伍陆柒捌玖拾佰仟])"
     r"[零一二两三四五六七八九十百千万亿壹贰叁肆伍陆柒捌玖拾佰仟]+\s*(?:元|块钱|块(?=[，。,.；;\s]|$))",
 )
 AMOUNT_RE = re.compile("|".join(f"(?:{p})" for p in _AMOUNT_PATTERNS))

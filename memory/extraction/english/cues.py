@@ -102,11 +102,10 @@ CHITCHAT_RE = re.compile(
     re.IGNORECASE,
 )
 
-#: A clause that asks rather than states, even without a question mark.
+#: A clause that asks rather than states although it has no question mark ("I wonder if …").
+#: Sentences ending in "?" are handled by the engine before this is consulted.
 QUESTION_RE = re.compile(
-    r"^(?:what|why|how|when|where|which|who|whom|whose|is|are|am|was|were|do|does|did|can|could|would|will|"
-    r"should|shall|may|might|have|has|had|isn't|aren't|don't|doesn't|didn't|can't|won't|wouldn't)\b.*\?$"
-    r"|^(?:i (?:wonder|was wondering)|do you know|any idea)\b",
+    r"^(?:i (?:wonder|was wondering)|do you know|did you know whether|any idea|tell me (?:what|why|how|when|where|who))\b",
     re.IGNORECASE,
 )
 

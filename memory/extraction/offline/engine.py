@@ -63,6 +63,9 @@ SAID_TAG_ZH = "原话"
 _MIN_SAID_WORDS = 2
 
 
+_ADVISED_RE = re.compile(r"recommend|suggest|advise", re.IGNORECASE)
+
+
 @dataclass
 class _Candidate:
     """A classified item, where it was said, by whom, and the text it came from."""
@@ -121,17 +124,7 @@ def _candidate(
     others = [scores.points[c] for c in scores.ranked() if c != category]
     cat = Category(category)
     english = is_english(unit.text)
-    if english:
-        content = english_rewrite.in_third_person(
-            unit.text, english_name(voice), voice.other, person=voice.person
-        )
-        if not voice.person and cat is Category.ACTION and not re.search(r"recommend|suggest|advise", content, re.I):
-            content = "The assistant advised: " + content
-        content, dates = with_resolved_dates(content, said_on)
-        content = finish_english(content)
-    else:
-        content = finish(with_subject(third_person_zh(unit.text, voice), category, voice.speaker))
-        content, dates = with_resolved_chinese_dates(content, scores.dates, said_on)
+    content, dates = _worded(unit.text, cat, voice, scores.dates, said_on)
     scope = default_scope(cat)
     if voice.person and voice.speaker != "user" and scope == "user_profile":
         scope = "case"  # a second speaker's taste is not the user's profile
@@ -165,9 +158,22 @@ def _candidate(
     return _Candidate(item, position, voice, unit.text)
 
 
+def _worded(
+    text: str, category: Category, voice: Voice, dates: list[str], said_on: date | None
+) -> tuple[str, list[str]]:
+    """The note's wording (third person, dates resolved beside their phrase) and its dates."""
+    if is_english(text):
+        content = english_rewrite.in_third_person(text, english_name(voice), voice.other, person=voice.person)
+        if not voice.person and category is Category.ACTION and not _ADVISED_RE.search(content):
+            content = "The assistant advised: " + content
+        content, dates = with_resolved_dates(content, said_on)
+        return finish_english(content), dates
+    content = finish(with_subject(third_person_zh(text, voice), category.value, voice.speaker))
+    return with_resolved_chinese_dates(content, dates, said_on)
+
 
 def _worth_keeping(text: str) -> bool:
-    """More than small talk: two content words in English, five characters in Chinese."""
+    """More than small talk: two content words in English, four Chinese characters."""
     if CJK_RE.search(text):
         return len(CJK_RE.findall(text)) >= MIN_UNIT_CHARS - 1
     words = re.findall(r"[A-Za-z][A-Za-z'-]{2,29}", text)
