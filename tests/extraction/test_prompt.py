@@ -14,7 +14,7 @@ from memory.extraction import (
     is_trivial_turn,
 )
 
-# SHA-256 of the extraction prompt as it stands, word for word, in seed 001 (docs/llm-servers.md).
+# SHA-256 of the extraction prompt exactly as the first design document (seed 001) words it.
 # The repository stands alone, so the test holds the seed text's fingerprint, not the seed.
 SEED_001_PROMPT_SHA256 = "ad61c94c81bf3fc10119dc6fd2bfb1b2a6a38d55feb0bd4ef74365b6ce11f6aa"
 
