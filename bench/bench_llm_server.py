@@ -8,7 +8,7 @@ Against a real OpenAI-compatible server (e.g. llama-cpp-python 0.3.x with a 1.5B
     (same variables) .venv/bin/python -m legalmem_site.launcher manage shell -c \
         'import runpy; runpy.run_path("bench/bench_llm_server.py", run_name="__main__")'
 
-Knobs: BENCH_TURNS (default 5). Not a test: it prints figures for docs/llm-servers.md.
+Knobs: BENCH_TURNS (default 5; 0 runs only part 2). Not a test: it prints figures for docs/llm-servers.md.
 
 1. ``extract_turn`` (the turn job's LLM step) on BENCH_TURNS Chinese legal turns: HTTP
    requests per turn (each call of the openai client counted), the JSON mode that
@@ -114,5 +114,6 @@ async def bench_sharing() -> None:
 
 
 if __name__ == "__main__":
-    bench_extraction(int(os.environ.get("BENCH_TURNS", "5")))
+    if int(os.environ.get("BENCH_TURNS", "5")):
+        bench_extraction(int(os.environ.get("BENCH_TURNS", "5")))
     asyncio.run(bench_sharing())
