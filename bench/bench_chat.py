@@ -67,6 +67,7 @@ def _start_daphne(port: int, fake: FakeLLMServer) -> subprocess.Popen:
         "DATABASE_URL": base.rsplit("/", 1)[0] + "/" + DB_NAME + ("?" + query if query else ""),
         "LLM_BASE_URL": fake.base_url, "LLM_MODEL": fake.model, "LLM_API_KEY": "bench",
         "CHAT_RATE_LIMIT_PER_MINUTE": "100000",
+        "LLM_MAX_CONCURRENT_REQUESTS": "0",  # the fake serves any number at once; measure the app, not a queue
     }
     process = subprocess.Popen(
         [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "legalmem_site.asgi:application"],

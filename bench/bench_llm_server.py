@@ -8,7 +8,7 @@ Against a real OpenAI-compatible server (e.g. llama-cpp-python 0.3.x with a 1.5B
     (same variables) .venv/bin/python -m legalmem_site.launcher manage shell -c \
         'import runpy; runpy.run_path("bench/bench_llm_server.py", run_name="__main__")'
 
-Knobs: BENCH_TURNS (default 5). Not a test: it prints figures for docs/llm-servers.md.
+Knobs: BENCH_TURNS (default 5; 0 skips part 1), BENCH_SHARING (0 skips part 2), BENCH_CHAT_TURNS. Not a test: it prints figures for docs/llm-servers.md.
 
 1. ``extract_turn`` (the turn job's LLM step) on BENCH_TURNS Chinese legal turns: HTTP
    requests per turn (each call of the openai client counted), the JSON mode that
@@ -16,6 +16,10 @@ Knobs: BENCH_TURNS (default 5). Not a test: it prints figures for docs/llm-serve
 2. One streamed chat answer while an extraction starts after its first token, with the
    configured request limit: whether the answer ended with a finish reason (not cut short),
    and when the extraction's request went out relative to the answer's end.
+3. BENCH_CHAT_TURNS (default 1) whole chat turns as a user makes them: the websocket consumer
+   (Channels communicator, alice of the demo firm — run ``seed_demo`` first) streams the
+   answer, then the turn's extraction job runs; requests of the turn (answer + extraction)
+   and the notes written.
 """
 from __future__ import annotations
 
@@ -113,6 +117,67 @@ async def bench_sharing() -> None:
     await chat.aclose()
 
 
+def count_all_requests() -> RequestCounter:
+    """Count every chat-completion request of this process (sync and async openai clients)."""
+    from openai.resources.chat.completions import AsyncCompletions, Completions
+
+    counter = RequestCounter()
+    send, asend = Completions.create, AsyncCompletions.create
+
+    def counted(self, *args, **kwargs):
+        counter.count += 1
+        return send(self, *args, **kwargs)
+
+    async def acounted(self, *args, **kwargs):
+        counter.count += 1
+        return await asend(self, *args, **kwargs)
+
+    Completions.create, AsyncCompletions.create = counted, acounted
+    return counter
+
+
+async def bench_chat_turns(turns: int) -> None:
+    from asgiref.sync import sync_to_async
+    from django.contrib.auth import get_user_model
+
+    from chat.consumers import in_worker_thread
+    from memory.models import Note, TurnExtraction
+    from tests.chat.conftest import open_socket
+
+    print(f"== {turns} whole chat turn(s) through the websocket consumer ==")
+    alice = await sync_to_async(get_user_model().objects.get)(username="alice")
+    counter = count_all_requests()
+    for user_msg, _ in TURNS[:turns]:
+        before = counter.count
+        notes_before = await in_worker_thread(Note.objects.count)()
+        communicator = await open_socket(alice)
+        await communicator.connect()
+        await communicator.receive_json_from(timeout=10)
+        started = time.monotonic()
+        await communicator.send_json_to({"type": "ask", "question": user_msg})
+        chunks, frame = 0, {}
+        while frame.get("type") != "done":
+            frame = await communicator.receive_json_from(timeout=1200)
+            chunks += frame.get("type") == "token"
+        answered = time.monotonic() - started
+        await communicator.disconnect()
+        turn = await in_worker_thread(TurnExtraction.objects.get)(assistant_message_id=frame["message_id"])
+        turn = await in_worker_thread(process_turn_now)(turn.pk)
+        notes = await in_worker_thread(Note.objects.count)() - notes_before
+        print(f"  answer {frame['status']} ({chunks} chunks, {answered:.0f} s); extraction {turn.status} "
+              f"({len(turn.items or [])} items, {notes} new notes); requests this turn: {counter.count - before}")
+
+
+def process_turn_now(turn_id: int):
+    from memory.pipeline import process_turn
+
+    return process_turn(turn_id)
+
+
 if __name__ == "__main__":
-    bench_extraction(int(os.environ.get("BENCH_TURNS", "5")))
-    asyncio.run(bench_sharing())
+    if int(os.environ.get("BENCH_TURNS", "5")):
+        bench_extraction(int(os.environ.get("BENCH_TURNS", "5")))
+    if os.environ.get("BENCH_SHARING", "1") != "0":
+        asyncio.run(bench_sharing())
+    if int(os.environ.get("BENCH_CHAT_TURNS", "1")):
+        asyncio.run(bench_chat_turns(int(os.environ.get("BENCH_CHAT_TURNS", "1"))))

@@ -532,24 +532,25 @@ class LLMClient:
             chunks_out = 0
             try:
                 with self.gate.hold(self.priority):
-                    stream = self._sync.chat.completions.create(**kwargs)
-                    finish = None
-                    for chunk in stream:
-                        finish = _finish_reason(chunk) or finish
-                        text = _delta_text(chunk)
-                        if text:
-                            chunks_out += 1
-                            yield text
-                    if finish is None:
-                        raise _StreamCut
-                    return
+                    try:
+                        stream = self._sync.chat.completions.create(**kwargs)
+                        finish = None
+                        for chunk in stream:
+                            finish = _finish_reason(chunk) or finish
+                            text = _delta_text(chunk)
+                            if text:
+                                chunks_out += 1
+                                yield text
+                        if finish is None:
+                            raise _StreamCut
+                        return
+                    finally:  # closed before the slot is given back
+                        if stream is not None:
+                            stream.close()
             except (openai.OpenAIError, _StreamCut) as exc:
                 delay = self._next_delay_or_raise(
                     exc, attempt=attempt, attempts=attempts, what=what, chunks_out=chunks_out
                 )
-            finally:
-                if stream is not None:
-                    stream.close()
             time.sleep(delay)
 
     async def astream_chat(
@@ -569,27 +570,28 @@ class LLMClient:
             chunks_out = 0
             try:
                 async with self.gate.ahold(self.priority):
-                    stream = await client.chat.completions.create(**kwargs)
-                    finish = None
-                    async for chunk in stream:
-                        finish = _finish_reason(chunk) or finish
-                        text = _delta_text(chunk)
-                        if text:
-                            chunks_out += 1
-                            yield text
-                    if finish is None:
-                        raise _StreamCut
-                    return
+                    try:
+                        stream = await client.chat.completions.create(**kwargs)
+                        finish = None
+                        async for chunk in stream:
+                            finish = _finish_reason(chunk) or finish
+                            text = _delta_text(chunk)
+                            if text:
+                                chunks_out += 1
+                                yield text
+                        if finish is None:
+                            raise _StreamCut
+                        return
+                    finally:  # closed before the slot is given back
+                        if stream is not None:
+                            await stream.close()
             except (openai.OpenAIError, _StreamCut) as exc:
                 delay = self._next_delay_or_raise(
                     exc, attempt=attempt, attempts=attempts, what=what, chunks_out=chunks_out
                 )
             except asyncio.CancelledError:
-                logger.info("%s cancelled after %d chunks; closing the stream", what, chunks_out)
+                logger.info("%s cancelled after %d chunks; the stream is closed", what, chunks_out)
                 raise
-            finally:
-                if stream is not None:
-                    await stream.close()
             await asyncio.sleep(delay)
 
     # -- structured output -------------------------------------------------------------

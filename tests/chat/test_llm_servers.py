@@ -170,3 +170,23 @@ async def test_llm_errors_reach_the_user_translated_without_addresses(world, llm
         lambda: Message.objects.get(conversation_id=frames[-1]["conversation_id"], role="assistant").error
     )()
     assert "127.0.0.1" not in saved_error
+
+
+async def test_a_cancelled_answer_gives_the_server_back_at_once(world, llm_online, settings):
+    """With one request at a time, a cancelled answer must free its slot: the next question
+    is answered (a leaked slot would make it wait LLM_SLOT_WAIT_SECONDS and fail)."""
+    settings.LLM_MAX_CONCURRENT_REQUESTS = 1
+    settings.LLM_SLOT_WAIT_SECONDS = 2
+    llm_online.script(text_reply("四" * 300, token_delay=0.02), text_reply(ANSWER))
+    communicator, _ = await connected(world.alice)
+    await communicator.send_json_to({"type": "ask", "question": "请详细分析押金纠纷。"})
+    while (await communicator.receive_json_from(timeout=5))["type"] != "token":
+        pass
+    await communicator.send_json_to({"type": "cancel"})
+    first = (await frames_until(communicator, "done"))[-1]
+    await communicator.send_json_to({"type": "ask", "question": "那押金什么时候退？", "conversation_id": first["conversation_id"]})
+    second = (await frames_until(communicator, "done"))[-1]
+    await communicator.disconnect()
+
+    assert first["status"] == "cancelled"
+    assert second["status"] == "complete" and second["reply"] == ANSWER
