@@ -145,10 +145,10 @@ if LLM_ANSWER_MAX_TOKENS >= LLM_CONTEXT_TOKENS:
     raise ConfigError(
         f"LLM_ANSWER_MAX_TOKENS must be below LLM_CONTEXT_TOKENS ({LLM_CONTEXT_TOKENS}), got {LLM_ANSWER_MAX_TOKENS}"
     )
-# Requests in flight to one LLM server across all processes (1 for a llama.cpp server, which
-# runs one request at a time and cuts a stream short when another arrives); 0 = no limit.
-# Chat requests go before background extraction.
-LLM_MAX_CONCURRENT_REQUESTS = env_int("LLM_MAX_CONCURRENT_REQUESTS", 1, minimum=0)
+# Requests in flight to one LLM server across all processes; 0 = no limit. Chat requests go
+# before background extraction whatever the limit, so our own extraction never cuts an answer
+# short; set 1 for a llama.cpp server (one request at a time: a second one cuts the first).
+LLM_MAX_CONCURRENT_REQUESTS = env_int("LLM_MAX_CONCURRENT_REQUESTS", 4, minimum=0)
 LLM_SLOT_WAIT_SECONDS = env_float("LLM_SLOT_WAIT_SECONDS", 600.0, minimum=0.1)
 # A server that refused json_schema is asked for it again after this long (seconds).
 LLM_JSON_MODE_REPROBE_SECONDS = env_float("LLM_JSON_MODE_REPROBE_SECONDS", 86400.0)
