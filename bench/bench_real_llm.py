@@ -32,7 +32,8 @@ Run:
     LLM_TIMEOUT_SECONDS=600 LEGALMEM_DATA_DIR=var/bench-real \\
     .venv/bin/python -m legalmem_site.launcher manage shell -c "from bench.bench_real_llm import main; main()"
 
-Figures go to stdout and to ``$LEGALMEM_DATA_DIR/bench_real_llm.json``.
+``BENCH_PHASES`` (default ``chat,import,story``) runs some of the phases. Figures go to stdout
+and to ``$LEGALMEM_DATA_DIR/bench_real_llm.json`` (rewritten after each phase).
 """
 from __future__ import annotations
 
@@ -399,8 +400,12 @@ def main() -> None:
     connection.creation.create_test_db(verbosity=0, autoclobber=True, serialize=False)
     reports: list[dict[str, Any]] = []
     out = Path(settings.DATA_DIR) / "bench_real_llm.json"
-    phases = [lambda: _chat_phase(proxy, proxy_url), lambda: _import_phase(proxy, import_turns),
-              lambda: _story_phase(proxy, story_events, story_turns)]
+    wanted = [p.strip() for p in os.environ.get("BENCH_PHASES", "chat,import,story").split(",") if p.strip()]
+    known = {"chat": lambda: _chat_phase(proxy, proxy_url), "import": lambda: _import_phase(proxy, import_turns),
+             "story": lambda: _story_phase(proxy, story_events, story_turns)}
+    if set(wanted) - set(known):
+        raise SystemExit(f"BENCH_PHASES: unknown phase(s) {sorted(set(wanted) - set(known))}; use {', '.join(known)}")
+    phases = [known[name] for name in wanted]
     try:
         call_command("seed_demo", stdout=io.StringIO())
         for phase in phases:  # the file is rewritten after each phase: a stopped run keeps its figures
@@ -412,7 +417,7 @@ def main() -> None:
     extraction = [r for r in reports if r["phase"] in ("chat", "import")]
     turns = sum(r["turns"] for r in extraction)
     total = {"turns": turns, "requests": sum(r["requests"] for r in extraction),
-             "requests_per_turn": round(sum(r["requests"] for r in extraction) / turns, 2),
+             "requests_per_turn": round(sum(r["requests"] for r in extraction) / turns, 2) if turns else None,
              "format_rejections_wasted": sum(r["format_rejections_wasted"] for r in reports)}
     print(f"[bench] chat + import: {total['requests_per_turn']} request(s) per turn over {turns} turns; "
           f"wasted format rejections in the whole run: {total['format_rejections_wasted']}", flush=True)

@@ -37,8 +37,9 @@ CHUNK_SCHEMA: dict[str, Any] = {
     },
 }
 
-#: At most this many turns in one request: a slow local server still shows progress often.
-CHUNK_MAX_TURNS = 8
+#: At most this many turns in one request (a reply of ≤ 1408 tokens): a slow local server still shows
+#: progress often, and a reply has a chance within the client's default 60 s timeout (at ~10–25 tokens/s).
+CHUNK_MAX_TURNS = 4
 #: What one written turn costs in reply tokens (≤ 120 characters a side, mostly Chinese, + JSON).
 TOKENS_PER_TURN = 320
 #: Reply tokens kept free for the JSON frame and a model that runs a little long.

@@ -15,7 +15,7 @@ from memory.story.chunks import STORY_SYSTEM_PROMPT, StoryChunk, estimate_tokens
 from tests.fake_llm.server import error_reply, json_reply
 from tests.story.helpers import load, run_folder
 
-CONTEXT = 2048  # small enough that an event of five turns needs two chunks
+CONTEXT = 1536  # small enough that two turns fill a chunk: an event of five turns needs three
 SHORT = ("--events", "2", "--turns-per-event", "5", "--no-progress")
 FALLBACK = "[legalmem] the LLM could not write the demo story"
 
@@ -46,7 +46,8 @@ def test_the_story_is_written_one_chunk_per_request_each_fitting_the_context(
     demo_firm, fake_llm, story_llm, small_context, tmp_path, capsys
 ):
     chunks = plan()
-    assert [c.key for c in chunks] == ["laptop", "laptop", "deposit", "deposit"]
+    assert [c.key for c in chunks] == ["laptop"] * 3 + ["deposit"] * 3
+    assert [len(c.shipped) for c in chunks] == [2, 2, 1] * 2
     turns = sum(len(c.shipped) for c in chunks)
     fake_llm.script(*(json_reply(written(c)) for c in chunks),
                     *(json_reply(knowledge(f"用户在第{n}轮提供了付款发票。")) for n in range(turns)))
@@ -61,7 +62,8 @@ def test_the_story_is_written_one_chunk_per_request_each_fitting_the_context(
         sent = sum(estimate_tokens(m["content"]) for m in request.messages)
         assert request.body["max_tokens"] + sent <= CONTEXT, (request.body["max_tokens"], sent)
     for chunk in chunks:
-        assert f"[story] chunk {chunk.index}/4 ({chunk.key}, {len(chunk.shipped)} turn(s)): written by the LLM" in out
+        assert (f"[story] chunk {chunk.index}/{len(chunks)} ({chunk.key}, {len(chunk.shipped)} turn(s)): "
+                "written by the LLM") in out
     # the rest went to extraction: one request per turn, nothing retried
     assert len(fake_llm.chat_requests()) == len(chunks) + turns
     assert set(TurnExtraction.objects.values_list("engine", "status")) == {(f"llm:{fake_llm.model}", "done")}
@@ -69,11 +71,11 @@ def test_the_story_is_written_one_chunk_per_request_each_fitting_the_context(
     sent = files["01_story_generation_request.json"]
     assert sent["context_tokens"] == CONTEXT and [c["event"] for c in sent["chunks"]] == [c.key for c in chunks]
     received = files["02_story_generation_response.json"]["chunks"]
-    assert [r["source"] for r in received] == ["llm"] * 4 and all(len(r["attempts"]) == 1 for r in received)
+    assert [r["source"] for r in received] == ["llm"] * len(chunks) and all(len(r["attempts"]) == 1 for r in received)
     users = set(Message.objects.filter(firm=demo_firm, role="user").values_list("content", flat=True))
     assert users == {t["user"] for c in chunks for t in written(c)["turns"]}
     assert files["03_story_exchanges.json"]["counts"] == {"events": 2, "turns": turns, "messages": 2 * turns}
-    assert "4 chunk(s): 4 written by the LLM, 0 replaced" in files["research"]
+    assert f"{len(chunks)} chunk(s): {len(chunks)} written by the LLM, 0 replaced" in files["research"]
     assert all(n.source_type == SourceType.CHAT_STORY for n in Note.objects.filter(firm=demo_firm))
     assert not Note.objects.filter(firm__slug="other-firm").exists()
 
@@ -103,7 +105,7 @@ def test_a_bad_chunk_is_asked_for_once_more_then_replaced_by_the_shipped_turns(
     files = load(run_folder(out))
 
     assert len([r for r in fake_llm.chat_requests() if "「" in r.user_content]) == 2 + len(rest)
-    assert f"[story] chunk 1/4 (laptop, {len(first.shipped)} turn(s)): replaced by the shipped script" in out
+    assert f"[story] chunk 1/{1 + len(rest)} (laptop, {len(first.shipped)} turn(s)): replaced by the shipped script" in out
     record = files["02_story_generation_response.json"]["chunks"][0]
     assert record["source"] == "shipped script" and [a["status"] for a in record["attempts"]] == ["bad chunk"] * 2
     assert problem in record["attempts"][0]["error"]
@@ -123,7 +125,7 @@ def test_a_server_that_cannot_deliver_seeds_the_shipped_script_with_no_llm_at_al
     files = load(folder)
 
     line = next(line for line in out.splitlines() if line.startswith(FALLBACK))
-    assert "chunk 1/4 (laptop)" in line and "HTTP 500" in line and line.endswith("seeding the shipped script instead")
+    assert f"chunk 1/{len(plan())} (laptop)" in line and "HTTP 500" in line and line.endswith("seeding the shipped script instead")
     # chunk 1 once (the first try and the client's one retry): an unavailable server is not asked again
     assert len(fake_llm.chat_requests()) == 2
     failure = json.loads((folder / "99_failure.json").read_text(encoding="utf-8"))
