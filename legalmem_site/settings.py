@@ -309,7 +309,5 @@ CHAT_RECALL_K = env_int("CHAT_RECALL_K", 8, minimum=1)
 # configured and the shipped script is seeded if it cannot; llm = the LLM or no story; offline =
 # the shipped script with no LLM anywhere in that run; skip = no story.
 LEGALMEM_DEMO_STORY = env_choice("LEGALMEM_DEMO_STORY", "auto", ("auto", "llm", "offline", "skip"))
-# How many tokens the LLM server's context holds (prompt + reply); story chunks are sized to fit.
-# (Same name and meaning as the LLM client's setting; whichever block defines it last wins.)
-LLM_CONTEXT_TOKENS = env_int("LLM_CONTEXT_TOKENS", 8192, minimum=1024)
+# Story chunks are sized to fit LLM_CONTEXT_TOKENS (the LLM block above).
 # --- end STORY ---
