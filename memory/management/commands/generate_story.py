@@ -34,7 +34,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 from tqdm import tqdm
 
-from memory.llm import LLMClient, llm_forced_offline, offline_only
+from memory.llm import LLMClient, Role, llm_forced_offline, offline_only
 from memory.models import Firm, Membership, Note, SourceType
 from memory.story import (
     ChunkError,
@@ -131,7 +131,7 @@ class Command(BaseCommand):
 
     def _new_story(self, firm, user, source: str, options, run_dir: Path) -> tuple[Generation, Story, bool]:
         """A new story, and whether its run must stay offline (``--offline`` or the fallback)."""
-        client = None if source == "offline" else LLMClient.from_settings()
+        client = None if source == "offline" else LLMClient.from_settings(Role.BACKGROUND)
         if client is None:
             if source == "llm":
                 raise CommandError("--source llm: no LLM is configured (LLM_BASE_URL is empty)")
