@@ -85,7 +85,7 @@ def test_command_prints_product_beside_baselines_and_writes_json(tmp_path, capsy
     figures = json.loads(target.read_text(encoding="utf-8"))
     assert figures["leaks"] == 0
     assert {row["category"] for row in figures["rows"]} >= {"single_hop", MUST_NOT, "all"}
-    assert all("product_returned" in q and "product_kinds" in q for q in figures["questions"])
+    assert all("product_returned" in q and "product_kinds" in q and "rrf_returned" in q for q in figures["questions"])
     # --losses lists exactly the questions where the product is below raw RRF at 10
     losses = [line for line in out.splitlines() if line.startswith("LOSS ")]
     recall_rows = [q for q in figures["questions"] if q["scores"]]

@@ -48,6 +48,7 @@ class Outcome:
     noted: bool | None = None  # every gold message is cited by some active note
     returned: list[list[str]] = field(default_factory=list)  # product positions as message external ids
     kinds: list[str] = field(default_factory=list)  # each product position's kind ("note" | "message")
+    rrf_top: list[str] = field(default_factory=list)  # the raw RRF baseline's top 10, for comparison
 
 
 @dataclass
@@ -153,7 +154,7 @@ class MemoryReport:
             "messages_per_hit": self.messages_per_hit, "hit_kinds": self._kinds(),
             "rows": self.rows(),
             "questions": [{**o.question, "scores": o.scores, "leaks": o.leaks, "noted": o.noted,
-                           "product_returned": o.returned, "product_kinds": o.kinds} for o in self.outcomes],
+                           "product_returned": o.returned, "product_kinds": o.kinds, "rrf_returned": o.rrf_top} for o in self.outcomes],
         }
 
 
@@ -220,6 +221,7 @@ def _run(data: EvaluationSet, *, strategy: str, progress: Callable[[int, int], N
             rankings = {"product": positions}
             raw = indexes[user.pk].rank(question["question"], embedder.embed_query(question["question"]))
             rankings.update({system: [{pk} for pk in raw[system]] for system in BASELINES})
+            outcome.rrf_top = [info[pk].external_id for pk in raw["rrf"][:DEPTH]]
             for system, ranking in rankings.items():
                 outcome.scores[system] = {f"r@{k}": recall_all_at_k(ranking, gold, k) for k in KS}
                 outcome.scores[system]["mrr"] = reciprocal_rank(ranking, gold, DEPTH)
