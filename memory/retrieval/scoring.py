@@ -57,6 +57,12 @@ class ScoreBreakdown:
     recency: float
     layer_weight: float
     total: float
+    # Set by the layered strategy's rank fusion (``memory.retrieval.fusion``): the score hits are
+    # ordered by, and the slot's rank in each list (None: not in that list).
+    fused: float | None = None
+    dense_rank: int | None = None
+    keyword_rank: int | None = None
+    note_rank: int | None = None
 
     def as_dict(self) -> dict[str, float]:
         return asdict(self)

@@ -3,13 +3,14 @@ candidates, keyword search, fusion, graph expansion, quotas). Both only read."""
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from uuid import UUID
 
 from django.utils.timezone import localtime
 
 from memory.models import Note
 from memory.retrieval import candidates as cand
-from memory.retrieval.fusion import Entry, rank_history, select
+from memory.retrieval.fusion import DENSE, KEYWORD, NOTES, RRF_K, Entry, fuse, ranks_of, select
 from memory.retrieval.keywords import term, text_terms
 from memory.retrieval.graph import SEED_COUNT, GraphReach, expand
 from memory.retrieval.messages import MessageCandidate, message_candidates
@@ -128,26 +129,29 @@ def layered(request: SearchRequest) -> SearchResult:
         pool.update(expansion.new_candidates)
         scored = {note_id: _score(request, c, reach.get(note_id), words) for note_id, c in pool.items()}
         timings["graph"] = _ms(started)
-    entries = {
-        (NOTE, note_id): Entry((NOTE, note_id), breakdown, pool[note_id].note.memory_scope,
-                               tuple(pool[note_id].note.source_message_ids or ()))
+    notes = [
+        Entry((NOTE, note_id), breakdown, pool[note_id].note.memory_scope,
+              tuple(pool[note_id].note.source_message_ids or ()), priority=breakdown.layer_weight)
         for note_id, breakdown in scored.items()
-    }
-    rank_history(entries, {
+    ]
+    by_message = {c.message.pk: c for c in said}
+    messages = []
+    for c in said:
+        weight = plan.message_weight(c.message.conversation_id)
+        breakdown = score_message(c.message, distance=c.distance, keyword=c.keyword, layer_weight=weight)
+        messages.append(Entry((MESSAGE, c.message.pk), breakdown, MESSAGES, priority=weight))
+    slots = fuse(notes, messages, dense_ranking(said), keyword_ranking(said), {
         note_id: c.note.superseded_by_id for note_id, c in pool.items()
         if c.note.status == Note.Status.SUPERSEDED
     })
-    by_message = {c.message.pk: c for c in said}
-    for c in said:
-        breakdown = score_message(
-            c.message, distance=c.distance, keyword=c.keyword,
-            layer_weight=plan.message_weight(c.message.conversation_id),
-        )
-        entries[(MESSAGE, c.message.pk)] = Entry((MESSAGE, c.message.pk), breakdown, MESSAGES)
-    selected = select(list(entries.values()), plan, k)
+    selected = select(slots, plan, k)
     full = cand.hydrate(user, access, [e.key[1] for e in selected if e.kind == NOTE])
     hits: list[Hit] = []
     for entry in selected:
+        breakdown = replace(
+            entry.breakdown, fused=entry.fused, dense_rank=entry.ranks.get(DENSE),
+            keyword_rank=entry.ranks.get(KEYWORD), note_rank=entry.ranks.get(NOTES),
+        )
         if entry.kind == NOTE:
             note_id = entry.key[1]
             if note_id not in full:
@@ -155,11 +159,12 @@ def layered(request: SearchRequest) -> SearchResult:
             reasons = _reasons(request, pool[note_id], entry.breakdown, reach.get(note_id), words, pool)
             reasons += [_absorbed_reason(by_message[m.key[1]], m) for m in entry.absorbed]
             hits.append(Hit(note=full[note_id], layer=pool[note_id].note.memory_scope, rank=len(hits) + 1,
-                            breakdown=entry.breakdown, reasons=reasons))
+                            breakdown=breakdown, reasons=reasons + [_fusion_reason(entry)]))
         else:
             found = by_message[entry.key[1]]
+            reasons = _message_reasons(request, found, entry.breakdown) + [_fusion_reason(entry)]
             hits.append(Hit(message=found.message, layer=MESSAGES, rank=len(hits) + 1,
-                            breakdown=entry.breakdown, reasons=_message_reasons(request, found, entry.breakdown)))
+                            breakdown=breakdown, reasons=reasons))
     timings["fusion"] = _ms(started)  # scoring, graph expansion (also timed alone) and selection
     return SearchResult(
         strategy=request.strategy,
@@ -193,6 +198,35 @@ def _message_reasons(request: SearchRequest, found: MessageCandidate, breakdown:
     if found.matched_words:
         reasons.append(f"关键词 keywords: {'、'.join(found.matched_words[:8])} (IDF-weighted {found.keyword:.2f})")
     return reasons
+
+
+def dense_ranking(said: list[MessageCandidate]) -> dict[int, int]:
+    """Message id -> rank by cosine distance (messages not embedded yet are not ranked)."""
+    embedded = sorted((c for c in said if c.distance is not None), key=lambda c: (c.distance, -c.message.pk))
+    return ranks_of(c.message.pk for c in embedded)
+
+
+def keyword_ranking(said: list[MessageCandidate]) -> dict[int, int]:
+    """Message id -> rank by the IDF-weighted keyword share (newer first on ties), matches only."""
+    matching = sorted((c for c in said if c.keyword > 0),
+                      key=lambda c: (-c.keyword, -c.message.said_at.timestamp(), -c.message.pk))
+    return ranks_of(c.message.pk for c in matching)
+
+
+LIST_LABELS = {DENSE: "对话原文语义 dense over what was said", KEYWORD: "对话原文关键词 keywords over what was said",
+               NOTES: "笔记分层评分 layered note score"}
+
+
+def _fusion_reason(entry: Entry) -> str:
+    """Which lists the slot came from, at what rank (and through which member), and the fused score."""
+    parts = []
+    for list_name in (NOTES, DENSE, KEYWORD):
+        if list_name not in entry.ranks:
+            continue
+        member = entry.rank_by[list_name]
+        via = f" via message #{member[1]}" if member != entry.key else ""
+        parts.append(f"{LIST_LABELS[list_name]} #{entry.ranks[list_name]}{via}")
+    return f"排序融合 rank fusion (RRF k={RRF_K}): {'; '.join(parts)} → {entry.fused:.4f}"
 
 
 def _absorbed_reason(found: MessageCandidate, entry: Entry) -> str:
