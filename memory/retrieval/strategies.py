@@ -207,9 +207,9 @@ def dense_ranking(said: list[MessageCandidate]) -> dict[int, int]:
 
 
 def keyword_ranking(said: list[MessageCandidate]) -> dict[int, int]:
-    """Message id -> rank by the IDF-weighted keyword share (newer first on ties), matches only."""
-    matching = sorted((c for c in said if c.keyword > 0),
-                      key=lambda c: (-c.keyword, -c.message.said_at.timestamp(), -c.message.pk))
+    """Message id -> rank by Okapi BM25 (newer first on ties), messages holding a query word only."""
+    matching = sorted((c for c in said if c.bm25 > 0),
+                      key=lambda c: (-c.bm25, -c.message.said_at.timestamp(), -c.message.pk))
     return ranks_of(c.message.pk for c in matching)
 
 
