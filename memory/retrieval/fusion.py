@@ -28,6 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
+from memory.retrieval.messages import MessageCandidate
 from memory.retrieval.plan import RetrievalPlan
 from memory.retrieval.scoring import ScoreBreakdown
 from memory.retrieval.types import MESSAGE, NOTE
@@ -158,3 +159,32 @@ def select(slots: list[Entry], plan: RetrievalPlan, k: int) -> list[Entry]:
         if entry.key not in chosen:
             taken.append(entry)
     return sorted(taken, key=lambda e: e.fused, reverse=True)
+
+
+def dense_ranking(said: list[MessageCandidate]) -> dict[int, int]:
+    """Message id -> rank by cosine distance (messages not embedded yet are not ranked)."""
+    embedded = sorted((c for c in said if c.distance is not None), key=lambda c: (c.distance, -c.message.pk))
+    return ranks_of(c.message.pk for c in embedded)
+
+
+def keyword_ranking(said: list[MessageCandidate]) -> dict[int, int]:
+    """Message id -> rank by Okapi BM25 (newer first on ties), messages holding a query word only."""
+    matching = sorted((c for c in said if c.bm25 > 0),
+                      key=lambda c: (-c.bm25, -c.message.said_at.timestamp(), -c.message.pk))
+    return ranks_of(c.message.pk for c in matching)
+
+
+LIST_LABELS = {DENSE: "对话原文语义 dense over what was said", KEYWORD: "对话原文关键词 keywords over what was said",
+               NOTES: "笔记分层评分 layered note score"}
+
+
+def fusion_reason(entry: Entry) -> str:
+    """Which lists the slot came from, at what rank (and through which member), and the fused score."""
+    parts = []
+    for list_name in (NOTES, DENSE, KEYWORD):
+        if list_name not in entry.ranks:
+            continue
+        member = entry.rank_by[list_name]
+        via = f" via message #{member[1]}" if member != entry.key else ""
+        parts.append(f"{LIST_LABELS[list_name]} #{entry.ranks[list_name]}{via}")
+    return f"排序融合 rank fusion (RRF k={RRF_K}): {'; '.join(parts)} → {entry.fused:.4f}"

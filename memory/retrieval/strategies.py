@@ -10,7 +10,9 @@ from django.utils.timezone import localtime
 
 from memory.models import Note
 from memory.retrieval import candidates as cand
-from memory.retrieval.fusion import DENSE, KEYWORD, NOTES, RRF_K, Entry, fuse, ranks_of, select
+from memory.retrieval.fusion import (
+    DENSE, KEYWORD, NOTES, Entry, dense_ranking, fuse, fusion_reason, keyword_ranking, select,
+)
 from memory.retrieval.keywords import term, text_terms
 from memory.retrieval.graph import SEED_COUNT, GraphReach, expand
 from memory.retrieval.messages import MessageCandidate, message_candidates
@@ -159,10 +161,10 @@ def layered(request: SearchRequest) -> SearchResult:
             reasons = _reasons(request, pool[note_id], entry.breakdown, reach.get(note_id), words, pool)
             reasons += [_absorbed_reason(by_message[m.key[1]], m) for m in entry.absorbed]
             hits.append(Hit(note=full[note_id], layer=pool[note_id].note.memory_scope, rank=len(hits) + 1,
-                            breakdown=breakdown, reasons=reasons + [_fusion_reason(entry)]))
+                            breakdown=breakdown, reasons=reasons + [fusion_reason(entry)]))
         else:
             found = by_message[entry.key[1]]
-            reasons = _message_reasons(request, found, entry.breakdown) + [_fusion_reason(entry)]
+            reasons = message_reasons(request, found, entry.breakdown) + [fusion_reason(entry)]
             hits.append(Hit(message=found.message, layer=MESSAGES, rank=len(hits) + 1,
                             breakdown=breakdown, reasons=reasons))
     timings["fusion"] = _ms(started)  # scoring, graph expansion (also timed alone) and selection
@@ -186,7 +188,8 @@ def layered(request: SearchRequest) -> SearchResult:
     )
 
 
-def _message_reasons(request: SearchRequest, found: MessageCandidate, breakdown: ScoreBreakdown) -> list[str]:
+def message_reasons(request: SearchRequest, found: MessageCandidate, breakdown: ScoreBreakdown) -> list[str]:
+    """Why a raw message was recalled: who said it when, and its semantic and keyword match."""
     message = found.message
     reasons = [f"对话原文 what was said: {message.speaker or message.role}, {localtime(message.said_at):%Y-%m-%d %H:%M}"]
     if request.plan.search_messages and breakdown.layer_weight == 1.0:
@@ -198,35 +201,6 @@ def _message_reasons(request: SearchRequest, found: MessageCandidate, breakdown:
     if found.matched_words:
         reasons.append(f"关键词 keywords: {'、'.join(found.matched_words[:8])} (IDF-weighted {found.keyword:.2f})")
     return reasons
-
-
-def dense_ranking(said: list[MessageCandidate]) -> dict[int, int]:
-    """Message id -> rank by cosine distance (messages not embedded yet are not ranked)."""
-    embedded = sorted((c for c in said if c.distance is not None), key=lambda c: (c.distance, -c.message.pk))
-    return ranks_of(c.message.pk for c in embedded)
-
-
-def keyword_ranking(said: list[MessageCandidate]) -> dict[int, int]:
-    """Message id -> rank by Okapi BM25 (newer first on ties), messages holding a query word only."""
-    matching = sorted((c for c in said if c.bm25 > 0),
-                      key=lambda c: (-c.bm25, -c.message.said_at.timestamp(), -c.message.pk))
-    return ranks_of(c.message.pk for c in matching)
-
-
-LIST_LABELS = {DENSE: "对话原文语义 dense over what was said", KEYWORD: "对话原文关键词 keywords over what was said",
-               NOTES: "笔记分层评分 layered note score"}
-
-
-def _fusion_reason(entry: Entry) -> str:
-    """Which lists the slot came from, at what rank (and through which member), and the fused score."""
-    parts = []
-    for list_name in (NOTES, DENSE, KEYWORD):
-        if list_name not in entry.ranks:
-            continue
-        member = entry.rank_by[list_name]
-        via = f" via message #{member[1]}" if member != entry.key else ""
-        parts.append(f"{LIST_LABELS[list_name]} #{entry.ranks[list_name]}{via}")
-    return f"排序融合 rank fusion (RRF k={RRF_K}): {'; '.join(parts)} → {entry.fused:.4f}"
 
 
 def _absorbed_reason(found: MessageCandidate, entry: Entry) -> str:
