@@ -31,7 +31,7 @@ from typing import Any, Iterable
 from memory.retrieval.messages import MessageCandidate
 from memory.retrieval.plan import RetrievalPlan
 from memory.retrieval.scoring import ScoreBreakdown
-from memory.retrieval.types import MESSAGE, NOTE
+from memory.retrieval.types import NOTE
 
 RRF_K = 60  # the usual reciprocal-rank-fusion constant (Cormack et al.), as in the raw baseline
 DENSE = "dense"

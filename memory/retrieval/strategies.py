@@ -72,8 +72,9 @@ def _merge(target: dict[UUID, cand.NoteCandidate], found: list[cand.NoteCandidat
 
 
 def layered(request: SearchRequest) -> SearchResult:
-    """Seed 000 layered retrieval with AdaMem fusion over notes AND raw messages; see
-    ``memory.retrieval.scoring`` for the formula and ``memory.retrieval.fusion`` for the selection."""
+    """Seed 000 layered retrieval over notes AND raw messages: each note gets its layered score
+    (``memory.retrieval.scoring``), and the final order is the reciprocal-rank fusion of the raw
+    dense, raw keyword and note rankings (``memory.retrieval.fusion``)."""
     user, plan, k, vector = request.user, request.plan, request.k, request.query_vector
     timings: dict[str, float] = {}
     tokens = cand.query_tokens(request.query)
