@@ -125,13 +125,25 @@ def layered_nav_search(user, query: str, *, k: int, matter_id: int | None = None
 def layered_nav_strategy(request):
     """``memory.retrieval`` strategy adapter: SearchRequest → SearchResult with per-note reasons.
 
-    The plan's layers (and its matter) restrict the results; ranking is the fused score above,
-    reported as ``breakdown.total`` (the fused score above); the other breakdown terms are the usual ones for display."""
+    The plan's layers (and its matter) restrict the notes; their order is the fused score above,
+    reported as ``breakdown.total`` (the other breakdown terms are the usual ones for display).
+    The user's visible raw messages join as in ``layered``: the reciprocal-rank fusion of
+    ``memory.retrieval.fusion`` (raw dense + raw keyword + this note order; a note and its source
+    messages share one slot), reported as ``breakdown.fused``."""
     import time
 
+    from dataclasses import replace
+
     from memory.models import Note
-    from memory.retrieval.scoring import ScoreBreakdown, keyword_score, recency_score
-    from memory.retrieval.types import Hit, SearchResult
+    from memory.retrieval.keywords import query_tokens
+    from memory.retrieval.fusion import (
+        DENSE, KEYWORD, NOTES, Entry, dense_ranking, fuse, fusion_reason, keyword_ranking, select,
+    )
+    from memory.retrieval.messages import message_candidates
+    from memory.retrieval.plan import MESSAGES
+    from memory.retrieval.scoring import ScoreBreakdown, keyword_score, recency_score, score_message
+    from memory.retrieval.strategies import MESSAGE_LIMIT, message_reasons
+    from memory.retrieval.types import MESSAGE, NOTE, Hit, SearchResult
 
     from memory.retrieval.types import InvalidSearch
     from navigation.selectors import NavigationInputError
@@ -148,7 +160,8 @@ def layered_nav_strategy(request):
     notes = {str(pk): note for pk, note in notes.items()}
     words = set(segment(request.query))
     ef = result.trace.get("ef", 0) or 1
-    hits = []
+    note_entries: list[Entry] = []
+    details: dict[tuple[str, Any], tuple[Any, list[str]]] = {}
     for hit in result.hits:
         note = notes.get(hit.note_id)
         if note is None:  # deleted or hidden since the graph was read
@@ -171,7 +184,35 @@ def layered_nav_strategy(request):
             layer_weight=request.plan.layer_weight(note.memory_scope),
             total=hit.score,
         )
-        hits.append(Hit(note=note, layer=note.memory_scope, rank=len(hits) + 1, breakdown=breakdown, reasons=reasons))
+        key = (NOTE, note.pk)
+        note_entries.append(Entry(key, breakdown, note.memory_scope, tuple(note.source_message_ids or ()),
+                                  priority=breakdown.layer_weight))
+        details[key] = (note, reasons)
+    # What was said is memory too: the visible raw messages join by the same rank fusion as
+    # ``layered`` (the graph-and-vector note order is the note list).
+    said = message_candidates(
+        request.user, request.plan, request.query_vector, query_tokens(request.query),
+        limit=max(MESSAGE_LIMIT, 2 * request.k), exclude_ids=request.exclude_message_ids,
+    ) if request.query_vector is not None else []
+    by_message = {c.message.pk: c for c in said}
+    message_entries = []
+    for c in said:
+        weight = request.plan.message_weight(c.message.conversation_id)
+        message_entries.append(Entry((MESSAGE, c.message.pk), score_message(
+            c.message, distance=c.distance, keyword=c.keyword, layer_weight=weight), MESSAGES, priority=weight))
+    slots = fuse(note_entries, message_entries, dense_ranking(said), keyword_ranking(said), {})
+    hits = []
+    for entry in select(slots, request.plan, request.k):
+        breakdown = replace(entry.breakdown, fused=entry.fused, dense_rank=entry.ranks.get(DENSE),
+                            keyword_rank=entry.ranks.get(KEYWORD), note_rank=entry.ranks.get(NOTES))
+        if entry.kind == NOTE:
+            note, reasons = details[entry.key]
+            hits.append(Hit(note=note, layer=note.memory_scope, rank=len(hits) + 1, breakdown=breakdown,
+                            reasons=reasons + [fusion_reason(entry)]))
+        else:
+            found = by_message[entry.key[1]]
+            hits.append(Hit(message=found.message, layer=MESSAGES, rank=len(hits) + 1, breakdown=breakdown,
+                            reasons=message_reasons(request, found, entry.breakdown) + [fusion_reason(entry)]))
     trace = result.trace or {}
     return SearchResult(
         strategy=request.strategy,
@@ -183,5 +224,6 @@ def layered_nav_strategy(request):
             "graph_visited": int(trace.get("visited_total", 0)),
             "graph_path_steps": len(trace.get("path", [])),
             "graph_hit_results": len(trace.get("candidates", [])),
+            "message_candidates": len(said),
         },
     )

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
@@ -27,6 +28,7 @@ from django.db.models import Q
 from memory.models import Conversation, Message
 from memory.models.conversations import SEARCH_CONFIG
 from memory.retrieval.candidates import _vector_literal
+from memory.retrieval.keywords import term
 from memory.retrieval.plan import RetrievalPlan
 
 # Below this many visible messages every one is compared (exact); above it the HNSW graph.
@@ -41,6 +43,8 @@ class MessageCandidate:
     distance: float | None = None
     matched_words: list[str] = field(default_factory=list)
     keyword: float = 0.0  # IDF-weighted share of the query words the message holds
+    matched_idf: list[float] = field(default_factory=list)  # BM25 IDF of each matched word
+    bm25: float = 0.0  # Okapi BM25 of the message for the query (see ``score_bm25``)
     via_vector: bool = False
     via_keyword: bool = False
 
@@ -97,10 +101,35 @@ def message_candidates(
             distance=None if distance is None else float(distance),
             matched_words=[words[i] for i in indexes],
             keyword=round(sum(idf[i] for i in indexes) / total_idf, 4),
+            matched_idf=[idf[i] for i in indexes],
             via_vector=0 in src,
             via_keyword=1 in src,
         ))
+    score_bm25(found)
     return found
+
+
+BM25_K1 = 1.2  # term-frequency saturation (the usual Okapi values)
+BM25_B = 0.75  # document-length normalisation
+
+
+def score_bm25(found: list[MessageCandidate]) -> None:
+    """Set each candidate's Okapi BM25: the IDF of every matched query word, weighted by how often
+    the message says it and discounted for long messages (average length: over the candidates).
+    The keyword list of the fusion ranks by it, so a short line that names the asked thing beats
+    a long one that mentions it in passing — as a plain BM25 index over the raw turns would."""
+    lengths = {id(c): len(c.message.search_text.split()) for c in found}
+    average = (sum(lengths.values()) / len(found)) if found else 1.0
+    for c in found:
+        if not c.matched_words:
+            continue
+        counts = Counter(term(token) for token in c.message.search_text.split())
+        norm = BM25_K1 * (1 - BM25_B + BM25_B * lengths[id(c)] / (average or 1.0))
+        total = 0.0
+        for word, weight in zip(c.matched_words, c.matched_idf):
+            frequency = max(1, counts.get(term(word), 0))  # matched by PostgreSQL's stemmer at least once
+            total += weight * frequency * (BM25_K1 + 1) / (frequency + norm)
+        c.bm25 = round(total, 4)
 
 
 def _estimated_rows(cursor, scope: str, scope_params: list) -> float:

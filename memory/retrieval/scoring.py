@@ -12,7 +12,8 @@ confidence as in seed 000 §2)::
     fused     = 0.70 · relevance + 0.15 · graph + 0.10 · recency + 0.05 · support
     total     = fused · layer_weight                                 (plan priority: 1.0, 0.97, 0.94, …)
 
-A raw message is scored by the same formula, so notes and messages rank together: its keyword
+A raw message is scored by the same formula (shown in its breakdown; the layered search then
+orders notes and messages by rank fusion, ``memory.retrieval.fusion``): its keyword
 term is IDF-weighted (share of the query words' BM25 IDF it holds; a name said in hundreds of
 lines weighs little), it has no graph term, and its support is a neutral 0.5 (a raw line has
 no importance or confidence of its own). A message not embedded yet has relevance = keyword.
@@ -57,6 +58,12 @@ class ScoreBreakdown:
     recency: float
     layer_weight: float
     total: float
+    # Set by the layered strategy's rank fusion (``memory.retrieval.fusion``): the score hits are
+    # ordered by, and the slot's rank in each list (None: not in that list).
+    fused: float | None = None
+    dense_rank: int | None = None
+    keyword_rank: int | None = None
+    note_rank: int | None = None
 
     def as_dict(self) -> dict[str, float]:
         return asdict(self)

@@ -3,13 +3,16 @@ candidates, keyword search, fusion, graph expansion, quotas). Both only read."""
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from uuid import UUID
 
 from django.utils.timezone import localtime
 
 from memory.models import Note
 from memory.retrieval import candidates as cand
-from memory.retrieval.fusion import Entry, rank_history, select
+from memory.retrieval.fusion import (
+    DENSE, KEYWORD, NOTES, Entry, dense_ranking, fuse, fusion_reason, keyword_ranking, select,
+)
 from memory.retrieval.keywords import term, text_terms
 from memory.retrieval.graph import SEED_COUNT, GraphReach, expand
 from memory.retrieval.messages import MessageCandidate, message_candidates
@@ -69,8 +72,9 @@ def _merge(target: dict[UUID, cand.NoteCandidate], found: list[cand.NoteCandidat
 
 
 def layered(request: SearchRequest) -> SearchResult:
-    """Seed 000 layered retrieval with AdaMem fusion over notes AND raw messages; see
-    ``memory.retrieval.scoring`` for the formula and ``memory.retrieval.fusion`` for the selection."""
+    """Seed 000 layered retrieval over notes AND raw messages: each note gets its layered score
+    (``memory.retrieval.scoring``), and the final order is the reciprocal-rank fusion of the raw
+    dense, raw keyword and note rankings (``memory.retrieval.fusion``)."""
     user, plan, k, vector = request.user, request.plan, request.k, request.query_vector
     timings: dict[str, float] = {}
     tokens = cand.query_tokens(request.query)
@@ -128,26 +132,29 @@ def layered(request: SearchRequest) -> SearchResult:
         pool.update(expansion.new_candidates)
         scored = {note_id: _score(request, c, reach.get(note_id), words) for note_id, c in pool.items()}
         timings["graph"] = _ms(started)
-    entries = {
-        (NOTE, note_id): Entry((NOTE, note_id), breakdown, pool[note_id].note.memory_scope,
-                               tuple(pool[note_id].note.source_message_ids or ()))
+    notes = [
+        Entry((NOTE, note_id), breakdown, pool[note_id].note.memory_scope,
+              tuple(pool[note_id].note.source_message_ids or ()), priority=breakdown.layer_weight)
         for note_id, breakdown in scored.items()
-    }
-    rank_history(entries, {
+    ]
+    by_message = {c.message.pk: c for c in said}
+    messages = []
+    for c in said:
+        weight = plan.message_weight(c.message.conversation_id)
+        breakdown = score_message(c.message, distance=c.distance, keyword=c.keyword, layer_weight=weight)
+        messages.append(Entry((MESSAGE, c.message.pk), breakdown, MESSAGES, priority=weight))
+    slots = fuse(notes, messages, dense_ranking(said), keyword_ranking(said), {
         note_id: c.note.superseded_by_id for note_id, c in pool.items()
         if c.note.status == Note.Status.SUPERSEDED
     })
-    by_message = {c.message.pk: c for c in said}
-    for c in said:
-        breakdown = score_message(
-            c.message, distance=c.distance, keyword=c.keyword,
-            layer_weight=plan.message_weight(c.message.conversation_id),
-        )
-        entries[(MESSAGE, c.message.pk)] = Entry((MESSAGE, c.message.pk), breakdown, MESSAGES)
-    selected = select(list(entries.values()), plan, k)
+    selected = select(slots, plan, k)
     full = cand.hydrate(user, access, [e.key[1] for e in selected if e.kind == NOTE])
     hits: list[Hit] = []
     for entry in selected:
+        breakdown = replace(
+            entry.breakdown, fused=entry.fused, dense_rank=entry.ranks.get(DENSE),
+            keyword_rank=entry.ranks.get(KEYWORD), note_rank=entry.ranks.get(NOTES),
+        )
         if entry.kind == NOTE:
             note_id = entry.key[1]
             if note_id not in full:
@@ -155,11 +162,12 @@ def layered(request: SearchRequest) -> SearchResult:
             reasons = _reasons(request, pool[note_id], entry.breakdown, reach.get(note_id), words, pool)
             reasons += [_absorbed_reason(by_message[m.key[1]], m) for m in entry.absorbed]
             hits.append(Hit(note=full[note_id], layer=pool[note_id].note.memory_scope, rank=len(hits) + 1,
-                            breakdown=entry.breakdown, reasons=reasons))
+                            breakdown=breakdown, reasons=reasons + [fusion_reason(entry)]))
         else:
             found = by_message[entry.key[1]]
+            reasons = message_reasons(request, found, entry.breakdown) + [fusion_reason(entry)]
             hits.append(Hit(message=found.message, layer=MESSAGES, rank=len(hits) + 1,
-                            breakdown=entry.breakdown, reasons=_message_reasons(request, found, entry.breakdown)))
+                            breakdown=breakdown, reasons=reasons))
     timings["fusion"] = _ms(started)  # scoring, graph expansion (also timed alone) and selection
     return SearchResult(
         strategy=request.strategy,
@@ -181,7 +189,8 @@ def layered(request: SearchRequest) -> SearchResult:
     )
 
 
-def _message_reasons(request: SearchRequest, found: MessageCandidate, breakdown: ScoreBreakdown) -> list[str]:
+def message_reasons(request: SearchRequest, found: MessageCandidate, breakdown: ScoreBreakdown) -> list[str]:
+    """Why a raw message was recalled: who said it when, and its semantic and keyword match."""
     message = found.message
     reasons = [f"对话原文 what was said: {message.speaker or message.role}, {localtime(message.said_at):%Y-%m-%d %H:%M}"]
     if request.plan.search_messages and breakdown.layer_weight == 1.0:

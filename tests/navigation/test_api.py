@@ -314,3 +314,23 @@ def test_layered_nav_is_a_strategy_of_the_memory_search_api(world, notes):
     assert charlie.status_code == 200
     charlie_ids = {hit["note"]["id"] if isinstance(hit.get("note"), dict) else hit.get("id") for hit in charlie.json()["hits"]}
     assert charlie_ids <= ids(notes["firm_b"])
+
+
+@pytest.mark.django_db
+def test_layered_nav_also_recalls_what_was_said(world, notes):
+    """layered_nav reads the raw messages too, fused with its graph-and-vector note order."""
+    from memory.models import Conversation
+    from memory.pipeline import save_message
+    from memory.pipeline.message_index import index_messages
+    from memory.retrieval import search_memory
+
+    conversation = Conversation.objects.create(firm=world.firm_a, user=world.bob, matter=world.matter_laptop)
+    message = save_message(conversation, "user", "商家客服在电话里承认屏幕花屏是出厂质量问题。", speaker="bob")
+    index_messages()
+    result = search_memory(world.bob, "客服承认花屏是质量问题", k=5, strategy="layered_nav",
+                           matter_id=world.matter_laptop.pk)
+    standing_for = [hit for hit in result.hits if message.pk in hit.source_message_ids]
+    assert standing_for and any(reason.startswith("排序融合") for reason in standing_for[0].reasons)
+    assert result.stats["message_candidates"] >= 1
+    others = search_memory(world.charlie, "客服承认花屏是质量问题", k=10, strategy="layered_nav")
+    assert all(message.pk not in hit.source_message_ids for hit in others.hits)

@@ -95,8 +95,10 @@ def test_breakdown_follows_the_documented_formula(world, memory):
         assert hit.reasons and hit.reasons[0].startswith("层级")
     top = result.hits[0]
     assert top.breakdown.keyword > 0 and any("关键词" in reason for reason in top.reasons)
-    assert [hit.breakdown.total for hit in result.hits] == sorted(
-        (hit.breakdown.total for hit in result.hits), reverse=True)
+    # Hits are ordered by the rank fusion of the note ranking and the raw-message rankings.
+    assert [hit.breakdown.fused for hit in result.hits] == sorted(
+        (hit.breakdown.fused for hit in result.hits), reverse=True)
+    assert all(any(reason.startswith("排序融合 rank fusion") for reason in hit.reasons) for hit in result.hits)
     assert {"plan", "embed", "vector", "keyword", "total"} <= set(result.timings)
 
 

@@ -204,3 +204,20 @@ def test_the_hnsw_read_for_users_with_very_many_messages_finds_the_same(world, t
     result = search_memory(world.alice, "When did the client sign the lease?", k=5)
     assert message_ids(result)[0] == messages["lease"].pk
     assert messages["deposit"].pk not in message_ids(search_memory(world.bob, "房东什么时候退押金", k=50))
+
+
+def test_what_the_raw_baselines_rank_first_stays_in_the_top_k_among_well_scored_notes(world, talk):
+    """Rank fusion: a message first in the raw dense and keyword rankings scores at least what the
+    best note of the layered scorer alone does, so current-matter notes about other things —
+    important, confident, fresh, in the plan's first layer — cannot push it out of the top k."""
+    _, _, messages = talk
+    for text in ("房东要求租客承担三千元的墙面维修费。", "房东下个月起把房租上调到每月六千元。",
+                 "租客的银行卡尾号为 6621，用于收款。", "房东委托中介在周五上门检查房屋。",
+                 "押金条原件由委托人保管在家中。", "房东的电话号码已经换过一次。"):
+        world.note(text, matter=world.matter_deposit, importance=0.95, confidence=0.95)
+    result = search_memory(world.alice, "房东什么时候退押金", k=3, matter_id=world.matter_deposit.pk)
+    holding = [hit for hit in result.hits if messages["deposit"].pk in hit.source_message_ids]
+    assert holding, [hit.reasons for hit in result.hits]
+    fusion_reason = next(reason for reason in holding[0].reasons if reason.startswith("排序融合"))
+    assert "dense over what was said #1" in fusion_reason and "keywords over what was said #1" in fusion_reason
+    assert holding[0].breakdown.dense_rank == 1 and holding[0].breakdown.keyword_rank == 1
