@@ -21,22 +21,20 @@ import os
 import signal
 import socket
 import subprocess
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 from django.conf import settings
 from django.contrib.sessions.backends.db import SessionStore
 from django.db import connection
 
+from bench.daphne import start_daphne
 from bench.bench_search import (
     _build_vector_indexes, _centres, _drop_vector_indexes, _insert, _make_world, _sql,
 )
 from bench.bench_search import _percentile as search_percentile
 from tests.fake_llm.server import FakeLLMServer, text_reply
 
-BASE_DIR = Path(__file__).resolve().parent.parent
 DB_NAME = "legalmem_chatbench"
 
 
@@ -69,19 +67,7 @@ def _start_daphne(port: int, fake: FakeLLMServer) -> subprocess.Popen:
         "CHAT_RATE_LIMIT_PER_MINUTE": "100000",
         "LLM_MAX_CONCURRENT_REQUESTS": "0",  # the fake serves any number at once; measure the app, not a queue
     }
-    process = subprocess.Popen(
-        [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "legalmem_site.asgi:application"],
-        cwd=BASE_DIR, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-    )
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=1):
-                return process
-        except OSError:
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError("daphne did not start")
-            time.sleep(0.2)
+    return start_daphne(port, env, timeout=60)
 
 
 async def _ask(port: int, cookie: str, question: str, matter_id: int | None) -> dict:

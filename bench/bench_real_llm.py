@@ -45,7 +45,6 @@ import os
 import signal
 import socket
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -60,7 +59,8 @@ from django.conf import settings
 from django.core.management import CommandError, call_command
 from django.db import connection
 
-BASE_DIR = Path(__file__).resolve().parent.parent
+from bench.daphne import start_daphne
+
 DB_NAME = "legalmem_realllm"
 HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "content-length", "te", "trailers", "upgrade",
               "proxy-connection", "host"}
@@ -207,19 +207,7 @@ def _database_url() -> str:
 def _start_daphne(port: int, llm_url: str) -> subprocess.Popen:
     env = {**os.environ, "DATABASE_URL": _database_url(), "LLM_BASE_URL": llm_url,
            "CHAT_TURN_TIMEOUT_SECONDS": os.environ.get("CHAT_TURN_TIMEOUT_SECONDS", "900")}
-    process = subprocess.Popen(
-        [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "legalmem_site.asgi:application"],
-        cwd=BASE_DIR, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-    )
-    deadline = time.monotonic() + 120
-    while True:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=1):
-                return process
-        except OSError:
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError("daphne did not start")
-            time.sleep(0.2)
+    return start_daphne(port, env, timeout=120)
 
 
 async def _ask(port: int, cookie: str, question: str, matter_id: int) -> dict[str, Any]:

@@ -1,0 +1,28 @@
+"""Start a real Daphne server for a benchmark and wait until it accepts connections."""
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+
+def start_daphne(port: int, env: dict[str, str], *, timeout: float = 60) -> subprocess.Popen:
+    """Daphne serving the product on 127.0.0.1:``port`` with ``env``; returns once it listens
+    (its own session, so the caller can kill its whole process group)."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "legalmem_site.asgi:application"],
+        cwd=BASE_DIR, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+    )
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1):
+                return process
+        except OSError:
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError("daphne did not start")
+            time.sleep(0.2)
