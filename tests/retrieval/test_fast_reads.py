@@ -19,15 +19,20 @@ QUESTIONS = ["电脑花屏检测报告", "押金 交接照片", "并购估值", 
 
 
 def _orm_vector(user, plan, reach, vector, per_layer):
-    """The ORM reference: per layer, the exact nearest visible notes (no raw SQL)."""
+    """The ORM reference: per layer, the exact nearest visible notes (no raw SQL). Index scans
+    are off for it: the planner may otherwise walk the HNSW index, whose filtered walk returns
+    fewer rows (depending on the statistics earlier tests left) — an approximate reference."""
     found = {}
-    for layer in plan.layers:
-        rows = (
-            Note.objects.visible_to(user).active().with_embedding()
-            .filter(cand.layer_filter(plan, reach, [layer]))
-            .order_by(cand.CosineDistance("embedding", vector))[:per_layer]
-        )
-        found[layer] = [note.pk for note in rows]
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SET LOCAL enable_indexscan = off")
+        cursor.execute("SET LOCAL enable_bitmapscan = off")
+        for layer in plan.layers:
+            rows = (
+                Note.objects.visible_to(user).active().with_embedding()
+                .filter(cand.layer_filter(plan, reach, [layer]))
+                .order_by(cand.CosineDistance("embedding", vector))[:per_layer]
+            )
+            found[layer] = [note.pk for note in rows]
     return found
 
 
