@@ -111,8 +111,11 @@ class SearchHitSerializer(serializers.Serializer):
     layer = serializers.CharField(help_text="The note's layer, or `conversation` for a raw message.")
     note = NoteSerializer(allow_null=True, help_text="Set when kind is `note`.")
     message = RecalledMessageSerializer(allow_null=True, help_text="Set when kind is `message`.")
+    partner = RecalledMessageSerializer(
+        allow_null=True, help_text="A message hit's turn partner (the reply to it, or the question it answers)."
+    )
     source_message_ids = serializers.ListField(
-        child=serializers.IntegerField(), help_text="The raw messages this hit stands for (provenance)."
+        child=serializers.IntegerField(), help_text="The raw messages this hit stands for (a note's provenance, or the turn: question and reply)."
     )
     score = ScoreBreakdownSerializer(source="breakdown")
     reasons = serializers.ListField(child=serializers.CharField())

@@ -200,7 +200,8 @@ def layered_nav_strategy(request):
         weight = request.plan.message_weight(c.message.conversation_id)
         message_entries.append(Entry((MESSAGE, c.message.pk), score_message(
             c.message, distance=c.distance, keyword=c.keyword, layer_weight=weight), MESSAGES, priority=weight))
-    slots = fuse(note_entries, message_entries, dense_ranking(said), keyword_ranking(said), {})
+    slots = fuse(note_entries, message_entries, dense_ranking(said), keyword_ranking(said), {},
+                 turns={c.message.pk: c.turn_ids for c in said})
     hits = []
     for entry in select(slots, request.plan, request.k):
         breakdown = replace(entry.breakdown, fused=entry.fused, dense_rank=entry.ranks.get(DENSE),
@@ -211,7 +212,7 @@ def layered_nav_strategy(request):
                             reasons=reasons + [fusion_reason(entry)]))
         else:
             found = by_message[entry.key[1]]
-            hits.append(Hit(message=found.message, layer=MESSAGES, rank=len(hits) + 1, breakdown=breakdown,
+            hits.append(Hit(message=found.message, partner=found.partner, layer=MESSAGES, rank=len(hits) + 1, breakdown=breakdown,
                             reasons=message_reasons(request, found, entry.breakdown) + [fusion_reason(entry)]))
     trace = result.trace or {}
     return SearchResult(

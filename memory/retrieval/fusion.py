@@ -7,10 +7,13 @@ Three ranked lists, each a plain ordering with a clear meaning:
 - ``notes``: the notes by the layered score (``memory.retrieval.scoring``: layer priority,
   semantic + keyword relevance, graph, recency, support).
 
-A note and the candidate messages it came from (``note.source_message_ids``) are ONE slot: the
-note holds it (the sharper, explained form), and the slot takes the best rank any of its members
-reached in each list. A message cited by several notes credits the best-ranked of them only,
-so one message never fills two slots. A lone message is its own slot. Each slot's fused score::
+A turn — a user message and the assistant reply right after it — is ONE slot: the user message
+stands for it when it is a candidate (else the reply), and the slot lists both ids. A note and the
+candidate messages of the turns it came from (``note.source_message_ids``) are ONE slot too: the
+note holds it (the sharper, explained form; the best-ranked note of the question, else of the
+reply). Every slot takes the best rank any of its members
+reached in each list. A turn cited by several notes credits the best-ranked of them only, so one
+message never fills two slots. Each slot's fused score::
 
     fused = Σ_list  weight_list · priority / (RRF_K + rank_in_list)
 
@@ -94,27 +97,37 @@ def fuse(
     dense_rank: dict[int, int],
     keyword_rank: dict[int, int],
     superseded_by: dict[Any, Any],
+    turns: dict[int, tuple[int, ...]] | None = None,
 ) -> list[Entry]:
-    """The slots (notes holding their candidate source messages, and lone messages), each with its
-    per-list ranks and fused score, best first."""
+    """The slots (notes holding the candidate messages of their turns, and lone turns), each with
+    its per-list ranks and fused score, best first. ``turns`` maps a candidate message id to the
+    ids of its turn, user message first (``MessageCandidate.turn_ids``); without it every message
+    is a turn of its own."""
+    turns = turns or {}
     note_rank = ranks_of(entry.key for entry in sorted(notes, key=lambda e: e.total, reverse=True))
-    by_message = {entry.key[1]: entry for entry in messages}
     holder: dict[int, Entry] = {}  # message id -> the best-ranked note citing it
     for note in sorted(notes, key=lambda e: note_rank[e.key]):
         _credit(note, NOTES, note_rank[note.key], note)
         for message_id in note.source_message_ids:
-            if message_id in by_message and message_id not in holder:
-                holder[message_id] = note
+            holder.setdefault(message_id, note)
+    by_turn: dict[tuple[int, ...], list[Entry]] = {}
+    for message in messages:
+        by_turn.setdefault(turns.get(message.key[1], (message.key[1],)), []).append(message)
     slots = list(notes)
-    for message_id, message in by_message.items():
-        slot = holder.get(message_id)
-        if slot is None:
-            slot = message
-            slots.append(message)
-        else:
-            slot.absorbed.append(message)
-        _credit(slot, DENSE, dense_rank.get(message_id), message)
-        _credit(slot, KEYWORD, keyword_rank.get(message_id), message)
+    for turn_ids, members in by_turn.items():
+        # the note of the question speaks for the turn before a note of the reply (turn_ids: user first)
+        citing = [holder[message_id] for message_id in turn_ids if message_id in holder]
+        if citing:
+            slot = citing[0]
+            slot.absorbed.extend(members)
+        else:  # the user message stands for the turn when it is a candidate, else the reply
+            slot = next((m for m in members if m.key[1] == turn_ids[0]), members[0])
+            slot.source_message_ids = turn_ids
+            slot.absorbed.extend(m for m in members if m is not slot)
+            slots.append(slot)
+        for message in members:
+            _credit(slot, DENSE, dense_rank.get(message.key[1]), message)
+            _credit(slot, KEYWORD, keyword_rank.get(message.key[1]), message)
     for slot in slots:
         slot.fused = fused_score(slot)
     _rank_history(slots, superseded_by)

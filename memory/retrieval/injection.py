@@ -42,11 +42,14 @@ def estimate_tokens(text: str) -> int:
     return len(_CJK.findall(text)) + sum(math.ceil(len(run) / 4) for run in _OTHER.findall(text))
 
 
+def _quote(message) -> str:
+    words = message.content if len(message.content) <= MESSAGE_QUOTE_CHARS else message.content[:MESSAGE_QUOTE_CHARS] + "…"
+    return f"[{localtime(message.said_at):%Y-%m-%d %H:%M} {message.speaker or message.role}] {words}"
+
+
 def _line(hit: Hit) -> str:
-    if hit.message is not None:
-        message = hit.message
-        words = message.content if len(message.content) <= MESSAGE_QUOTE_CHARS else message.content[:MESSAGE_QUOTE_CHARS] + "…"
-        return f"- [{localtime(message.said_at):%Y-%m-%d %H:%M} {message.speaker or message.role}] {words}"
+    if hit.message is not None:  # the whole turn: the question, then the reply under it
+        return "\n  ↳ ".join(["- " + _quote(m) if i == 0 else _quote(m) for i, m in enumerate(hit.turn_messages)])
     note = hit.note
     if note.status == note.Status.SUPERSEDED:
         until = f"{localtime(note.valid_to):%Y-%m-%d}" if note.valid_to else "?"
@@ -63,7 +66,7 @@ def build_system_message(result: SearchResult, *, token_budget: int = DEFAULT_TO
     for hit in sorted(result.hits, key=lambda h: h.rank):
         line = _line(hit)
         if hit.message is not None:
-            said_at[line] = hit.message.said_at
+            said_at[line] = hit.turn_messages[0].said_at
         title_cost = 0 if hit.layer in chosen else estimate_tokens(LAYER_TITLES.get(hit.layer, hit.layer))
         cost = estimate_tokens(line) + title_cost
         if used + cost > token_budget:

@@ -47,6 +47,15 @@ class MessageCandidate:
     bm25: float = 0.0  # Okapi BM25 of the message for the query (see ``score_bm25``)
     via_vector: bool = False
     via_keyword: bool = False
+    partner: Message | None = None  # the other message of its turn (question <-> reply), if any
+
+    @property
+    def turn_ids(self) -> tuple[int, ...]:
+        """The ids of the turn this message belongs to, the user's question first: one fusion slot."""
+        if self.partner is None:
+            return (self.message.pk,)
+        pair = sorted((self.message, self.partner), key=lambda m: (m.role != Message.Role.USER, m.said_at, m.pk))
+        return tuple(m.pk for m in pair)
 
 
 def searchable_conversation_ids(user, plan: RetrievalPlan) -> list[int]:
@@ -106,7 +115,41 @@ def message_candidates(
             via_keyword=1 in src,
         ))
     score_bm25(found)
+    attach_turn_partners(found, exclude_ids=excluded)
     return found
+
+
+def attach_turn_partners(found: list[MessageCandidate], *, exclude_ids: Iterable[int] = ()) -> None:
+    """Set each candidate's turn partner in ONE statement: a user message's partner is the reply
+    right after it, a reply's is the user message right before it (same conversation, complete
+    messages, by ``said_at``). The partner is in the candidate's own conversation, so it is exactly
+    as visible as the candidate. An excluded message (the chat's current question) is never a
+    partner: its reply then stands alone (it is not paired with an earlier question)."""
+    if not found:
+        return
+    columns = ", ".join(f"m.{name}" for name in MESSAGE_FIELDS)
+    sql = (
+        "WITH ordered AS (SELECT id, role, "
+        "lag(id) OVER w AS prev_id, lag(role) OVER w AS prev_role, "
+        "lead(id) OVER w AS next_id, lead(role) OVER w AS next_role "
+        "FROM memory_message WHERE conversation_id = ANY(%s) AND status = %s "
+        "WINDOW w AS (PARTITION BY conversation_id ORDER BY said_at, id)), "
+        "pairs AS (SELECT id, CASE WHEN role = %s AND next_role = %s THEN next_id "
+        "WHEN role = %s AND prev_role = %s THEN prev_id END AS partner_id FROM ordered WHERE id = ANY(%s)) "
+        f"SELECT pairs.id, {columns} FROM pairs JOIN memory_message m ON m.id = pairs.partner_id "
+        "WHERE NOT (m.id = ANY(%s))"
+    )
+    user, assistant = Message.Role.USER, Message.Role.ASSISTANT
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [
+            list({c.message.conversation_id for c in found}), Message.Status.COMPLETE,
+            user, assistant, assistant, user, [c.message.pk for c in found], list(exclude_ids) or [0],
+        ])
+        rows = cursor.fetchall()
+    alias = connection.alias
+    partners = {row[0]: Message.from_db(alias, list(MESSAGE_FIELDS), row[1:]) for row in rows}
+    for c in found:
+        c.partner = partners.get(c.message.pk)
 
 
 BM25_K1 = 1.2  # term-frequency saturation (the usual Okapi values)

@@ -5,11 +5,24 @@ from typing import Any
 
 from django.utils.timezone import localtime
 
+from memory.models import Message
 from memory.retrieval.types import Hit
 
 
+def said_payload(message: Message) -> dict[str, Any]:
+    """One message of a turn: who said what, when."""
+    return {
+        "message_id": message.pk,
+        "speaker": message.speaker or message.role,
+        "role": message.role,
+        "content": message.content,
+        "said_at": localtime(message.said_at).isoformat(),
+    }
+
+
 def message_hit_payload(hit: Hit) -> dict[str, Any]:
-    """A message hit as the chat client sees it: ``kind`` "message", what was said, by whom, when."""
+    """A message hit as the chat client sees it: ``kind`` "message", what was said, by whom, when,
+    and ``partner``: the other message of its turn (the reply, or the question), or None."""
     message = hit.message
     return {
         "kind": hit.kind,
@@ -26,4 +39,5 @@ def message_hit_payload(hit: Hit) -> dict[str, Any]:
         "score": hit.breakdown.as_dict(),
         "reasons": list(hit.reasons),
         "source_message_ids": hit.source_message_ids,
+        "partner": said_payload(hit.partner) if hit.partner is not None else None,
     }

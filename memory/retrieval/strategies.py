@@ -146,7 +146,7 @@ def layered(request: SearchRequest) -> SearchResult:
     slots = fuse(notes, messages, dense_ranking(said), keyword_ranking(said), {
         note_id: c.note.superseded_by_id for note_id, c in pool.items()
         if c.note.status == Note.Status.SUPERSEDED
-    })
+    }, turns={c.message.pk: c.turn_ids for c in said})
     selected = select(slots, plan, k)
     full = cand.hydrate(user, access, [e.key[1] for e in selected if e.kind == NOTE])
     hits: list[Hit] = []
@@ -166,7 +166,7 @@ def layered(request: SearchRequest) -> SearchResult:
         else:
             found = by_message[entry.key[1]]
             reasons = message_reasons(request, found, entry.breakdown) + [fusion_reason(entry)]
-            hits.append(Hit(message=found.message, layer=MESSAGES, rank=len(hits) + 1,
+            hits.append(Hit(message=found.message, partner=found.partner, layer=MESSAGES, rank=len(hits) + 1,
                             breakdown=breakdown, reasons=reasons))
     timings["fusion"] = _ms(started)  # scoring, graph expansion (also timed alone) and selection
     return SearchResult(
@@ -201,6 +201,9 @@ def message_reasons(request: SearchRequest, found: MessageCandidate, breakdown: 
         reasons.append("尚未向量化，仅按关键词排序 not embedded yet: ranked by keywords alone")
     if found.matched_words:
         reasons.append(f"关键词 keywords: {'、'.join(found.matched_words[:8])} (IDF-weighted {found.keyword:.2f})")
+    if found.partner is not None:
+        what = "回复 its reply" if found.partner.role == found.partner.Role.ASSISTANT else "所答的提问 the question it answers"
+        reasons.append(f"同一轮对话 same turn: {what} #{found.partner.pk} shares this slot")
     return reasons
 
 

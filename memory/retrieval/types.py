@@ -79,6 +79,7 @@ class Hit:
     note: Note | None = None
     message: Message | None = None
     kind: str = ""
+    partner: Message | None = None  # a message hit's turn partner: the reply to it, or its question
 
     def __post_init__(self) -> None:
         if (self.note is None) == (self.message is None):
@@ -87,10 +88,20 @@ class Hit:
 
     @property
     def source_message_ids(self) -> list[int]:
-        """The raw messages this hit stands for: a note's provenance, or the message itself."""
+        """The raw messages this hit stands for: a note's provenance, or the messages of the turn
+        (the message itself, and its partner — the user's question first)."""
         if self.note is not None:
             return list(self.note.source_message_ids)
-        return [self.message.pk]
+        return [m.pk for m in self.turn_messages]
+
+    @property
+    def turn_messages(self) -> list[Message]:
+        """A message hit's turn in the order it was said: the question, then the reply."""
+        if self.message is None:
+            return []
+        if self.partner is None:
+            return [self.message]
+        return sorted((self.message, self.partner), key=lambda m: (m.role != Message.Role.USER, m.said_at, m.pk))
 
 
 @dataclass

@@ -59,9 +59,11 @@
         div.className = "note";
         div.dataset.noteId = note.id;
         const content = document.createElement("p");
-        content.textContent = note.kind === "message"
-          ? "[" + (note.said_at || "").slice(0, 16).replace("T", " ") + " " + note.speaker + "] " + note.content
-          : note.content;
+        const said = (m) => "[" + (m.said_at || "").slice(0, 16).replace("T", " ") + " " + m.speaker + "] " + m.content;
+        // a recalled turn: the question, then the reply under it (in the order they were said)
+        const turn = note.partner ? [note, note.partner].sort((a, b) => (a.said_at < b.said_at ? -1 : 1)) : [note];
+        content.textContent = note.kind === "message" ? turn.map(said).join("\n  ↳ ") : note.content;
+        if (note.partner) content.style.whiteSpace = "pre-wrap";
         const why = document.createElement("details");
         const summary = document.createElement("summary");
         summary.textContent = t("why") + " · " + (note.score.total || 0).toFixed(3);

@@ -221,3 +221,73 @@ def test_what_the_raw_baselines_rank_first_stays_in_the_top_k_among_well_scored_
     fusion_reason = next(reason for reason in holding[0].reasons if reason.startswith("排序融合"))
     assert "dense over what was said #1" in fusion_reason and "keywords over what was said #1" in fusion_reason
     assert holding[0].breakdown.dense_rank == 1 and holding[0].breakdown.keyword_rank == 1
+
+
+GOVERNING_Q = "Which law governs the Northwind warehouse lease, and where would disputes go?"
+GOVERNING_A = "Clause 14 says Delaware law governs the lease; disputes go to arbitration in Wilmington."
+
+
+@pytest.fixture
+def turn(world, talk):
+    """A question of alice's and the assistant's reply right after it (one turn), both indexed."""
+    _, private, _ = talk
+    question = said(private, GOVERNING_Q, minute=20)
+    reply = said(private, GOVERNING_A, role="assistant", minute=21)
+    said(private, "Thanks, noted.", minute=22)  # the next question: not part of that turn
+    index_messages()
+    return private, question, reply
+
+
+def standing_for(result, *message_ids: int) -> list:
+    return [hit for hit in result.hits if set(message_ids) & set(hit.source_message_ids)]
+
+
+def test_a_question_and_its_reply_take_one_slot_and_the_hit_lists_both(world, turn):
+    _, question, reply = turn
+    result = search_memory(world.alice, "Delaware law arbitration Wilmington governs lease", k=10)
+    slots = standing_for(result, question.pk, reply.pk)
+    assert len(slots) == 1
+    hit = slots[0]
+    assert (hit.kind, hit.message.pk, hit.partner.pk) == ("message", question.pk, reply.pk)
+    assert hit.source_message_ids == [question.pk, reply.pk]
+    assert any("same turn" in reason for reason in hit.reasons)
+    injected = build_system_message(result)["content"]
+    assert f"alice] {GOVERNING_Q}\n  ↳ [" in injected and f"assistant] {GOVERNING_A}" in injected
+
+
+def test_a_note_from_that_turn_joins_the_same_slot(world, turn):
+    private, question, reply = turn
+    note = world.note("Northwind lease: Delaware law, arbitration in Wilmington (clause 14).", scope="global",
+                      conversation=private, source_message_ids=[question.pk])
+    result = search_memory(world.alice, "Delaware law arbitration Wilmington governs lease", k=10)
+    slots = standing_for(result, question.pk, reply.pk)
+    assert len(slots) == 1 and slots[0].kind == "note" and slots[0].note.pk == note.pk
+    assert reply.pk not in message_ids(result) and question.pk not in message_ids(result)
+
+
+def test_a_reply_whose_question_is_excluded_stands_alone(world, turn):
+    _, question, reply = turn
+    result = search_memory(world.alice, "Delaware law arbitration Wilmington", k=10,
+                           exclude_message_ids=[question.pk])
+    hit = next(hit for hit in result.hits if hit.kind == "message" and hit.message.pk == reply.pk)
+    assert hit.partner is None and hit.source_message_ids == [reply.pk]
+    assert all(question.pk not in h.source_message_ids for h in result.hits if h.kind == "message")
+
+
+@pytest.mark.parametrize("who", ["bob", "charlie"])
+def test_others_never_get_a_partner_from_alices_turns(world, turn, who):
+    """bob's (or charlie's) own question is answered in alice's conversation a minute later: the
+    partner comes from the question's own conversation only, so it is never alice's reply."""
+    _, question, reply = turn
+    user = getattr(world, who)
+    firm = world.firm_a if who == "bob" else world.firm_b
+    own = Conversation.objects.create(firm=firm, user=user, matter=None)
+    asked = save_message(own, "user", "Does Delaware law govern the Northwind lease?", speaker=who,
+                         said_at=at(2, 10, 20))
+    index_messages()
+    alices = {question.pk, reply.pk} | set(Message.objects.exclude(conversation=own).values_list("pk", flat=True))
+    result = search_memory(user, "Delaware law arbitration Wilmington governs lease", k=50)
+    mine = [hit for hit in result.hits if hit.kind == "message"]
+    assert [hit.message.pk for hit in mine] == [asked.pk]
+    assert mine[0].partner is None and mine[0].source_message_ids == [asked.pk]
+    assert not alices & {i for hit in result.hits for i in hit.source_message_ids}
