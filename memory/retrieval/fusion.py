@@ -11,9 +11,9 @@ A turn — a user message and the assistant reply right after it — is ONE slot
 stands for it when it is a candidate (else the reply), and the slot lists both ids. A note and the
 candidate messages of the turns it came from (``note.source_message_ids``) are ONE slot too: the
 note holds it (the sharper, explained form; the best-ranked note of the question, else of the
-reply). Every slot takes the best rank any of its members
-reached in each list. A turn cited by several notes credits the best-ranked of them only, so one
-message never fills two slots. Each slot's fused score::
+reply). Every slot takes the best rank any of its members reached in each list. A turn cited by
+several notes credits one of them only, so one message never fills two slots. Each slot's fused
+score::
 
     fused = Σ_list  weight_list · priority / (RRF_K + rank_in_list)
 
