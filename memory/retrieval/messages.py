@@ -128,23 +128,24 @@ def attach_turn_partners(found: list[MessageCandidate], *, exclude_ids: Iterable
     if not found:
         return
     columns = ", ".join(f"m.{name}" for name in MESSAGE_FIELDS)
-    sql = (
-        "WITH ordered AS (SELECT id, role, "
-        "lag(id) OVER w AS prev_id, lag(role) OVER w AS prev_role, "
-        "lead(id) OVER w AS next_id, lead(role) OVER w AS next_role "
-        "FROM memory_message WHERE conversation_id = ANY(%s) AND status = %s "
-        "WINDOW w AS (PARTITION BY conversation_id ORDER BY said_at, id)), "
-        "pairs AS (SELECT id, CASE WHEN role = %s AND next_role = %s THEN next_id "
-        "WHEN role = %s AND prev_role = %s THEN prev_id END AS partner_id FROM ordered WHERE id = ANY(%s)) "
-        f"SELECT pairs.id, {columns} FROM pairs JOIN memory_message m ON m.id = pairs.partner_id "
-        "WHERE NOT (m.id = ANY(%s))"
-    )
+
+    def neighbour(direction: str, order: str) -> str:
+        # One index probe per candidate (message_conv_said_idx), not a pass over whole conversations.
+        return (
+            f"SELECT c.id, {columns} FROM memory_message c CROSS JOIN LATERAL ("
+            "SELECT * FROM memory_message n WHERE n.conversation_id = c.conversation_id AND n.status = %s "
+            f"AND (n.said_at, n.id) {direction} (c.said_at, c.id) ORDER BY n.said_at {order}, n.id {order} LIMIT 1"
+            ") m WHERE c.id = ANY(%s) AND c.role = %s AND m.role = %s AND NOT (m.id = ANY(%s))"
+        )
+
     user, assistant = Message.Role.USER, Message.Role.ASSISTANT
+    ids, excluded = [c.message.pk for c in found], list(exclude_ids) or [0]
+    complete = Message.Status.COMPLETE
     with connection.cursor() as cursor:
-        cursor.execute(sql, [
-            list({c.message.conversation_id for c in found}), Message.Status.COMPLETE,
-            user, assistant, assistant, user, [c.message.pk for c in found], list(exclude_ids) or [0],
-        ])
+        cursor.execute(
+            f"{neighbour('>', 'ASC')} UNION ALL {neighbour('<', 'DESC')}",
+            [complete, ids, user, assistant, excluded, complete, ids, assistant, user, excluded],
+        )
         rows = cursor.fetchall()
     alias = connection.alias
     partners = {row[0]: Message.from_db(alias, list(MESSAGE_FIELDS), row[1:]) for row in rows}
