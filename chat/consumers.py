@@ -19,7 +19,6 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
 from django.db import connections
-
 from django.utils.translation import gettext as _
 
 from chat.answering import answer_stream, chat_client, describe_llm_error, engine_name, llm_config

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
 
-from memory.evaluation.routing import PAIRS, PairsError, evaluate_routing, load_pairs
+from memory.evaluation.routing import PAIRS, evaluate_routing, load_pairs
 
 
 class Command(BaseCommand):
