@@ -19,18 +19,16 @@ import asyncio
 import json
 import os
 import signal
-import socket
 import subprocess
 import time
 
 import numpy as np
 from django.conf import settings
-from django.contrib.sessions.backends.db import SessionStore
 from django.db import connection
 
-from bench.daphne import start_daphne
+from bench.daphne import free_port, session_cookie, start_daphne
 from bench.bench_search import (
-    _build_vector_indexes, _centres, _drop_vector_indexes, _insert, _make_world, _sql,
+    _build_vector_indexes, _centres, _drop_vector_indexes, _insert, _make_world,
 )
 from bench.bench_search import _percentile as search_percentile
 from tests.fake_llm.server import FakeLLMServer, text_reply
@@ -40,21 +38,6 @@ DB_NAME = "legalmem_chatbench"
 
 def _percentile(values: list[float], q: float) -> float:
     return round(search_percentile(values, q), 1)
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def _session_cookie(user) -> str:
-    session = SessionStore()
-    session["_auth_user_id"] = str(user.pk)
-    session["_auth_user_backend"] = "django.contrib.auth.backends.ModelBackend"
-    session["_auth_user_hash"] = user.get_session_auth_hash()
-    session.create()
-    return f"{settings.SESSION_COOKIE_NAME}={session.session_key}"
 
 
 def _start_daphne(port: int, fake: FakeLLMServer) -> subprocess.Popen:
@@ -133,8 +116,8 @@ def main() -> None:
         users = list(get_user_model().objects.filter(memberships__firm=world.firm).order_by("id"))
         for user in users:  # every benchmark user may open the first matter
             MatterAssignment.objects.get_or_create(matter=world.assigned[0], user=user)
-        cookies = [_session_cookie(user) for user in users]
-        port = _free_port()
+        cookies = [session_cookie(user) for user in users]
+        port = free_port()
         daphne = _start_daphne(port, fake)
 
         fake.set_default(text_reply("好的。"))

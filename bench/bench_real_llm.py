@@ -43,7 +43,6 @@ import io
 import json
 import os
 import signal
-import socket
 import subprocess
 import tempfile
 import threading
@@ -59,7 +58,7 @@ from django.conf import settings
 from django.core.management import CommandError, call_command
 from django.db import connection
 
-from bench.daphne import start_daphne
+from bench.daphne import free_port, session_cookie, start_daphne
 
 DB_NAME = "legalmem_realllm"
 HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "content-length", "te", "trailers", "upgrade",
@@ -193,12 +192,6 @@ def format_rejections(records: list[ProxiedRequest]) -> tuple[int, int]:
 # --- the phases ---------------------------------------------------------------------------------
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def _database_url() -> str:
     base, _, query = os.environ["DATABASE_URL"].partition("?")
     return base.rsplit("/", 1)[0] + "/" + DB_NAME + ("?" + query if query else "")
@@ -233,17 +226,6 @@ async def _ask(port: int, cookie: str, question: str, matter_id: int) -> dict[st
             "tokens": sum(f["type"] == "token" for f in frames), "status": frames[-1].get("status"),
             "errors": [f.get("message") for f in frames if f["type"] == "error"],
             "message_id": frames[-1].get("message_id")}
-
-
-def _cookie(user) -> str:
-    from django.contrib.sessions.backends.db import SessionStore
-
-    session = SessionStore()
-    session["_auth_user_id"] = str(user.pk)
-    session["_auth_user_backend"] = "django.contrib.auth.backends.ModelBackend"
-    session["_auth_user_hash"] = user.get_session_auth_hash()
-    session.create()
-    return f"{settings.SESSION_COOKIE_NAME}={session.session_key}"
 
 
 def _phase_report(proxy: CountingProxy, phase: str, turns: int, seconds: float, notes: int,
@@ -296,13 +278,13 @@ def _chat_phase(proxy: CountingProxy, llm_url: str) -> dict[str, Any]:
 
     alice = get_user_model().objects.get(username="alice")
     matter = Matter.objects.get(firm__slug="demo-firm", reference="M-001")
-    port = _free_port()
+    port = free_port()
     daphne = _start_daphne(port, llm_url)
     notes_before = Note.objects.count()
     try:
         proxy.phase = "chat"
         began = time.perf_counter()
-        answer = asyncio.run(_ask(port, _cookie(alice), "我的笔记本电脑买了两周就花屏，商家只肯维修，我可以要求退货吗？"
+        answer = asyncio.run(_ask(port, session_cookie(alice), "我的笔记本电脑买了两周就花屏，商家只肯维修，我可以要求退货吗？"
                                   "我在2026年2月20日花6499元买的，有发票。", matter.pk))
         reply = Message.objects.filter(pk=answer["message_id"]).first() if answer["message_id"] else None
         job = TurnExtraction.objects.filter(assistant_message=reply).first() if reply else None

@@ -1,4 +1,5 @@
-"""Start a real Daphne server for a benchmark and wait until it accepts connections."""
+"""A real Daphne server for a benchmark: a free port, a logged-in session cookie, and the server
+started and listening."""
 from __future__ import annotations
 
 import socket
@@ -26,3 +27,23 @@ def start_daphne(port: int, env: dict[str, str], *, timeout: float = 60) -> subp
             if process.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError("daphne did not start")
             time.sleep(0.2)
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 nobody listens on right now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def session_cookie(user) -> str:
+    """A ``Cookie`` header value logging ``user`` in (a real database session, as after a login)."""
+    from django.conf import settings
+    from django.contrib.sessions.backends.db import SessionStore
+
+    session = SessionStore()
+    session["_auth_user_id"] = str(user.pk)
+    session["_auth_user_backend"] = "django.contrib.auth.backends.ModelBackend"
+    session["_auth_user_hash"] = user.get_session_auth_hash()
+    session.create()
+    return f"{settings.SESSION_COOKIE_NAME}={session.session_key}"
