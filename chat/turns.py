@@ -2,7 +2,7 @@
 prompt, save the reply and enqueue extraction. Synchronous functions — the consumer calls them
 through ``database_sync_to_async``; each write is one transaction.
 
-Order matters (DESIGN "Chat"): the user message is saved before anything can fail, so a
+Order matters (docs/architecture.md, One chat turn): the user message is saved before anything can fail, so a
 failing LLM, a cancel or a dropped connection never loses what the user said.
 """
 from __future__ import annotations

@@ -69,7 +69,7 @@ class GraphApi(APIView):
 
 
 class TraceApi(APIView):
-    """The real search trace to a note, its content used as the query (seed 000 §5)."""
+    """The real search trace to a note, its content used as the query (docs/navigation.md, Trace)."""
 
     @extend_schema(
         parameters=[*FILTER_PARAMETERS, OpenApiParameter("k", int, description="Results wanted (ef = max(k, EF_SEARCH)).")],

@@ -1,9 +1,9 @@
-"""The HNSW-style navigation graph of seed 000 §4 and its real search trace (§5).
+"""The HNSW-style navigation graph and its real search trace (docs/navigation.md).
 
 Pure numpy and Python over arrays: no database, no Django. ``build_graph`` turns the
 notes a user may see into levels and per-level edges; ``trace`` runs the search the
 page highlights. This is an explanation layer over the notes, not a replacement for
-the pgvector index (seed 000 §3): levels come from a hash, neighbours are chosen
+the pgvector index (docs/navigation.md): levels come from a hash, neighbours are chosen
 greedily under a degree bound, and L0 is made connected with bridge edges.
 """
 from __future__ import annotations
@@ -19,7 +19,7 @@ import numpy as np
 
 @dataclass(frozen=True)
 class GraphParams:
-    """Seed 000 §4 parameters (settings NAV_*), returned with every graph."""
+    """The graph's parameters (settings NAV_*), returned with every graph."""
 
     m: int = 4
     m0: int = 4
@@ -103,7 +103,7 @@ def max_level_for(count: int, m: int) -> int:
 
 
 def assign_levels(ids: Sequence[str], importance: Sequence[float], max_level: int, m: int) -> list[int]:
-    """Seed 000 §4.1: promote while SHA-1(id:level) < 1/M; then make every level non-empty
+    """Levels (docs/navigation.md, Build): promote while SHA-1(id:level) < 1/M; then make every level non-empty
     by promoting the most important note still below it (ties broken by the id's hash)."""
     p = 1.0 / m
     levels = []
@@ -180,7 +180,7 @@ def _lexical_candidates(tokens: list[frozenset[str]], members: np.ndarray, per_t
 
 def _level_edges(vectors: np.ndarray, tokens: list[frozenset[str]], members: np.ndarray,
                  cap: int, params: GraphParams) -> dict[tuple[int, int], float]:
-    """Seed 000 §4.2 for one level: candidates by vector and lexical similarity, scored
+    """Edges for one level (docs/navigation.md, Build): candidates by vector and lexical similarity, scored
     (1-λ)·cos + λ·Jaccard, added best-first while both ends have degree < cap."""
     if len(members) < 2:
         return {}
@@ -260,7 +260,7 @@ class _DisjointSet:
 
 def connect_components(vectors: np.ndarray, members: np.ndarray, chosen: dict[tuple[int, int], float],
              cap: int, params: GraphParams) -> set[tuple[int, int]]:
-    """Seed 000 §4.3: join every component to the largest one with its most similar free
+    """Connectivity (docs/navigation.md, Build): join every component to the largest one with its most similar free
     pair (degree < cap on both ends); a component without a free node gives up its weakest
     edge first. Returns the bridge edges added (they are also put into ``chosen``)."""
     bridges: set[tuple[int, int]] = set()
@@ -362,7 +362,7 @@ def _layout(vectors: np.ndarray) -> tuple[np.ndarray, LayoutBasis | None]:
 
 
 def build_graph(data: GraphInput, params: GraphParams) -> NavGraph:
-    """Build the navigation graph of seed 000 §4 (deterministic: same input, same graph).
+    """Build the navigation graph (docs/navigation.md, Build; deterministic: same input, same graph).
 
     Input order does not matter: notes are sorted by id first."""
     order = sorted(range(len(data.ids)), key=lambda i: data.ids[i])
@@ -496,7 +496,7 @@ def query_scorer(graph: NavGraph, query_vector: np.ndarray, query_tokens: frozen
 
 
 def trace(graph: NavGraph, score: Callable[[int], float], *, k: int, target: int | None = None) -> Trace:
-    """Seed 000 §5: greedy descent on the upper levels from the entry point, then a best-first
+    """The trace (docs/navigation.md, Trace): greedy descent on the upper levels from the entry point, then a best-first
     beam on L0 with ef = max(k, EF_SEARCH) (HNSW search_layer: stop when the best open candidate
     is worse than the worst of the ef kept). The path is rebuilt from the real parent links.
 

@@ -61,7 +61,7 @@ def incremental_blocker(graph: NavGraph, removed: int, added: int, limits: Incre
 
 
 def new_level(note_id: str, max_level: int, m: int) -> int:
-    """The build's rule (seed 000 §4.1): promote while SHA-1(id:level) < 1/M, up to max_level."""
+    """The build's level rule (docs/navigation.md, Build): promote while SHA-1(id:level) < 1/M, up to max_level."""
     level = 0
     while level < max_level and stable_unit(f"{note_id}:{level}") < 1.0 / m:
         level += 1

@@ -1,4 +1,4 @@
-"""The ``layered_nav`` search strategy (seed 000 §6): the graph route fused with vector search.
+"""The ``layered_nav`` search strategy (docs/navigation.md, API): the graph route fused with vector search.
 
 Candidates come from two places over the same visible notes: the ef results of the real
 navigation trace (greedy descent + L0 beam) and the exact cosine top-N of the query encoder's

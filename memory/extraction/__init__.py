@@ -1,7 +1,7 @@
 """Knowledge extraction: from one chat turn to at most five self-contained items.
 
 Two engines produce the same ``ExtractedItem``: an OpenAI-compatible LLM with
-seed 001's prompt (``build_extraction_prompt`` + ``KNOWLEDGE_SCHEMA``, its JSON
+the extraction prompt (``build_extraction_prompt`` + ``KNOWLEDGE_SCHEMA``, its JSON
 checked by ``validate_items``), and the rule-based ``extract_offline`` used when
 no LLM is configured. Pure Python: no Django models, no network.
 """

@@ -1,8 +1,8 @@
 """What one extracted knowledge item is, and how raw extractor output
 (LLM JSON or the offline engine) is checked before it may become a note.
 
-An item is the seed-001 ``{"content", "category"}`` pair enriched with what a
-note needs (DESIGN "Memory model"): AdaMem's event / fact / attribute type and
+An item is the extraction prompt's ``{"content", "category"}`` pair enriched with what a
+note needs (docs/memory-model.md): AdaMem's event / fact / attribute type and
 confidence, A-Mem's keywords / tags / context, importance, the memory layer it
 most likely belongs to, and the dates and amounts it mentions.
 """
@@ -18,12 +18,12 @@ from typing import Any
 
 from . import lexicon
 
-#: Seed 001 stores at most five items per turn.
+#: At most five items are stored per turn (docs/write-path.md, Extraction).
 MAX_ITEMS_PER_TURN = 5
 #: Longest content kept; longer content is cut (a note is one piece of knowledge).
 MAX_CONTENT_CHARS = 1000
-#: Confidence given to an LLM item that does not state its own: the seed's
-#: extractor keeps everything it returns, so it must clear the ADD bar (> 0.7).
+#: Confidence given to an LLM item that does not state its own: the extraction prompt asks
+#: only for knowledge worth keeping, so such an item must clear the ADD bar (> 0.7).
 DEFAULT_LLM_CONFIDENCE = 0.8
 
 MEMORY_TYPES: frozenset[str] = frozenset({"event", "fact", "attribute"})
@@ -32,7 +32,7 @@ SPEAKERS: frozenset[str] = frozenset({"user", "assistant", "turn"})
 
 
 class Category(StrEnum):
-    """The six categories of seed 001; the value is the Chinese label the LLM returns."""
+    """The six extraction categories; the value is the Chinese label the LLM returns."""
 
     FACT = lexicon.FACT
     EVIDENCE = lexicon.EVIDENCE

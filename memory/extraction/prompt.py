@@ -1,8 +1,8 @@
-"""The LLM side of knowledge extraction: seed 001's prompt, the JSON schema
-the answer must match, and seed 001's rule for skipping trivial turns.
+"""The LLM side of knowledge extraction: the product's prompt, the JSON schema the
+answer must match, and the rule for skipping trivial turns (docs/write-path.md, Extraction).
 
-The prompt is kept verbatim from the seed (including its doubled braces, which
-``str.format`` turns into the literal JSON example). The schema stays within
+The prompt's wording is pinned by tests/extraction/test_prompt.py (its doubled braces are
+what ``str.format`` turns into the literal JSON example). The schema stays within
 what every OpenAI-compatible server accepts in ``json_schema`` mode (no
 length or count keywords); the five-item and 1000-character limits are
 enforced afterwards by ``items.validate_items``.
@@ -14,7 +14,7 @@ from typing import Any
 
 from .items import Category
 
-#: Seed 001 §5, verbatim.
+#: The extraction prompt (Chinese: the product's users and most servers' best language).
 _KNOWLEDGE_EXTRACT_PROMPT = """你是一个知识提取引擎。从下面的对话交互中，提取出有价值的结构化知识点。
 
 【用户消息】{user_msg}
@@ -28,14 +28,14 @@ _KNOWLEDGE_EXTRACT_PROMPT = """你是一个知识提取引擎。从下面的对�
 
 返回 JSON: {{"knowledge": [{{"content": "...", "category": "..."}}]}}"""
 
-#: Seed 001's system message for JSON mode.
+#: The system message for JSON mode.
 EXTRACTION_SYSTEM_PROMPT = "You must respond with a JSON object."
 
-#: Seed 001 truncation: the prompt sees at most this much of each side.
+#: Truncation: the prompt sees at most this much of each side.
 USER_MSG_LIMIT = 500
 AI_RESP_LIMIT = 1500
 
-#: Seed 001 trivial-turn thresholds (on stripped text): skip when both are shorter.
+#: Trivial-turn thresholds (on stripped text): skip when both are shorter.
 TRIVIAL_USER_CHARS = 8
 TRIVIAL_REPLY_CHARS = 30
 
@@ -79,7 +79,7 @@ KNOWLEDGE_EXAMPLE: dict[str, Any] = {"knowledge": [{"content": "...", "category"
 
 
 def build_extraction_prompt(user_msg: str, ai_resp: str) -> str:
-    """Seed 001's prompt for one turn: user message cut to 500 chars, reply to 1500."""
+    """The prompt for one turn: user message cut to 500 chars, reply to 1500."""
     return _KNOWLEDGE_EXTRACT_PROMPT.format(
         user_msg=(user_msg or "")[:USER_MSG_LIMIT],
         ai_resp=(ai_resp or "")[:AI_RESP_LIMIT],
@@ -87,6 +87,6 @@ def build_extraction_prompt(user_msg: str, ai_resp: str) -> str:
 
 
 def is_trivial_turn(user_msg: str, ai_resp: str) -> bool:
-    """Seed 001: nothing worth extracting when the stripped user message is under
+    """Nothing worth extracting when the stripped user message is under
     8 characters and the stripped reply under 30 ("好的" / "收到")."""
     return len((user_msg or "").strip()) < TRIVIAL_USER_CHARS and len((ai_resp or "").strip()) < TRIVIAL_REPLY_CHARS

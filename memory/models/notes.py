@@ -18,7 +18,7 @@ from memory.models.tenancy import Firm, Matter
 
 
 class MemoryScope(models.TextChoices):
-    """The layer a note lives in (seed 000); it decides who may see the note."""
+    """The layer a note lives in (docs/memory-model.md); it decides who may see the note."""
 
     USER_PROFILE = "user_profile", _("用户画像 user profile")
     GLOBAL = "global", _("全局记忆 firm procedures")
@@ -33,7 +33,7 @@ FIRM_WIDE_SCOPES = (MemoryScope.CROSS_CASE, MemoryScope.GENERAL_LAW, MemoryScope
 
 
 class Category(models.TextChoices):
-    """What kind of knowledge a note holds (seed 001 extraction categories)."""
+    """What kind of knowledge a note holds (the extraction categories)."""
 
     FACT = "fact", _("事实 fact")
     EVIDENCE = "evidence", _("证据 evidence")

@@ -1,5 +1,5 @@
 """The write path's own records: turn extraction jobs, routing decisions, working-memory
-consolidation and persona evidence (AdaMem §4.2–4.3).
+consolidation and persona evidence (docs/write-path.md).
 
 Each is the durable, auditable trace of one step after a chat answer, so an operator can
 see in admin what was extracted, what was decided and why, and which jobs failed.
@@ -203,7 +203,7 @@ class PersonaTraitQuerySet(models.QuerySet["PersonaTrait"]):
 
 class PersonaTrait(models.Model):
     """One attribute or preference of a user, gathered from evidence until it is strong
-    enough to become a ``user_profile`` note (AdaMem §4.3)."""
+    enough to become a ``user_profile`` note (docs/memory-model.md, persona)."""
 
     class Status(models.TextChoices):
         FORMING = "forming", _("forming (not yet promoted)")

@@ -1,4 +1,4 @@
-"""The memory write path (DESIGN "Write path"): after each answer, the turn becomes linked,
+"""The memory write path (docs/write-path.md): after each answer, the turn becomes linked,
 layered, evolving notes — extraction, note construction, ADD/UPDATE/IGNORE routing, A-Mem
 linking and evolution, working-memory consolidation and persona promotion — run as durable,
 retried, idempotent background jobs.

@@ -1,10 +1,10 @@
 """Step 2 of the write path: one turn → at most five validated knowledge items.
 
 With an LLM configured (``LLM_BASE_URL``, or ``LLM_EXTRACTION_BASE_URL`` for a separate
-extraction server) the seed 001 prompt goes through ``LLMClient.complete_json``
+extraction server) the extraction prompt goes through ``LLMClient.complete_json``
 (json_schema → json_object → plain fallback, retries) as background work — it waits while
 a chat answer is being generated; otherwise the rule-based offline engine runs. LLM errors
-are not caught here: the turn job records them and retries or fails (DESIGN: never
+are not caught here: the turn job records them and retries or fails (docs/write-path.md: never
 silently dropped).
 
 Only what was really said is read: a reply that did not complete (cancelled, failed,
@@ -78,7 +78,7 @@ def extract_turn(
     reply_name: str = "",
     said_on: date | None = None,
 ) -> ExtractionOutcome:
-    """Extract the turn's knowledge; trivial turns (seed 001 thresholds) yield nothing.
+    """Extract the turn's knowledge; trivial turns (docs/write-path.md, Extraction) yield nothing.
 
     ``client`` defaults to ``LLMClient.from_settings("extraction")`` (None → offline engine).
     With an empty ``ai_resp`` only the user's words are read, and items are the user's. The

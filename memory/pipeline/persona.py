@@ -1,4 +1,4 @@
-"""Persona memory (AdaMem §4.3, §8.2): a user's preferences and attributes gathered as
+"""Persona memory (docs/memory-model.md, AdaMem persona): a user's preferences and attributes gathered as
 evidence, promoted to a ``user_profile`` note only once they are strong and repeated.
 
     strength = base_confidence × ln(mentions + 1) × time_decay
@@ -74,7 +74,7 @@ def time_decay(last_evidence_at: datetime | None, now: datetime) -> float:
 
 
 def persona_strength(base_confidence: float, mentions: int, last_evidence_at: datetime | None, now: datetime) -> float:
-    """AdaMem §4.3: base_confidence × ln(mentions + 1) × time_decay."""
+    """AdaMem persona strength: base_confidence × ln(mentions + 1) × time_decay."""
     return base_confidence * math.log(mentions + 1) * time_decay(last_evidence_at, now)
 
 

@@ -1,4 +1,4 @@
-"""Working memory (AdaMem §3.1, §4.2): raw messages, the last N of a conversation in play,
+"""Working memory (docs/memory-model.md): raw messages, the last N of a conversation in play,
 the overflow consolidated into long-term memory in batches. Messages are never deleted:
 consolidated ones stay archived and searchable (``Message.search_text``)."""
 from __future__ import annotations

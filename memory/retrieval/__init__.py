@@ -1,4 +1,4 @@
-"""Layered, explainable retrieval (DESIGN.md "Read path"): the public read API of memory.
+"""Layered, explainable retrieval (docs/read-path.md): the public read API of memory.
 
     from memory.retrieval import search_memory, register_strategy, build_system_message
 

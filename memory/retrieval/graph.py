@@ -1,4 +1,4 @@
-"""Graph expansion over typed note links (AdaMem graph memory, seed 002 §5.2).
+"""Graph expansion over typed note links (AdaMem graph memory; docs/read-path.md, Graph expansion).
 
 Seeds are the top-5 fused notes. From each seed, relatedness spreads along *visible*
 links (``NoteLink.objects.visible_to(user)``: both ends visible) for at most 3 hops,

@@ -1,4 +1,4 @@
-"""Context injection: recalled notes as one system message grouped by layer (seed 001 §7), and
+"""Context injection: recalled notes as one system message grouped by layer (docs/read-path.md, Inject), and
 the recalled raw messages as "what was said" (date, speaker, words), in the order they were said.
 
 Token budget: we count tokens without a tokenizer — each CJK character (and CJK

@@ -1,6 +1,6 @@
 """The retrieval plan: which memory layers a question needs, in which order, and how to search them.
 
-Rules (DESIGN.md "Read path", seed 000 §2, seed 002 §5.1):
+Rules (docs/read-path.md, Plan):
 - the current matter's case facts come first, then user profile, cross-case experience,
   general law and the firm's global procedures;
 - a question about the user (我的偏好 / 我喜欢 / 我习惯 …) puts the persona layer
@@ -21,7 +21,7 @@ from typing import Any, Iterable
 
 from memory.models import MemoryScope
 
-# Seed 000: current matter first, then user profile, cross-case, general law, global.
+# Current matter first, then user profile, cross-case, general law, global.
 DEFAULT_LAYER_ORDER: tuple[str, ...] = (
     MemoryScope.CASE,
     MemoryScope.USER_PROFILE,

@@ -1,7 +1,6 @@
 """Fusion: one explainable score per recalled note.
 
-The formula (AdaMem 70/15/10/5 split, seed 002 §5.1; keyword overlap, importance and
-confidence as in seed 000 §2)::
+The formula (docs/read-path.md, Score; AdaMem's 70/15/10/5 split)::
 
     semantic  = clamp(1 - cosine_distance(query, note), 0, 1)
     keyword   = |query words ∩ note words| / |query words|      (jieba-segmented, function words dropped)

@@ -72,7 +72,7 @@ def _merge(target: dict[UUID, cand.NoteCandidate], found: list[cand.NoteCandidat
 
 
 def layered(request: SearchRequest) -> SearchResult:
-    """Seed 000 layered retrieval over notes AND raw messages: each note gets its layered score
+    """Layered retrieval (docs/read-path.md) over notes AND raw messages: each note gets its layered score
     (``memory.retrieval.scoring``), and the final order is the reciprocal-rank fusion of the raw
     dense, raw keyword and note rankings (``memory.retrieval.fusion``)."""
     user, plan, k, vector = request.user, request.plan, request.k, request.query_vector

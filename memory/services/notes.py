@@ -374,7 +374,7 @@ def record_mention(
     note: Note, *, actor, source: str, confidence: float | None = None, source_message_ids: list[int] | None = None
 ) -> Note:
     """The same knowledge was stated again: count it and, if a confidence is given, move the
-    note's confidence gradually towards it (AdaMem §8.2: 0.9 × old + 0.1 × new). Audited."""
+    note's confidence gradually towards it (AdaMem: 0.9 × old + 0.1 × new). Audited."""
     with transaction.atomic():
         note = Note.objects.select_for_update().get(pk=note.pk)
         before = note.snapshot()

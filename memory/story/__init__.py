@@ -1,4 +1,4 @@
-"""The month-long story showcase (seed 000 §7): one user's month of legal consultations,
+"""The month-long story showcase (docs/story-and-real-llm.md): one user's month of legal consultations,
 written by the LLM (or, without one, the script shipped here), run turn by turn through the
 real write path, with a run folder that shows every step.
 

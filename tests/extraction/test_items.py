@@ -7,7 +7,7 @@ import pytest
 from memory.extraction import MAX_CONTENT_CHARS, Category, ExtractedItem, clean_text, validate_items
 
 
-def test_category_values_are_the_seed_labels_with_english_slugs() -> None:
+def test_category_values_are_the_chinese_labels_with_english_slugs() -> None:
     assert [c.value for c in Category] == ["事实", "证据", "法条", "诉求", "偏好", "行动建议"]
     assert [c.slug for c in Category] == ["fact", "evidence", "law", "claim", "preference", "action"]
     assert Category.from_slug("evidence") is Category.EVIDENCE

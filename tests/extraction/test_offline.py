@@ -1,6 +1,6 @@
 """The offline extraction engine on real Chinese legal turns.
 
-The laptop 花屏 turns are the seed 001 case; rent deposit, course refund,
+The laptop 花屏 turns are the product's reference case; rent deposit, course refund,
 overtime pay and repair fee turns are written in the same style.
 """
 
@@ -27,7 +27,7 @@ def by_category(items: list[ExtractedItem], category: str) -> list[ExtractedItem
     return [i for i in items if i.category == category]
 
 
-# --- the seed's laptop case --------------------------------------------------------------
+# --- the laptop case ------ --------------------------------------------------------------
 
 
 def test_laptop_purchase_and_failure_are_dated_events() -> None:

@@ -1,4 +1,4 @@
-"""Seed 001's extraction prompt, schema and trivial-turn rule."""
+"""The extraction prompt (docs/write-path.md, Extraction), its schema and the trivial-turn rule."""
 
 from __future__ import annotations
 
@@ -14,16 +14,16 @@ from memory.extraction import (
     is_trivial_turn,
 )
 
-# SHA-256 of the extraction prompt exactly as the first design document (seed 001) words it.
-# The repository stands alone, so the test holds the seed text's fingerprint, not the seed.
-SEED_001_PROMPT_SHA256 = "ad61c94c81bf3fc10119dc6fd2bfb1b2a6a38d55feb0bd4ef74365b6ce11f6aa"
+# SHA-256 of the product's extraction prompt (memory/extraction/prompt.py): a change to the
+# wording changes what every LLM extracts, so it must be deliberate and update this fingerprint.
+PROMPT_SHA256 = "ad61c94c81bf3fc10119dc6fd2bfb1b2a6a38d55feb0bd4ef74365b6ce11f6aa"
 
 
-def test_prompt_is_the_seed_text_verbatim() -> None:
-    assert hashlib.sha256(_KNOWLEDGE_EXTRACT_PROMPT.encode("utf-8")).hexdigest() == SEED_001_PROMPT_SHA256
+def test_prompt_text_is_pinned() -> None:
+    assert hashlib.sha256(_KNOWLEDGE_EXTRACT_PROMPT.encode("utf-8")).hexdigest() == PROMPT_SHA256
 
 
-def test_prompt_fills_and_truncates_like_the_seed() -> None:
+def test_prompt_fills_and_truncates_each_side() -> None:
     user = "用" * 600
     reply = "答" * 2000
     prompt = build_extraction_prompt(user, reply)

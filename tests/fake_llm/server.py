@@ -4,7 +4,7 @@ Real HTTP on 127.0.0.1 (ephemeral port) served from a background thread with
 ``http.server.ThreadingHTTPServer`` — the code under test talks to it through
 the real ``openai`` package, exactly as it would to vLLM or DeepSeek, so
 timeouts, SSE parsing, connection closing and retries are exercised for real
-(DESIGN.md: "never a mock of the client").
+(the tests never mock the client).
 
 Endpoints:
 

@@ -196,7 +196,7 @@ async def test_async_stream_stall_mid_stream_raises_unavailable(
 
 
 # ---------------------------------------------------------------------------
-# structured output: the seed 001 fallback chain
+# structured output: the JSON-mode fallback chain (docs/llm-servers.md)
 # ---------------------------------------------------------------------------
 
 

@@ -1,4 +1,4 @@
-"""The navigation graph itself (seed 000 §4-5): levels, edges, connectivity, determinism, trace."""
+"""The navigation graph itself (docs/navigation.md): levels, edges, connectivity, determinism, trace."""
 from __future__ import annotations
 
 import math

@@ -1,5 +1,5 @@
 """The offline extraction engine: rule-based knowledge extraction for when no
-LLM is configured (DESIGN "Models that run here").
+LLM is configured (docs/offline-engine.md).
 
 It is honest about what rules can do. It reads the user's message (and,
 secondarily, the assistant's reply, from which it only takes statutes and
@@ -10,7 +10,7 @@ dates, amounts and keywords it mentions. Anything it cannot classify is kept as 
 …", "alice说：……"), with low importance, rather than guessed or dropped.
 
 Input is capped at ``MAX_INPUT_CHARS`` per side: the LLM path only ever sees
-500 + 1500 characters of a turn (seed 001) and at most five items are kept, so
+500 + 1500 characters of a turn (as the LLM prompt) and at most five items are kept, so
 reading further into a pasted megabyte would cost time without adding notes.
 
 Modules: ``text`` (sentences, clauses, what is not a statement), ``units`` (lexicon scores

@@ -1,6 +1,6 @@
 """``manage.py generate_story [--firm demo-firm] [--user alice] [--source auto|llm|offline] [--fresh] [--if-empty] [--out DIR]``
 
-One user's month of legal consultations (seed 000 §7), every turn through the real write
+One user's month of legal consultations (docs/story-and-real-llm.md), every turn through the real write
 path, with a run folder showing each step (printed at the end).
 
 Where the story comes from (``--source``, default ``LEGALMEM_DEMO_STORY``, else ``auto``):

