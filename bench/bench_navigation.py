@@ -20,7 +20,7 @@ Every note is visible to the benchmark user (firm-wide layers and case notes of 
 assigned to), so the graph covers the whole set.
 
 Figures:
-- build: cold ``built_graph`` (read of the visible set + numpy build), and the numpy build alone;
+- build: cold ``current_graph`` (read of the visible set + numpy build), and the numpy build alone;
 - warm: a cached request (version check + cache hit);
 - trace: ``trace_query`` to a note with its content as the query, embedding included, and the
   graph walk alone; ``hit@ef`` = target among the ef = 16 results of the standard search;
@@ -33,7 +33,7 @@ Figures:
   (default page) right after 1 note is added (median of 5), after 10 are added (median of 3),
   after 1 is deleted (median of 4) — each an incremental update on the request —, a warm
   request (same page, cached graph: the serialisation part of the above) for comparison, the background refresh
-  (``navigation.services.refresh_key``, what the db_worker runs) and the first request of a
+  (``navigation.freshness.refresh_key``, what the db_worker runs) and the first request of a
   fresh process once that refresh has stored the graph (read from NavigationGraphSnapshot).
   The cold build now includes storing the built graph.
 """
@@ -125,7 +125,8 @@ def _run(sizes: list[int], query_count: int) -> None:
     from memory.models import Category, Firm, Matter, MatterAssignment, MemoryScope, Membership, Note, Role, SourceType
     from memory.segmentation import search_text, segment
     from memory.services.notes import content_hash
-    from navigation import cache, selectors
+    from navigation import cache, freshness, selectors
+    from navigation.serializers import GraphTrace, TraceSerializer
     from navigation.graph import GraphInput, build_graph, jaccard, query_scorer, trace
     from navigation.search import layered_nav_search
     from tests.navigation.corpus import sentences
@@ -176,10 +177,10 @@ def _run(sizes: list[int], query_count: int) -> None:
         context = selectors.resolve_context(user)
 
         started = time.perf_counter()
-        built = selectors.built_graph(context)
+        built = freshness.current_graph(context)
         cold = time.perf_counter() - started
         started = time.perf_counter()
-        selectors.built_graph(context)
+        freshness.current_graph(context)
         warm = time.perf_counter() - started
         graph = built.graph
         data = GraphInput(list(graph.ids), graph.vectors, list(graph.tokens), [i.importance for i in built.info])
@@ -198,7 +199,7 @@ def _run(sizes: list[int], query_count: int) -> None:
             scorer = query_scorer(graph, vector / np.linalg.norm(vector), frozenset(segment(text)))
             walk_started = time.perf_counter()
             result = trace(graph, scorer, k=10, target=index)
-            selectors.trace_payload(built, result)
+            TraceSerializer(GraphTrace(built, result)).data
             done = time.perf_counter()
             full_ms.append((done - started) * 1000)
             walk_ms.append((done - walk_started) * 1000)
@@ -290,7 +291,7 @@ def _freshness(client, context, firm, matters, fresh, *, vectors_for) -> dict:
     from memory.segmentation import search_text
     from memory.services.notes import content_hash
     from navigation import cache
-    from navigation.services import refresh_key
+    from navigation.freshness import refresh_key
 
     vectors = vectors_for([text for text, _e, _k in fresh])
     made = []

@@ -2,7 +2,7 @@
 prompt, save the reply and enqueue extraction. Synchronous functions — the consumer calls them
 through ``database_sync_to_async``; each write is one transaction.
 
-Order matters (docs/architecture.md, One chat turn): the user message is saved before anything can fail, so a
+Order matters (docs/architecture.md): the user message is saved before anything can fail, so a
 failing LLM, a cancel or a dropped connection never loses what the user said.
 """
 from __future__ import annotations
@@ -19,9 +19,10 @@ from django.utils.translation import gettext as _
 
 from memory.embeddings import EmbeddingUnavailable
 from memory.models import Conversation, Matter, Message
-from memory.pipeline import enqueue_turn_extraction, save_message, working_memory
+from memory.pipeline import enqueue_turn_extraction, working_memory
 from memory.retrieval import MAX_QUERY_CHARS, SearchError, SearchResult, search_memory
 from memory.retrieval.payloads import message_hit_payload
+from memory.services.conversations import finish_reply, save_message, start_conversation
 
 from chat.budget import PromptTooLong, fit_prompt
 
@@ -77,7 +78,7 @@ def _conversation_for(user, conversation_id: int | None, matter_id: int | None, 
         if firm is None:
             raise TurnRejected("no_firm", "您还不属于任何律所，无法开始对话。")
         firm = firm.firm
-    conversation = Conversation.objects.create(
+    conversation = start_conversation(
         firm=firm, user=user, matter=matter, title=question.strip().splitlines()[0][:60]
     )
     return conversation, True
@@ -117,7 +118,6 @@ def begin_turn(user, *, question: Any, conversation_id: int | None, matter_id: i
         message = save_message(
             conversation, Message.Role.USER, question, speaker=user.get_username()
         )
-        Conversation.objects.filter(pk=conversation.pk).update(updated_at=timezone.now())
     return TurnStart(conversation=conversation, user_message=message, conversation_created=created)
 
 
@@ -216,12 +216,12 @@ def finish_turn(
         message = save_message(
             start.conversation, Message.Role.ASSISTANT, reply, speaker=engine, status=status
         )
-        Message.objects.filter(pk=message.pk).update(
+        message = finish_reply(
+            message,
             recalled=[{"id": r["id"], "layer": r["layer"], "score": r["score"]} for r in recall_.recalled],
             timings=timings,
             engine=engine,
             error=error[:500],
         )
         enqueue_turn_extraction(start.user_message, message)
-    message.refresh_from_db()
     return message

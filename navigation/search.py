@@ -9,16 +9,29 @@ ranked it, so the page can show whether the graph route found it.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import time
+from dataclasses import dataclass, field, replace
 from typing import Any, Iterable
 
 import numpy as np
 
 from memory.embeddings import get_embedder
-from memory.models import Matter
+from memory.models import Matter, Note
+from memory.retrieval.fusion import (
+    DENSE, KEYWORD, NOTES, Entry, dense_ranking, fuse, fusion_reason, keyword_ranking, select,
+)
+from memory.retrieval.keywords import query_tokens
+from memory.retrieval.messages import message_candidates
+from memory.retrieval.plan import MESSAGES
+from memory.retrieval.scoring import ScoreBreakdown, keyword_score, recency_score, score_message
+from memory.retrieval.strategies import MESSAGE_LIMIT, message_reasons
+from memory.retrieval.types import MESSAGE, NOTE, Hit, InvalidSearch, SearchResult
 from memory.segmentation import segment
 from navigation.graph import query_scorer, trace
-from navigation.selectors import BuiltGraph, built_graph, resolve_context, trace_payload
+from navigation.built import BuiltGraph
+from navigation.freshness import current_graph
+from navigation.selectors import NavigationInputError, resolve_context
+from navigation.serializers import GraphTrace, TraceSerializer
 
 MAX_K = 100
 
@@ -61,8 +74,6 @@ def layered_nav_search(user, query: str, *, k: int, matter_id: int | None = None
     ``matter_id`` keeps notes of that matter and notes without a matter (other matters'
     notes are dropped); ``scopes`` keeps those layers; the firm is the conversation's, the
     given one, or the user's first. Raises NavigationInputError for bad filters or limits."""
-    from navigation.selectors import NavigationInputError
-
     query = (query or "").strip()
     if not query:
         raise NavigationInputError("query must not be empty")
@@ -80,7 +91,7 @@ def layered_nav_search(user, query: str, *, k: int, matter_id: int | None = None
         return result
     # The matter narrows results, not the graph: the firm-wide layers stay reachable.
     context = type(context)(context.user, context.firm)
-    built = built_graph(context)
+    built = current_graph(context)
     result.graph_version = built.version
     graph = built.graph
     if graph.size == 0:
@@ -90,7 +101,7 @@ def layered_nav_search(user, query: str, *, k: int, matter_id: int | None = None
     vector = np.asarray(vector, dtype=np.float32)
     vector = vector / (float(np.linalg.norm(vector)) or 1.0)
     route = trace(graph, query_scorer(graph, vector, frozenset(segment(query))), k=k)  # the real walk
-    result.trace = trace_payload(built, route)
+    result.trace = TraceSerializer(GraphTrace(built, route)).data
 
     sims = graph.vectors @ vector
     depth = min(graph.size, max(5 * k, graph.params.ef_search))
@@ -130,24 +141,6 @@ def layered_nav_strategy(request):
     The user's visible raw messages join as in ``layered``: the reciprocal-rank fusion of
     ``memory.retrieval.fusion`` (raw dense + raw keyword + this note order; a note and its source
     messages share one slot), reported as ``breakdown.fused``."""
-    import time
-
-    from dataclasses import replace
-
-    from memory.models import Note
-    from memory.retrieval.keywords import query_tokens
-    from memory.retrieval.fusion import (
-        DENSE, KEYWORD, NOTES, Entry, dense_ranking, fuse, fusion_reason, keyword_ranking, select,
-    )
-    from memory.retrieval.messages import message_candidates
-    from memory.retrieval.plan import MESSAGES
-    from memory.retrieval.scoring import ScoreBreakdown, keyword_score, recency_score, score_message
-    from memory.retrieval.strategies import MESSAGE_LIMIT, message_reasons
-    from memory.retrieval.types import MESSAGE, NOTE, Hit, SearchResult
-
-    from memory.retrieval.types import InvalidSearch
-    from navigation.selectors import NavigationInputError
-
     started = time.perf_counter()
     try:
         result = layered_nav_search(

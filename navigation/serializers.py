@@ -1,10 +1,51 @@
-"""Request validation for the navigation API (bad input → 400 with a clear message)."""
+"""The navigation API's requests and responses: request serializers validate (bad input → 400
+with a clear message); response serializers both document a payload (OpenAPI, ``/api/schema/``)
+and produce it from the graph (``to_representation``), so the schema cannot drift from what
+is sent. Their ``to_representation`` builds plain dicts directly: a page holds thousands of
+nodes and edges, and field-by-field serialisation would cost more than the graph update.
+"""
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
 from django.conf import settings
 from rest_framework import serializers
 
-from memory.models import MemoryScope
+from memory.models import MemoryScope, Note
+from navigation.built import BuiltGraph
+from navigation.events import event_key, event_label
+from navigation.graph import Edge, Trace
+
+
+@dataclass(frozen=True)
+class GraphPage:
+    """One page of a graph: upper levels in full, L0 from ``l0_offset`` (layout order)."""
+
+    built: BuiltGraph
+    l0_offset: int
+    l0_limit: int
+
+
+@dataclass(frozen=True)
+class GraphNode:
+    built: BuiltGraph
+    index: int
+
+
+@dataclass(frozen=True)
+class GraphTrace:
+    """A search run on a graph (``trace`` None: nothing to trace, e.g. an empty graph)."""
+
+    built: BuiltGraph | None
+    trace: Trace | None
+    visited_limit: int = 2000
+
+
+def graph_params(built: BuiltGraph) -> dict[str, Any]:
+    """The parameters a graph was made with, as the page and the trace report them."""
+    return built.graph.params.as_dict() | {"max_level": built.graph.max_level}
 
 
 class GraphFilterSerializer(serializers.Serializer):
@@ -48,6 +89,20 @@ class NodeSerializer(serializers.Serializer):
     scope = serializers.CharField()
     label = serializers.CharField(help_text="The first 40 characters of the content.")
 
+    def to_representation(self, node: GraphNode) -> dict[str, Any]:
+        # Only what the page draws: the detail (category, source, matter, event) comes with the trace.
+        graph, info, index = node.built.graph, node.built.info[node.index], node.index
+        x, y = graph.layout[index]
+        return {
+            "i": index,
+            "id": graph.ids[index],
+            "level": int(graph.levels[index]),
+            "x": round(float(x), 4),
+            "y": round(float(y), 4),
+            "scope": info.scope,
+            "label": info.label,
+        }
+
 
 class EdgeSerializer(serializers.Serializer):
     s = serializers.IntegerField()
@@ -55,6 +110,10 @@ class EdgeSerializer(serializers.Serializer):
     levels = serializers.ListField(child=serializers.IntegerField())
     w = serializers.FloatField(help_text="Edge score (1-λ)·cos + λ·Jaccard.")
     bridge = serializers.BooleanField(required=False, help_text="Present (true) on connectivity bridges only.")
+
+    def to_representation(self, edge: Edge) -> dict[str, Any]:
+        payload = {"s": edge.source, "t": edge.target, "levels": edge.levels, "w": round(edge.score, 3)}
+        return (payload | {"bridge": True}) if edge.bridge else payload
 
 
 class LayerSerializer(serializers.Serializer):
@@ -88,6 +147,47 @@ class GraphResponseSerializer(serializers.Serializer):
     nodes = NodeSerializer(many=True)
     edges = EdgeSerializer(many=True)
     l0_page = PageSerializer()
+
+    def to_representation(self, page: GraphPage) -> dict[str, Any]:
+        """Upper levels always; L0 one region at a time (nodes in layout order, left to right).
+        Edges are those whose two ends are both in the page, with their merged ``levels``."""
+        built, l0_offset, l0_limit = page.built, page.l0_offset, page.l0_limit
+        graph = built.graph
+        n = graph.size
+        upper = np.flatnonzero(graph.levels >= 1).tolist() if n else []
+        region = graph.order[l0_offset:l0_offset + l0_limit].tolist() if n else []
+        included = sorted(set(upper) | set(region))
+        chosen = set(included)
+        node, edge = NodeSerializer(), EdgeSerializer()
+        counts = np.bincount(graph.levels, minlength=graph.max_level + 1) if n else np.zeros(1, dtype=int)
+        event_counts: dict[str, int] = {}
+        for info in built.info:
+            if info.event:
+                event_counts[info.event] = event_counts.get(info.event, 0) + 1
+        return {
+            "params": graph_params(built),
+            "version": built.version,
+            "truncated": built.truncated,
+            "total_nodes": n,
+            "entry": graph.ids[graph.entry] if n else None,
+            "layers": [
+                {"level": level, "count": int(counts[level:].sum()), "top_count": int(counts[level])}
+                for level in range(graph.max_level, -1, -1)
+            ],
+            "events": [
+                {"key": key, "label": event_label(key, built.matter_titles), "count": count}
+                for key, count in sorted(event_counts.items())
+            ],
+            "nodes": [node.to_representation(GraphNode(built, i)) for i in included],
+            "edges": [edge.to_representation(e) for e in graph.edges if e.source in chosen and e.target in chosen],
+            "l0_page": {
+                "offset": l0_offset,
+                "limit": l0_limit,
+                "returned": len(region),
+                "total": n,
+                "next_offset": l0_offset + l0_limit if l0_offset + l0_limit < n else None,
+            },
+        }
 
 
 class StepSerializer(serializers.Serializer):
@@ -124,6 +224,56 @@ class TraceSerializer(serializers.Serializer):
     candidates = CandidateSerializer(many=True)
     nodes = NodeSerializer(many=True)
 
+    def to_representation(self, run: GraphTrace) -> dict[str, Any]:
+        """A trace as the page draws it: ids, the path steps, and every node it mentions."""
+        built, result, visited_limit = run.built, run.trace, run.visited_limit
+        if built is None or result is None or built.graph.size == 0:
+            return {"entry": None, "l0_start": None, "path": [], "path_nodes": [], "hit": False,
+                    "reached": False, "extra_expansions": 0, "visited": [], "visited_total": 0,
+                    "candidates": [], "nodes": []}
+        graph = built.graph
+        ids = graph.ids
+        mentioned = {result.entry, result.l0_start, result.goal}
+        mentioned.update(s.source for s in result.path)
+        mentioned.update(s.target for s in result.path)
+        mentioned.update(node for node, _ in result.results)
+        mentioned.update(node for node, _, _ in result.visited[:visited_limit])
+        node = NodeSerializer()
+        return {
+            "entry": ids[result.entry],
+            "l0_start": ids[result.l0_start],
+            "goal": ids[result.goal],
+            "path": [
+                {"source": ids[s.source], "target": ids[s.target], "level": s.level, "phase": s.phase}
+                for s in result.path
+            ],
+            "path_nodes": [ids[result.entry]] + [ids[s.target] for s in result.path],
+            "hit": result.hit,
+            "reached": result.reached,
+            "extra_expansions": result.extra_expansions,
+            "ef": max(len(result.results), graph.params.ef_search),
+            "visited": [
+                {"id": ids[n], "level": level, "score": round(score, 4)}
+                for n, level, score in result.visited[:visited_limit]
+            ],
+            "visited_total": len(result.visited),
+            "candidates": [
+                {"id": ids[n], "score": round(score, 4), "rank": rank + 1}
+                for rank, (n, score) in enumerate(result.results)
+            ],
+            "nodes": [node.to_representation(GraphNode(built, i)) for i in sorted(mentioned)],
+        }
+
+
+@dataclass(frozen=True)
+class NoteTrace:
+    """The trace to one note of a graph: the note, its node index and the search run."""
+
+    note: Note
+    built: BuiltGraph
+    index: int
+    trace: Trace
+
 
 class NoteDetailSerializer(serializers.Serializer):
     id = serializers.UUIDField()
@@ -138,6 +288,23 @@ class NoteDetailSerializer(serializers.Serializer):
     importance = serializers.FloatField()
     confidence = serializers.FloatField()
 
+    def to_representation(self, found: NoteTrace) -> dict[str, Any]:
+        note = found.note
+        return {
+            "id": str(note.pk),
+            "content": note.content,
+            "level": int(found.built.graph.levels[found.index]),
+            "memory_scope": note.memory_scope,
+            "category": note.category,
+            "source_type": note.source_type,
+            "source_id": note.source_id,
+            "matter": {"id": note.matter_id, "title": note.matter.title} if note.matter_id else None,
+            "event": event_key(tags=note.tags, source_type=note.source_type, source_id=note.source_id,
+                               matter_id=note.matter_id),
+            "importance": note.importance,
+            "confidence": note.confidence,
+        }
+
 
 class TraceResponseSerializer(serializers.Serializer):
     note = NoteDetailSerializer()
@@ -145,6 +312,15 @@ class TraceResponseSerializer(serializers.Serializer):
     params = serializers.DictField()
     version = serializers.CharField()
     trace = TraceSerializer()
+
+    def to_representation(self, found: NoteTrace) -> dict[str, Any]:
+        return {
+            "note": NoteDetailSerializer().to_representation(found),
+            "query": found.note.content,
+            "params": graph_params(found.built),
+            "version": found.built.version,
+            "trace": TraceSerializer().to_representation(GraphTrace(found.built, found.trace)),
+        }
 
 
 class NavHitSerializer(serializers.Serializer):

@@ -1,17 +1,14 @@
-"""Writes of navigation: the stored graphs (NavigationGraphSnapshot) and their refresh.
+"""Writes of navigation: the stored graphs (NavigationGraphSnapshot).
 
 A snapshot is written after a full build on a page request (so that build is never repeated by
-another process) and by the background refresh (navigation.tasks) shortly after notes change,
-for every key of the firm a page used recently: the page view that follows finds its graph
-ready and only reads it.
+another process) and by the background refresh shortly after notes change; both are decided by
+``navigation.freshness``. Keys a page no longer uses are forgotten here.
 """
 from __future__ import annotations
 
-import logging
-from datetime import datetime, timedelta
+import time
+from datetime import datetime
 
-from django.conf import settings
-from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
@@ -19,20 +16,7 @@ from django.utils import timezone
 from navigation import snapshots
 from navigation.built import BuiltGraph
 from navigation.models import NavigationGraphSnapshot
-from navigation.selectors import (
-    GraphContext,
-    NavigationInputError,
-    build,
-    graph_key,
-    incremental_limits,
-    notes_version,
-    resolve_context,
-    stored_graph,
-    update,
-    visible_notes,
-)
-
-logger = logging.getLogger("legalmem.navigation")
+from navigation.selectors import GraphContext
 
 
 def _filters(context: GraphContext) -> dict:
@@ -64,51 +48,24 @@ def store_snapshot(context: GraphContext, digest: str, built: BuiltGraph, *, use
     return created
 
 
-def refresh_key(context: GraphContext) -> str:
-    """Store the graph of the context's current notes unless it is stored already: the latest
-    stored graph of the key updated incrementally, or a full build when the change — or the
-    drift since the last full build — is large. Returns what was done."""
-    queryset = visible_notes(context)
-    version = notes_version(queryset)
-    _fingerprint, digest = graph_key(context)
-    if NavigationGraphSnapshot.objects.filter(key_hash=digest, version=version).exists():
-        return "current"
-    base = stored_graph(context, digest, None)
-    built, kind = None, "builds"
-    if base is not None:
-        built, changed = update(context, queryset, version, base, incremental_limits(background=True))
-        kind = "incremental" if changed else "unchanged"
-    if built is None:
-        built, kind = build(context, queryset, version), "builds"
-    store_snapshot(context, digest, built)
-    return kind
+_marked: dict[str, float] = {}
+MARK_EVERY_SECONDS = 300.0
 
 
-def refresh_firm(firm_id: int) -> dict[str, int]:
-    """Bring every recently used stored graph of the firm up to date; forget the unused ones
-    and those of pages the user may no longer open (left the firm, lost the matter)."""
-    cutoff = timezone.now() - timedelta(days=settings.NAV_SNAPSHOT_TTL_DAYS)
-    NavigationGraphSnapshot.objects.filter(firm_id=firm_id, used_at__lt=cutoff).delete()
-    pages = (
-        NavigationGraphSnapshot.objects.filter(firm_id=firm_id)
-        .values_list("user_id", "filters").order_by("user_id").distinct()
-    )
-    done: dict[str, int] = {}
-    users = get_user_model().objects.in_bulk({user_id for user_id, _ in pages})
-    for user_id, filters in list(pages):
-        user = users.get(user_id)
-        try:
-            context = resolve_context(
-                user, firm_id=firm_id, matter_id=filters.get("matter_id"), scope=filters.get("scope"),
-                event=filters.get("event"),
-            ) if user is not None and user.is_active else None
-        except NavigationInputError:
-            context = None
-        if context is None:
-            NavigationGraphSnapshot.objects.filter(firm_id=firm_id, user_id=user_id, filters=filters).delete()
-            done["dropped"] = done.get("dropped", 0) + 1
-            continue
-        kind = refresh_key(context)
-        done[kind] = done.get(kind, 0) + 1
-    logger.info("navigation graphs of firm %s refreshed: %s", firm_id, done)
-    return done
+def mark_used(digest: str) -> None:
+    """Tell the background refresh this key is in use (at most every few minutes per process)."""
+    now = time.monotonic()
+    if now - _marked.get(digest, -MARK_EVERY_SECONDS) >= MARK_EVERY_SECONDS:
+        _marked[digest] = now
+        NavigationGraphSnapshot.objects.filter(key_hash=digest).update(used_at=timezone.now())
+
+
+def forget_unused(firm_id: int, *, before: datetime) -> int:
+    """Drop the firm's stored graphs no page has used since ``before``. Returns how many."""
+    deleted, _ = NavigationGraphSnapshot.objects.filter(firm_id=firm_id, used_at__lt=before).delete()
+    return deleted
+
+
+def forget_page(firm_id: int, user_id: int, filters: dict) -> None:
+    """Drop the stored graphs of a page its user may no longer open."""
+    NavigationGraphSnapshot.objects.filter(firm_id=firm_id, user_id=user_id, filters=filters).delete()

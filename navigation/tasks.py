@@ -9,14 +9,14 @@ from django.conf import settings
 from django.utils import timezone
 from django_tasks import task
 
+from navigation.freshness import refresh_firm
+
 logger = logging.getLogger("legalmem.navigation")
 
 
 @task()
 def refresh_navigation_graphs_task(firm_id: int) -> dict:
-    """Update the stored graphs of the firm's recently used pages (navigation.services)."""
-    from navigation.services import refresh_firm
-
+    """Update the stored graphs of the firm's recently used pages (navigation.freshness)."""
     return refresh_firm(firm_id)
 
 

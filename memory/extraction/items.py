@@ -32,7 +32,7 @@ SPEAKERS: frozenset[str] = frozenset({"user", "assistant", "turn"})
 
 
 class Category(StrEnum):
-    """The six extraction categories; the value is the Chinese label the LLM returns."""
+    """The six categories of seed 001; the value is the Chinese label the LLM returns."""
 
     FACT = lexicon.FACT
     EVIDENCE = lexicon.EVIDENCE

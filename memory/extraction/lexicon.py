@@ -18,13 +18,10 @@ import re
 import threading
 from dataclasses import dataclass
 from types import ModuleType
-from typing import TYPE_CHECKING
+from typing import Protocol, Sequence
 
 from .english import dates as english_dates
 from .english.keywords import english_keywords
-
-if TYPE_CHECKING:  # pragma: no cover - typing only, avoids an import cycle
-    from .items import ExtractedItem
 
 # --- categories ---------------------------------------------------------------
 
@@ -406,7 +403,18 @@ _ENGLISH_LABELS: dict[str, str] = {
 SAID_TAG_EN = "said"
 
 
-def _english_context(item: ExtractedItem) -> str:
+class Describable(Protocol):
+    """What ``context_for`` reads of an item (``items.ExtractedItem`` is one); a protocol, so
+    this module depends on nothing else in the package."""
+
+    content: str
+    category: str
+    memory_type: str
+    tags: Sequence[str]
+    keywords: Sequence[str]
+
+
+def _english_context(item: Describable) -> str:
     """'Event about LGBTQ and support', 'Statement about painting and sunsets'."""
     label = _ENGLISH_LABELS.get(item.category, "Note")
     if item.category == FACT and item.memory_type == "event":
@@ -419,7 +427,7 @@ def _english_context(item: ExtractedItem) -> str:
     return f"{label} mentioned in the conversation"
 
 
-def context_for(item: ExtractedItem) -> str:
+def context_for(item: Describable) -> str:
     """One sentence saying what a note is about, e.g. '关于电脑花屏纠纷的证据', or in English
     for a note without Chinese ('Event about LGBTQ and support').
 

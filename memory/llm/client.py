@@ -7,7 +7,7 @@ Why a wrapper and not ``openai`` directly:
   they are logged to ``legalmem.llm``, bounded by settings and testable
   against the fake server: 408/429/5xx, timeouts and connection errors are
   retried with exponential backoff, then :class:`LLMUnavailable` is raised.
-* Structured output (docs/llm-servers.md): ask for ``json_schema``; a server
+* Structured output follows seed 001 §4: ask for ``json_schema``; a server
   that rejects it is asked for ``json_object`` with an example reply in the
   prompt, then for a plain completion with the same prompt. A rejection is any
   400/422, or any error whose body names the format (llama-cpp-python answers
@@ -65,7 +65,7 @@ T = TypeVar("T")
 #: A chat message as the OpenAI API takes it: ``{"role": ..., "content": ...}``.
 Message = Mapping[str, Any]
 
-#: System prompt for JSON requests (the same for every JSON mode).
+#: System prompt for JSON requests (seed 001 uses exactly this one).
 DEFAULT_JSON_SYSTEM = "You must respond with a JSON object."
 
 #: How much of a raw reply goes into error messages and logs.
@@ -624,7 +624,7 @@ class LLMClient:
     ) -> dict[str, Any]:
         """Ask for a JSON object matching ``schema`` and return it parsed.
 
-        Fallback chain (docs/llm-servers.md): ``json_schema`` → ``json_object`` with an
+        Fallback chain (seed 001 §4): ``json_schema`` → ``json_object`` with an
         example reply in the prompt → plain request with the same prompt; each
         step at once when the server refuses the format (no retries). The mode
         that works is remembered per server. ``schema_name`` names the schema for

@@ -33,7 +33,7 @@ FIRM_WIDE_SCOPES = (MemoryScope.CROSS_CASE, MemoryScope.GENERAL_LAW, MemoryScope
 
 
 class Category(models.TextChoices):
-    """What kind of knowledge a note holds (the extraction categories)."""
+    """What kind of knowledge a note holds (seed 001 extraction categories)."""
 
     FACT = "fact", _("事实 fact")
     EVIDENCE = "evidence", _("证据 evidence")

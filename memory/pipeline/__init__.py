@@ -5,7 +5,7 @@ retried, idempotent background jobs.
 
 Public interface (what chat, stories and evaluation call):
 
-- ``save_message(conversation, role, content, *, speaker, said_at=None, status=..., external_id="")``
+- ``save_message(...)``: re-exported from ``memory.services.conversations``, where messages are written
 - ``enqueue_turn_extraction(user_message, assistant_message)`` → ``TurnExtraction``
 - ``process_turn(turn_id)`` → ``TurnExtraction`` (the job body, synchronous)
 - ``extract_turn(user_msg, ai_resp)`` → ``ExtractionOutcome``
@@ -15,7 +15,9 @@ Public interface (what chat, stories and evaluation call):
 from memory.pipeline.extract import ExtractionOutcome, extract_turn
 from memory.pipeline.ingest import ImportResult, TranscriptError, TurnFailure, import_transcript
 from memory.pipeline.turns import enqueue_turn_extraction, process_turn, resume_stalled_turns
-from memory.pipeline.working_memory import consolidate_overflow, save_message, working_memory
+from memory.pipeline.consolidation import consolidate_overflow
+from memory.pipeline.working_memory import working_memory
+from memory.services.conversations import save_message
 
 __all__ = [
     "ExtractionOutcome",

@@ -1,7 +1,7 @@
 """Step 3: an extracted item becomes a ``NoteDraft`` with its layer and full provenance."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from memory.extraction import Category as ItemCategory
 from memory.extraction import ExtractedItem
@@ -13,8 +13,33 @@ class ItemError(ValueError):
 
 
 @dataclass(frozen=True)
+class Provenance:
+    """What the caller names a turn (e.g. the demo story: ``story-turn-017`` and the tag
+    ``event:电脑花屏``). Every note derived from that turn — its items, a persona promotion or a
+    consolidation it triggers — is created with this ``source_id`` and these tags, so nothing
+    re-stamps notes afterwards (docs/memory-model.md, Provenance)."""
+
+    source_id: str
+    tags: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        plain = [tag for tag in self.tags if not is_source_tag(tag)]
+        if plain:
+            raise ValueError(f"a source tag names its kind, e.g. 'event:…'; got {plain}")
+
+
+def is_source_tag(tag: str) -> bool:
+    """A tag naming where a note came from (``event:电脑花屏``), as a ``Provenance`` gives it.
+    It describes the source, not the knowledge, so evolution never hands it to a neighbour."""
+    kind, separator, value = tag.partition(":")
+    return bool(kind and separator and value)
+
+
+@dataclass(frozen=True)
 class TurnSource:
-    """Where a batch of items came from: the conversation, its messages and a stable id."""
+    """Where a batch of items came from: the conversation, its messages and a stable id.
+    ``named`` says the ``source_id`` and ``tags`` were given by the caller (``Provenance``)
+    rather than made from the pipeline's own job."""
 
     conversation: Conversation
     user_message: Message | None
@@ -23,6 +48,18 @@ class TurnSource:
     source_id: str
     source_key: str  # unique key of the turn / consolidation (idempotency)
     messages: tuple[Message, ...] = ()
+    tags: tuple[str, ...] = ()
+    named: bool = False
+
+    def with_provenance(self, provenance: "Provenance | None") -> "TurnSource":
+        """This source under the caller's name, or unchanged without one."""
+        if provenance is None:
+            return self
+        return replace(self, source_id=provenance.source_id[:200], tags=tuple(provenance.tags), named=True)
+
+    def note_tags(self, tags: list[str]) -> list[str]:
+        """An item's tags plus the source's, each once."""
+        return list(dict.fromkeys([*tags, *self.tags]))
 
     def messages_for(self, speaker: str) -> list[Message]:
         """The messages an item of ``speaker`` (user / assistant / turn) was taken from."""
@@ -67,7 +104,7 @@ def draft_for(item: ExtractedItem, source: TurnSource) -> NoteDraft:
         source_type=source.source_type if source.source_type in SourceType.values else SourceType.CHAT,
         memory_type=item.memory_type,
         keywords=list(item.keywords),
-        tags=list(item.tags),
+        tags=source.note_tags(list(item.tags)),
         context=item.context,
         importance=item.importance,
         confidence=item.confidence,

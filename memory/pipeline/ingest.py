@@ -39,7 +39,7 @@ from django.utils.dateparse import parse_datetime
 from memory.models import Conversation, Firm, Matter, Membership, Message, RoutingDecision, SourceType, TurnExtraction
 from memory.pipeline.message_index import index_messages
 from memory.pipeline.turns import _get_or_create_turn, process_turn
-from memory.pipeline.working_memory import save_message
+from memory.services.conversations import keyed_conversation, save_message
 
 
 class TranscriptError(ValueError):
@@ -216,9 +216,8 @@ def parse_transcript(data: Any, *, firm_slug: str | None = None) -> tuple[Firm, 
 def _store_conversation(firm: Firm, spec: _ConversationSpec, result: ImportResult) -> list[TurnExtraction]:
     """Conversation, messages and turn jobs of one conversation, all or nothing."""
     with transaction.atomic():
-        conversation, created = Conversation.objects.get_or_create(
-            firm=firm, external_id=spec.external_id,
-            defaults={"user": spec.user, "matter": spec.matter, "title": spec.title},
+        conversation, created = keyed_conversation(
+            firm=firm, external_id=spec.external_id, user=spec.user, matter=spec.matter, title=spec.title,
         )
         result.conversations_created += int(created)
         known = set(Message.objects.filter(conversation=conversation).values_list("external_id", flat=True))

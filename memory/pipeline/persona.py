@@ -288,7 +288,7 @@ def _promote_or_reinforce(trait: PersonaTrait, source: TurnSource, item: Extract
 def _profile_note(trait: PersonaTrait, source: TurnSource, *, actor, tags: list[str] | None = None) -> Note:
     evidence = list(trait.evidence.all())
     message_ids = list(dict.fromkeys(i for e in evidence for i in e.source_message_ids))
-    item_tags = ["偏好", "用户画像", *(tags or [])]
+    item_tags = source.note_tags(["偏好", "用户画像", *(tags or [])])
     draft = NoteDraft(
         firm=trait.firm,
         content=trait.content,
@@ -303,7 +303,7 @@ def _profile_note(trait: PersonaTrait, source: TurnSource, *, actor, tags: list[
         confidence=round(min(1.0, trait.base_confidence), 4),
         owner=trait.user,
         conversation=source.conversation,
-        source_id=f"persona:{trait.pk}",
+        source_id=source.source_id if source.named else f"persona:{trait.pk}",
         source_message_ids=message_ids,
         speaker=source.conversation.user.get_username(),
         said_at=trait.last_evidence_at,

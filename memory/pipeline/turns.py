@@ -22,25 +22,17 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
+from django_tasks import task
 
-from memory.embeddings import get_embedder
 from memory.extraction import ExtractedItem
-from memory.models import (
-    AuditEvent,
-    Consolidation,
-    Message,
-    RoutingDecision,
-    SourceType,
-    TurnExtraction,
-)
-from memory.pipeline.drafts import ItemError, TurnSource, draft_for, is_persona_item
 from memory.llm import LLMRejected
+from memory.models import AuditEvent, Message, RoutingDecision, SourceType, TurnExtraction
+from memory.pipeline.apply import apply_items, reply_speaker
+from memory.pipeline.consolidation import consolidate_overflow
+from memory.pipeline.drafts import Provenance, TurnSource
 from memory.pipeline.extract import ENGINE_SKIPPED, extract_turn, extractable_reply
 from memory.pipeline.message_index import index_conversation
-from memory.pipeline.persona import episodic_twins, record_persona_item
-from memory.pipeline.routing import route_and_write
 from memory.services.audit import record
-from memory.services.notes import NoteValidationError, content_hash
 
 logger = logging.getLogger("legalmem.pipeline")
 
@@ -90,8 +82,6 @@ def _get_or_create_turn(
 
 def _enqueue_task(turn_id: int, run_after: datetime | None = None) -> None:
     """Put the job on the durable queue; if that fails the turn stays pending for resume."""
-    from memory.tasks import extract_turn_task
-
     try:
         task = extract_turn_task.using(run_after=run_after) if run_after else extract_turn_task
         result = task.enqueue(turn_id)
@@ -125,23 +115,23 @@ def claim_turn(turn_id: int, *, now: datetime | None = None) -> TurnExtraction |
     return turn
 
 
-def process_turn(turn_id: int) -> TurnExtraction:
+def process_turn(turn_id: int, *, provenance: Provenance | None = None) -> TurnExtraction:
     """The job body (also callable synchronously): embed the conversation's new messages,
-    extract, route, link, update the persona, then consolidate working-memory overflow. Errors never escape: they are recorded on the
-    row and retried or failed. Returns the row in its new state."""
+    extract, route, link, update the persona, then consolidate working-memory overflow. Errors
+    never escape: they are recorded on the row and retried or failed. A caller running the job
+    itself may name the turn (``provenance``): the notes it makes carry that source id and
+    tags. Returns the row in its new state."""
     turn = claim_turn(turn_id)
     if turn is None:
         return TurnExtraction.objects.get(pk=turn_id)
     index_conversation(turn.conversation_id)  # every turn is memory, whatever extraction makes of it
     try:
-        _run(turn)
+        _run(turn, provenance)
     except Exception as exc:  # noqa: BLE001 - every failure is recorded, retried or failed
         _after_failure(turn, exc)
         return TurnExtraction.objects.get(pk=turn_id)
-    from memory.pipeline.working_memory import consolidate_overflow
-
     try:
-        consolidate_overflow(turn.conversation, actor=SYSTEM_ACTOR)
+        consolidate_overflow(turn.conversation, actor=SYSTEM_ACTOR, provenance=provenance)
     except Exception:  # noqa: BLE001 - the turn is done; the overflow is retried after the next turn
         logger.exception("consolidation of conversation %s failed; will retry after the next turn", turn.conversation_id)
     return TurnExtraction.objects.get(pk=turn_id)
@@ -163,12 +153,12 @@ def _source_for(turn: TurnExtraction) -> TurnSource:
     )
 
 
-def _run(turn: TurnExtraction) -> None:
+def _run(turn: TurnExtraction, provenance: Provenance | None) -> None:
     if turn.items is None:
         user_msg, reply = turn.user_message, turn.assistant_message
         outcome = extract_turn(
             user_msg.content, extractable_reply(reply),
-            user_name=user_msg.speaker, reply_name=_reply_speaker(turn.source_type, reply),
+            user_name=user_msg.speaker, reply_name=reply_speaker(turn.source_type, reply),
             said_on=timezone.localtime(user_msg.said_at).date() if user_msg.said_at else None,
         )
         turn.items = [dataclasses.asdict(item) for item in outcome.items]
@@ -179,15 +169,8 @@ def _run(turn: TurnExtraction) -> None:
         _finish(turn, TurnExtraction.Status.SKIPPED)
         return
     items = [ExtractedItem(**data) for data in turn.items]
-    apply_items(items, _source_for(turn), actor=SYSTEM_ACTOR, turn=turn)
+    apply_items(items, _source_for(turn).with_provenance(provenance), actor=SYSTEM_ACTOR, turn=turn)
     _finish(turn, TurnExtraction.Status.DONE)
-
-
-def _reply_speaker(source_type: str, reply: Message) -> str:
-    """Who wrote the reply, for the offline engine: in an imported conversation a named
-    speaker is a second person; in live chat the reply is the product's assistant
-    (whatever engine name it is stored under)."""
-    return reply.speaker if source_type == SourceType.IMPORT else ""
 
 
 def _finish(turn: TurnExtraction, status: str) -> None:
@@ -196,43 +179,6 @@ def _finish(turn: TurnExtraction, status: str) -> None:
     turn.next_attempt_at = None
     turn.decisions = [d.as_dict() for d in RoutingDecision.objects.filter(source_key=turn.source_key)]
     turn.save(update_fields=["status", "finished_at", "next_attempt_at", "decisions", "updated_at"])
-
-
-def apply_items(
-    items: list[ExtractedItem], source: TurnSource, *, actor, turn=None, consolidation=None
-) -> list[RoutingDecision]:
-    """Embed the items in one batch, then route each (episodic) or record it (persona), one
-    transaction per item. An item the note model refuses is recorded as IGNORE with the reason."""
-    if not items:
-        return []
-    items = [*items, *episodic_twins(items, source)]  # persona evidence is also kept as what was said
-    vectors = get_embedder().embed_passages([item.content for item in items])
-    decisions = []
-    for index, (item, vector) in enumerate(zip(items, vectors)):
-        try:
-            if is_persona_item(item):
-                decision = record_persona_item(
-                    item, vector, source, actor=actor, item_index=index, turn=turn, consolidation=consolidation
-                )
-            else:
-                decision = route_and_write(
-                    draft_for(item, source), vector, actor=actor, source_key=source.source_key,
-                    item_index=index, turn=turn, consolidation=consolidation,
-                )
-        except (NoteValidationError, ItemError) as exc:
-            logger.warning("item %d of %s refused: %s", index, source.source_key, exc)
-            decision, _ = RoutingDecision.objects.get_or_create(
-                source_key=source.source_key,
-                content_hash=content_hash(item.content),
-                defaults=dict(
-                    firm=source.conversation.firm, owner=source.conversation.user, turn=turn,
-                    consolidation=consolidation, item_index=index, content=item.content,
-                    category=str(item.category)[:20], action=RoutingDecision.Action.IGNORE,
-                    reason=f"invalid item: {exc}"[:500],
-                ),
-            )
-        decisions.append(decision)
-    return decisions
 
 
 def _after_failure(turn: TurnExtraction, exc: Exception) -> None:
@@ -292,34 +238,20 @@ def _stalled(cutoff: datetime) -> Q:
     return running | overdue
 
 
-# --- consolidation batches ------------------------------------------------------------------
+# --- the background task ------------------------------------------------------------------
 
 
-def process_batch(consolidation: Consolidation, messages: list[Message], *, actor) -> list[RoutingDecision]:
-    """Extract and route messages that left working memory without a turn of their own."""
-    user_text = "\n".join(m.content for m in messages if m.role == Message.Role.USER)
-    reply_text = "\n".join(extractable_reply(m) for m in messages if m.role == Message.Role.ASSISTANT).strip()
-    source_type = SourceType.IMPORT if consolidation.conversation.external_id else SourceType.CHAT
-    first_user = next((m for m in messages if m.role == Message.Role.USER), None)
-    first_reply = next((m for m in messages if m.role == Message.Role.ASSISTANT), None)
-    outcome = extract_turn(
-        user_text, reply_text, user_name=first_user.speaker if first_user else "",
-        reply_name=_reply_speaker(source_type, first_reply) if first_reply else "",
-        said_on=timezone.localtime(messages[0].said_at).date() if messages and messages[0].said_at else None,
-    )
-    consolidation.engine = outcome.engine
-    consolidation.items = [dataclasses.asdict(item) for item in outcome.items]
-    consolidation.save(update_fields=["engine", "items"])
-    source = TurnSource(
-        conversation=consolidation.conversation,
-        user_message=None,
-        assistant_message=None,
-        source_type=source_type,
-        source_id=consolidation.source_key,
-        source_key=consolidation.source_key,
-        messages=tuple(messages),
-    )
-    decisions = apply_items(outcome.items, source, actor=actor, consolidation=consolidation)
-    consolidation.decisions = [d.as_dict() for d in decisions]
-    consolidation.save(update_fields=["decisions"])
-    return decisions
+class TurnExtractionFailed(Exception):
+    """The turn job gave up after its last attempt (its error is on the TurnExtraction row)."""
+
+
+@task()
+def extract_turn_task(turn_id: int) -> dict:
+    """Run one turn job, then re-enqueue any job a dead worker left behind. Raises when the
+    turn has failed for good, so the task result shows it as failed too. Defined beside the
+    job it runs and the retries that enqueue it again, so the two need no import cycle."""
+    turn = process_turn(turn_id)
+    resume_stalled_turns(limit=10)
+    if turn.status == TurnExtraction.Status.FAILED:
+        raise TurnExtractionFailed(f"turn {turn.pk} failed after {turn.attempts} attempts: {turn.last_error}")
+    return {"turn": turn.pk, "status": turn.status, "attempts": turn.attempts, "decisions": len(turn.decisions)}

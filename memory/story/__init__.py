@@ -9,11 +9,11 @@ Public interface (what ``manage.py generate_story`` calls):
 - ``generate_story_in_chunks(client, chunks, username=..., context_tokens=..., run_dir=...)`` → ``Generation``
   (raises ``StoryLLMFailed`` when the server cannot deliver; bad chunks are replaced and recorded)
 - ``run_story(story, firm=..., user=..., run_dir=..., edition=..., progress=None)`` → ``StoryRun``
-- ``stamp_story_note(note, event=..., source_id=..., actor=...)``, ``delete_story_notes(...)``
+- ``event_tag(name)``, ``delete_story_notes(...)``
 """
 from memory.story.chunks import ChunkError, StoryChunk, plan_chunks
 from memory.story.generation import Generation, StoryLLMFailed, generate_story_in_chunks, offline_generation
-from memory.story.provenance import delete_story_notes, event_tag, stamp_story_note
+from memory.story.provenance import delete_story_notes, event_tag
 from memory.story.runner import StoryRun, existing_story, run_story
 from memory.story.script import STORY_SCHEMA, Story, StoryError, StoryEvent, StoryTurn, load_offline_script, parse_story
 
@@ -37,5 +37,4 @@ __all__ = [
     "parse_story",
     "plan_chunks",
     "run_story",
-    "stamp_story_note",
 ]

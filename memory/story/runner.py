@@ -6,8 +6,9 @@ Each event is one conversation of the story's user (in the event's matter, or no
 turn jobs are not run again. Turns run in story time order: save both messages, enqueue the
 turn job (``source_type=chat_story``) and run it synchronously with ``process_turn`` —
 extraction, ADD/UPDATE/IGNORE routing, linking, evolution, persona and working-memory
-consolidation all happen exactly as after a live chat answer. The notes the turn produced
-are then stamped with the story provenance (``memory.story.provenance``).
+consolidation all happen exactly as after a live chat answer, with the story's provenance
+(``source_id`` ``story-turn-017``, tag ``event:<事件>``) given to the job, so each note is
+created with it.
 """
 from __future__ import annotations
 
@@ -35,9 +36,11 @@ from memory.models import (
     SourceType,
     TurnExtraction,
 )
-from memory.pipeline import enqueue_turn_extraction, process_turn, save_message
+from memory.pipeline import enqueue_turn_extraction, process_turn
+from memory.pipeline.drafts import Provenance
+from memory.services.conversations import ConversationConflict, keyed_conversation, save_message
 from memory.story.generation import Generation, write_json
-from memory.story.provenance import EVENT_TAG_PREFIX, event_tag, stamp_story_note
+from memory.story.provenance import EVENT_TAG_PREFIX, event_tag
 from memory.story.script import Story, StoryError, StoryTurn
 
 STORY_ACTOR = "system:story"
@@ -57,7 +60,7 @@ class StoryRun:
     turns_processed: int = 0
     turns_left_to_worker: int = 0  # enqueued after the time budget was spent
     messages_created: int = 0
-    notes_stamped: int = 0
+    notes_made: int = 0  # notes created with the story's provenance in this run
     seconds: float = 0.0
     summary: dict[str, Any] = field(default_factory=dict)
 
@@ -126,11 +129,12 @@ def _conversations(story: Story, firm: Firm, user, edition: int) -> dict[str, Co
     with transaction.atomic():
         for event in story.events:
             key = conversation_key(story.story_id, edition, event.key)
-            conversation, _ = Conversation.objects.get_or_create(
-                firm=firm, external_id=key, defaults={"user": user, "matter": event.matter, "title": event.name},
-            )
-            if conversation.user_id != user.pk or conversation.matter_id != (event.matter.pk if event.matter else None):
-                raise StoryError(f"conversation {key} already exists with another user or matter")
+            try:
+                conversation, _ = keyed_conversation(
+                    firm=firm, external_id=key, user=user, matter=event.matter, title=event.name,
+                )
+            except ConversationConflict as conflict:
+                raise StoryError(str(conflict)) from conflict
             found[event.key] = conversation
     return found
 
@@ -148,18 +152,15 @@ def _run_turn(turn: StoryTurn, conversation: Conversation, user, run: StoryRun, 
                              said_at=turn.at + REPLY_DELAY, external_id=f"{turn.label}:assistant")
         job = enqueue_turn_extraction(question, reply, source_type=SourceType.CHAT_STORY)
         if job.status not in FINISHED and extract:
-            process_turn(job.pk)
+            # The turn's notes — its items, and a persona promotion or a consolidation it
+            # triggers — are created with the story's provenance; nothing re-stamps them.
+            provenance = Provenance(source_id=turn.source_id, tags=(event_tag(turn.event.name),))
+            before = Note.objects.filter(firm=conversation.firm, source_id=turn.source_id).count()
+            process_turn(job.pk, provenance=provenance)
             run.turns_processed += 1
+            run.notes_made += Note.objects.filter(firm=conversation.firm, source_id=turn.source_id).count() - before
         elif job.status not in FINISHED:
             run.turns_left_to_worker += 1
-        # The notes this turn produced: its own items (``turn:<job>``), and a persona promotion
-        # or a consolidation it triggered in its conversation (``persona:…``, ``consolidation:…``).
-        born_here = Q(source_id=f"turn:{job.pk}") | (
-            Q(conversation=conversation) & ~Q(source_id__startswith="turn:") & ~Q(source_id__startswith="story-")
-        )
-        for note in Note.objects.filter(born_here, firm=conversation.firm):
-            stamp_story_note(note, event=turn.event.name, source_id=turn.source_id, actor=STORY_ACTOR)
-            run.notes_stamped += 1
 
 
 def run_story(
@@ -337,7 +338,7 @@ def _graph_summary(story: Story, conversations: list[Conversation], notes: list[
             "by_scope": dict(Counter(n["memory_scope"] for n in notes)),
             "by_category": dict(Counter(n["category"] for n in notes)),
             "by_event": dict(Counter(n["event"] for n in notes)),
-            "stamped_in_this_run": run.notes_stamped,
+            "made_in_this_run": run.notes_made,
         },
         "routing_decisions": {"total": sum(decisions.values()), "by_action": dict(decisions)},
         "links": {"total": links.count(),
@@ -406,9 +407,8 @@ def _research(generation: Generation, run: StoryRun, turn_records: list[dict[str
         "- per turn: `memory.pipeline.save_message` (user + assistant, external ids `turn-NNN:user|assistant`) → "
         "`enqueue_turn_extraction(..., source_type=chat_story)` → `process_turn` (synchronously): "
         "extraction, ADD/UPDATE/IGNORE routing, A-Mem linking and evolution, persona evidence and promotion, "
-        "working-memory consolidation.",
-        "- then `memory.story.provenance.stamp_story_note`: source_type `chat_story`, source_id `story-turn-NNN`, "
-        "tag `event:<事件名>` (audited, recorded in the note's history).",
+        "working-memory consolidation; the turn's job is given the story's provenance, so every note it makes "
+        "is created with source_type `chat_story`, source_id `story-turn-NNN` and the tag `event:<事件名>`.",
         f"- extraction engine(s): {', '.join(f'{k} × {v}' for k, v in engines.items())}",
         f"- embeddings: `{embedder.name}` (EMBEDDING_BACKEND={settings.EMBEDDING_BACKEND})",
         "",

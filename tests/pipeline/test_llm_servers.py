@@ -129,7 +129,7 @@ def test_extraction_can_use_its_own_server_and_model(world, laptop_conversation,
 
 def test_consolidation_reads_only_completed_replies(world, laptop_conversation, fake_llm, llm_settings):
     from memory.models import Consolidation
-    from memory.pipeline.turns import process_batch
+    from memory.pipeline.apply import process_batch
 
     messages = [
         save_message(laptop_conversation, "user", LAPTOP_USER, speaker="alice"),

@@ -80,7 +80,8 @@ def test_a_job_left_running_by_a_dead_worker_is_resumed(world, laptop_conversati
     turn = make_turn(laptop_conversation, LAPTOP_USER, LAPTOP_REPLY, run=False)
     # the worker claimed it, extracted, wrote the first item, then died
     claim_turn(turn.pk)
-    from memory.pipeline.turns import _source_for, apply_items
+    from memory.pipeline.apply import apply_items
+    from memory.pipeline.turns import _source_for
     from memory.extraction import extract_offline
 
     turn.refresh_from_db()

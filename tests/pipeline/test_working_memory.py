@@ -6,7 +6,8 @@ from django.contrib.postgres.search import SearchQuery, SearchVector
 
 from memory.models import ConsolidatedMessage, Consolidation, Message, Note, TurnExtraction
 from memory.pipeline import consolidate_overflow, save_message, working_memory
-from memory.pipeline.working_memory import MessageError, unconsolidated
+from memory.pipeline.working_memory import unconsolidated
+from memory.services.conversations import MessageError
 from tests.pipeline.factories import at
 
 FILLER_USER = "好的"

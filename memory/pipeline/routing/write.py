@@ -7,6 +7,7 @@ from django.conf import settings
 from django.db import transaction
 
 from memory.models import Category, LinkType, Note, RoutingDecision
+from memory.pipeline.drafts import is_source_tag
 from memory.pipeline.routing.decide import Decision, decide
 from memory.pipeline.routing.neighbours import Neighbour, lock_context, nearest_notes
 from memory.services.notes import (
@@ -148,7 +149,7 @@ def link_and_evolve(note: Note, neighbours: list[Neighbour], *, actor) -> None:
                 evidence, fact = (note, nb.note) if note.category == Category.EVIDENCE else (nb.note, note)
                 link_notes(evidence, fact, link_type=LinkType.SUPPORTS, weight=round(nb.similarity, 4),
                            actor=actor, reason="evidence for a fact of the same matter")
-    new_tags = [t for t in note.tags if t not in _CATEGORY_TAGS]
+    new_tags = [t for t in note.tags if t not in _CATEGORY_TAGS and not is_source_tag(t)]
     for nb in neighbours[:2]:
         if nb.similarity < settings.EVOLVE_MIN_SIMILARITY:
             break

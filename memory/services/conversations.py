@@ -1,0 +1,113 @@
+"""Writes of conversations and messages: what was said (docs/memory-model.md, Conversations).
+
+The one place a conversation is started or a message stored, whoever the caller is: the chat
+(``chat.turns``), transcript import (``memory.pipeline.ingest``) and the demo story
+(``memory.story.runner``). Messages are evidence: stored as said, never rewritten by the
+pipeline; each write is one transaction. Messages are not audited one by one (they are the
+conversation itself); the notes derived from them are.
+"""
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from memory.models import Conversation, Firm, Matter, Message
+from memory.segmentation import search_text
+
+
+class MessageError(ValueError):
+    """A message that cannot be stored (unknown role, empty content, wrong conversation)."""
+
+
+class ConversationConflict(ValueError):
+    """A keyed conversation already exists with another user or matter."""
+
+
+def start_conversation(*, firm: Firm, user, matter: Matter | None = None, title: str = "") -> Conversation:
+    """A new live conversation of ``user`` (the caller has checked access to firm and matter)."""
+    return Conversation.objects.create(firm=firm, user=user, matter=matter, title=title)
+
+
+def keyed_conversation(
+    *, firm: Firm, external_id: str, user, matter: Matter | None = None, title: str = ""
+) -> tuple[Conversation, bool]:
+    """The conversation with this ``external_id`` in ``firm`` (an import or a story), created
+    when missing: re-running the same import or story finds it again. Returns (conversation,
+    created); raises ConversationConflict when it exists for another user or matter."""
+    conversation, created = Conversation.objects.get_or_create(
+        firm=firm, external_id=external_id, defaults={"user": user, "matter": matter, "title": title},
+    )
+    if conversation.user_id != user.pk or conversation.matter_id != (matter.pk if matter else None):
+        raise ConversationConflict(f"conversation {external_id} already exists with another user or matter")
+    return conversation, created
+
+
+def _storable(text: str) -> str:
+    """PostgreSQL text cannot hold NUL; lone surrogates cannot be encoded. Everything else is
+    kept as said (newlines, tabs, emoji): the raw message is the evidence."""
+    text = text.replace("\x00", "")
+    return text.encode("utf-8", "replace").decode("utf-8") if any(0xD800 <= ord(c) <= 0xDFFF for c in text) else text
+
+
+def save_message(
+    conversation: Conversation,
+    role: str,
+    content: str,
+    *,
+    speaker: str,
+    said_at: datetime | None = None,
+    status: str = Message.Status.COMPLETE,
+    external_id: str = "",
+) -> Message:
+    """Store one raw message with its segmented search text. With an ``external_id`` already
+    stored in this conversation the existing message is returned (idempotent import)."""
+    if role not in Message.Role.values:
+        raise MessageError(f"unknown role {role!r}; expected one of {', '.join(Message.Role.values)}")
+    if status not in Message.Status.values:
+        raise MessageError(f"unknown status {status!r}")
+    if not isinstance(content, str):
+        raise MessageError("message content must be text")
+    content = _storable(content)
+    if external_id:
+        found = Message.objects.filter(conversation=conversation, external_id=external_id).first()
+        if found is not None:
+            return found
+    try:
+        with transaction.atomic():
+            message = Message.objects.create(
+                conversation=conversation,
+                firm_id=conversation.firm_id,
+                role=role,
+                speaker=(speaker or role)[:200],
+                content=content,
+                status=status,
+                external_id=external_id[:200],
+                said_at=said_at or timezone.now(),
+                search_text=search_text(content),
+            )
+            Conversation.objects.filter(pk=conversation.pk).update(updated_at=timezone.now())
+    except IntegrityError:
+        if not external_id:
+            raise
+        return Message.objects.get(conversation=conversation, external_id=external_id)
+    return message
+
+
+def finish_reply(
+    reply: Message,
+    *,
+    recalled: list[dict[str, Any]],
+    timings: dict[str, float],
+    engine: str,
+    error: str = "",
+) -> Message:
+    """Record how a saved chat reply was made: the notes recalled for it (id, layer, score),
+    timings, the engine, and the error of a failed reply. Returns the reply as stored."""
+    Message.objects.filter(pk=reply.pk).update(
+        recalled=recalled, timings=timings, engine=engine, error=error[:500]
+    )
+    reply.refresh_from_db()
+    return reply
