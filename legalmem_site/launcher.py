@@ -323,7 +323,7 @@ def command_run() -> int:
     signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
     try:
-        supervisor.start("worker", [sys.executable, str(BASE_DIR / "manage.py"), "db_worker"])
+        supervisor.start("worker", [sys.executable, str(BASE_DIR / "manage.py"), "run_worker"])
         supervisor.start(
             "server",
             [sys.executable, "-m", "daphne", "-b", host, "-p", port, "legalmem_site.asgi:application"],

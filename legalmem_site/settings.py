@@ -311,3 +311,10 @@ CHAT_RECALL_K = env_int("CHAT_RECALL_K", 8, minimum=1)
 LEGALMEM_DEMO_STORY = env_choice("LEGALMEM_DEMO_STORY", "auto", ("auto", "llm", "offline", "skip"))
 # Story chunks are sized to fit LLM_CONTEXT_TOKENS (the LLM block above).
 # --- end STORY ---
+
+# --- OPS ---
+# Production profile, login throttling, email, job takeover (docs/production.md).
+# A running turn job beats a heartbeat this often; a job whose worker's pid is gone (same host)
+# or whose heartbeat missed 3 beats is taken over at once instead of after TURN_LEASE_SECONDS.
+TURN_HEARTBEAT_SECONDS = env_float("TURN_HEARTBEAT_SECONDS", 10.0, minimum=0.1)
+# --- end OPS ---
