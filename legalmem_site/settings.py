@@ -6,6 +6,7 @@ you; in production you set them yourself.
 """
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -314,6 +315,26 @@ LEGALMEM_DEMO_STORY = env_choice("LEGALMEM_DEMO_STORY", "auto", ("auto", "llm", 
 
 # --- OPS ---
 # Production profile, login throttling, email, job takeover (docs/production.md).
+# Login throttling (django-axes): LOGIN_FAILURE_LIMIT wrong passwords lock the login for
+# LOGIN_LOCKOUT_MINUTES; by default per username and address, so another address still works.
+INSTALLED_APPS += ["axes", "logins"]
+MIDDLEWARE.append("axes.middleware.AxesMiddleware")  # last, as django-axes requires
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_ENABLED = env_bool("LOGIN_THROTTLING", True)
+AXES_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 5, minimum=1)
+AXES_COOLOFF_TIME = timedelta(minutes=env_float("LOGIN_LOCKOUT_MINUTES", 15.0, minimum=0.1))
+AXES_LOCKOUT_PARAMETERS = {
+    "username_ip": [["username", "ip_address"]],
+    "username": ["username"],
+    "ip": ["ip_address"],
+}[env_choice("LOGIN_LOCKOUT_BY", "username_ip", ("username_ip", "username", "ip"))]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_CALLABLE = "logins.views.locked_out"
+AXES_ENABLE_ADMIN = False  # logins/admin.py shows them behind the firm wall
+AXES_VERBOSE = False
 # A running turn job beats a heartbeat this often; a job whose worker's pid is gone (same host)
 # or whose heartbeat missed 3 beats is taken over at once instead of after TURN_LEASE_SECONDS.
 TURN_HEARTBEAT_SECONDS = env_float("TURN_HEARTBEAT_SECONDS", 10.0, minimum=0.1)
