@@ -1,11 +1,13 @@
 """What happens on a lock-out and on an unlock: recorded in the audit log of the user's firms."""
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
+from django.utils import timezone
 
 from logins.models import FailedLogin
-from memory.models import AuditEvent, Firm
+from memory.models import AuditEvent, AuditLog, Firm
 from memory.services.audit import record
 
 THROTTLE_ACTOR = "system:login-throttle"
@@ -19,8 +21,11 @@ def _firms_of(username: str) -> list[Firm | None]:
 
 
 def record_lockout(*, username: str | None, ip_address: str | None, path: str) -> None:
-    """A username got locked out after too many wrong passwords: one audit entry per firm."""
+    """A username got locked out after too many wrong passwords: one audit entry per firm.
+    django-axes signals again on every attempt during the lock-out; those are not new lock-outs."""
     username = (username or "")[:150]
+    if _already_recorded(username, ip_address):
+        return
     with transaction.atomic():
         for firm in _firms_of(username):
             record(
@@ -31,6 +36,15 @@ def record_lockout(*, username: str | None, ip_address: str | None, path: str) -
                 object_id=username,
                 after={"username": username, "ip_address": ip_address, "path": path[:200]},
             )
+
+
+def _already_recorded(username: str, ip_address: str | None) -> bool:
+    """A lock-out of this login was recorded within the cool-off time and not unlocked since."""
+    entries = AuditLog.objects.filter(object_type="login", object_id=username).order_by("-created_at")
+    last_lock = entries.filter(event_type=AuditEvent.LOGIN_LOCKED_OUT, after__ip_address=ip_address).first()
+    if last_lock is None or last_lock.created_at < timezone.now() - settings.AXES_COOLOFF_TIME:
+        return False
+    return not entries.filter(event_type=AuditEvent.LOGIN_UNLOCKED, created_at__gt=last_lock.created_at).exists()
 
 
 def unlock(failed_login: FailedLogin, *, actor) -> None:
