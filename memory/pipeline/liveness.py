@@ -61,7 +61,12 @@ def _process_alive(pid: int) -> bool:
 
 @contextmanager
 def heartbeat(turn_id: int) -> Iterator[None]:
-    """Beat the job's heartbeat from a side thread while the body runs."""
+    """Beat the job's heartbeat from a side thread while the body runs. Inside a caller's
+    transaction (the demo story runs turns that way) the claim is not visible to other
+    processes until it commits, so there is nothing to beat, and a beat would wait on our lock."""
+    if connection.in_atomic_block:
+        yield
+        return
     stop = threading.Event()
     thread = threading.Thread(target=_beat, args=(turn_id, stop), name=f"turn-{turn_id}-heartbeat", daemon=True)
     thread.start()
