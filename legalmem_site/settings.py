@@ -321,7 +321,7 @@ LEGALMEM_DEMO_STORY = env_choice("LEGALMEM_DEMO_STORY", "auto", ("auto", "llm", 
 INSTALLED_APPS += ["axes", "logins"]
 MIDDLEWARE.append("axes.middleware.AxesMiddleware")  # last, as django-axes requires
 AUTHENTICATION_BACKENDS = [
-    "axes.backends.AxesStandaloneBackend",
+    "logins.backends.ThrottledBackend",  # django-axes, see logins/backends.py
     "django.contrib.auth.backends.ModelBackend",
 ]
 AXES_ENABLED = env_bool("LOGIN_THROTTLING", True)

@@ -89,3 +89,10 @@ def test_firm_admins_see_and_unlock_their_members_lockouts_and_charlie_sees_none
     bob = Client()
     bob.post(SITE_LOGIN, {"username": "bob", "password": PASSWORD})
     assert logged_in(bob)
+
+
+def test_a_credential_check_without_a_request_still_works(world):
+    """Django's test client login() (no request) is not throttled and not broken by the backend."""
+    client = Client()
+    assert client.login(username="bob", password=PASSWORD)
+    assert not Client().login(username="bob", password="wrong-password")
