@@ -55,8 +55,10 @@ def holder_is_gone(turn, now: datetime) -> bool:
 def _process_alive(pid: int) -> bool:
     try:
         return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
-    except (psutil.NoSuchProcess, psutil.AccessDenied, ValueError):
-        return pid == os.getpid()
+    except psutil.AccessDenied:
+        return True  # it exists, under another user
+    except (psutil.NoSuchProcess, ValueError):
+        return False
 
 
 @contextmanager

@@ -21,8 +21,11 @@ from functools import partial
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import Q
+from django.db.models import CharField, Q
+from django.db.models.functions import Cast
 from django.utils import timezone
+from django_tasks import TaskResultStatus
+from django_tasks_db.models import DBTaskResult
 
 from memory.embeddings import get_embedder
 from memory.extraction import ExtractedItem
@@ -285,13 +288,28 @@ def resume_stalled_turns(*, now: datetime | None = None, limit: int = 100) -> li
         "pk", "started_at", "heartbeat_at", "worker_host", "worker_pid"
     )
     abandoned = [turn.pk for turn in running if holder_is_gone(turn, now)][:limit]
-    overdue = TurnExtraction.objects.filter(_overdue(lease_cutoff(now))).order_by("created_at").values_list("pk", flat=True)
+    overdue = (
+        TurnExtraction.objects.filter(_overdue(lease_cutoff(now)))
+        .exclude(task_id__in=_queued_task_ids())  # its task is only waiting in a long queue
+        .order_by("created_at")
+        .values_list("pk", flat=True)
+    )
     ids = abandoned + list(overdue[: limit - len(abandoned)])
     for turn_id in ids:
         _enqueue_task(turn_id)
     if ids:
         logger.warning("re-enqueued %d stalled turn extraction(s): %s", len(ids), ids)
     return ids
+
+
+def _queued_task_ids():
+    """Ids (as text) of background tasks still waiting to run: their jobs are not lost, so the
+    watchdog does not enqueue them again every round."""
+    return (
+        DBTaskResult.objects.filter(status=TaskResultStatus.READY)
+        .annotate(text_id=Cast("id", CharField()))
+        .values("text_id")
+    )
 
 
 def _overdue(cutoff: datetime) -> Q:

@@ -124,3 +124,17 @@ def test_an_idle_live_worker_takes_over_a_job_of_a_killed_worker(live_worker, wo
         time.sleep(0.5)
     assert turn.status == "done", f"worker exit {live_worker.poll()}; turn {turn.status}"
     assert turn.attempts == 2 and turn.worker_pid != os.getpid()
+
+
+def test_an_overdue_job_whose_task_still_waits_in_the_queue_is_not_enqueued_again(
+    world, laptop_conversation, make_turn, settings, django_capture_on_commit_callbacks
+):
+    from django_tasks_db.models import DBTaskResult
+
+    with django_capture_on_commit_callbacks(execute=True):
+        turn = make_turn(laptop_conversation, LAPTOP_USER, LAPTOP_REPLY, run=False)
+    later = timezone.now() + timedelta(seconds=settings.TURN_LEASE_SECONDS + 5)
+    assert resume_stalled_turns(now=later) == []  # a long queue, not a lost task: no duplicate every round
+    assert DBTaskResult.objects.count() == 1
+    DBTaskResult.objects.update(status="FAILED")  # the task is gone without running the job
+    assert resume_stalled_turns(now=later) == [turn.pk]
