@@ -96,3 +96,16 @@ def env_url(name: str, *, schemes: tuple[str, ...], required_because: str = "") 
     if not parsed.netloc and "host=" not in parsed.query:
         raise ConfigError(f"{name} has no host: {value!r}")
     return value
+
+
+def env_header(name: str) -> tuple[str, str] | None:
+    """An HTTP header and its value, ``"X-Forwarded-Proto: https"``, as Django's META key pair
+    ``("HTTP_X_FORWARDED_PROTO", "https")``; unset is None."""
+    raw = env_str(name, "")
+    if raw == "":
+        return None
+    header, sep, value = raw.partition(":")
+    header, value = header.strip(), value.strip()
+    if not sep or not header or not value or not all(c.isalnum() or c == "-" for c in header):
+        raise ConfigError(f"{name} must look like 'X-Forwarded-Proto: https', got {raw!r}")
+    return "HTTP_" + header.upper().replace("-", "_"), value

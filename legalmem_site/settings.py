@@ -6,6 +6,7 @@ you; in production you set them yourself.
 """
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -15,6 +16,7 @@ from legalmem_site.environment import (
     env_bool,
     env_choice,
     env_float,
+    env_header,
     env_int,
     env_list,
     env_str,
@@ -311,3 +313,92 @@ CHAT_RECALL_K = env_int("CHAT_RECALL_K", 8, minimum=1)
 LEGALMEM_DEMO_STORY = env_choice("LEGALMEM_DEMO_STORY", "auto", ("auto", "llm", "offline", "skip"))
 # Story chunks are sized to fit LLM_CONTEXT_TOKENS (the LLM block above).
 # --- end STORY ---
+
+# --- OPS ---
+# Production profile, login throttling, email, job takeover (docs/production.md).
+# Login throttling (django-axes): LOGIN_FAILURE_LIMIT wrong passwords lock the login for
+# LOGIN_LOCKOUT_MINUTES; by default per username and address, so another address still works.
+INSTALLED_APPS += ["axes", "logins"]
+MIDDLEWARE.append("axes.middleware.AxesMiddleware")  # last, as django-axes requires
+AUTHENTICATION_BACKENDS = [
+    "logins.backends.ThrottledBackend",  # django-axes, see logins/backends.py
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_ENABLED = env_bool("LOGIN_THROTTLING", True)
+AXES_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 5, minimum=1)
+AXES_COOLOFF_TIME = timedelta(minutes=env_float("LOGIN_LOCKOUT_MINUTES", 15.0, minimum=0.1))
+AXES_LOCKOUT_PARAMETERS = {
+    "username_ip": [["username", "ip_address"]],
+    "username": ["username"],
+    "ip": ["ip_address"],
+}[env_choice("LOGIN_LOCKOUT_BY", "username_ip", ("username_ip", "username", "ip"))]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_CALLABLE = "logins.views.locked_out"
+AXES_ENABLE_ADMIN = False  # logins/admin.py shows them behind the firm wall
+AXES_VERBOSE = False
+# A running turn job beats a heartbeat this often; a job whose worker's pid is gone (same host)
+# or whose heartbeat missed 3 beats is taken over at once instead of after TURN_LEASE_SECONDS.
+TURN_HEARTBEAT_SECONDS = env_float("TURN_HEARTBEAT_SECONDS", 10.0, minimum=0.1)
+
+# Production profile: LEGALMEM_PRODUCTION=1 turns on every setting below at once (HTTPS only,
+# secure cookies, HSTS, an enforced Content-Security-Policy); each one can still be set alone.
+PRODUCTION = env_bool("LEGALMEM_PRODUCTION", False)
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", PRODUCTION)
+SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", PRODUCTION)
+CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", PRODUCTION)
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 31536000 if PRODUCTION else 0, minimum=0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", PRODUCTION)
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", PRODUCTION)
+SECURE_REFERRER_POLICY = "same-origin"
+# Behind a TLS-terminating proxy: the header (and value) it sets on HTTPS requests, e.g.
+# "X-Forwarded-Proto: https". Only set it when the proxy overwrites that header on every request.
+SECURE_PROXY_SSL_HEADER = env_header("SECURE_PROXY_SSL_HEADER")
+USE_X_FORWARDED_HOST = env_bool("USE_X_FORWARDED_HOST", False)
+
+# `check --deploy` also generates the OpenAPI schema: one name for the layer enum keeps it clean.
+SPECTACULAR_SETTINGS.setdefault("ENUM_NAME_OVERRIDES", {})["MemoryScopeEnum"] = "memory.models.MemoryScope"
+
+# Content-Security-Policy (django-csp): enforce | report-only | off; enforced in production.
+# Scripts and styles come from our own static files only (no inline code, see docs/production.md).
+CSP_MODE = env_choice("CSP_MODE", "enforce" if PRODUCTION else "off", ("enforce", "report-only", "off"))
+if CSP_MODE != "off":
+    from csp.constants import NONCE, NONE, SELF
+
+    INSTALLED_APPS.append("csp")
+    MIDDLEWARE.insert(MIDDLEWARE.index("django.middleware.security.SecurityMiddleware") + 1,
+                      "csp.middleware.CSPMiddleware")
+    _CSP = {
+        "DIRECTIVES": {
+            "default-src": [SELF],
+            "script-src": [SELF, NONCE],
+            "style-src": [SELF, NONCE],
+            "img-src": [SELF, "data:"],
+            "font-src": [SELF, "data:"],
+            "connect-src": [SELF],  # the chat websocket is same-origin
+            "object-src": [NONE],
+            "base-uri": [SELF],
+            "form-action": [SELF],
+            "frame-ancestors": [NONE],
+        }
+    }
+    if CSP_MODE == "enforce":
+        CONTENT_SECURITY_POLICY = _CSP
+    else:
+        CONTENT_SECURITY_POLICY_REPORT_ONLY = _CSP
+
+# Email (password reset). No EMAIL_HOST = no mail server: password reset says so instead of
+# pretending to send. EMAIL_PORT 587 with EMAIL_USE_TLS, or 465 with EMAIL_USE_SSL.
+EMAIL_HOST = env_str("EMAIL_HOST", "")
+EMAIL_PORT = env_int("EMAIL_PORT", 25, minimum=1)
+EMAIL_HOST_USER = env_str("EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = env_str("EMAIL_HOST_PASSWORD", "")
+EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", False)
+EMAIL_USE_SSL = env_bool("EMAIL_USE_SSL", False)
+if EMAIL_USE_TLS and EMAIL_USE_SSL:
+    raise ConfigError("EMAIL_USE_TLS and EMAIL_USE_SSL cannot both be on (587 uses TLS, 465 uses SSL)")
+EMAIL_TIMEOUT = env_float("EMAIL_TIMEOUT_SECONDS", 10.0, minimum=0.1)
+DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "legalmem@localhost")
+EMAIL_BACKEND = (
+    "django.core.mail.backends.smtp.EmailBackend" if EMAIL_HOST else "logins.mail.NoMailServerBackend"
+)
+# --- end OPS ---

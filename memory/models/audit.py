@@ -29,6 +29,8 @@ class AuditEvent(models.TextChoices):
     MEMBERSHIP_REMOVED = "membership_removed", _("membership removed")
     FIRM_CREATED = "firm_created", _("firm created")
     JOB_FAILED = "job_failed", _("background job failed")
+    LOGIN_LOCKED_OUT = "login_locked_out", _("login locked out")
+    LOGIN_UNLOCKED = "login_unlocked", _("login unlocked")
 
 
 class AuditLogQuerySet(models.QuerySet["AuditLog"]):

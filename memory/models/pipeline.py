@@ -59,6 +59,10 @@ class TurnExtraction(models.Model):
     task_id = models.CharField(max_length=64, blank=True, help_text=_("Last background task enqueued."))
     next_attempt_at = models.DateTimeField(null=True, blank=True)
     started_at = models.DateTimeField(null=True, blank=True)
+    # Who runs it now, so a job left by a dead worker is taken over at once (memory/pipeline/liveness.py).
+    worker_host = models.CharField(max_length=255, blank=True)
+    worker_pid = models.PositiveIntegerField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)

@@ -4,8 +4,9 @@ Life of a ``TurnExtraction``: ``pending`` → ``running`` → ``done`` / ``skipp
 LLM or embedding outage (or any other error) it goes back to ``pending`` with exponential
 backoff (``TURN_RETRY_BACKOFF_SECONDS`` × 2^(attempt−1)) and a new background task, until
 ``TURN_MAX_ATTEMPTS`` — then ``failed``, with the error on the row and a JOB_FAILED audit
-entry. A job left ``running`` longer than ``TURN_LEASE_SECONDS`` belongs to a dead worker:
-``process_turn`` takes it over and ``resume_stalled_turns`` re-enqueues it.
+entry. A job left ``running`` by a dead worker (its pid gone on this host, its heartbeat stale,
+or past ``TURN_LEASE_SECONDS``; see memory/pipeline/liveness.py) is taken over by
+``process_turn`` and re-enqueued by ``resume_stalled_turns``.
 
 Idempotent: one row per assistant message; extracted items are stored before routing, so
 a resumed job routes the same items; each item's routing decision is unique per turn and
@@ -20,9 +21,11 @@ from functools import partial
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import Q
+from django.db.models import CharField, Q
+from django.db.models.functions import Cast
 from django.utils import timezone
-from django_tasks import task
+from django_tasks import TaskResultStatus, task
+from django_tasks_db.models import DBTaskResult
 
 from memory.extraction import ExtractedItem
 from memory.llm import LLMRejected
@@ -31,6 +34,7 @@ from memory.pipeline.apply import apply_items, reply_speaker
 from memory.pipeline.consolidation import consolidate_overflow
 from memory.pipeline.drafts import Provenance, TurnSource
 from memory.pipeline.extract import ENGINE_SKIPPED, extract_turn, extractable_reply
+from memory.pipeline.liveness import heartbeat, holder_is_gone, lease_cutoff, this_worker
 from memory.pipeline.message_index import index_conversation
 from memory.services.audit import record
 
@@ -96,22 +100,25 @@ def _enqueue_task(turn_id: int, run_after: datetime | None = None) -> None:
 
 def claim_turn(turn_id: int, *, now: datetime | None = None) -> TurnExtraction | None:
     """Mark the job running for this worker, or None if it is finished, not yet due, or held
-    by a live worker. A ``running`` job older than the lease is taken over (crash-and-resume)."""
+    by a live worker. A ``running`` job whose worker is gone is taken over (crash-and-resume)."""
     now = now or timezone.now()
     with transaction.atomic():
         turn = TurnExtraction.objects.select_for_update().get(pk=turn_id)
         if turn.status in (TurnExtraction.Status.DONE, TurnExtraction.Status.SKIPPED, TurnExtraction.Status.FAILED):
             return None
         if turn.status == TurnExtraction.Status.RUNNING:
-            if turn.started_at and turn.started_at > now - timedelta(seconds=settings.TURN_LEASE_SECONDS):
+            if not holder_is_gone(turn, now):
                 return None
-            logger.warning("turn %s was left running since %s by a dead worker; resuming", turn.pk, turn.started_at)
+            logger.warning("turn %s was left running since %s by a dead worker (%s pid %s); resuming",
+                           turn.pk, turn.started_at, turn.worker_host, turn.worker_pid)
         elif turn.next_attempt_at and turn.next_attempt_at > now:
             return None
         turn.status = TurnExtraction.Status.RUNNING
         turn.attempts += 1
-        turn.started_at = now
-        turn.save(update_fields=["status", "attempts", "started_at", "updated_at"])
+        turn.started_at = turn.heartbeat_at = now
+        turn.worker_host, turn.worker_pid = this_worker()
+        turn.save(update_fields=["status", "attempts", "started_at", "heartbeat_at", "worker_host", "worker_pid",
+                                 "updated_at"])
     return turn
 
 
@@ -124,12 +131,13 @@ def process_turn(turn_id: int, *, provenance: Provenance | None = None) -> TurnE
     turn = claim_turn(turn_id)
     if turn is None:
         return TurnExtraction.objects.get(pk=turn_id)
-    index_conversation(turn.conversation_id)  # every turn is memory, whatever extraction makes of it
-    try:
-        _run(turn, provenance)
-    except Exception as exc:  # noqa: BLE001 - every failure is recorded, retried or failed
-        _after_failure(turn, exc)
-        return TurnExtraction.objects.get(pk=turn_id)
+    with heartbeat(turn.pk):
+        index_conversation(turn.conversation_id)  # every turn is memory, whatever extraction makes of it
+        try:
+            _run(turn, provenance)
+        except Exception as exc:  # noqa: BLE001 - every failure is recorded, retried or failed
+            _after_failure(turn, exc)
+            return TurnExtraction.objects.get(pk=turn_id)
     try:
         consolidate_overflow(turn.conversation, actor=SYSTEM_ACTOR, provenance=provenance)
     except Exception:  # noqa: BLE001 - the turn is done; the overflow is retried after the next turn
@@ -217,12 +225,21 @@ def _after_failure(turn: TurnExtraction, exc: Exception) -> None:
 
 
 def resume_stalled_turns(*, now: datetime | None = None, limit: int = 100) -> list[int]:
-    """Re-enqueue jobs whose worker died (``running`` past the lease) or whose task was lost
-    (``pending`` and overdue by a lease). Safe to run any time, from any process."""
+    """Re-enqueue jobs whose worker died (``running`` with its process gone, its heartbeat stale
+    or past the lease) or whose task was lost (``pending`` and overdue by a lease). Safe to run
+    any time, from any process."""
     now = now or timezone.now()
-    cutoff = now - timedelta(seconds=settings.TURN_LEASE_SECONDS)
-    stalled = TurnExtraction.objects.filter(_stalled(cutoff)).order_by("created_at").values_list("pk", flat=True)[:limit]
-    ids = list(stalled)
+    running = TurnExtraction.objects.filter(status=TurnExtraction.Status.RUNNING).order_by("created_at").only(
+        "pk", "started_at", "heartbeat_at", "worker_host", "worker_pid"
+    )
+    abandoned = [turn.pk for turn in running if holder_is_gone(turn, now)][:limit]
+    overdue = (
+        TurnExtraction.objects.filter(_overdue(lease_cutoff(now)))
+        .exclude(task_id__in=_queued_task_ids())  # its task is only waiting in a long queue
+        .order_by("created_at")
+        .values_list("pk", flat=True)
+    )
+    ids = abandoned + list(overdue[: limit - len(abandoned)])
     for turn_id in ids:
         _enqueue_task(turn_id)
     if ids:
@@ -230,12 +247,21 @@ def resume_stalled_turns(*, now: datetime | None = None, limit: int = 100) -> li
     return ids
 
 
-def _stalled(cutoff: datetime) -> Q:
-    running = Q(status=TurnExtraction.Status.RUNNING, started_at__lt=cutoff)
-    overdue = Q(status=TurnExtraction.Status.PENDING) & (
+def _queued_task_ids():
+    """Ids (as text) of background tasks still waiting to run: their jobs are not lost, so the
+    watchdog does not enqueue them again every round."""
+    return (
+        DBTaskResult.objects.filter(status=TaskResultStatus.READY)
+        .annotate(text_id=Cast("id", CharField()))
+        .values("text_id")
+    )
+
+
+def _overdue(cutoff: datetime) -> Q:
+    """Pending jobs whose task should have run a lease ago (the task was lost)."""
+    return Q(status=TurnExtraction.Status.PENDING) & (
         Q(next_attempt_at__lt=cutoff) | Q(next_attempt_at__isnull=True, created_at__lt=cutoff)
     )
-    return running | overdue
 
 
 # --- the background task ------------------------------------------------------------------

@@ -139,3 +139,32 @@ def test_a_demo_story_setting_that_does_not_parse_is_one_line_naming_the_variabl
     assert result.stderr.strip() == ("[legalmem] error: LEGALMEM_DEMO_STORY_BUDGET_SECONDS must be a positive "
                                       "number of seconds, got 'ten minutes'")
     assert postgres_processes(tmp_path / "var" / "pgdata") == []
+
+
+def test_after_a_kill_9_of_the_launcher_the_next_clean_stop_still_stops_the_database(tmp_path):
+    """The launcher is killed with SIGKILL (no atexit, its pid stays in the embedded server's
+    handle list): its worker and server die with it, the next start adopts the PostgreSQL left
+    running, and the next Ctrl-C stops it."""
+    data_dir, pgdata = tmp_path / "var", tmp_path / "var" / "pgdata"
+    first = launch(data_dir, free_port(), LEGALMEM_DEMO_STORY="skip")
+    wait_for_line(first, "Ctrl-C stops", timeout=600)
+    children = psutil.Process(first.pid).children()
+    assert {"worker", "server"} <= {
+        "worker" if "run_worker" in " ".join(c.cmdline()) else "server" if "daphne" in " ".join(c.cmdline()) else ""
+        for c in children
+    }
+    os.kill(first.pid, signal.SIGKILL)
+    first.wait(timeout=30)
+    gone, alive = psutil.wait_procs(children, timeout=60)
+    assert alive == [], f"children outlived the launcher: {alive}"
+    assert postgres_processes(pgdata), "the killed launcher's PostgreSQL should still be running"
+    assert str(first.pid) in (pgdata / ".handle_pids.json").read_text()
+
+    again = launch(data_dir, free_port(), LEGALMEM_DEMO_STORY="skip")
+    try:
+        output = wait_for_line(again, "Ctrl-C stops", timeout=600)
+        assert any("adopting the embedded PostgreSQL" in line and str(first.pid) in line for line in output), output
+    finally:
+        assert stop(again) == 0
+    assert postgres_processes(pgdata) == []
+    assert (pgdata / ".handle_pids.json").read_text().strip() == "[]"

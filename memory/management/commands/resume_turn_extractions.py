@@ -1,8 +1,9 @@
 """``manage.py resume_turn_extractions``: re-enqueue turn jobs a dead worker left behind.
 
-Run it before starting workers (and any time): jobs ``running`` past ``TURN_LEASE_SECONDS``
-or ``pending`` with a lost task get a new background task. Every finished turn task also
-does this for up to 10 jobs.
+Run it before starting workers (and any time): jobs ``running`` whose worker is gone (its pid
+no longer exists on this host, its heartbeat is stale, or past ``TURN_LEASE_SECONDS``; see
+memory/pipeline/liveness.py) or ``pending`` with a lost task get a new background task. Every
+finished turn task, and every ``run_worker`` watchdog round, also does this for up to 10 jobs.
 """
 from __future__ import annotations
 

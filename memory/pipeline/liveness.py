@@ -1,0 +1,112 @@
+"""Is the worker holding a ``running`` turn job still alive? (docs/production.md "After a crash")
+
+A worker that claims a job records its host and pid and beats a heartbeat on the row every
+``TURN_HEARTBEAT_SECONDS`` while the job runs. The job is abandoned — and any process may
+take it over at once — when its worker's pid is gone on this host, or when the heartbeat is
+older than ``TURN_HEARTBEAT_MISSED_BEATS`` beats (a worker on another host, or a frozen one).
+``TURN_LEASE_SECONDS`` stays the upper bound for any single run.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime, timedelta
+
+import psutil
+from django.conf import settings
+from django.db import connection
+from django.utils import timezone
+
+logger = logging.getLogger("legalmem.pipeline")
+
+TURN_HEARTBEAT_MISSED_BEATS = 3
+
+
+def this_worker() -> tuple[str, int]:
+    """The (host, pid) recorded on a job this process claims."""
+    return socket.gethostname()[:255], os.getpid()
+
+
+def heartbeat_cutoff(now: datetime) -> datetime:
+    """A heartbeat older than this means the worker stopped beating."""
+    return now - timedelta(seconds=settings.TURN_HEARTBEAT_SECONDS * TURN_HEARTBEAT_MISSED_BEATS)
+
+
+def lease_cutoff(now: datetime) -> datetime:
+    return now - timedelta(seconds=settings.TURN_LEASE_SECONDS)
+
+
+def holder_is_gone(turn, now: datetime) -> bool:
+    """True when the worker that marked ``turn`` running can no longer finish it."""
+    if turn.started_at is None or turn.started_at < lease_cutoff(now):
+        return True
+    if turn.worker_host and turn.worker_host == socket.gethostname()[:255] and turn.worker_pid:
+        if not _process_alive(turn.worker_pid):
+            return True
+    if turn.heartbeat_at is not None:
+        return turn.heartbeat_at < heartbeat_cutoff(now)
+    return False  # a job claimed before heartbeats existed: only the lease applies
+
+
+def _process_alive(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.AccessDenied:
+        return True  # it exists, under another user
+    except (psutil.NoSuchProcess, ValueError):
+        return False
+
+
+@contextmanager
+def heartbeat(turn_id: int) -> Iterator[None]:
+    """Beat the job's heartbeat from a side thread while the body runs. Inside a caller's
+    transaction (the demo story runs turns that way) the claim is not visible to other
+    processes until it commits, so there is nothing to beat, and a beat would wait on our lock."""
+    if connection.in_atomic_block:
+        yield
+        return
+    stop = threading.Event()
+    thread = threading.Thread(target=_beat, args=(turn_id, stop), name=f"turn-{turn_id}-heartbeat", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join(timeout=settings.TURN_HEARTBEAT_SECONDS + 5)
+
+
+def _beat(turn_id: int, stop: threading.Event) -> None:
+    from memory.models import TurnExtraction
+
+    host, pid = this_worker()
+    try:
+        while not stop.wait(settings.TURN_HEARTBEAT_SECONDS):
+            try:
+                TurnExtraction.objects.filter(
+                    pk=turn_id, status=TurnExtraction.Status.RUNNING, worker_host=host, worker_pid=pid
+                ).update(heartbeat_at=timezone.now())
+            except Exception:  # noqa: BLE001 - a missed beat is retried; the job itself goes on
+                logger.warning("heartbeat of turn %s failed", turn_id, exc_info=True)
+    finally:
+        connection.close()  # this thread's own connection
+
+
+def watch_stalled_turns(stop: threading.Event) -> None:
+    """A live worker's side thread: every heartbeat period, re-enqueue jobs whose worker is gone,
+    so an idle worker takes them over within seconds (``manage.py run_worker`` starts it)."""
+    from memory.pipeline.turns import resume_stalled_turns
+
+    try:
+        while not stop.wait(settings.TURN_HEARTBEAT_SECONDS):
+            try:
+                resume_stalled_turns(limit=10)
+            except Exception:  # noqa: BLE001 - the next round tries again
+                logger.warning("looking for abandoned turn jobs failed", exc_info=True)
+            finally:
+                connection.close()
+    finally:
+        connection.close()

@@ -1,0 +1,144 @@
+"""The production Content-Security-Policy in a real browser: Daphne runs with LEGALMEM_PRODUCTION=1
+(plain HTTP allowed for the test: SSL redirect, secure cookies and HSTS overridden, CSP enforced),
+and chromium visits the login, home, chat (asking a question over the websocket), navigation, admin
+and API docs pages, switches the language, and reports no `securitypolicyviolation` event and no
+console error on any of them."""
+from __future__ import annotations
+
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import pytest
+from django.conf import settings as django_settings
+from playwright.sync_api import expect, sync_playwright
+
+from memory.models import MemoryScope
+from tests.factories import PASSWORD
+from tests.fake_llm.server import text_reply
+
+BASE_DIR = Path(__file__).resolve().parents[2]
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--no-first-run", "--disable-sync"]
+COLLECT_VIOLATIONS = """
+window.__violations = [];
+document.addEventListener('securitypolicyviolation', (e) => {
+  window.__violations.push(`${e.effectiveDirective} blocked ${e.blockedURI || 'inline'} at ${e.sourceFile}:${e.lineNumber}`);
+});
+"""
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _test_database_url() -> str:
+    parts = urlsplit(os.environ["DATABASE_URL"])
+    return urlunsplit(parts._replace(path="/" + django_settings.DATABASES["default"]["NAME"]))
+
+
+@pytest.fixture
+def production_server(transactional_db, fake_llm):
+    port = _free_port()
+    env = {key: value for key, value in os.environ.items() if not key.startswith(("SECURE_", "CSP_"))}
+    env.update({
+        "DATABASE_URL": _test_database_url(),
+        "LEGALMEM_PRODUCTION": "1",
+        "SECRET_KEY": secrets.token_urlsafe(50),
+        "SECURE_SSL_REDIRECT": "0", "SESSION_COOKIE_SECURE": "0", "CSRF_COOKIE_SECURE": "0",
+        "SECURE_HSTS_SECONDS": "0",
+        "LLM_BASE_URL": fake_llm.base_url, "LLM_MODEL": fake_llm.model, "LLM_API_KEY": "test-key",
+        "ALLOWED_HOSTS": "127.0.0.1", "CSRF_TRUSTED_ORIGINS": f"http://127.0.0.1:{port}",
+    })
+    process = subprocess.Popen(
+        [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "legalmem_site.asgi:application"],
+        cwd=BASE_DIR, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True,
+    )
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1):
+                break
+        except OSError:
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise AssertionError("daphne did not start: " + process.stderr.read().decode()[-2000:])
+            time.sleep(0.2)
+    yield f"http://127.0.0.1:{port}"
+    os.killpg(process.pid, signal.SIGTERM)
+    process.wait(timeout=20)
+
+
+@pytest.fixture
+def notes(world):
+    """Notes for the chat recall and the navigation graph, before Playwright's loop starts."""
+    laptop = world.note("笔记本电脑在购买后约两周出现大面积花屏。", matter=world.matter_laptop)
+    for text in ("商家拒绝退货，理由是人为损坏。", "消费者可要求七日无理由退货。", "押金应在退租后返还。"):
+        world.note(text, scope=MemoryScope.CROSS_CASE)
+    return laptop
+
+
+def test_chat_navigation_and_admin_pages_pass_the_production_csp(world, notes, production_server, fake_llm):
+    assert os.path.exists(CHROMIUM), f"chromium is missing at {CHROMIUM}; run `make browser`"
+    fake_llm.script(text_reply("结论：可以要求退货。", token_delay=0.01))
+    console_errors: list[str] = []
+    headers: dict[str, str] = {}
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        page = browser.new_page(locale="zh-CN")
+        page.add_init_script(COLLECT_VIOLATIONS)
+        page.on("console", lambda message: message.type == "error" and console_errors.append(f"{message.text} {message.location}"))
+        page.on("pageerror", lambda error: console_errors.append(str(error)))
+        page.on("response", lambda response: response.request.resource_type == "document"
+                and headers.setdefault(urlsplit(response.url).path, response.headers.get("content-security-policy", "")))
+
+        def violations() -> list[str]:
+            return page.evaluate("window.__violations")
+
+        page.goto(f"{production_server}/accounts/login/?next=/chat/")
+        assert violations() == []
+        page.fill("input[name=username]", "alice")
+        page.fill("input[name=password]", PASSWORD)
+        page.click("button[type=submit]")
+        page.wait_for_url(f"{production_server}/chat/")
+        expect(page.locator("#connection-status")).to_contain_text("llm:")
+        page.select_option("#matter", str(world.matter_laptop.pk))
+        page.fill("#question", "电脑花屏了，商家不给退怎么办？")
+        page.click("#send")
+        expect(page.locator("#messages li.assistant .body").last).to_contain_text("可以要求退货", timeout=60_000)
+        expect(page.locator(f"#recalled .note[data-note-id='{notes.pk}']")).to_be_visible()
+        seen = {"/chat/": violations()}
+
+        page.goto(f"{production_server}/navigation/")
+        page.wait_for_function("() => window.legalmemNav && window.legalmemNav.loaded && window.legalmemNav.nodeIds().length > 0")
+        seen["/navigation/"] = violations()
+
+        for path in ("/", "/admin/", "/admin/memory/note/", f"/admin/memory/note/{notes.pk}/change/",
+                     "/admin/memory/auditlog/", "/admin/logins/failedlogin/", "/admin/memory/matter/add/",
+                     "/api/docs/"):
+            page.goto(f"{production_server}{path}")
+            page.wait_for_load_state("networkidle")
+            seen[path] = violations()
+        expect(page.locator("#swagger-ui .information-container")).to_be_visible()  # the docs page rendered
+
+        # the language picker works without inline script
+        page.goto(f"{production_server}/")
+        page.select_option("select[name=language]", "en")
+        page.wait_for_load_state("networkidle")
+        expect(page.locator("body")).to_contain_text("Your matters")
+        seen["language switch"] = violations()
+        browser.close()
+
+    assert {path: found for path, found in seen.items() if found} == {}
+    # the browser's own /favicon.ico probe is no page error (the favicon is the chat page's business)
+    assert [error for error in console_errors if "/favicon.ico'" not in error] == []
+    assert headers and all("default-src 'self'" in policy and "script-src 'self'" in policy
+                           for policy in headers.values()), headers
