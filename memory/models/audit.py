@@ -87,7 +87,9 @@ class AuditLog(models.Model):
         verbose_name_plural = _("audit log")
 
     def __str__(self) -> str:
-        return f"{self.created_at:%Y-%m-%d %H:%M:%S} {self.actor_label} {self.event_type} {self.object_type}:{self.object_id}"
+        # In the firm's time zone (settings.TIME_ZONE), like every other time the admin shows.
+        return (f"{timezone.localtime(self.created_at):%Y-%m-%d %H:%M:%S} {self.actor_label} "
+                f"{self.get_event_type_display()} {self.object_type}:{self.object_id}")
 
     def save(self, *args, **kwargs) -> None:
         if self.pk is not None:
