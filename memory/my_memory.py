@@ -5,10 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from uuid import UUID
 
-from django.db.models import Q, QuerySet
+from django.contrib.postgres.search import SearchQuery, SearchVector
+from django.db.models import QuerySet
 
 from memory.models import Matter, Message, Note
+from memory.models.conversations import SEARCH_CONFIG
 from memory.retrieval import MAX_K, search_memory
+from memory.retrieval.keywords import query_tokens
 from memory.selectors import visible_notes
 from memory.timeline import TimelineEntry, note_timeline
 
@@ -47,6 +50,18 @@ def _filtered(user, filters: MemoryFilters) -> QuerySet[Note]:
     return notes
 
 
+def _with_every_word(notes: QuerySet[Note], query: str) -> QuerySet[Note]:
+    """Notes holding every word of the query: the same segmentation and full-text column as the
+    keyword search (Chinese is segmented by jieba, so "电脑花屏" finds "电脑……出现花屏")."""
+    tokens = query_tokens(query)[:32]
+    if not tokens:
+        return notes.filter(content__icontains=query.strip())
+    raw = " & ".join("'" + token.replace("\\", "\\\\").replace("'", "''") + "'" for token in tokens)
+    return notes.annotate(words=SearchVector("search_text", config=SEARCH_CONFIG)).filter(
+        words=SearchQuery(raw, config=SEARCH_CONFIG, search_type="raw")
+    )
+
+
 def my_memory_notes(user, filters: MemoryFilters) -> MemoryListing:
     """The notes the page lists. A search of current notes asks the assistant's own recall
     (``search_memory``: meaning and keywords, best first), so the page shows what the assistant
@@ -55,13 +70,7 @@ def my_memory_notes(user, filters: MemoryFilters) -> MemoryListing:
     if not filters.query:
         return MemoryListing(notes=notes.order_by("-stored_at"))
     if filters.status != Note.Status.ACTIVE:
-        words = filters.query
-        return MemoryListing(
-            notes=notes.filter(
-                Q(content__icontains=words) | Q(context__icontains=words) | Q(subject__icontains=words)
-            ).order_by("-stored_at"),
-            searched=True,
-        )
+        return MemoryListing(notes=_with_every_word(notes, filters.query).order_by("-stored_at"), searched=True)
     result = search_memory(
         user,
         filters.query,

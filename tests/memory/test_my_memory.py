@@ -57,6 +57,9 @@ def test_filters_by_layer_matter_category_and_status(world, memory_notes):
     current, superseded = listed(world.alice), listed(world.alice, status="superseded")
     assert str(newer.pk) in current and str(n["laptop"].pk) not in current
     assert str(n["laptop"].pk) in superseded and str(newer.pk) not in superseded
+    # Superseded and forgotten notes are never recalled: they are found by every segmented word.
+    assert str(n["laptop"].pk) in listed(world.alice, status="superseded", q="电脑花屏")
+    assert str(n["laptop"].pk) not in listed(world.alice, status="superseded", q="电脑 押金")
 
 
 def test_a_matter_outside_the_wall_is_a_clear_400_not_a_leak(world, memory_notes):
