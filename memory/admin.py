@@ -100,18 +100,9 @@ class NoteAdmin(WalledAdmin):
     change_form_template = "admin/memory/note/change_form.html"
     firm_admin_can_change = True
     firm_admin_can_delete = True
-    list_display = (
-        "short_content",
-        "memory_scope",
-        "category",
-        "firm",
-        "matter",
-        "source_type",
-        "importance",
-        "confidence",
-        "status",
-        "stored_at",
-    )
+    # Few, short columns so the list fits a 1400 px screen beside the filters; importance,
+    # confidence and provenance are on the note's page. Operators (several firms) see the firm.
+    list_display = ("short_content", "memory_scope", "category", "matter", "status", "stored_at")
     list_filter = (
         ("firm", RelatedOnly),
         "memory_scope",
@@ -201,6 +192,9 @@ class NoteAdmin(WalledAdmin):
         return Note.objects.visible_to(request.user).filter(
             firm__in=Firm.objects.administered_by(request.user)
         )
+
+    def get_list_display(self, request: HttpRequest):
+        return (*self.list_display, "firm") if request.user.is_superuser else self.list_display
 
     @admin.display(description=_("content"))
     def short_content(self, note: Note) -> str:

@@ -50,7 +50,11 @@ def log_in(page: Page, base: str, username: str, next_url: str) -> None:
 
 
 def fits_the_page(page: Page) -> bool:
-    return page.evaluate("document.documentElement.scrollWidth <= document.documentElement.clientWidth")
+    """Neither the page nor the admin's result table scrolls sideways (nothing is cut off)."""
+    return page.evaluate("""() => {
+        const fits = (el) => !el || el.scrollWidth <= el.clientWidth;
+        return fits(document.documentElement) && fits(document.querySelector('#changelist .results'));
+    }""")
 
 
 def row(page: Page, note: Note):
@@ -153,6 +157,7 @@ def test_admin_history_audit_search_and_both_languages(live_server, world, memor
         zh.goto(f"{live_server.url}/admin/memory/auditlog/?q=遗忘")
         expect(zh.locator("#result_list tbody tr")).to_have_count(1)
         expect(zh.locator("#result_list")).to_contain_text("笔记被用户遗忘")
+        assert fits_the_page(zh), "the audit list is wider than 1400 px"
         zh.goto(f"{live_server.url}/admin/memory/auditlog/?q=note")
         expect(zh.locator("#result_list tbody tr")).to_have_count(note_entries)
         zh.screenshot(path=screenshots / "admin-audit-search-zh.png", full_page=True)
