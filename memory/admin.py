@@ -29,7 +29,7 @@ from memory.models import (
     NoteLink,
 )
 from memory.models import AuditEvent
-from memory.services.notes import correct_note, delete_note
+from memory.services.notes import NoteValidationError, correct_note, delete_note, restore_forgotten_note
 from memory.services.tenancy import assign_user, create_matter, unassign_user, update_matter
 from memory.timeline import note_timeline
 
@@ -253,6 +253,19 @@ class NoteAdmin(WalledAdmin):
         original = Note.objects.get(pk=obj.pk)
         changes = {name: form.cleaned_data[name] for name in form.changed_data}
         correct_note(original, changes, actor=request.user, reason="admin correction")
+
+    actions = ["restore_forgotten"]
+
+    @admin.action(description=_("Restore forgotten notes (they are recalled again)"), permissions=["change"])
+    def restore_forgotten(self, request, queryset: QuerySet) -> None:
+        restored = 0
+        for note in queryset.filter(status=Note.Status.FORGOTTEN):
+            try:
+                restore_forgotten_note(note, actor=request.user, reason="restored in admin")
+            except NoteValidationError:
+                continue
+            restored += 1
+        self.message_user(request, gettext("%(n)d note(s) restored.") % {"n": restored})
 
     def delete_model(self, request, obj: Note) -> None:
         delete_note(obj, actor=request.user, reason="deleted in admin")

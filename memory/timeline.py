@@ -22,6 +22,7 @@ EVENT_LABELS = {
     "mentioned": _("stated again"),
     "successor_deleted": _("its newer version was deleted"),
     "forgotten": _("forgotten by its user"),
+    "restored": _("restored after being forgotten"),
     "story_provenance": _("provenance set by the demo story"),
     "promoted": _("promoted to the user profile"),
 }

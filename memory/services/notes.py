@@ -312,6 +312,33 @@ def forget_note(note: Note, *, user, reason: str = "") -> Note:
     return note
 
 
+def restore_forgotten_note(note: Note, *, actor, reason: str = "") -> Note:
+    """An auditor's undo of a user's "forget": the note returns to the status and validity it
+    had before (current, or superseded with its window), and may be recalled again. Audited."""
+    with transaction.atomic():
+        note = Note.objects.select_for_update().get(pk=note.pk)
+        if note.status != Note.Status.FORGOTTEN:
+            raise NoteValidationError("only a forgotten note can be restored")
+        forgotten = next(
+            (step for step in reversed(note.evolution_history) if step.get("event") == "forgotten"), {}
+        )
+        earlier = forgotten.get("changes", {})
+        before = note.snapshot()
+        status = earlier.get("status", [Note.Status.ACTIVE])[0]
+        changes: dict[str, list[Any]] = {"status": [note.status, status]}
+        if "valid_to" in earlier:
+            changes["valid_to"] = [note.valid_to.isoformat() if note.valid_to else None, earlier["valid_to"][0]]
+            note.valid_to = None if earlier["valid_to"][0] is None else datetime.fromisoformat(earlier["valid_to"][0])
+        note.status = status
+        note.append_history("restored", changes, by=actor_label(actor), reason=clean_text(reason)[:500])
+        note.save(update_fields=["status", "valid_to", "evolution_history", "updated_at"])
+        record_note_event(
+            actor=actor, event=AuditEvent.NOTE_UPDATED, note=note, before=before,
+            after=note.snapshot(), reason=reason or "restored after being forgotten",
+        )
+    return note
+
+
 def correct_own_note(note: Note, changes: dict[str, Any], *, user, reason: str = "") -> Note:
     """A user's correction from the "my memory" page: only of a current note they may change
     (``changeable_by``); then the same audited ``correct_note`` as an auditor's."""

@@ -166,3 +166,23 @@ def test_a_superseded_note_cannot_be_corrected(world, memory_notes):
     supersede_note(n["deposit"], newer, actor="system:test", reason="new amount")
     with pytest.raises(NoteValidationError):
         correct_own_note(Note.objects.get(pk=n["deposit"].pk), {"content": "改"}, user=world.alice)
+
+
+def test_an_auditor_restores_a_forgotten_note_to_what_it_was(world, memory_notes):
+    n = memory_notes
+    forget_note(n["deposit"], user=world.alice, reason="误操作")
+    newer = world.note("笔记本电脑在购买后第十天出现花屏。", matter=world.matter_laptop)
+    supersede_note(n["laptop"], newer, actor="system:test", reason="better date")
+    old = Note.objects.get(pk=n["laptop"].pk)
+    forget_note(old, user=world.bob)
+    response = logged_in(world.alice).post("/admin/memory/note/", {
+        "action": "restore_forgotten", "_selected_action": [str(n["deposit"].pk), str(old.pk)],
+    })
+    assert response.status_code == 302
+    deposit, laptop = Note.objects.get(pk=n["deposit"].pk), Note.objects.get(pk=old.pk)
+    assert deposit.status == Note.Status.ACTIVE and deposit.valid_to is None
+    assert laptop.status == Note.Status.SUPERSEDED and laptop.valid_to == old.valid_to  # its window again
+    assert deposit.pk in [h.pk for h in search_memory(world.alice, "押金退还", k=10).notes]
+    entry = AuditLog.objects.filter(object_id=str(deposit.pk)).latest("id")
+    assert entry.event_type == AuditEvent.NOTE_UPDATED and entry.actor == world.alice
+    assert deposit.evolution_history[-1]["event"] == "restored"
