@@ -15,11 +15,16 @@ $(STAMP): requirements.txt
 
 install: $(STAMP)
 
-# Debian's chromium serves the browser tests (Playwright's own download does not work offline).
+# Debian's chromium serves the browser tests (Playwright's own download does not work offline),
+# with a CJK font for the screenshots they save.
 browser:
 	@command -v chromium >/dev/null 2>&1 || { \
 	  echo "[legalmem] installing Debian's chromium for browser tests"; \
 	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) >/dev/null; }
+	@# Headless screenshots of Chinese pages need a CJK font on the server (docs/my-memory-and-admin.md).
+	@fc-list :lang=zh 2>/dev/null | grep -q . || { \
+	  echo "[legalmem] installing Debian's fonts-noto-cjk so headless chromium renders Chinese"; \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq fonts-noto-cjk) >/dev/null; }
 
 run: install
 	$(PY) -m legalmem_site.launcher run

@@ -13,8 +13,9 @@ from typing import Any
 from django.contrib import admin
 from django.db.models import Q, QuerySet
 from django.http import Http404, HttpRequest
+from django.template.loader import render_to_string
 from django.utils.html import format_html, format_html_join
-from django.utils.translation import gettext_lazy as _
+from django.utils.translation import gettext, gettext_lazy as _
 
 from memory.models import (
     AuditLog,
@@ -27,8 +28,15 @@ from memory.models import (
     Note,
     NoteLink,
 )
-from memory.services.notes import correct_note, delete_note
+from memory.models import AuditEvent
+from memory.services.notes import NoteValidationError, correct_note, delete_note, restore_forgotten_note
 from memory.services.tenancy import assign_user, create_matter, unassign_user, update_matter
+from memory.timeline import note_timeline
+
+# The product's name on every admin page, in the user's language (not "Django 管理").
+admin.site.site_header = _("LegalMem audit")
+admin.site.site_title = _("LegalMem audit")
+admin.site.index_title = _("Memory, provenance and audit log")
 
 
 def is_firm_admin(request: HttpRequest) -> bool:
@@ -92,18 +100,9 @@ class NoteAdmin(WalledAdmin):
     change_form_template = "admin/memory/note/change_form.html"
     firm_admin_can_change = True
     firm_admin_can_delete = True
-    list_display = (
-        "short_content",
-        "memory_scope",
-        "category",
-        "firm",
-        "matter",
-        "source_type",
-        "importance",
-        "confidence",
-        "status",
-        "stored_at",
-    )
+    # Few, short columns so the list fits a 1400 px screen beside the filters; importance,
+    # confidence and provenance are on the note's page. Operators (several firms) see the firm.
+    list_display = ("short_content", "memory_scope", "category", "matter", "status", "stored_at")
     list_filter = (
         ("firm", RelatedOnly),
         "memory_scope",
@@ -194,13 +193,20 @@ class NoteAdmin(WalledAdmin):
             firm__in=Firm.objects.administered_by(request.user)
         )
 
+    def get_list_display(self, request: HttpRequest):
+        return (*self.list_display, "firm") if request.user.is_superuser else self.list_display
+
     @admin.display(description=_("content"))
     def short_content(self, note: Note) -> str:
         return note.content[:80]
 
+    class Media:
+        css = {"all": ("memory/timeline.css",)}
+
     @admin.display(description=_("evolution history"))
     def evolution_history_display(self, note: Note) -> str:
-        return _pretty_json(note.evolution_history) if note.evolution_history else "—"
+        """The history as a readable timeline of what changed (the raw JSON stays in the audit log)."""
+        return render_to_string("memory/timeline.html", {"timeline": note_timeline(note)})
 
     def change_view(self, request, object_id, form_url="", extra_context=None):
         """Provenance panels (source messages, links, audit trail) filtered for this request's user."""
@@ -208,6 +214,18 @@ class NoteAdmin(WalledAdmin):
         if note is not None:
             extra_context = {**(extra_context or {}), **self._provenance_context(request, note)}
         return super().change_view(request, object_id, form_url, extra_context)
+
+    def history_view(self, request, object_id, extra_context=None):
+        """The note's history: its evolution timeline and its audit entries (behind the wall),
+        then any admin edits Django logged."""
+        note = self.get_object(request, object_id)
+        if note is not None:
+            extra_context = {
+                **(extra_context or {}),
+                "timeline": note_timeline(note),
+                "audit_trail": self._provenance_context(request, note)["audit_trail"],
+            }
+        return super().history_view(request, object_id, extra_context)
 
     def _provenance_context(self, request, note: Note) -> dict[str, Any]:
         user = request.user
@@ -236,6 +254,19 @@ class NoteAdmin(WalledAdmin):
         changes = {name: form.cleaned_data[name] for name in form.changed_data}
         correct_note(original, changes, actor=request.user, reason="admin correction")
 
+    actions = ["restore_forgotten"]
+
+    @admin.action(description=_("Restore forgotten notes (they are recalled again)"), permissions=["change"])
+    def restore_forgotten(self, request, queryset: QuerySet) -> None:
+        restored = 0
+        for note in queryset.filter(status=Note.Status.FORGOTTEN):
+            try:
+                restore_forgotten_note(note, actor=request.user, reason="restored in admin")
+            except NoteValidationError:
+                continue
+            restored += 1
+        self.message_user(request, gettext("%(n)d note(s) restored.") % {"n": restored})
+
     def delete_model(self, request, obj: Note) -> None:
         delete_note(obj, actor=request.user, reason="deleted in admin")
 
@@ -260,12 +291,15 @@ class NoteLinkAdmin(WalledAdmin):
 class AuditLogAdmin(WalledAdmin):
     list_display = ("created_at", "actor_label", "event_type", "object_type", "object_id", "firm")
     list_filter = ("event_type", "object_type", ("firm", RelatedOnly), ("created_at", admin.DateFieldListFilter))
-    search_fields = ("actor_label", "object_id")
+    # Actor, object type and id, and the note's content before and after the change; an event
+    # is also found by its label in the user's language (get_search_results).
+    search_fields = ("actor_label", "object_type", "object_id", "before__content", "after__content")
+    search_help_text = _("Search by actor, event (e.g. “forgotten”), object type (“note”), object id or note content.")
     date_hierarchy = "created_at"
-    readonly_fields = (
+    # One actor row (the name recorded at the time); times in the firm's time zone.
+    fields = (
         "created_at",
         "actor_label",
-        "actor",
         "event_type",
         "object_type",
         "object_id",
@@ -275,7 +309,21 @@ class AuditLogAdmin(WalledAdmin):
         "after_display",
         "extra_display",
     )
-    exclude = ("before", "after", "extra", "private_to")
+    readonly_fields = fields
+
+    def get_search_results(self, request, queryset, search_term):
+        """Also match events by their value or their translated label ("遗忘", "superseded")."""
+        results, may_have_duplicates = super().get_search_results(request, queryset, search_term)
+        term = search_term.strip().lower()
+        if not term:
+            return results, may_have_duplicates
+        events = [
+            value for value, label in AuditEvent.choices
+            if term in value.lower() or term in gettext(label).lower() or term in str(label).lower()
+        ]
+        if events:
+            results = results | queryset.filter(event_type__in=events)
+        return results, may_have_duplicates
 
     @admin.display(description=_("before"))
     def before_display(self, entry: AuditLog) -> str:
@@ -456,7 +504,9 @@ class RoutingDecisionInline(admin.TabularInline):
 
 @admin.register(TurnExtraction)
 class TurnExtractionAdmin(ReadOnlyWalledAdmin):
-    list_display = ("id", "status", "attempts", "engine", "firm", "conversation", "short_error", "created_at", "finished_at")
+    # Few, short columns: the list fits a 1280 px screen (the full row is one click away).
+    list_display = ("id", "status", "attempts", "short_conversation", "short_error", "created_at")
+    list_select_related = ("conversation",)
     list_filter = ("status", "engine", ("firm", RelatedOnly), ("created_at", admin.DateFieldListFilter))
     search_fields = ("last_error",)
     date_hierarchy = "created_at"
@@ -476,9 +526,13 @@ class TurnExtractionAdmin(ReadOnlyWalledAdmin):
     def get_readonly_fields(self, request, obj=None):
         return self.get_fields(request, obj)
 
+    @admin.display(description=_("conversation"))
+    def short_conversation(self, turn: TurnExtraction) -> str:
+        return str(turn.conversation)[:30]
+
     @admin.display(description=_("error"))
     def short_error(self, turn: TurnExtraction) -> str:
-        return turn.last_error[:120] or "—"
+        return (turn.last_error[:60] + ("…" if len(turn.last_error) > 60 else "")) or "—"
 
     @admin.display(description=_("items"))
     def items_display(self, turn: TurnExtraction) -> str:

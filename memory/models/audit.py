@@ -19,6 +19,7 @@ class AuditEvent(models.TextChoices):
     NOTE_EVOLVED = "note_evolved", _("note evolved")
     NOTE_SUPERSEDED = "note_superseded", _("note superseded")
     NOTE_DELETED = "note_deleted", _("note deleted")
+    NOTE_FORGOTTEN = "note_forgotten", _("note forgotten by its user")
     LINK_CREATED = "link_created", _("link created")
     LINK_DELETED = "link_deleted", _("link deleted")
     MATTER_CREATED = "matter_created", _("matter created")
@@ -49,20 +50,24 @@ class AuditLog(models.Model):
     """One recorded change. Append-only."""
 
     firm = models.ForeignKey(
-        Firm, on_delete=models.DO_NOTHING, db_constraint=False, null=True, related_name="+"
+        Firm, on_delete=models.DO_NOTHING, db_constraint=False, null=True, related_name="+",
+        verbose_name=_("firm"),
     )
     matter = models.ForeignKey(
         Matter, on_delete=models.DO_NOTHING, db_constraint=False, null=True, blank=True,
         related_name="+",
+        verbose_name=_("matter"),
     )
     private_to = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.DO_NOTHING, db_constraint=False, null=True,
         blank=True, related_name="+",
         help_text=_("Set when the object is visible to one user only (their profile notes)."),
+        verbose_name=_("private to"),
     )
     actor = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.DO_NOTHING, db_constraint=False, null=True,
         blank=True, related_name="+",
+        verbose_name=_("actor"),
     )
     actor_label = models.CharField(
         _("actor"), max_length=200, help_text=_("The user's name, or system:<component>.")
@@ -70,10 +75,10 @@ class AuditLog(models.Model):
     event_type = models.CharField(_("event"), max_length=40, choices=AuditEvent.choices)
     object_type = models.CharField(_("object type"), max_length=40)
     object_id = models.CharField(_("object id"), max_length=64)
-    before = models.JSONField(null=True, blank=True)
-    after = models.JSONField(null=True, blank=True)
-    extra = models.JSONField(default=dict, blank=True)
-    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+    before = models.JSONField(null=True, blank=True, verbose_name=_("before"))
+    after = models.JSONField(null=True, blank=True, verbose_name=_("after"))
+    extra = models.JSONField(default=dict, blank=True, verbose_name=_("extra"))
+    created_at = models.DateTimeField(default=timezone.now, db_index=True, verbose_name=_("created at"))
 
     objects = AuditLogQuerySet.as_manager()
 
@@ -84,7 +89,9 @@ class AuditLog(models.Model):
         verbose_name_plural = _("audit log")
 
     def __str__(self) -> str:
-        return f"{self.created_at:%Y-%m-%d %H:%M:%S} {self.actor_label} {self.event_type} {self.object_type}:{self.object_id}"
+        # In the firm's time zone (settings.TIME_ZONE), like every other time the admin shows.
+        return (f"{timezone.localtime(self.created_at):%Y-%m-%d %H:%M:%S} {self.actor_label} "
+                f"{self.get_event_type_display()} {self.object_type}:{self.object_id}")
 
     def save(self, *args, **kwargs) -> None:
         if self.pk is not None:

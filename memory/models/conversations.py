@@ -24,19 +24,21 @@ class ConversationQuerySet(models.QuerySet["Conversation"]):
 class Conversation(models.Model):
     """A chat session of one user in one firm, optionally about one matter."""
 
-    firm = models.ForeignKey(Firm, on_delete=models.PROTECT, related_name="conversations")
+    firm = models.ForeignKey(Firm, on_delete=models.PROTECT, related_name="conversations", verbose_name=_("firm"))
     user = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="conversations"
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="conversations",
+        verbose_name=_("user"),
     )
     matter = models.ForeignKey(
-        Matter, on_delete=models.PROTECT, null=True, blank=True, related_name="conversations"
+        Matter, on_delete=models.PROTECT, null=True, blank=True, related_name="conversations",
+        verbose_name=_("matter"),
     )
     title = models.CharField(_("title"), max_length=300, blank=True)
     external_id = models.CharField(
         _("external id"), max_length=200, blank=True, help_text=_("Id in an imported transcript.")
     )
-    created_at = models.DateTimeField(auto_now_add=True)
-    updated_at = models.DateTimeField(auto_now=True)
+    created_at = models.DateTimeField(auto_now_add=True, verbose_name=_("created at"))
+    updated_at = models.DateTimeField(auto_now=True, verbose_name=_("updated at"))
 
     objects = ConversationQuerySet.as_manager()
 
@@ -89,31 +91,34 @@ class Message(models.Model):
         FAILED = "failed", _("failed")
 
     conversation = models.ForeignKey(
-        Conversation, on_delete=models.PROTECT, related_name="messages"
+        Conversation, on_delete=models.PROTECT, related_name="messages",
+        verbose_name=_("conversation"),
     )
-    firm = models.ForeignKey(Firm, on_delete=models.PROTECT, related_name="+")
-    role = models.CharField(max_length=10, choices=Role.choices)
+    firm = models.ForeignKey(Firm, on_delete=models.PROTECT, related_name="+", verbose_name=_("firm"))
+    role = models.CharField(max_length=10, choices=Role.choices, verbose_name=_("role"))
     speaker = models.CharField(
         _("speaker"), max_length=200, blank=True, help_text=_("Who said it, as named in the source.")
     )
     content = models.TextField(_("content"))
-    status = models.CharField(max_length=10, choices=Status.choices, default=Status.COMPLETE)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.COMPLETE, verbose_name=_("status"))
     external_id = models.CharField(
         _("external id"), max_length=200, blank=True, help_text=_("Id in an imported transcript.")
     )
     said_at = models.DateTimeField(_("said at"))
-    created_at = models.DateTimeField(auto_now_add=True)
+    created_at = models.DateTimeField(auto_now_add=True, verbose_name=_("created at"))
     search_text = models.TextField(
-        blank=True, editable=False, help_text=_("Segmented words for full-text search.")
+        blank=True, editable=False, help_text=_("Segmented words for full-text search."),
+        verbose_name=_("search text"),
     )
     # --- every turn is memory: keyword terms at save time, the embedding from the indexing job ---
     search_vector = models.GeneratedField(
         expression=SearchVector("search_text", config=SEARCH_CONFIG),
         output_field=SearchVectorField(),
         db_persist=True,
+        verbose_name=_("search vector"),
     )
-    embedding = VectorField(dimensions=settings.NOTE_EMBEDDING_DIMENSIONS, null=True, blank=True)
-    embedding_model = models.CharField(max_length=100, blank=True)
+    embedding = VectorField(dimensions=settings.NOTE_EMBEDDING_DIMENSIONS, null=True, blank=True, verbose_name=_("embedding"))
+    embedding_model = models.CharField(max_length=100, blank=True, verbose_name=_("embedding model"))
     # --- how an assistant reply came about (chat) ---
     engine = models.CharField(
         _("engine"), max_length=120, blank=True, help_text=_("llm:<model> or offline.")

@@ -19,12 +19,12 @@ class LLMServerMode(models.Model):
         JSON_OBJECT = "json_object", _("json_object (example reply in the prompt)")
         PLAIN = "plain", _("plain request (example reply in the prompt)")
 
-    base_url = models.CharField(max_length=500)
-    model = models.CharField(max_length=200)
-    json_mode = models.CharField(max_length=20, choices=JSONMode.choices)
-    probed_at = models.DateTimeField(help_text=_("When the modes before this one were last tried."))
-    last_error = models.TextField(blank=True, help_text=_("Why the previous mode was refused."))
-    updated_at = models.DateTimeField(auto_now=True)
+    base_url = models.CharField(max_length=500, verbose_name=_("base url"))
+    model = models.CharField(max_length=200, verbose_name=_("model"))
+    json_mode = models.CharField(max_length=20, choices=JSONMode.choices, verbose_name=_("json mode"))
+    probed_at = models.DateTimeField(help_text=_("When the modes before this one were last tried."), verbose_name=_("probed at"))
+    last_error = models.TextField(blank=True, help_text=_("Why the previous mode was refused."), verbose_name=_("last error"))
+    updated_at = models.DateTimeField(auto_now=True, verbose_name=_("updated at"))
 
     class Meta:
         ordering = ["base_url", "model"]

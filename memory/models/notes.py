@@ -97,6 +97,16 @@ class NoteQuerySet(models.QuerySet["Note"]):
         )
         return self.filter(q_firm & q_wall & q_profile & q_case)
 
+    def changeable_by(self, user) -> "NoteQuerySet":
+        """Notes ``user`` may correct or forget from the "my memory" page: of those they see,
+        their own private notes (profile, matter-less case notes) and the notes of the matters
+        they are assigned to; the firm-wide layers only as an admin of that firm
+        (docs/my-memory-and-admin.md, "Who may forget what")."""
+        firm_wide = models.Q(matter__isnull=True) & models.Q(memory_scope__in=FIRM_WIDE_SCOPES)
+        return self.visible_to(user).filter(
+            ~firm_wide | models.Q(firm__in=Firm.objects.administered_by(user))
+        )
+
     def active(self) -> "NoteQuerySet":
         """Notes currently valid (not superseded by a newer version)."""
         return self.filter(status=Note.Status.ACTIVE)
@@ -111,9 +121,12 @@ class Note(models.Model):
     class Status(models.TextChoices):
         ACTIVE = "active", _("active")
         SUPERSEDED = "superseded", _("superseded")
+        # Retired by a user's "forget this" (docs/my-memory-and-admin.md): kept for the audit
+        # trail, never recalled again.
+        FORGOTTEN = "forgotten", _("forgotten")
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    firm = models.ForeignKey(Firm, on_delete=models.PROTECT, related_name="notes")
+    firm = models.ForeignKey(Firm, on_delete=models.PROTECT, related_name="notes", verbose_name=_("firm"))
 
     # --- what it says ---
     content = models.TextField(_("content"))
@@ -122,8 +135,8 @@ class Note(models.Model):
     memory_type = models.CharField(
         _("memory type"), max_length=20, choices=MemoryType.choices, default=MemoryType.FACT
     )
-    keywords = ArrayField(models.CharField(max_length=100), default=list, blank=True)
-    tags = ArrayField(models.CharField(max_length=100), default=list, blank=True)
+    keywords = ArrayField(models.CharField(max_length=100), default=list, blank=True, verbose_name=_("keywords"))
+    tags = ArrayField(models.CharField(max_length=100), default=list, blank=True, verbose_name=_("tags"))
     context = models.TextField(_("context"), blank=True, help_text=_("One sentence on what it is about."))
     importance = models.FloatField(_("importance"), default=0.5)
     confidence = models.FloatField(_("confidence"), default=0.8)
@@ -133,7 +146,8 @@ class Note(models.Model):
 
     # --- provenance ---
     matter = models.ForeignKey(
-        Matter, on_delete=models.PROTECT, null=True, blank=True, related_name="notes"
+        Matter, on_delete=models.PROTECT, null=True, blank=True, related_name="notes",
+        verbose_name=_("matter"),
     )
     owner = models.ForeignKey(
         settings.AUTH_USER_MODEL,
@@ -141,37 +155,41 @@ class Note(models.Model):
         null=True,
         blank=True,
         related_name="owned_notes",
+        verbose_name=_("owner"),
     )
     conversation = models.ForeignKey(
-        Conversation, on_delete=models.PROTECT, null=True, blank=True, related_name="notes"
+        Conversation, on_delete=models.PROTECT, null=True, blank=True, related_name="notes",
+        verbose_name=_("conversation"),
     )
     subject = models.CharField(
         _("subject"), max_length=200, blank=True, help_text=_("The client or party it is about.")
     )
     source_type = models.CharField(_("source type"), max_length=20, choices=SourceType.choices)
     source_id = models.CharField(_("source id"), max_length=200, blank=True)
-    source_message_ids = ArrayField(models.BigIntegerField(), default=list, blank=True)
+    source_message_ids = ArrayField(models.BigIntegerField(), default=list, blank=True, verbose_name=_("source message ids"))
     speaker = models.CharField(_("speaker"), max_length=200, blank=True)
     said_at = models.DateTimeField(_("said at"), null=True, blank=True)
     stored_at = models.DateTimeField(_("stored at"), auto_now_add=True)
     updated_at = models.DateTimeField(_("updated at"), auto_now=True)
 
     # --- validity and history ---
-    status = models.CharField(max_length=20, choices=Status.choices, default=Status.ACTIVE)
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.ACTIVE, verbose_name=_("status"))
     valid_from = models.DateTimeField(_("valid from"), default=timezone.now)
     valid_to = models.DateTimeField(_("valid to"), null=True, blank=True)
     superseded_by = models.ForeignKey(
-        "self", on_delete=models.PROTECT, null=True, blank=True, related_name="supersedes"
+        "self", on_delete=models.PROTECT, null=True, blank=True, related_name="supersedes",
+        verbose_name=_("superseded by"),
     )
-    evolution_history = models.JSONField(default=list, blank=True)
-    content_hash = models.CharField(max_length=64, db_index=True, editable=False)
+    evolution_history = models.JSONField(default=list, blank=True, verbose_name=_("evolution history"))
+    content_hash = models.CharField(max_length=64, db_index=True, editable=False, verbose_name=_("content hash"))
 
     # --- retrieval ---
     search_text = models.TextField(
-        blank=True, editable=False, help_text=_("Segmented words for full-text search.")
+        blank=True, editable=False, help_text=_("Segmented words for full-text search."),
+        verbose_name=_("search text"),
     )
-    embedding = VectorField(dimensions=settings.NOTE_EMBEDDING_DIMENSIONS, null=True, blank=True)
-    embedding_model = models.CharField(max_length=100, blank=True)
+    embedding = VectorField(dimensions=settings.NOTE_EMBEDDING_DIMENSIONS, null=True, blank=True, verbose_name=_("embedding"))
+    embedding_model = models.CharField(max_length=100, blank=True, verbose_name=_("embedding model"))
 
     objects = NoteQuerySet.as_manager()
 
@@ -296,13 +314,13 @@ class NoteLinkQuerySet(models.QuerySet["NoteLink"]):
 class NoteLink(models.Model):
     """A typed, weighted edge between two notes of the same firm (graph memory)."""
 
-    firm = models.ForeignKey(Firm, on_delete=models.PROTECT, related_name="+")
-    source = models.ForeignKey(Note, on_delete=models.CASCADE, related_name="links_out")
-    target = models.ForeignKey(Note, on_delete=models.CASCADE, related_name="links_in")
-    link_type = models.CharField(max_length=20, choices=LinkType.choices)
-    weight = models.FloatField(default=0.5)
-    reason = models.CharField(max_length=300, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
+    firm = models.ForeignKey(Firm, on_delete=models.PROTECT, related_name="+", verbose_name=_("firm"))
+    source = models.ForeignKey(Note, on_delete=models.CASCADE, related_name="links_out", verbose_name=_("source"))
+    target = models.ForeignKey(Note, on_delete=models.CASCADE, related_name="links_in", verbose_name=_("target"))
+    link_type = models.CharField(max_length=20, choices=LinkType.choices, verbose_name=_("link type"))
+    weight = models.FloatField(default=0.5, verbose_name=_("weight"))
+    reason = models.CharField(max_length=300, blank=True, verbose_name=_("reason"))
+    created_at = models.DateTimeField(auto_now_add=True, verbose_name=_("created at"))
 
     objects = NoteLinkQuerySet.as_manager()
 

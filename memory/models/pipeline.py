@@ -40,32 +40,34 @@ class TurnExtraction(models.Model):
         SKIPPED = "skipped", _("skipped (trivial turn)")
         FAILED = "failed", _("failed")
 
-    firm = models.ForeignKey(Firm, on_delete=models.PROTECT, related_name="+")
+    firm = models.ForeignKey(Firm, on_delete=models.PROTECT, related_name="+", verbose_name=_("firm"))
     conversation = models.ForeignKey(
-        Conversation, on_delete=models.PROTECT, related_name="turn_extractions"
+        Conversation, on_delete=models.PROTECT, related_name="turn_extractions",
+        verbose_name=_("conversation"),
     )
-    user_message = models.ForeignKey(Message, on_delete=models.PROTECT, related_name="+")
+    user_message = models.ForeignKey(Message, on_delete=models.PROTECT, related_name="+", verbose_name=_("user message"))
     assistant_message = models.OneToOneField(
-        Message, on_delete=models.PROTECT, related_name="turn_extraction"
+        Message, on_delete=models.PROTECT, related_name="turn_extraction",
+        verbose_name=_("assistant message"),
     )
-    source_type = models.CharField(max_length=20, default="chat")
-    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
-    attempts = models.PositiveIntegerField(default=0)
-    last_error = models.TextField(blank=True)
-    engine = models.CharField(max_length=200, blank=True)
-    items = models.JSONField(null=True, blank=True, help_text=_("What the extractor returned."))
-    rejected = models.JSONField(default=list, blank=True, help_text=_("Items the validator refused, with reasons."))
-    decisions = models.JSONField(default=list, blank=True, help_text=_("ADD / UPDATE / IGNORE per item."))
-    task_id = models.CharField(max_length=64, blank=True, help_text=_("Last background task enqueued."))
-    next_attempt_at = models.DateTimeField(null=True, blank=True)
-    started_at = models.DateTimeField(null=True, blank=True)
+    source_type = models.CharField(max_length=20, default="chat", verbose_name=_("source type"))
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING, verbose_name=_("status"))
+    attempts = models.PositiveIntegerField(default=0, verbose_name=_("attempts"))
+    last_error = models.TextField(blank=True, verbose_name=_("last error"))
+    engine = models.CharField(max_length=200, blank=True, verbose_name=_("engine"))
+    items = models.JSONField(null=True, blank=True, help_text=_("What the extractor returned."), verbose_name=_("items"))
+    rejected = models.JSONField(default=list, blank=True, help_text=_("Items the validator refused, with reasons."), verbose_name=_("rejected"))
+    decisions = models.JSONField(default=list, blank=True, help_text=_("ADD / UPDATE / IGNORE per item."), verbose_name=_("decisions"))
+    task_id = models.CharField(max_length=64, blank=True, help_text=_("Last background task enqueued."), verbose_name=_("task id"))
+    next_attempt_at = models.DateTimeField(null=True, blank=True, verbose_name=_("next attempt at"))
+    started_at = models.DateTimeField(null=True, blank=True, verbose_name=_("started at"))
     # Who runs it now, so a job left by a dead worker is taken over at once (memory/pipeline/liveness.py).
-    worker_host = models.CharField(max_length=255, blank=True)
-    worker_pid = models.PositiveIntegerField(null=True, blank=True)
-    heartbeat_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-    updated_at = models.DateTimeField(auto_now=True)
+    worker_host = models.CharField(max_length=255, blank=True, verbose_name=_("worker host"))
+    worker_pid = models.PositiveIntegerField(null=True, blank=True, verbose_name=_("worker pid"))
+    heartbeat_at = models.DateTimeField(null=True, blank=True, verbose_name=_("heartbeat at"))
+    finished_at = models.DateTimeField(null=True, blank=True, verbose_name=_("finished at"))
+    created_at = models.DateTimeField(auto_now_add=True, verbose_name=_("created at"))
+    updated_at = models.DateTimeField(auto_now=True, verbose_name=_("updated at"))
 
     objects = TurnExtractionQuerySet.as_manager()
 
@@ -93,14 +95,15 @@ class ConsolidationQuerySet(models.QuerySet["Consolidation"]):
 class Consolidation(models.Model):
     """Working-memory overflow: the oldest messages of a conversation moved to long-term memory."""
 
-    firm = models.ForeignKey(Firm, on_delete=models.PROTECT, related_name="+")
+    firm = models.ForeignKey(Firm, on_delete=models.PROTECT, related_name="+", verbose_name=_("firm"))
     conversation = models.ForeignKey(
-        Conversation, on_delete=models.PROTECT, related_name="consolidations"
+        Conversation, on_delete=models.PROTECT, related_name="consolidations",
+        verbose_name=_("conversation"),
     )
-    engine = models.CharField(max_length=200, blank=True)
-    items = models.JSONField(default=list, blank=True)
-    decisions = models.JSONField(default=list, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
+    engine = models.CharField(max_length=200, blank=True, verbose_name=_("engine"))
+    items = models.JSONField(default=list, blank=True, verbose_name=_("items"))
+    decisions = models.JSONField(default=list, blank=True, verbose_name=_("decisions"))
+    created_at = models.DateTimeField(auto_now_add=True, verbose_name=_("created at"))
 
     objects = ConsolidationQuerySet.as_manager()
 
@@ -118,12 +121,14 @@ class ConsolidatedMessage(models.Model):
     """Marks a message as out of working memory (archived; still stored and searchable)."""
 
     message = models.OneToOneField(
-        Message, on_delete=models.PROTECT, primary_key=True, related_name="consolidated"
+        Message, on_delete=models.PROTECT, primary_key=True, related_name="consolidated",
+        verbose_name=_("message"),
     )
     consolidation = models.ForeignKey(
-        Consolidation, on_delete=models.PROTECT, related_name="messages"
+        Consolidation, on_delete=models.PROTECT, related_name="messages",
+        verbose_name=_("consolidation"),
     )
-    consolidated_at = models.DateTimeField(auto_now_add=True)
+    consolidated_at = models.DateTimeField(auto_now_add=True, verbose_name=_("consolidated at"))
 
     class Meta:
         verbose_name = _("consolidated message")
@@ -143,34 +148,39 @@ class RoutingDecision(models.Model):
         IGNORE = "ignore", _("ignore")
         PERSONA = "persona", _("persona evidence")
 
-    firm = models.ForeignKey(Firm, on_delete=models.PROTECT, related_name="+")
-    matter = models.ForeignKey(Matter, on_delete=models.PROTECT, null=True, blank=True, related_name="+")
+    firm = models.ForeignKey(Firm, on_delete=models.PROTECT, related_name="+", verbose_name=_("firm"))
+    matter = models.ForeignKey(Matter, on_delete=models.PROTECT, null=True, blank=True, related_name="+", verbose_name=_("matter"))
     owner = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, null=True, blank=True, related_name="+",
+        verbose_name=_("owner"),
     )
-    source_key = models.CharField(max_length=64)
+    source_key = models.CharField(max_length=64, verbose_name=_("source key"))
     turn = models.ForeignKey(
-        TurnExtraction, on_delete=models.PROTECT, null=True, blank=True, related_name="routing"
+        TurnExtraction, on_delete=models.PROTECT, null=True, blank=True, related_name="routing",
+        verbose_name=_("turn"),
     )
     consolidation = models.ForeignKey(
-        Consolidation, on_delete=models.PROTECT, null=True, blank=True, related_name="routing"
+        Consolidation, on_delete=models.PROTECT, null=True, blank=True, related_name="routing",
+        verbose_name=_("consolidation"),
     )
-    item_index = models.PositiveIntegerField()
-    content = models.TextField()
-    content_hash = models.CharField(max_length=64)
-    category = models.CharField(max_length=20)
-    action = models.CharField(max_length=10, choices=Action.choices)
-    reason = models.CharField(max_length=500)
+    item_index = models.PositiveIntegerField(verbose_name=_("item index"))
+    content = models.TextField(verbose_name=_("content"))
+    content_hash = models.CharField(max_length=64, verbose_name=_("content hash"))
+    category = models.CharField(max_length=20, verbose_name=_("category"))
+    action = models.CharField(max_length=10, choices=Action.choices, verbose_name=_("action"))
+    reason = models.CharField(max_length=500, verbose_name=_("reason"))
     note = models.ForeignKey(
         Note, on_delete=models.SET_NULL, null=True, blank=True, related_name="+",
         help_text=_("The note written (ADD/UPDATE) or reinforced (IGNORE as duplicate)."),
+        verbose_name=_("note"),
     )
     previous = models.ForeignKey(
         Note, on_delete=models.SET_NULL, null=True, blank=True, related_name="+",
         help_text=_("The note this item was compared with (superseded on UPDATE)."),
+        verbose_name=_("previous"),
     )
-    similarity = models.FloatField(null=True, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
+    similarity = models.FloatField(null=True, blank=True, verbose_name=_("similarity"))
+    created_at = models.DateTimeField(auto_now_add=True, verbose_name=_("created at"))
 
     class Meta:
         ordering = ["source_key", "item_index"]
@@ -215,25 +225,27 @@ class PersonaTrait(models.Model):
         DISPUTED = "disputed", _("promoted, disputed by contrary evidence")
         SUPERSEDED = "superseded", _("superseded by a stronger trait")
 
-    firm = models.ForeignKey(Firm, on_delete=models.PROTECT, related_name="+")
+    firm = models.ForeignKey(Firm, on_delete=models.PROTECT, related_name="+", verbose_name=_("firm"))
     user = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="persona_traits"
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="persona_traits",
+        verbose_name=_("user"),
     )
-    content = models.TextField()
-    category = models.CharField(max_length=20)
-    embedding = VectorField(dimensions=settings.NOTE_EMBEDDING_DIMENSIONS, null=True, blank=True)
-    status = models.CharField(max_length=12, choices=Status.choices, default=Status.FORMING)
-    note = models.ForeignKey(Note, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    content = models.TextField(verbose_name=_("content"))
+    category = models.CharField(max_length=20, verbose_name=_("category"))
+    embedding = VectorField(dimensions=settings.NOTE_EMBEDDING_DIMENSIONS, null=True, blank=True, verbose_name=_("embedding"))
+    status = models.CharField(max_length=12, choices=Status.choices, default=Status.FORMING, verbose_name=_("status"))
+    note = models.ForeignKey(Note, on_delete=models.SET_NULL, null=True, blank=True, related_name="+", verbose_name=_("note"))
     conflicts_with = models.ForeignKey(
-        "self", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+        "self", on_delete=models.SET_NULL, null=True, blank=True, related_name="+",
+        verbose_name=_("conflicts with"),
     )
-    evidence_count = models.PositiveIntegerField(default=0)
-    base_confidence = models.FloatField(default=0.0)
-    strength = models.FloatField(default=0.0)
-    last_evidence_at = models.DateTimeField(null=True, blank=True)
-    decision = models.CharField(max_length=500, blank=True, help_text=_("Last promotion decision and why."))
-    created_at = models.DateTimeField(auto_now_add=True)
-    updated_at = models.DateTimeField(auto_now=True)
+    evidence_count = models.PositiveIntegerField(default=0, verbose_name=_("evidence count"))
+    base_confidence = models.FloatField(default=0.0, verbose_name=_("base confidence"))
+    strength = models.FloatField(default=0.0, verbose_name=_("strength"))
+    last_evidence_at = models.DateTimeField(null=True, blank=True, verbose_name=_("last evidence at"))
+    decision = models.CharField(max_length=500, blank=True, help_text=_("Last promotion decision and why."), verbose_name=_("decision"))
+    created_at = models.DateTimeField(auto_now_add=True, verbose_name=_("created at"))
+    updated_at = models.DateTimeField(auto_now=True, verbose_name=_("updated at"))
 
     objects = PersonaTraitQuerySet.as_manager()
 
@@ -250,19 +262,20 @@ class PersonaTrait(models.Model):
 class PersonaEvidence(models.Model):
     """One statement supporting a persona trait, with where and when it was said."""
 
-    trait = models.ForeignKey(PersonaTrait, on_delete=models.PROTECT, related_name="evidence")
-    firm = models.ForeignKey(Firm, on_delete=models.PROTECT, related_name="+")
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
-    source_key = models.CharField(max_length=64)
-    content = models.TextField()
-    content_hash = models.CharField(max_length=64)
-    confidence = models.FloatField()
-    said_at = models.DateTimeField()
-    source_message_ids = ArrayField(models.BigIntegerField(), default=list, blank=True)
+    trait = models.ForeignKey(PersonaTrait, on_delete=models.PROTECT, related_name="evidence", verbose_name=_("trait"))
+    firm = models.ForeignKey(Firm, on_delete=models.PROTECT, related_name="+", verbose_name=_("firm"))
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+", verbose_name=_("user"))
+    source_key = models.CharField(max_length=64, verbose_name=_("source key"))
+    content = models.TextField(verbose_name=_("content"))
+    content_hash = models.CharField(max_length=64, verbose_name=_("content hash"))
+    confidence = models.FloatField(verbose_name=_("confidence"))
+    said_at = models.DateTimeField(verbose_name=_("said at"))
+    source_message_ids = ArrayField(models.BigIntegerField(), default=list, blank=True, verbose_name=_("source message ids"))
     conversation = models.ForeignKey(
-        Conversation, on_delete=models.PROTECT, null=True, blank=True, related_name="+"
+        Conversation, on_delete=models.PROTECT, null=True, blank=True, related_name="+",
+        verbose_name=_("conversation"),
     )
-    created_at = models.DateTimeField(auto_now_add=True)
+    created_at = models.DateTimeField(auto_now_add=True, verbose_name=_("created at"))
 
     class Meta:
         ordering = ["said_at", "id"]

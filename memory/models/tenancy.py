@@ -33,7 +33,7 @@ class Firm(models.Model):
 
     name = models.CharField(_("name"), max_length=200)
     slug = models.SlugField(_("slug"), max_length=80, unique=True)
-    created_at = models.DateTimeField(auto_now_add=True)
+    created_at = models.DateTimeField(auto_now_add=True, verbose_name=_("created at"))
 
     objects = FirmQuerySet.as_manager()
 
@@ -60,11 +60,12 @@ class Membership(models.Model):
     """A user's place in a firm; a user may belong to several firms."""
 
     user = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships"
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships",
+        verbose_name=_("user"),
     )
-    firm = models.ForeignKey(Firm, on_delete=models.CASCADE, related_name="memberships")
+    firm = models.ForeignKey(Firm, on_delete=models.CASCADE, related_name="memberships", verbose_name=_("firm"))
     role = models.CharField(_("role"), max_length=20, choices=Role.choices, default=Role.LAWYER)
-    created_at = models.DateTimeField(auto_now_add=True)
+    created_at = models.DateTimeField(auto_now_add=True, verbose_name=_("created at"))
 
     objects = MembershipQuerySet.as_manager()
 
@@ -105,19 +106,20 @@ class Matter(models.Model):
         OPEN = "open", _("open")
         CLOSED = "closed", _("closed")
 
-    firm = models.ForeignKey(Firm, on_delete=models.PROTECT, related_name="matters")
+    firm = models.ForeignKey(Firm, on_delete=models.PROTECT, related_name="matters", verbose_name=_("firm"))
     title = models.CharField(_("title"), max_length=300)
     reference = models.CharField(_("reference"), max_length=80, blank=True)
     description = models.TextField(_("description"), blank=True)
-    status = models.CharField(max_length=10, choices=Status.choices, default=Status.OPEN)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.OPEN, verbose_name=_("status"))
     assigned_users = models.ManyToManyField(
         settings.AUTH_USER_MODEL,
         through="MatterAssignment",
         through_fields=("matter", "user"),
         related_name="matters",
         blank=True,
+        verbose_name=_("assigned users"),
     )
-    created_at = models.DateTimeField(auto_now_add=True)
+    created_at = models.DateTimeField(auto_now_add=True, verbose_name=_("created at"))
 
     objects = MatterQuerySet.as_manager()
 
@@ -136,9 +138,10 @@ class Matter(models.Model):
 class MatterAssignment(models.Model):
     """One user put behind a matter's ethical wall by a firm admin."""
 
-    matter = models.ForeignKey(Matter, on_delete=models.CASCADE, related_name="assignments")
+    matter = models.ForeignKey(Matter, on_delete=models.CASCADE, related_name="assignments", verbose_name=_("matter"))
     user = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="matter_assignments"
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="matter_assignments",
+        verbose_name=_("user"),
     )
     assigned_by = models.ForeignKey(
         settings.AUTH_USER_MODEL,
@@ -146,8 +149,9 @@ class MatterAssignment(models.Model):
         null=True,
         blank=True,
         related_name="+",
+        verbose_name=_("assigned by"),
     )
-    assigned_at = models.DateTimeField(auto_now_add=True)
+    assigned_at = models.DateTimeField(auto_now_add=True, verbose_name=_("assigned at"))
 
     class Meta:
         constraints = [

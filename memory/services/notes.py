@@ -49,6 +49,10 @@ class NoteValidationError(ValueError):
     """A note that would break the memory model (wrong firm, missing owner, empty content…)."""
 
 
+class NoteNotChangeable(PermissionError):
+    """The user may see the note but not correct or forget it (``Note.objects.changeable_by``)."""
+
+
 def clean_text(text: str) -> str:
     """Strip control characters (but keep newlines and tabs) and surrounding whitespace."""
     return "".join(
@@ -278,6 +282,71 @@ def delete_note(note: Note, *, actor, reason: str = "") -> None:
             links_removed=link_count,
         )
         note.delete()
+
+
+def forget_note(note: Note, *, user, reason: str = "") -> Note:
+    """A user's "forget this memory": the note is retired (status forgotten, validity closed)
+    and never recalled again; the row stays for the audit trail, so an auditor can still see
+    what was forgotten, by whom and why (docs/my-memory-and-admin.md). Erasing the content
+    itself is the firm's erasure procedure, not this."""
+    with transaction.atomic():
+        if not Note.objects.changeable_by(user).filter(pk=note.pk).exists():
+            raise NoteNotChangeable("you may not forget this note")
+        note = Note.objects.select_for_update().get(pk=note.pk)
+        if note.status == Note.Status.FORGOTTEN:
+            raise NoteValidationError("this note is already forgotten")
+        before = note.snapshot()
+        now = timezone.now()
+        reason = clean_text(reason)[:500]
+        changes: dict[str, list[Any]] = {"status": [note.status, Note.Status.FORGOTTEN]}
+        if note.valid_to is None:
+            changes["valid_to"] = [None, now.isoformat()]
+            note.valid_to = now
+        note.status = Note.Status.FORGOTTEN
+        note.append_history("forgotten", changes, by=actor_label(user), reason=reason)
+        note.save(update_fields=["status", "valid_to", "evolution_history", "updated_at"])
+        record_note_event(
+            actor=user, event=AuditEvent.NOTE_FORGOTTEN, note=note, before=before,
+            after=note.snapshot(), reason=reason, via="my_memory",
+        )
+    return note
+
+
+def restore_forgotten_note(note: Note, *, actor, reason: str = "") -> Note:
+    """An auditor's undo of a user's "forget": the note returns to the status and validity it
+    had before (current, or superseded with its window), and may be recalled again. Audited."""
+    with transaction.atomic():
+        note = Note.objects.select_for_update().get(pk=note.pk)
+        if note.status != Note.Status.FORGOTTEN:
+            raise NoteValidationError("only a forgotten note can be restored")
+        forgotten = next(
+            (step for step in reversed(note.evolution_history) if step.get("event") == "forgotten"), {}
+        )
+        earlier = forgotten.get("changes", {})
+        before = note.snapshot()
+        status = earlier.get("status", [Note.Status.ACTIVE])[0]
+        changes: dict[str, list[Any]] = {"status": [note.status, status]}
+        if "valid_to" in earlier:
+            changes["valid_to"] = [note.valid_to.isoformat() if note.valid_to else None, earlier["valid_to"][0]]
+            note.valid_to = None if earlier["valid_to"][0] is None else datetime.fromisoformat(earlier["valid_to"][0])
+        note.status = status
+        note.append_history("restored", changes, by=actor_label(actor), reason=clean_text(reason)[:500])
+        note.save(update_fields=["status", "valid_to", "evolution_history", "updated_at"])
+        record_note_event(
+            actor=actor, event=AuditEvent.NOTE_UPDATED, note=note, before=before,
+            after=note.snapshot(), reason=reason or "restored after being forgotten",
+        )
+    return note
+
+
+def correct_own_note(note: Note, changes: dict[str, Any], *, user, reason: str = "") -> Note:
+    """A user's correction from the "my memory" page: only of a current note they may change
+    (``changeable_by``); then the same audited ``correct_note`` as an auditor's."""
+    if not Note.objects.changeable_by(user).filter(pk=note.pk).exists():
+        raise NoteNotChangeable("you may not correct this note")
+    if note.status != Note.Status.ACTIVE:
+        raise NoteValidationError("only a current note can be corrected")
+    return correct_note(note, changes, actor=user, reason=clean_text(reason)[:500] or "corrected by its user")
 
 
 def link_notes(
