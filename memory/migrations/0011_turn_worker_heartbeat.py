@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('memory', '0008_llm_server_modes'),
+        ('memory', '0010_my_memory_forget_and_admin_labels'),
     ]
 
     operations = [
