@@ -13,6 +13,7 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 from pgvector.django import HnswIndex, VectorField
 
+from memory.categories import Category  # noqa: F401  (the one enum, re-exported)
 from memory.models.conversations import SEARCH_CONFIG, Conversation, Message
 from memory.models.tenancy import Firm, Matter
 
@@ -30,17 +31,6 @@ class MemoryScope(models.TextChoices):
 # The layers without a matter or an owner: everyone in the firm sees them. They have their
 # own partial HNSW index (``note_embedding_firmwide_hnsw``) and are searched in one walk.
 FIRM_WIDE_SCOPES = (MemoryScope.CROSS_CASE, MemoryScope.GENERAL_LAW, MemoryScope.GLOBAL)
-
-
-class Category(models.TextChoices):
-    """What kind of knowledge a note holds (seed 001 extraction categories)."""
-
-    FACT = "fact", _("事实 fact")
-    EVIDENCE = "evidence", _("证据 evidence")
-    LAW = "law", _("法条 law")
-    CLAIM = "claim", _("诉求 claim")
-    PREFERENCE = "preference", _("偏好 preference")
-    ACTION = "action", _("行动建议 action")
 
 
 class MemoryType(models.TextChoices):

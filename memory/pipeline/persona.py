@@ -33,7 +33,6 @@ from django.conf import settings
 from django.db import connection, transaction
 from pgvector.django import CosineDistance
 
-from memory.extraction import Category as ItemCategory
 from memory.extraction import ExtractedItem, keywords_for
 from memory.models import (
     AuditEvent,
@@ -182,7 +181,7 @@ def episodic_twins(items: list[ExtractedItem], source: TurnSource) -> list[Extra
         content, said_tag = (f"{name}说：{body}", "原话") if _CJK.search(body) else (f"{name} said: {body}", "said")
         twins.append(dataclasses.replace(
             item,
-            category=ItemCategory.FACT.value,
+            category=Category.FACT.zh,
             content=content,
             memory_type=MemoryType.EVENT,
             confidence=max(item.confidence, TWIN_MIN_CONFIDENCE),
