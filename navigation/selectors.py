@@ -18,7 +18,7 @@ from django.utils import timezone
 from memory.embeddings import get_embedder
 from memory.models import Firm, Matter, MemoryScope, Note
 from memory.segmentation import segment
-from navigation import cache, snapshots
+from navigation import cache, snapshots, tuning
 from navigation.built import BuiltGraph, NodeInfo
 from navigation.events import event_key, event_label
 from navigation.graph import GraphInput, GraphParams, Trace, build_graph, query_scorer, trace
@@ -50,11 +50,11 @@ class GraphContext:
 
 def graph_params() -> GraphParams:
     return GraphParams(
-        m=settings.NAV_M,
-        m0=settings.NAV_M0,
-        ef_search=settings.NAV_EF_SEARCH,
-        lexical_weight=settings.NAV_LEXICAL_WEIGHT,
-        candidates=settings.NAV_CANDIDATES,
+        m=tuning.NAV_M,
+        m0=tuning.NAV_M0,
+        ef_search=tuning.NAV_EF_SEARCH,
+        lexical_weight=tuning.NAV_LEXICAL_WEIGHT,
+        candidates=tuning.NAV_CANDIDATES,
     )
 
 
@@ -186,8 +186,8 @@ def _listing(context: GraphContext, queryset: QuerySet[Note]) -> tuple[dict[str,
 
 
 def incremental_limits(*, background: bool = False) -> IncrementalLimits:
-    return IncrementalLimits(ef_construction=settings.NAV_EF_CONSTRUCTION,
-                             max_fraction=settings.NAV_REBUILD_FRACTION, count_drift=background)
+    return IncrementalLimits(ef_construction=tuning.NAV_EF_CONSTRUCTION,
+                             max_fraction=tuning.NAV_REBUILD_FRACTION, count_drift=background)
 
 
 def update(context: GraphContext, queryset: QuerySet[Note], version: str, base: BuiltGraph,

@@ -66,8 +66,8 @@ class NoteQuerySet(models.QuerySet["Note"]):
 
         ``firm_ids`` / ``matter_ids``: the user's firms (``Firm.objects.of_user``) and assigned
         matters (``Matter.objects.assigned_to``) when the caller has just read them, as literals
-        instead of subqueries (the search hot path: planning and joining the subqueries cost
-        ~6 ms per search at 100k notes). Only ever pass what those two selectors returned.
+        instead of subqueries (the search hot path: planning and joining the subqueries is a
+        measurable part of a search, bench/search_results.md). Only ever pass what those two selectors returned.
         """
         if not user.is_authenticated:
             return self.none()
@@ -177,8 +177,8 @@ class Note(models.Model):
             ),
             # The firm-wide layers' own graph: a walk in the full index under their filter
             # rejects ~3 of 4 tuples for their scope alone, so the iterative scan ends early
-            # with near misses (recall@10 0.92 at 100k notes); here it only skips other firms
-            # (recall 1.0, the read 20 % faster).
+            # with near misses; here it only skips other firms (recall and speed of both:
+            # bench/search_results.md).
             HnswIndex(
                 name="note_embedding_firmwide_hnsw",
                 fields=["embedding"],

@@ -208,9 +208,6 @@ def vector_candidates_by_layer(
 ) -> dict[str, list[NoteCandidate]]:
     """The ``per_layer`` nearest visible notes of each planned layer (HNSW, iterative scan)."""
     layers = list(layers if layers is not None else plan.layers)
-    result: dict[str, list[NoteCandidate]] = {layer: [] for layer in layers}
-    if not layers:
-        return result
     by_layer, _keyword = _read_layers(
         user, plan, reach, vector, layers, per_layer=per_layer, ef_search=ef_search, max_scan_tuples=max_scan_tuples
     )
@@ -222,7 +219,7 @@ def vector_candidates_by_layer(
 # The hot path builds its statements by hand, but the visibility rule is never re-implemented:
 # the WHERE clause of ``Note.objects.visible_to(user).active()`` (firm, ethical wall, owner) is
 # compiled by the ORM, with the firm and matter ids of ``reach_of`` as literals, and pasted into
-# every part; each part adds its layer's literal conditions (``_vector_parts``).
+# every part; each part adds its layer's conditions, rendered from ``layer_rule`` (``_vector_parts``).
 
 
 @dataclass(frozen=True)

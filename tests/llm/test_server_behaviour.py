@@ -218,3 +218,23 @@ async def test_stream_without_finish_reason_every_time_is_unavailable(
     with pytest.raises(LLMUnavailable, match="without a finish reason"):
         await stream(client)
     assert len(fake_llm.chat_requests()) == 2
+
+
+# --- what a structured request reports -------------------------------------------------------
+
+
+def test_ask_json_reports_the_mode_the_replies_and_the_refused_formats(
+    fake_llm: FakeLLMServer, client: LLMClient
+) -> None:
+    fake_llm.profile = "deepseek"  # refuses json_schema with a 400
+    fake_llm.script(json_reply({"knowledge": ITEMS}))
+
+    first = client.ask_json(PROMPT, schema=KNOWLEDGE_SCHEMA, schema_name="k", envelope=KNOWLEDGE_ENVELOPE)
+
+    assert (first.mode, first.attempts, first.refused) == (JSONMode.JSON_OBJECT, 1, ("json_schema",))
+    assert first.data == {"knowledge": ITEMS}
+
+    fake_llm.script("不是 JSON", json_reply({"knowledge": ITEMS}))
+    second = client.ask_json(PROMPT, schema=KNOWLEDGE_SCHEMA, schema_name="k", envelope=KNOWLEDGE_ENVELOPE)
+
+    assert (second.mode, second.attempts, second.refused) == (JSONMode.JSON_OBJECT, 2, ())

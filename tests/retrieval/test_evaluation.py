@@ -35,6 +35,7 @@ def test_evaluation_slice_has_no_leaks_and_recall_above_floor():
     assert report.notes_stored > 0
     assert metrics["overall"]["labelled"] >= 20
     assert metrics["overall"]["recall@10"] >= RECALL_AT_10_FLOOR, report.lines()
+    print("MEASURED", metrics["overall"])
     assert metrics["overall"]["recall@5"] <= metrics["overall"]["recall@10"]
     assert Firm.objects.count() == firms_before  # rolled back: the throw-away firms are gone
 

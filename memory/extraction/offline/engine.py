@@ -15,7 +15,6 @@ from ..english import rewrite as english_rewrite
 from ..english import stopwords as english_stopwords
 from ..items import (
     MAX_ITEMS_PER_TURN,
-    Category,
     ExtractedItem,
     clean_text,
     content_key,
