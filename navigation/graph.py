@@ -20,7 +20,7 @@ import numpy as np
 
 @dataclass(frozen=True)
 class GraphParams:
-    """Seed 000 §4 parameters (settings NAV_*), returned with every graph."""
+    """Seed 000 §4 parameters (navigation/tuning.py), returned with every graph."""
 
     m: int = 4
     m0: int = 4
