@@ -328,11 +328,9 @@ def _case_read_is_exact(plan: RetrievalPlan, reach: Reach, layers: Sequence[str]
     (the planner's row estimate for those matters: one cheap EXPLAIN, no rows read)."""
     if MemoryScope.CASE not in layers or plan.matter_id is not None or not reach.matter_ids:
         return False
+    matters, params = _rule_sql(layer_rule(MemoryScope.CASE, plan, reach)[:1])  # the assigned-matters alternative
     with connection.cursor() as cursor:
-        cursor.execute(
-            "EXPLAIN (FORMAT JSON) SELECT 1 FROM memory_note WHERE memory_scope = %s AND matter_id = ANY(%s)",
-            [MemoryScope.CASE.value, list(reach.matter_ids)],
-        )
+        cursor.execute(f"EXPLAIN (FORMAT JSON) SELECT 1 FROM memory_note WHERE {matters}", params)
         plan_json = cursor.fetchone()[0]
     if isinstance(plan_json, str):
         plan_json = json.loads(plan_json)
