@@ -174,29 +174,9 @@ def _server_message(exc: BaseException) -> str:
     return _truncate(str(getattr(exc, "message", None) or exc or type(exc).__name__), 300)
 
 
-def _error_text(exc: BaseException) -> str:
-    """Everything the server said about an error (message, body, response text), lower-cased."""
-    parts = [str(getattr(exc, "message", "") or ""), repr(getattr(exc, "body", None))]
-    response = getattr(exc, "response", None)
-    try:
-        parts.append(response.text if response is not None else "")
-    except Exception:  # noqa: BLE001 - a streamed response may have no text to read
-        pass
-    return " ".join(parts).lower()
-
-
 def _is_format_rejection(exc: BaseException) -> bool:
-    """A request with a ``response_format`` refused because of that format: any 400/422,
-    or any other 4xx/5xx whose body names the format (llama-cpp-python: HTTP 500)."""
-    status = _status_of(exc)
-    if status is None:
-        return False
-    if status in FORMAT_REJECTION_STATUSES:
-        return True
-    if status in (401, 403, 404, 408, 429):
-        return False
-    text = _error_text(exc)
-    return any(word in text for word in FORMAT_WORDS)
+    """The final error of a request whose ``response_format`` the server refused."""
+    return isinstance(exc, openai.APIStatusError) and _refuses_format(exc.response)
 
 
 def _is_transient(exc: BaseException) -> bool:
