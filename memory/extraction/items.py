@@ -13,8 +13,9 @@ import math
 import re
 import unicodedata
 from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import Any
+
+from memory.categories import Category
 
 from . import lexicon
 
@@ -31,65 +32,11 @@ SCOPES: frozenset[str] = frozenset({"case", "user_profile", "general_law", "cros
 SPEAKERS: frozenset[str] = frozenset({"user", "assistant", "turn"})
 
 
-class Category(StrEnum):
-    """The six categories of seed 001; the value is the Chinese label the LLM returns."""
-
-    FACT = lexicon.FACT
-    EVIDENCE = lexicon.EVIDENCE
-    LAW = lexicon.LAW
-    CLAIM = lexicon.CLAIM
-    PREFERENCE = lexicon.PREFERENCE
-    ACTION = lexicon.ACTION
-
-    @property
-    def slug(self) -> str:
-        """English slug: fact, evidence, law, claim, preference, action."""
-        return _SLUGS[self]
-
-    @classmethod
-    def from_slug(cls, slug: str) -> Category:
-        """The category with this English slug (KeyError when unknown)."""
-        return _BY_SLUG[slug]
-
-    @classmethod
-    def parse(cls, value: object) -> Category | None:
-        """Map a label, slug or common alias ('facts', 'Fact', '证据材料') to a category."""
-        if isinstance(value, Category):
-            return value
-        if not isinstance(value, str):
-            return None
-        key = re.sub(r"[\s_\-]+", "", value).lower()
-        return _ALIASES.get(key)
-
-
-_SLUGS: dict[Category, str] = {
-    Category.FACT: "fact",
-    Category.EVIDENCE: "evidence",
-    Category.LAW: "law",
-    Category.CLAIM: "claim",
-    Category.PREFERENCE: "preference",
-    Category.ACTION: "action",
-}
-_BY_SLUG: dict[str, Category] = {slug: cat for cat, slug in _SLUGS.items()}
-
-_ALIAS_TABLE: dict[Category, tuple[str, ...]] = {
-    Category.FACT: ("fact", "facts", "案件事实", "事实材料", "时间线", "timeline", "event", "events", "金额"),
-    Category.EVIDENCE: ("evidence", "evidences", "证据材料", "证据清单", "proof"),
-    Category.LAW: ("law", "laws", "法律", "法律依据", "法律规定", "法规", "legalbasis", "statute", "statutes"),
-    Category.CLAIM: ("claim", "claims", "请求", "诉讼请求", "demand", "demands"),
-    Category.PREFERENCE: ("preference", "preferences", "用户偏好", "习惯"),
-    Category.ACTION: ("action", "actions", "建议", "行动", "advice", "suggestion", "suggestions", "nextstep", "nextsteps"),
-}
-_ALIASES: dict[str, Category] = {cat.value: cat for cat in Category} | {
-    slug: cat for cat, slugs in _ALIAS_TABLE.items() for slug in slugs
-}
-
-
 @dataclass
 class ExtractedItem:
     """One self-contained piece of knowledge from a turn, ready to become a note.
 
-    ``category`` holds the Chinese label (a ``Category`` value). ``speaker`` says
+    ``category`` holds the Chinese label (``Category.zh``). ``speaker`` says
     whose words it came from, for provenance: "user" or "assistant" when the
     offline engine took it from one message, "turn" when an LLM read both.
     """
@@ -197,7 +144,7 @@ def importance_for(category: Category, dates: list[str], amounts: list[str], law
 
 def item_tags(category: Category, topic: str | None, dates: list[str], amounts: list[str]) -> list[str]:
     """Broad tags of a note: its category, the dispute topic, and whether it carries a date or amount."""
-    tags = [category.value]
+    tags = [category.zh]
     if topic:
         tags.append(topic)
     if dates:
@@ -341,7 +288,7 @@ def _complete(entry: dict[str, Any], content: str, category: Category, turn_topi
     topic = None if category is Category.PREFERENCE else lexicon.topic_for(content, turn_topic)
     item = ExtractedItem(
         content=content,
-        category=category.value,
+        category=category.zh,
         memory_type=memory_type,
         confidence=DEFAULT_LLM_CONFIDENCE if confidence is None else round(confidence, 3),
         keywords=_str_list(entry.get("keywords")) or lexicon.keywords_for(content),

@@ -4,7 +4,7 @@ topics, date / amount / statute patterns and jieba keywords.
 Everything here is data plus the small functions that apply it, shared by the
 offline engine (``offline.py``) and by the validation of LLM output
 (``items.py``), so both describe notes with the same vocabulary. Categories are
-keyed by their Chinese labels (the values of ``items.Category``); this module
+keyed by their Chinese labels (``Category.zh`` of ``memory.categories``); this module
 imports nothing else from the package at run time.
 
 All patterns are plain alternations without nested quantifiers, so matching
@@ -20,17 +20,19 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Protocol, Sequence
 
+from memory.categories import Category
+
 from .english import dates as english_dates
 from .english.keywords import english_keywords
 
 # --- categories ---------------------------------------------------------------
 
-FACT = "事实"
-EVIDENCE = "证据"
-LAW = "法条"
-CLAIM = "诉求"
-PREFERENCE = "偏好"
-ACTION = "行动建议"
+FACT = Category.FACT.zh
+EVIDENCE = Category.EVIDENCE.zh
+LAW = Category.LAW.zh
+CLAIM = Category.CLAIM.zh
+PREFERENCE = Category.PREFERENCE.zh
+ACTION = Category.ACTION.zh
 
 #: When two categories score the same, the earlier one wins: a statute or a
 #: preference is rarer and more specific than a plain fact.

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .items import Category
+from memory.categories import Category
 
 #: The extraction prompt (Chinese: the product's users and most servers' best language).
 _KNOWLEDGE_EXTRACT_PROMPT = """你是一个知识提取引擎。从下面的对话交互中，提取出有价值的结构化知识点。
@@ -52,7 +52,7 @@ KNOWLEDGE_SCHEMA: dict[str, Any] = {
                 "type": "object",
                 "properties": {
                     "content": {"type": "string"},
-                    "category": {"type": "string", "enum": [c.value for c in Category]},
+                    "category": {"type": "string", "enum": [c.zh for c in Category]},
                 },
                 "required": ["content", "category"],
                 "additionalProperties": False,

@@ -4,7 +4,7 @@
 (``LLM_BASE_URL`` empty); callers then use the offline engine.
 """
 
-from .client import DEFAULT_JSON_SYSTEM, LLMClient, LLMConfig, Role
+from .client import DEFAULT_JSON_SYSTEM, JSONReply, LLMClient, LLMConfig, Role
 from .errors import LLMBadOutput, LLMError, LLMFormatRejected, LLMRejected, LLMStreamIncomplete, LLMUnavailable
 from .gate import Priority, RequestGate
 from .structured import JSONMode, JSONReplyError, example_for, parse_json_object, schema_hint, validate_json
@@ -13,6 +13,7 @@ from .switch import llm_forced_offline, offline_only
 __all__ = [
     "DEFAULT_JSON_SYSTEM",
     "JSONMode",
+    "JSONReply",
     "JSONReplyError",
     "LLMBadOutput",
     "LLMClient",

@@ -3,10 +3,13 @@ llama.cpp server) over the official ``openai`` package.
 
 Why a wrapper and not ``openai`` directly:
 
-* Retries are ours (the package's own are disabled with ``max_retries=0``) so
-  they are logged to ``legalmem.llm``, bounded by settings and testable
-  against the fake server: 408/429/5xx, timeouts and connection errors are
-  retried with exponential backoff, then :class:`LLMUnavailable` is raised.
+* Retries are the ``openai`` package's own (``max_retries`` = ``LLM_MAX_RETRIES``):
+  408/429/5xx, timeouts and connection errors, exponential backoff with jitter,
+  ``Retry-After`` / ``retry-after-ms`` honoured (the package logs each retry to the
+  ``openai`` logger). We only tell it that a reply refusing the requested
+  ``response_format`` is final, and translate the last failure into
+  :class:`LLMUnavailable` / :class:`LLMRejected`. A stream that breaks before
+  any text reached the caller is asked for again here (the package cannot see it).
 * Structured output follows seed 001 §4: ask for ``json_schema``; a server
   that rejects it is asked for ``json_object`` with an example reply in the
   prompt, then for a plain completion with the same prompt. A rejection is any
@@ -16,11 +19,11 @@ Why a wrapper and not ``openai`` directly:
   :class:`~memory.llm.modes.ModeStore` (the database, for the app) and probed
   again after ``LLM_JSON_MODE_REPROBE_SECONDS``.
 * Replies are parsed strictly (an echoed schema wrapper is unwrapped) and
-  checked against the envelope the caller names; invalid output is retried
+  checked (``jsonschema``) against the envelope the caller names; invalid output is retried
   with a sharper instruction, then :class:`LLMBadOutput` is raised — never
   silently turned into "no knowledge".
-* Streaming is exposed as plain iterators of text deltas; the async one closes
-  the HTTP stream when the consuming task is cancelled (a ``cancel`` frame or a
+* Streaming is an async iterator of text deltas (``astream_chat``, what the chat
+  consumer uses); it closes the HTTP stream when the consuming task is cancelled (a ``cancel`` frame or a
   websocket disconnect must stop generation on the server too). A stream that
   ends without a finish reason (llama.cpp cuts a stream short when another
   request arrives) raises :class:`LLMStreamIncomplete`: it is not an answer.
@@ -31,16 +34,14 @@ Why a wrapper and not ``openai`` directly:
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import logging
-import random
 import threading
 import time
 import weakref
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any, TypeVar
+from typing import Any
 
 import openai
 
@@ -60,8 +61,6 @@ from .switch import llm_forced_offline
 
 logger = logging.getLogger("legalmem.llm")
 
-T = TypeVar("T")
-
 #: A chat message as the OpenAI API takes it: ``{"role": ..., "content": ...}``.
 Message = Mapping[str, Any]
 
@@ -70,9 +69,6 @@ DEFAULT_JSON_SYSTEM = "You must respond with a JSON object."
 
 #: How much of a raw reply goes into error messages and logs.
 RAW_EXCERPT_CHARS = 500
-
-#: Upper bound for a server's ``Retry-After`` so a bad header can't park a worker.
-MAX_RETRY_AFTER_SECONDS = 30.0
 
 #: HTTP statuses that mean "the server refuses this response_format" whatever the body says.
 FORMAT_REJECTION_STATUSES = frozenset({400, 422})
@@ -106,7 +102,6 @@ class LLMConfig:
     model: str
     timeout_seconds: float = 60
     max_retries: int = 3
-    backoff_seconds: float = 0.5
     max_tokens: int | None = None
     reprobe_seconds: float = DEFAULT_REPROBE_SECONDS
 
@@ -179,29 +174,9 @@ def _server_message(exc: BaseException) -> str:
     return _truncate(str(getattr(exc, "message", None) or exc or type(exc).__name__), 300)
 
 
-def _error_text(exc: BaseException) -> str:
-    """Everything the server said about an error (message, body, response text), lower-cased."""
-    parts = [str(getattr(exc, "message", "") or ""), repr(getattr(exc, "body", None))]
-    response = getattr(exc, "response", None)
-    try:
-        parts.append(response.text if response is not None else "")
-    except Exception:  # noqa: BLE001 - a streamed response may have no text to read
-        pass
-    return " ".join(parts).lower()
-
-
 def _is_format_rejection(exc: BaseException) -> bool:
-    """A request with a ``response_format`` refused because of that format: any 400/422,
-    or any other 4xx/5xx whose body names the format (llama-cpp-python: HTTP 500)."""
-    status = _status_of(exc)
-    if status is None:
-        return False
-    if status in FORMAT_REJECTION_STATUSES:
-        return True
-    if status in (401, 403, 404, 408, 429):
-        return False
-    text = _error_text(exc)
-    return any(word in text for word in FORMAT_WORDS)
+    """The final error of a request whose ``response_format`` the server refused."""
+    return isinstance(exc, openai.APIStatusError) and _refuses_format(exc.response)
 
 
 def _is_transient(exc: BaseException) -> bool:
@@ -214,25 +189,46 @@ def _is_transient(exc: BaseException) -> bool:
     return isinstance(exc, openai.APIError)
 
 
-def _retry_after_seconds(exc: BaseException) -> float | None:
-    response = getattr(exc, "response", None)
-    headers = getattr(response, "headers", None)
-    if headers is None:
-        return None
+def _refuses_format(response: Any) -> bool:
+    """An HTTP error reply to a request carrying a ``response_format`` that objects to the
+    format (any 400/422, or a body naming it: llama-cpp-python answers with HTTP 500)."""
+    request = getattr(response, "request", None)
     try:
-        value = headers.get("retry-after-ms")
-        if value is not None:
-            return float(value) / 1000.0
-        value = headers.get("retry-after")
-        if value is None:
-            return None
-        try:
-            return float(value)
-        except ValueError:
-            when = email.utils.parsedate_to_datetime(value)
-            return max(0.0, when.timestamp() - time.time())
-    except (TypeError, ValueError, OverflowError):
-        return None
+        if request is None or b'"response_format"' not in (request.content or b""):
+            return False
+        if response.status_code in FORMAT_REJECTION_STATUSES:
+            return True
+        text = response.text.lower()
+    except Exception:  # noqa: BLE001 - a streamed or unread body: not a JSON request
+        return False
+    return response.status_code not in (401, 403, 404, 408, 429) and any(word in text for word in FORMAT_WORDS)
+
+
+class _FinalFormatRefusal:
+    """Mixed into the ``openai`` clients: their own retry decision, except that a refused
+    ``response_format`` is final (the caller falls back to the next JSON mode at once)."""
+
+    def _should_retry(self, response: Any) -> bool:
+        return not _refuses_format(response) and super()._should_retry(response)  # type: ignore[misc]
+
+
+class _OpenAI(_FinalFormatRefusal, openai.OpenAI):
+    pass
+
+
+class _AsyncOpenAI(_FinalFormatRefusal, openai.AsyncOpenAI):
+    pass
+
+
+@dataclass(frozen=True)
+class JSONReply:
+    """What :meth:`LLMClient.ask_json` got: the object, the JSON mode that produced it, how
+    many replies were asked for in that mode, and the modes the server refused on the way."""
+
+    data: dict[str, Any]
+    mode: JSONMode
+    attempts: int
+    refused: tuple[str, ...] = ()
 
 
 # --------------------------------------------------------------------------
@@ -293,8 +289,8 @@ class LLMClient:
         self.gate = gate
         self.priority = priority
         self._lock = threading.Lock()
-        self._sync_client: openai.OpenAI | None = None
-        self._async_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, openai.AsyncOpenAI] = (
+        self._sync_client: _OpenAI | None = None
+        self._async_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _AsyncOpenAI] = (
             weakref.WeakKeyDictionary()
         )
 
@@ -330,24 +326,24 @@ class LLMClient:
             # insists on one, "EMPTY" is the usual placeholder.
             "api_key": self.config.api_key or "EMPTY",
             "timeout": self.config.timeout_seconds,
-            "max_retries": 0,  # retries are ours: logged and bounded by LLMConfig
+            "max_retries": self.config.max_retries,
         }
 
     @property
-    def _sync(self) -> openai.OpenAI:
+    def _sync(self) -> _OpenAI:
         with self._lock:
             if self._sync_client is None:
-                self._sync_client = openai.OpenAI(**self._client_kwargs())
+                self._sync_client = _OpenAI(**self._client_kwargs())
             return self._sync_client
 
-    def _async(self) -> openai.AsyncOpenAI:
+    def _async(self) -> _AsyncOpenAI:
         """The async client bound to the running event loop (connection pools
         cannot be shared between loops)."""
         loop = asyncio.get_running_loop()
         with self._lock:
             client = self._async_clients.get(loop)
             if client is None:
-                client = openai.AsyncOpenAI(**self._client_kwargs())
+                client = _AsyncOpenAI(**self._client_kwargs())
                 self._async_clients[loop] = client
             return client
 
@@ -366,7 +362,7 @@ class LLMClient:
         if client is not None:
             await client.close()
 
-    # -- retry machinery -------------------------------------------------------------
+    # -- requests and their failures -------------------------------------------------
 
     def _chat_kwargs(
         self,
@@ -388,15 +384,6 @@ class LLMClient:
         if response_format is not None:
             kwargs["response_format"] = dict(response_format)
         return kwargs
-
-    def _backoff(self, attempt: int, exc: BaseException) -> float:
-        """Exponential backoff (with 10% jitter), stretched to the server's
-        Retry-After when it asks for longer."""
-        delay = self.config.backoff_seconds * (2**attempt)
-        retry_after = _retry_after_seconds(exc)
-        if retry_after is not None:
-            delay = max(delay, min(retry_after, MAX_RETRY_AFTER_SECONDS))
-        return delay * (1.0 + 0.1 * random.random())
 
     def _failure(self, exc: BaseException, *, what: str, attempts: int, format_requested: bool = False) -> LLMError:
         """Translate a final ``openai`` failure into an :class:`LLMError`."""
@@ -432,12 +419,14 @@ class LLMClient:
             f"{what}: {where} is unavailable ({detail}) after {tries}.", attempts=attempts, status_code=status
         )
 
-    def _next_delay_or_raise(
-        self, exc: BaseException, *, attempt: int, attempts: int, what: str, chunks_out: int = 0,
-        format_requested: bool = False,
-    ) -> float:
-        """Decide after a failed attempt: return the delay before the next try,
-        or raise the final :class:`LLMError` (logged)."""
+    def _attempts_of(self, exc: BaseException) -> int:
+        """Requests the package sent before giving up: all of them for a failure it retries."""
+        return self.config.max_retries + 1 if _is_transient(exc) else 1
+
+    def _give_up(
+        self, exc: BaseException, *, what: str, attempts: int, chunks_out: int = 0, format_requested: bool = False
+    ) -> LLMError:
+        """The :class:`LLMError` for a final failure, logged."""
         if chunks_out:
             # Text already reached the caller: a retry would repeat it.
             cut = isinstance(exc, _StreamCut)
@@ -445,56 +434,18 @@ class LLMClient:
             err: LLMError = LLMStreamIncomplete(
                 f"{what}: the stream from {self.config.base_url} broke off after {chunks_out} chunks ({reason}).",
                 chunks=chunks_out,
-                attempts=attempt + 1,
+                attempts=attempts,
             )
             logger.error("%s", err)
-            raise err from exc
-        if format_requested and _is_format_rejection(exc):
-            err = self._failure(exc, what=what, attempts=attempt + 1, format_requested=True)
-            logger.warning("%s", err)
-            raise err from exc
-        if not _is_transient(exc) and not isinstance(exc, _StreamCut):
-            err = self._failure(exc, what=what, attempts=attempt + 1)
-            logger.warning("%s", err)
-            raise err from exc
-        if attempt + 1 >= attempts:
-            err = self._failure(exc, what=what, attempts=attempts)
-            if isinstance(exc, _StreamCut):
-                err = LLMStreamIncomplete(err.message, chunks=0, attempts=attempts)
+            return err
+        err = self._failure(exc, what=what, attempts=attempts, format_requested=format_requested)
+        if isinstance(exc, _StreamCut):
+            err = LLMStreamIncomplete(err.message, chunks=0, attempts=attempts)
+        if isinstance(err, LLMUnavailable):
             logger.error("%s", err)
-            raise err from exc
-        delay = self._backoff(attempt, exc)
-        logger.warning(
-            "%s failed (attempt %d/%d: %s: %s); retrying in %.2fs",
-            what,
-            attempt + 1,
-            attempts,
-            type(exc).__name__,
-            _server_message(exc),
-            delay,
-        )
-        return delay
-
-    def _with_retries(self, op: Callable[[], T], *, what: str, format_requested: bool = False) -> T:
-        attempts = self.config.max_retries + 1
-        for attempt in range(attempts):
-            try:
-                with self.gate.hold(self.priority):
-                    return op()
-            except openai.OpenAIError as exc:
-                delay = self._next_delay_or_raise(
-                    exc, attempt=attempt, attempts=attempts, what=what, format_requested=format_requested
-                )
-            time.sleep(delay)
-        raise AssertionError("unreachable")  # pragma: no cover
-
-    # -- chat ------------------------------------------------------------------------
-
-    def chat(
-        self, messages: Sequence[Message], *, temperature: float | None = None, max_tokens: int | None = None
-    ) -> str:
-        """One non-streamed chat completion; returns the reply text."""
-        return self._chat(messages, temperature=temperature, max_tokens=max_tokens) or ""
+        else:
+            logger.warning("%s", err)
+        return err
 
     def _chat(
         self,
@@ -505,61 +456,30 @@ class LLMClient:
         response_format: Mapping[str, Any] | None = None,
         what: str = "chat completion",
     ) -> str | None:
+        """One non-streamed completion (the package retries transient failures)."""
         kwargs = self._chat_kwargs(
             messages, temperature=temperature, max_tokens=max_tokens, response_format=response_format
         )
-        completion = self._with_retries(
-            lambda: self._sync.chat.completions.create(**kwargs), what=what,
-            format_requested=response_format is not None,
-        )
+        try:
+            with self.gate.hold(self.priority):
+                completion = self._sync.chat.completions.create(**kwargs)
+        except openai.OpenAIError as exc:
+            raise self._give_up(
+                exc, what=what, attempts=self._attempts_of(exc), format_requested=response_format is not None
+            ) from exc
         return _message_text(completion)
-
-    def stream_chat(
-        self, messages: Sequence[Message], *, temperature: float | None = None, max_tokens: int | None = None
-    ) -> Iterator[str]:
-        """Stream a chat completion, yielding content deltas as they arrive.
-
-        Failures before the first delta are retried; a failure after it raises
-        :class:`LLMStreamIncomplete` (retrying would repeat text already shown),
-        and so does a stream that ends without a finish reason.
-        Closing the iterator early closes the HTTP stream.
-        """
-        kwargs = self._chat_kwargs(messages, stream=True, temperature=temperature, max_tokens=max_tokens)
-        attempts = self.config.max_retries + 1
-        what = "streaming chat"
-        for attempt in range(attempts):
-            stream = None
-            chunks_out = 0
-            try:
-                with self.gate.hold(self.priority):
-                    try:
-                        stream = self._sync.chat.completions.create(**kwargs)
-                        finish = None
-                        for chunk in stream:
-                            finish = _finish_reason(chunk) or finish
-                            text = _delta_text(chunk)
-                            if text:
-                                chunks_out += 1
-                                yield text
-                        if finish is None:
-                            raise _StreamCut
-                        return
-                    finally:  # closed before the slot is given back
-                        if stream is not None:
-                            stream.close()
-            except (openai.OpenAIError, _StreamCut) as exc:
-                delay = self._next_delay_or_raise(
-                    exc, attempt=attempt, attempts=attempts, what=what, chunks_out=chunks_out
-                )
-            time.sleep(delay)
 
     async def astream_chat(
         self, messages: Sequence[Message], *, temperature: float | None = None, max_tokens: int | None = None
     ) -> AsyncIterator[str]:
-        """Async :meth:`stream_chat` on ``openai.AsyncOpenAI``.
+        """Stream a chat completion, yielding content deltas as they arrive.
 
-        Cancelling the task that consumes it (or ``aclose()`` on it) closes the
-        HTTP stream, so the server stops generating, and gives the gate's slot back.
+        Failures of the request itself are retried by the package; a stream that breaks
+        (or ends without a finish reason) before the first delta is asked for again, up to
+        ``max_retries`` times; after it, :class:`LLMStreamIncomplete` is raised (retrying
+        would repeat text already shown). Cancelling the task that consumes it (or
+        ``aclose()`` on it) closes the HTTP stream, so the server stops generating, and
+        gives the gate's slot back.
         """
         client = self._async()
         kwargs = self._chat_kwargs(messages, stream=True, temperature=temperature, max_tokens=max_tokens)
@@ -586,13 +506,15 @@ class LLMClient:
                         if stream is not None:
                             await stream.close()
             except (openai.OpenAIError, _StreamCut) as exc:
-                delay = self._next_delay_or_raise(
-                    exc, attempt=attempt, attempts=attempts, what=what, chunks_out=chunks_out
-                )
+                if stream is None:  # the request failed: the package has retried it already
+                    raise self._give_up(exc, what=what, attempts=self._attempts_of(exc)) from exc
+                if chunks_out or attempt + 1 >= attempts or not (_is_transient(exc) or isinstance(exc, _StreamCut)):
+                    raise self._give_up(exc, what=what, attempts=attempt + 1, chunks_out=chunks_out) from exc
+                logger.warning("%s broke off before any text (attempt %d/%d: %s); asking again",
+                               what, attempt + 1, attempts, _server_message(exc))
             except asyncio.CancelledError:
                 logger.info("%s cancelled after %d chunks; the stream is closed", what, chunks_out)
                 raise
-            await asyncio.sleep(delay)
 
     # -- structured output -------------------------------------------------------------
 
@@ -610,7 +532,11 @@ class LLMClient:
             return JSONMode.JSON_SCHEMA
         return known.mode
 
-    def complete_json(
+    def complete_json(self, prompt: str, **kwargs: Any) -> dict[str, Any]:
+        """:meth:`ask_json`, the object only."""
+        return self.ask_json(prompt, **kwargs).data
+
+    def ask_json(
         self,
         prompt: str,
         *,
@@ -621,8 +547,9 @@ class LLMClient:
         max_tokens: int | None = None,
         envelope: Mapping[str, Any] | None = None,
         example: Any = None,
-    ) -> dict[str, Any]:
-        """Ask for a JSON object matching ``schema`` and return it parsed.
+    ) -> JSONReply:
+        """Ask for a JSON object matching ``schema``: the parsed object, with the mode that
+        produced it and how many replies it took (a :class:`JSONReply`).
 
         Fallback chain (seed 001 §4): ``json_schema`` → ``json_object`` with an
         example reply in the prompt → plain request with the same prompt; each
@@ -641,9 +568,10 @@ class LLMClient:
         """
         first = self.json_mode
         known = self.modes.load(self.config.base_url, self.config.model)
+        refused: list[str] = []
         for mode in MODE_ORDER[MODE_ORDER.index(first):]:
             try:
-                result = self._complete_json_in_mode(
+                data, attempts = self._complete_json_in_mode(
                     mode,
                     prompt,
                     schema=schema,
@@ -667,10 +595,11 @@ class LLMClient:
                 )
                 self.modes.save(self.config.base_url, self.config.model, following, error=exc.message)
                 known = KnownMode(following, datetime.now(timezone.utc))
+                refused.append(mode.value)
                 continue
             if known is None or known.mode is not mode:
                 self.modes.save(self.config.base_url, self.config.model, mode)
-            return result
+            return JSONReply(data=data, mode=mode, attempts=attempts, refused=tuple(refused))
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _complete_json_in_mode(
@@ -685,9 +614,10 @@ class LLMClient:
         system: str,
         temperature: float | None,
         max_tokens: int | None,
-    ) -> dict[str, Any]:
+    ) -> tuple[dict[str, Any], int]:
         """One mode of the chain: request, parse, validate; retry invalid output up to
-        ``max_retries`` times, each retry told what was wrong with the last reply."""
+        ``max_retries`` times, each retry told what was wrong with the last reply. Returns the
+        object and the number of replies asked for."""
         response_format: dict[str, Any] | None
         if mode is JSONMode.JSON_SCHEMA:
             response_format = {"type": "json_schema", "json_schema": {"name": schema_name, "schema": dict(schema)}}
@@ -714,7 +644,7 @@ class LLMClient:
                 what=what,
             )
             try:
-                return parse_json_object(raw, envelope)
+                return parse_json_object(raw, envelope), attempt + 1
             except JSONReplyError as exc:
                 problems = exc.problems
                 logger.warning(
@@ -739,6 +669,7 @@ class LLMClient:
 __all__ = [
     "DEFAULT_JSON_SYSTEM",
     "JSONMode",
+    "JSONReply",
     "JSONReplyError",
     "LLMClient",
     "LLMConfig",

@@ -5,7 +5,7 @@ Why a module of its own: small local models (llama.cpp, Ollama) answer JSON requ
 ways hosted APIs never do — they echo the JSON Schema back as a wrapper around the data,
 or copy a raw schema instead of filling it in. Prompts therefore show an *example reply*,
 never the raw schema, and a reply wrapped in an echoed schema is unwrapped before it is
-validated. Validation checks only the envelope the caller asks for, so one bad item does
+validated (by ``jsonschema``). Validation checks only the envelope the caller asks for, so one bad item does
 not throw away a whole reply (items are the caller's to check one by one).
 """
 
@@ -16,6 +16,8 @@ import re
 from collections.abc import Mapping
 from enum import Enum
 from typing import Any
+
+from jsonschema import Draft202012Validator
 
 
 class JSONMode(str, Enum):
@@ -73,53 +75,10 @@ def _json_type(value: Any) -> str:
     return type(value).__name__
 
 
-def _is_type(value: Any, name: str) -> bool:
-    actual = _json_type(value)
-    if name == "number":
-        return actual in ("number", "integer")
-    if name == "integer":
-        return actual == "integer" or (actual == "number" and float(value).is_integer())
-    if name in ("object", "array", "string", "boolean", "null"):
-        return actual == name
-    raise ValueError(f"unsupported JSON Schema type {name!r}")
-
-
-def _json_equal(a: Any, b: Any) -> bool:
-    """Equality without Python's ``True == 1``."""
-    if isinstance(a, bool) or isinstance(b, bool):
-        return isinstance(a, bool) and isinstance(b, bool) and a is b
-    return bool(a == b)
-
-
-def validate_json(instance: Any, schema: Mapping[str, Any], path: str = "$") -> list[str]:
-    """Check ``instance`` against a small subset of JSON Schema and return the
-    problems found (empty list = valid).
-
-    Supported keywords: ``type`` (object, array, string, number, integer,
-    boolean, null, or a list of them), ``required``, ``properties``, ``items``
-    (one schema) and ``enum``. Other keywords are ignored, so a full schema can
-    still be sent to servers that enforce it.
-    """
-    problems: list[str] = []
-    expected = schema.get("type")
-    if expected is not None:
-        types = [expected] if isinstance(expected, str) else list(expected)
-        if not any(_is_type(instance, t) for t in types):
-            problems.append(f"{path}: expected {' or '.join(types)}, got {_json_type(instance)}")
-            return problems
-    if "enum" in schema and not any(_json_equal(instance, option) for option in schema["enum"]):
-        problems.append(f"{path}: {instance!r} is not one of {list(schema['enum'])!r}")
-    if isinstance(instance, dict):
-        for key in schema.get("required", ()):
-            if key not in instance:
-                problems.append(f"{path}: missing required key {key!r}")
-        for key, subschema in (schema.get("properties") or {}).items():
-            if key in instance and isinstance(subschema, Mapping):
-                problems.extend(validate_json(instance[key], subschema, f"{path}.{key}"))
-    if isinstance(instance, list) and isinstance(schema.get("items"), Mapping):
-        for index, item in enumerate(instance):
-            problems.extend(validate_json(item, schema["items"], f"{path}[{index}]"))
-    return problems
+def validate_json(instance: Any, schema: Mapping[str, Any]) -> list[str]:
+    """The problems of ``instance`` against the JSON Schema ``schema`` (checked by
+    ``jsonschema``), each as ``"<JSON path>: <message>"``; an empty list means valid."""
+    return [f"{error.json_path}: {error.message}" for error in Draft202012Validator(schema).iter_errors(instance)]
 
 
 def parse_json_object(raw: str | None, schema: Mapping[str, Any]) -> dict[str, Any]:

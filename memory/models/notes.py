@@ -13,6 +13,7 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 from pgvector.django import HnswIndex, VectorField
 
+from memory.categories import Category  # noqa: F401  (the one enum, re-exported)
 from memory.models.conversations import SEARCH_CONFIG, Conversation, Message
 from memory.models.tenancy import Firm, Matter
 
@@ -30,17 +31,6 @@ class MemoryScope(models.TextChoices):
 # The layers without a matter or an owner: everyone in the firm sees them. They have their
 # own partial HNSW index (``note_embedding_firmwide_hnsw``) and are searched in one walk.
 FIRM_WIDE_SCOPES = (MemoryScope.CROSS_CASE, MemoryScope.GENERAL_LAW, MemoryScope.GLOBAL)
-
-
-class Category(models.TextChoices):
-    """What kind of knowledge a note holds (seed 001 extraction categories)."""
-
-    FACT = "fact", _("事实 fact")
-    EVIDENCE = "evidence", _("证据 evidence")
-    LAW = "law", _("法条 law")
-    CLAIM = "claim", _("诉求 claim")
-    PREFERENCE = "preference", _("偏好 preference")
-    ACTION = "action", _("行动建议 action")
 
 
 class MemoryType(models.TextChoices):
@@ -76,8 +66,8 @@ class NoteQuerySet(models.QuerySet["Note"]):
 
         ``firm_ids`` / ``matter_ids``: the user's firms (``Firm.objects.of_user``) and assigned
         matters (``Matter.objects.assigned_to``) when the caller has just read them, as literals
-        instead of subqueries (the search hot path: planning and joining the subqueries cost
-        ~6 ms per search at 100k notes). Only ever pass what those two selectors returned.
+        instead of subqueries (the search hot path: planning and joining the subqueries is a
+        measurable part of a search, bench/search_results.md). Only ever pass what those two selectors returned.
         """
         if not user.is_authenticated:
             return self.none()
@@ -205,8 +195,8 @@ class Note(models.Model):
             ),
             # The firm-wide layers' own graph: a walk in the full index under their filter
             # rejects ~3 of 4 tuples for their scope alone, so the iterative scan ends early
-            # with near misses (recall@10 0.92 at 100k notes); here it only skips other firms
-            # (recall 1.0, the read 20 % faster).
+            # with near misses; here it only skips other firms (recall and speed of both:
+            # bench/search_results.md).
             HnswIndex(
                 name="note_embedding_firmwide_hnsw",
                 fields=["embedding"],

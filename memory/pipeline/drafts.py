@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from memory.extraction import Category as ItemCategory
+from memory.categories import Category
 from memory.extraction import ExtractedItem
 from memory.models import Conversation, Matter, MemoryScope, Message, SourceType
 from memory.services.notes import NoteDraft
@@ -75,7 +75,7 @@ class TurnSource:
 
 def category_slug(item: ExtractedItem) -> str:
     """The note category for the item's Chinese label (validated upstream)."""
-    parsed = ItemCategory.parse(item.category)
+    parsed = Category.parse(item.category)
     if parsed is None:
         raise ItemError(f"unknown category {item.category!r}")
     return parsed.slug

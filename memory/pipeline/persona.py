@@ -29,11 +29,9 @@ from dataclasses import dataclass
 from datetime import datetime
 
 import numpy as np
-from django.conf import settings
 from django.db import connection, transaction
 from pgvector.django import CosineDistance
 
-from memory.extraction import Category as ItemCategory
 from memory.extraction import ExtractedItem, keywords_for
 from memory.models import (
     AuditEvent,
@@ -48,6 +46,7 @@ from memory.models import (
 )
 from memory.pipeline.drafts import TurnSource, category_slug, is_persona_item
 from memory.pipeline.routing import conflict_between, lexical_overlap
+from memory.pipeline.routing import thresholds
 from memory.services.audit import actor_label, record_note_event
 from memory.services.notes import (
     NoteDraft,
@@ -59,6 +58,16 @@ from memory.services.notes import (
     supersede_note,
 )
 
+# Tuning constants: they decide what becomes a profile, so they are code, changed with the
+# evaluation that justifies them; tests monkeypatch them (docs/refactor-a.md).
+#: Strength a trait needs to be promoted to a user_profile note ...
+PERSONA_PROMOTION_STRENGTH = 0.65
+#: ... with at least this many pieces of evidence.
+PERSONA_MIN_EVIDENCE = 3
+#: Evidence loses half its weight in this many days.
+PERSONA_HALF_LIFE_DAYS = 90.0
+#: Contrary traits closer in strength than this are both kept, marked as a disagreement.
+PERSONA_TIE_MARGIN = 0.05
 #: Two statements are the same trait when this similar (cosine) and lexically close.
 SAME_TRAIT_SIMILARITY = 0.95
 SAME_TRAIT_MIN_OVERLAP = 0.6
@@ -70,7 +79,7 @@ def time_decay(last_evidence_at: datetime | None, now: datetime) -> float:
     if last_evidence_at is None:
         return 0.0
     days = max(0.0, (now - last_evidence_at).total_seconds() / 86400.0)
-    return 0.5 ** (days / settings.PERSONA_HALF_LIFE_DAYS)
+    return 0.5 ** (days / PERSONA_HALF_LIFE_DAYS)
 
 
 def persona_strength(base_confidence: float, mentions: int, last_evidence_at: datetime | None, now: datetime) -> float:
@@ -84,7 +93,7 @@ def trait_strength(trait: PersonaTrait, now: datetime) -> float:
 
 def qualifies(strength: float, evidence_count: int) -> bool:
     """Promotion rule (rounded to 6 places so a strength of exactly 0.65 counts)."""
-    return round(strength, 6) >= settings.PERSONA_PROMOTION_STRENGTH and evidence_count >= settings.PERSONA_MIN_EVIDENCE
+    return round(strength, 6) >= PERSONA_PROMOTION_STRENGTH and evidence_count >= PERSONA_MIN_EVIDENCE
 
 
 @dataclass
@@ -182,7 +191,7 @@ def episodic_twins(items: list[ExtractedItem], source: TurnSource) -> list[Extra
         content, said_tag = (f"{name}说：{body}", "原话") if _CJK.search(body) else (f"{name} said: {body}", "said")
         twins.append(dataclasses.replace(
             item,
-            category=ItemCategory.FACT.value,
+            category=Category.FACT.zh,
             content=content,
             memory_type=MemoryType.EVENT,
             confidence=max(item.confidence, TWIN_MIN_CONFIDENCE),
@@ -206,7 +215,7 @@ def _trait_for(item: ExtractedItem, embedding: np.ndarray, firm, user) -> tuple[
     for match in _nearest_traits(firm, user, embedding):
         overlap = lexical_overlap(item.content, match.trait.content)
         conflict = conflict_between(item.content, match.trait.content)
-        if match.similarity >= settings.ROUTING_CONFLICT_SIMILARITY and overlap[1] >= 0.5 and conflict:
+        if match.similarity >= thresholds.ROUTING_CONFLICT_SIMILARITY and overlap[1] >= 0.5 and conflict:
             contrary = (
                 PersonaTrait.objects.filter(conflicts_with=match.trait, firm=firm, user=user)
                 .exclude(status=PersonaTrait.Status.SUPERSEDED)
@@ -241,7 +250,7 @@ def _refresh_stats(trait: PersonaTrait, *, now: datetime) -> None:
 
 def _promote_or_reinforce(trait: PersonaTrait, source: TurnSource, item: ExtractedItem, *, actor, now: datetime):
     """Apply the promotion rule and the conflict policy; return (reason, note or None)."""
-    threshold = f"strength {trait.strength:.3f} (≥ {settings.PERSONA_PROMOTION_STRENGTH}?), evidence {trait.evidence_count}/{settings.PERSONA_MIN_EVIDENCE}"
+    threshold = f"strength {trait.strength:.3f} (≥ {PERSONA_PROMOTION_STRENGTH}?), evidence {trait.evidence_count}/{PERSONA_MIN_EVIDENCE}"
     if trait.note_id is not None and trait.status in (PersonaTrait.Status.PROMOTED, PersonaTrait.Status.DISPUTED):
         note = record_mention(trait.note, actor=actor, source=source.source_key, confidence=item.confidence,
                               source_message_ids=[m.pk for m in source.messages_for(item.speaker)])
@@ -260,7 +269,7 @@ def _promote_or_reinforce(trait: PersonaTrait, source: TurnSource, item: Extract
         trait.save(update_fields=["status", "note", "decision", "updated_at"])
         return trait.decision, note
     old_strength = trait_strength(old, now)
-    if trait.strength > old_strength + settings.PERSONA_TIE_MARGIN:
+    if trait.strength > old_strength + PERSONA_TIE_MARGIN:
         note = _profile_note(trait, source, actor=actor)
         reason = f"persona update: new trait stronger ({trait.strength:.3f} > {old_strength:.3f})"
         supersede_note(old_note, note, actor=actor, reason=reason)
@@ -269,9 +278,9 @@ def _promote_or_reinforce(trait: PersonaTrait, source: TurnSource, item: Extract
         trait.status, trait.note, trait.decision = PersonaTrait.Status.PROMOTED, note, reason
         trait.save(update_fields=["status", "note", "decision", "updated_at"])
         return reason, note
-    if abs(trait.strength - old_strength) <= settings.PERSONA_TIE_MARGIN:
+    if abs(trait.strength - old_strength) <= PERSONA_TIE_MARGIN:
         note = _profile_note(trait, source, actor=actor, tags=[DISPUTED_TAG])
-        reason = f"disagreement kept: strengths {trait.strength:.3f} vs {old_strength:.3f} are within {settings.PERSONA_TIE_MARGIN}"
+        reason = f"disagreement kept: strengths {trait.strength:.3f} vs {old_strength:.3f} are within {PERSONA_TIE_MARGIN}"
         link_notes(note, old_note, link_type=LinkType.CONTRADICTS, weight=1.0, actor=actor, reason=reason)
         evolve_note(old_note, actor=actor, triggered_by=note, tags=[DISPUTED_TAG])
         for t in (trait, old):

@@ -14,12 +14,13 @@ order, so callers re-sort by the distance we annotate.
 Hot path (``read_candidates``, also behind ``vector_candidates_by_layer``): every layer's
 nearest-neighbour read and the keyword read go to PostgreSQL as ONE ``UNION ALL`` statement
 whose parts all carry the ORM-compiled WHERE clause of ``visible_to(user).active()`` (given the
-user's firm and matter ids just read, as literals) plus the layer's own literal conditions; rows
-come back as light ``Note`` instances (no embedding, no queryset building per layer). The three
-firm-wide layers share one HNSW walk over their partial index; the case layer over all of the
-user's matters is read exactly from a covering index when it is small enough. Measured at
-100k firm notes / 200k table (bench/search_results.md). The ORM reads remain the fallback
-(no firm, anonymous user, or a visibility rule that would need a join).
+user's firm and matter ids just read, as literals) plus the layer's own conditions. Those are
+declared once, in ``layer_rule``, and rendered both as SQL (here) and as a ``Q`` (``layer_filter``,
+for the ORM reads: semantic strategy, history, graph, provenance). Rows come back as light
+``Note`` instances (no embedding, no queryset building per layer). The three firm-wide layers
+share one HNSW walk over their partial index; the case layer over all of the user's matters is
+read exactly from a covering index when it is small enough (figures: bench/search_results.md).
+A user who can see nothing (anonymous, no firm) gets nothing without a query.
 """
 from __future__ import annotations
 
@@ -29,9 +30,8 @@ from dataclasses import dataclass
 from typing import Iterable, Sequence
 
 import numpy as np
-from django.contrib.postgres.search import SearchQuery, SearchRank, SearchVector
 from django.contrib.auth import get_user_model
-from django.core.exceptions import EmptyResultSet, FullResultSet
+from django.core.exceptions import EmptyResultSet, ImproperlyConfigured
 from django.db import connection, transaction
 from django.db.models import Q, QuerySet
 from pgvector.django import CosineDistance
@@ -60,14 +60,6 @@ class NoteCandidate:
     via_vector: bool = False
     via_keyword: bool = False
     via_message: bool = False
-
-
-def _tsquery(tokens: Sequence[str]) -> SearchQuery | None:
-    """An OR of quoted lexemes in raw tsquery syntax (quotes escaped, so no syntax injection)."""
-    if not tokens:
-        return None
-    quoted = " | ".join("'" + token.replace("\\", "\\\\").replace("'", "''") + "'" for token in tokens[:32])
-    return SearchQuery(quoted, config=SEARCH_CONFIG, search_type="raw")
 
 
 @dataclass(frozen=True)
@@ -102,21 +94,85 @@ def reach_of(user) -> Reach:
     )
 
 
-def layer_filter(plan: RetrievalPlan, reach: Reach, layers: Iterable[str] | None = None) -> Q:
-    """Notes of the planned layers; the case layer is narrowed to the current matter when there is one."""
+# --- the layer rule: declared once, rendered as a Q (ORM reads) and as SQL (the hot path) ---
+
+
+@dataclass(frozen=True)
+class Cond:
+    """One condition on a ``memory_note`` column: ``value`` None means IS NULL, a tuple means
+    IN, anything else equality."""
+
+    column: str  # attname: memory_scope, matter_id, owner_id
+    value: object = None
+
+
+#: A layer's notes: an OR of alternatives, each an AND of conditions.
+LayerRule = tuple[tuple[Cond, ...], ...]
+
+
+def layer_rule(layer: str, plan: RetrievalPlan, reach: Reach) -> LayerRule:
+    """Which notes of ``layer`` a search reads, on top of ``visible_to(user)`` — the only place
+    this is stated: ``layer_filter`` (Q) and ``_vector_parts`` / ``_layers_condition`` (SQL)
+    are generated from it (docs/refactor-a.md). The case layer is narrowed to the current
+    matter when there is one."""
+    scope = Cond("memory_scope", str(layer))
+    if layer == MemoryScope.CASE and plan.matter_id is not None:
+        return ((scope, Cond("matter_id", plan.matter_id)),)
+    if layer == MemoryScope.CASE:
+        return (
+            (scope, Cond("matter_id", tuple(reach.matter_ids))),
+            (scope, Cond("matter_id", None), Cond("owner_id", reach.user_id)),
+        )
+    if layer == MemoryScope.USER_PROFILE:
+        return ((scope, Cond("owner_id", reach.user_id)),)
+    return ((scope,),)
+
+
+def _rule_q(rule: LayerRule) -> Q:
+    """The rule as a Django ``Q``."""
     condition = Q(pk__in=[])
-    for layer in layers if layers is not None else plan.layers:
-        if layer == MemoryScope.CASE and plan.matter_id is not None:
-            condition |= Q(memory_scope=layer, matter_id=plan.matter_id)
-        elif layer == MemoryScope.CASE:
-            condition |= Q(memory_scope=layer) & (
-                Q(matter_id__in=reach.matter_ids) | Q(matter__isnull=True, owner_id=reach.user_id)
-            )
-        elif layer == MemoryScope.USER_PROFILE:
-            condition |= Q(memory_scope=layer, owner_id=reach.user_id)
-        else:
-            condition |= Q(memory_scope=layer)
-    return Q(firm_id__in=reach.firm_ids) & condition
+    for alternative in rule:
+        both = Q()
+        for cond in alternative:
+            if cond.value is None:
+                both &= Q(**{f"{cond.column}__isnull": True})
+            elif isinstance(cond.value, tuple):
+                both &= Q(**{f"{cond.column}__in": list(cond.value)})
+            else:
+                both &= Q(**{cond.column: cond.value})
+        condition |= both
+    return condition
+
+
+def _rule_sql(rule: LayerRule) -> tuple[str, list]:
+    """The rule as a parenthesised SQL condition on ``memory_note`` and its params."""
+    alternatives, params = [], []
+    for alternative in rule:
+        pieces = []
+        for cond in alternative:
+            column = f'"memory_note"."{cond.column}"'
+            if cond.value is None:
+                pieces.append(f"{column} IS NULL")
+            elif isinstance(cond.value, tuple) and not cond.value:
+                pieces.append("FALSE")
+            elif isinstance(cond.value, tuple):
+                pieces.append(f"{column} IN ({', '.join(['%s'] * len(cond.value))})")
+                params += cond.value
+            else:
+                pieces.append(f"{column} = %s")
+                params.append(cond.value)
+        alternatives.append("(" + " AND ".join(pieces) + ")")
+    return "(" + (" OR ".join(alternatives) or "FALSE") + ")", params
+
+
+def _rules(plan: RetrievalPlan, reach: Reach, layers: Iterable[str]) -> LayerRule:
+    """The OR of the rules of ``layers``."""
+    return tuple(alternative for layer in layers for alternative in layer_rule(layer, plan, reach))
+
+
+def layer_filter(plan: RetrievalPlan, reach: Reach, layers: Iterable[str] | None = None) -> Q:
+    """Notes of the planned layers (``layer_rule``) in the user's firms."""
+    return Q(firm_id__in=reach.firm_ids) & _rule_q(_rules(plan, reach, layers if layers is not None else plan.layers))
 
 
 def searchable_notes(user, plan: RetrievalPlan, reach: Reach) -> QuerySet[Note]:
@@ -152,31 +208,10 @@ def vector_candidates_by_layer(
 ) -> dict[str, list[NoteCandidate]]:
     """The ``per_layer`` nearest visible notes of each planned layer (HNSW, iterative scan)."""
     layers = list(layers if layers is not None else plan.layers)
-    result: dict[str, list[NoteCandidate]] = {layer: [] for layer in layers}
-    if not layers:
-        return result
-    fast = _read_layers(
+    by_layer, _keyword = _read_layers(
         user, plan, reach, vector, layers, per_layer=per_layer, ef_search=ef_search, max_scan_tuples=max_scan_tuples
     )
-    if fast is not None:
-        return fast[0]
-    base = Note.objects.visible_to(user).active().with_embedding().only(*CANDIDATE_FIELDS)
-    # One statement: a UNION ALL of one ORDER BY distance LIMIT n per layer (each may use HNSW).
-    parts = [
-        base.filter(layer_filter(plan, reach, [layer]))
-        .annotate(distance=CosineDistance("embedding", vector))
-        .order_by("distance")[:per_layer]
-        for layer in layers
-    ]
-    queryset = parts[0].union(*parts[1:], all=True) if len(parts) > 1 else parts[0]
-    with transaction.atomic():
-        _set_local_hnsw(max(ef_search, per_layer), max_scan_tuples)
-        rows = list(queryset)  # evaluated inside the transaction: SET LOCAL applies
-    rows.sort(key=lambda note: note.distance)  # relaxed_order may return rows slightly out of order
-    for note in rows:
-        result[note.memory_scope].append(NoteCandidate(note=note, distance=float(note.distance), via_vector=True))
-    return result
-
+    return by_layer
 
 
 # --- raw-SQL reads (one round trip per stage) -------------------------------------------------
@@ -184,7 +219,7 @@ def vector_candidates_by_layer(
 # The hot path builds its statements by hand, but the visibility rule is never re-implemented:
 # the WHERE clause of ``Note.objects.visible_to(user).active()`` (firm, ethical wall, owner) is
 # compiled by the ORM, with the firm and matter ids of ``reach_of`` as literals, and pasted into
-# every part; each part adds its layer's literal conditions (``_vector_parts``).
+# every part; each part adds its layer's conditions, rendered from ``layer_rule`` (``_vector_parts``).
 
 
 @dataclass(frozen=True)
@@ -194,9 +229,10 @@ class _Visible:
 
 
 def _visible_where(user, reach: Reach) -> _Visible | None:
-    """The compiled WHERE of ``visible_to(user).active()`` on ``memory_note`` (no joins), or None."""
+    """The compiled WHERE of ``visible_to(user).active()`` on ``memory_note`` (no joins), or
+    None when the user sees nothing (anonymous, no firm)."""
     if not user.is_authenticated:
-        return None  # no rule to paste: the ORM reads handle it
+        return None  # sees nothing
     return _compiled_visible_where(user.pk, reach)
 
 
@@ -213,10 +249,10 @@ def _compiled_visible_where(user_id: int, reach: Reach) -> _Visible | None:
     compiler = query.get_compiler(using=queryset.db)
     try:
         sql, params = compiler.compile(query.where)
-    except (EmptyResultSet, FullResultSet):
-        return None
+    except EmptyResultSet:
+        return None  # no firm: sees nothing
     if len([alias for alias, refcount in query.alias_refcount.items() if refcount]) > 1:
-        return None  # the rule needs a join: fall back to the ORM reads
+        raise ImproperlyConfigured("Note.visible_to with literal ids must not need a join: it is pasted into raw SQL")
     return _Visible(sql, tuple(params))
 
 
@@ -265,41 +301,25 @@ def _vector_parts(
     *,
     exact_case: bool = False,
 ) -> list[_Part]:
-    """The nearest-neighbour reads of ``layers``; conditions repeat ``layer_filter`` with literal
-    ids. ``per_layer``: one LIMIT for every layer, or a LIMIT per layer."""
+    """The nearest-neighbour reads of ``layers``, their conditions rendered from ``layer_rule``.
+    ``per_layer``: one LIMIT for every layer, or a LIMIT per layer. The firm-wide layers (a
+    scope condition only) share one read; an exact case read is one part per alternative."""
     limit_of = per_layer.get if isinstance(per_layer, dict) else (lambda _layer: per_layer)
     parts: list[_Part] = []
     firm_wide = [layer for layer in layers if layer in FIRM_WIDE_SCOPES]
     for layer in layers:
-        if layer == MemoryScope.CASE and plan.matter_id is not None:
-            # One matter's notes: always few enough to compare every one (covering index).
-            parts.append(_Part('"memory_note"."memory_scope" = %s AND "memory_note"."matter_id" = %s',
-                               [layer, plan.matter_id], limit_of(layer), exact=True))
-        elif layer == MemoryScope.CASE and exact_case:
-            # Two exact reads: the matters (covering index) and the user's own matter-less notes.
-            parts.append(_Part('"memory_note"."memory_scope" = %s AND "memory_note"."matter_id" = ANY(%s)',
-                               [layer, list(reach.matter_ids) or [0]], limit_of(layer), exact=True))
-            parts.append(_Part(
-                '"memory_note"."memory_scope" = %s AND "memory_note"."matter_id" IS NULL '
-                'AND "memory_note"."owner_id" = %s', [layer, reach.user_id], limit_of(layer), exact=True,
-            ))
-        elif layer == MemoryScope.CASE:
-            parts.append(_Part(
-                '"memory_note"."memory_scope" = %s AND ("memory_note"."matter_id" = ANY(%s) OR '
-                '("memory_note"."matter_id" IS NULL AND "memory_note"."owner_id" = %s))',
-                [layer, list(reach.matter_ids) or [0], reach.user_id], limit_of(layer),
-            ))
-        elif layer == MemoryScope.USER_PROFILE:
-            parts.append(_Part('"memory_note"."memory_scope" = %s AND "memory_note"."owner_id" = %s',
-                               [layer, reach.user_id], limit_of(layer)))
-        elif layer == firm_wide[0] and len(firm_wide) > 1:
-            placeholders = ", ".join(["%s"] * len(firm_wide))
-            parts.append(_Part(f'"memory_note"."memory_scope" IN ({placeholders})', list(firm_wide),
-                               sum(limit_of(x) for x in firm_wide)))
-        elif layer in FIRM_WIDE_SCOPES and len(firm_wide) > 1:
-            continue  # read with the first firm-wide layer
+        rule = layer_rule(layer, plan, reach)
+        if layer in FIRM_WIDE_SCOPES and len(firm_wide) > 1:
+            assert rule == ((Cond("memory_scope", str(layer)),),), "a shared read needs scope-only rules"
+            if layer == firm_wide[0]:
+                merged = ((Cond("memory_scope", tuple(str(x) for x in firm_wide)),),)
+                parts.append(_Part(*_rule_sql(merged), sum(limit_of(x) for x in firm_wide)))
+        elif layer == MemoryScope.CASE and (plan.matter_id is not None or exact_case):
+            # One matter's notes, or the user's matters (covering index) and own matter-less
+            # notes: few enough to compare every one.
+            parts += [_Part(*_rule_sql((alternative,)), limit_of(layer), exact=True) for alternative in rule]
         else:
-            parts.append(_Part('"memory_note"."memory_scope" = %s', [layer], limit_of(layer)))
+            parts.append(_Part(*_rule_sql(rule), limit_of(layer)))
     return parts
 
 
@@ -308,11 +328,9 @@ def _case_read_is_exact(plan: RetrievalPlan, reach: Reach, layers: Sequence[str]
     (the planner's row estimate for those matters: one cheap EXPLAIN, no rows read)."""
     if MemoryScope.CASE not in layers or plan.matter_id is not None or not reach.matter_ids:
         return False
+    matters, params = _rule_sql(layer_rule(MemoryScope.CASE, plan, reach)[:1])  # the assigned-matters alternative
     with connection.cursor() as cursor:
-        cursor.execute(
-            "EXPLAIN (FORMAT JSON) SELECT 1 FROM memory_note WHERE memory_scope = %s AND matter_id = ANY(%s)",
-            [MemoryScope.CASE.value, list(reach.matter_ids)],
-        )
+        cursor.execute(f"EXPLAIN (FORMAT JSON) SELECT 1 FROM memory_note WHERE {matters}", params)
         plan_json = cursor.fetchone()[0]
     if isinstance(plan_json, str):
         plan_json = json.loads(plan_json)
@@ -332,13 +350,12 @@ def _read_layers(
     keyword_pool: int = 0,
     ef_search: int = DEFAULT_EF_SEARCH,
     max_scan_tuples: int = DEFAULT_MAX_SCAN_TUPLES,
-) -> tuple[dict[str, list[NoteCandidate]], list[NoteCandidate]] | None:
-    """All vector reads (and the keyword read) of one search as ONE statement; None = use the ORM."""
-    if not reach.firm_ids or not layers:
-        return None
-    visible = _visible_where(user, reach)
-    if visible is None:
-        return None
+) -> tuple[dict[str, list[NoteCandidate]], list[NoteCandidate]]:
+    """All vector reads (and the keyword read) of one search as ONE statement. A user who can
+    see nothing (anonymous, no firm) gets nothing, without a query."""
+    visible = _visible_where(user, reach) if reach.firm_ids else None
+    if visible is None or not layers:
+        return {layer: [] for layer in layers}, []
     limits = dict(per_layer) if isinstance(per_layer, dict) else {layer: per_layer for layer in layers}
     names, columns = _light_columns()
     select = ", ".join(columns)
@@ -413,11 +430,8 @@ def _read_layers(
 
 
 def _layers_condition(plan: RetrievalPlan, reach: Reach, layers: Sequence[str]) -> tuple[str, list]:
-    pieces, params = [], []
-    for part in _vector_parts(plan, reach, layers, 1):
-        pieces.append(f"({part.condition})")
-        params += part.params
-    return (" OR ".join(pieces) or "FALSE"), params
+    """The OR of the rules of ``layers`` as SQL (the keyword read)."""
+    return _rule_sql(_rules(plan, reach, layers))
 
 
 def _tsquery_text(tokens: Sequence[str], operator: str = "|") -> str | None:
@@ -439,8 +453,8 @@ LATER_LAYER_LIMIT = 10
 
 def read_candidates(
     user, plan: RetrievalPlan, reach: Reach, vector: np.ndarray, tokens: Sequence[str], *, per_layer: int
-) -> tuple[dict[str, list[NoteCandidate]], list[NoteCandidate]] | None:
-    """Per-layer vector candidates and keyword candidates in one round trip (None: use the ORM reads)."""
+) -> tuple[dict[str, list[NoteCandidate]], list[NoteCandidate]]:
+    """Per-layer vector candidates and keyword candidates in one round trip."""
     limits = {
         layer: per_layer if position == 0 else LATER_LAYER_LIMIT
         for position, layer in enumerate(plan.layers)
@@ -472,32 +486,6 @@ def vector_candidates(
         )
     rows.sort(key=lambda note: note.distance)
     return [NoteCandidate(note=note, distance=float(note.distance), via_vector=True) for note in rows]
-
-
-def keyword_candidates(
-    user, plan: RetrievalPlan, reach: Reach, tokens: Sequence[str], vector: np.ndarray, *, limit: int
-) -> list[NoteCandidate]:
-    """Full-text matches on the segmented ``search_text`` (GIN index), best ``ts_rank`` first."""
-    query = _tsquery(tokens)
-    if query is None:
-        return []
-    vector_expr = SearchVector("search_text", config=SEARCH_CONFIG)
-    rows = (
-        searchable_notes(user, plan, reach)
-        .annotate(search_vector=vector_expr)
-        .filter(search_vector=query)
-        .annotate(keyword_rank=SearchRank(vector_expr, query), distance=CosineDistance("embedding", vector))
-        .order_by("-keyword_rank")[:limit]
-    )
-    return [
-        NoteCandidate(
-            note=note,
-            distance=None if note.distance is None else float(note.distance),
-            keyword_rank=float(note.keyword_rank),
-            via_keyword=True,
-        )
-        for note in rows
-    ]
 
 
 def superseded_candidates(

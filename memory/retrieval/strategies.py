@@ -85,23 +85,13 @@ def layered(request: SearchRequest) -> SearchResult:
     pool: dict[UUID, cand.NoteCandidate] = {}
     access = request.reach or cand.reach_of(user)
     # One statement for every layer's vector read and the keyword read (``timings["keyword"]``
-    # is then 0: its time is inside "vector"); the ORM reads remain as the fallback.
-    fast = cand.read_candidates(user, plan, access, vector, tokens, per_layer=per_layer)
-    if fast is not None:
-        by_layer, keyword = fast
-        for found in by_layer.values():
-            _merge(pool, found)
-        _merge(pool, keyword)
-        timings["vector"] = _ms(started)
-        timings["keyword"] = 0.0
-    else:
-        by_layer = cand.vector_candidates_by_layer(user, plan, access, vector, per_layer=per_layer)
-        for found in by_layer.values():
-            _merge(pool, found)
-        timings["vector"] = _ms(started)
-        started = time.perf_counter()
-        _merge(pool, cand.keyword_candidates(user, plan, access, tokens, vector, limit=per_layer))
-        timings["keyword"] = _ms(started)
+    # is 0: its time is inside "vector").
+    by_layer, keyword = cand.read_candidates(user, plan, access, vector, tokens, per_layer=per_layer)
+    for found in by_layer.values():
+        _merge(pool, found)
+    _merge(pool, keyword)
+    timings["vector"] = _ms(started)
+    timings["keyword"] = 0.0
     if plan.history:
         started = time.perf_counter()
         _merge(pool, cand.superseded_candidates(user, plan, access, vector, limit=per_layer))

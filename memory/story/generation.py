@@ -4,7 +4,6 @@ script shipped in the repository."""
 from __future__ import annotations
 
 import json
-import logging
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -12,7 +11,7 @@ from typing import Any, Callable
 
 from django.utils import timezone
 
-from memory.llm import LLMBadOutput, LLMClient, LLMError
+from memory.llm import JSONReply, LLMBadOutput, LLMClient, LLMError
 from memory.story.chunks import (
     CHUNK_SCHEMA,
     CHUNK_SCHEMA_NAME,
@@ -70,32 +69,11 @@ def offline_generation(why: str = WHY_NO_LLM, *, events: int | None = None,
 
 
 
-class _Capture(logging.Handler):
-    """Collects what the LLM client logs during one call (fallbacks, retries, bad output)."""
-
-    def __init__(self) -> None:
-        super().__init__(level=logging.INFO)
-        self.lines: list[str] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.lines.append(f"{record.levelname}: {record.getMessage()}"[:1000])
-
-
-def _ask(client: LLMClient, prompt: str, max_tokens: int, log: list[str]) -> dict[str, Any]:
-    """One ``complete_json`` call; what the client logs during it is appended to ``log``."""
-    capture = _Capture()
-    llm_logger = logging.getLogger("legalmem.llm")
-    llm_logger.addHandler(capture)
-    previous_level = llm_logger.level
-    if llm_logger.getEffectiveLevel() > logging.INFO:
-        llm_logger.setLevel(logging.INFO)
-    try:
-        return client.complete_json(prompt, schema=CHUNK_SCHEMA, schema_name=CHUNK_SCHEMA_NAME,
-                                    system=STORY_SYSTEM_PROMPT, max_tokens=max_tokens)
-    finally:
-        llm_logger.removeHandler(capture)
-        llm_logger.setLevel(previous_level)
-        log.extend(capture.lines)
+def _ask(client: LLMClient, prompt: str, max_tokens: int) -> JSONReply:
+    """One structured request for a chunk: the reply, the JSON mode that produced it, the
+    replies it took and the modes the server refused on the way."""
+    return client.ask_json(prompt, schema=CHUNK_SCHEMA, schema_name=CHUNK_SCHEMA_NAME,
+                           system=STORY_SYSTEM_PROMPT, max_tokens=max_tokens)
 
 
 ChunkProgress = Callable[[StoryChunk, int, dict[str, Any]], None]
@@ -151,7 +129,8 @@ def generate_story_in_chunks(
              f"{len(replaced)} replaced by the shipped script"]
     notes += [f"chunk {r['chunk']} ({r['event']}) replaced: {r.get('reason') or r['attempts'][-1]['error']}"
               for r in replaced]
-    notes += [line for r in records for a in r["attempts"] for line in a["client_log"]]
+    notes += [f"chunk {r['chunk']}: the server refused response_format={mode}; fell back"
+              for r in records for a in r["attempts"] for mode in a.get("refused_modes", ())]
     data = {
         "story_id": f"llm-{started:%Y%m%d%H%M%S}",
         "title": script.get("title", "") + "（LLM 改写）",
@@ -174,17 +153,18 @@ def _generate_chunk(client: LLMClient, chunk: StoryChunk, *, username: str) -> d
     record: dict[str, Any] = {**chunk.describe(), "attempts": [], "source": "shipped script", "turns": []}
     for attempt in range(1, CHUNK_ATTEMPTS + 1):
         began = time.perf_counter()
-        entry: dict[str, Any] = {"attempt": attempt, "json_mode_at_start": client.json_mode.value,
-                                 "reply": None, "client_log": []}
+        entry: dict[str, Any] = {"attempt": attempt, "json_mode_at_start": client.json_mode.value, "reply": None}
         try:
-            entry["reply"] = _ask(client, prompt, reply_tokens(len(chunk.shipped)), entry["client_log"])
-            record["turns"] = check_chunk(entry["reply"], chunk)
+            reply = _ask(client, prompt, reply_tokens(len(chunk.shipped)))
+            entry.update(reply=reply.data, json_mode=reply.mode.value, replies=reply.attempts,
+                         refused_modes=list(reply.refused))
+            record["turns"] = check_chunk(reply.data, chunk)
             entry["status"] = "ok"
         except (LLMBadOutput, ChunkError) as exc:
             entry.update(status="bad chunk", error=_short(exc))
         except LLMError as exc:  # unavailable, too slow, or a request the server refuses outright
             entry.update(status="unavailable", error=_short(exc))
-        entry["json_mode"] = client.json_mode.value
+        entry.setdefault("json_mode", client.json_mode.value)
         entry["seconds"] = round(time.perf_counter() - began, 2)
         record["attempts"].append(entry)
         if entry["status"] == "ok":

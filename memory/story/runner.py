@@ -36,8 +36,9 @@ from memory.models import (
     SourceType,
     TurnExtraction,
 )
-from memory.pipeline import enqueue_turn_extraction, process_turn
+from memory.pipeline import enqueue_turn_extraction, persona, process_turn
 from memory.pipeline.drafts import Provenance
+from memory.pipeline.routing import thresholds
 from memory.services.conversations import ConversationConflict, keyed_conversation, save_message
 from memory.story.generation import Generation, write_json
 from memory.story.provenance import EVENT_TAG_PREFIX, event_tag
@@ -416,11 +417,15 @@ def _research(generation: Generation, run: StoryRun, turn_records: list[dict[str
         "",
     ]
     for name in ("LLM_BASE_URL", "LLM_MODEL", "LLM_TIMEOUT_SECONDS", "LLM_MAX_RETRIES", "WORKING_MEMORY_SIZE",
-                 "CONSOLIDATION_BATCH", "ROUTING_ADD_MIN_CONFIDENCE", "ROUTING_SAME_SLOT_SIMILARITY",
-                 "ROUTING_CONFLICT_SIMILARITY", "ROUTING_NEIGHBOURS", "LINK_MIN_SIMILARITY", "LINK_MAX_SEMANTIC",
-                 "EVOLVE_MIN_SIMILARITY", "PERSONA_PROMOTION_STRENGTH", "PERSONA_MIN_EVIDENCE",
-                 "PERSONA_HALF_LIFE_DAYS", "PERSONA_TIE_MARGIN"):
+                 "CONSOLIDATION_BATCH"):
         lines.append(f"- `{name}` = `{getattr(settings, name, '') or '(empty)'}`")
+    lines += ["", "Tuning constants (code, not settings):", ""]
+    for module, names in ((thresholds, ("ROUTING_ADD_MIN_CONFIDENCE", "ROUTING_SAME_SLOT_SIMILARITY",
+                                        "ROUTING_CONFLICT_SIMILARITY", "ROUTING_NEIGHBOURS", "LINK_MIN_SIMILARITY",
+                                        "LINK_MAX_SEMANTIC", "EVOLVE_MIN_SIMILARITY")),
+                          (persona, ("PERSONA_PROMOTION_STRENGTH", "PERSONA_MIN_EVIDENCE", "PERSONA_HALF_LIFE_DAYS",
+                                     "PERSONA_TIE_MARGIN"))):
+        lines += [f"- `{module.__name__}.{name}` = `{getattr(module, name)}`" for name in names]
     summary = run.summary
     lines += [
         "",

@@ -230,14 +230,19 @@ async def test_other_users_conversations_and_walled_matters_are_refused(world, l
 
 
 async def test_recalled_memories_never_cross_the_wall(world, llm_offline):
-    await sync_to_async(world.note)("房东扣留押金3000元。", matter=world.matter_deposit)
-    await sync_to_async(world.note)("Beta 客户的押金机密。", firm=world.firm_b, matter=world.matter_b)
-    communicator, _ = await connected(world.bob)
-    await communicator.send_json_to({"type": "ask", "question": "押金被扣了多少？"})
-    frames = await frames_until(communicator, "done")
-    text = json.dumps(frames, ensure_ascii=False)
-    assert "3000" not in text and "Beta" not in text
-    await communicator.disconnect()
+    walled = await sync_to_async(world.note)("房东扣留押金3000元。", matter=world.matter_deposit)
+    other_firm = await sync_to_async(world.note)("Beta 客户的押金机密。", firm=world.firm_b, matter=world.matter_b)
+    own = await sync_to_async(world.note)("商家收取了电脑维修押金500元。", matter=world.matter_laptop)
+    for user, sees, never in ((world.bob, own, (walled, other_firm)), (world.charlie, other_firm, (walled, own))):
+        communicator, _ = await connected(user)
+        await communicator.send_json_to({"type": "ask", "question": "押金被扣了多少？"})
+        frames = await frames_until(communicator, "done")
+        recalled = {n["id"] for n in next(f for f in frames if f["type"] == "recalled")["notes"]}
+        assert str(sees.pk) in recalled  # recall works for this user: the absences below mean something
+        text = json.dumps(frames, ensure_ascii=False)
+        for note in never:
+            assert str(note.pk) not in recalled and note.content not in text
+        await communicator.disconnect()
 
 
 async def test_imported_history_does_not_count_against_the_rate_limit(world, llm_offline, settings):

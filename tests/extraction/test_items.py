@@ -5,13 +5,15 @@ from __future__ import annotations
 import pytest
 
 from memory.extraction import MAX_CONTENT_CHARS, Category, ExtractedItem, clean_text, validate_items
+from memory.models import Category as NoteCategory
 
 
-def test_category_values_are_the_chinese_labels_with_english_slugs() -> None:
-    assert [c.value for c in Category] == ["事实", "证据", "法条", "诉求", "偏好", "行动建议"]
-    assert [c.slug for c in Category] == ["fact", "evidence", "law", "claim", "preference", "action"]
-    assert Category.from_slug("evidence") is Category.EVIDENCE
-    assert Category.EVIDENCE == "证据"
+def test_one_category_enum_stores_slugs_and_speaks_the_seed_labels() -> None:
+    assert [c.zh for c in Category] == ["事实", "证据", "法条", "诉求", "偏好", "行动建议"]
+    assert [c.value for c in Category] == ["fact", "evidence", "law", "claim", "preference", "action"]
+    assert Category("evidence") is Category.EVIDENCE
+    assert Category.parse("证据") is Category.EVIDENCE
+    assert Category is NoteCategory  # the extractor and the Note model share one enum
 
 
 @pytest.mark.parametrize(

@@ -17,7 +17,6 @@ from .server import FakeLLMServer
 #: Short enough to keep stall tests fast, long enough for a loaded CI box.
 TEST_TIMEOUT_SECONDS = 2.0
 TEST_MAX_RETRIES = 2
-TEST_BACKOFF_SECONDS = 0.01
 
 
 @pytest.fixture
@@ -33,7 +32,7 @@ def fake_llm() -> Iterator[FakeLLMServer]:
 
 @pytest.fixture
 def llm_config(fake_llm: FakeLLMServer) -> LLMConfig:
-    """An LLMConfig pointing at ``fake_llm`` with short timeout and backoff
+    """An LLMConfig pointing at ``fake_llm`` with a short timeout
     (use ``dataclasses.replace`` to tighten it further in a test)."""
     return LLMConfig(
         base_url=fake_llm.base_url,
@@ -41,7 +40,6 @@ def llm_config(fake_llm: FakeLLMServer) -> LLMConfig:
         model=fake_llm.model,
         timeout_seconds=TEST_TIMEOUT_SECONDS,
         max_retries=TEST_MAX_RETRIES,
-        backoff_seconds=TEST_BACKOFF_SECONDS,
     )
 
 

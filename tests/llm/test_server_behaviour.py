@@ -144,9 +144,9 @@ def test_a_remembered_mode_is_probed_again_after_the_interval(fake_llm: FakeLLMS
 
 def test_max_tokens_of_the_role_reaches_the_server(fake_llm: FakeLLMServer, llm_config: LLMConfig) -> None:
     client = LLMClient(dataclasses.replace(llm_config, max_tokens=300))
-    fake_llm.script("好的。", json_reply({"knowledge": ITEMS}))
+    fake_llm.script(json_reply({"knowledge": ITEMS}), json_reply({"knowledge": ITEMS}))
 
-    client.chat([{"role": "user", "content": "你好"}])
+    extract(client)
     client.complete_json(PROMPT, schema=KNOWLEDGE_SCHEMA, schema_name="k", envelope=KNOWLEDGE_ENVELOPE, max_tokens=120)
 
     assert [r.body.get("max_tokens") for r in fake_llm.chat_requests()] == [300, 120]
@@ -156,13 +156,22 @@ def test_max_tokens_of_the_role_reaches_the_server(fake_llm: FakeLLMServer, llm_
 # --- streams that end without a finish reason ------------------------------------------------
 
 
-def test_stream_without_finish_reason_is_incomplete(fake_llm: FakeLLMServer, client: LLMClient) -> None:
+async def stream(client: LLMClient, received: list[str] | None = None) -> str:
+    """Consume ``astream_chat`` (the chat consumer's call) into ``received``; the joined text."""
+    received = [] if received is None else received
+    async for token in client.astream_chat([{"role": "user", "content": "押金"}]):
+        received.append(token)
+    await client.aclose()
+    return "".join(received)
+
+
+@pytest.mark.asyncio
+async def test_stream_without_finish_reason_is_incomplete(fake_llm: FakeLLMServer, client: LLMClient) -> None:
     fake_llm.script(text_reply("押金应当在退房后返还", finish_reason=None))
 
-    received = []
+    received: list[str] = []
     with pytest.raises(LLMStreamIncomplete) as info:
-        for token in client.stream_chat([{"role": "user", "content": "押金"}]):
-            received.append(token)
+        await stream(client, received)
 
     assert "".join(received) == "押金应当在退房后返还" and info.value.chunks == len(received)
     assert len(fake_llm.chat_requests()) == 1  # text already shown: never repeated
@@ -174,7 +183,7 @@ async def test_llamacpp_interrupted_stream_raises_and_keeps_what_arrived(
 ) -> None:
     """llama.cpp ends a running stream with [DONE] when another request arrives."""
     fake_llm.profile = "llamacpp"
-    fake_llm.script(text_reply("一" * 200, token_delay=0.02), "第二个请求")
+    fake_llm.script(text_reply("一" * 200, token_delay=0.02), json_reply({"knowledge": ITEMS}))
     client = LLMClient(llm_config)
     other = LLMClient(llm_config)
     received: list[str] = []
@@ -183,7 +192,7 @@ async def test_llamacpp_interrupted_stream_raises_and_keeps_what_arrived(
         async for token in client.astream_chat([{"role": "user", "content": "长回答"}]):
             received.append(token)
             if len(received) == 3:
-                await asyncio.to_thread(other.chat, [{"role": "user", "content": "后台抽取"}])
+                await asyncio.to_thread(extract, other)  # background extraction on the same server
 
     assert 3 <= len(received) < 200
     assert fake_llm.chat_requests()[0].interrupted
@@ -191,18 +200,41 @@ async def test_llamacpp_interrupted_stream_raises_and_keeps_what_arrived(
     other.close()
 
 
-def test_stream_without_finish_reason_and_no_text_is_retried(fake_llm: FakeLLMServer, client: LLMClient) -> None:
+@pytest.mark.asyncio
+async def test_stream_without_finish_reason_and_no_text_is_retried(fake_llm: FakeLLMServer, client: LLMClient) -> None:
     fake_llm.script(text_reply("", finish_reason=None), text_reply("第二次成功"))
 
-    assert "".join(client.stream_chat([{"role": "user", "content": "押金"}])) == "第二次成功"
+    assert await stream(client) == "第二次成功"
     assert len(fake_llm.chat_requests()) == 2
 
 
-def test_stream_without_finish_reason_every_time_is_unavailable(fake_llm: FakeLLMServer, llm_config: LLMConfig) -> None:
+@pytest.mark.asyncio
+async def test_stream_without_finish_reason_every_time_is_unavailable(
+    fake_llm: FakeLLMServer, llm_config: LLMConfig
+) -> None:
     client = LLMClient(dataclasses.replace(llm_config, max_retries=1))
     fake_llm.set_default(text_reply("", finish_reason=None))
 
     with pytest.raises(LLMUnavailable, match="without a finish reason"):
-        list(client.stream_chat([{"role": "user", "content": "押金"}]))
+        await stream(client)
     assert len(fake_llm.chat_requests()) == 2
-    client.close()
+
+
+# --- what a structured request reports -------------------------------------------------------
+
+
+def test_ask_json_reports_the_mode_the_replies_and_the_refused_formats(
+    fake_llm: FakeLLMServer, client: LLMClient
+) -> None:
+    fake_llm.profile = "deepseek"  # refuses json_schema with a 400
+    fake_llm.script(json_reply({"knowledge": ITEMS}))
+
+    first = client.ask_json(PROMPT, schema=KNOWLEDGE_SCHEMA, schema_name="k", envelope=KNOWLEDGE_ENVELOPE)
+
+    assert (first.mode, first.attempts, first.refused) == (JSONMode.JSON_OBJECT, 1, ("json_schema",))
+    assert first.data == {"knowledge": ITEMS}
+
+    fake_llm.script("不是 JSON", json_reply({"knowledge": ITEMS}))
+    second = client.ask_json(PROMPT, schema=KNOWLEDGE_SCHEMA, schema_name="k", envelope=KNOWLEDGE_ENVELOPE)
+
+    assert (second.mode, second.attempts, second.refused) == (JSONMode.JSON_OBJECT, 2, ())

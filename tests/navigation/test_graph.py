@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import math
 import uuid
-from collections import deque
 
 import numpy as np
 import pytest
@@ -15,6 +14,7 @@ from navigation.graph import (
     GraphParams,
     assign_levels,
     build_graph,
+    connected_components,
     max_level_for,
     query_scorer,
     stable_unit,
@@ -37,20 +37,7 @@ def synthetic_input(n: int, seed: int = 1, d: int = 64) -> GraphInput:
 
 
 def l0_components(graph) -> int:
-    seen, count = set(), 0
-    for start in range(graph.size):
-        if start in seen:
-            continue
-        count += 1
-        queue = deque([start])
-        seen.add(start)
-        while queue:
-            node = queue.popleft()
-            for other, _ in graph.adjacency[0].get(node, ()):
-                if other not in seen:
-                    seen.add(other)
-                    queue.append(other)
-    return count
+    return len(connected_components(range(graph.size), lambda node: [o for o, _ in graph.adjacency[0].get(node, ())]))
 
 
 def test_stable_unit_is_a_deterministic_hash_in_unit_interval():

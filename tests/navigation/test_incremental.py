@@ -3,13 +3,21 @@ and removal the build's invariants still hold, and the trace still reaches every
 from __future__ import annotations
 
 import copy
-from collections import deque
 
 import numpy as np
 import pytest
 
 from navigation.built import BuiltGraph, NodeInfo
-from navigation.graph import GraphInput, GraphParams, NavGraph, build_graph, max_level_for, query_scorer, trace
+from navigation.graph import (
+    GraphInput,
+    GraphParams,
+    NavGraph,
+    build_graph,
+    connected_components,
+    max_level_for,
+    query_scorer,
+    trace,
+)
 from navigation.incremental import IncrementalLimits, apply_delta, incremental_blocker, new_level
 from navigation.snapshots import decode, encode
 from tests.navigation.test_graph import synthetic_input
@@ -26,21 +34,7 @@ def subset(data: GraphInput, indices) -> GraphInput:
 
 def components(graph: NavGraph, level: int) -> int:
     members = np.flatnonzero(graph.levels >= level).tolist()
-    seen: set[int] = set()
-    count = 0
-    for start in members:
-        if start in seen:
-            continue
-        count += 1
-        seen.add(start)
-        queue = deque([start])
-        while queue:
-            node = queue.popleft()
-            for other, _edge in graph.adjacency[level].get(node, ()):
-                if other not in seen:
-                    seen.add(other)
-                    queue.append(other)
-    return count
+    return len(connected_components(members, lambda node: [o for o, _ in graph.adjacency[level].get(node, ())]))
 
 
 def assert_invariants(graph: NavGraph) -> None:

@@ -11,6 +11,7 @@ from memory.extraction import ExtractedItem
 from memory.models import LinkType, MemoryScope, Note, NoteLink, PersonaEvidence, PersonaTrait, RoutingDecision
 from memory.pipeline import save_message
 from memory.pipeline.drafts import TurnSource
+from memory.pipeline import persona
 from memory.pipeline.persona import persona_strength, qualifies, record_persona_item, time_decay
 from tests.pipeline.factories import at
 
@@ -37,13 +38,21 @@ def profile_notes():
     return Note.objects.filter(memory_scope=MemoryScope.USER_PROFILE)
 
 
-def test_strength_formula_and_decay(settings):
+def test_strength_formula_and_decay():
     t0 = at(1)
     assert persona_strength(0.8, 1, t0, t0) == pytest.approx(0.8 * math.log(2))
-    half = t0 + timedelta(days=settings.PERSONA_HALF_LIFE_DAYS)
+    half = t0 + timedelta(days=persona.PERSONA_HALF_LIFE_DAYS)
     assert time_decay(t0, half) == pytest.approx(0.5)
     assert persona_strength(0.8, 3, t0, half) == pytest.approx(0.8 * math.log(4) * 0.5)
     assert qualifies(0.65, 3) and not qualifies(0.6499, 3) and not qualifies(0.9, 2)
+
+
+def test_tuning_is_a_constant_tests_can_change(monkeypatch):
+    t0 = at(1)
+    monkeypatch.setattr(persona, "PERSONA_HALF_LIFE_DAYS", 10.0)
+    assert time_decay(t0, t0 + timedelta(days=10)) == pytest.approx(0.5)
+    monkeypatch.setattr(persona, "PERSONA_MIN_EVIDENCE", 2)
+    assert qualifies(0.9, 2)
 
 
 def test_a_preference_needs_three_mentions(world, laptop_conversation, make_turn):

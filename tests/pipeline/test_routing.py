@@ -4,11 +4,10 @@ from __future__ import annotations
 import re
 
 import pytest
-from django.conf import settings
 from django.utils import timezone
 
 from memory.models import AuditEvent, AuditLog, LinkType, MemoryScope, Note, NoteLink, RoutingDecision
-from memory.pipeline.routing import conflict_between, lexical_overlap
+from memory.pipeline.routing import conflict_between, lexical_overlap, thresholds
 from tests.pipeline.conftest import LAPTOP_REPLY, LAPTOP_USER
 
 PURCHASE = "我在2024年3月5日花5999元买了一台笔记本电脑。"
@@ -41,8 +40,8 @@ def test_new_items_are_added_as_case_notes_with_provenance(world, laptop_convers
     assert actions == ["add"] * 4  # nothing said is dropped by the router
     low = [d for d in decisions(turn) if "low confidence" in d.reason]
     assert len(low) == 1 and low[0].note is not None, [d.reason for d in decisions(turn)]
-    assert low[0].note.importance <= settings.ROUTING_LOW_CONFIDENCE_IMPORTANCE
-    assert low[0].note.confidence <= settings.ROUTING_ADD_MIN_CONFIDENCE
+    assert low[0].note.importance <= thresholds.ROUTING_LOW_CONFIDENCE_IMPORTANCE
+    assert low[0].note.confidence <= thresholds.ROUTING_ADD_MIN_CONFIDENCE
     assert [d["action"] for d in turn.decisions] == actions
 
 

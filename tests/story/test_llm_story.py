@@ -96,7 +96,7 @@ def test_the_story_is_written_one_chunk_per_request_each_fitting_the_context(
          "is outside"),
         (lambda c: {"event": c.key, "turns": [{**t, "at": "三月一日"} for t in written(c)["turns"]]}, "not an ISO 8601"),
         (lambda c: {"event": c.key, "turns": [{**t, "user": " "} for t in written(c)["turns"]]}, "must be 1–600"),
-        (lambda c: {"event": c.key}, "missing required key 'turns'"),
+        (lambda c: {"event": c.key}, "'turns' is a required property"),
     ],
 )
 def test_a_bad_chunk_is_asked_for_once_more_then_replaced_by_the_shipped_turns(

@@ -7,13 +7,14 @@ import re
 from dataclasses import dataclass
 from datetime import date
 
+from memory.categories import Category
+
 from .. import lexicon
 from ..english import cues as english_cues
 from ..english import rewrite as english_rewrite
 from ..english import stopwords as english_stopwords
 from ..items import (
     MAX_ITEMS_PER_TURN,
-    Category,
     ExtractedItem,
     clean_text,
     content_key,
@@ -47,7 +48,7 @@ MIN_UNIT_CHARS = 5
 MAX_REPLY_ITEMS = 3
 #: The only categories taken from the assistant's reply: its restatements of
 #: the user's facts would duplicate them, its hedged guesses are not facts.
-REPLY_CATEGORIES: frozenset[str] = frozenset({Category.LAW.value, Category.ACTION.value})
+REPLY_CATEGORIES: frozenset[str] = frozenset({Category.LAW.zh, Category.ACTION.zh})
 #: Confidence of a note that reports what a person said ("Caroline said they …"): the words
 #: are theirs, only the pronouns were rewritten, so it clears the ADD bar (> 0.7); what the
 #: rules could not tell is the category, which is why its importance is low.
@@ -122,7 +123,7 @@ def _candidate(
     if not scores.decisive(category) and points < 3 and not (scores.dates or scores.amounts):
         return None
     others = [scores.points[c] for c in scores.ranked() if c != category]
-    cat = Category(category)
+    cat = Category.parse(category)
     english = is_english(unit.text)
     content, dates = _worded(unit.text, cat, voice, scores.dates, said_on)
     scope = default_scope(cat)
@@ -130,7 +131,7 @@ def _candidate(
         scope = "case"  # a second speaker's taste is not the user's profile
     item = ExtractedItem(
         content=content,
-        category=cat.value,
+        category=cat.zh,
         memory_type=default_memory_type(cat, dates),
         confidence=_confidence(
             scores, category, max(others, default=0), asked=unit.from_question,
@@ -168,7 +169,7 @@ def _worded(
             content = "The assistant advised: " + content
         content, dates = with_resolved_dates(content, said_on)
         return finish_english(content), dates
-    content = finish(with_subject(third_person_zh(text, voice), category.value, voice.speaker))
+    content = finish(with_subject(third_person_zh(text, voice), category.zh, voice.speaker))
     return with_resolved_chinese_dates(content, dates, said_on)
 
 
@@ -202,7 +203,7 @@ def _said_item(texts: list[str], voice: Voice, said_on: date | None) -> Extracte
     amounts = lexicon.extract_amounts(content)
     return ExtractedItem(
         content=content,
-        category=Category.FACT.value,
+        category=Category.FACT.zh,
         memory_type="event",
         confidence=SAID_CONFIDENCE,
         keywords=[],

@@ -8,10 +8,12 @@ import re
 from dataclasses import dataclass
 from datetime import date
 
+from memory.categories import Category
+
 from .. import lexicon
 from ..chinese_dates import resolve_zh
 from ..english import dates as english_dates
-from ..items import MAX_CONTENT_CHARS, Category
+from ..items import MAX_CONTENT_CHARS
 
 # --- rewriting into self-contained notes ------------------------------------------------
 

@@ -22,9 +22,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from django.conf import settings
 
 from memory.models import Category, Note, RoutingDecision
+from memory.pipeline.routing import thresholds
 from memory.pipeline.routing.neighbours import Neighbour
 from memory.pipeline.routing.slots import Kind, Relation, compare
 from memory.services.notes import NoteDraft, content_hash
@@ -50,7 +50,7 @@ def _comparable(a: str, b: str) -> bool:
 
 
 def _may_replace(relation: Relation, similarity: float) -> bool:
-    return relation.replaces and similarity >= settings.ROUTING_SAME_SLOT_SIMILARITY
+    return relation.replaces and similarity >= thresholds.ROUTING_SAME_SLOT_SIMILARITY
 
 
 def decide(draft: NoteDraft, neighbours: list[Neighbour]) -> Decision:
@@ -92,9 +92,9 @@ def decide(draft: NoteDraft, neighbours: list[Neighbour]) -> Decision:
         previous, similarity = None, nearest.similarity if nearest else None
     decision = Decision(RoutingDecision.Action.ADD, reason, previous, similarity,
                         siblings=[nb.note for nb, _ in siblings])
-    if draft.confidence <= settings.ROUTING_ADD_MIN_CONFIDENCE:
-        decision.importance = min(draft.importance, settings.ROUTING_LOW_CONFIDENCE_IMPORTANCE)
-        decision.reason += (f"; low confidence {draft.confidence:.2f} ≤ {settings.ROUTING_ADD_MIN_CONFIDENCE}: "
+    if draft.confidence <= thresholds.ROUTING_ADD_MIN_CONFIDENCE:
+        decision.importance = min(draft.importance, thresholds.ROUTING_LOW_CONFIDENCE_IMPORTANCE)
+        decision.reason += (f"; low confidence {draft.confidence:.2f} ≤ {thresholds.ROUTING_ADD_MIN_CONFIDENCE}: "
                             f"kept with importance {decision.importance:.2f}")
     else:
         decision.reason = f"{decision.reason}; confidence {draft.confidence:.2f}"

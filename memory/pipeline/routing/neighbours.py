@@ -8,12 +8,12 @@ import hashlib
 from dataclasses import dataclass
 
 import numpy as np
-from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import Q
 from pgvector.django import CosineDistance
 
 from memory.models import MemoryScope, Note
+from memory.pipeline.routing import thresholds
 from memory.services.notes import NoteDraft
 
 
@@ -38,13 +38,13 @@ def context_filter(draft: NoteDraft) -> Q:
 def _set_search_parameters() -> None:
     """Recall settings for one filtered HNSW query; SET LOCAL needs the surrounding transaction."""
     with connection.cursor() as cursor:
-        cursor.execute("SELECT set_config('hnsw.ef_search', %s, true)", [str(settings.ROUTING_HNSW_EF_SEARCH)])
+        cursor.execute("SELECT set_config('hnsw.ef_search', %s, true)", [str(thresholds.ROUTING_HNSW_EF_SEARCH)])
         cursor.execute("SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true)")
 
 
 def nearest_notes(draft: NoteDraft, embedding: np.ndarray, *, k: int | None = None) -> list[Neighbour]:
     """The k nearest active notes in the draft's context that its author may see, closest first."""
-    k = k or settings.ROUTING_NEIGHBOURS
+    k = k or thresholds.ROUTING_NEIGHBOURS
     with transaction.atomic():
         _set_search_parameters()
         rows = list(

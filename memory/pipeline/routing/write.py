@@ -3,11 +3,11 @@ neighbours' evolution (A-Mem), and the recorded decision — one transaction per
 from __future__ import annotations
 
 import numpy as np
-from django.conf import settings
 from django.db import transaction
 
 from memory.models import Category, LinkType, Note, RoutingDecision
 from memory.pipeline.drafts import is_source_tag
+from memory.pipeline.routing import thresholds
 from memory.pipeline.routing.decide import Decision, decide
 from memory.pipeline.routing.neighbours import Neighbour, lock_context, nearest_notes
 from memory.services.notes import (
@@ -115,7 +115,7 @@ def link_and_evolve(note: Note, neighbours: list[Neighbour], *, actor) -> None:
     note of the conversation, ``same_matter`` to the matter's latest note from another
     conversation, ``supports`` between evidence and facts of the matter; then evolution of the
     closest neighbours' tags and context."""
-    semantic = [nb for nb in neighbours if nb.similarity >= settings.LINK_MIN_SIMILARITY][: settings.LINK_MAX_SEMANTIC]
+    semantic = [nb for nb in neighbours if nb.similarity >= thresholds.LINK_MIN_SIMILARITY][: thresholds.LINK_MAX_SEMANTIC]
     for nb in semantic:
         link_notes(note, nb.note, link_type=LinkType.SEMANTIC, weight=round(nb.similarity, 4), actor=actor,
                    reason=f"nearest neighbour, cosine {nb.similarity:.3f}")
@@ -151,7 +151,7 @@ def link_and_evolve(note: Note, neighbours: list[Neighbour], *, actor) -> None:
                            actor=actor, reason="evidence for a fact of the same matter")
     new_tags = [t for t in note.tags if t not in _CATEGORY_TAGS and not is_source_tag(t)]
     for nb in neighbours[:2]:
-        if nb.similarity < settings.EVOLVE_MIN_SIMILARITY:
+        if nb.similarity < thresholds.EVOLVE_MIN_SIMILARITY:
             break
         evolve_note(
             nb.note,
