@@ -170,7 +170,6 @@ def listing(context: GraphContext, queryset: QuerySet[Note]) -> tuple[dict[str, 
     return {r[0]: r[1] for r in rows}, truncated
 
 
-from navigation import snapshots, tuning
 def stored_graph(context: GraphContext, digest: str, version: str | None) -> BuiltGraph | None:
     """The stored graph of this key at ``version`` (None: the latest stored one), if any."""
     rows = NavigationGraphSnapshot.objects.filter(key_hash=digest)
