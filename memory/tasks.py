@@ -19,6 +19,8 @@ def extract_turn_task(turn_id: int) -> dict:
 
     turn = process_turn(turn_id)
     resume_stalled_turns(limit=10)
+    if turn is None:
+        return {"turn": turn_id, "status": "erased"}
     if turn.status == TurnExtraction.Status.FAILED:
         raise TurnExtractionFailed(f"turn {turn.pk} failed after {turn.attempts} attempts: {turn.last_error}")
     return {"turn": turn.pk, "status": turn.status, "attempts": turn.attempts, "decisions": len(turn.decisions)}

@@ -51,6 +51,17 @@ class TurnError(ValueError):
     """The two messages do not form a turn (roles, conversation)."""
 
 
+class TurnGone(Exception):
+    """The turn was erased while its job ran (docs/records.md): the job writes nothing more."""
+
+
+def _hold_turn(turn: TurnExtraction | None) -> None:
+    """Lock the turn's row for the current write, or stop if an erasure removed it (the erasure
+    locks the same rows first, so an item is either written before it collects, or never)."""
+    if turn is not None and not TurnExtraction.objects.select_for_update().filter(pk=turn.pk).exists():
+        raise TurnGone(f"turn {turn.pk} was erased")
+
+
 # --- enqueue ------------------------------------------------------------------------
 
 
@@ -109,7 +120,9 @@ def claim_turn(turn_id: int, *, now: datetime | None = None) -> TurnExtraction |
     by a live worker. A ``running`` job older than the lease is taken over (crash-and-resume)."""
     now = now or timezone.now()
     with transaction.atomic():
-        turn = TurnExtraction.objects.select_for_update().get(pk=turn_id)
+        turn = TurnExtraction.objects.select_for_update().filter(pk=turn_id).first()
+        if turn is None:  # erased before its job ran
+            return None
         if turn.status in (TurnExtraction.Status.DONE, TurnExtraction.Status.SKIPPED, TurnExtraction.Status.FAILED):
             return None
         if turn.status == TurnExtraction.Status.RUNNING:
@@ -125,17 +138,23 @@ def claim_turn(turn_id: int, *, now: datetime | None = None) -> TurnExtraction |
     return turn
 
 
-def process_turn(turn_id: int) -> TurnExtraction:
+def process_turn(turn_id: int) -> TurnExtraction | None:
     """The job body (also callable synchronously): embed the conversation's new messages,
     extract, route, link, update the persona, then consolidate working-memory overflow. Errors never escape: they are recorded on the
-    row and retried or failed. Returns the row in its new state."""
+    row and retried or failed. Returns the row in its new state, or None once the turn was erased."""
     turn = claim_turn(turn_id)
     if turn is None:
-        return TurnExtraction.objects.get(pk=turn_id)
+        return TurnExtraction.objects.filter(pk=turn_id).first()
     index_conversation(turn.conversation_id)  # every turn is memory, whatever extraction makes of it
     try:
         _run(turn)
+    except TurnGone:
+        logger.info("turn %s was erased while its job ran; nothing was written after the erasure", turn_id)
+        return None
     except Exception as exc:  # noqa: BLE001 - every failure is recorded, retried or failed
+        if not TurnExtraction.objects.filter(pk=turn_id).exists():  # erased under it (its messages went first)
+            logger.info("turn %s was erased while its job ran", turn_id)
+            return None
         _after_failure(turn, exc)
         return TurnExtraction.objects.get(pk=turn_id)
     from memory.pipeline.working_memory import consolidate_overflow
@@ -174,7 +193,9 @@ def _run(turn: TurnExtraction) -> None:
         turn.items = [dataclasses.asdict(item) for item in outcome.items]
         turn.rejected = outcome.rejected_reasons
         turn.engine = outcome.engine
-        turn.save(update_fields=["items", "rejected", "engine", "updated_at"])
+        with transaction.atomic():
+            _hold_turn(turn)
+            turn.save(update_fields=["items", "rejected", "engine", "updated_at"])
     if turn.engine == ENGINE_SKIPPED:
         _finish(turn, TurnExtraction.Status.SKIPPED)
         return
@@ -194,8 +215,10 @@ def _finish(turn: TurnExtraction, status: str) -> None:
     turn.status = status
     turn.finished_at = timezone.now()
     turn.next_attempt_at = None
-    turn.decisions = [d.as_dict() for d in RoutingDecision.objects.filter(source_key=turn.source_key)]
-    turn.save(update_fields=["status", "finished_at", "next_attempt_at", "decisions", "updated_at"])
+    with transaction.atomic():
+        _hold_turn(turn)
+        turn.decisions = [d.as_dict() for d in RoutingDecision.objects.filter(source_key=turn.source_key)]
+        turn.save(update_fields=["status", "finished_at", "next_attempt_at", "decisions", "updated_at"])
 
 
 def apply_items(
@@ -210,15 +233,17 @@ def apply_items(
     decisions = []
     for index, (item, vector) in enumerate(zip(items, vectors)):
         try:
-            if is_persona_item(item):
-                decision = record_persona_item(
-                    item, vector, source, actor=actor, item_index=index, turn=turn, consolidation=consolidation
-                )
-            else:
-                decision = route_and_write(
-                    draft_for(item, source), vector, actor=actor, source_key=source.source_key,
-                    item_index=index, turn=turn, consolidation=consolidation,
-                )
+            with transaction.atomic():
+                _hold_turn(turn)
+                if is_persona_item(item):
+                    decision = record_persona_item(
+                        item, vector, source, actor=actor, item_index=index, turn=turn, consolidation=consolidation
+                    )
+                else:
+                    decision = route_and_write(
+                        draft_for(item, source), vector, actor=actor, source_key=source.source_key,
+                        item_index=index, turn=turn, consolidation=consolidation,
+                    )
         except (NoteValidationError, ItemError) as exc:
             logger.warning("item %d of %s refused: %s", index, source.source_key, exc)
             decision, _ = RoutingDecision.objects.get_or_create(
