@@ -311,3 +311,9 @@ CHAT_RECALL_K = env_int("CHAT_RECALL_K", 8, minimum=1)
 LEGALMEM_DEMO_STORY = env_choice("LEGALMEM_DEMO_STORY", "auto", ("auto", "llm", "offline", "skip"))
 # Story chunks are sized to fit LLM_CONTEXT_TOKENS (the LLM block above).
 # --- end STORY ---
+
+# --- RECORDS ---
+# Retention (docs/records.md): the purge job looks for closed matters past their firm's
+# retention period this often, and re-enqueues itself (django-tasks has no periodic schedule).
+RETENTION_CHECK_INTERVAL_SECONDS = env_float("RETENTION_CHECK_INTERVAL_SECONDS", 21600.0, minimum=60.0)
+# --- end RECORDS ---
