@@ -69,7 +69,8 @@ def create_backup(url: str, target: Path, *, secret_key: str | None) -> dict:
              "pg_dump")
         with psycopg.connect(url) as connection:
             counts = {table: connection.execute(f"SELECT count(*) FROM {table}").fetchone()[0]  # noqa: S608
-                      for table in ("memory_note", "memory_message", "memory_auditlog")}
+                      for table in ("memory_note", "memory_message", "memory_auditlog")
+                      if connection.execute("SELECT to_regclass(%s)", [table]).fetchone()[0]}
         manifest = {
             "format": FORMAT, "version": VERSION,
             "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
