@@ -37,6 +37,23 @@ from tests.records.conftest import (
 pytestmark = pytest.mark.django_db
 
 
+def searched_text(user) -> str:
+    """Everything the user's searches return for the landlord: layered (notes and turns),
+    semantic notes, and the navigation search."""
+    client = client_for(user)
+    found = []
+    for strategy in ("layered", "semantic", "layered_nav"):
+        response = client.post("/api/memory/search", {"query": f"{SECRET_NAME} 押金 8000元", "k": 20,
+                                                      "strategy": strategy}, format="json")
+        assert response.status_code == 200, response.content
+        body = response.json()  # what was recalled, not the echoed query
+        found.append([body["hits"], body["messages"], body["system_message"]])
+    response = client.post("/api/navigation/search", {"query": f"{SECRET_NAME} 押金", "k": 20}, format="json")
+    assert response.status_code == 200, response.content
+    found.append(response.json()["hits"])
+    return json.dumps(found, ensure_ascii=False)
+
+
 def graph_text(user) -> str:
     response = client_for(user).get("/api/navigation/graph", {"l0_limit": 500})
     assert response.status_code == 200, response.content
@@ -56,6 +73,7 @@ def test_erasing_a_matter_leaves_no_row_search_graph_or_vector_with_its_content(
     vectors = vectors_of(SECRET_NAME)
     assert len(vectors) >= 3 and tables_holding_vectors(vectors)
     assert SECRET_NAME in graph_text(world.alice)
+    assert SECRET_NAME in searched_text(world.alice)
     assert NavigationGraphSnapshot.objects.filter(firm=world.firm_a).exists()
     kept = set(Note.objects.filter(matter=world.matter_laptop).values_list("pk", flat=True))
 
@@ -65,10 +83,9 @@ def test_erasing_a_matter_leaves_no_row_search_graph_or_vector_with_its_content(
     assert tables_containing("押金8000元") == {} and tables_containing("翠花") == {}
     assert tables_holding_vectors(vectors) == {}
     assert SECRET_NAME not in graph_text(world.alice)
+    assert SECRET_NAME not in searched_text(world.alice)
     hits = search_memory(world.alice, f"{SECRET_NAME} 押金", k=20).hits
-    assert all(SECRET_NAME not in json.dumps(hit.payload() if hasattr(hit, "payload") else str(hit), ensure_ascii=False)
-               for hit in hits)
-    assert all(getattr(hit, "message", None) is None or SECRET_NAME not in hit.message.content for hit in hits)
+    assert hits and all(SECRET_NAME not in (hit.note or hit.message).content for hit in hits)  # the laptop turn
     # the rest of the firm's memory is untouched
     assert set(Note.objects.filter(matter=world.matter_laptop).values_list("pk", flat=True)) == kept
     assert tables_containing("5999元")
@@ -100,6 +117,9 @@ def test_erasing_twice_is_a_no_op_that_says_so(world, deposit_memory):
 def test_a_subject_erased_twice_reports_the_first_tombstone(world, deposit_memory):
     first = erase(subject_unit(world.firm_a, SECRET_NAME), actor="system:test", reason="data subject request")
     assert tables_containing(SECRET_NAME) == {}
+    assert SECRET_NAME not in searched_text(world.alice) and SECRET_NAME not in graph_text(world.alice)
+    export = client_for(world.alice).get(f"/api/memory/matters/{world.matter_deposit.pk}/export")
+    assert export.status_code == 200 and SECRET_NAME not in export.content.decode()
     assert tables_containing("5999元")  # the laptop turn does not name the landlord
     second = erase(subject_unit(world.firm_a, SECRET_NAME), actor="system:test", reason="data subject request")
     assert second.already_erased and second.tombstone == first.tombstone
