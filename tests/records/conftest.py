@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from django.db import connection
+from django.utils import translation
 
 from memory.models import Conversation, Message, Note
 from tests.pipeline.conftest import TurnMaker
@@ -78,6 +79,13 @@ def vectors_of(text: str) -> list:
     notes = Note.objects.filter(content__contains=text, embedding__isnull=False).values_list("embedding", flat=True)
     messages = Message.objects.filter(content__contains=text, embedding__isnull=False).values_list("embedding", flat=True)
     return [list(v) for v in [*notes, *messages]]
+
+
+@pytest.fixture(autouse=True)
+def english():
+    """Messages and command output in English (the product's default language is zh-Hans)."""
+    with translation.override("en"):
+        yield
 
 
 @pytest.fixture

@@ -13,8 +13,9 @@ pytestmark = pytest.mark.django_db
 CHANGELIST = "/admin/memory/matter/"
 
 
-def act(user, action: str, matter, **extra):
-    return client_for(user).post(CHANGELIST, {"action": action, "_selected_action": [matter.pk], **extra})
+def act(user, action: str, matter, language: str = "en", **extra):
+    return client_for(user).post(CHANGELIST, {"action": action, "_selected_action": [matter.pk], **extra},
+                                 HTTP_ACCEPT_LANGUAGE=language)
 
 
 def test_erasure_in_admin_asks_first_with_the_counts_then_erases(world, deposit_memory):
@@ -22,6 +23,8 @@ def test_erasure_in_admin_asks_first_with_the_counts_then_erases(world, deposit_
     assert page.status_code == 200
     text = page.content.decode()
     assert "2 messages" in text and "notes" in text and 'name="reason"' in text
+    chinese = act(world.alice, "erase_matters", world.matter_deposit, language="zh-hans").content.decode()
+    assert "2 消息" in chinese and "理由（记入审计日志）" in chinese and "确认删除" in chinese
     assert tables_containing(SECRET_NAME)  # nothing happened yet
     done = act(world.alice, "erase_matters", world.matter_deposit, confirm="yes", reason="client's request")
     assert done.status_code == 302
@@ -69,7 +72,8 @@ def test_a_member_s_data_is_erased_from_the_membership_list(world, make_turn):
     make_turn(talk, SECRET_TURN, SECRET_REPLY)
     membership = Membership.objects.get(user=world.bob, firm=world.firm_a)
     client = client_for(world.alice)
-    page = client.post("/admin/memory/membership/", {"action": "erase_member_data", "_selected_action": [membership.pk]})
+    page = client.post("/admin/memory/membership/", {"action": "erase_member_data", "_selected_action": [membership.pk]},
+                       HTTP_ACCEPT_LANGUAGE="en")
     assert "1 conversations" in page.content.decode()
     client.post("/admin/memory/membership/", {"action": "erase_member_data", "_selected_action": [membership.pk],
                                               "confirm": "yes", "reason": "left the firm"})

@@ -25,7 +25,6 @@ from memory.services.erasure import (
 from navigation.models import NavigationGraphSnapshot
 from tests.clients import client_for
 from tests.records.conftest import (
-    OTHER_TURN,
     SECRET_NAME,
     SECRET_REPLY,
     SECRET_TURN,

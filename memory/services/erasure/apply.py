@@ -16,6 +16,7 @@ from django.contrib.contenttypes.models import ContentType
 from django.db import connection, transaction
 from django.db.models import Q
 from django.utils import timezone
+from django.utils.translation import gettext, gettext_lazy as _
 
 from memory.models import (
     AuditEvent,
@@ -26,6 +27,7 @@ from memory.models import (
     MatterAssignment,
     Message,
     Note,
+    NoteLink,
     PersonaEvidence,
     PersonaTrait,
     RoutingDecision,
@@ -61,23 +63,45 @@ class ErasureResult:
 
     @property
     def message(self) -> str:
+        if self.already_erased and self.tombstone is not None:
+            return gettext("%(unit)s was already erased at %(when)s (audit entry %(entry)s); nothing left to erase") % {
+                "unit": self.unit.label, "when": f"{timezone.localtime(self.tombstone.created_at):%Y-%m-%d %H:%M:%S}",
+                "entry": self.tombstone.pk}
         if self.already_erased:
-            when = f" at {self.tombstone.created_at:%Y-%m-%d %H:%M:%S} (audit entry {self.tombstone.pk})" if self.tombstone else ""
-            return f"{self.unit.label} was already erased{when}; nothing left to erase"
+            return gettext("%(unit)s was already erased; nothing left to erase") % {"unit": self.unit.label}
         if self.dry_run:
-            return f"{self.unit.label} would be erased: {format_counts(self.counts)}"
-        return f"{self.unit.label} erased: {format_counts(self.counts)} (tombstone audit entry {self.tombstone.pk})"
+            return gettext("%(unit)s would be erased: %(counts)s") % {
+                "unit": self.unit.label, "counts": format_counts(self.counts)}
+        return gettext("%(unit)s erased: %(counts)s (tombstone: audit entry %(entry)s)") % {
+            "unit": self.unit.label, "counts": format_counts(self.counts), "entry": self.tombstone.pk}
+
+
+COUNT_LABELS = {
+    "notes": _("notes"),
+    "links": _("links"),
+    "messages": _("messages"),
+    "conversations": _("conversations"),
+    "turn_extractions": _("turn extractions"),
+    "routing_decisions": _("routing decisions"),
+    "consolidations": _("consolidations"),
+    "persona_traits": _("persona traits"),
+    "persona_evidence": _("persona evidence"),
+    "audit_entries_redacted": _("audit entries redacted"),
+    "jobs_cancelled": _("queued jobs cancelled"),
+    "navigation_snapshots": _("stored navigation graphs"),
+}
 
 
 def format_counts(counts: dict[str, int]) -> str:
-    return ", ".join(f"{value} {name.replace('_', ' ')}" for name, value in counts.items())
+    return ", ".join(f"{value} {COUNT_LABELS.get(name, name)}" for name, value in counts.items())
 
 
 def _refuse_on_hold(plan: Plan) -> None:
     held = held_matters(plan)
     if held:
         names = ", ".join(f"{m.reference or m.pk} ({m.legal_hold_reason or 'no reason given'})" for m in held)
-        raise ErasureError(f"refused: matter {names} is on legal hold; a firm admin must lift the hold first")
+        raise ErasureError(gettext("refused: matter %(matters)s is on legal hold; a firm admin must lift the hold first")
+                           % {"matters": names})
 
 
 def preview(unit: Unit) -> ErasureResult:
@@ -97,7 +121,7 @@ def erase(unit: Unit, *, actor, reason: str) -> ErasureResult:
     """Erase the unit for good in one transaction; see the module docstring."""
     reason = (reason or "").strip()
     if not reason:
-        raise ErasureError("a reason is required (it is kept in the tombstone)")
+        raise ErasureError(gettext("a reason is required (it is kept in the tombstone)"))
     with transaction.atomic():
         if unit.matter is not None:
             matter = Matter.objects.select_for_update().get(pk=unit.matter.pk)
@@ -110,7 +134,7 @@ def erase(unit: Unit, *, actor, reason: str) -> ErasureResult:
             previous = unit.previous_tombstone()
             if previous is not None:
                 return ErasureResult(unit=unit, tombstone=previous, already_erased=True)
-            raise ErasureError(f"nothing to erase: {unit.label} holds no notes or messages")
+            raise ErasureError(gettext("nothing to erase: %(unit)s holds no notes or messages") % {"unit": unit.label})
         counts = plan.counts()
         counts["jobs_cancelled"] = _cancel_jobs(plan)
         tombstone = _tombstone(unit, actor=actor, reason=reason, counts=counts)
@@ -120,7 +144,7 @@ def erase(unit: Unit, *, actor, reason: str) -> ErasureResult:
         if unit.matter is not None:
             _retire_matter(unit.matter)
         transaction.on_commit(_forget_cached_graphs)
-    logger.info("erasure %s: %s (tombstone %s)", unit.label, format_counts(counts), tombstone.pk)
+    logger.info("erasure %s: %s (tombstone %s)", unit.label, counts, tombstone.pk)
     return ErasureResult(unit=unit, counts=counts, tombstone=tombstone)
 
 
@@ -213,13 +237,20 @@ def _scrub_survivors(unit: Unit, plan: Plan, tombstone: AuditLog) -> None:
 
 
 def _delete(unit: Unit, plan: Plan) -> int:
-    """Children before parents (every foreign key between these rows is PROTECT)."""
+    """Children before parents (every foreign key between these rows is PROTECT). Django's
+    delete, not a plain statement: a model added later with a foreign key to a note or a
+    message gets its on_delete honoured (and the erasure scan test covers its text)."""
     notes = list(plan.notes)
     RoutingDecision.objects.filter(pk__in=plan.decisions).delete()
     PersonaEvidence.objects.filter(pk__in=plan.evidence).delete()
     PersonaTrait.objects.filter(pk__in=plan.traits).delete()
+    # What stays and points at an erased note loses the pointer, in one statement each.
+    RoutingDecision.objects.filter(note_id__in=notes).update(note=None)
+    RoutingDecision.objects.filter(previous_id__in=notes).update(previous=None)
+    PersonaTrait.objects.filter(note_id__in=notes).update(note=None)
     Note.objects.filter(superseded_by_id__in=notes).update(superseded_by=None)
-    Note.objects.filter(pk__in=notes).delete()  # links cascade
+    NoteLink.objects.filter(Q(source_id__in=notes) | Q(target_id__in=notes)).delete()
+    Note.objects.filter(pk__in=notes).delete()
     consolidated_marks(plan).delete()
     RoutingDecision.objects.filter(consolidation_id__in=plan.consolidations).delete()
     Consolidation.objects.filter(pk__in=plan.consolidations).delete()

@@ -246,14 +246,20 @@ def held_matters(plan: Plan) -> list[Matter]:
 
 
 def surviving_notes_quoting(unit: Unit, plan: Plan):
-    """Notes that stay but point at the unit: superseded by an erased note, evolved by one
-    (their history names it), or reinforced by an erased message."""
+    """Notes that stay but point at the unit: superseded by an erased note, evolved by one or
+    superseding one (a history step names it), or reinforced by an erased message."""
     notes = sorted(plan.notes)
     rows = Note.objects.filter(firm=unit.firm).exclude(pk__in=notes)
-    pattern = "|".join(notes) or "^$never"
+    named_in_history = rows.extra(
+        where=["EXISTS (SELECT 1 FROM jsonb_array_elements(CASE jsonb_typeof(memory_note.evolution_history) "
+               "WHEN 'array' THEN memory_note.evolution_history ELSE '[]'::jsonb END) AS step "
+               "WHERE step->>'triggered_by' = ANY(%s) OR step->>'superseded_by' = ANY(%s) "
+               "OR step->>'supersedes' = ANY(%s))"],
+        params=[notes, notes, notes],
+    )
     return rows.filter(
         Q(superseded_by_id__in=notes) | Q(source_message_ids__overlap=list(plan.messages) or [0])
-        | Q(pk__in=rows.extra(where=["memory_note.evolution_history::text ~ %s"], params=[pattern]).values("pk"))
+        | Q(pk__in=named_in_history.values("pk"))
     )
 
 
