@@ -8,10 +8,11 @@ import pytest
 from django.core.management import call_command
 from django.db import DatabaseError, connection, transaction
 
-from memory.models import AuditEvent, AuditLog, Conversation, Matter, Note, TurnExtraction
+from memory.models import AuditEvent, AuditLog, Conversation, Matter, Message, Note, TurnExtraction
 from memory.pipeline import turns as turn_jobs
 from memory.pipeline.turns import TurnGone, claim_turn, process_turn
 from memory.retrieval import search_memory
+from memory.services.notes import supersede_note
 from memory.services import erasure
 from memory.services.erasure import (
     ErasureError,
@@ -218,3 +219,26 @@ def test_the_command_erases_and_a_second_run_says_already_erased(world, deposit_
     with pytest.raises(Exception, match="reason is required"):
         call_command("erase", "--matter", world.matter_laptop.reference)
     assert tables_containing("5999元")
+
+
+def test_rows_that_stay_lose_what_points_at_the_erased_notes(world, deposit_memory):
+    secret, other = deposit_memory
+    old = world.note("房东答应七日内退还押金", matter=world.matter_laptop)
+    new = world.note(f"{SECRET_NAME}改口说十五日内退还押金", matter=world.matter_laptop)
+    supersede_note(old, new, actor=world.alice, reason=f"{SECRET_NAME}改口")
+    kept = Note.objects.filter(matter=world.matter_laptop).exclude(pk__in=[old.pk, new.pk]).first()
+    reply = Message.objects.filter(conversation=other, role="assistant").get()
+    Message.objects.filter(pk=reply.pk).update(recalled=[
+        {"id": str(new.pk), "layer": "case", "score": 0.9}, {"id": str(kept.pk), "layer": "case", "score": 0.5}])
+
+    tombstone = erase(subject_unit(world.firm_a, SECRET_NAME), actor="system:test", reason="request").tombstone
+
+    old.refresh_from_db()
+    assert old.superseded_by is None and old.status == Note.Status.SUPERSEDED  # its own history stays true
+    assert [step.get("redacted_by") for step in old.evolution_history if step["event"] == "superseded"] == [tombstone.pk]
+    assert not Note.objects.filter(pk=new.pk).exists()
+    assert Message.objects.get(pk=reply.pk).recalled == [{"id": str(kept.pk), "layer": "case", "score": 0.5}]
+    superseded_entry = AuditLog.objects.get(object_id=str(old.pk), event_type=AuditEvent.NOTE_SUPERSEDED)
+    assert superseded_entry.extra == {"redacted_by": tombstone.pk} and superseded_entry.after is None
+    assert superseded_entry.actor_label == "alice" and superseded_entry.object_type == "note"
+    assert tables_containing(SECRET_NAME) == {}
