@@ -78,3 +78,15 @@ def test_a_member_s_data_is_erased_from_the_membership_list(world, make_turn):
     client.post("/admin/memory/membership/", {"action": "erase_member_data", "_selected_action": [membership.pk],
                                               "confirm": "yes", "reason": "left the firm"})
     assert tables_containing(SECRET_NAME) == {}
+
+
+def test_the_matter_page_offers_the_export_and_shows_hold_and_closing(world):
+    page = client_for(world.alice).get(f"/admin/memory/matter/{world.matter_deposit.pk}/change/",
+                                       HTTP_ACCEPT_LANGUAGE="en")
+    text = page.content.decode()
+    assert page.status_code == 200
+    assert f"/admin/memory/matter/{world.matter_deposit.pk}/export/?format=json" in text and "Markdown" in text
+    assert "legal hold" in text.lower() and "closed at" in text.lower()
+    firm_page = client_for(world.alice).get(f"/admin/memory/firm/{world.firm_a.pk}/change/", HTTP_ACCEPT_LANGUAGE="zh-hans")
+    assert firm_page.status_code == 200 and 'name="retention_days"' in firm_page.content.decode()
+    assert "保存期限（天）" in firm_page.content.decode()

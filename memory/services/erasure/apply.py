@@ -114,6 +114,7 @@ def preview(unit: Unit) -> ErasureResult:
         previous = unit.previous_tombstone()
         if previous is not None:
             return ErasureResult(unit=unit, tombstone=previous, already_erased=True, dry_run=True)
+        raise ErasureError(gettext("nothing to erase: %(unit)s holds no notes or messages") % {"unit": unit.label})
     return ErasureResult(unit=unit, counts=plan.counts(), dry_run=True)
 
 
