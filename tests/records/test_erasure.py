@@ -242,3 +242,49 @@ def test_rows_that_stay_lose_what_points_at_the_erased_notes(world, deposit_memo
     assert superseded_entry.extra == {"redacted_by": tombstone.pk} and superseded_entry.after is None
     assert superseded_entry.actor_label == "alice" and superseded_entry.object_type == "note"
     assert tables_containing(SECRET_NAME) == {}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_job_that_reaches_its_write_during_an_erasure_waits_and_then_writes_nothing(world, make_turn, monkeypatch):
+    """Two real connections: the erasure holds the turn's row lock while it collects; the job,
+    done with its LLM call, blocks on that lock, then finds its turn gone."""
+    import threading
+
+    from django.db import connections
+
+    talk = Conversation.objects.create(firm=world.firm_a, user=world.alice, matter=world.matter_deposit)
+    turn = make_turn(talk, SECRET_TURN, SECRET_REPLY, run=False)
+    running = claim_turn(turn.pk)
+    assert running.user_message.content and running.assistant_message.content and running.conversation
+    locked, proceed, outcome = threading.Event(), threading.Event(), {}
+    real_collect = erasure.apply.collect
+
+    def collect_slowly(unit):
+        locked.set()  # the turn rows are locked by now
+        assert proceed.wait(30)
+        return real_collect(unit)
+
+    monkeypatch.setattr(erasure.apply, "collect", collect_slowly)
+
+    def in_thread(name, work):
+        try:
+            outcome[name] = work()
+        except BaseException as exc:  # noqa: BLE001 - reported to the test
+            outcome[name] = exc
+        finally:
+            connections.close_all()
+
+    eraser = threading.Thread(target=in_thread, args=("erase", lambda: erase(
+        conversation_unit(world.firm_a, talk.pk), actor="system:test", reason="request")))
+    eraser.start()
+    assert locked.wait(30)
+    job = threading.Thread(target=in_thread, args=("job", lambda: turn_jobs._run(running)))
+    job.start()
+    job.join(2)
+    assert job.is_alive(), outcome  # waiting for the erasure's lock, nothing written
+    proceed.set()
+    eraser.join(30)
+    job.join(30)
+    assert not isinstance(outcome["erase"], BaseException), outcome
+    assert isinstance(outcome["job"], TurnGone), outcome
+    assert tables_containing(SECRET_NAME) == {}
