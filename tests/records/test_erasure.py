@@ -7,6 +7,7 @@ import json
 import pytest
 from django.core.management import call_command
 from django.db import DatabaseError, connection, transaction
+from django_tasks_db.models import DBTaskResult
 
 from memory.models import AuditEvent, AuditLog, Conversation, Matter, Message, Note, TurnExtraction
 from memory.pipeline import turns as turn_jobs
@@ -254,6 +255,8 @@ def test_a_job_that_reaches_its_write_during_an_erasure_waits_and_then_writes_no
 
     talk = Conversation.objects.create(firm=world.firm_a, user=world.alice, matter=world.matter_deposit)
     turn = make_turn(talk, SECRET_TURN, SECRET_REPLY, run=False)
+    queued = DBTaskResult.objects.filter(task_path="memory.tasks.extract_turn_task", status="READY")
+    assert queued.filter(args_kwargs__args=[turn.pk]).count() == 1  # committed: its task is on the queue
     running = claim_turn(turn.pk)
     assert running.user_message.content and running.assistant_message.content and running.conversation
     locked, proceed, outcome = threading.Event(), threading.Event(), {}
@@ -288,3 +291,4 @@ def test_a_job_that_reaches_its_write_during_an_erasure_waits_and_then_writes_no
     assert not isinstance(outcome["erase"], BaseException), outcome
     assert isinstance(outcome["job"], TurnGone), outcome
     assert tables_containing(SECRET_NAME) == {}
+    assert outcome["erase"].counts["jobs_cancelled"] == 1 and not queued.exists()  # the queued task is dropped

@@ -29,8 +29,6 @@ from memory.models import (
     TurnExtraction,
 )
 
-KINDS = ("matter", "conversation", "user", "subject", "retention")
-
 
 class ErasureError(ValueError):
     """The unit cannot be erased as asked (unknown, ambiguous, or on legal hold); nothing changed."""
