@@ -14,7 +14,7 @@ from typing import Any
 from django.db.models import Q
 from django.utils import timezone
 
-from memory.models import AuditLog, Matter, MemoryScope, Message, Note, NoteLink
+from memory.models import AuditLog, Firm, Matter, MemoryScope, Message, Note, NoteLink
 
 FORMAT = "legalmem-matter"
 VERSION = 1
@@ -67,10 +67,14 @@ def _note(note: Note) -> dict[str, Any]:
     }
 
 
-def _conversations(notes: list[Note]) -> list[dict[str, Any]]:
+def _conversations(matter: Matter, notes: list[Note], viewer) -> list[dict[str, Any]]:
+    """The notes' source messages. Raw conversations are their owner's (and firm admins'): a
+    lawyer's export carries the text of their own conversations only; notes still name the others."""
     message_ids = {pk for note in notes for pk in note.source_message_ids}
     messages = (Message.objects.filter(pk__in=message_ids).select_related("conversation__user")
                 .order_by("conversation_id", "said_at", "pk"))
+    if viewer is not None and not Firm.objects.administered_by(viewer).filter(pk=matter.firm_id).exists():
+        messages = messages.filter(conversation__user=viewer)
     grouped: dict[int, dict[str, Any]] = {}
     for message in messages:
         conversation = message.conversation
@@ -96,8 +100,9 @@ def _history(matter: Matter, note_ids: list[str]) -> list[dict[str, Any]]:
              "object_id": e.object_id, "before": e.before, "after": e.after, "extra": e.extra} for e in entries]
 
 
-def matter_document(matter: Matter) -> dict[str, Any]:
-    """The JSON export of a matter the caller has already been allowed to see."""
+def matter_document(matter: Matter, viewer=None) -> dict[str, Any]:
+    """The JSON export of a matter ``viewer`` has already been allowed to see (None: an
+    operator's command, which sees everything)."""
     notes = list(exported_notes(matter))
     ids = [str(note.pk) for note in notes]
     links = NoteLink.objects.filter(source_id__in=ids, target_id__in=ids).order_by("created_at", "pk")
@@ -113,7 +118,7 @@ def matter_document(matter: Matter) -> dict[str, Any]:
         "notes": [_note(note) for note in notes],
         "links": [{"source": str(link.source_id), "target": str(link.target_id), "link_type": link.link_type,
                    "weight": link.weight, "reason": link.reason} for link in links],
-        "conversations": _conversations(notes),
+        "conversations": _conversations(matter, notes, viewer),
         "history": _history(matter, ids),
     }
 

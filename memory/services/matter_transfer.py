@@ -32,7 +32,7 @@ def export_matter(matter: Matter, *, actor, fmt: str = "json") -> tuple[str, str
     """(file name, content type, text) of the export, recorded in the audit log."""
     if fmt not in FORMATS:
         raise TransferError(f"unknown export format {fmt!r}; expected one of {', '.join(FORMATS)}")
-    document = matter_document(matter)
+    document = matter_document(matter, viewer=None if isinstance(actor, str) else actor)
     record(actor=actor, event=AuditEvent.MATTER_EXPORTED, firm=matter.firm, object_type="matter",
            object_id=matter.pk, matter_id=matter.pk, after={"format": fmt, "notes": len(document["notes"])})
     name = f"matter-{matter.reference or matter.pk}"

@@ -63,6 +63,16 @@ def test_a_json_export_imports_into_another_firm_with_equal_notes(world, deposit
         call_command("import_matter", str(path), "--firm", "gamma", "--user", "dave")
 
 
+def test_a_lawyer_s_export_carries_only_their_own_raw_messages(world, deposit_memory):
+    _, laptop_talk = deposit_memory  # alice's conversation on the laptop matter (bob is assigned too)
+    said = set(laptop_talk.messages.values_list("content", flat=True))
+    as_bob = client_for(world.bob).get(export_url(world.matter_laptop)).json()
+    as_alice = client_for(world.alice).get(export_url(world.matter_laptop)).json()
+    assert as_bob["notes"] and as_bob["notes"] == as_alice["notes"]
+    assert {m["content"] for c in as_alice["conversations"] for m in c["messages"]} == said
+    assert as_bob["conversations"] == []  # alice's raw conversation is hers (and the firm admins')
+
+
 def test_import_refuses_what_is_not_an_export(world):
     with pytest.raises(TransferError, match="not a LegalMem matter export"):
         import_matter({"notes": []}, firm=world.firm_b, actor=world.charlie, fallback_user=world.charlie)
