@@ -6,7 +6,7 @@ from django.contrib.auth import get_user_model
 from memory.models import Firm, Matter
 
 
-class LookupError_(ValueError):
+class RecordLookupError(ValueError):
     """Nothing, or more than one thing, matches; the message says which and how to narrow it."""
 
 
@@ -15,7 +15,7 @@ def firm_by_slug(slug: str | None) -> Firm | None:
         return None
     firm = Firm.objects.filter(slug=slug).first()
     if firm is None:
-        raise LookupError_(f"no firm with slug {slug!r}")
+        raise RecordLookupError(f"no firm with slug {slug!r}")
     return firm
 
 
@@ -28,16 +28,16 @@ def matter_by_reference(reference: str, firm: Firm | None) -> Matter:
     if not found and reference.isdigit():
         found = list(matters.filter(pk=int(reference)))
     if not found:
-        raise LookupError_(f"no matter with reference {reference!r}" + (f" in firm {firm.slug}" if firm else ""))
+        raise RecordLookupError(f"no matter with reference {reference!r}" + (f" in firm {firm.slug}" if firm else ""))
     if len(found) > 1:
-        raise LookupError_(f"{len(found)} matters have reference {reference!r}; name the firm with --firm")
+        raise RecordLookupError(f"{len(found)} matters have reference {reference!r}; name the firm with --firm")
     return found[0]
 
 
 def user_by_name(username: str):
     user = get_user_model().objects.filter(username=username).first()
     if user is None:
-        raise LookupError_(f"no user {username!r}")
+        raise RecordLookupError(f"no user {username!r}")
     return user
 
 
@@ -47,5 +47,5 @@ def only_firm_of(user, firm: Firm | None) -> Firm:
         return firm
     firms = list(Firm.objects.of_user(user))
     if len(firms) != 1:
-        raise LookupError_(f"{user.get_username()} belongs to {len(firms)} firms; name one with --firm")
+        raise RecordLookupError(f"{user.get_username()} belongs to {len(firms)} firms; name one with --firm")
     return firms[0]

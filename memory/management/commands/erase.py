@@ -8,7 +8,7 @@ from __future__ import annotations
 from django.core.management.base import BaseCommand, CommandError
 
 from memory.models import AuditEvent, AuditLog, Conversation
-from memory.records_lookup import LookupError_, firm_by_slug, matter_by_reference, only_firm_of, user_by_name
+from memory.records_lookup import RecordLookupError, firm_by_slug, matter_by_reference, only_firm_of, user_by_name
 from memory.services.erasure import (
     ErasureError,
     Unit,
@@ -46,7 +46,7 @@ class Command(BaseCommand):
         except AlreadyErased as exc:
             self.stdout.write(self.style.WARNING(str(exc)))
             return
-        except (ErasureError, LookupError_) as exc:
+        except (ErasureError, RecordLookupError) as exc:
             raise CommandError(str(exc)) from None
         style = self.style.WARNING if result.already_erased else self.style.SUCCESS
         self.stdout.write(style(result.message))

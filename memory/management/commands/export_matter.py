@@ -11,7 +11,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from memory.models import Matter
-from memory.records_lookup import LookupError_, firm_by_slug, matter_by_reference, user_by_name
+from memory.records_lookup import RecordLookupError, firm_by_slug, matter_by_reference, user_by_name
 from memory.services.matter_transfer import FORMATS, TransferError, export_matter, exportable_matter
 
 
@@ -38,7 +38,7 @@ class Command(BaseCommand):
             if matter.erased_at is not None:
                 raise CommandError(f"matter {options['reference']!r} was erased on {matter.erased_at:%Y-%m-%d}")
             name, _, text = export_matter(matter, actor=actor, fmt=options["format"])
-        except (LookupError_, TransferError) as exc:
+        except (RecordLookupError, TransferError) as exc:
             raise CommandError(str(exc)) from None
         if options["output"]:
             Path(options["output"]).write_text(text, encoding="utf-8")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from memory.records_lookup import LookupError_, firm_by_slug, user_by_name
+from memory.records_lookup import RecordLookupError, firm_by_slug, user_by_name
 from memory.services.matter_transfer import TransferError, import_matter
 
 
@@ -33,7 +33,7 @@ class Command(BaseCommand):
             firm = firm_by_slug(options["firm"])
             user = user_by_name(options["user"])
             matter = import_matter(document, firm=firm, actor=user, fallback_user=user, reference=options["reference"])
-        except (LookupError_, TransferError) as exc:
+        except (RecordLookupError, TransferError) as exc:
             raise CommandError(f"{path}: {exc}") from None
         self.stdout.write(self.style.SUCCESS(
             f"imported matter {matter.reference or matter.pk} into {firm.slug}: {matter.notes.count()} notes"
