@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test install browser manage bench clean-data
+.PHONY: run test install browser manage bench clean-data backup restore
 
 $(STAMP): requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -35,6 +35,15 @@ test: install browser
 # e.g. make manage ARGS="createsuperuser"
 manage: install
 	$(PY) -m legalmem_site.launcher manage $(ARGS)
+
+# Backup and restore of the embedded database with the secret key (docs/records.md).
+# make backup [FILE=path.tar]; make restore FILE=path.tar [FORCE=1]
+backup: install
+	$(PY) -m legalmem_site.backup create $(FILE)
+
+restore: install
+	@test -n "$(FILE)" || { echo "usage: make restore FILE=path/to/backup.tar [FORCE=1]"; exit 2; }
+	$(PY) -m legalmem_site.backup restore $(FILE) $(if $(FORCE),--force)
 
 # Benchmarks (speed and memory are measured here, not in tests); see bench/README.md.
 BENCH_DATA := $(CURDIR)/var/bench

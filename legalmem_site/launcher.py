@@ -371,6 +371,8 @@ def command_run() -> int:
     seed_demo_story(env, story_source, story_budget)
     # Jobs a killed worker left "running" are taken over before the new worker starts.
     manage(["resume_turn_extractions"], env)
+    # The retention purge re-enqueues itself; this starts it once (docs/records.md).
+    manage(["purge_expired", "--schedule"], env)
     # Messages saved before they were searchable (or left by a crashed worker) get embedded.
     manage(["index_messages"], env)
     host = os.environ.get("HOST", "127.0.0.1")

@@ -400,3 +400,8 @@ for _name, _module in RETIRED_TUNING_VARIABLES.items():
     if _name in os.environ:
         raise ConfigError(f"{_name} is no longer read from the environment: it is a tuning constant in {_module}")
 # --- end REFACTOR-A ---
+# --- RECORDS ---
+# Retention (docs/records.md): the purge job looks for closed matters past their firm's
+# retention period this often, and re-enqueues itself (django-tasks has no periodic schedule).
+RETENTION_CHECK_INTERVAL_SECONDS = env_float("RETENTION_CHECK_INTERVAL_SECONDS", 21600.0, minimum=60.0)
+# --- end RECORDS ---

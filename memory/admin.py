@@ -28,6 +28,7 @@ from memory.models import (
     Note,
     NoteLink,
 )
+from memory.admin_records import RECORDS_READONLY, FirmRecordsAdmin, MatterRecordsAdmin, MembershipRecordsAdmin
 from memory.models import AuditEvent
 from memory.services.notes import NoteValidationError, correct_note, delete_note, restore_forgotten_note
 from memory.services.tenancy import assign_user, create_matter, unassign_user, update_matter
@@ -349,8 +350,8 @@ class AuditLogAdmin(WalledAdmin):
 
 
 @admin.register(Firm)
-class FirmAdmin(WalledAdmin):
-    list_display = ("name", "slug", "created_at")
+class FirmAdmin(FirmRecordsAdmin, WalledAdmin):
+    list_display = ("name", "slug", "retention_days", "created_at")
     search_fields = ("name", "slug")
 
     def visible_rows(self, request: HttpRequest) -> QuerySet:
@@ -358,7 +359,7 @@ class FirmAdmin(WalledAdmin):
 
 
 @admin.register(Membership)
-class MembershipAdmin(WalledAdmin):
+class MembershipAdmin(MembershipRecordsAdmin, WalledAdmin):
     list_display = ("user", "firm", "role", "created_at")
     list_filter = ("role", ("firm", RelatedOnly))
 
@@ -395,12 +396,12 @@ class AssignmentInline(admin.TabularInline):
 
 
 @admin.register(Matter)
-class MatterAdmin(WalledAdmin):
+class MatterAdmin(MatterRecordsAdmin, WalledAdmin):
     """Firm admins manage their firm's matters and who is behind each ethical wall."""
 
     firm_admin_can_change = True
     firm_admin_can_add = True
-    list_display = ("title", "reference", "firm", "status", "created_at")
+    list_display = ("title", "reference", "firm", "status", "closed_at", "legal_hold", "created_at")
     list_filter = ("status", ("firm", RelatedOnly))
     search_fields = ("title", "reference")
     inlines = [AssignmentInline]
@@ -414,7 +415,7 @@ class MatterAdmin(WalledAdmin):
         return super().formfield_for_foreignkey(db_field, request, **kwargs)
 
     def get_readonly_fields(self, request, obj=None):
-        return ("firm",) if obj is not None else ()
+        return ("firm", *RECORDS_READONLY) if obj is not None else RECORDS_READONLY
 
     def save_model(self, request, obj: Matter, form, change: bool) -> None:
         if change:

@@ -6,6 +6,40 @@ its own retries); it is named here too, so tasks queued under this path still ru
 """
 from __future__ import annotations
 
+from django_tasks import task
+
 from memory.pipeline.turns import TurnExtractionFailed, extract_turn_task
 
-__all__ = ["TurnExtractionFailed", "extract_turn_task"]
+__all__ = ["TurnExtractionFailed", "extract_turn_task", "purge_expired_task", "schedule_retention"]
+
+
+# --- records (docs/records.md) -----------------------------------------------------------------
+
+
+@task()
+def purge_expired_task() -> dict:
+    """Purge closed matters past their firm's retention period (not on legal hold), then run
+    again after ``RETENTION_CHECK_INTERVAL_SECONDS``: django-tasks has no periodic schedule."""
+    from memory.services.retention import purge_expired
+
+    try:
+        report = purge_expired()
+    finally:
+        schedule_retention(again=True)
+    return {"purged": len(report.purged), "held": len(report.held), "failed": len(report.failed)}
+
+
+def schedule_retention(*, again: bool = False) -> bool:
+    """Enqueue the purge job unless one is already waiting (``make run`` calls this at start)."""
+    from datetime import timedelta
+
+    from django.conf import settings
+    from django.utils import timezone
+    from django_tasks_db.models import DBTaskResult
+
+    waiting = DBTaskResult.objects.filter(task_path=purge_expired_task.module_path, status="READY")
+    if waiting.exists():
+        return False
+    delay = settings.RETENTION_CHECK_INTERVAL_SECONDS if again else 0
+    purge_expired_task.using(run_after=timezone.now() + timedelta(seconds=delay)).enqueue()
+    return True

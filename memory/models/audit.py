@@ -32,6 +32,15 @@ class AuditEvent(models.TextChoices):
     JOB_FAILED = "job_failed", _("background job failed")
     LOGIN_LOCKED_OUT = "login_locked_out", _("login locked out")
     LOGIN_UNLOCKED = "login_unlocked", _("login unlocked")
+    # --- records (docs/records.md) ---
+    FIRM_UPDATED = "firm_updated", _("firm settings changed")
+    MATTER_CLOSED = "matter_closed", _("matter closed")
+    MATTER_REOPENED = "matter_reopened", _("matter reopened")
+    LEGAL_HOLD_SET = "legal_hold_set", _("legal hold set")
+    LEGAL_HOLD_LIFTED = "legal_hold_lifted", _("legal hold lifted")
+    ERASED = "erased", _("erased (tombstone)")
+    MATTER_EXPORTED = "matter_exported", _("matter exported")
+    MATTER_IMPORTED = "matter_imported", _("matter imported")
 
 
 class AuditLogQuerySet(models.QuerySet["AuditLog"]):

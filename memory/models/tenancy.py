@@ -33,6 +33,11 @@ class Firm(models.Model):
 
     name = models.CharField(_("name"), max_length=200)
     slug = models.SlugField(_("slug"), max_length=80, unique=True)
+    retention_days = models.PositiveIntegerField(
+        _("retention period (days)"), null=True, blank=True,
+        help_text=_("Closed matters are purged this many days after closing, unless on legal hold. "
+                    "Empty: kept until erased by hand (docs/records.md)."),
+    )
     created_at = models.DateTimeField(auto_now_add=True, verbose_name=_("created at"))
 
     objects = FirmQuerySet.as_manager()
@@ -111,6 +116,16 @@ class Matter(models.Model):
     reference = models.CharField(_("reference"), max_length=80, blank=True)
     description = models.TextField(_("description"), blank=True)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.OPEN, verbose_name=_("status"))
+    # --- records (docs/records.md): closing starts the retention clock, a hold stops it ---
+    closed_at = models.DateTimeField(_("closed at"), null=True, blank=True)
+    legal_hold = models.BooleanField(
+        _("legal hold"), default=False, help_text=_("Nothing of a matter on hold is purged or erased.")
+    )
+    legal_hold_reason = models.CharField(_("legal hold reason"), max_length=500, blank=True)
+    erased_at = models.DateTimeField(
+        _("erased at"), null=True, blank=True,
+        help_text=_("Set when the matter's memory was erased or purged; only the reference remains."),
+    )
     assigned_users = models.ManyToManyField(
         settings.AUTH_USER_MODEL,
         through="MatterAssignment",

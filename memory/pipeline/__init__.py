@@ -7,7 +7,7 @@ Public interface (what chat, stories and evaluation call):
 
 - ``save_message(...)``: re-exported from ``memory.services.conversations``, where messages are written
 - ``enqueue_turn_extraction(user_message, assistant_message)`` → ``TurnExtraction``
-- ``process_turn(turn_id)`` → ``TurnExtraction`` (the job body, synchronous)
+- ``process_turn(turn_id)`` → ``TurnExtraction`` (the job body, synchronous; None once the turn was erased)
 - ``extract_turn(user_msg, ai_resp)`` → ``ExtractionOutcome``
 - ``import_transcript(data, *, actor, progress=None)`` → ``ImportResult``
 - ``working_memory(conversation)``, ``resume_stalled_turns()``

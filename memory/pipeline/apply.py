@@ -6,11 +6,12 @@ from __future__ import annotations
 import dataclasses
 import logging
 
+from django.db import transaction
 from django.utils import timezone
 
 from memory.embeddings import get_embedder
 from memory.extraction import ExtractedItem
-from memory.models import Consolidation, Message, RoutingDecision, SourceType
+from memory.models import Consolidation, Message, RoutingDecision, SourceType, TurnExtraction
 from memory.pipeline.drafts import ItemError, Provenance, TurnSource, draft_for, is_persona_item
 from memory.pipeline.extract import extract_turn, extractable_reply
 from memory.pipeline.persona import episodic_twins, record_persona_item
@@ -18,6 +19,17 @@ from memory.pipeline.routing import route_and_write
 from memory.services.notes import NoteValidationError, content_hash
 
 logger = logging.getLogger("legalmem.pipeline")
+
+
+class TurnGone(Exception):
+    """The turn was erased while its job ran (docs/records.md): the job writes nothing more."""
+
+
+def hold_turn(turn: TurnExtraction | None) -> None:
+    """Lock the turn's row for the current write, or stop if an erasure removed it (the erasure
+    locks the same rows first, so an item is either written before it collects, or never)."""
+    if turn is not None and not TurnExtraction.objects.select_for_update().filter(pk=turn.pk).exists():
+        raise TurnGone(f"turn {turn.pk} was erased")
 
 
 def reply_speaker(source_type: str, reply: Message) -> str:
@@ -39,15 +51,17 @@ def apply_items(
     decisions = []
     for index, (item, vector) in enumerate(zip(items, vectors)):
         try:
-            if is_persona_item(item):
-                decision = record_persona_item(
-                    item, vector, source, actor=actor, item_index=index, turn=turn, consolidation=consolidation
-                )
-            else:
-                decision = route_and_write(
-                    draft_for(item, source), vector, actor=actor, source_key=source.source_key,
-                    item_index=index, turn=turn, consolidation=consolidation,
-                )
+            with transaction.atomic():
+                hold_turn(turn)
+                if is_persona_item(item):
+                    decision = record_persona_item(
+                        item, vector, source, actor=actor, item_index=index, turn=turn, consolidation=consolidation
+                    )
+                else:
+                    decision = route_and_write(
+                        draft_for(item, source), vector, actor=actor, source_key=source.source_key,
+                        item_index=index, turn=turn, consolidation=consolidation,
+                    )
         except (NoteValidationError, ItemError) as exc:
             logger.warning("item %d of %s refused: %s", index, source.source_key, exc)
             decision, _ = RoutingDecision.objects.get_or_create(

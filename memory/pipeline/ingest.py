@@ -270,6 +270,8 @@ def import_transcript(
     for done, turn in enumerate(all_turns, start=1):
         if turn.status not in (TurnExtraction.Status.DONE, TurnExtraction.Status.SKIPPED, TurnExtraction.Status.FAILED):
             turn = process_turn(turn.pk)
+            if turn is None:  # erased while the import ran (docs/records.md)
+                continue
             result.turns_processed += 1
             result.decisions.update(
                 RoutingDecision.objects.filter(source_key=turn.source_key).values_list("action", flat=True)

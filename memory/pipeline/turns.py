@@ -30,7 +30,7 @@ from django_tasks_db.models import DBTaskResult
 from memory.extraction import ExtractedItem
 from memory.llm import LLMRejected
 from memory.models import AuditEvent, Message, RoutingDecision, SourceType, TurnExtraction
-from memory.pipeline.apply import apply_items, reply_speaker
+from memory.pipeline.apply import TurnGone, apply_items, hold_turn, reply_speaker
 from memory.pipeline.consolidation import consolidate_overflow
 from memory.pipeline.drafts import Provenance, TurnSource
 from memory.pipeline.extract import ENGINE_SKIPPED, extract_turn, extractable_reply
@@ -103,7 +103,9 @@ def claim_turn(turn_id: int, *, now: datetime | None = None) -> TurnExtraction |
     by a live worker. A ``running`` job whose worker is gone is taken over (crash-and-resume)."""
     now = now or timezone.now()
     with transaction.atomic():
-        turn = TurnExtraction.objects.select_for_update().get(pk=turn_id)
+        turn = TurnExtraction.objects.select_for_update().filter(pk=turn_id).first()
+        if turn is None:  # erased before its job ran
+            return None
         if turn.status in (TurnExtraction.Status.DONE, TurnExtraction.Status.SKIPPED, TurnExtraction.Status.FAILED):
             return None
         if turn.status == TurnExtraction.Status.RUNNING:
@@ -122,20 +124,26 @@ def claim_turn(turn_id: int, *, now: datetime | None = None) -> TurnExtraction |
     return turn
 
 
-def process_turn(turn_id: int, *, provenance: Provenance | None = None) -> TurnExtraction:
+def process_turn(turn_id: int, *, provenance: Provenance | None = None) -> TurnExtraction | None:
     """The job body (also callable synchronously): embed the conversation's new messages,
     extract, route, link, update the persona, then consolidate working-memory overflow. Errors
     never escape: they are recorded on the row and retried or failed. A caller running the job
     itself may name the turn (``provenance``): the notes it makes carry that source id and
-    tags. Returns the row in its new state."""
+    tags. Returns the row in its new state, or None once the turn was erased (docs/records.md)."""
     turn = claim_turn(turn_id)
     if turn is None:
-        return TurnExtraction.objects.get(pk=turn_id)
+        return TurnExtraction.objects.filter(pk=turn_id).first()
     with heartbeat(turn.pk):
         index_conversation(turn.conversation_id)  # every turn is memory, whatever extraction makes of it
         try:
             _run(turn, provenance)
+        except TurnGone:
+            logger.info("turn %s was erased while its job ran; nothing was written after the erasure", turn_id)
+            return None
         except Exception as exc:  # noqa: BLE001 - every failure is recorded, retried or failed
+            if not TurnExtraction.objects.filter(pk=turn_id).exists():  # erased under it (its messages went first)
+                logger.info("turn %s was erased while its job ran", turn_id)
+                return None
             _after_failure(turn, exc)
             return TurnExtraction.objects.get(pk=turn_id)
     try:
@@ -172,7 +180,9 @@ def _run(turn: TurnExtraction, provenance: Provenance | None) -> None:
         turn.items = [dataclasses.asdict(item) for item in outcome.items]
         turn.rejected = outcome.rejected_reasons
         turn.engine = outcome.engine
-        turn.save(update_fields=["items", "rejected", "engine", "updated_at"])
+        with transaction.atomic():
+            hold_turn(turn)
+            turn.save(update_fields=["items", "rejected", "engine", "updated_at"])
     if turn.engine == ENGINE_SKIPPED:
         _finish(turn, TurnExtraction.Status.SKIPPED)
         return
@@ -185,8 +195,10 @@ def _finish(turn: TurnExtraction, status: str) -> None:
     turn.status = status
     turn.finished_at = timezone.now()
     turn.next_attempt_at = None
-    turn.decisions = [d.as_dict() for d in RoutingDecision.objects.filter(source_key=turn.source_key)]
-    turn.save(update_fields=["status", "finished_at", "next_attempt_at", "decisions", "updated_at"])
+    with transaction.atomic():
+        hold_turn(turn)
+        turn.decisions = [d.as_dict() for d in RoutingDecision.objects.filter(source_key=turn.source_key)]
+        turn.save(update_fields=["status", "finished_at", "next_attempt_at", "decisions", "updated_at"])
 
 
 def _after_failure(turn: TurnExtraction, exc: Exception) -> None:
@@ -278,6 +290,8 @@ def extract_turn_task(turn_id: int) -> dict:
     job it runs and the retries that enqueue it again, so the two need no import cycle."""
     turn = process_turn(turn_id)
     resume_stalled_turns(limit=10)
+    if turn is None:
+        return {"turn": turn_id, "status": "erased"}
     if turn.status == TurnExtraction.Status.FAILED:
         raise TurnExtractionFailed(f"turn {turn.pk} failed after {turn.attempts} attempts: {turn.last_error}")
     return {"turn": turn.pk, "status": turn.status, "attempts": turn.attempts, "decisions": len(turn.decisions)}

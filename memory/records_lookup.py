@@ -1,0 +1,51 @@
+"""Finding a firm, matter, conversation or user from the words an operator types (records commands)."""
+from __future__ import annotations
+
+from django.contrib.auth import get_user_model
+
+from memory.models import Firm, Matter
+
+
+class RecordLookupError(ValueError):
+    """Nothing, or more than one thing, matches; the message says which and how to narrow it."""
+
+
+def firm_by_slug(slug: str | None) -> Firm | None:
+    if not slug:
+        return None
+    firm = Firm.objects.filter(slug=slug).first()
+    if firm is None:
+        raise RecordLookupError(f"no firm with slug {slug!r}")
+    return firm
+
+
+def matter_by_reference(reference: str, firm: Firm | None) -> Matter:
+    """A matter by its reference (or numeric id), within the firm when one is given."""
+    matters = Matter.objects.select_related("firm")
+    if firm is not None:
+        matters = matters.filter(firm=firm)
+    found = list(matters.filter(reference=reference))
+    if not found and reference.isdigit():
+        found = list(matters.filter(pk=int(reference)))
+    if not found:
+        raise RecordLookupError(f"no matter with reference {reference!r}" + (f" in firm {firm.slug}" if firm else ""))
+    if len(found) > 1:
+        raise RecordLookupError(f"{len(found)} matters have reference {reference!r}; name the firm with --firm")
+    return found[0]
+
+
+def user_by_name(username: str):
+    user = get_user_model().objects.filter(username=username).first()
+    if user is None:
+        raise RecordLookupError(f"no user {username!r}")
+    return user
+
+
+def only_firm_of(user, firm: Firm | None) -> Firm:
+    """The firm a user-scoped command works in: the given one, or the user's only firm."""
+    if firm is not None:
+        return firm
+    firms = list(Firm.objects.of_user(user))
+    if len(firms) != 1:
+        raise RecordLookupError(f"{user.get_username()} belongs to {len(firms)} firms; name one with --firm")
+    return firms[0]

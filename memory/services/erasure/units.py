@@ -1,0 +1,279 @@
+"""What one erasure unit holds: every row that carries its content (docs/records.md, "Erasure").
+
+A unit is a matter, a conversation, a user's data in one firm, or a subject (a client or
+party named in the firm's memory). ``collect`` reads the rows to delete and the surviving
+rows to scrub; it is run twice: for the dry run / confirmation page, and again inside the
+erasure's transaction after the unit's turn jobs are locked.
+"""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+
+from django.db.models import Q
+
+from memory.models import (
+    AuditEvent,
+    AuditLog,
+    Consolidation,
+    ConsolidatedMessage,
+    Conversation,
+    Firm,
+    Matter,
+    Message,
+    Note,
+    NoteLink,
+    PersonaEvidence,
+    PersonaTrait,
+    RoutingDecision,
+    TurnExtraction,
+)
+
+
+class ErasureError(ValueError):
+    """The unit cannot be erased as asked (unknown, ambiguous, or on legal hold); nothing changed."""
+
+
+@dataclass(frozen=True)
+class Unit:
+    """What is erased. ``object_type`` / ``object_id`` name it in the tombstone without its content."""
+
+    kind: str
+    firm: Firm
+    object_type: str
+    object_id: str
+    label: str
+    matter: Matter | None = None
+    conversation_id: int | None = None
+    user: object | None = None
+    subject: str = ""
+
+    def previous_tombstone(self) -> AuditLog | None:
+        """The tombstone of an earlier erasure of this same unit, if any."""
+        return (
+            AuditLog.objects.filter(
+                event_type=AuditEvent.ERASED, firm=self.firm,
+                object_type=self.object_type, object_id=self.object_id,
+            ).order_by("-created_at", "-id").first()
+        )
+
+
+def matter_unit(matter: Matter, *, kind: str = "matter") -> Unit:
+    return Unit(kind=kind, firm=matter.firm, object_type="matter", object_id=str(matter.pk),
+                label=f"matter {matter.reference or matter.pk}", matter=matter)
+
+
+def conversation_unit(firm: Firm, conversation_id: int) -> Unit:
+    return Unit(kind="conversation", firm=firm, object_type="conversation", object_id=str(conversation_id),
+                label=f"conversation {conversation_id}", conversation_id=conversation_id)
+
+
+def user_unit(firm: Firm, user) -> Unit:
+    return Unit(kind="user", firm=firm, object_type="user", object_id=str(user.pk),
+                label=f"user {user.pk}", user=user)
+
+
+def subject_hash(firm: Firm, subject: str) -> str:
+    """The tombstone's name for a subject: a keyed digest, never the name itself."""
+    return hashlib.sha256(f"{firm.pk}:{subject.casefold().strip()}".encode()).hexdigest()
+
+
+def subject_unit(firm: Firm, subject: str) -> Unit:
+    subject = subject.strip()
+    if len(subject) < 2:
+        raise ErasureError("the subject must be at least two characters (a name, not a letter)")
+    digest = subject_hash(firm, subject)
+    return Unit(kind="subject", firm=firm, object_type="subject", object_id=digest,
+                label=f"subject {digest[:12]}", subject=subject)
+
+
+@dataclass
+class Plan:
+    """Row ids to delete, rows to scrub, and the counts a person confirms."""
+
+    conversations: set[int] = field(default_factory=set)
+    messages: set[int] = field(default_factory=set)
+    turns: set[int] = field(default_factory=set)
+    consolidations: set[int] = field(default_factory=set)       # deleted with their marks
+    scrubbed_consolidations: set[int] = field(default_factory=set)  # kept, items cleared
+    decisions: set[int] = field(default_factory=set)
+    notes: set[str] = field(default_factory=set)
+    traits: set[int] = field(default_factory=set)
+    evidence: set[int] = field(default_factory=set)
+    audit_entries: set[int] = field(default_factory=set)
+    matters: set[int] = field(default_factory=set)  # matters the unit touches (legal hold)
+
+    def counts(self) -> dict[str, int]:
+        links = NoteLink.objects.filter(Q(source_id__in=self.notes) | Q(target_id__in=self.notes)).count()
+        return {
+            "notes": len(self.notes),
+            "links": links,
+            "messages": len(self.messages),
+            "conversations": len(self.conversations),
+            "turn_extractions": len(self.turns),
+            "routing_decisions": len(self.decisions),
+            "consolidations": len(self.consolidations) + len(self.scrubbed_consolidations),
+            "persona_traits": len(self.traits),
+            "persona_evidence": len(self.evidence),
+            "audit_entries_redacted": len(self.audit_entries),
+        }
+
+    def is_empty(self) -> bool:
+        return not (self.notes or self.messages or self.conversations or self.traits or self.evidence)
+
+
+def _ids(queryset) -> set:
+    return set(queryset.values_list("pk", flat=True))
+
+
+def _seed(unit: Unit, plan: Plan) -> None:
+    """The rows the unit names directly."""
+    firm = unit.firm
+    if unit.matter is not None:
+        plan.conversations |= _ids(Conversation.objects.filter(matter=unit.matter))
+        plan.notes |= {str(pk) for pk in _ids(Note.objects.filter(matter=unit.matter))}
+        plan.decisions |= _ids(RoutingDecision.objects.filter(matter=unit.matter))
+    elif unit.conversation_id is not None:
+        plan.conversations |= _ids(Conversation.objects.filter(pk=unit.conversation_id, firm=firm))
+    elif unit.user is not None:
+        plan.conversations |= _ids(Conversation.objects.filter(user=unit.user, firm=firm))
+        plan.notes |= {str(pk) for pk in _ids(Note.objects.filter(firm=firm, owner=unit.user))}
+        plan.traits |= _ids(PersonaTrait.objects.filter(firm=firm, user=unit.user))
+    elif unit.subject:
+        name = unit.subject
+        plan.messages |= _ids(Message.objects.filter(firm=firm, content__icontains=name))
+        plan.notes |= {str(pk) for pk in _ids(Note.objects.filter(firm=firm).filter(
+            Q(subject__iexact=name) | Q(content__icontains=name) | Q(context__icontains=name)
+        ))}
+        plan.turns |= _ids(TurnExtraction.objects.filter(firm=firm, items__icontains=name))
+        plan.decisions |= _ids(RoutingDecision.objects.filter(firm=firm, content__icontains=name))
+        plan.evidence |= _ids(PersonaEvidence.objects.filter(firm=firm, content__icontains=name))
+        plan.traits |= _ids(PersonaTrait.objects.filter(firm=firm, content__icontains=name))
+        plan.scrubbed_consolidations |= _ids(Consolidation.objects.filter(firm=firm, items__icontains=name))
+
+
+def _expand(plan: Plan) -> None:
+    """Everything derived from the seeded rows: messages of conversations, both messages of a
+    turn, notes written from erased turns or messages, persona traits built on erased evidence."""
+    plan.messages |= _ids(Message.objects.filter(conversation_id__in=plan.conversations))
+    plan.turns |= _ids(TurnExtraction.objects.filter(
+        Q(conversation_id__in=plan.conversations) | Q(user_message_id__in=plan.messages)
+        | Q(assistant_message_id__in=plan.messages)
+    ))
+    for user_id, reply_id in TurnExtraction.objects.filter(pk__in=plan.turns).values_list(
+            "user_message_id", "assistant_message_id"):
+        plan.messages |= {user_id, reply_id}
+    marked = Consolidation.objects.filter(messages__message_id__in=plan.messages)
+    plan.consolidations |= _ids(Consolidation.objects.filter(conversation_id__in=plan.conversations))
+    plan.scrubbed_consolidations |= _ids(marked) - plan.consolidations
+    plan.scrubbed_consolidations -= plan.consolidations
+    source_keys = [f"turn:{pk}" for pk in plan.turns] + [f"consolidation:{pk}" for pk in plan.consolidations]
+    plan.decisions |= _ids(RoutingDecision.objects.filter(
+        Q(turn_id__in=plan.turns) | Q(consolidation_id__in=plan.consolidations) | Q(source_key__in=source_keys)
+    ))
+    written = RoutingDecision.objects.filter(
+        pk__in=plan.decisions, action__in=[RoutingDecision.Action.ADD, RoutingDecision.Action.UPDATE],
+        note__isnull=False,
+    ).values_list("note_id", flat=True)
+    plan.notes |= {str(pk) for pk in written}
+    plan.notes |= {str(pk) for pk in _ids(Note.objects.filter(conversation_id__in=plan.conversations))}
+    if plan.messages:
+        # A note is the unit's when every message it came from is erased (one also said
+        # elsewhere keeps its other sources and only loses the erased ids).
+        for pk, sources in Note.objects.filter(source_message_ids__overlap=list(plan.messages)).values_list(
+                "pk", "source_message_ids"):
+            if set(sources) <= plan.messages:
+                plan.notes.add(str(pk))
+    plan.evidence |= _ids(PersonaEvidence.objects.filter(
+        Q(conversation_id__in=plan.conversations) | Q(source_key__in=source_keys)
+        | Q(source_message_ids__overlap=list(plan.messages) or [0])
+    ))
+    # A trait is the statement of its evidence: it goes with any erased evidence, and its
+    # remaining evidence and promoted profile note go with it (it re-forms from new statements).
+    plan.traits |= set(PersonaEvidence.objects.filter(pk__in=plan.evidence).values_list("trait_id", flat=True))
+    plan.evidence |= _ids(PersonaEvidence.objects.filter(trait_id__in=plan.traits))
+    plan.notes |= {str(pk) for pk in PersonaTrait.objects.filter(pk__in=plan.traits, note__isnull=False)
+                   .values_list("note_id", flat=True)}
+    plan.decisions |= _ids(RoutingDecision.objects.filter(
+        note_id__in=plan.notes, action__in=[RoutingDecision.Action.ADD, RoutingDecision.Action.UPDATE]
+    ))
+
+
+def _touched_matters(unit: Unit, plan: Plan) -> None:
+    plan.matters |= set(Note.objects.filter(pk__in=plan.notes, matter__isnull=False).values_list("matter_id", flat=True))
+    plan.matters |= set(Conversation.objects.filter(
+        Q(pk__in=plan.conversations) | Q(messages__in=plan.messages), matter__isnull=False
+    ).values_list("matter_id", flat=True))
+    if unit.matter is not None:
+        plan.matters.add(unit.matter.pk)
+
+
+def _audit_entries(unit: Unit, plan: Plan) -> None:
+    """Earlier audit entries that quote the unit's content (redacted, never deleted)."""
+    notes = list(plan.notes)
+    quoting = (
+        Q(object_type="note", object_id__in=notes)
+        | Q(object_type="link", after__source__in=notes) | Q(object_type="link", after__target__in=notes)
+        | Q(extra__triggered_by__in=notes) | Q(extra__supersedes__in=notes) | Q(extra__superseded_by__in=notes)
+        | Q(object_type="turn_extraction", object_id__in=[str(pk) for pk in plan.turns])
+        | Q(object_type="conversation", object_id__in=[str(pk) for pk in plan.conversations])
+    )
+    if unit.matter is not None:
+        quoting |= Q(object_type="matter", object_id=str(unit.matter.pk))
+    if unit.subject:
+        name = unit.subject
+        quoting |= Q(before__icontains=name) | Q(after__icontains=name) | Q(extra__icontains=name)
+    plan.audit_entries = _ids(
+        AuditLog.objects.filter(firm=unit.firm).filter(quoting).exclude(event_type=AuditEvent.ERASED)
+        .exclude(extra__has_key="redacted_by")
+    )
+
+
+def collect(unit: Unit) -> Plan:
+    """Every row of the unit (see the module docstring)."""
+    plan = Plan()
+    _seed(unit, plan)
+    _expand(plan)
+    _touched_matters(unit, plan)
+    _audit_entries(unit, plan)
+    return plan
+
+
+def held_matters(plan: Plan) -> list[Matter]:
+    return list(Matter.objects.filter(pk__in=plan.matters, legal_hold=True).order_by("pk"))
+
+
+def surviving_notes_quoting(unit: Unit, plan: Plan):
+    """Notes that stay but point at the unit: superseded by an erased note, evolved by one or
+    superseding one (a history step names it), or reinforced by an erased message."""
+    notes = sorted(plan.notes)
+    rows = Note.objects.filter(firm=unit.firm).exclude(pk__in=notes)
+    named_in_history = rows.extra(
+        where=["EXISTS (SELECT 1 FROM jsonb_array_elements(CASE jsonb_typeof(memory_note.evolution_history) "
+               "WHEN 'array' THEN memory_note.evolution_history ELSE '[]'::jsonb END) AS step "
+               "WHERE step->>'triggered_by' = ANY(%s) OR step->>'superseded_by' = ANY(%s) "
+               "OR step->>'supersedes' = ANY(%s))"],
+        params=[notes, notes, notes],
+    )
+    return rows.filter(
+        Q(superseded_by_id__in=notes) | Q(source_message_ids__overlap=list(plan.messages) or [0])
+        | Q(pk__in=named_in_history.values("pk"))
+    )
+
+
+def messages_recalling(unit: Unit, plan: Plan):
+    """Surviving assistant replies whose saved recall list names an erased note or message."""
+    names = [*plan.notes, *(f"message:{pk}" for pk in plan.messages)]
+    rows = Message.objects.filter(firm=unit.firm).exclude(pk__in=plan.messages)
+    return rows.extra(
+        where=["EXISTS (SELECT 1 FROM jsonb_array_elements(CASE jsonb_typeof(memory_message.recalled) "
+               "WHEN 'array' THEN memory_message.recalled ELSE '[]'::jsonb END) AS item "
+               "WHERE item->>'id' = ANY(%s))"],
+        params=[names],
+    )
+
+
+def consolidated_marks(plan: Plan):
+    return ConsolidatedMessage.objects.filter(
+        Q(message_id__in=plan.messages) | Q(consolidation_id__in=plan.consolidations)
+    )
