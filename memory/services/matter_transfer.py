@@ -11,7 +11,7 @@ from django.db import transaction
 
 from memory.matter_export import FORMAT, VERSION, markdown_report, matter_document
 from memory.models import AuditEvent, Conversation, Firm, Matter, Membership, Note
-from memory.pipeline.working_memory import save_message
+from memory.services.conversations import save_message
 from memory.services.audit import record
 from memory.services.notes import NoteDraft, NoteValidationError, create_note, link_notes
 
