@@ -31,6 +31,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
+import numpy as np
+
 from memory.retrieval.messages import MessageCandidate
 from memory.retrieval.plan import RetrievalPlan
 from memory.retrieval.scoring import ScoreBreakdown
@@ -67,6 +69,7 @@ class Entry:
     rank_by: dict[str, tuple[str, Any]] = field(default_factory=dict)
     rank_priority: dict[str, float] = field(default_factory=dict)  # of the member that reached it
     fused: float = 0.0
+    lifted_below: tuple[str, Any] | None = None  # history: the later statement it was ranked under
 
     @property
     def kind(self) -> str:
@@ -104,10 +107,10 @@ def fuse(
     ids of its turn, user message first (``MessageCandidate.turn_ids``); without it every message
     is a turn of its own."""
     turns = turns or {}
-    note_rank = ranks_of(entry.key for entry in sorted(notes, key=lambda e: e.total, reverse=True))
+    layered_rank = ranks_of(entry.key for entry in sorted([*notes, *messages], key=lambda e: e.total, reverse=True))
     holder: dict[int, Entry] = {}  # message id -> the best-ranked note citing it
-    for note in sorted(notes, key=lambda e: note_rank[e.key]):
-        _credit(note, NOTES, note_rank[note.key], note)
+    for note in sorted(notes, key=lambda e: layered_rank[e.key]):
+        _credit(note, NOTES, layered_rank[note.key], note)
         for message_id in note.source_message_ids:
             holder.setdefault(message_id, note)
     by_turn: dict[tuple[int, ...], list[Entry]] = {}
@@ -128,6 +131,7 @@ def fuse(
         for message in members:
             _credit(slot, DENSE, dense_rank.get(message.key[1]), message)
             _credit(slot, KEYWORD, keyword_rank.get(message.key[1]), message)
+            _credit(slot, NOTES, layered_rank[message.key], message)
     for slot in slots:
         slot.fused = fused_score(slot)
     _rank_history(slots, superseded_by)
@@ -150,6 +154,49 @@ def _rank_history(slots: list[Entry], superseded_by: dict[Any, Any]) -> None:
         entry, successor = by_key.get((NOTE, note_id)), by_key.get((NOTE, successor_id))
         if entry is not None and successor is not None:
             entry.fused = round(min(entry.fused, successor.fused * BELOW_SUCCESSOR), 6)
+
+
+# History questions: an earlier statement about the same subject as one of the first few slots
+# ("I collect her on Tuesdays" before "the pick-up days have changed: Mondays now") ranks just
+# below it, like a superseded version below its successor. "The same subject" is cosine
+# similarity of the two source messages' embeddings: on the multi-session set, restatements of
+# one fact measure 0.90–0.93 and neighbouring facts of one matter 0.82–0.89 (docs/evaluation.md).
+SAME_SUBJECT_SIMILARITY = 0.90
+HISTORY_ANCHORS = 3
+HISTORY_WINDOW = 40  # slots examined below the anchors
+
+
+def first_message_id(slot: Entry) -> int | None:
+    """The message that speaks for a slot: its turn's question, or its note's first source."""
+    if slot.source_message_ids:
+        return slot.source_message_ids[0]
+    return slot.key[1] if slot.kind != NOTE else None
+
+
+def lift_earlier_statements(slots: list[Entry], statements: dict[int, Any]) -> list[Entry]:
+    """Best first again after ranking, below each of the first ``HISTORY_ANCHORS`` slots, the
+    most similar slot said before it (``statements``: message id -> ``Statement``)."""
+    def statement(slot: Entry):
+        return statements.get(first_message_id(slot))
+
+    anchors, rest = slots[:HISTORY_ANCHORS], slots[HISTORY_ANCHORS:HISTORY_WINDOW]
+    for anchor in anchors:
+        said = statement(anchor)
+        if said is None:
+            continue
+        best, best_similarity = None, SAME_SUBJECT_SIMILARITY
+        for other in rest:
+            earlier = statement(other)
+            if earlier is None or earlier.said_at >= said.said_at:
+                continue
+            similarity = float(said.vector @ earlier.vector /
+                               (np.linalg.norm(said.vector) * np.linalg.norm(earlier.vector) or 1.0))
+            if similarity >= best_similarity:
+                best, best_similarity = other, similarity
+        if best is not None:
+            best.fused = max(best.fused, round(anchor.fused * BELOW_SUCCESSOR, 6))
+            best.lifted_below = anchor.key
+    return sorted(slots, key=lambda e: e.fused, reverse=True)
 
 
 def select(slots: list[Entry], plan: RetrievalPlan, k: int) -> list[Entry]:
@@ -200,4 +247,6 @@ def fusion_reason(entry: Entry) -> str:
         member = entry.rank_by[list_name]
         via = f" via message #{member[1]}" if member != entry.key else ""
         parts.append(f"{LIST_LABELS[list_name]} #{entry.ranks[list_name]}{via}")
+    if entry.lifted_below is not None:
+        parts.append("历史问题：同一事项较早的说法，排在较晚说法之下 earlier statement of the same subject, ranked below the later one")
     return f"排序融合 rank fusion (RRF k={RRF_K}): {'; '.join(parts)} → {entry.fused:.4f}"

@@ -119,6 +119,17 @@ def message_candidates(
     return found
 
 
+def word_idf(words: Iterable[str], found: list[MessageCandidate]) -> dict[str, float]:
+    """Each query word's BM25 IDF over the messages searched, as the candidates report it; a
+    word no candidate holds gets the highest IDF seen (it is rarer than any of them). Empty when
+    no message was read (the note keyword share is then unweighted)."""
+    idf = {word: value for c in found for word, value in zip(c.matched_words, c.matched_idf)}
+    if not idf:
+        return {}
+    rarest = max(idf.values())
+    return {word: idf.get(word, rarest) for word in words}
+
+
 def attach_turn_partners(found: list[MessageCandidate], *, exclude_ids: Iterable[int] = ()) -> None:
     """Set each candidate's turn partner in ONE statement: a user message's partner is the reply
     right after it, a reply's is the user message right before it (same conversation, complete
@@ -275,3 +286,22 @@ def _read(cursor, scope: str, scope_params: list, vector: np.ndarray, words: lis
     )
     cursor.execute(sql, params)
     return cursor.fetchall()
+
+
+@dataclass(frozen=True)
+class Statement:
+    """What a message said, for comparing slots: its embedding and when it was said."""
+
+    vector: np.ndarray
+    said_at: object
+
+
+def statements_of(user, message_ids: Iterable[int]) -> dict[int, Statement]:
+    """The embedded messages among ``message_ids`` that ``user`` may see (a firm-wide note's
+    private source messages stay out), by id."""
+    rows = (
+        Message.objects.filter(conversation__in=Conversation.objects.visible_to(user), pk__in=list(message_ids))
+        .exclude(embedding=None)
+        .values_list("pk", "embedding", "said_at")
+    )
+    return {pk: Statement(np.asarray(vector, dtype=np.float32), said_at) for pk, vector, said_at in rows}

@@ -3,7 +3,8 @@
 The formula (docs/read-path.md, Score; AdaMem's 70/15/10/5 split)::
 
     semantic  = clamp(1 - cosine_distance(query, note), 0, 1)
-    keyword   = |query words ∩ note words| / |query words|      (jieba-segmented, function words dropped)
+    keyword   = Σ idf(query words ∩ note words) / Σ idf(query words)  (jieba-segmented, function words
+                dropped; idf: BM25's, over the raw messages the search reads — 1 each without them)
     relevance = 0.75 · semantic + 0.25 · keyword                    ("semantic" share of the 70 %)
     graph     = graph relatedness from expansion ∈ [0, 1]           (0 when expansion is not planned)
     recency   = 0.5 ** (age_days / 30)                              (age from said_at, else stored_at)
@@ -28,7 +29,7 @@ from datetime import datetime
 from django.utils import timezone
 
 from memory.models import Message, Note
-from memory.retrieval.keywords import terms, text_terms
+from memory.retrieval.keywords import term, text_terms
 
 W_RELEVANCE = 0.70
 W_GRAPH = 0.15
@@ -77,12 +78,16 @@ def semantic_score(distance: float | None) -> float:
 MESSAGE_SUPPORT = 0.5
 
 
-def keyword_score(query_words: set[str], note_search_text: str) -> float:
-    """Share of the query words (English folded, see ``keywords.term``) found in the text."""
+def keyword_score(query_words: set[str], note_search_text: str, weights: dict[str, float] | None = None) -> float:
+    """Share of the query words (English folded, see ``keywords.term``) found in the text; with
+    ``weights`` (a query word -> its IDF over what was said) the IDF-weighted share, so a name the
+    whole matter repeats weighs little next to the word that picks one fact out."""
     if not query_words:
         return 0.0
-    wanted = terms(query_words)
-    return len(wanted & text_terms(note_search_text)) / len(wanted)
+    weight_of = {term(word): (weights or {}).get(word, 1.0) for word in query_words}
+    total = sum(weight_of.values()) or 1.0
+    held = text_terms(note_search_text)
+    return sum(weight for folded, weight in weight_of.items() if folded in held) / total
 
 
 def recency_score(note: Note | Message, now: datetime | None = None) -> float:
@@ -99,13 +104,14 @@ def score(
     *,
     distance: float | None,
     query_words: set[str],
+    word_weights: dict[str, float] | None = None,
     graph: float = 0.0,
     layer_weight: float = 1.0,
     now: datetime | None = None,
 ) -> ScoreBreakdown:
     """The breakdown (and total) of one note for one query; see the module docstring."""
     semantic = semantic_score(distance)
-    keyword = keyword_score(query_words, note.search_text)
+    keyword = keyword_score(query_words, note.search_text, word_weights)
     recency = recency_score(note, now)
     importance = float(note.importance)
     confidence = float(note.confidence)

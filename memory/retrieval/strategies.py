@@ -11,11 +11,12 @@ from django.utils.timezone import localtime
 from memory.models import Note
 from memory.retrieval import candidates as cand
 from memory.retrieval.fusion import (
-    DENSE, KEYWORD, NOTES, Entry, dense_ranking, fuse, fusion_reason, keyword_ranking, select,
+    DENSE, HISTORY_WINDOW, KEYWORD, NOTES, Entry, dense_ranking, first_message_id, fuse, fusion_reason,
+    keyword_ranking, lift_earlier_statements, select,
 )
 from memory.retrieval.keywords import term, text_terms
 from memory.retrieval.graph import SEED_COUNT, GraphReach, expand
-from memory.retrieval.messages import MessageCandidate, message_candidates
+from memory.retrieval.messages import MessageCandidate, message_candidates, statements_of, word_idf
 from memory.retrieval.plan import MESSAGES
 from memory.retrieval.registry import register_strategy
 from memory.retrieval.scoring import ScoreBreakdown, score, score_message, semantic_only
@@ -109,7 +110,8 @@ def layered(request: SearchRequest) -> SearchResult:
     timings["messages"] = _ms(started)
 
     started = time.perf_counter()
-    scored = {note_id: _score(request, c, None, words) for note_id, c in pool.items()}
+    weights = word_idf(words, said)
+    scored = {note_id: _score(request, c, None, words, weights) for note_id, c in pool.items()}
     reach: dict[UUID, GraphReach] = {}
     links_read = 0
     if plan.graph_expansion and scored:
@@ -120,7 +122,7 @@ def layered(request: SearchRequest) -> SearchResult:
         )
         reach, links_read = expansion.reach, expansion.links_read
         pool.update(expansion.new_candidates)
-        scored = {note_id: _score(request, c, reach.get(note_id), words) for note_id, c in pool.items()}
+        scored = {note_id: _score(request, c, reach.get(note_id), words, weights) for note_id, c in pool.items()}
         timings["graph"] = _ms(started)
     notes = [
         Entry((NOTE, note_id), breakdown, pool[note_id].note.memory_scope,
@@ -137,6 +139,10 @@ def layered(request: SearchRequest) -> SearchResult:
         note_id: c.note.superseded_by_id for note_id, c in pool.items()
         if c.note.status == Note.Status.SUPERSEDED
     }, turns={c.message.pk: c.turn_ids for c in said})
+    if plan.history:  # earlier statements of the same subject as the best slots rank just below them
+        slots = lift_earlier_statements(slots, statements_of(user, {
+            first_message_id(slot) for slot in slots[:HISTORY_WINDOW]
+        } - {None}))
     selected = select(slots, plan, k)
     full = cand.hydrate(user, access, [e.key[1] for e in selected if e.kind == NOTE])
     hits: list[Hit] = []
@@ -203,13 +209,15 @@ def _absorbed_reason(found: MessageCandidate, entry: Entry) -> str:
 
 
 def _score(
-    request: SearchRequest, candidate: cand.NoteCandidate, reach: GraphReach | None, words: set[str]
+    request: SearchRequest, candidate: cand.NoteCandidate, reach: GraphReach | None, words: set[str],
+    weights: dict[str, float],
 ) -> ScoreBreakdown:
     note = candidate.note
     return score(
         note,
         distance=candidate.distance,
         query_words=words,
+        word_weights=weights,
         graph=reach.score if reach else 0.0,
         layer_weight=request.plan.layer_weight(note.memory_scope),
     )
