@@ -110,4 +110,4 @@ class SearchApi(APIView):
             raise ValidationError({error.field: [error.message]}) from None
         except EmbeddingUnavailable:
             raise EmbeddingsDown() from None
-        return Response(SearchResponseSerializer(result).data)
+        return Response(SearchResponseSerializer(result, context={"request": request}).data)

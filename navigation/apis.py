@@ -14,6 +14,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from memory.disclosure import redact_note_payload, viewer_of
 from memory.models import Note
 from navigation import selectors
 from navigation.events import event_key
@@ -92,7 +93,7 @@ class TraceApi(APIView):
             raise Http404("this note is not in the navigation graph (superseded, not embedded, or filtered out)")
         result = selectors.trace_query(built, note.content, k=data["k"], target=target)
         return Response({
-            "note": {
+            "note": redact_note_payload({
                 "id": str(note.pk),
                 "content": note.content,
                 "level": int(built.graph.levels[target]),
@@ -105,7 +106,7 @@ class TraceApi(APIView):
                                    matter_id=note.matter_id),
                 "importance": note.importance,
                 "confidence": note.confidence,
-            },
+            }, note, viewer_of(request.user)),
             "query": note.content,
             "params": built.graph.params.as_dict() | {"max_level": built.graph.max_level},
             "version": built.version,
