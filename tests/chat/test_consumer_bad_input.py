@@ -14,7 +14,7 @@ from websockets.sync.client import connect
 from memory.models import Message
 from tests.chat.conftest import open_socket
 from tests.chat.test_consumer import connected, frames_until
-from tests.site.conftest import cookie_of, live_daphne  # noqa: F401 — the real Daphne server fixtures
+from tests.site.conftest import cookie_of, live_daphne, live_daphne_env  # noqa: F401 — the real Daphne server
 
 HOSTILE_QUESTIONS = [  # (frame, the field the error names)
     ('{"type": "ask", "question": "押金\\u0000问题"}', "question"),

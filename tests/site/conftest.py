@@ -45,7 +45,13 @@ def _test_database_url() -> str:
 
 
 @pytest.fixture
-def live_daphne(transactional_db, fake_llm, tmp_path):
+def live_daphne_env() -> dict[str, str]:
+    """Extra environment of the server; a test module overrides this fixture to change settings."""
+    return {}
+
+
+@pytest.fixture
+def live_daphne(transactional_db, fake_llm, tmp_path, live_daphne_env):
     """Daphne started exactly as `make run` starts it (legalmem_site.serving), on the test
     database, answering from the fake LLM."""
     port = free_port()
@@ -57,6 +63,7 @@ def live_daphne(transactional_db, fake_llm, tmp_path):
         "LLM_API_KEY": "test-key",
         "ALLOWED_HOSTS": "127.0.0.1,localhost",
         "CSRF_TRUSTED_ORIGINS": f"http://127.0.0.1:{port}",
+        **live_daphne_env,
     }
     log = tmp_path / "daphne.log"
     stderr = log.open("wb")
