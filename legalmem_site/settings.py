@@ -316,7 +316,7 @@ LEGALMEM_DEMO_STORY = env_choice("LEGALMEM_DEMO_STORY", "auto", ("auto", "llm", 
 # Bad input is a clear 4xx, never a 500 (docs/hardening-input.md): JSON bodies of the APIs are
 # bounded in size and nesting, pages in length and offset; NUL and lone surrogates are refused
 # everywhere (memory/text_hygiene.py, memory/http_input.py).
-INPUT_MAX_BODY_BYTES = env_int("INPUT_MAX_BODY_BYTES", 512 * 1024, minimum=1024)
+INPUT_MAX_BODY_BYTES = env_int("INPUT_MAX_BODY_BYTES", 1024 * 1024, minimum=1024)
 INPUT_MAX_JSON_DEPTH = env_int("INPUT_MAX_JSON_DEPTH", 32, minimum=2)
 INPUT_MAX_PAGE_LIMIT = env_int("INPUT_MAX_PAGE_LIMIT", 500, minimum=1)
 INPUT_MAX_OFFSET = env_int("INPUT_MAX_OFFSET", 10_000_000, minimum=0)

@@ -8,6 +8,7 @@ seed is derandomized, so a failure is reproducible (docs/hardening-input.md "Fuz
 """
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import re
@@ -255,11 +256,14 @@ def test_websocket_fuzzed_frames_always_get_an_answer_and_leave_no_stuck_turn(wo
     cookie = cookie_of(world.alice)
     state: dict[str, Any] = {"socket": None}
     tally = Tally()
+    sockets = contextlib.ExitStack()
 
     def socket():
         if state["socket"] is None:
-            state["socket"] = connect(live_daphne.ws_url, origin=live_daphne.url, additional_headers={"Cookie": cookie},
-                                      max_size=None, open_timeout=10, close_timeout=5)
+            state["socket"] = sockets.enter_context(connect(
+                live_daphne.ws_url, origin=live_daphne.url, additional_headers={"Cookie": cookie},
+                max_size=None, open_timeout=10, close_timeout=5,
+            ))
             assert json.loads(state["socket"].recv(timeout=10))["type"] == "ready"
         return state["socket"]
 
@@ -299,9 +303,8 @@ def test_websocket_fuzzed_frames_always_get_an_answer_and_leave_no_stuck_turn(wo
         if not is_cancel and not frames:
             tally.failures.append(f"no frame for {data[:200]!r}")
 
-    run()
-    if state["socket"] is not None:
-        state["socket"].close()
+    with sockets:
+        run()
     streaming = Message.objects.exclude(status__in=TURN_STATUSES).count()
     users, replies = (Message.objects.filter(role=role).count() for role in (Message.Role.USER, Message.Role.ASSISTANT))
     with capsys.disabled():
