@@ -19,6 +19,10 @@ from typing import Any, Protocol
 from memory.models import Membership, Role
 from memory.story.provenance import EVENT_TAG_PREFIX
 
+# Part of the key of anything cached from what a viewer is shown (the navigation graph's stored
+# snapshots): changing the rule changes the key, so nothing shown under an older rule is reused.
+DISCLOSURE_RULE = "private-trace-1"
+
 # Provenance fields emptied for a viewer who may not see the private conversation's traces.
 PRIVATE_TRACE_FIELDS = ("conversation_id", "source_id", "source_message_ids")
 

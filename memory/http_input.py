@@ -22,6 +22,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from rest_framework.exceptions import APIException, ParseError, ValidationError
 from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.parsers import JSONParser
+from rest_framework.response import Response
 
 from memory.text_hygiene import UnsafeInput, check_text, parse_json
 
@@ -121,7 +122,9 @@ class InputGuardMiddleware:
                 return _json_error(400, _error_payload(unsafe))
             return HttpResponse(f"{unsafe.field}: {unsafe.message}", status=400, content_type="text/plain; charset=utf-8")
         response = self.get_response(request)
-        if is_api and response.status_code >= 400 and not _is_json(response):
+        # Django's own error pages (unknown URL, 400, 413) become JSON; DRF's answers keep their
+        # renderer (the browsable API still shows its errors as a page to a browser).
+        if is_api and response.status_code >= 400 and not isinstance(response, Response) and not _is_json(response):
             return _json_error(response.status_code, {"detail": HTTPStatus(response.status_code).phrase})
         return response
 

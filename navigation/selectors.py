@@ -15,7 +15,7 @@ from django.db.models import Count, Max, QuerySet, TextField, Value
 from django.db.models.functions import MD5, Cast, Concat, Left
 from django.utils import timezone
 
-from memory.disclosure import ProvenanceRef, Viewer, hides_private_trace, viewer_of
+from memory.disclosure import DISCLOSURE_RULE, ProvenanceRef, Viewer, hides_private_trace, viewer_of
 from memory.embeddings import get_embedder
 from memory.models import Firm, Matter, MemoryScope, Note
 from memory.segmentation import segment
@@ -101,7 +101,7 @@ def _fingerprint(context: GraphContext) -> tuple:
     matters = tuple(
         sorted(Matter.objects.assigned_to(context.user).filter(firm=context.firm).values_list("pk", flat=True))
     )
-    return (context.firm.pk, context.user.pk, matters, context.filters, graph_params())
+    return (context.firm.pk, context.user.pk, matters, context.filters, graph_params(), DISCLOSURE_RULE)
 
 
 def notes_version(queryset: QuerySet[Note]) -> str:
