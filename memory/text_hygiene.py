@@ -18,6 +18,7 @@ import re
 from typing import Any
 
 from django.conf import settings
+from django.utils.translation import gettext as _
 
 # NUL, and any UTF-16 surrogate code point (only lone ones survive decoding into a Python str).
 _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
@@ -42,14 +43,17 @@ def unstorable_character(text: str) -> str | None:
     if found is None:
         return None
     char = found.group()
-    return "the NUL character (U+0000)" if char == "\x00" else f"a lone surrogate (U+{ord(char):04X})"
+    if char == "\x00":
+        return _("the NUL character (U+0000)")
+    return _("a lone surrogate (U+%(code)s)") % {"code": f"{ord(char):04X}"}
 
 
 def check_text(text: str, field: str) -> str:
     """``text`` unchanged when it can be stored; otherwise UnsafeInput naming ``field``."""
     problem = unstorable_character(text)
     if problem is not None:
-        raise UnsafeInput(field, f"contains {problem}, which cannot be stored; remove it and send again")
+        raise UnsafeInput(field, _("contains %(problem)s, which cannot be stored; remove it and send again")
+                          % {"problem": problem})
     return text
 
 
@@ -64,7 +68,7 @@ def check_tree(data: Any, field: str = "", *, max_depth: int | None = None) -> A
             check_text(value, where)
         elif isinstance(value, (dict, list)):
             if depth >= limit:
-                raise UnsafeInput(where, f"is nested more than {limit} levels deep")
+                raise UnsafeInput(where, _("is nested more than %(limit)d levels deep") % {"limit": limit})
             if isinstance(value, dict):
                 for key, item in value.items():
                     path = f"{where}.{key}" if where else str(key)
@@ -81,7 +85,9 @@ def parse_json(text: str | bytes, field: str = "") -> Any:
     try:
         data = json.loads(text)
     except RecursionError:
-        raise UnsafeInput(field, f"is nested more than {settings.INPUT_MAX_JSON_DEPTH} levels deep") from None
+        raise UnsafeInput(
+            field, _("is nested more than %(limit)d levels deep") % {"limit": settings.INPUT_MAX_JSON_DEPTH}
+        ) from None
     except UnicodeDecodeError:
         raise MalformedJSON(field, "is not UTF-8 text") from None
     except ValueError as error:
