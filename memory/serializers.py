@@ -2,6 +2,7 @@
 from rest_framework import serializers
 
 from memory.disclosure import Viewer, hides_private_trace, redact_note_payload, viewer_of
+from memory.http_input import MAX_DB_ID
 from memory.models import MemoryScope, Note
 
 
@@ -72,7 +73,7 @@ class NoteSerializer(serializers.ModelSerializer):
 
 
 # --- Search (POST /api/memory/search) -------------------------------------------------
-MAX_ID = 2**63 - 1
+MAX_ID = MAX_DB_ID
 
 
 class SearchRequestSerializer(serializers.Serializer):
