@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import socket
 import subprocess
-import sys
 import time
 from pathlib import Path
+
+from legalmem_site.serving import daphne_command
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -15,7 +16,7 @@ def start_daphne(port: int, env: dict[str, str], *, timeout: float = 60) -> subp
     """Daphne serving the product on 127.0.0.1:``port`` with ``env``; returns once it listens
     (its own session, so the caller can kill its whole process group)."""
     process = subprocess.Popen(
-        [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "legalmem_site.asgi:application"],
+        daphne_command("127.0.0.1", port),
         cwd=BASE_DIR, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
     )
     deadline = time.monotonic() + timeout

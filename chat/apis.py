@@ -3,10 +3,10 @@ from __future__ import annotations
 
 from django.http import Http404
 from rest_framework import generics
-from rest_framework.pagination import LimitOffsetPagination
 
 from chat.selectors import conversations_of, messages_of
 from chat.serializers import ConversationSerializer, MessageSerializer
+from memory.http_input import BoundedLimitOffsetPagination
 from memory.models import Conversation
 
 
@@ -19,7 +19,7 @@ class ConversationListApi(generics.ListAPIView):
         return conversations_of(self.request.user)
 
 
-class MessagePagination(LimitOffsetPagination):
+class MessagePagination(BoundedLimitOffsetPagination):
     default_limit = 500
     max_limit = 2000
 

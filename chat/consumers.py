@@ -10,7 +10,6 @@ The LLM stream runs in its own task (Channels handles one incoming frame at a ti
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import time
 from typing import Any
@@ -25,10 +24,12 @@ from chat.answering import answer_stream, chat_client, describe_llm_error, engin
 from chat.turns import Recall, TurnRejected, TurnStart, begin_turn, finish_turn, recall
 from memory.llm import LLMClient, LLMError
 from memory.models import Firm, Message
+from memory.text_hygiene import MalformedJSON, UnsafeInput, parse_json
 
 logger = logging.getLogger("legalmem.chat")
 
 CLOSE_UNAUTHENTICATED = 4401
+CLOSE_TOO_LARGE = 4413  # like HTTP 413; autobahn lets an application close only with 1000 or 3000-4999
 
 
 def in_worker_thread(function):
@@ -66,6 +67,9 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
     async def connect(self) -> None:
         user = self.scope.get("user")
         if user is None or not user.is_authenticated:
+            # Accepted first: a close before accept is an HTTP 403 the page cannot tell apart
+            # from a refused origin; README promises close code 4401.
+            await self.accept()
             await self.close(code=CLOSE_UNAUTHENTICATED)
             return
         self.user = user
@@ -101,12 +105,17 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
             await self._error("bad_frame", "只接受 JSON 文本帧。")
             return
         if len(text_data.encode("utf-8", "surrogatepass")) > settings.CHAT_MAX_FRAME_BYTES:
+            # Said first, then closed (4413): the page shows why and reconnects.
             await self._error("frame_too_large", f"消息过大：最多 {settings.CHAT_MAX_FRAME_BYTES} 字节。")
+            await self.close(code=CLOSE_TOO_LARGE)
             return
         try:
-            content = json.loads(text_data)
-        except ValueError:
+            content = parse_json(text_data)
+        except MalformedJSON:
             await self._error("bad_json", "无法解析的 JSON。")
+            return
+        except UnsafeInput as unsafe:  # NUL, a lone surrogate or too deep (memory/text_hygiene.py)
+            await self._error("bad_request", f"{unsafe.field}: {unsafe.message}", field=unsafe.field)
             return
         if not isinstance(content, dict):
             await self._error("bad_frame", "消息必须是 JSON 对象。")
@@ -152,6 +161,10 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
             await self._error(rejected.code, rejected.message)
             return
         except asyncio.CancelledError:
+            return
+        except Exception:  # noqa: BLE001 — the page must always hear back (docs/hardening-input.md)
+            logger.exception("could not start a turn for user %s", self.user.pk)
+            await self._error("turn_failed", _("The question could not be saved; please try again."))
             return
         await self.send_json(
             {

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from django.db.models import QuerySet
 
+from memory.http_input import MAX_DB_ID
 from memory.models import Conversation, Matter, Message
 
 
@@ -12,6 +13,8 @@ def conversations_of(user) -> QuerySet[Conversation]:
 
 def messages_of(user, conversation_id: int) -> QuerySet[Message]:
     """The conversation's messages in order; raises Conversation.DoesNotExist when not visible."""
+    if conversation_id > MAX_DB_ID:  # not an id PostgreSQL can hold: no such conversation
+        raise Conversation.DoesNotExist
     conversation = Conversation.objects.visible_to(user).get(pk=conversation_id)
     return conversation.messages.order_by("said_at", "id")
 

@@ -17,6 +17,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from memory.disclosure import Viewer, redact_note_payload, viewer_of
 from memory.embeddings import EmbeddingUnavailable
 from memory.models import Conversation, Matter, Message
 from memory.pipeline import enqueue_turn_extraction, working_memory
@@ -121,11 +122,11 @@ def begin_turn(user, *, question: Any, conversation_id: int | None, matter_id: i
     return TurnStart(conversation=conversation, user_message=message, conversation_created=created)
 
 
-def hit_payload(hit) -> dict[str, Any]:
+def hit_payload(hit, viewer: Viewer) -> dict[str, Any]:
     if hit.message is not None:  # what was said (TURNS: raw messages are recalled too)
         return message_hit_payload(hit)
     note = hit.note
-    return {
+    return redact_note_payload({
         "kind": hit.kind,
         "id": str(note.pk),
         "content": note.content,
@@ -140,7 +141,7 @@ def hit_payload(hit) -> dict[str, Any]:
         "source_id": note.source_id,
         "matter": note.matter.title if note.matter_id else None,
         "provenance_url": f"/api/memory/notes/{note.pk}/",
-    }
+    }, note, viewer)
 
 
 def recall(user, start: TurnStart) -> Recall:
@@ -181,6 +182,7 @@ def recall(user, start: TurnStart) -> Recall:
         raise TurnRejected(
             "question_too_long", _("The question is too long for the language model's context window; please shorten it.")
         ) from too_long
+    viewer = viewer_of(user)
     llm_messages = [{"role": "system", "content": SYSTEM_PROMPT}]
     if fitted.memory_message:
         llm_messages.append(fitted.memory_message)
@@ -194,7 +196,7 @@ def recall(user, start: TurnStart) -> Recall:
     return Recall(
         result=fitted.result,
         llm_messages=llm_messages,
-        recalled=[hit_payload(hit) for hit in fitted.result.hits] if fitted.result else [],
+        recalled=[hit_payload(hit, viewer) for hit in fitted.result.hits] if fitted.result else [],
         plan=result.plan.as_dict() if result is not None else None,
         warning=warning,
         answer_max_tokens=fitted.answer_tokens,

@@ -31,6 +31,8 @@ import psutil
 import psycopg
 import psycopg.sql
 
+from legalmem_site.serving import daphne_command
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 DATABASE_NAME = "legalmem"
 MIN_PGVECTOR = (0, 8)
@@ -387,7 +389,7 @@ def command_run() -> int:
         supervisor.start("worker", [sys.executable, str(BASE_DIR / "manage.py"), "run_worker"])
         supervisor.start(
             "server",
-            [sys.executable, "-m", "daphne", "-b", host, "-p", port, "legalmem_site.asgi:application"],
+            daphne_command(host, port),
         )
         supervisor.wait_until_listening("server", host, int(port))
         print(

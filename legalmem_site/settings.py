@@ -405,3 +405,24 @@ for _name, _module in RETIRED_TUNING_VARIABLES.items():
 # retention period this often, and re-enqueues itself (django-tasks has no periodic schedule).
 RETENTION_CHECK_INTERVAL_SECONDS = env_float("RETENTION_CHECK_INTERVAL_SECONDS", 21600.0, minimum=60.0)
 # --- end RECORDS ---
+# --- HARDEN-INPUT ---
+# Bad input is a clear 4xx, never a 500 (docs/hardening-input.md): JSON bodies of the APIs are
+# bounded in size and nesting, pages in length and offset; NUL and lone surrogates are refused
+# everywhere (memory/text_hygiene.py, memory/http_input.py).
+INPUT_MAX_BODY_BYTES = env_int("INPUT_MAX_BODY_BYTES", 1024 * 1024, minimum=1024)
+INPUT_MAX_JSON_DEPTH = env_int("INPUT_MAX_JSON_DEPTH", 32, minimum=2)
+INPUT_MAX_PAGE_LIMIT = env_int("INPUT_MAX_PAGE_LIMIT", 500, minimum=1)
+INPUT_MAX_OFFSET = env_int("INPUT_MAX_OFFSET", 10_000_000, minimum=0)
+# Daphne's own websocket message cap (CHAT_TRANSPORT_MAX_BYTES) is read by legalmem_site/serving.py.
+MIDDLEWARE.insert(
+    MIDDLEWARE.index("whitenoise.middleware.WhiteNoiseMiddleware") + 1, "memory.http_input.InputGuardMiddleware"
+)
+REST_FRAMEWORK["DEFAULT_PARSER_CLASSES"] = [
+    "memory.http_input.BoundedJSONParser",
+    "rest_framework.parsers.FormParser",
+    "rest_framework.parsers.MultiPartParser",
+]
+REST_FRAMEWORK["DEFAULT_PAGINATION_CLASS"] = "memory.http_input.BoundedLimitOffsetPagination"
+# The API schema and its browsable docs are for logged-in users only.
+SPECTACULAR_SETTINGS["SERVE_PERMISSIONS"] = ["rest_framework.permissions.IsAuthenticated"]
+# --- end HARDEN-INPUT ---

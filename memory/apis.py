@@ -10,6 +10,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from memory.embeddings import EmbeddingUnavailable
+from memory.http_input import MAX_DB_ID
 from memory.models import MemoryScope, Note
 from memory.retrieval import InvalidSearch, NotFound, search_memory
 from memory.selectors import visible_notes
@@ -41,7 +42,7 @@ class NoteListApi(generics.ListAPIView):
             queryset = queryset.filter(memory_scope=scope)
         matter = params.get("matter")
         if matter:
-            if not matter.isdigit():
+            if not (matter.isascii() and matter.isdigit()) or int(matter) > MAX_DB_ID:
                 raise ValidationError({"matter": "matter must be a numeric id"})
             queryset = queryset.filter(matter_id=int(matter))
         status = params.get("status", Note.Status.ACTIVE)
@@ -109,4 +110,4 @@ class SearchApi(APIView):
             raise ValidationError({error.field: [error.message]}) from None
         except EmbeddingUnavailable:
             raise EmbeddingsDown() from None
-        return Response(SearchResponseSerializer(result).data)
+        return Response(SearchResponseSerializer(result, context={"request": request}).data)

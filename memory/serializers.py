@@ -1,13 +1,28 @@
 """API representations of notes (read-only; writes go through services)."""
 from rest_framework import serializers
 
+from memory.disclosure import Viewer, hides_private_trace, redact_note_payload, viewer_of
+from memory.http_input import MAX_DB_ID
 from memory.models import MemoryScope, Note
+
+
+def context_viewer(context: dict) -> Viewer:
+    """The viewer of a serializer's request, read once per request (cached in the context)."""
+    if "viewer" not in context:
+        request = context.get("request")
+        context["viewer"] = viewer_of(getattr(request, "user", None))
+    return context["viewer"]
 
 
 class NoteSerializer(serializers.ModelSerializer):
     firm = serializers.CharField(source="firm.slug")
     matter = serializers.SerializerMethodField()
     owner = serializers.SerializerMethodField()
+    provenance_hidden = serializers.BooleanField(
+        read_only=True, default=False,
+        help_text="True when the note comes from a colleague's private conversation: its conversation id, "
+                  "source ids, event tags and history details are withheld (docs/hardening-input.md).",
+    )
 
     class Meta:
         model = Note
@@ -40,8 +55,13 @@ class NoteSerializer(serializers.ModelSerializer):
             "valid_to",
             "superseded_by_id",
             "evolution_history",
+            "provenance_hidden",
         ]
         read_only_fields = fields
+
+    def to_representation(self, note: Note) -> dict:
+        """The note, without a colleague's private conversation traces (memory/disclosure.py)."""
+        return redact_note_payload(super().to_representation(note), note, context_viewer(self.context))
 
     def get_matter(self, note: Note) -> dict | None:
         if note.matter is None:
@@ -53,7 +73,7 @@ class NoteSerializer(serializers.ModelSerializer):
 
 
 # --- Search (POST /api/memory/search) -------------------------------------------------
-MAX_ID = 2**63 - 1
+MAX_ID = MAX_DB_ID
 
 
 class SearchRequestSerializer(serializers.Serializer):
@@ -120,6 +140,12 @@ class SearchHitSerializer(serializers.Serializer):
     score = ScoreBreakdownSerializer(source="breakdown")
     reasons = serializers.ListField(child=serializers.CharField())
 
+    def to_representation(self, hit) -> dict:
+        data = super().to_representation(hit)
+        if hit.note is not None and hides_private_trace(hit.note, context_viewer(self.context)):
+            data["source_message_ids"] = []
+        return data
+
 
 class SearchMessageSerializer(serializers.Serializer):
     id = serializers.IntegerField(source="message.id")
@@ -162,7 +188,7 @@ class SearchResponseSerializer(serializers.Serializer):
             "strategy": result.strategy,
             "query": result.query,
             "plan": result.plan.as_dict(),
-            "hits": SearchHitSerializer(result.hits, many=True).data,
+            "hits": SearchHitSerializer(result.hits, many=True, context=self.context).data,
             "messages": SearchMessageSerializer(result.messages, many=True).data,
             "timings": result.timings,
             "stats": result.stats,

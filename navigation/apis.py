@@ -15,6 +15,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from memory.disclosure import redact_note_payload, viewer_of
 from memory.models import Note
 from navigation import freshness, selectors
 from navigation.search import layered_nav_search
@@ -96,7 +97,9 @@ class TraceApi(APIView):
         if target is None:
             raise Http404("this note is not in the navigation graph (superseded, not embedded, or filtered out)")
         result = selectors.trace_query(built, note.content, k=data["k"], target=target)
-        return Response(TraceResponseSerializer(NoteTrace(note, built, target, result)).data)
+        payload = TraceResponseSerializer(NoteTrace(note, built, target, result)).data
+        payload["note"] = redact_note_payload(dict(payload["note"]), note, viewer_of(request.user))
+        return Response(payload)
 
 
 class SearchApi(APIView):

@@ -16,6 +16,7 @@ from django.conf import settings
 from django.db.models import Count, Max, QuerySet, TextField, Value
 from django.db.models.functions import MD5, Cast, Concat, Left
 
+from memory.disclosure import DISCLOSURE_RULE, ProvenanceRef, Viewer, hides_private_trace, viewer_of
 from memory.embeddings import get_embedder
 from memory.models import Firm, Matter, MemoryScope, Note
 from memory.segmentation import segment
@@ -97,7 +98,7 @@ def _fingerprint(context: GraphContext) -> tuple:
     matters = tuple(
         sorted(Matter.objects.assigned_to(context.user).filter(firm=context.firm).values_list("pk", flat=True))
     )
-    return (context.firm.pk, context.user.pk, matters, context.filters, graph_params())
+    return (context.firm.pk, context.user.pk, matters, context.filters, graph_params(), DISCLOSURE_RULE)
 
 
 def notes_version(queryset: QuerySet[Note]) -> str:
@@ -108,7 +109,16 @@ def notes_version(queryset: QuerySet[Note]) -> str:
 
 
 ROW_FIELDS = ("id", "embedding", "search_text", "keywords", "importance", "memory_scope", "category",
-              "matter_id", "tags", "source_type", "source_id", "label", "stamp")
+              "matter_id", "tags", "source_type", "source_id", "label", "stamp", "owner_id", "conversation_id")
+
+
+def _event_of(context: GraphContext, viewer: Viewer, tags, source_type, source_id, matter_id, owner_id,
+              conversation_id) -> str:
+    """The note's event key, or "" when it would show a colleague's private conversation
+    (memory/disclosure.py)."""
+    if hides_private_trace(ProvenanceRef(context.firm.pk, matter_id, owner_id, conversation_id), viewer):
+        return ""
+    return event_key(tags=tags, source_type=source_type, source_id=source_id, matter_id=matter_id)
 
 
 # What a node of the graph is made of: its words and vector (content, keywords, embedding model),
@@ -133,7 +143,8 @@ def note_rows(queryset: QuerySet[Note]):
 
 def graph_input(context: GraphContext, rows: list[tuple]) -> tuple[GraphInput, dict[str, tuple[NodeInfo, str]]]:
     """The build's input of these rows (after the event filter), and each note's info and stamp."""
-    events = [event_key(tags=r[8], source_type=r[9], source_id=r[10], matter_id=r[7]) for r in rows]
+    viewer = viewer_of(context.user)
+    events = [_event_of(context, viewer, r[8], r[9], r[10], r[7], r[13], r[14]) for r in rows]
     if context.filters.event:
         keep = [i for i, key in enumerate(events) if key == context.filters.event]
         rows, events = [rows[i] for i in keep], [events[i] for i in keep]
@@ -157,7 +168,9 @@ def matter_titles(context: GraphContext) -> dict[int, str]:
 def listing(context: GraphContext, queryset: QuerySet[Note]) -> tuple[dict[str, str], bool]:
     """What the graph must hold now, without the heavy columns: id → stamp, and truncated."""
     limit = settings.NAV_MAX_NOTES
-    fields = ("key", "stamp") + (("tags", "source_type", "source_id", "matter_id") if context.filters.event else ())
+    fields = ("key", "stamp") + (
+        ("tags", "source_type", "source_id", "matter_id", "owner_id", "conversation_id") if context.filters.event else ()
+    )
     rows = list(
         stamped(queryset).annotate(key=Cast("id", TextField()))
         .order_by("-stored_at", "id").values_list(*fields)[: limit + 1]
@@ -165,8 +178,8 @@ def listing(context: GraphContext, queryset: QuerySet[Note]) -> tuple[dict[str, 
     truncated = len(rows) > limit
     rows = rows[:limit]
     if context.filters.event:
-        rows = [r for r in rows
-                if event_key(tags=r[2], source_type=r[3], source_id=r[4], matter_id=r[5]) == context.filters.event]
+        viewer = viewer_of(context.user)
+        rows = [r for r in rows if _event_of(context, viewer, *r[2:8]) == context.filters.event]
     return {r[0]: r[1] for r in rows}, truncated
 
 

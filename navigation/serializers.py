@@ -13,6 +13,7 @@ import numpy as np
 from django.conf import settings
 from rest_framework import serializers
 
+from memory.http_input import MAX_DB_ID
 from memory.models import MemoryScope, Note
 from navigation.built import BuiltGraph
 from navigation.events import event_key, event_label
@@ -49,14 +50,14 @@ def graph_params(built: BuiltGraph) -> dict[str, Any]:
 
 
 class GraphFilterSerializer(serializers.Serializer):
-    firm = serializers.IntegerField(required=False, min_value=1)
-    matter = serializers.IntegerField(required=False, min_value=1)
+    firm = serializers.IntegerField(required=False, min_value=1, max_value=MAX_DB_ID)
+    matter = serializers.IntegerField(required=False, min_value=1, max_value=MAX_DB_ID)
     scope = serializers.ChoiceField(choices=MemoryScope.choices, required=False)
     event = serializers.CharField(required=False, max_length=300)
 
 
 class GraphQuerySerializer(GraphFilterSerializer):
-    l0_offset = serializers.IntegerField(required=False, default=0, min_value=0)
+    l0_offset = serializers.IntegerField(required=False, default=0, min_value=0, max_value=MAX_DB_ID)
     l0_limit = serializers.IntegerField(required=False, default=1500, min_value=0)
 
     def validate_l0_limit(self, value: int) -> int:
@@ -73,8 +74,8 @@ class NavSearchRequestSerializer(serializers.Serializer):
     query = serializers.CharField(max_length=2000, trim_whitespace=True)
     k = serializers.IntegerField(required=False, default=10, min_value=1, max_value=100)
     strategy = serializers.ChoiceField(choices=["layered_nav"], required=False, default="layered_nav")
-    firm = serializers.IntegerField(required=False, min_value=1)
-    matter = serializers.IntegerField(required=False, min_value=1)
+    firm = serializers.IntegerField(required=False, min_value=1, max_value=MAX_DB_ID)
+    matter = serializers.IntegerField(required=False, min_value=1, max_value=MAX_DB_ID)
     scopes = serializers.ListField(
         child=serializers.ChoiceField(choices=MemoryScope.choices), required=False, max_length=5
     )

@@ -40,6 +40,7 @@ from memory.models import Conversation, Firm, Matter, Membership, Message, Routi
 from memory.pipeline.message_index import index_messages
 from memory.pipeline.turns import _get_or_create_turn, process_turn
 from memory.services.conversations import keyed_conversation, save_message
+from memory.text_hygiene import UnsafeInput, check_tree
 
 
 class TranscriptError(ValueError):
@@ -137,6 +138,10 @@ def parse_transcript(data: Any, *, firm_slug: str | None = None) -> tuple[Firm, 
     """Validate the whole transcript against the database; raise TranscriptError naming the place."""
     if not isinstance(data, dict):
         raise TranscriptError("the transcript must be a JSON object with 'firm' and 'conversations'")
+    try:
+        check_tree(data)  # no NUL or lone surrogate anywhere, bounded nesting (memory/text_hygiene.py)
+    except UnsafeInput as unsafe:
+        raise TranscriptError(str(unsafe)) from None
     slug = data.get("firm") or firm_slug
     if firm_slug and data.get("firm") and data["firm"] != firm_slug:
         raise TranscriptError(f"the file is for firm {data['firm']!r}, not {firm_slug!r}")

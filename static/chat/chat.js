@@ -10,7 +10,7 @@
   const form = $("ask-form"), question = $("question"), sendBtn = $("send"), stopBtn = $("stop");
   const errorEl = $("error"), statusEl = $("connection-status"), matterEl = $("matter");
 
-  let socket = null, conversationId = null, streamingEl = null, retry = 0, busy = false;
+  let socket = null, conversationId = null, streamingEl = null, retry = 0, busy = false, lastAsked = "";
 
   function showError(text) { errorEl.textContent = text; errorEl.hidden = !text; }
   function setBusy(value) { busy = value; sendBtn.disabled = value; stopBtn.disabled = !value; }
@@ -147,6 +147,8 @@
         break;
       case "error":
         showError(frame.message);
+        // Refused before it was saved (e.g. bad_request): give the words back to edit and resend.
+        if (!frame.user_message_id && busy && !question.value) question.value = lastAsked;
         if (!frame.user_message_id) setBusy(false);
         break;
     }
@@ -172,6 +174,7 @@
     event.preventDefault();
     const text = question.value.trim();
     if (!text || busy || !socket || socket.readyState !== WebSocket.OPEN) return;
+    lastAsked = text;
     showError("");
     setBusy(true);
     messageItem("user", text, "complete");

@@ -163,7 +163,6 @@ async def test_offline_engine_answers_from_memory_and_says_so(world, llm_offline
         (json.dumps({"type": "ask", "question": "   "}), "empty_question"),
         (json.dumps({"type": "ask", "question": "问" * 4001}), "question_too_long"),
         (json.dumps({"type": "ask", "question": "x", "matter_id": "1; drop"}), "bad_request"),
-        ("x" * 70000, "frame_too_large"),
     ],
 )
 async def test_bad_frames_get_an_error_frame_and_the_socket_stays_usable(world, llm_offline, raw, code):
@@ -201,8 +200,9 @@ async def test_a_second_ask_while_streaming_is_refused(world, llm_online):
 
 async def test_anonymous_connection_is_closed():
     communicator = await open_socket(None)
-    connected_, code = await communicator.connect()
-    assert not connected_ and code == 4401
+    connected_, _ = await communicator.connect()
+    assert connected_  # accepted, then closed with 4401 (not a bare HTTP 403)
+    assert await communicator.receive_output(timeout=5) == {"type": "websocket.close", "code": 4401}
     await communicator.disconnect()
 
 

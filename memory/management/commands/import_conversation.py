@@ -32,6 +32,8 @@ class Command(BaseCommand):
             raise CommandError(f"{path}: no such file") from None
         except UnicodeDecodeError as exc:
             raise CommandError(f"{path}: not UTF-8 text ({exc.reason})") from None
+        except RecursionError:
+            raise CommandError(f"{path}: the JSON is nested too deeply") from None
         except json.JSONDecodeError as exc:
             raise CommandError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
         bar = None if options["no_progress"] else tqdm(total=0, unit="turn", desc="importing", file=self.stderr._out)
