@@ -138,7 +138,9 @@ def hit_payload(hit) -> dict[str, Any]:
         "reasons": list(hit.reasons),
         "source_type": note.source_type,
         "source_id": note.source_id,
+        "matter_id": note.matter_id,
         "matter": note.matter.title if note.matter_id else None,
+        "matter_reference": note.matter.reference if note.matter_id else None,
         "provenance_url": f"/api/memory/notes/{note.pk}/",
     }
 
@@ -211,13 +213,18 @@ def finish_turn(
     timings: dict[str, float],
     error: str = "",
 ) -> Message:
-    """Save the reply (partial when cancelled or failed) and enqueue its extraction, once."""
+    """Save the reply (partial when cancelled or failed) and enqueue its extraction, once.
+
+    The recalled memories are saved with the reply as shown (content, rank, scores, reasons)
+    and the plan beside them, so the panel is rebuilt after a reload even if a note changes
+    later (docs/chat-page.md "Recalled memories saved with each reply")."""
     with transaction.atomic():
         message = save_message(
             start.conversation, Message.Role.ASSISTANT, reply, speaker=engine, status=status
         )
         Message.objects.filter(pk=message.pk).update(
-            recalled=[{"id": r["id"], "layer": r["layer"], "score": r["score"]} for r in recall_.recalled],
+            recalled=recall_.recalled,
+            recall_plan=recall_.plan or {},
             timings=timings,
             engine=engine,
             error=error[:500],
