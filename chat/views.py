@@ -1,5 +1,6 @@
 """The chat page: conversation list, matter picker, streaming answer, recalled-memory panel.
 ``/chat/`` opens a new conversation, ``/chat/<id>/`` one of the user's own (404 otherwise)."""
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
@@ -20,6 +21,7 @@ def _render_chat(request: HttpRequest, conversation: Conversation | None) -> Htt
             "conversation": conversation,
             "engine": engine,
             "offline": engine == ENGINE_OFFLINE,
+            "max_question_chars": settings.CHAT_MAX_QUESTION_CHARS,
         },
     )
 
