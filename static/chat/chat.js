@@ -260,7 +260,12 @@
         conversationMatter = frame.matter_id ? String(frame.matter_id) : "";
         conversationLink(frame.conversation_id, frame.title, frame.matter_id);
         markActive();
-        go(conversationId);
+        // the blank /chat/ page becomes the new conversation's URL (back then leads to the previous one)
+        if (frame.created && location.pathname === pathFor(null)) {
+          history.replaceState({ conversation: conversationId }, "", pathFor(conversationId));
+        } else {
+          go(conversationId);
+        }
         if (pendingEl) { pendingEl.dataset.messageId = frame.user_message_id; setStatus(pendingEl, "sent"); pendingEl = null; }
         break;
       case "recalled":
