@@ -111,11 +111,3 @@ def page(browser_locale):
         yield browser.new_page(locale=browser_locale, viewport={"width": 1400, "height": 900})
         browser.close()
 
-
-def screenshot(page, name: str) -> Path:
-    """Save the page for review under the data folder (``DATA_DIR/screenshots/<name>.png``)."""
-    folder = Path(settings.DATA_DIR) / "screenshots"
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"{name}.png"
-    page.screenshot(path=str(path), full_page=True)
-    return path

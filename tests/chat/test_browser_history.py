@@ -10,10 +10,11 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from memory.models import Category, SourceType
-from tests.chat.conftest import screenshot
+from memory.models import Category, Conversation, Message, SourceType
+from memory.pipeline import save_message
 from tests.factories import PASSWORD
 from tests.fake_llm.server import text_reply
+from tests.screenshots import save_screenshot
 
 RATE_LIMIT = 3
 FIRST_ANSWER_MS = 30_000  # the server's first recall loads the embedding model
@@ -29,6 +30,16 @@ def laptop_note(world):
     """Created before the browser starts: Playwright's sync API runs an event loop in this thread."""
     return world.note("笔记本电脑在购买后约两周出现大面积花屏，购物小票保存完好。", matter=world.matter_laptop,
                       category=Category.EVIDENCE, source_type=SourceType.CHAT_STORY, source_id="story-7")
+
+
+@pytest.fixture
+def noisy_conversation(world) -> Conversation:
+    """Control characters in a title and a message, as stored before any input cleaning."""
+    conversation = Conversation.objects.create(firm=world.firm_a, user=world.alice, title="bell")
+    message = save_message(conversation, "user", "ring the bell", speaker="alice")
+    Conversation.objects.filter(pk=conversation.pk).update(title="Bell\x07 in\ntitle")
+    Message.objects.filter(pk=message.pk).update(content="ring\x07the\x1bbell")
+    return conversation
 
 
 def log_in(page, server: str, username: str) -> None:
@@ -130,12 +141,14 @@ def test_reload_back_forward_stop_matter_switch_and_rejection(world, laptop_note
     expect(page.locator("#messages li.user")).to_have_count(1)
 
     expect(page.locator("#conversation-list li")).to_have_count(3)
-    screenshot(page, "chat")
+    save_screenshot(page, "chat")
     assert not errors, errors
 
 
 @pytest.mark.parametrize("browser_locale", ["en-US"])
-def test_english_labels_and_a_conversation_url_outsiders_cannot_open(world, laptop_note, asgi_server, fake_llm, page):
+def test_english_labels_control_characters_and_a_url_outsiders_cannot_open(
+    world, laptop_note, noisy_conversation, asgi_server, fake_llm, page,
+):
     log_in(page, asgi_server, "alice")
     page.select_option("#matter", str(world.matter_laptop.pk))
     fake_llm.script(text_reply("Conclusion: ask for a refund.", token_delay=0.01))
@@ -149,7 +162,13 @@ def test_english_labels_and_a_conversation_url_outsiders_cannot_open(world, lapt
     card.locator("summary").click()
     expect(card.locator(".scores")).to_contain_text("Semantic")
     expect(card.locator(".provenance")).to_contain_text("Story conversation #story-7")
-    screenshot(page, "chat-en")
+    save_screenshot(page, "chat-en")
+
+    # control characters are shown as visible escapes, titles on one line
+    page.goto(f"{asgi_server}/chat/{noisy_conversation.pk}/")
+    expect(page.locator("#messages li.user .body")).to_have_text("ring\\x07the\\x1bbell")
+    expect(page.locator(f"#conversation-list a[data-conversation='{noisy_conversation.pk}'] .title")).to_have_text(
+        "Bell\\x07 in title")
 
     # the conversation's URL is alice's: bob (same firm) and charlie (other firm) get 404
     url = page.url
