@@ -130,3 +130,23 @@ def test_favicon_answers_on_every_page(world):
     assert response.status_code == 200 and response["Content-Type"] == "image/svg+xml"
     assert b"<svg" in b"".join(response.streaming_content)
     assert 'rel="icon"' in logged_in(world.alice).get("/chat/").content.decode()
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.asyncio
+async def test_offline_answer_follows_the_page_language(world, llm_offline):
+    await sync_to_async(world.note)("押金3000元，房东以墙面污损为由拒退。", matter=world.matter_deposit)
+    communicator = await open_socket(world.alice)
+    cookie = dict(communicator.scope["headers"])[b"cookie"]
+    communicator.scope["headers"] = [
+        (name, value) for name, value in communicator.scope["headers"] if name != b"cookie"
+    ] + [(b"cookie", cookie + b"; django_language=en")]
+    assert (await communicator.connect())[0]
+    assert (await communicator.receive_json_from(timeout=5))["engine"] == "offline"
+    await communicator.send_json_to({"type": "ask", "question": "押金怎么要回？"})
+    frame = {}
+    while frame.get("type") != "done":
+        frame = await communicator.receive_json_from(timeout=15)
+    await communicator.disconnect()
+    assert frame["reply"].startswith("[Offline engine]")
+    assert f"Facts of matter {world.matter_deposit.reference} 租房押金返还纠纷:" in frame["reply"]
