@@ -109,6 +109,8 @@ def test_matter_pickers_are_sorted_by_reference(world):
         html = logged_in(world.alice).get(url).content.decode()
         positions = [html.index(f'value="{m.pk}"') for m in (world.matter_deposit, world.matter_laptop, late)]
         assert positions == sorted(positions), url
+    home = logged_in(world.alice).get("/").content.decode()
+    assert home.index(">M-001<") < home.index(">M-002<") < home.index(">M-010<")
 
 
 def test_offline_heading_names_the_matter_of_what_it_lists():
