@@ -10,6 +10,10 @@ from django.db.models import QuerySet
 from memory.models import Conversation, Matter, Message, Note
 
 MESSAGE_ID_PREFIX = "message:"
+# What search reads and a page never shows: the vector alone is kilobytes per message.
+MESSAGE_SEARCH_FIELDS = ("embedding", "search_text", "search_vector")
+# What showing a saved recalled note needs of the note as it is now (not its vector).
+NOTE_SHOWN_FIELDS = ("id", "content", "status", "memory_scope", "category", "source_type", "source_id", "matter_id")
 
 
 def conversations_of(user) -> QuerySet[Conversation]:
@@ -19,7 +23,7 @@ def conversations_of(user) -> QuerySet[Conversation]:
 def messages_of(user, conversation_id: int) -> QuerySet[Message]:
     """The conversation's messages in order; raises Conversation.DoesNotExist when not visible."""
     conversation = Conversation.objects.visible_to(user).get(pk=conversation_id)
-    return conversation.messages.order_by("said_at", "id")
+    return conversation.messages.order_by("said_at", "id").defer(*MESSAGE_SEARCH_FIELDS)
 
 
 def matters_for_picker(user) -> QuerySet[Matter]:
@@ -67,7 +71,10 @@ def recalled_as_seen_by(user, messages: Sequence[Message]) -> dict[int, list[dic
     entries = [entry for message in messages for entry in (message.recalled or []) if isinstance(entry, dict)]
     note_ids = {pk for entry in entries if not _is_message(entry) and (pk := _note_uuid(entry))}
     message_ids = {pk for entry in entries if _is_message(entry) and (pk := _message_pk(entry))}
-    notes = {note.pk: note for note in Note.objects.visible_to(user).filter(pk__in=note_ids)} if note_ids else {}
+    notes = (
+        {note.pk: note for note in Note.objects.visible_to(user).filter(pk__in=note_ids).only(*NOTE_SHOWN_FIELDS)}
+        if note_ids else {}
+    )
     visible_messages = (
         set(Message.objects.visible_to(user).filter(pk__in=message_ids).values_list("pk", flat=True))
         if message_ids else set()
