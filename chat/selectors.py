@@ -13,6 +13,9 @@ MESSAGE_ID_PREFIX = "message:"
 # What search reads and a page never shows: the vector alone is kilobytes per message.
 MESSAGE_SEARCH_FIELDS = ("embedding", "search_text", "search_vector")
 # What showing a saved recalled note needs of the note as it is now (not its vector).
+# A saved memory is shown again while its note is current or superseded by a newer version;
+# a note in any other state (forgotten, erased …) or deleted is left out with its saved copy.
+SHOWN_AGAIN_STATUSES = (Note.Status.ACTIVE, Note.Status.SUPERSEDED)
 NOTE_SHOWN_FIELDS = ("id", "content", "status", "memory_scope", "category", "source_type", "source_id", "matter_id")
 
 
@@ -72,7 +75,8 @@ def recalled_as_seen_by(user, messages: Sequence[Message]) -> dict[int, list[dic
     note_ids = {pk for entry in entries if not _is_message(entry) and (pk := _note_uuid(entry))}
     message_ids = {pk for entry in entries if _is_message(entry) and (pk := _message_pk(entry))}
     notes = (
-        {note.pk: note for note in Note.objects.visible_to(user).filter(pk__in=note_ids).only(*NOTE_SHOWN_FIELDS)}
+        {note.pk: note for note in Note.objects.visible_to(user)
+         .filter(pk__in=note_ids, status__in=SHOWN_AGAIN_STATUSES).only(*NOTE_SHOWN_FIELDS)}
         if note_ids else {}
     )
     visible_messages = (

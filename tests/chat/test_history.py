@@ -152,3 +152,21 @@ async def test_offline_answer_follows_the_page_language(world, llm_offline):
     await communicator.disconnect()
     assert frame["reply"].startswith("[Offline engine]")
     assert f"Facts of matter {world.matter_deposit.reference} 租房押金返还纠纷:" in frame["reply"]
+
+
+@pytest.mark.django_db
+def test_erased_notes_leave_no_copy_in_saved_replies_and_forgotten_ones_are_not_shown(world):
+    from chat.recall_records import scrub_recalled_notes
+
+    kept, erased = world.note("保留的记忆。", matter=world.matter_deposit), world.note("要删除的记忆。", matter=world.matter_deposit)
+    conversation = Conversation.objects.create(firm=world.firm_a, user=world.alice, title="押金")
+    reply = save_message(conversation, "assistant", "结论。", speaker="offline")
+    reply.recalled = [{"id": str(note.pk), "content": note.content, "layer": "case", "score": {}} for note in (kept, erased)]
+    reply.save(update_fields=["recalled"])
+    assert scrub_recalled_notes([erased.pk]) == 1
+    reply.refresh_from_db()
+    assert [entry["id"] for entry in reply.recalled] == [str(kept.pk)] and "要删除" not in str(reply.recalled)
+    # a note in a state other than current / superseded (e.g. forgotten) is not shown again
+    Note.objects.filter(pk=kept.pk).update(status="forgotten")
+    shown = logged_in(world.alice).get(f"/api/chat/conversations/{conversation.pk}/messages/").json()["results"][0]
+    assert shown["recalled"] == []
