@@ -13,7 +13,7 @@ from playwright.sync_api import expect
 from memory.models import Category, Conversation, Message, SourceType
 from memory.pipeline import save_message
 from tests.factories import PASSWORD
-from tests.fake_llm.server import text_reply
+from tests.fake_llm.server import error_reply, text_reply
 from tests.screenshots import save_screenshot
 
 RATE_LIMIT = 3
@@ -22,7 +22,8 @@ FIRST_ANSWER_MS = 30_000  # the server's first recall loads the embedding model
 
 @pytest.fixture
 def server_env() -> dict[str, str]:
-    return {"CHAT_RATE_LIMIT_PER_MINUTE": str(RATE_LIMIT)}
+    # no client retries: a scripted model failure is seen once
+    return {"CHAT_RATE_LIMIT_PER_MINUTE": str(RATE_LIMIT), "LLM_MAX_RETRIES": "0"}
 
 
 @pytest.fixture
@@ -162,6 +163,13 @@ def test_english_labels_control_characters_and_a_url_outsiders_cannot_open(
     card.locator("summary").click()
     expect(card.locator(".scores")).to_contain_text("Semantic")
     expect(card.locator(".provenance")).to_contain_text("Story conversation #story-7")
+
+    # the model fails: the reply says so, the question stays sent
+    fake_llm.script(error_reply(500, "boom"))
+    ask(page, "And the receipt?")
+    expect(page.locator("#messages li.assistant.failed .meta")).to_contain_text("Assistant · Failed")
+    expect(page.locator("#messages li.user")).to_have_count(2)
+    expect(page.locator("#messages li.user.rejected")).to_have_count(0)
     save_screenshot(page, "chat-en")
 
     # control characters are shown as visible escapes, titles on one line
