@@ -136,6 +136,7 @@ def test_reload_back_forward_stop_matter_switch_and_rejection(world, laptop_note
     expect(rejected.locator(".reason")).to_contain_text("提问过于频繁")
     expect(page.locator("#error")).to_contain_text("提问过于频繁")
     expect(page.locator("#send")).to_be_enabled()
+    save_screenshot(page, "chat-rejected")
     messages = page.evaluate(f"fetch('/api/chat/conversations/{listed[0]['id']}/messages/').then(r => r.json())")
     assert [m["content"] for m in messages["results"] if m["role"] == "user"] == ["一般的退货时限是多久？"]
     page.reload()
