@@ -34,7 +34,7 @@ def test_ask_watch_tokens_stream_see_memories_press_stop_and_reload(world, lapto
     page.click("#send")
 
     recalled = page.locator(f"#recalled .note[data-note-id='{note.pk}']")
-    expect(recalled).to_contain_text("大面积花屏")
+    expect(recalled).to_contain_text("大面积花屏", timeout=30_000)  # the first recall loads the embedding model
     expect(page.locator("#recalled .badge.case")).to_be_visible()
     answer = page.locator("#messages li.assistant .body").last
     expect(answer).to_contain_text("结论")
