@@ -35,6 +35,17 @@ async def ask(user, frame: dict) -> list[dict]:
     return frames
 
 
+async def english_socket(user):
+    """A connected socket of a page read in English (Django's language cookie)."""
+    communicator = await open_socket(user)
+    cookie = dict(communicator.scope["headers"])[b"cookie"]
+    communicator.scope["headers"] = [
+        (name, value) for name, value in communicator.scope["headers"] if name != b"cookie"
+    ] + [(b"cookie", cookie + b"; django_language=en")]
+    assert (await communicator.connect())[0]
+    return communicator
+
+
 @sync_to_async
 def api_messages(user, conversation_id: int):
     return logged_in(user).get(f"/api/chat/conversations/{conversation_id}/messages/")
@@ -138,12 +149,7 @@ def test_favicon_answers_on_every_page(world):
 @pytest.mark.asyncio
 async def test_offline_answer_follows_the_page_language(world, llm_offline):
     await sync_to_async(world.note)("押金3000元，房东以墙面污损为由拒退。", matter=world.matter_deposit)
-    communicator = await open_socket(world.alice)
-    cookie = dict(communicator.scope["headers"])[b"cookie"]
-    communicator.scope["headers"] = [
-        (name, value) for name, value in communicator.scope["headers"] if name != b"cookie"
-    ] + [(b"cookie", cookie + b"; django_language=en")]
-    assert (await communicator.connect())[0]
+    communicator = await english_socket(world.alice)
     assert (await communicator.receive_json_from(timeout=5))["engine"] == "offline"
     await communicator.send_json_to({"type": "ask", "question": "押金怎么要回？"})
     frame = {}
@@ -170,3 +176,19 @@ def test_erased_notes_leave_no_copy_in_saved_replies_and_forgotten_ones_are_not_
     Note.objects.filter(pk=kept.pk).update(status="forgotten")
     shown = logged_in(world.alice).get(f"/api/chat/conversations/{conversation.pk}/messages/").json()["results"][0]
     assert shown["recalled"] == []
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.asyncio
+async def test_a_rejected_question_is_explained_in_the_page_language(world, llm_offline, settings):
+    settings.CHAT_RATE_LIMIT_PER_MINUTE = 1
+    communicator = await english_socket(world.alice)
+    await communicator.receive_json_from(timeout=5)
+    for question in ("What about the deposit?", "And the receipt?"):
+        await communicator.send_json_to({"type": "ask", "question": question})
+        frame = {}
+        while frame.get("type") not in ("done", "error"):
+            frame = await communicator.receive_json_from(timeout=15)
+    await communicator.disconnect()
+    assert frame == {"type": "error", "code": "rate_limited",
+                     "message": "Too many questions in a short time; please try again in a minute."}
