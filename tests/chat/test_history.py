@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 from asgiref.sync import sync_to_async
 from django.test import Client
+from django.utils.translation import override
 
 from chat.answering import compose_offline_answer
 from memory.models import Conversation, Note
@@ -124,6 +125,7 @@ def test_matter_pickers_are_sorted_by_reference(world):
     assert home.index(">M-001<") < home.index(">M-002<") < home.index(">M-010<")
 
 
+@override("zh-hans")  # the answer's language is the page's; an earlier test may have left another active
 def test_offline_heading_names_the_matter_of_what_it_lists():
     recalled = [
         {"layer": "case", "content": "押金3000元未退。", "matter_id": 2, "matter_reference": "M-002", "matter": "租房押金返还纠纷"},
