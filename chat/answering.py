@@ -19,16 +19,51 @@ from memory.llm import (
 )
 
 ENGINE_OFFLINE = "offline"
-OFFLINE_NOTICE = "【离线引擎】未配置大模型，以下内容由系统根据已召回的记忆整理，并非模型生成。"
 LAYER_ORDER = ("case", "user_profile", "cross_case", "general_law", "global", "conversation")
-LAYER_HEADINGS = {
-    "case": "当前案件事实",
-    "user_profile": "您的偏好",
-    "cross_case": "跨案经验",
-    "general_law": "相关法律依据",
-    "global": "本所办案流程",
-    "conversation": "对话原文（您或助手之前说过的话）",
-}
+
+
+def layer_heading(layer: str) -> str:
+    """The offline answer's heading of a layer other than ``case`` (see :func:`case_heading`)."""
+    return {
+        "user_profile": _("您的偏好"),
+        "cross_case": _("跨案经验"),
+        "general_law": _("相关法律依据"),
+        "global": _("本所办案流程"),
+        "conversation": _("对话原文（您或助手之前说过的话）"),
+    }.get(layer, layer)
+
+
+def case_heading(matter_id: int | None, reference: str | None, title: str | None, current_matter_id: int | None) -> str:
+    """Case facts are "the current matter's" only when they belong to the conversation's matter;
+    facts of another matter (or, with no matter selected, of any matter) are named by it."""
+    if matter_id is None:
+        return _("您的案件笔记（未归入案件）")
+    if matter_id == current_matter_id:
+        return _("当前案件事实")
+    name = " ".join(part for part in (reference, title) if part)
+    if current_matter_id is None:
+        return _("案件事实：%(matter)s") % {"matter": name}
+    return _("其他案件的事实：%(matter)s") % {"matter": name}
+
+
+def _groups(recalled: list[dict[str, Any]], current_matter_id: int | None) -> list[tuple[str, list[dict[str, Any]]]]:
+    """Recalled items by layer in answer order; case notes further by matter, the current one first."""
+    groups: list[tuple[str, list[dict[str, Any]]]] = []
+    for layer in LAYER_ORDER:
+        items = [r for r in recalled if r["layer"] == layer]
+        if not items:
+            continue
+        if layer != "case":
+            groups.append((layer_heading(layer), items))
+            continue
+        matters: dict[int | None, list[dict[str, Any]]] = {}
+        for item in items:
+            matters.setdefault(item.get("matter_id"), []).append(item)
+        for matter_id in sorted(matters, key=lambda pk: (pk != current_matter_id, pk is None, pk or 0)):
+            first = matters[matter_id][0]
+            heading = case_heading(matter_id, first.get("matter_reference"), first.get("matter"), current_matter_id)
+            groups.append((heading, matters[matter_id]))
+    return groups
 
 
 def llm_config() -> LLMConfig | None:
@@ -56,22 +91,22 @@ def engine_name(config: LLMConfig | None) -> str:
     return f"llm:{config.model}" if config else ENGINE_OFFLINE
 
 
-def compose_offline_answer(question: str, recalled: list[dict[str, Any]], warning: str = "") -> str:
-    """An honest answer built only from what memory holds, grouped by layer."""
-    lines = [OFFLINE_NOTICE, ""]
+def compose_offline_answer(
+    question: str, recalled: list[dict[str, Any]], warning: str = "", *, current_matter_id: int | None = None,
+) -> str:
+    """An honest answer built only from what memory holds, grouped by layer (and case facts by
+    matter, so a heading never claims notes of another matter for the current one)."""
+    lines = [_("【离线引擎】未配置大模型，以下内容由系统根据已召回的记忆整理，并非模型生成。"), ""]
     if warning:
         lines += [warning, ""]
     if not recalled:
-        lines.append("目前的记忆中没有与这个问题相关的内容。请补充案件事实（时间、金额、证据），我会记住并在之后的回答中使用。")
+        lines.append(_("目前的记忆中没有与这个问题相关的内容。请补充案件事实（时间、金额、证据），我会记住并在之后的回答中使用。"))
         return "\n".join(lines)
-    lines.append(f"关于“{question[:60]}”，记忆中有以下相关内容：")
-    for layer in LAYER_ORDER:
-        items = [r for r in recalled if r["layer"] == layer]
-        if not items:
-            continue
-        lines += ["", f"{LAYER_HEADINGS[layer]}："]
+    lines.append(_("关于“%(question)s”，记忆中有以下相关内容：") % {"question": question[:60]})
+    for heading, items in _groups(recalled, current_matter_id):
+        lines += ["", _("%(heading)s：") % {"heading": heading}]
         lines += [f"- {item['content']}" for item in items]
-    lines += ["", "建议：先核对上述事实与证据是否完整，再决定协商、投诉或诉讼的路径。"]
+    lines += ["", _("建议：先核对上述事实与证据是否完整，再决定协商、投诉或诉讼的路径。")]
     return "\n".join(lines)
 
 
@@ -85,7 +120,10 @@ async def offline_tokens(text: str, chunk: int = 4) -> AsyncIterator[str]:
 def answer_stream(
     client: LLMClient | None, llm_messages: list[dict[str, str]], *, question: str,
     recalled: list[dict[str, Any]], warning: str, max_tokens: int | None = None,
+    current_matter_id: int | None = None,
 ) -> AsyncIterator[str]:
     if client is None:
-        return offline_tokens(compose_offline_answer(question, recalled, warning))
+        return offline_tokens(
+            compose_offline_answer(question, recalled, warning, current_matter_id=current_matter_id)
+        )
     return client.astream_chat(llm_messages, max_tokens=max_tokens)

@@ -18,6 +18,7 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
 from django.db import connections
+from django.utils import translation
 from django.utils.translation import gettext as _
 
 from chat.answering import answer_stream, chat_client, describe_llm_error, engine_name, llm_config
@@ -73,6 +74,7 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
             await self.close(code=CLOSE_UNAUTHENTICATED)
             return
         self.user = user
+        self.language = self._language()
         config = llm_config()
         self.engine = engine_name(config)
         self.client = chat_client() if config else None
@@ -92,6 +94,12 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
                 pass
         if self.client is not None:
             await self.client.aclose()
+
+    def _language(self) -> str:
+        """The page's language (Django's language cookie), so the offline answer and error
+        sentences of a turn come in the language the user reads the page in."""
+        code = self.scope.get("cookies", {}).get(settings.LANGUAGE_COOKIE_NAME, "")
+        return code if code in dict(settings.LANGUAGES) else settings.LANGUAGE_CODE
 
     @database_sync_to_async
     def _firm_slugs(self) -> list[str]:
@@ -152,6 +160,10 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
     # --- the turn ---------------------------------------------------------------------
 
     async def _run_turn(self, question: Any, conversation_id: int | None, matter_id: int | None) -> None:
+        with translation.override(self.language):
+            await self._answer(question, conversation_id, matter_id)
+
+    async def _answer(self, question: Any, conversation_id: int | None, matter_id: int | None) -> None:
         started = time.perf_counter()
         try:
             start: TurnStart = await in_worker_thread(begin_turn)(
@@ -196,6 +208,7 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
             stream = answer_stream(
                 self.client, memory.llm_messages, question=start.user_message.content,
                 recalled=memory.recalled, warning=memory.warning, max_tokens=memory.answer_max_tokens,
+                current_matter_id=start.conversation.matter_id,
             )
             async with asyncio.timeout(settings.CHAT_TURN_TIMEOUT_SECONDS):
                 async for token in stream:

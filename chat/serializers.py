@@ -1,3 +1,4 @@
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from memory.models import Conversation, Message
@@ -5,15 +6,26 @@ from memory.models import Conversation, Message
 
 class ConversationSerializer(serializers.ModelSerializer):
     matter_title = serializers.CharField(source="matter.title", default=None)
+    matter_reference = serializers.CharField(source="matter.reference", default=None)
 
     class Meta:
         model = Conversation
-        fields = ["id", "title", "matter_id", "matter_title", "created_at", "updated_at"]
+        fields = ["id", "title", "matter_id", "matter_title", "matter_reference", "created_at", "updated_at"]
         read_only_fields = fields
 
 
 class MessageSerializer(serializers.ModelSerializer):
+    """A message; ``recalled``: the memories saved with a reply that the reader may still see
+    (``context["recalled"]``, from ``chat.selectors.recalled_as_seen_by``), ``recall_plan`` their plan."""
+
+    recalled = serializers.SerializerMethodField()
+
     class Meta:
         model = Message
-        fields = ["id", "role", "speaker", "content", "status", "said_at", "engine", "recalled", "timings", "error"]
+        fields = ["id", "role", "speaker", "content", "status", "said_at", "engine", "recalled", "recall_plan",
+                  "timings", "error"]
         read_only_fields = fields
+
+    @extend_schema_field(serializers.ListField(child=serializers.DictField()))
+    def get_recalled(self, message: Message) -> list[dict]:
+        return self.context.get("recalled", {}).get(message.pk, [])

@@ -66,18 +66,18 @@ def _conversation_for(user, conversation_id: int | None, matter_id: int | None, 
     if conversation_id is not None:
         conversation = Conversation.objects.visible_to(user).filter(pk=conversation_id).first()
         if conversation is None:
-            raise TurnRejected("not_found", "没有找到这个对话（或您无权访问）。")
+            raise TurnRejected("not_found", _("没有找到这个对话（或您无权访问）。"))
         return conversation, False
     matter = None
     if matter_id is not None:
         matter = Matter.objects.assigned_to(user).filter(pk=matter_id).first()
         if matter is None:
-            raise TurnRejected("not_found", "没有找到这个案件（或您未被分配到该案件）。")
+            raise TurnRejected("not_found", _("没有找到这个案件（或您未被分配到该案件）。"))
         firm = matter.firm
     else:
         firm = user.memberships.select_related("firm").order_by("firm__name").first()
         if firm is None:
-            raise TurnRejected("no_firm", "您还不属于任何律所，无法开始对话。")
+            raise TurnRejected("no_firm", _("您还不属于任何律所，无法开始对话。"))
         firm = firm.firm
     conversation = start_conversation(
         firm=firm, user=user, matter=matter, title=question.strip().splitlines()[0][:60]
@@ -97,15 +97,15 @@ def check_rate_limit(user) -> None:
         created_at__gte=since,
     ).count()
     if recent >= settings.CHAT_RATE_LIMIT_PER_MINUTE:
-        raise TurnRejected("rate_limited", "提问过于频繁，请稍后再试。")
+        raise TurnRejected("rate_limited", _("提问过于频繁，请稍后再试。"))
 
 
 def validate_question(question: Any) -> str:
     if not isinstance(question, str) or not question.strip():
-        raise TurnRejected("empty_question", "问题不能为空。")
+        raise TurnRejected("empty_question", _("问题不能为空。"))
     if len(question) > settings.CHAT_MAX_QUESTION_CHARS:
         raise TurnRejected(
-            "question_too_long", f"问题过长：最多 {settings.CHAT_MAX_QUESTION_CHARS} 个字符。"
+            "question_too_long", _("问题过长：最多 %(limit)d 个字符。") % {"limit": settings.CHAT_MAX_QUESTION_CHARS}
         )
     return question.strip()
 
@@ -139,7 +139,9 @@ def hit_payload(hit, viewer: Viewer) -> dict[str, Any]:
         "reasons": list(hit.reasons),
         "source_type": note.source_type,
         "source_id": note.source_id,
+        "matter_id": note.matter_id,
         "matter": note.matter.title if note.matter_id else None,
+        "matter_reference": note.matter.reference if note.matter_id else None,
         "provenance_url": f"/api/memory/notes/{note.pk}/",
     }, note, viewer)
 
@@ -166,7 +168,7 @@ def recall(user, start: TurnStart) -> Recall:
         )
     except (SearchError, EmbeddingUnavailable) as error:
         logger.error("recall failed for conversation %s: %s", conversation.pk, error)
-        warning = "记忆检索暂不可用，本次回答未使用长期记忆。"
+        warning = _("记忆检索暂不可用，本次回答未使用长期记忆。")
     history = [
         {"role": m.role, "content": m.content}
         for m in working_memory(conversation)
@@ -213,14 +215,19 @@ def finish_turn(
     timings: dict[str, float],
     error: str = "",
 ) -> Message:
-    """Save the reply (partial when cancelled or failed) and enqueue its extraction, once."""
+    """Save the reply (partial when cancelled or failed) and enqueue its extraction, once.
+
+    The recalled memories are saved with the reply as shown (content, rank, scores, reasons)
+    and the plan beside them, so the panel is rebuilt after a reload even if a note changes
+    later (docs/chat-page.md "Recalled memories saved with each reply")."""
     with transaction.atomic():
         message = save_message(
             start.conversation, Message.Role.ASSISTANT, reply, speaker=engine, status=status
         )
         message = finish_reply(
             message,
-            recalled=[{"id": r["id"], "layer": r["layer"], "score": r["score"]} for r in recall_.recalled],
+            recalled=recall_.recalled,
+            recall_plan=recall_.plan or {},
             timings=timings,
             engine=engine,
             error=error[:500],

@@ -44,7 +44,9 @@ def home_summary(user) -> HomeSummary:
     )
     return HomeSummary(
         firms=list(Firm.objects.of_user(user)),
-        matters=list(Matter.objects.assigned_to(user).select_related("firm")),
+        matters=list(
+            Matter.objects.assigned_to(user).select_related("firm").order_by("firm__name", "reference", "title")
+        ),
         scope_counts=[
             ScopeCount(scope=value, label=label, count=counts.get(value, 0))
             for value, label in MemoryScope.choices

@@ -10,7 +10,7 @@ from navigation.selectors import user_firms
 @login_required
 def navigation_page(request: HttpRequest) -> HttpResponse:
     firms = list(user_firms(request.user))
-    matters = Matter.objects.assigned_to(request.user).order_by("firm__name", "title")
+    matters = Matter.objects.assigned_to(request.user).order_by("firm__name", "reference", "title", "pk")
     return render(request, "navigation/graph.html", {
         "firms": firms,
         "matters": matters,

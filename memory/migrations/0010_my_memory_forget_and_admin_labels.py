@@ -12,7 +12,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('memory', '0008_llm_server_modes'),
+        ('memory', '0009_message_recall_plan'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

@@ -127,6 +127,10 @@ class Message(models.Model):
         _("recalled notes"), default=list, blank=True,
         help_text=_("The notes recalled for this answer, with their layer and score breakdown."),
     )
+    recall_plan = models.JSONField(
+        _("recall plan"), default=dict, blank=True,
+        help_text=_("The retrieval plan of this answer (layers in order, cues), shown with its recalled notes."),
+    )
     timings = models.JSONField(_("timings"), default=dict, blank=True)
     error = models.CharField(_("error"), max_length=500, blank=True)
 

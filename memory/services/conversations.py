@@ -100,14 +100,16 @@ def finish_reply(
     reply: Message,
     *,
     recalled: list[dict[str, Any]],
+    recall_plan: dict[str, Any] | None = None,
     timings: dict[str, float],
     engine: str,
     error: str = "",
 ) -> Message:
-    """Record how a saved chat reply was made: the notes recalled for it (id, layer, score),
-    timings, the engine, and the error of a failed reply. Returns the reply as stored."""
+    """Record how a saved chat reply was made: the memories recalled for it as they were shown
+    (content, rank, scores, reasons) and the retrieval plan, timings, the engine, and the error
+    of a failed reply. Returns the reply as stored."""
     Message.objects.filter(pk=reply.pk).update(
-        recalled=recalled, timings=timings, engine=engine, error=error[:500]
+        recalled=recalled, recall_plan=recall_plan or {}, timings=timings, engine=engine, error=error[:500]
     )
     reply.refresh_from_db()
     return reply

@@ -1,41 +1,161 @@
-// LegalMem chat page: plain JS over the /ws/chat/ protocol (README "Chat protocol").
-// The server is the source of truth: on (re)connect and after each answer the thread is
-// reloaded from /api/chat/conversations/<id>/messages/, so nothing is lost or duplicated.
+// LegalMem chat page: plain JS over the /ws/chat/ protocol (docs/chat-page.md).
+// The server is the source of truth: each conversation has its own URL (/chat/<id>/); opening
+// it, reloading, or going back/forward reads /api/chat/conversations/<id>/messages/, which
+// returns every reply with the memories recalled for it, so the thread and the panel come back.
 (function () {
   "use strict";
   const app = document.getElementById("chat-app");
   const t = (key) => app.dataset["i18n" + key.charAt(0).toUpperCase() + key.slice(1)] || key;
+  const L = JSON.parse(document.getElementById("memory-labels").textContent);
+  const label = (group, key) => (L[group] && L[group][key]) || key;
   const $ = (id) => document.getElementById(id);
   const messagesEl = $("messages"), recalledEl = $("recalled"), planEl = $("plan");
   const form = $("ask-form"), question = $("question"), sendBtn = $("send"), stopBtn = $("stop");
-  const errorEl = $("error"), statusEl = $("connection-status"), matterEl = $("matter");
+  const errorEl = $("error"), noticeEl = $("notice"), statusEl = $("connection-status"), matterEl = $("matter");
+  const listEl = $("conversation-list");
 
-  let socket = null, conversationId = null, streamingEl = null, retry = 0, busy = false, lastAsked = "";
+  let socket = null, retry = 0, busy = false, lastAsked = "";
+  let conversationId = Number(app.dataset.conversationId) || null;
+  let conversationMatter = app.dataset.conversationMatter || "";
+  let streamingEl = null, pendingEl = null, lastPlan = null;
+  const recalledByMessage = new Map(); // assistant message id -> {notes, plan}
 
-  function showError(text) { errorEl.textContent = text; errorEl.hidden = !text; }
+  // Control characters would render as empty boxes: show them as visible escapes instead.
+  const CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/g;
+  const visible = (text) => String(text == null ? "" : text)
+    .replace(CONTROL, (c) => "\\x" + c.charCodeAt(0).toString(16).padStart(2, "0"));
+  const oneLine = (text) => visible(String(text == null ? "" : text).replace(/[\t\r\n]+/g, " ")).trim();
+  const pad = (n) => String(n).padStart(2, "0");
+  const when = (date) => date.getFullYear() + "-" + pad(date.getMonth() + 1) + "-" + pad(date.getDate()) +
+    " " + pad(date.getHours()) + ":" + pad(date.getMinutes());
+
+  function showError(text) { errorEl.textContent = text || ""; errorEl.hidden = !text; }
+  function showNotice(text) { noticeEl.textContent = text || ""; noticeEl.hidden = !text; }
   function setBusy(value) { busy = value; sendBtn.disabled = value; stopBtn.disabled = !value; }
 
-  function messageItem(role, text, status) {
+  // --- the thread -----------------------------------------------------------------------
+
+  function setStatus(li, status, reason) {
+    li.dataset.status = status;
+    li.className = li.dataset.role + (status && status !== "complete" && status !== "sent" ? " " + status : "");
+    const meta = li.querySelector(".meta");
+    const word = li.dataset.role === "assistant" || status === "rejected" || status === "pending" ? label("status", status) : "";
+    meta.dataset.statusLabel = word;
+    meta.querySelector(".reply-status").textContent = word ? " · " + word : "";
+    const reasonEl = li.querySelector(".reason");
+    reasonEl.textContent = reason ? t("rejectedReason") + ": " + reason : "";
+    reasonEl.hidden = !reason;
+  }
+
+  function messageItem(role, text, status, id) {
     const li = document.createElement("li");
-    li.className = role + (status && status !== "complete" ? " " + status : "");
-    if (status === "cancelled") li.dataset.statusLabel = t("cancelled");
-    if (status === "failed") li.dataset.statusLabel = t("failed");
+    li.dataset.role = role;
+    if (id) li.dataset.messageId = id;
     const meta = document.createElement("span");
     meta.className = "meta";
-    meta.textContent = role === "user" ? t("you") : t("assistant");
+    const who = document.createElement("span");
+    who.className = "who";
+    who.textContent = role === "user" ? t("you") : t("assistant");
+    const state = document.createElement("span");
+    state.className = "reply-status";
+    meta.append(who, state);
     const body = document.createElement("span");
     body.className = "body";
-    body.textContent = text;
-    li.append(meta, body);
+    body.textContent = visible(text);
+    const reason = document.createElement("span");
+    reason.className = "reason";
+    li.append(meta, body, reason);
+    if (role === "assistant") {
+      const show = document.createElement("button");
+      show.type = "button";
+      show.className = "link show-memories";
+      show.textContent = t("showMemories");
+      show.addEventListener("click", () => selectAnswer(li));
+      meta.append(show);
+    }
+    setStatus(li, status);
     messagesEl.append(li);
     messagesEl.scrollTop = messagesEl.scrollHeight;
     return li;
   }
 
+  function selectAnswer(li) {
+    messagesEl.querySelectorAll("li.selected").forEach((el) => el.classList.remove("selected"));
+    if (!li) { renderRecalled(null, null); return; }
+    li.classList.add("selected");
+    const saved = recalledByMessage.get(Number(li.dataset.messageId)) || { notes: [], plan: null };
+    renderRecalled(saved.notes, saved.plan);
+  }
+
+  // --- the recalled-memory panel ------------------------------------------------------------
+
+  function scoreLine(score) {
+    return ["semantic", "keyword", "importance", "confidence", "graph", "recency"]
+      .map((k) => label("score", k) + " " + Number(score[k] || 0).toFixed(2)).join(" · ");
+  }
+
+  function noteItem(note) {
+    const div = document.createElement("div");
+    div.className = "note" + (note.changed ? " changed" : "");
+    div.dataset.noteId = note.id;
+    const content = document.createElement("p");
+    const said = (m) => "[" + (m.said_at || "").slice(0, 16).replace("T", " ") + " " + m.speaker + "] " + m.content;
+    // a recalled turn: the question, then the reply under it (in the order they were said)
+    const turn = note.partner ? [note, note.partner].sort((a, b) => (a.said_at < b.said_at ? -1 : 1)) : [note];
+    content.textContent = visible(note.kind === "message" ? turn.map(said).join("\n  ↳ ") : note.content);
+    if (note.partner) content.style.whiteSpace = "pre-wrap";
+    const facts = document.createElement("p");
+    facts.className = "facts";
+    const bits = [];
+    if (note.category) bits.push(t("category") + ": " + label("category", note.category));
+    if (note.matter_reference || note.matter) bits.push(oneLine(note.matter_reference || note.matter));
+    facts.textContent = bits.join(" · ");
+    const why = document.createElement("details");
+    const summary = document.createElement("summary");
+    summary.textContent = t("why") + " · " + label("score", "total") + " " + Number((note.score || {}).total || 0).toFixed(3);
+    const scores = document.createElement("p");
+    scores.className = "scores";
+    scores.textContent = scoreLine(note.score || {});
+    const reasons = document.createElement("ul");
+    for (const reason of note.reasons || []) {
+      const li = document.createElement("li");
+      li.textContent = visible(reason);
+      reasons.append(li);
+    }
+    why.append(summary, scores, reasons);
+    if (note.provenance_url) {
+      const link = document.createElement("a");
+      link.href = note.provenance_url;
+      link.target = "_blank";
+      link.className = "provenance";
+      link.textContent = t("provenance") + " · " + t("source") + ": " + label("source", note.source_type) +
+        (note.source_id ? " #" + note.source_id : "");
+      why.append(link);
+    }
+    div.append(content);
+    if (bits.length) div.append(facts);
+    if (note.changed) {
+      const changed = document.createElement("p");
+      changed.className = "changed-note";
+      changed.textContent = t("changed");
+      div.append(changed);
+    }
+    div.append(why);
+    return div;
+  }
+
   function renderRecalled(notes, plan) {
     recalledEl.replaceChildren();
-    planEl.textContent = plan && plan.layers ? plan.layers.join(" → ") : "";
-    if (!notes || !notes.length) {
+    planEl.textContent = plan && plan.layers && plan.layers.length
+      ? t("plan") + ": " + plan.layers.map((layer) => label("layer", layer)).join(" → ") : "";
+    if (notes === null) {
+      const p = document.createElement("p");
+      p.className = "hint";
+      p.textContent = t("noAnswerSelected");
+      recalledEl.append(p);
+      return;
+    }
+    if (!notes.length) {
       const p = document.createElement("p");
       p.textContent = t("noMemory");
       recalledEl.append(p);
@@ -50,106 +170,143 @@
       const group = document.createElement("div");
       group.className = "layer-group";
       const h = document.createElement("h3");
-      h.innerHTML = '<span class="badge"></span>';
-      h.firstChild.classList.add(layer);
-      h.firstChild.textContent = items[0].layer_label || layer;
-      group.append(h);
-      for (const note of items) {
-        const div = document.createElement("div");
-        div.className = "note";
-        div.dataset.noteId = note.id;
-        const content = document.createElement("p");
-        const said = (m) => "[" + (m.said_at || "").slice(0, 16).replace("T", " ") + " " + m.speaker + "] " + m.content;
-        // a recalled turn: the question, then the reply under it (in the order they were said)
-        const turn = note.partner ? [note, note.partner].sort((a, b) => (a.said_at < b.said_at ? -1 : 1)) : [note];
-        content.textContent = note.kind === "message" ? turn.map(said).join("\n  ↳ ") : note.content;
-        if (note.partner) content.style.whiteSpace = "pre-wrap";
-        const why = document.createElement("details");
-        const summary = document.createElement("summary");
-        summary.textContent = t("why") + " · " + (note.score.total || 0).toFixed(3);
-        const reasons = document.createElement("ul");
-        for (const reason of note.reasons || []) {
-          const li = document.createElement("li");
-          li.textContent = reason;
-          reasons.append(li);
-        }
-        const scores = document.createElement("p");
-        scores.textContent = ["semantic", "keyword", "importance", "confidence", "graph", "recency"]
-          .map((k) => k + " " + Number(note.score[k] || 0).toFixed(2)).join(" · ");
-        const link = document.createElement("a");
-        link.href = note.provenance_url;
-        link.target = "_blank";
-        link.textContent = t("provenance") + (note.source_id ? " (" + note.source_type + ":" + note.source_id + ")" : "");
-        why.append(summary, scores, reasons);
-        if (note.provenance_url) why.append(link);
-        div.append(content, why);
-        group.append(div);
-      }
+      const badge = document.createElement("span");
+      badge.className = "badge " + layer;
+      badge.textContent = label("layer", layer);
+      h.append(badge);
+      group.append(h, ...items.map(noteItem));
       recalledEl.append(group);
     }
   }
 
-  async function loadConversation(id) {
-    conversationId = id;
-    document.querySelectorAll("#conversation-list a").forEach((a) =>
-      a.classList.toggle("active", Number(a.dataset.conversation) === id));
-    messagesEl.replaceChildren();
-    if (!id) { renderRecalled([], null); return; }
-    const response = await fetch("/api/chat/conversations/" + id + "/messages/", { credentials: "same-origin" });
-    if (!response.ok) { showError("HTTP " + response.status); return; }
-    const data = await response.json();
-    for (const m of data.results) messageItem(m.role, m.content, m.status);
-    if (!busy) renderRecalled([], null);
+  // --- conversations and their URLs ---------------------------------------------------------
+
+  const pathFor = (id) => (id ? "/chat/" + id + "/" : "/chat/");
+  const idFromPath = () => { const m = location.pathname.match(/^\/chat\/(\d+)\/$/); return m ? Number(m[1]) : null; };
+
+  function markActive() {
+    listEl.querySelectorAll("a[data-conversation]").forEach((a) =>
+      a.classList.toggle("active", Number(a.dataset.conversation) === conversationId));
   }
 
-  function addConversationLink(id, title) {
-    if (document.querySelector('#conversation-list a[data-conversation="' + id + '"]')) return;
-    const li = document.createElement("li");
-    const a = document.createElement("a");
-    a.href = "#";
-    a.dataset.conversation = id;
-    a.textContent = title || String(id);
-    li.append(a);
-    $("conversation-list").prepend(li);
+  function go(id) {
+    if (location.pathname !== pathFor(id)) history.pushState({ conversation: id }, "", pathFor(id));
   }
+
+  async function loadConversation(id) {
+    conversationId = id;
+    markActive();
+    messagesEl.replaceChildren();
+    recalledByMessage.clear();
+    pendingEl = null;
+    streamingEl = null;
+    showNotice("");
+    if (!id) { conversationMatter = ""; renderRecalled(null, null); return; }
+    const link = listEl.querySelector('a[data-conversation="' + id + '"]');
+    if (link) { conversationMatter = link.dataset.matter || ""; matterEl.value = conversationMatter; }
+    const response = await fetch("/api/chat/conversations/" + id + "/messages/", { credentials: "same-origin" });
+    if (id !== conversationId) return; // another conversation was opened meanwhile
+    if (!response.ok) { showError(response.status === 404 ? t("notFound") : "HTTP " + response.status); return; }
+    const data = await response.json();
+    let last = null;
+    for (const m of data.results) {
+      const li = messageItem(m.role, m.content, m.status, m.id);
+      if (m.role === "assistant") {
+        recalledByMessage.set(m.id, { notes: m.recalled || [], plan: m.recall_plan || null });
+        last = li;
+      }
+    }
+    if (!busy) selectAnswer(last);
+  }
+
+  function conversationLink(id, title, matterId) {
+    let a = listEl.querySelector('a[data-conversation="' + id + '"]');
+    if (!a) {
+      a = document.createElement("a");
+      a.href = pathFor(id);
+      a.className = "conversation-link";
+      a.dataset.conversation = id;
+      a.dataset.matter = matterId || "";
+      const name = document.createElement("span");
+      name.className = "title";
+      name.textContent = oneLine(title) || String(id);
+      a.title = name.textContent;
+      const small = document.createElement("small");
+      small.className = "when";
+      const option = matterId ? matterEl.querySelector('option[value="' + matterId + '"]') : null;
+      small.append(document.createElement("time"));
+      if (option) small.append(" · " + option.textContent.trim().split(" ")[0]);
+      a.append(name, small);
+      const li = document.createElement("li");
+      li.append(a);
+      listEl.prepend(li);
+    }
+    const now = new Date();
+    const time = a.querySelector("time");
+    time.dateTime = now.toISOString();
+    time.textContent = when(now);
+    listEl.prepend(a.closest("li")); // newest first
+  }
+
+  // --- the socket ----------------------------------------------------------------------------
 
   function onFrame(frame) {
     switch (frame.type) {
       case "ready":
-        statusEl.textContent = t("connected") + " · " + frame.engine;
+        statusEl.textContent = t("connected") + " · " + (frame.engine === "offline" ? t("offlineEngine") : frame.engine);
         break;
       case "conversation":
-        if (frame.created) addConversationLink(frame.conversation_id, frame.title);
         conversationId = frame.conversation_id;
-        document.querySelectorAll("#conversation-list a").forEach((a) =>
-          a.classList.toggle("active", Number(a.dataset.conversation) === conversationId));
+        conversationMatter = frame.matter_id ? String(frame.matter_id) : "";
+        conversationLink(frame.conversation_id, frame.title, frame.matter_id);
+        markActive();
+        // the blank /chat/ page becomes the new conversation's URL (back then leads to the previous one)
+        if (frame.created && location.pathname === pathFor(null)) {
+          history.replaceState({ conversation: conversationId }, "", pathFor(conversationId));
+        } else {
+          go(conversationId);
+        }
+        if (pendingEl) { pendingEl.dataset.messageId = frame.user_message_id; setStatus(pendingEl, "sent"); pendingEl = null; }
         break;
       case "recalled":
-        renderRecalled(frame.notes, frame.plan);
+        lastPlan = frame.plan;
         streamingEl = messageItem("assistant", "", "streaming");
+        messagesEl.querySelectorAll("li.selected").forEach((el) => el.classList.remove("selected"));
+        streamingEl.classList.add("selected");
+        renderRecalled(frame.notes, frame.plan);
         break;
       case "token":
         if (streamingEl) {
-          streamingEl.querySelector(".body").textContent += frame.text;
+          streamingEl.querySelector(".body").textContent += visible(frame.text);
           messagesEl.scrollTop = messagesEl.scrollHeight;
         }
         break;
       case "done":
         setBusy(false);
+        recalledByMessage.set(frame.message_id, { notes: frame.notes || [], plan: lastPlan });
+        if (!streamingEl && frame.conversation_id === conversationId) {
+          streamingEl = messageItem("assistant", "", "streaming"); // failed before anything was recalled
+        }
         if (streamingEl) {
-          streamingEl.querySelector(".body").textContent = frame.reply;
-          streamingEl.className = "assistant" + (frame.status !== "complete" ? " " + frame.status : "");
-          if (frame.status === "cancelled") streamingEl.dataset.statusLabel = t("cancelled");
-          if (frame.status === "failed") streamingEl.dataset.statusLabel = t("failed");
+          streamingEl.querySelector(".body").textContent = visible(frame.reply);
           streamingEl.dataset.messageId = frame.message_id;
+          setStatus(streamingEl, frame.status);
+          const shown = messagesEl.contains(streamingEl);
+          if (shown && (streamingEl.classList.contains("selected") || !messagesEl.querySelector("li.selected"))) {
+            selectAnswer(streamingEl);
+          }
         }
         streamingEl = null;
         break;
       case "error":
         showError(frame.message);
-        // Refused before it was saved (e.g. bad_request): give the words back to edit and resend.
-        if (!frame.user_message_id && busy && !question.value) question.value = lastAsked;
-        if (!frame.user_message_id) setBusy(false);
+        if (!frame.user_message_id) {
+          // never saved (rate limit, too long, bad input …): the question is shown as rejected,
+          // and its words go back into the box to edit and resend
+          if (pendingEl) { setStatus(pendingEl, "rejected", frame.message); pendingEl = null; }
+          if (busy && !question.value) question.value = lastAsked;
+          setBusy(false);
+        }
         break;
     }
   }
@@ -170,14 +327,25 @@
     };
   }
 
+  function stopAnswer() {
+    if (busy && socket && socket.readyState === WebSocket.OPEN) socket.send(JSON.stringify({ type: "cancel" }));
+  }
+
+  function newConversation() {
+    stopAnswer();
+    loadConversation(null);
+    go(null);
+  }
+
   form.addEventListener("submit", (event) => {
     event.preventDefault();
     const text = question.value.trim();
     if (!text || busy || !socket || socket.readyState !== WebSocket.OPEN) return;
     lastAsked = text;
     showError("");
+    showNotice("");
     setBusy(true);
-    messageItem("user", text, "complete");
+    pendingEl = messageItem("user", text, "pending");
     const frame = { type: "ask", question: text };
     if (conversationId) frame.conversation_id = conversationId;
     else if (matterEl.value) frame.matter_id = Number(matterEl.value);
@@ -187,18 +355,31 @@
   question.addEventListener("keydown", (event) => {
     if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) form.requestSubmit();
   });
-  stopBtn.addEventListener("click", () => {
-    if (socket && socket.readyState === WebSocket.OPEN) socket.send(JSON.stringify({ type: "cancel" }));
+  stopBtn.addEventListener("click", stopAnswer);
+  $("new-conversation").addEventListener("click", newConversation);
+  matterEl.addEventListener("change", () => {
+    // a conversation belongs to one matter: another matter starts a new conversation
+    if (conversationId && matterEl.value !== conversationMatter) {
+      newConversation();
+      showNotice(t("matterChanged"));
+    }
   });
-  $("new-conversation").addEventListener("click", () => loadConversation(null));
-  $("conversation-list").addEventListener("click", (event) => {
+  listEl.addEventListener("click", (event) => {
     const a = event.target.closest("a[data-conversation]");
-    if (!a) return;
+    if (!a || event.ctrlKey || event.metaKey || event.shiftKey) return; // let a new tab open
     event.preventDefault();
     if (busy) return;
-    matterEl.value = a.dataset.matter || "";
     loadConversation(Number(a.dataset.conversation));
+    go(conversationId);
+  });
+  window.addEventListener("popstate", () => {
+    stopAnswer();
+    const id = idFromPath();
+    if (!id) matterEl.value = "";
+    loadConversation(id);
   });
 
+  history.replaceState({ conversation: conversationId }, "", location.pathname);
+  renderRecalled(null, null);
   connect();
 })();

@@ -9,7 +9,14 @@
   const ctx = canvas.getContext("2d");
   const T = JSON.parse(document.getElementById("nav-i18n").textContent);
   const scopeChoices = JSON.parse(document.getElementById("nav-scopes").textContent);
-  const scopeLabel = Object.fromEntries(scopeChoices);
+  // Translated names of layers, categories, sources and trace steps ({% memory_labels %}).
+  const L = JSON.parse(document.getElementById("memory-labels").textContent);
+  const scopeLabel = Object.fromEntries(scopeChoices.map(([value, text]) => [value, L.layer[value] || text]));
+  const categoryLabel = (value) => L.category[value] || value;
+  const sourceLabel = (value) => L.source[value] || value;
+  for (const option of document.querySelectorAll("#nav-filters select[name=scope] option")) {
+    if (option.value && scopeLabel[option.value]) option.textContent = scopeLabel[option.value];
+  }
   const colour = d3.scaleOrdinal()
     .domain(scopeChoices.map((c) => c[0]))
     .range(["#e15759", "#4e79a7", "#f28e2b", "#59a14f", "#b07aa1"]);
@@ -117,11 +124,11 @@
       ` · M=${g.params.M} M0=${g.params.M0} ef=${g.params.EF_SEARCH}`;
     document.getElementById("nav-more").hidden = state.nextOffset === null;
     const legend = document.getElementById("nav-legend");
-    legend.replaceChildren(...scopeChoices.map(([value, label]) => {
+    legend.replaceChildren(...scopeChoices.map(([value]) => {
       const span = document.createElement("span");
       const dot = document.createElement("i");
       dot.style.background = colour(value);
-      span.append(dot, label);
+      span.append(dot, scopeLabel[value]);
       return span;
     }));
   }
@@ -297,10 +304,11 @@
     document.getElementById("d-content").textContent = note.content;
     document.getElementById("d-level").textContent = `L${note.level}`;
     document.getElementById("d-scope").textContent = scopeLabel[note.memory_scope] || note.memory_scope;
-    document.getElementById("d-category").textContent = note.category;
-    document.getElementById("d-source").textContent = note.source_type;
+    document.getElementById("d-category").textContent = categoryLabel(note.category);
+    document.getElementById("d-source").textContent = sourceLabel(note.source_type);
     document.getElementById("d-source-id").textContent = note.source_id || "—";
-    document.getElementById("d-matter").textContent = note.matter ? note.matter.title : T.noMatter;
+    document.getElementById("d-matter").textContent = note.matter
+      ? [note.matter.reference, note.matter.title].filter(Boolean).join(" ") : T.noMatter;
     document.getElementById("d-event").textContent = note.event || "—";
   }
 
@@ -333,7 +341,7 @@
       li.dataset.phase = step.phase;
       const lvl = document.createElement("span");
       lvl.className = "lvl";
-      lvl.textContent = `L${step.level} ${step.phase === "descent" ? T.descent : T.beam} → `;
+      lvl.textContent = `L${step.level} ${step.phase === "descent" ? L.trace.descent : L.trace.beam} → `;
       li.append(lvl, label(step.target));
       items.push(li);
     }

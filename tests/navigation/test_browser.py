@@ -3,6 +3,7 @@ log in, open the navigation page, click a node, and the highlighted path is the 
 from __future__ import annotations
 
 import os
+import re
 
 import pytest
 from playwright.sync_api import sync_playwright
@@ -11,6 +12,7 @@ from memory.models import MemoryScope
 from navigation import cache
 from tests.factories import PASSWORD
 from tests.navigation.corpus import sentences
+from tests.screenshots import save_screenshot
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -42,29 +44,54 @@ def browser(stored):
             instance.close()
 
 
-@pytest.mark.django_db(transaction=True)
-def test_clicking_a_node_highlights_the_api_trace(live_server, stored, browser):
-    page = browser.new_page(viewport={"width": 1400, "height": 900}, locale="zh-CN")
+def open_and_click_a_node(browser, server: str, locale: str):
+    """Log bob in, open the navigation page and click an L0-only note (the route then crosses
+    every level); returns the page, the clicked node, the page errors and the graph's width
+    before the click (the detail panel then moves the graph aside)."""
+    page = browser.new_page(viewport={"width": 1400, "height": 900}, locale=locale)
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))
-    page.goto(f"{live_server.url}/accounts/login/?next=/navigation/")
+    page.goto(f"{server}/accounts/login/?next=/navigation/")
     page.fill("input[name=username]", "bob")
     page.fill("input[name=password]", PASSWORD)
     page.click("button[type=submit]")
-    page.wait_for_url(f"{live_server.url}/navigation/")
+    page.wait_for_url(f"{server}/navigation/")
     page.wait_for_function("window.legalmemNav && window.legalmemNav.loaded && window.legalmemNav.nodeIds().length > 0")
-    assert "记忆导航图" in page.content()
-
-    ids = page.evaluate("window.legalmemNav.nodeIds()")
-    assert ids and not stored & set(ids), "bob's page must not hold the walled matter's notes"
     graph = page.evaluate("fetch('/api/navigation/graph').then(r => r.json())")
-    # The node to click: an L0-only note (the route then crosses every level).
     target = next(n for n in graph["nodes"] if n["level"] == 0 and n["id"] != graph["entry"])
     position = page.evaluate("id => window.legalmemNav.nodeClientPosition(id)", target["id"])
     width_before = page.evaluate("document.getElementById('nav-stage').getBoundingClientRect().width")
     page.mouse.click(position["x"], position["y"])
     page.wait_for_function("window.legalmemNav.highlightedPath().length > 0", timeout=30_000)
     page.wait_for_selector("#trace-path li[data-source]")
+    return page, target, errors, width_before
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize(
+    "locale, category, source, layer, steps",
+    [("zh-CN", "事实", "手动录入", "案件事实", ("贪心下降", "束搜索")),
+     ("en-US", "Fact", "Entered by hand", "Case facts", ("Greedy descent", "Beam search"))],
+)
+def test_labels_are_translated(live_server, stored, browser, locale, category, source, layer, steps):
+    page, _target, errors, _width = open_and_click_a_node(browser, live_server.url, locale)
+    assert page.inner_text("#d-category") == category and page.inner_text("#d-source") == source
+    legend = page.inner_text("#nav-legend")
+    assert layer in legend and "user_profile" not in legend and "历史案件 case facts" not in legend
+    assert layer in page.inner_text("#nav-filters select[name=scope]")
+    for text in page.eval_on_selector_all("#trace-path li[data-source] .lvl", "items => items.map(i => i.textContent)"):
+        assert re.fullmatch(rf"L\d ({steps[0]}|{steps[1]}) → ", text), text  # once, never "L0 L0 束搜索"
+    save_screenshot(page, "navigation" if locale == "zh-CN" else "navigation-en")
+    assert not errors, errors
+    page.close()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_clicking_a_node_highlights_the_api_trace(live_server, stored, browser):
+    page, target, errors, width_before = open_and_click_a_node(browser, live_server.url, "zh-CN")
+    assert "记忆导航图" in page.content()
+    ids = page.evaluate("window.legalmemNav.nodeIds()")
+    assert ids and not stored & set(ids), "bob's page must not hold the walled matter's notes"
 
     api = page.evaluate(f"fetch('/api/navigation/trace/{target['id']}?k=10').then(r => r.json())")
     expected = [{"source": s["source"], "target": s["target"], "level": s["level"]} for s in api["trace"]["path"]]

@@ -1,0 +1,69 @@
+"""``{% memory_labels %}``: the translated names of layers, categories, sources, score terms,
+reply statuses and navigation trace steps as one JSON script element (``#memory-labels``),
+so the chat and navigation scripts never show internal names such as ``chat_story``
+(docs/chat-page.md "Labels")."""
+from __future__ import annotations
+
+from django import template
+from django.utils.html import json_script
+from django.utils.safestring import SafeString
+from django.utils.translation import pgettext
+
+register = template.Library()
+
+
+def labels() -> dict[str, dict[str, str]]:
+    """Every internal name a page may show, with its label in the active language."""
+    return {
+        "layer": {
+            "case": pgettext("memory layer", "Case facts"),
+            "user_profile": pgettext("memory layer", "User profile"),
+            "cross_case": pgettext("memory layer", "Cross-case experience"),
+            "general_law": pgettext("memory layer", "General law"),
+            "global": pgettext("memory layer", "Firm procedures"),
+            "conversation": pgettext("memory layer", "What was said"),
+        },
+        "category": {
+            "fact": pgettext("note category", "Fact"),
+            "evidence": pgettext("note category", "Evidence"),
+            "law": pgettext("note category", "Law"),
+            "claim": pgettext("note category", "Claim"),
+            "preference": pgettext("note category", "Preference"),
+            "action": pgettext("note category", "Action"),
+        },
+        "source": {
+            "chat": pgettext("note source", "Chat"),
+            "import": pgettext("note source", "Import"),
+            "chat_story": pgettext("note source", "Story conversation"),
+            "manual": pgettext("note source", "Entered by hand"),
+            "message": pgettext("note source", "Message"),
+        },
+        "score": {
+            "total": pgettext("score term", "Total"),
+            "semantic": pgettext("score term", "Semantic"),
+            "keyword": pgettext("score term", "Keywords"),
+            "importance": pgettext("score term", "Importance"),
+            "confidence": pgettext("score term", "Confidence"),
+            "graph": pgettext("score term", "Graph"),
+            "recency": pgettext("score term", "Recency"),
+            "layer_weight": pgettext("score term", "Layer weight"),
+        },
+        "status": {
+            "complete": pgettext("reply status", "Complete"),
+            "streaming": pgettext("reply status", "Answering…"),
+            "cancelled": pgettext("reply status", "Stopped"),
+            "failed": pgettext("reply status", "Failed"),
+            "pending": pgettext("reply status", "Sending…"),
+            "sent": pgettext("reply status", "Sent"),
+            "rejected": pgettext("reply status", "Rejected, not saved"),
+        },
+        "trace": {
+            "descent": pgettext("navigation trace step", "Greedy descent"),
+            "beam": pgettext("navigation trace step", "Beam search"),
+        },
+    }
+
+
+@register.simple_tag
+def memory_labels() -> SafeString:
+    return json_script(labels(), "memory-labels")
