@@ -19,6 +19,7 @@ from django.test import Client
 from playwright.sync_api import sync_playwright
 
 from legalmem_site.asgi import application
+from legalmem_site.serving import daphne_command
 
 HOST = (b"host", b"127.0.0.1:8000")
 ORIGIN = (b"origin", b"http://127.0.0.1:8000")
@@ -79,7 +80,7 @@ def asgi_server(transactional_db, fake_llm, server_env):
         **server_env,
     }
     process = subprocess.Popen(
-        [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "legalmem_site.asgi:application"],
+        daphne_command("127.0.0.1", port),
         cwd=BASE_DIR, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True,
     )
     deadline = time.monotonic() + 60

@@ -6,11 +6,10 @@ from __future__ import annotations
 
 from playwright.sync_api import expect
 
-from tests.chat.test_browser import asgi_server, page  # noqa: F401 — Daphne and chromium fixtures
 from tests.factories import PASSWORD
 
 
-def test_a_refused_question_shows_the_error_and_send_works_again(world, asgi_server, page):  # noqa: F811
+def test_a_refused_question_shows_the_error_and_send_works_again(world, asgi_server, page):
     page.goto(f"{asgi_server}/accounts/login/?next=/chat/")
     page.fill("input[name=username]", "bob")
     page.fill("input[name=password]", PASSWORD)

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from memory.models import Conversation, MemoryScope, Note
-from memory.pipeline.working_memory import save_message
+from memory.services.conversations import save_message
 
 
 @pytest.fixture
