@@ -25,7 +25,7 @@ import numpy as np
 from django.db import connection, transaction
 from django.db.models import Q
 
-from memory.models import Conversation, Message
+from memory.models import Conversation, Message, Note
 from memory.models.conversations import SEARCH_CONFIG
 from memory.retrieval.candidates import _vector_literal
 from memory.retrieval.keywords import term
@@ -66,6 +66,16 @@ def searchable_conversation_ids(user, plan: RetrievalPlan) -> list[int]:
     return list(conversations.values_list("pk", flat=True))
 
 
+def forgotten_source_ids(user) -> list[int]:
+    """The messages of notes the user may see that were forgotten ("forget this memory",
+    docs/my-memory-and-admin.md): what was forgotten is not recalled from the raw turns either.
+    The conversation itself still shows them; erasure is what removes them."""
+    rows = Note.objects.visible_to(user).filter(status=Note.Status.FORGOTTEN).values_list(
+        "source_message_ids", flat=True
+    )
+    return sorted({message_id for ids in rows for message_id in ids or ()})
+
+
 def _idf(total: int, frequency: int) -> float:
     """BM25's inverse document frequency (never negative)."""
     return math.log(1.0 + (total - frequency + 0.5) / (frequency + 0.5))
@@ -86,7 +96,7 @@ def message_candidates(
     if not conversation_ids:
         return []
     words = list(tokens[:MAX_QUERY_WORDS])
-    excluded = list(exclude_ids) or [0]
+    excluded = [*exclude_ids, *forgotten_source_ids(user)] or [0]
     scope = "m.conversation_id = ANY(%s) AND m.status = %s AND NOT (m.id = ANY(%s))"
     scope_params = [conversation_ids, Message.Status.COMPLETE, excluded]
     with transaction.atomic():

@@ -6,13 +6,15 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from memory.models import AuditEvent, AuditLog, MemoryScope, Note
+from memory.models import AuditEvent, AuditLog, MemoryScope, Message, Note
+from memory.pipeline.message_index import index_messages
 from memory.retrieval import search_memory
 from memory.services.notes import (
     NoteNotChangeable,
     NoteValidationError,
     correct_own_note,
     forget_note,
+    restore_forgotten_note,
     supersede_note,
 )
 
@@ -111,6 +113,22 @@ def test_forgetting_retires_the_note_from_recall_and_audits_it(world, memory_not
     assert str(note.pk) in page and str(note.pk) not in listed(world.alice)
     with pytest.raises(NoteValidationError):
         forget_note(note, user=world.alice)
+
+
+def test_a_forgotten_note_is_not_recalled_from_its_source_turn_either(world, memory_notes):
+    laptop = memory_notes["laptop"]
+    question = laptop.source_message_ids[0]
+    index_messages()
+    forget_note(laptop, user=world.alice, reason="不再需要")
+    hits = search_memory(world.alice, "笔记本花屏", k=10, matter_id=world.matter_laptop.pk).hits
+    assert laptop.pk not in {hit.note.pk for hit in hits if hit.note is not None}
+    assert question not in {i for hit in hits for i in hit.source_message_ids}
+    assert Message.objects.filter(pk=question).exists()  # the conversation still shows it
+    restore_forgotten_note(Note.objects.get(pk=laptop.pk), actor=world.alice)
+    hits = search_memory(world.alice, "笔记本花屏", k=10, matter_id=world.matter_laptop.pk).hits
+    assert question in {i for hit in hits for i in hit.source_message_ids}
+    outsider = search_memory(world.charlie, "笔记本花屏", k=10).hits  # another firm: never alice's turn
+    assert question not in {i for hit in outsider for i in hit.source_message_ids}
 
 
 def test_who_may_forget_what(world, memory_notes):
