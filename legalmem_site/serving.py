@@ -8,9 +8,18 @@ oversized frame reaches the consumer, which answers with an ``error`` frame and 
 """
 from __future__ import annotations
 
+import os
+import signal
+import socket
+import subprocess
 import sys
+import time
+from pathlib import Path
+from typing import IO
 
 from legalmem_site.environment import env_int
+
+BASE_DIR = Path(__file__).resolve().parent.parent
 
 TRANSPORT_MAX_BYTES_DEFAULT = 16 * 1024 * 1024
 
@@ -28,3 +37,38 @@ def daphne_command(host: str, port: int | str) -> list[str]:
         "--websocket-max-message-size", size, "--websocket-max-frame-size", size,
         "legalmem_site.asgi:application",
     ]
+
+
+def start_daphne(port: int, env: dict[str, str], *, stderr: int | IO = subprocess.DEVNULL,
+                 timeout: float = 60) -> subprocess.Popen:
+    """Daphne serving the product on 127.0.0.1:``port`` with ``env``, in its own session (so
+    ``stop_daphne`` ends its whole process group); returns once it listens. For the tests and
+    the benchmarks; ``make run`` supervises its server in the launcher."""
+    process = subprocess.Popen(
+        daphne_command("127.0.0.1", port),
+        cwd=BASE_DIR, env=env, stdout=subprocess.DEVNULL, stderr=stderr, start_new_session=True,
+    )
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1):
+                return process
+        except OSError:
+            if process.poll() is not None or time.monotonic() > deadline:
+                stop_daphne(process)
+                raise RuntimeError("daphne did not start") from None
+            time.sleep(0.2)
+
+
+def stop_daphne(process: subprocess.Popen) -> None:
+    """Stop a server ``start_daphne`` started, and wait for it."""
+    if process.poll() is None:
+        os.killpg(process.pid, signal.SIGTERM)
+    process.wait(timeout=20)
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 nobody listens on right now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]

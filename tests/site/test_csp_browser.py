@@ -7,26 +7,16 @@ from __future__ import annotations
 
 import os
 import secrets
-import signal
-import socket
-import subprocess
-import sys
-import time
-from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 import pytest
-from django.conf import settings as django_settings
 from playwright.sync_api import expect, sync_playwright
 
 from memory.models import MemoryScope
 from tests.factories import PASSWORD
+from tests.live_server import CHROMIUM, CHROMIUM_ARGS, live_server
 from tests.fake_llm.server import text_reply
 
-BASE_DIR = Path(__file__).resolve().parents[2]
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--no-first-run", "--disable-sync"]
 COLLECT_VIOLATIONS = """
 window.__violations = [];
 document.addEventListener('securitypolicyviolation', (e) => {
@@ -35,46 +25,19 @@ document.addEventListener('securitypolicyviolation', (e) => {
 """
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def _test_database_url() -> str:
-    parts = urlsplit(os.environ["DATABASE_URL"])
-    return urlunsplit(parts._replace(path="/" + django_settings.DATABASES["default"]["NAME"]))
-
-
 @pytest.fixture
-def production_server(transactional_db, fake_llm):
-    port = _free_port()
-    env = {key: value for key, value in os.environ.items() if not key.startswith(("SECURE_", "CSP_"))}
-    env.update({
-        "DATABASE_URL": _test_database_url(),
+def production_server(transactional_db, fake_llm, tmp_path):
+    """The production profile over plain HTTP: SSL redirect, secure cookies and HSTS off for the
+    test, the Content-Security-Policy enforced as in production."""
+    base = {key: value for key, value in os.environ.items() if not key.startswith(("SECURE_", "CSP_"))}
+    production = {
         "LEGALMEM_PRODUCTION": "1",
         "SECRET_KEY": secrets.token_urlsafe(50),
         "SECURE_SSL_REDIRECT": "0", "SESSION_COOKIE_SECURE": "0", "CSRF_COOKIE_SECURE": "0",
-        "SECURE_HSTS_SECONDS": "0",
-        "LLM_BASE_URL": fake_llm.base_url, "LLM_MODEL": fake_llm.model, "LLM_API_KEY": "test-key",
-        "ALLOWED_HOSTS": "127.0.0.1", "CSRF_TRUSTED_ORIGINS": f"http://127.0.0.1:{port}",
-    })
-    process = subprocess.Popen(
-        [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "legalmem_site.asgi:application"],
-        cwd=BASE_DIR, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True,
-    )
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=1):
-                break
-        except OSError:
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise AssertionError("daphne did not start: " + process.stderr.read().decode()[-2000:])
-            time.sleep(0.2)
-    yield f"http://127.0.0.1:{port}"
-    os.killpg(process.pid, signal.SIGTERM)
-    process.wait(timeout=20)
+        "SECURE_HSTS_SECONDS": "0", "ALLOWED_HOSTS": "127.0.0.1",
+    }
+    with live_server(fake_llm, production, tmp_path / "daphne.log", base_env=base) as port:
+        yield f"http://127.0.0.1:{port}"
 
 
 @pytest.fixture
