@@ -25,7 +25,7 @@ def test_database_url() -> str:
 
 
 @contextmanager
-def live_server(fake_llm, extra_env: dict[str, str], log: Path, *,
+def running_server(fake_llm, extra_env: dict[str, str], log: Path, *,
                 base_env: dict[str, str] | None = None) -> Iterator[int]:
     """Yield the port of a Daphne serving the product from the test database and the fake LLM;
     ``extra_env`` wins over the defaults, the server's stderr goes to ``log``."""

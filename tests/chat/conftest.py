@@ -12,7 +12,7 @@ from django.test import Client
 from playwright.sync_api import sync_playwright
 
 from legalmem_site.asgi import application
-from tests.live_server import CHROMIUM, CHROMIUM_ARGS, live_server
+from tests.live_server import CHROMIUM, CHROMIUM_ARGS, running_server
 
 HOST = (b"host", b"127.0.0.1:8000")
 ORIGIN = (b"origin", b"http://127.0.0.1:8000")
@@ -45,7 +45,7 @@ def server_env() -> dict[str, str]:
 @pytest.fixture
 def asgi_server(transactional_db, fake_llm, server_env, tmp_path):
     """Daphne in a subprocess on the committed test data, streaming from the fake LLM."""
-    with live_server(fake_llm, server_env, tmp_path / "daphne.log") as port:
+    with running_server(fake_llm, server_env, tmp_path / "daphne.log") as port:
         yield f"http://127.0.0.1:{port}"
 
 

@@ -13,10 +13,8 @@ from playwright.sync_api import Page, expect, sync_playwright
 
 from memory.models import AuditEvent, AuditLog, Message, Note, TurnExtraction
 from tests.factories import PASSWORD
+from tests.live_server import CHROMIUM, CHROMIUM_ARGS
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--no-first-run", "--disable-sync"]
 VIEWPORT = {"width": 1400, "height": 900}
 
 
@@ -66,7 +64,7 @@ def test_my_memory_list_search_correct_and_forget(live_server, world, memory_not
     n = memory_notes
     assert os.path.exists(CHROMIUM), f"chromium is missing at {CHROMIUM}; run `make browser`"
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
         page = browser.new_page(viewport=VIEWPORT, locale="zh-CN")
         errors: list[str] = []
         page.on("pageerror", lambda error: errors.append(str(error)))
@@ -136,7 +134,7 @@ def test_admin_history_audit_search_and_both_languages(live_server, world, memor
     assert note_entries == 6  # created ×4 (laptop, deposit, law, her profile), corrected, forgotten
     assert os.path.exists(CHROMIUM), f"chromium is missing at {CHROMIUM}; run `make browser`"
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
         zh = browser.new_page(viewport=VIEWPORT, locale="zh-CN")
         log_in(zh, live_server.url, "alice", "/admin/")
         expect(zh.locator("#site-name")).to_have_text("LegalMem 审计")

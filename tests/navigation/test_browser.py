@@ -11,12 +11,9 @@ from playwright.sync_api import sync_playwright
 from memory.models import MemoryScope
 from navigation import cache
 from tests.factories import PASSWORD
+from tests.live_server import CHROMIUM, CHROMIUM_ARGS
 from tests.navigation.corpus import sentences
 from tests.screenshots import save_screenshot
-
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--no-first-run", "--disable-sync"]
 
 
 @pytest.fixture
@@ -37,7 +34,7 @@ def browser(stored):
     # Never skipped: without chromium this fails loudly (`make test` installs Debian's package).
     assert os.path.exists(CHROMIUM), f"chromium is missing at {CHROMIUM}; run `make browser`"
     with sync_playwright() as playwright:
-        instance = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
+        instance = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
         try:
             yield instance
         finally:

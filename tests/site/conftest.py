@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from bench.daphne import session_cookie
-from tests.live_server import live_server
+from tests.live_server import running_server
 
 
 
@@ -41,7 +41,7 @@ def live_daphne(transactional_db, fake_llm, tmp_path, live_daphne_env):
     """Daphne started exactly as `make run` starts it (legalmem_site.serving), on the test
     database, answering from the fake LLM."""
     log = tmp_path / "daphne.log"
-    with live_server(fake_llm, live_daphne_env, log) as port:
+    with running_server(fake_llm, live_daphne_env, log) as port:
         yield LiveServer("127.0.0.1", port, log)
 
 

@@ -14,7 +14,7 @@ from playwright.sync_api import expect, sync_playwright
 
 from memory.models import MemoryScope
 from tests.factories import PASSWORD
-from tests.live_server import CHROMIUM, CHROMIUM_ARGS, live_server
+from tests.live_server import CHROMIUM, CHROMIUM_ARGS, running_server
 from tests.fake_llm.server import text_reply
 
 COLLECT_VIOLATIONS = """
@@ -36,7 +36,7 @@ def production_server(transactional_db, fake_llm, tmp_path):
         "SECURE_SSL_REDIRECT": "0", "SESSION_COOKIE_SECURE": "0", "CSRF_COOKIE_SECURE": "0",
         "SECURE_HSTS_SECONDS": "0", "ALLOWED_HOSTS": "127.0.0.1",
     }
-    with live_server(fake_llm, production, tmp_path / "daphne.log", base_env=base) as port:
+    with running_server(fake_llm, production, tmp_path / "daphne.log", base_env=base) as port:
         yield f"http://127.0.0.1:{port}"
 
 
