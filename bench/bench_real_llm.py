@@ -258,7 +258,7 @@ def _transcript(turns: int) -> dict[str, Any]:
 
     from django.utils.dateparse import parse_datetime
 
-    from memory.story import load_offline_script
+    from showcase.story import load_offline_script
 
     script = load_offline_script()["turns"][:turns]
     messages = []

@@ -57,6 +57,7 @@ INSTALLED_APPS = [
     "memory",
     "chat",
     "navigation",
+    "showcase",
 ]
 
 MIDDLEWARE = [
@@ -279,7 +280,7 @@ CHAT_TURN_TIMEOUT_SECONDS = env_float("CHAT_TURN_TIMEOUT_SECONDS", 180.0, minimu
 CHAT_RECALL_K = env_int("CHAT_RECALL_K", 8, minimum=1)
 
 # --- STORY ---
-# The demo story of the first `make run` (memory/story): auto = the LLM writes it when one is
+# The demo story of the first `make run` (showcase/story): auto = the LLM writes it when one is
 # configured and the shipped script is seeded if it cannot; llm = the LLM or no story; offline =
 # the shipped script with no LLM anywhere in that run; skip = no story.
 LEGALMEM_DEMO_STORY = env_choice("LEGALMEM_DEMO_STORY", "auto", ("auto", "llm", "offline", "skip"))

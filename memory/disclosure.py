@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from memory.models import Membership, Role
-from memory.story.provenance import EVENT_TAG_PREFIX
+from memory.pipeline.drafts import EVENT_TAG_PREFIX
 
 # Part of the key of anything cached from what a viewer is shown (the navigation graph's stored
 # snapshots): changing the rule changes the key, so nothing shown under an older rule is reused.

@@ -28,6 +28,14 @@ class Provenance:
             raise ValueError(f"a source tag names its kind, e.g. 'event:…'; got {plain}")
 
 
+EVENT_TAG_PREFIX = "event:"  # the source tag naming the event a note came from (navigation filters by it)
+
+
+def event_tag(event_name: str) -> str:
+    """The tag the graph page filters by: ``event:电脑花屏``."""
+    return f"{EVENT_TAG_PREFIX}{event_name}"
+
+
 def is_source_tag(tag: str) -> bool:
     """A tag naming where a note came from (``event:电脑花屏``), as a ``Provenance`` gives it.
     It describes the source, not the knowledge, so evolution never hands it to a neighbour."""

@@ -93,20 +93,3 @@ def _beat(turn_id: int, stop: threading.Event) -> None:
                 logger.warning("heartbeat of turn %s failed", turn_id, exc_info=True)
     finally:
         connection.close()  # this thread's own connection
-
-
-def watch_stalled_turns(stop: threading.Event) -> None:
-    """A live worker's side thread: every heartbeat period, re-enqueue jobs whose worker is gone,
-    so an idle worker takes them over within seconds (``manage.py run_worker`` starts it)."""
-    from memory.pipeline.turns import resume_stalled_turns
-
-    try:
-        while not stop.wait(settings.TURN_HEARTBEAT_SECONDS):
-            try:
-                resume_stalled_turns(limit=10)
-            except Exception:  # noqa: BLE001 - the next round tries again
-                logger.warning("looking for abandoned turn jobs failed", exc_info=True)
-            finally:
-                connection.close()
-    finally:
-        connection.close()

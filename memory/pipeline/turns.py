@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import threading
 from datetime import datetime, timedelta
 from functools import partial
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import CharField, Q
 from django.db.models.functions import Cast
 from django.utils import timezone
@@ -295,3 +296,18 @@ def extract_turn_task(turn_id: int) -> dict:
     if turn.status == TurnExtraction.Status.FAILED:
         raise TurnExtractionFailed(f"turn {turn.pk} failed after {turn.attempts} attempts: {turn.last_error}")
     return {"turn": turn.pk, "status": turn.status, "attempts": turn.attempts, "decisions": len(turn.decisions)}
+
+
+def watch_stalled_turns(stop: threading.Event) -> None:
+    """A live worker's side thread: every heartbeat period, re-enqueue jobs whose worker is gone,
+    so an idle worker takes them over within seconds (``manage.py run_worker`` starts it)."""
+    try:
+        while not stop.wait(settings.TURN_HEARTBEAT_SECONDS):
+            try:
+                resume_stalled_turns(limit=10)
+            except Exception:  # noqa: BLE001 - the next round tries again
+                logger.warning("looking for abandoned turn jobs failed", exc_info=True)
+            finally:
+                connection.close()
+    finally:
+        connection.close()

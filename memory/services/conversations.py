@@ -2,7 +2,7 @@
 
 The one place a conversation is started or a message stored, whoever the caller is: the chat
 (``chat.turns``), transcript import (``memory.pipeline.ingest``) and the demo story
-(``memory.story.runner``). Messages are evidence: stored as said, never rewritten by the
+(``showcase.story.runner``). Messages are evidence: stored as said, never rewritten by the
 pipeline; each write is one transaction. Messages are not audited one by one (they are the
 conversation itself); the notes derived from them are.
 """

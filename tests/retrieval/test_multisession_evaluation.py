@@ -7,8 +7,8 @@ import json
 import pytest
 from django.core.management import call_command
 
-from memory.evaluation.multisession import MUST_NOT, load_set
-from memory.evaluation.multisession.runner import SYSTEMS, run_evaluation
+from showcase.evaluation.multisession import MUST_NOT, load_set
+from showcase.evaluation.multisession.runner import SYSTEMS, run_evaluation
 from memory.models import Firm, Message
 from memory.retrieval import search_memory
 

@@ -10,8 +10,8 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from memory.evaluation.multisession import CATEGORIES, HERE, MUST_NOT, load_set
-from memory.evaluation.multisession.build import write
+from showcase.evaluation.multisession import CATEGORIES, HERE, MUST_NOT, load_set
+from showcase.evaluation.multisession.build import write
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 
 ROOT = Path(__file__).resolve().parents[2]
-APPS = ("memory", "chat", "navigation")
+APPS = ("memory", "chat", "navigation", "showcase")
 
 
 def module_name(path: Path) -> str:
@@ -135,3 +135,12 @@ def test_no_import_cycles_among_modules():
 if __name__ == "__main__":  # pragma: no cover - a quick look while refactoring
     for component in cycles(import_graph()):
         print(" ↔ ".join(component))
+
+
+def test_the_product_never_imports_the_showcase():
+    """The story and the evaluations build on the product; the product stands without them."""
+    graph = import_graph()
+    product = {name: deps for name, deps in graph.items() if not name.startswith("showcase")}
+    assert any(name.startswith("showcase") for name in graph)  # the showcase is read too
+    assert {name: sorted(d for d in deps if d.startswith("showcase")) for name, deps in product.items()
+            if any(d.startswith("showcase") for d in deps)} == {}

@@ -21,7 +21,7 @@ from memory.models import (
     TurnExtraction,
 )
 from memory.services.notes import NoteDraft, create_note
-from memory.story import load_offline_script
+from showcase.story import load_offline_script
 from tests.story.helpers import load, run_folder
 
 SOURCE_ID_RE = re.compile(r"^story-turn-\d{3}$")
@@ -59,7 +59,7 @@ def test_offline_story_end_to_end_then_idempotent(demo_firm, no_llm, tmp_path, c
     # 01/02: the offline request says so, the response is the script
     assert files["01_story_generation_request.json"]["engine"] == "offline script"
     assert files["02_story_generation_response.json"] == script
-    assert "offline script" in files["research"] and "memory/story/month_story.json" in files["research"]
+    assert "offline script" in files["research"] and "showcase/story/month_story.json" in files["research"]
 
     # every turn went through the real pipeline
     turns = TurnExtraction.objects.filter(firm=demo_firm)

@@ -10,7 +10,7 @@ import threading
 
 from django_tasks_db.management.commands.db_worker import Command as DBWorkerCommand
 
-from memory.pipeline.liveness import watch_stalled_turns
+from memory.pipeline.turns import watch_stalled_turns
 
 
 class Command(DBWorkerCommand):

@@ -40,9 +40,9 @@ from memory.pipeline import enqueue_turn_extraction, persona, process_turn
 from memory.pipeline.drafts import Provenance
 from memory.pipeline.routing import thresholds
 from memory.services.conversations import ConversationConflict, keyed_conversation, save_message
-from memory.story.generation import Generation, write_json
-from memory.story.provenance import EVENT_TAG_PREFIX, event_tag
-from memory.story.script import Story, StoryError, StoryTurn
+from showcase.story.generation import Generation, write_json
+from memory.pipeline.drafts import EVENT_TAG_PREFIX, event_tag
+from showcase.story.script import Story, StoryError, StoryTurn
 
 STORY_ACTOR = "system:story"
 REPLY_DELAY = timedelta(seconds=30)
@@ -398,7 +398,7 @@ def _research(generation: Generation, run: StoryRun, turn_records: list[dict[str
             "first request); `02_story_generation_response.json` every attempt's reply, status and error.",
         ]
     else:
-        lines += [f"- {generation.request.get('why', 'no LLM call')}: the script `memory/story/month_story.json` "
+        lines += [f"- {generation.request.get('why', 'no LLM call')}: the script `showcase/story/month_story.json` "
                   "(written by the project, in Chinese) is the story; `02_…response.json` is the script itself."]
     lines += ["- what happened:"] + [f"  - {note}" for note in generation.notes]
     lines += [

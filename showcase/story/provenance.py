@@ -2,8 +2,8 @@
 chat_story``, ``source_id = story-turn-017`` and the tag ``event:<事件名>``.
 
 The runner gives the turn job that provenance (``memory.pipeline.drafts.Provenance``), so
-the pipeline creates each note with it; this module names the event tag and deletes a
-story's notes for ``--fresh``.
+the pipeline creates each note with it (the event tag is named in
+``memory.pipeline.drafts``); this module deletes a story's notes for ``--fresh``.
 """
 from __future__ import annotations
 
@@ -11,14 +11,6 @@ from django.db import transaction
 
 from memory.models import Conversation, Note
 from memory.services.notes import delete_note
-
-EVENT_TAG_PREFIX = "event:"
-
-
-def event_tag(event_name: str) -> str:
-    """The tag the graph page filters by: ``event:电脑花屏``."""
-    return f"{EVENT_TAG_PREFIX}{event_name}"
-
 
 def delete_story_notes(conversations: list[Conversation], *, actor) -> int:
     """Delete every note of the given story conversations through the audited service

@@ -12,7 +12,7 @@ from typing import Any, Callable
 from django.utils import timezone
 
 from memory.llm import JSONReply, LLMBadOutput, LLMClient, LLMError
-from memory.story.chunks import (
+from showcase.story.chunks import (
     CHUNK_SCHEMA,
     CHUNK_SCHEMA_NAME,
     STORY_SYSTEM_PROMPT,
@@ -23,7 +23,7 @@ from memory.story.chunks import (
     reply_tokens,
     select_outline,
 )
-from memory.story.script import OFFLINE_SCRIPT, load_offline_script
+from showcase.story.script import OFFLINE_SCRIPT, load_offline_script
 
 ENGINE_OFFLINE = "offline script"
 WHY_NO_LLM = "no LLM is configured (LLM_BASE_URL is empty)"

@@ -1,4 +1,4 @@
-"""`manage.py evaluate_memory`: the multi-session set (memory/evaluation/multisession/) through
+"""`manage.py evaluate_memory`: the multi-session set (showcase/evaluation/multisession/) through
 import + search, scored beside the raw-message baselines (dense, BM25, RRF) in the same run."""
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from memory.evaluation.multisession import CATEGORIES, HERE, load_set
-from memory.evaluation.multisession.runner import run_evaluation
+from showcase.evaluation.multisession import CATEGORIES, HERE, load_set
+from showcase.evaluation.multisession.runner import run_evaluation
 
 
 class Command(BaseCommand):

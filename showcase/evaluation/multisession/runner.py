@@ -26,10 +26,10 @@ from typing import Any, Callable
 
 from django.db import transaction
 
-from memory.evaluation.baselines import BASELINES, indexes_for
-from memory.evaluation.metrics import mean, recall_all_at_k, reciprocal_rank
-from memory.evaluation.multisession import CATEGORIES, LANGUAGES, MUST_NOT, EvaluationSet
-from memory.evaluation.runner import create_world, import_renamed
+from showcase.evaluation.baselines import BASELINES, indexes_for
+from showcase.evaluation.metrics import mean, recall_all_at_k, reciprocal_rank
+from showcase.evaluation.multisession import CATEGORIES, LANGUAGES, MUST_NOT, EvaluationSet
+from showcase.evaluation.runner import create_world, import_renamed
 from memory.models import Matter, MemoryScope, Message, Note
 from memory.retrieval.types import Hit
 

@@ -10,7 +10,7 @@ Where the story comes from (``--source``, default ``LEGALMEM_DEMO_STORY``, else 
   script's turns (recorded). If the server cannot deliver at all, the command fails.
 - ``auto``: the same when an LLM is configured; if it cannot deliver, one line says so and
   the shipped script is run instead, with no LLM anywhere in that run.
-- ``offline`` (or ``--offline``): the shipped script ``memory/story/month_story.json``, and no
+- ``offline`` (or ``--offline``): the shipped script ``showcase/story/month_story.json``, and no
   LLM request at all in this run: extraction, consolidation and persona use the offline engine.
 
 ``--budget SECONDS`` bounds what the LLM may spend (``make run`` passes
@@ -36,7 +36,7 @@ from tqdm import tqdm
 
 from memory.llm import LLMClient, Role, llm_forced_offline, offline_only
 from memory.models import Firm, Membership, Note, SourceType
-from memory.story import (
+from showcase.story import (
     ChunkError,
     Generation,
     Story,
@@ -51,9 +51,9 @@ from memory.story import (
     plan_chunks,
     run_story,
 )
-from memory.story.chunks import CHUNK_MAX_TURNS
-from memory.story.generation import WHY_NO_LLM, write_json
-from memory.story.runner import STORY_ACTOR, next_edition, save_generation, story_conversations, story_from_conversations
+from showcase.story.chunks import CHUNK_MAX_TURNS
+from showcase.story.generation import WHY_NO_LLM, write_json
+from showcase.story.runner import STORY_ACTOR, next_edition, save_generation, story_conversations, story_from_conversations
 
 SOURCES = ("auto", "llm", "offline")
 FALLBACK_LINE = "[legalmem] the LLM could not write the demo story ({reason}); seeding the shipped script instead"

@@ -1,7 +1,7 @@
 """The multi-session evaluation set: three users' dated sessions (Chinese and English) and
 questions with gold evidence message ids (see ``build.py`` for how the JSON is made).
 
-    from memory.evaluation.multisession import load_set
+    from showcase.evaluation.multisession import load_set
     data = load_set().select(sessions=["emma-s01"], limit=3)
 """
 from __future__ import annotations

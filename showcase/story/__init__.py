@@ -11,11 +11,12 @@ Public interface (what ``manage.py generate_story`` calls):
 - ``run_story(story, firm=..., user=..., run_dir=..., edition=..., progress=None)`` → ``StoryRun``
 - ``event_tag(name)``, ``delete_story_notes(...)``
 """
-from memory.story.chunks import ChunkError, StoryChunk, plan_chunks
-from memory.story.generation import Generation, StoryLLMFailed, generate_story_in_chunks, offline_generation
-from memory.story.provenance import delete_story_notes, event_tag
-from memory.story.runner import StoryRun, existing_story, run_story
-from memory.story.script import STORY_SCHEMA, Story, StoryError, StoryEvent, StoryTurn, load_offline_script, parse_story
+from showcase.story.chunks import ChunkError, StoryChunk, plan_chunks
+from showcase.story.generation import Generation, StoryLLMFailed, generate_story_in_chunks, offline_generation
+from memory.pipeline.drafts import event_tag
+from showcase.story.provenance import delete_story_notes
+from showcase.story.runner import StoryRun, existing_story, run_story
+from showcase.story.script import STORY_SCHEMA, Story, StoryError, StoryEvent, StoryTurn, load_offline_script, parse_story
 
 __all__ = [
     "STORY_SCHEMA",
