@@ -110,19 +110,32 @@ def claim_turn(turn_id: int, *, now: datetime | None = None) -> TurnExtraction |
     now = now or timezone.now()
     with transaction.atomic():
         turn = TurnExtraction.objects.select_for_update().get(pk=turn_id)
-        if turn.status in (TurnExtraction.Status.DONE, TurnExtraction.Status.SKIPPED, TurnExtraction.Status.FAILED):
+        if not claimable(turn, now):
             return None
-        if turn.status == TurnExtraction.Status.RUNNING:
-            if turn.started_at and turn.started_at > now - timedelta(seconds=settings.TURN_LEASE_SECONDS):
-                return None
-            logger.warning("turn %s was left running since %s by a dead worker; resuming", turn.pk, turn.started_at)
-        elif turn.next_attempt_at and turn.next_attempt_at > now:
-            return None
-        turn.status = TurnExtraction.Status.RUNNING
-        turn.attempts += 1
-        turn.started_at = now
+        mark_running(turn, now)
         turn.save(update_fields=["status", "attempts", "started_at", "updated_at"])
     return turn
+
+
+def claimable(turn: TurnExtraction, now: datetime) -> bool:
+    """May a worker run this (locked) job now? Not when finished, not yet due, or held by a
+    live worker; a ``running`` job older than the lease belonged to a dead worker."""
+    if turn.status in (TurnExtraction.Status.DONE, TurnExtraction.Status.SKIPPED, TurnExtraction.Status.FAILED):
+        return False
+    if turn.status == TurnExtraction.Status.RUNNING:
+        if turn.started_at and turn.started_at > now - timedelta(seconds=settings.TURN_LEASE_SECONDS):
+            return False
+        logger.warning("turn %s was left running since %s by a dead worker; resuming", turn.pk, turn.started_at)
+    elif turn.next_attempt_at and turn.next_attempt_at > now:
+        return False
+    return True
+
+
+def mark_running(turn: TurnExtraction, now: datetime) -> None:
+    """The claimed job's new state (the caller saves it)."""
+    turn.status = TurnExtraction.Status.RUNNING
+    turn.attempts += 1
+    turn.started_at = now
 
 
 def process_turn(turn_id: int) -> TurnExtraction:
@@ -164,6 +177,13 @@ def _source_for(turn: TurnExtraction) -> TurnSource:
 
 
 def _run(turn: TurnExtraction) -> None:
+    if extract_items(turn):
+        apply_turn(turn)
+
+
+def extract_items(turn: TurnExtraction) -> bool:
+    """Extract the turn's items once (stored on the row, so a resumed job routes the same
+    items); False when the engine skipped the turn (it is finished as ``skipped``)."""
     if turn.items is None:
         user_msg, reply = turn.user_message, turn.assistant_message
         outcome = extract_turn(
@@ -177,9 +197,21 @@ def _run(turn: TurnExtraction) -> None:
         turn.save(update_fields=["items", "rejected", "engine", "updated_at"])
     if turn.engine == ENGINE_SKIPPED:
         _finish(turn, TurnExtraction.Status.SKIPPED)
-        return
+        return False
+    return True
+
+
+def items_to_write(turn: TurnExtraction) -> list[ExtractedItem]:
+    """The extracted items plus their episodic twins, in routing order (what gets embedded)."""
+    items = [ExtractedItem(**data) for data in turn.items or []]
+    return [*items, *episodic_twins(items, _source_for(turn))] if items else []
+
+
+def apply_turn(turn: TurnExtraction, vectors=None) -> None:
+    """Route the extracted items (``vectors``: their embeddings in ``items_to_write`` order,
+    when already computed) and finish the job as done."""
     items = [ExtractedItem(**data) for data in turn.items]
-    apply_items(items, _source_for(turn), actor=SYSTEM_ACTOR, turn=turn)
+    apply_items(items, _source_for(turn), actor=SYSTEM_ACTOR, turn=turn, vectors=vectors)
     _finish(turn, TurnExtraction.Status.DONE)
 
 
@@ -199,14 +231,17 @@ def _finish(turn: TurnExtraction, status: str) -> None:
 
 
 def apply_items(
-    items: list[ExtractedItem], source: TurnSource, *, actor, turn=None, consolidation=None
+    items: list[ExtractedItem], source: TurnSource, *, actor, turn=None, consolidation=None, vectors=None
 ) -> list[RoutingDecision]:
-    """Embed the items in one batch, then route each (episodic) or record it (persona), one
-    transaction per item. An item the note model refuses is recorded as IGNORE with the reason."""
+    """Embed the items in one batch (unless ``vectors`` already holds the embeddings of the
+    items and their twins, as the bulk import computes them), then route each (episodic) or
+    record it (persona), one transaction per item. An item the note model refuses is recorded
+    as IGNORE with the reason."""
     if not items:
         return []
     items = [*items, *episodic_twins(items, source)]  # persona evidence is also kept as what was said
-    vectors = get_embedder().embed_passages([item.content for item in items])
+    if vectors is None:
+        vectors = get_embedder().embed_passages([item.content for item in items])
     decisions = []
     for index, (item, vector) in enumerate(zip(items, vectors)):
         try:
