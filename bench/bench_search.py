@@ -330,7 +330,7 @@ def main() -> list[dict]:
     other = int(os.environ.get("BENCH_OTHER", "100000"))
     queries = int(os.environ.get("BENCH_QUERIES", "200"))
     recall_queries = int(os.environ.get("BENCH_RECALL_QUERIES", "100"))
-    settings.DATABASES["default"].setdefault("TEST", {})["NAME"] = "legalmem_bench"
+    settings.DATABASES["default"].setdefault("TEST", {})["NAME"] = os.environ.get("BENCH_DB_NAME", "legalmem_bench")
     old_name = connection.settings_dict["NAME"]
     print(f"[bench] creating throw-away database legalmem_bench (cpus={os.cpu_count()})", flush=True)
     connection.creation.create_test_db(verbosity=0, autoclobber=True, serialize=False)

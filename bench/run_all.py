@@ -78,7 +78,7 @@ def _memory() -> list[str]:
 
     started = time.perf_counter()
     f = main()
-    body = ["| chat turns | RSS start / after 100 / half / end MB | growth over the second half MB | per 100 turns MB |",
+    body = ["| chat turns | RSS start / first sample / half / end MB | growth over the second half MB | per 100 turns MB |",
             "|---|---|---|---|",
             f"| {f['turns']} | {f['rss_start_mb']} / {f['rss_after_first_sample_mb']} / {f['rss_half_mb']} / "
             f"{f['rss_end_mb']} | {f['growth_second_half_mb']} | {f['growth_per_100_turns_second_half_mb']} |"]
