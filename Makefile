@@ -48,12 +48,10 @@ restore: install
 # Benchmarks (speed and memory are measured here, not in tests); see bench/README.md.
 BENCH_DATA := $(CURDIR)/var/bench
 BENCH_MANAGE := LEGALMEM_DATA_DIR=$(BENCH_DATA) $(PY) -m legalmem_site.launcher manage
+# `make bench` writes bench/RESULTS.md (ratios, load average, command); BENCH_ONLY=import,search… for a subset.
 bench: install
 	$(BENCH_MANAGE) migrate -v 0
-	$(BENCH_MANAGE) shell -c 'import runpy; runpy.run_path("bench/bench_ingest.py", run_name="__main__")'
-	$(BENCH_MANAGE) shell -c "from bench.bench_search import main; main()"
-	$(BENCH_MANAGE) shell -c "from bench.bench_navigation import main; main()"
-	$(BENCH_MANAGE) shell -c "from bench.bench_chat import main; main()"
+	$(BENCH_MANAGE) shell -c "from bench.run_all import main; main()"
 
 clean-data:
 	@echo "This deletes every note in ./var. Run: rm -rf var" && false

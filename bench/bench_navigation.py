@@ -102,7 +102,26 @@ def _passages(texts: list[str]) -> np.ndarray:
     return vectors
 
 
-def main() -> None:
+def _cache_entry_mb(selectors, cache, context) -> float:
+    """Memory one key's graph holds in this process's navigation cache (Python objects and
+    numpy arrays, traced while a fresh cache loads it), in MB (docs/performance.md)."""
+    import gc
+    import tracemalloc
+
+    cache.clear()
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        selectors.built_graph(context)
+        gc.collect()
+        retained = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    return round(retained / 2**20, 1)
+
+
+def main() -> list[dict]:
     sizes = [int(s) for s in os.environ.get("BENCH_NAV_SIZES", "1000,5000,10000").split(",")]
     queries = int(os.environ.get("BENCH_NAV_QUERIES", "200"))
     settings.DATABASES["default"].setdefault("TEST", {})["NAME"] = "legalmem_navbench"
@@ -110,14 +129,14 @@ def main() -> None:
     print(f"[bench] creating throw-away database legalmem_navbench (cpus={os.cpu_count()})", flush=True)
     connection.creation.create_test_db(verbosity=0, autoclobber=True, serialize=False)
     try:
-        _run(sizes, queries)
+        return _run(sizes, queries)
     finally:
         if os.environ.get("BENCH_KEEP_DB") != "1":
             connection.creation.destroy_test_db(old_name, verbosity=0)
             print("[bench] dropped legalmem_navbench", flush=True)
 
 
-def _run(sizes: list[int], query_count: int) -> None:
+def _run(sizes: list[int], query_count: int) -> list[dict]:
     from django.contrib.auth import get_user_model
     from django.test import Client
 
@@ -257,6 +276,7 @@ def _run(sizes: list[int], query_count: int) -> None:
                 row[f"{label}_bytes"] = len(response.content)
                 row[f"{label}_gzip_bytes"] = len(gzip.compress(response.content))
         row |= _freshness(client, context, firm, matters, fresh, vectors_for=_passages)
+        row["cache_entry_mb"] = _cache_entry_mb(selectors, cache, context)
         rows.append(row)
         print(f"[bench] {row}", flush=True)
 
@@ -281,6 +301,9 @@ def _run(sizes: list[int], query_count: int) -> None:
                   f"{row['page_default_bytes']:,} B ({row['page_default_gzip_bytes']:,} gzip); upper only "
                   f"{row['page_upper_only_bytes']:,} B ({row['page_upper_only_gzip_bytes']:,} gzip); everything "
                   f"{row['page_all_bytes']:,} B ({row['page_all_gzip_bytes']:,} gzip)")
+    for row in rows:
+        print(f"navigation cache at {row['notes']:,} notes (one key): {row['cache_entry_mb']} MB")
+    return rows
 
 
 def _freshness(client, context, firm, matters, fresh, *, vectors_for) -> dict:

@@ -42,39 +42,63 @@ def _percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, max(0, int(round(q * (len(ordered) - 1)))))]
 
 
-def _time(texts: list[str], repeats: int) -> tuple[float, float]:
+QUESTION_30 = "请问房东一直不退押金一万元，我现在可以直接去法院起诉他了吗？"  # 30 characters: the reference
+
+
+def _interleaved(kinds: dict[str, list[str]], repeats: int) -> dict[str, list[float]]:
+    """Encode one text of every kind per round, so each kind sees the same load."""
     embedder = get_embedder()
-    timings = []
+    timings: dict[str, list[float]] = {kind: [] for kind in kinds}
     for i in range(repeats):
-        text = texts[i % len(texts)]
-        started = time.perf_counter()
-        embedder.embed_query(text)
-        timings.append((time.perf_counter() - started) * 1000)
-    return round(statistics.median(timings), 1), round(_percentile(timings, 0.95), 1)
+        for kind, texts in kinds.items():
+            text = texts[i % len(texts)]
+            started = time.perf_counter()
+            embedder.embed_query(text)
+            timings[kind].append((time.perf_counter() - started) * 1000)
+    return timings
 
 
-def main() -> None:
+def main() -> list[dict]:
+    from memory.retrieval import MAX_QUERY_CHARS
+
     repeats = int(os.environ.get("BENCH_REPEATS", "30"))
     get_embedder().embed_query("预热")
+    longest = (LONG_QUESTION * (MAX_QUERY_CHARS // len(LONG_QUESTION) + 1))[:MAX_QUERY_CHARS]
     kinds = {
+        f"30-character question (reference, {len(QUESTION_30)} chars)": [(QUESTION_30, "")],
         "short Chinese": [(q, "") for q in SHORT_ZH],
         "short English": [(q, "") for q in SHORT_EN],
         f"long chat query ({len(LONG_QUESTION)} chars + {len(LONG_CONTEXT)} context)": [(LONG_QUESTION, LONG_CONTEXT)],
+        f"longest allowed question ({MAX_QUERY_CHARS} chars) + long context": [(longest, LONG_CONTEXT * 20)],
     }
     print(f"[bench] backend {settings.EMBEDDING_BACKEND}, SEARCH_QUERY_MAX_TOKENS={settings.SEARCH_QUERY_MAX_TOKENS}, "
           f"SEARCH_CONTEXT_MAX_TOKENS={settings.SEARCH_CONTEXT_MAX_TOKENS}, {repeats} encodings each, "
           f"load average {os.getloadavg()[0]:.2f}")
-    print("\n| question | tokens encoded (bounded / unbounded) | bounded p50 / p95 ms | unbounded p50 / p95 ms |")
-    print("|---|---|---|---|")
-    for kind, pairs in kinds.items():
-        bounded = [encoding_text(q, c) for q, c in pairs]
-        unbounded = [f"{q}\n{c}" if c else q for q, c in pairs]
-        b50, b95 = _time(bounded, repeats)
-        u50, u95 = _time(unbounded, repeats)
-        tokens_b = max(estimate_tokens(t) for t in bounded)
-        tokens_u = max(estimate_tokens(t) for t in unbounded)
-        print(f"| {kind} | {tokens_b} / {tokens_u} | {b50} / {b95} | {u50} / {u95} |")
+    bounded = {kind: [encoding_text(q, c) for q, c in pairs] for kind, pairs in kinds.items()}
+    unbounded = {kind: [f"{q}\n{c}" if c else q for q, c in pairs] for kind, pairs in kinds.items()}
+    timed_b = _interleaved(bounded, repeats)
+    timed_u = _interleaved(unbounded, repeats)
+    reference = _percentile(next(iter(timed_b.values())), 0.95)
+    rows = []
+    print("\n| question | tokens encoded (bounded / unbounded) | bounded p50 / p95 ms | p95 / 30-char p95 "
+          "| unbounded p50 / p95 ms |")
+    print("|---|---|---|---|---|")
+    for position, kind in enumerate(kinds):
+        b, u = timed_b[kind], timed_u[kind]
+        row = {
+            "label": kind, "short30": position == 0,
+            "chars": max(len(q) + len(c) for q, c in kinds[kind]),
+            "tokens": max(estimate_tokens(t) for t in bounded[kind]),
+            "tokens_unbounded": max(estimate_tokens(t) for t in unbounded[kind]),
+            "p50_ms": round(statistics.median(b), 1), "p95_ms": round(_percentile(b, 0.95), 1),
+            "unbounded_p50_ms": round(statistics.median(u), 1), "unbounded_p95_ms": round(_percentile(u, 0.95), 1),
+        }
+        row["ratio_p95"] = round(row["p95_ms"] / reference, 2)
+        rows.append(row)
+        print(f"| {kind} | {row['tokens']} / {row['tokens_unbounded']} | {row['p50_ms']} / {row['p95_ms']} | "
+              f"{row['ratio_p95']}x | {row['unbounded_p50_ms']} / {row['unbounded_p95_ms']} |")
     print(f"\nload average after: {os.getloadavg()[0]:.2f}")
+    return rows
 
 
 if __name__ == "__main__":

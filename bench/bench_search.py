@@ -8,7 +8,7 @@ Run (uses a throw-away database ``legalmem_bench`` on the data folder's server, 
 Environment knobs: BENCH_SIZES (default "1000,10000,100000": notes of the searched firm),
 BENCH_OTHER (default 100000: notes of two other firms, present from the start),
 BENCH_QUERIES (default 200 timed searches per size), BENCH_RECALL_QUERIES (default 100),
-BENCH_KEEP_DB=1 (keep the database for inspection), BENCH_MESSAGES (default 5000: raw messages
+BENCH_KEEP_DB=1 (keep the database for inspection), BENCH_DB_NAME (default legalmem_bench: the throw-away database, so two runs can go side by side), BENCH_MESSAGES (default 5000: raw messages
 in 20 conversations of the benchmark user — every layered search reads them too, see
 docs/turn-memory.md; 0 for none).
 
@@ -208,19 +208,38 @@ def _build_vector_indexes(definitions: list[str]) -> float:
     return time.perf_counter() - started
 
 
+def _bare(world: World, query: str) -> float:
+    """The bare cost of a search, in ms: one query encode plus one pgvector top-k read of the
+    same table (the firm's notes by cosine distance, k = 10, HNSW) — what any vector search
+    pays; the layered search is judged against it (ratio, docs/performance.md)."""
+    from memory.embeddings import get_embedder
+
+    started = time.perf_counter()
+    vector = get_embedder().embed_query(query)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT id FROM memory_note WHERE firm_id = %s ORDER BY embedding <=> %s::vector LIMIT 10",
+            [world.firm.pk, "[" + ",".join(f"{x:.6f}" for x in vector) + "]"],
+        )
+        cursor.fetchall()
+    return (time.perf_counter() - started) * 1000
+
+
 def _latency(world: World, queries: int) -> dict:
     from memory.retrieval import search_memory
 
     rng = random.Random(7)
-    totals, embeds, waits = [], [], []
+    totals, embeds, waits, bare = [], [], [], []
     stages: dict[str, list[float]] = {}
     for i in range(queries + 10):
         query = QUERIES[i % len(QUERIES)]
         matter = rng.choice(world.assigned).pk if rng.random() < 0.8 else None
+        bare_ms = _bare(world, query)  # interleaved: both see the same load
         started = time.perf_counter()
         result = search_memory(world.user, query, k=10, strategy="layered", matter_id=matter)
         elapsed = (time.perf_counter() - started) * 1000
         if i >= 10:  # warm-up excluded
+            bare.append(bare_ms)
             totals.append(elapsed)
             embeds.append(result.timings["embed"])
             waits.append(result.timings["embed_wait"])
@@ -230,6 +249,9 @@ def _latency(world: World, queries: int) -> dict:
         "p50_ms": round(statistics.median(totals), 2),
         "p95_ms": round(_percentile(totals, 0.95), 2),
         "max_ms": round(max(totals), 2),
+        "bare_p50_ms": round(statistics.median(bare), 2),
+        "bare_p95_ms": round(_percentile(bare, 0.95), 2),
+        "ratio_p95": round(_percentile(totals, 0.95) / _percentile(bare, 0.95), 2),
         "embed_p50_ms": round(statistics.median(embeds), 2),
         # The query encodes on a worker thread while the access checks run: only the wait counts.
         "embed_wait_p50_ms": round(statistics.median(waits), 2),
@@ -237,7 +259,14 @@ def _latency(world: World, queries: int) -> dict:
         "search_without_embed_p95_ms": round(_percentile([t - w for t, w in zip(totals, waits)], 0.95), 2),
         **{f"{stage}_p50_ms": round(statistics.median(values), 2) for stage, values in stages.items()},
         "load_average_1m": round(os.getloadavg()[0], 2),
+        "rss_mb": _rss_mb(),  # this process after the searches: what a server process holds
     }
+
+
+def _rss_mb() -> float:
+    from bench.bench_memory import rss_mb
+
+    return rss_mb()
 
 
 def _recall(world: World, centres: np.ndarray, queries: int) -> dict:
@@ -296,24 +325,24 @@ def _plans(world: World) -> dict:
     return found
 
 
-def main() -> None:
+def main() -> list[dict]:
     sizes = [int(s) for s in os.environ.get("BENCH_SIZES", "1000,10000,100000").split(",")]
     other = int(os.environ.get("BENCH_OTHER", "100000"))
     queries = int(os.environ.get("BENCH_QUERIES", "200"))
     recall_queries = int(os.environ.get("BENCH_RECALL_QUERIES", "100"))
-    settings.DATABASES["default"].setdefault("TEST", {})["NAME"] = "legalmem_bench"
+    settings.DATABASES["default"].setdefault("TEST", {})["NAME"] = os.environ.get("BENCH_DB_NAME", "legalmem_bench")
     old_name = connection.settings_dict["NAME"]
     print(f"[bench] creating throw-away database legalmem_bench (cpus={os.cpu_count()})", flush=True)
     connection.creation.create_test_db(verbosity=0, autoclobber=True, serialize=False)
     try:
-        _run(sizes, other, queries, recall_queries)
+        return _run(sizes, other, queries, recall_queries)
     finally:
         if os.environ.get("BENCH_KEEP_DB") != "1":
             connection.creation.destroy_test_db(old_name, verbosity=0)
             print("[bench] dropped legalmem_bench", flush=True)
 
 
-def _run(sizes: list[int], other: int, queries: int, recall_queries: int) -> None:
+def _run(sizes: list[int], other: int, queries: int, recall_queries: int) -> list[dict]:
     from memory.embeddings import get_embedder
 
     rng = np.random.default_rng(3)
@@ -348,15 +377,17 @@ def _run(sizes: list[int], other: int, queries: int, recall_queries: int) -> Non
         latency = _latency(target, queries)
         recall = _recall(target, centres, recall_queries)
         plans = _plans(target)
-        row = {"firm_notes": size, "table_notes": total_rows, **latency, "recall@10": recall, "access": plans,
+        row = {"firm_notes": size, "table_notes": total_rows, "messages": messages, **latency, "recall@10": recall, "access": plans,
                "insert_s": round(seconds, 1), "index_build_s": None if build is None else round(build, 1)}
         rows.append(row)
         print(f"[bench] {row}", flush=True)
-    print("\n| firm notes | table notes | p50 ms | p95 ms | embed (wait) p50 ms | without the wait p50 / p95 ms "
-          "| messages p50 ms | recall@10 (overall) | load avg |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("\n| firm notes | table notes | p50 ms | p95 ms | bare p50 / p95 ms | ratio p95 | embed (wait) p50 ms "
+          "| without the wait p50 / p95 ms | messages p50 ms | recall@10 (overall) | load avg |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for row in rows:
         print(f"| {row['firm_notes']:,} | {row['table_notes']:,} | {row['p50_ms']} | {row['p95_ms']} | "
+              f"{row['bare_p50_ms']} / {row['bare_p95_ms']} | {row['ratio_p95']} | "
               f"{row['embed_p50_ms']} ({row['embed_wait_p50_ms']}) | {row.get('search_without_embed_p50_ms')} / "
               f"{row.get('search_without_embed_p95_ms')} | {row.get('messages_p50_ms', 0.0)} | {row['recall@10']['overall']} | "
               f"{row.get('load_average_1m')} |")
+    return rows

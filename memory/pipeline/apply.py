@@ -40,14 +40,17 @@ def reply_speaker(source_type: str, reply: Message) -> str:
 
 
 def apply_items(
-    items: list[ExtractedItem], source: TurnSource, *, actor, turn=None, consolidation=None
+    items: list[ExtractedItem], source: TurnSource, *, actor, turn=None, consolidation=None, vectors=None
 ) -> list[RoutingDecision]:
-    """Embed the items in one batch, then route each (episodic) or record it (persona), one
-    transaction per item. An item the note model refuses is recorded as IGNORE with the reason."""
+    """Embed the items in one batch (unless ``vectors`` already holds the embeddings of the
+    items and their twins, as the bulk import computes them), then route each (episodic) or
+    record it (persona), one transaction per item. An item the note model refuses is recorded
+    as IGNORE with the reason."""
     if not items:
         return []
     items = [*items, *episodic_twins(items, source)]  # persona evidence is also kept as what was said
-    vectors = get_embedder().embed_passages([item.content for item in items])
+    if vectors is None:
+        vectors = get_embedder().embed_passages([item.content for item in items])
     decisions = []
     for index, (item, vector) in enumerate(zip(items, vectors)):
         try:

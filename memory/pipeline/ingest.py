@@ -37,6 +37,8 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from memory.models import Conversation, Firm, Matter, Membership, Message, RoutingDecision, SourceType, TurnExtraction
+from memory.embeddings import EmbeddingUnavailable
+from memory.pipeline.bulk import process_turns_in_bulk
 from memory.pipeline.message_index import index_messages
 from memory.pipeline.turns import _get_or_create_turn, process_turn
 from memory.services.conversations import keyed_conversation, save_message
@@ -218,8 +220,9 @@ def parse_transcript(data: Any, *, firm_slug: str | None = None) -> tuple[Firm, 
     return firm, specs
 
 
-def _store_conversation(firm: Firm, spec: _ConversationSpec, result: ImportResult) -> list[TurnExtraction]:
-    """Conversation, messages and turn jobs of one conversation, all or nothing."""
+def _store_conversation(firm: Firm, spec: _ConversationSpec, result: ImportResult) -> tuple[list[TurnExtraction], int]:
+    """Conversation, messages and turn jobs of one conversation, all or nothing; returns the
+    turns and the conversation's id."""
     with transaction.atomic():
         conversation, created = keyed_conversation(
             firm=firm, external_id=spec.external_id, user=spec.user, matter=spec.matter, title=spec.title,
@@ -239,7 +242,7 @@ def _store_conversation(firm: Firm, spec: _ConversationSpec, result: ImportResul
             if previous.role == Message.Role.USER and current.role == Message.Role.ASSISTANT:
                 turn, _ = _get_or_create_turn(previous, current, source_type=SourceType.IMPORT)
                 turns.append(turn)
-    return turns
+    return turns, conversation.pk
 
 
 def _failure(turn: TurnExtraction) -> TurnFailure:
@@ -254,33 +257,43 @@ def import_transcript(
     actor,
     progress: Callable[[int, int], None] | None = None,
     firm: str | None = None,
+    bulk: bool = True,
 ) -> ImportResult:
     """Import a parsed transcript (format in the module docstring) and run every turn through
     the write path synchronously. ``progress(done, total)`` is called after each turn.
     Raises TranscriptError before writing anything if the transcript is invalid. ``actor`` is
-    who imported it (a user or "system:<name>"); notes are written by the pipeline."""
+    who imported it (a user or "system:<name>"); notes are written by the pipeline.
+
+    ``bulk`` (the default) runs the turns through ``memory.pipeline.bulk`` (batched encoding
+    on a second thread, a transaction per turn); ``bulk=False`` runs ``process_turn`` on
+    each turn in turn. Both write the same notes, decisions and links (docs/performance.md)."""
     started = time.perf_counter()
     firm_obj, specs = parse_transcript(data, firm_slug=firm)
     result = ImportResult(firm=firm_obj.slug, conversations=len(specs))
     all_turns: list[TurnExtraction] = []
+    conversation_ids: list[int] = []
     for spec in specs:
-        all_turns.extend(_store_conversation(firm_obj, spec, result))
-        # Every imported line is searchable before any extraction runs (batched embedding).
-        result.messages_indexed += index_messages(
-            Message.objects.filter(conversation__firm=firm_obj, conversation__external_id=spec.external_id)
-        )
+        turns, conversation_id = _store_conversation(firm_obj, spec, result)
+        all_turns.extend(turns)
+        conversation_ids.append(conversation_id)
+        if not bulk:
+            # Every imported line is searchable before any extraction runs (batched embedding).
+            result.messages_indexed += index_messages(Message.objects.filter(conversation_id=conversation_id))
     result.turns = len(all_turns)
     if progress:
         progress(0, len(all_turns))
-    for done, turn in enumerate(all_turns, start=1):
-        if turn.status not in (TurnExtraction.Status.DONE, TurnExtraction.Status.SKIPPED, TurnExtraction.Status.FAILED):
-            turn = process_turn(turn.pk)
-            if turn is None:  # erased while the import ran (docs/records.md)
-                continue
+    done = 0
+
+    def count(turn: TurnExtraction, processed: bool) -> None:
+        nonlocal done
+        done += 1
+        if processed:
             result.turns_processed += 1
-            result.decisions.update(
-                RoutingDecision.objects.filter(source_key=turn.source_key).values_list("action", flat=True)
-            )
+            if turn.status in (TurnExtraction.Status.DONE, TurnExtraction.Status.SKIPPED):
+                result.decisions.update(d["action"] for d in turn.decisions or [])
+            else:
+                result.decisions.update(
+                    RoutingDecision.objects.filter(source_key=turn.source_key).values_list("action", flat=True))
         result.turn_status[turn.status] += 1
         if turn.status == TurnExtraction.Status.FAILED or (
             turn.status == TurnExtraction.Status.PENDING and turn.last_error
@@ -288,5 +301,26 @@ def import_transcript(
             result.failures.append(_failure(turn))
         if progress:
             progress(done, len(all_turns))
+
+    finished = (TurnExtraction.Status.DONE, TurnExtraction.Status.SKIPPED, TurnExtraction.Status.FAILED)
+    if bulk:
+        unfinished = {t.pk for t in all_turns if t.status not in finished}
+        outcome = process_turns_in_bulk(
+            [t.pk for t in all_turns],
+            on_turn=lambda turn: count(turn, turn.pk in unfinished),
+            leftover_messages=Message.objects.filter(conversation_id__in=conversation_ids),
+        )
+        result.messages_indexed += outcome.messages_indexed
+        if outcome.message_errors:
+            # As the per-turn path: an embedding outage is loud; the messages stay queued.
+            raise EmbeddingUnavailable(outcome.message_errors[0])
+    else:
+        for turn in all_turns:
+            if turn.status not in finished:
+                processed = process_turn(turn.pk)
+                if processed is not None:  # None: erased while the import ran (docs/records.md)
+                    count(processed, True)
+            else:
+                count(turn, False)
     result.seconds = time.perf_counter() - started
     return result

@@ -62,15 +62,17 @@ def _process_alive(pid: int) -> bool:
 
 
 @contextmanager
-def heartbeat(turn_id: int) -> Iterator[None]:
-    """Beat the job's heartbeat from a side thread while the body runs. Inside a caller's
-    transaction (the demo story runs turns that way) the claim is not visible to other
-    processes until it commits, so there is nothing to beat, and a beat would wait on our lock."""
-    if connection.in_atomic_block:
+def heartbeat(*turn_ids: int) -> Iterator[None]:
+    """Beat the heartbeat of the jobs this process holds among ``turn_ids`` from a side thread
+    while the body runs. Inside a caller's transaction (the demo story runs turns that way) the
+    claim is not visible to other processes until it commits, so there is nothing to beat, and
+    a beat would wait on our lock."""
+    if connection.in_atomic_block or not turn_ids:
         yield
         return
     stop = threading.Event()
-    thread = threading.Thread(target=_beat, args=(turn_id, stop), name=f"turn-{turn_id}-heartbeat", daemon=True)
+    name = f"turn-{turn_ids[0]}-heartbeat" if len(turn_ids) == 1 else f"{len(turn_ids)}-turns-heartbeat"
+    thread = threading.Thread(target=_beat, args=(list(turn_ids), stop), name=name, daemon=True)
     thread.start()
     try:
         yield
@@ -79,7 +81,7 @@ def heartbeat(turn_id: int) -> Iterator[None]:
         thread.join(timeout=settings.TURN_HEARTBEAT_SECONDS + 5)
 
 
-def _beat(turn_id: int, stop: threading.Event) -> None:
+def _beat(turn_ids: list[int], stop: threading.Event) -> None:
     from memory.models import TurnExtraction
 
     host, pid = this_worker()
@@ -87,9 +89,9 @@ def _beat(turn_id: int, stop: threading.Event) -> None:
         while not stop.wait(settings.TURN_HEARTBEAT_SECONDS):
             try:
                 TurnExtraction.objects.filter(
-                    pk=turn_id, status=TurnExtraction.Status.RUNNING, worker_host=host, worker_pid=pid
+                    pk__in=turn_ids, status=TurnExtraction.Status.RUNNING, worker_host=host, worker_pid=pid
                 ).update(heartbeat_at=timezone.now())
             except Exception:  # noqa: BLE001 - a missed beat is retried; the job itself goes on
-                logger.warning("heartbeat of turn %s failed", turn_id, exc_info=True)
+                logger.warning("heartbeat of turns %s failed", turn_ids[:5], exc_info=True)
     finally:
         connection.close()  # this thread's own connection

@@ -18,7 +18,7 @@ reply's partial text is not something that was said).
 from __future__ import annotations
 
 import logging
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
 from django.conf import settings
 from django.db import transaction
@@ -26,6 +26,9 @@ from django.db.models import QuerySet
 
 from memory.embeddings import get_embedder
 from memory.models import Message
+
+if TYPE_CHECKING:
+    import numpy as np
 
 logger = logging.getLogger("legalmem.pipeline")
 
@@ -58,6 +61,22 @@ def index_batch(message_ids: Iterable[int]) -> int:
         for message, vector in zip(messages, vectors):
             message.embedding = vector
             message.embedding_model = embedder.name
+        Message.objects.bulk_update(messages, ["embedding", "embedding_model"])
+    return len(messages)
+
+
+def store_vectors(vectors: dict[int, "np.ndarray"], model_name: str) -> int:
+    """Write embeddings computed elsewhere (the bulk import's encoder thread) to those of
+    these messages still waiting; rows another worker holds are skipped, as in ``index_batch``."""
+    if not vectors:
+        return 0
+    with transaction.atomic():
+        messages = list(
+            pending_messages().filter(pk__in=list(vectors)).select_for_update(skip_locked=True).only("id")
+        )
+        for message in messages:
+            message.embedding = vectors[message.pk]
+            message.embedding_model = model_name
         Message.objects.bulk_update(messages, ["embedding", "embedding_model"])
     return len(messages)
 

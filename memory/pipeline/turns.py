@@ -37,6 +37,7 @@ from memory.pipeline.drafts import Provenance, TurnSource
 from memory.pipeline.extract import ENGINE_SKIPPED, extract_turn, extractable_reply
 from memory.pipeline.liveness import heartbeat, holder_is_gone, lease_cutoff, this_worker
 from memory.pipeline.message_index import index_conversation
+from memory.pipeline.persona import episodic_twins
 from memory.services.audit import record
 
 logger = logging.getLogger("legalmem.pipeline")
@@ -107,22 +108,38 @@ def claim_turn(turn_id: int, *, now: datetime | None = None) -> TurnExtraction |
         turn = TurnExtraction.objects.select_for_update().filter(pk=turn_id).first()
         if turn is None:  # erased before its job ran
             return None
-        if turn.status in (TurnExtraction.Status.DONE, TurnExtraction.Status.SKIPPED, TurnExtraction.Status.FAILED):
+        if not claimable(turn, now):
             return None
-        if turn.status == TurnExtraction.Status.RUNNING:
-            if not holder_is_gone(turn, now):
-                return None
-            logger.warning("turn %s was left running since %s by a dead worker (%s pid %s); resuming",
-                           turn.pk, turn.started_at, turn.worker_host, turn.worker_pid)
-        elif turn.next_attempt_at and turn.next_attempt_at > now:
-            return None
-        turn.status = TurnExtraction.Status.RUNNING
-        turn.attempts += 1
-        turn.started_at = turn.heartbeat_at = now
-        turn.worker_host, turn.worker_pid = this_worker()
-        turn.save(update_fields=["status", "attempts", "started_at", "heartbeat_at", "worker_host", "worker_pid",
-                                 "updated_at"])
+        mark_running(turn, now)
+        turn.save(update_fields=[*CLAIM_FIELDS, "updated_at"])
     return turn
+
+
+# What a claim changes on the row (the bulk import saves the same fields for many rows at once).
+CLAIM_FIELDS = ("status", "attempts", "started_at", "heartbeat_at", "worker_host", "worker_pid")
+
+
+def claimable(turn: TurnExtraction, now: datetime) -> bool:
+    """May this process run this (locked) job now? Not when finished, not yet due, or held by a
+    live worker; a ``running`` job whose worker is gone is taken over (memory/pipeline/liveness.py)."""
+    if turn.status in (TurnExtraction.Status.DONE, TurnExtraction.Status.SKIPPED, TurnExtraction.Status.FAILED):
+        return False
+    if turn.status == TurnExtraction.Status.RUNNING:
+        if not holder_is_gone(turn, now):
+            return False
+        logger.warning("turn %s was left running since %s by a dead worker (%s pid %s); resuming",
+                       turn.pk, turn.started_at, turn.worker_host, turn.worker_pid)
+    elif turn.next_attempt_at and turn.next_attempt_at > now:
+        return False
+    return True
+
+
+def mark_running(turn: TurnExtraction, now: datetime) -> None:
+    """The claimed job's new state, held by this process (the caller saves ``CLAIM_FIELDS``)."""
+    turn.status = TurnExtraction.Status.RUNNING
+    turn.attempts += 1
+    turn.started_at = turn.heartbeat_at = now
+    turn.worker_host, turn.worker_pid = this_worker()
 
 
 def process_turn(turn_id: int, *, provenance: Provenance | None = None) -> TurnExtraction | None:
@@ -171,6 +188,13 @@ def _source_for(turn: TurnExtraction) -> TurnSource:
 
 
 def _run(turn: TurnExtraction, provenance: Provenance | None) -> None:
+    if extract_items(turn):
+        apply_turn(turn, provenance=provenance)
+
+
+def extract_items(turn: TurnExtraction) -> bool:
+    """Extract the turn's items once (stored on the row, so a resumed job routes the same
+    items); False when the engine skipped the turn (it is finished as ``skipped``)."""
     if turn.items is None:
         user_msg, reply = turn.user_message, turn.assistant_message
         outcome = extract_turn(
@@ -186,9 +210,22 @@ def _run(turn: TurnExtraction, provenance: Provenance | None) -> None:
             turn.save(update_fields=["items", "rejected", "engine", "updated_at"])
     if turn.engine == ENGINE_SKIPPED:
         _finish(turn, TurnExtraction.Status.SKIPPED)
-        return
+        return False
+    return True
+
+
+def items_to_write(turn: TurnExtraction) -> list[ExtractedItem]:
+    """The extracted items plus their episodic twins, in routing order (what gets embedded)."""
+    items = [ExtractedItem(**data) for data in turn.items or []]
+    return [*items, *episodic_twins(items, _source_for(turn))] if items else []
+
+
+def apply_turn(turn: TurnExtraction, vectors=None, *, provenance: Provenance | None = None) -> None:
+    """Route the extracted items (``vectors``: their embeddings in ``items_to_write`` order,
+    when already computed) and finish the job as done."""
     items = [ExtractedItem(**data) for data in turn.items]
-    apply_items(items, _source_for(turn).with_provenance(provenance), actor=SYSTEM_ACTOR, turn=turn)
+    apply_items(items, _source_for(turn).with_provenance(provenance), actor=SYSTEM_ACTOR, turn=turn,
+                vectors=vectors)
     _finish(turn, TurnExtraction.Status.DONE)
 
 

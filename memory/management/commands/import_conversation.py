@@ -4,6 +4,8 @@ The JSON format is documented in :mod:`memory.pipeline.ingest`. The summary says
 turns' extraction succeeded, failed (for good, or to be retried by the worker) and are still
 pending; when any failed, their errors are listed (shortened) and the exit status is 1 — the
 messages themselves are stored either way, and a re-import runs only the unfinished turns.
+Turns run through the bulk path (``memory.pipeline.bulk``); ``--per-turn`` runs them one by
+one as the chat does — the same notes either way (docs/performance.md).
 """
 from __future__ import annotations
 
@@ -23,6 +25,8 @@ class Command(BaseCommand):
         parser.add_argument("file", help="path to the JSON transcript")
         parser.add_argument("--firm", help="the firm's slug, if the file does not name it")
         parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+        parser.add_argument("--per-turn", action="store_true",
+                            help="run each turn on its own (the chat's path) instead of the bulk path; same results")
 
     def handle(self, *args, **options) -> None:
         path = Path(options["file"])
@@ -45,7 +49,8 @@ class Command(BaseCommand):
                 bar.refresh()
 
         try:
-            result = import_transcript(data, actor="system:import_conversation", progress=progress, firm=options["firm"])
+            result = import_transcript(data, actor="system:import_conversation", progress=progress, firm=options["firm"],
+                                       bulk=not options["per_turn"])
         except TranscriptError as exc:
             raise CommandError(f"{path}: {exc}") from None
         finally:

@@ -10,6 +10,7 @@ from memory.pipeline.drafts import is_source_tag
 from memory.pipeline.routing import thresholds
 from memory.pipeline.routing.decide import Decision, decide
 from memory.pipeline.routing.neighbours import Neighbour, lock_context, nearest_notes
+from memory.services.audit import batched as batched_audit
 from memory.services.notes import (
     NoteDraft,
     content_hash,
@@ -38,7 +39,7 @@ def route_and_write(
     neighbours' evolution and the recorded decision commit together or not at all."""
     draft.validate()
     fingerprint = content_hash(draft.content)
-    with transaction.atomic():
+    with transaction.atomic(), batched_audit():  # the item's audit entries: one INSERT
         lock_context(draft)
         existing = RoutingDecision.objects.filter(source_key=source_key, content_hash=fingerprint).first()
         if existing is not None:
@@ -74,17 +75,19 @@ def _apply(decision: Decision, draft: NoteDraft, embedding: np.ndarray, neighbou
             decision.reason += " from this same source (not counted again)"
             return note
         return record_mention(note, actor=actor, source=source_key, confidence=draft.confidence,
-                              source_message_ids=draft.source_message_ids)
+                              source_message_ids=draft.source_message_ids, savepoint=False)
     if decision.action not in (RoutingDecision.Action.ADD, RoutingDecision.Action.UPDATE):
         return None
     if decision.importance is not None:
         draft.importance = decision.importance
-    note = create_note(draft, actor=actor, embedding=embedding)
+    # Everything below runs inside route_and_write's transaction, which rolls back as a whole
+    # on any error: no savepoints (docs/performance.md).
+    note = create_note(draft, actor=actor, embedding=embedding, savepoint=False)
     if decision.action == RoutingDecision.Action.UPDATE:
-        supersede_note(decision.previous, note, actor=actor, reason=decision.reason)
+        supersede_note(decision.previous, note, actor=actor, reason=decision.reason, savepoint=False)
     if decision.contradicts is not None:
         link_notes(note, decision.contradicts, link_type=LinkType.CONTRADICTS, weight=1.0, actor=actor,
-                   reason=decision.reason[:300])
+                   reason=decision.reason[:300], savepoint=False)
     _link_distinct_events(note, decision.siblings, actor=actor)
     superseded = decision.previous.pk if decision.action == RoutingDecision.Action.UPDATE else None
     link_and_evolve(note, [nb for nb in neighbours if nb.note.pk != superseded], actor=actor)
@@ -103,10 +106,10 @@ def _link_distinct_events(note: Note, siblings: list[Note], *, actor) -> None:
     reason = "distinct event of the same kind (kept, not superseded)"
     if before:
         link_notes(max(before, key=_said), note, link_type=LinkType.TEMPORAL_NEXT, weight=1.0, actor=actor,
-                   reason=reason)
+                   reason=reason, savepoint=False)
     if after:
         link_notes(note, min(after, key=_said), link_type=LinkType.TEMPORAL_NEXT, weight=1.0, actor=actor,
-                   reason=reason)
+                   reason=reason, savepoint=False)
 
 
 def link_and_evolve(note: Note, neighbours: list[Neighbour], *, actor) -> None:
@@ -118,7 +121,7 @@ def link_and_evolve(note: Note, neighbours: list[Neighbour], *, actor) -> None:
     semantic = [nb for nb in neighbours if nb.similarity >= thresholds.LINK_MIN_SIMILARITY][: thresholds.LINK_MAX_SEMANTIC]
     for nb in semantic:
         link_notes(note, nb.note, link_type=LinkType.SEMANTIC, weight=round(nb.similarity, 4), actor=actor,
-                   reason=f"nearest neighbour, cosine {nb.similarity:.3f}")
+                   reason=f"nearest neighbour, cosine {nb.similarity:.3f}", savepoint=False)
     if note.conversation_id is not None:
         previous = (
             Note.objects.filter(conversation_id=note.conversation_id, firm=note.firm, status=Note.Status.ACTIVE)
@@ -129,7 +132,7 @@ def link_and_evolve(note: Note, neighbours: list[Neighbour], *, actor) -> None:
         )
         if previous is not None and _same_wall(previous, note):
             link_notes(previous, note, link_type=LinkType.TEMPORAL_NEXT, weight=1.0, actor=actor,
-                       reason="next note of the same conversation")
+                       reason="next note of the same conversation", savepoint=False)
     if note.matter_id is not None:
         other = (
             Note.objects.filter(matter_id=note.matter_id, status=Note.Status.ACTIVE)
@@ -140,7 +143,7 @@ def link_and_evolve(note: Note, neighbours: list[Neighbour], *, actor) -> None:
         )
         if other is not None:
             link_notes(note, other, link_type=LinkType.SAME_MATTER, weight=0.5, actor=actor,
-                       reason="same matter, another conversation")
+                       reason="same matter, another conversation", savepoint=False)
         pairs = {Category.EVIDENCE: Category.FACT, Category.FACT: Category.EVIDENCE}
         wanted = pairs.get(note.category)
         if wanted is not None:
@@ -148,7 +151,7 @@ def link_and_evolve(note: Note, neighbours: list[Neighbour], *, actor) -> None:
             for nb in supports[:SUPPORTS_MAX]:
                 evidence, fact = (note, nb.note) if note.category == Category.EVIDENCE else (nb.note, note)
                 link_notes(evidence, fact, link_type=LinkType.SUPPORTS, weight=round(nb.similarity, 4),
-                           actor=actor, reason="evidence for a fact of the same matter")
+                           actor=actor, reason="evidence for a fact of the same matter", savepoint=False)
     new_tags = [t for t in note.tags if t not in _CATEGORY_TAGS and not is_source_tag(t)]
     for nb in neighbours[:2]:
         if nb.similarity < thresholds.EVOLVE_MIN_SIMILARITY:
@@ -159,6 +162,7 @@ def link_and_evolve(note: Note, neighbours: list[Neighbour], *, actor) -> None:
             triggered_by=note,
             tags=new_tags or None,
             context=note.context if not nb.note.context and note.context else None,
+            savepoint=False,
         )
 
 
