@@ -17,8 +17,8 @@ from http import HTTPStatus
 from typing import Any
 
 from django.conf import settings
-from django.core.exceptions import RequestDataTooBig
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.core.exceptions import BadRequest, PermissionDenied, RequestDataTooBig, SuspiciousOperation
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from rest_framework.exceptions import APIException, ParseError, ValidationError
 from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.parsers import JSONParser
@@ -129,8 +129,12 @@ class InputGuardMiddleware:
         return response
 
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
-        """An API that still crashes answers JSON (the error is logged with its traceback)."""
+        """An API that still crashes answers JSON (the error is logged with its traceback).
+        Django's own "not found", "forbidden" and "bad request" exceptions are not crashes: they
+        are left to Django, whose answer ``__call__`` turns into JSON."""
         if not request.path.startswith(API_PREFIX):
+            return None
+        if isinstance(exception, (Http404, PermissionDenied, BadRequest, SuspiciousOperation)):
             return None
         logger.error("unhandled error in %s %s", request.method, request.path, exc_info=exception)
         return _json_error(500, {"detail": "internal server error"})

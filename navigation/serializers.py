@@ -288,6 +288,9 @@ class NoteDetailSerializer(serializers.Serializer):
     event = serializers.CharField()
     importance = serializers.FloatField()
     confidence = serializers.FloatField()
+    provenance_hidden = serializers.BooleanField(
+        required=False, help_text="Set when the note's private-conversation provenance is withheld from this reader."
+    )
 
     def to_representation(self, found: NoteTrace) -> dict[str, Any]:
         note = found.note

@@ -68,7 +68,8 @@ async def test_a_stream_cut_short_is_failed_and_keeps_the_partial_reply(world, l
     while (await communicator.receive_json_from(timeout=5))["type"] != "token":
         pass
     other = LLMClient.from_settings()
-    await asyncio.to_thread(other.chat, [{"role": "user", "content": "后台任务"}])
+    async for _ in other.astream_chat([{"role": "user", "content": "后台任务"}]):  # another request, mid-answer
+        pass
     frames = await frames_until(communicator, "done")
     await communicator.disconnect()
 

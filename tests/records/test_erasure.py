@@ -180,7 +180,7 @@ def test_a_running_extraction_job_stops_at_its_next_write(world, make_turn):
     assert running.user_message.content and running.assistant_message.content and running.conversation
     erase(conversation_unit(world.firm_a, talk.pk), actor="system:test", reason="request")
     with pytest.raises(TurnGone):
-        turn_jobs._run(running)  # the LLM answered: nothing of it may land
+        turn_jobs._run(running, None)  # the LLM answered: nothing of it may land
     assert tables_containing(SECRET_NAME) == {}
 
 
@@ -255,7 +255,7 @@ def test_a_job_that_reaches_its_write_during_an_erasure_waits_and_then_writes_no
 
     talk = Conversation.objects.create(firm=world.firm_a, user=world.alice, matter=world.matter_deposit)
     turn = make_turn(talk, SECRET_TURN, SECRET_REPLY, run=False)
-    queued = DBTaskResult.objects.filter(task_path="memory.tasks.extract_turn_task", status="READY")
+    queued = DBTaskResult.objects.filter(task_path=turn_jobs.extract_turn_task.module_path, status="READY")
     assert queued.filter(args_kwargs__args=[turn.pk]).count() == 1  # committed: its task is on the queue
     running = claim_turn(turn.pk)
     assert running.user_message.content and running.assistant_message.content and running.conversation
@@ -281,7 +281,7 @@ def test_a_job_that_reaches_its_write_during_an_erasure_waits_and_then_writes_no
         conversation_unit(world.firm_a, talk.pk), actor="system:test", reason="request")))
     eraser.start()
     assert locked.wait(30)
-    job = threading.Thread(target=in_thread, args=("job", lambda: turn_jobs._run(running)))
+    job = threading.Thread(target=in_thread, args=("job", lambda: turn_jobs._run(running, None)))
     job.start()
     job.join(2)
     assert job.is_alive(), outcome  # waiting for the erasure's lock, nothing written
