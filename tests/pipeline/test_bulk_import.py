@@ -128,9 +128,9 @@ def test_bulk_reimport_changes_nothing_and_notes_stay_walled(world):
 
 
 def test_a_failing_turn_is_recorded_and_the_others_still_run(world, monkeypatch):
-    from memory.pipeline import turns
+    from memory.pipeline import apply
 
-    real = turns.route_and_write
+    real = apply.route_and_write
     calls = {"n": 0}
 
     def fail_on_the_purchase(draft, *args, **kwargs):
@@ -139,7 +139,7 @@ def test_a_failing_turn_is_recorded_and_the_others_still_run(world, monkeypatch)
         calls["n"] += 1
         return real(draft, *args, **kwargs)
 
-    monkeypatch.setattr(turns, "route_and_write", fail_on_the_purchase)
+    monkeypatch.setattr(apply, "route_and_write", fail_on_the_purchase)
     result = import_transcript(transcript(world), actor="system:test")
     failed = [f for f in result.failures if "database went away" in f.error]
     assert failed and all(f.status == TurnExtraction.Status.PENDING for f in failed)

@@ -33,6 +33,7 @@ from memory.models import (
     RoutingDecision,
     TurnExtraction,
 )
+from memory.pipeline.turns import extract_turn_task
 from memory.services.audit import actor_label
 from memory.services.erasure.units import (
     ErasureError,
@@ -48,7 +49,6 @@ from memory.services.erasure.units import (
 logger = logging.getLogger("legalmem.records")
 
 REDACTION_SETTING = "legalmem.audit_redaction"
-EXTRACTION_TASK_PATH = "memory.tasks.extract_turn_task"
 
 
 @dataclass
@@ -174,7 +174,7 @@ def _cancel_jobs(plan: Plan) -> int:
     if not plan.turns:
         return 0
     deleted, _ = DBTaskResult.objects.filter(
-        task_path=EXTRACTION_TASK_PATH, status="READY", args_kwargs__args__0__in=list(plan.turns)
+        task_path=extract_turn_task.module_path, status="READY", args_kwargs__args__0__in=list(plan.turns)
     ).delete()
     return deleted
 
