@@ -24,6 +24,7 @@ import uuid
 
 from django.contrib.auth import get_user_model
 
+from bench.synthetic import reply, user_turn
 from memory.embeddings import get_embedder
 from memory.models import Membership, Message, Role, TurnExtraction
 from memory.pipeline import import_transcript
@@ -32,34 +33,6 @@ from memory.pipeline.turns import items_to_write
 from memory.services.tenancy import assign_user, create_firm, create_matter
 
 RNG = random.Random(20260301)
-ITEMS = ["笔记本电脑", "手机", "冰箱", "洗衣机", "电视机", "空调", "平板电脑", "相机"]
-FAULTS = ["大面积花屏", "无法开机", "频繁死机", "电池鼓包", "异响", "漏水", "屏幕闪烁"]
-EVIDENCE = ["电子发票", "付款截图", "故障照片", "客服录音", "聊天记录", "检测报告", "快递单"]
-REASONS = ["可能存在人为损坏", "超过七天无理由期限", "包装已拆封", "需要先检测"]
-CITIES = ["北京", "上海", "杭州", "成都", "武汉"]
-LAWS = ["《消费者权益保护法》第二十四条", "《民法典》第五百七十七条", "《产品质量法》第四十条", "《民法典》第七百二十二条"]
-ADVICE = ["先保存好购买凭证和故障照片，再与商家协商", "向消费者协会投诉", "申请第三方检测",
-          "发律师函催告", "在诉讼时效内起诉", "与房东书面确认退还时间"]
-
-
-def user_turn(rng: random.Random, i: int) -> str:
-    kind = i % 4
-    item, fault = rng.choice(ITEMS), rng.choice(FAULTS)
-    if kind == 0:
-        return (f"我在2025年{rng.randint(1, 12)}月{rng.randint(1, 28)}日花{rng.randint(500, 20000)}元买了一台{item}，"
-                f"{item}在购买后约{rng.randint(1, 8)}周出现{fault}。")
-    if kind == 1:
-        a, b, c = rng.sample(EVIDENCE, 3)
-        return f"我已经保存了{a}、{b}和{c}。"
-    if kind == 2:
-        return f"商家以{rng.choice(REASONS)}为由拒绝退换{item}，我在{rng.choice(CITIES)}购买的。"
-    return f"房东拒绝退还{rng.randint(1, 9) * 1000}元押金，租期到{rng.randint(1, 12)}月底结束。"
-
-
-def reply(rng: random.Random) -> str:
-    return f"根据{rng.choice(LAWS)}，您可以要求对方承担责任。建议{rng.choice(ADVICE)}，必要时{rng.choice(ADVICE)}。"
-
-
 def transcript(turns: int, seed: int = 20260301) -> tuple[str, dict]:
     """A fresh firm, user and matters, and a transcript of ``turns`` turns for them."""
     rng = random.Random(seed)

@@ -27,6 +27,7 @@ import uuid
 from django.contrib.auth import get_user_model
 from django.db import connection
 
+from bench.synthetic import user_turn
 from memory.embeddings import get_embedder
 from memory.models import MemoryScope, Membership, Note, Role, SourceType
 from memory.pipeline import import_transcript, save_message
@@ -36,27 +37,6 @@ from memory.services.notes import NoteDraft, content_hash
 from memory.services.tenancy import assign_user, create_firm, create_matter
 
 RNG = random.Random(20260301)
-ITEMS = ["笔记本电脑", "手机", "冰箱", "洗衣机", "电视机", "空调", "平板电脑", "相机"]
-FAULTS = ["大面积花屏", "无法开机", "频繁死机", "电池鼓包", "异响", "漏水", "屏幕闪烁"]
-EVIDENCE = ["电子发票", "付款截图", "故障照片", "客服录音", "聊天记录", "检测报告", "快递单"]
-REASONS = ["可能存在人为损坏", "超过七天无理由期限", "包装已拆封", "需要先检测"]
-CITIES = ["北京", "上海", "杭州", "成都", "武汉"]
-
-
-def user_turn(i: int) -> str:
-    kind = i % 4
-    item, fault = RNG.choice(ITEMS), RNG.choice(FAULTS)
-    if kind == 0:
-        return (f"我在2025年{RNG.randint(1, 12)}月{RNG.randint(1, 28)}日花{RNG.randint(500, 20000)}元买了一台{item}，"
-                f"{item}在购买后约{RNG.randint(1, 8)}周出现{fault}。")
-    if kind == 1:
-        a, b, c = RNG.sample(EVIDENCE, 3)
-        return f"我已经保存了{a}、{b}和{c}。"
-    if kind == 2:
-        return f"商家以{RNG.choice(REASONS)}为由拒绝退换{item}，我在{RNG.choice(CITIES)}购买的。"
-    return f"房东拒绝退还{RNG.randint(1, 9) * 1000}元押金，租期到{RNG.randint(1, 12)}月底结束。"
-
-
 REPLY = "根据《消费者权益保护法》第二十四条，您可以要求商家退货。建议先保存好购买凭证和故障照片，再与商家协商。"
 
 
@@ -77,14 +57,14 @@ def bench_import(turns: int) -> None:
         messages = []
         for t in range(10):
             messages.append({"id": f"u{t}", "role": "user", "speaker": user.username,
-                             "timestamp": f"2026-03-01T10:{t:02d}:00+08:00", "content": user_turn(c * 10 + t)})
+                             "timestamp": f"2026-03-01T10:{t:02d}:00+08:00", "content": user_turn(RNG, c * 10 + t)})
             messages.append({"id": f"a{t}", "role": "assistant", "speaker": "assistant",
                              "timestamp": f"2026-03-01T10:{t:02d}:30+08:00", "content": REPLY})
         conversations.append({"id": f"conv-{c}", "user": user.username, "matter": matter.reference, "messages": messages})
     get_embedder().embed_passages(["预热"])  # load the model and jieba outside the timing
     from memory.extraction import extract_offline
 
-    extract_offline(user_turn(0), REPLY)
+    extract_offline(user_turn(RNG, 0), REPLY)
     result = import_transcript({"firm": firm.slug, "conversations": conversations}, actor="system:bench")
     print(f"[import] {result.summary()}")
     print(f"[import] {result.turns} turns in {result.seconds:.1f} s = {result.turns / result.seconds:.1f} turns/s; "
@@ -109,7 +89,7 @@ def fill(firm, user, matter, conversation, count: int) -> None:
     pool = None
     while have < count:
         n = min(batch, count - have)
-        texts = [f"{user_turn(RNG.randint(0, 10**6))}（记录{have + i}）" for i in range(n)]
+        texts = [f"{user_turn(RNG, RNG.randint(0, 10**6))}（记录{have + i}）" for i in range(n)]
         if have < REAL_VECTORS:
             vectors = embedder.embed_passages(texts)
             pool = vectors if pool is None else np.vstack([pool, vectors])
@@ -141,7 +121,7 @@ def bench_writes(sizes: list[int], writes: int) -> None:
     embedder = get_embedder()
     for size in sizes:
         fill(firm, user, matter, conversation, size)
-        texts = [f"{user_turn(RNG.randint(0, 10**6))}（新{size}-{i}）" for i in range(writes)]
+        texts = [f"{user_turn(RNG, RNG.randint(0, 10**6))}（新{size}-{i}）" for i in range(writes)]
         t0 = time.perf_counter()
         vectors = embedder.embed_passages(texts)
         embed_ms = (time.perf_counter() - t0) * 1000 / writes
