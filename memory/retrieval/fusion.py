@@ -1,11 +1,12 @@
-"""Selecting k hits: reciprocal-rank fusion of the raw-message rankings and the note ranking.
+"""Selecting k hits: reciprocal-rank fusion of the raw-message rankings and the layered ranking.
 
 Three ranked lists, each a plain ordering with a clear meaning:
 
 - ``dense``: the visible raw messages by cosine distance to the question;
 - ``keyword``: the same messages by their IDF-weighted (BM25-like) share of the query words;
-- ``notes``: the notes by the layered score (``memory.retrieval.scoring``: layer priority,
-  semantic + keyword relevance, graph, recency, support).
+- ``notes`` (the layered list): every candidate — note or raw message — by its layered score
+  (``memory.retrieval.scoring``: layer priority, semantic + keyword relevance, graph, recency,
+  support), so a line no note was made of is ranked in three lists like a note, not in two.
 
 A turn — a user message and the assistant reply right after it — is ONE slot: the user message
 stands for it when it is a candidate (else the reply), and the slot lists both ids. A note and the
@@ -33,7 +34,7 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from memory.retrieval.messages import MessageCandidate
+from memory.retrieval.messages import MessageCandidate, Statement
 from memory.retrieval.plan import RetrievalPlan
 from memory.retrieval.scoring import ScoreBreakdown
 from memory.retrieval.types import NOTE
@@ -173,10 +174,10 @@ def first_message_id(slot: Entry) -> int | None:
     return slot.key[1] if slot.kind != NOTE else None
 
 
-def lift_earlier_statements(slots: list[Entry], statements: dict[int, Any]) -> list[Entry]:
+def lift_earlier_statements(slots: list[Entry], statements: dict[int, Statement]) -> list[Entry]:
     """Best first again after ranking, below each of the first ``HISTORY_ANCHORS`` slots, the
     most similar slot said before it (``statements``: message id -> ``Statement``)."""
-    def statement(slot: Entry):
+    def statement(slot: Entry) -> Statement | None:
         return statements.get(first_message_id(slot))
 
     anchors, rest = slots[:HISTORY_ANCHORS], slots[HISTORY_ANCHORS:HISTORY_WINDOW]
@@ -235,7 +236,7 @@ def keyword_ranking(said: list[MessageCandidate]) -> dict[int, int]:
 
 
 LIST_LABELS = {DENSE: "对话原文语义 dense over what was said", KEYWORD: "对话原文关键词 keywords over what was said",
-               NOTES: "笔记分层评分 layered note score"}
+               NOTES: "分层评分 layered score"}
 
 
 def fusion_reason(entry: Entry) -> str:

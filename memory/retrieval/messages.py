@@ -19,6 +19,7 @@ import json
 import math
 from collections import Counter
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Iterable, Sequence
 
 import numpy as np
@@ -303,7 +304,7 @@ class Statement:
     """What a message said, for comparing slots: its embedding and when it was said."""
 
     vector: np.ndarray
-    said_at: object
+    said_at: datetime
 
 
 def statements_of(user, message_ids: Iterable[int]) -> dict[int, Statement]:
