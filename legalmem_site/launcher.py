@@ -22,6 +22,8 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.error
+import urllib.request
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -301,6 +303,26 @@ def seed_demo_story(env: dict[str, str], source: str, budget: str) -> None:
               "starting without it (`make manage ARGS=\"generate_story\"` tries again)")
 
 
+def _probe_address(host: str) -> str:
+    """Where the launcher reaches its own server (a wildcard bind is reached on loopback)."""
+    return "127.0.0.1" if host in ("0.0.0.0", "::", "") else host
+
+
+def _probe_host(env: dict[str, str]) -> str:
+    """A Host header the server accepts: the first of ALLOWED_HOSTS (a leading dot dropped)."""
+    first = (env.get("ALLOWED_HOSTS") or "localhost").split(",")[0].strip().lstrip(".")
+    return "localhost" if first in ("", "*") else first
+
+
+def _failing_checks(body: bytes) -> str:
+    """The failing checks of a 503 from /readyz, in one line."""
+    try:
+        checks = json.loads(body)["checks"]
+        return "; ".join(f"{name}: {c['detail']}" for name, c in checks.items() if not c["ok"])
+    except (ValueError, KeyError, TypeError):
+        return body[:200].decode(errors="replace")
+
+
 class Supervisor:
     """Runs the worker and the ASGI server; stops both when one dies or on Ctrl-C / SIGTERM."""
 
@@ -323,6 +345,26 @@ class Supervisor:
             except OSError:
                 time.sleep(0.2)
         raise LaunchError(f"the {name} did not listen on {host}:{port} within {timeout:.0f}s")
+
+    def wait_until_ready(self, name: str, host: str, port: int, timeout: float = 120) -> None:
+        """Block until ``/readyz`` answers 200 (docs/operations.md, "Health"); a check still
+        failing at the deadline is a launch error naming it."""
+        url = f"http://{_probe_address(host)}:{port}/readyz"
+        request = urllib.request.Request(url, headers={"Host": _probe_host(self.env)})
+        deadline, last = time.monotonic() + timeout, "no answer"
+        while time.monotonic() < deadline:
+            if self.children[name].poll() is not None:
+                raise LaunchError(f"the {name} exited during start-up (see its output above)")
+            try:
+                with urllib.request.urlopen(request, timeout=30) as response:  # noqa: S310 - our own server
+                    if response.status == 200:
+                        return
+            except urllib.error.HTTPError as exc:
+                last = _failing_checks(exc.read())
+            except OSError as exc:
+                last = str(exc)
+            time.sleep(0.5)
+        raise LaunchError(f"the {name} was not ready within {timeout:.0f}s: {last}")
 
     def wait(self) -> int:
         while True:
@@ -392,6 +434,7 @@ def command_run() -> int:
             daphne_command(host, port),
         )
         supervisor.wait_until_listening("server", host, int(port))
+        supervisor.wait_until_ready("server", host, int(port))
         print(
             f"[legalmem] ready in {time.monotonic() - started:.1f}s: http://{host}:{port}/ "
             "(Ctrl-C stops the server, the worker and the database)"

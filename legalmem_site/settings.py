@@ -317,6 +317,7 @@ TURN_HEARTBEAT_SECONDS = env_float("TURN_HEARTBEAT_SECONDS", 10.0, minimum=0.1)
 # secure cookies, HSTS, an enforced Content-Security-Policy); each one can still be set alone.
 PRODUCTION = env_bool("LEGALMEM_PRODUCTION", False)
 SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", PRODUCTION)
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$"]  # probes speak plain HTTP to the process
 SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", PRODUCTION)
 CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", PRODUCTION)
 SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 31536000 if PRODUCTION else 0, minimum=0)

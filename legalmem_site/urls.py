@@ -4,10 +4,13 @@ from django.contrib.auth.decorators import login_required
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+from legalmem_site import health
 from legalmem_site.favicon import favicon
 
 urlpatterns = [
     path("favicon.ico", favicon, name="favicon"),
+    path("healthz", health.healthz, name="healthz"),
+    path("readyz", health.readyz, name="readyz"),
     path("admin/", admin.site.urls),
     path("accounts/", include("logins.urls")),  # before Django's: a password reset that tells the truth
     path("accounts/", include("django.contrib.auth.urls")),
