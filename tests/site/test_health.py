@@ -47,6 +47,18 @@ def test_a_task_nobody_takes_makes_the_service_not_ready(settings):
     assert body["checks"]["database"]["ok"]  # the other checks still report
 
 
+def test_a_backlog_a_worker_is_working_through_is_not_a_stalled_worker(settings):
+    settings.LLM_BASE_URL = ""
+    long_ago = timezone.now() - timedelta(minutes=30)
+    for _ in range(2):
+        purge_expired_task.enqueue()
+    DBTaskResult.objects.filter(status="READY").update(enqueued_at=long_ago, run_after=long_ago)
+    started = DBTaskResult.objects.filter(status="READY").first()
+    DBTaskResult.objects.filter(pk=started.pk).update(status="RUNNING", started_at=timezone.now())
+    body = Client().get("/readyz").json()
+    assert body["status"] == "ready" and "working through" in body["checks"]["job_queue"]["detail"], body
+
+
 def test_a_task_waiting_for_its_time_is_not_a_stalled_worker(settings):
     settings.LLM_BASE_URL = ""
     purge_expired_task.using(run_after=timezone.now() + timedelta(hours=6)).enqueue()
