@@ -17,6 +17,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from legalmem_site import metrics
 from memory.disclosure import Viewer, redact_note_payload, viewer_of
 from memory.embeddings import EmbeddingUnavailable
 from memory.models import Conversation, Matter, Message
@@ -233,4 +234,5 @@ def finish_turn(
             error=error[:500],
         )
         enqueue_turn_extraction(start.user_message, message)
+    metrics.CHAT_TURNS.labels(status).inc()
     return message

@@ -17,6 +17,7 @@ import json
 import logging
 import os
 import secrets
+import shutil
 import signal
 import socket
 import subprocess
@@ -399,6 +400,15 @@ def _raise_keyboard_interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
 
+def fresh_metrics_dir(folder: Path) -> Path:
+    """Where the server and the worker write their Prometheus figures (docs/operations.md,
+    "Metrics"); emptied at each start, as prometheus_client's multiprocess mode requires."""
+    directory = folder / "run" / "prometheus"
+    shutil.rmtree(directory, ignore_errors=True)
+    directory.mkdir(parents=True)
+    return directory
+
+
 def command_run() -> int:
     folder = data_dir()
     story_source, story_budget = demo_story_source(), demo_story_budget()
@@ -408,6 +418,7 @@ def command_run() -> int:
     database = open_database(folder / "pgdata")
     env = {**os.environ, "DATABASE_URL": database.url, "SECRET_KEY": ensure_secret_key(folder)}
     env.setdefault("LEGALMEM_DATA_DIR", str(folder))
+    env.setdefault("PROMETHEUS_MULTIPROC_DIR", str(fresh_metrics_dir(folder)))
     manage(["migrate", "--no-input", "-v", "0"], env)
     manage(["collectstatic", "--no-input", "-v", "0"], env)
     manage(["check_embeddings"], env)

@@ -428,3 +428,12 @@ REST_FRAMEWORK["DEFAULT_PAGINATION_CLASS"] = "memory.http_input.BoundedLimitOffs
 # The API schema and its browsable docs are for logged-in users only.
 SPECTACULAR_SETTINGS["SERVE_PERMISSIONS"] = ["rest_framework.permissions.IsAuthenticated"]
 # --- end HARDEN-INPUT ---
+
+# --- METRICS ---
+# Prometheus at /metrics (legalmem_site/metrics.py): off (404) unless one of these is set.
+METRICS_TOKEN = env_str("METRICS_TOKEN", "")  # scrape with "Authorization: Bearer <token>"
+METRICS_ALLOWED_IPS = env_list("METRICS_ALLOWED_IPS", [])  # or from these addresses (no token needed)
+MIDDLEWARE.insert(MIDDLEWARE.index("django.middleware.security.SecurityMiddleware") + 1,
+                  "legalmem_site.metrics.RequestMetricsMiddleware")
+SECURE_REDIRECT_EXEMPT.append(r"^metrics$")
+# --- end METRICS ---

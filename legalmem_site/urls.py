@@ -6,11 +6,13 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from legalmem_site import health
 from legalmem_site.favicon import favicon
+from legalmem_site.metrics import metrics_view
 
 urlpatterns = [
     path("favicon.ico", favicon, name="favicon"),
     path("healthz", health.healthz, name="healthz"),
     path("readyz", health.readyz, name="readyz"),
+    path("metrics", metrics_view, name="metrics"),
     path("admin/", admin.site.urls),
     path("accounts/", include("logins.urls")),  # before Django's: a password reset that tells the truth
     path("accounts/", include("django.contrib.auth.urls")),

@@ -20,6 +20,7 @@ from django.contrib.auth import get_user_model
 from django.db.models import QuerySet
 from django.utils import timezone
 
+from legalmem_site import metrics
 from memory.models import Note
 from navigation import cache, selectors, services, tuning
 from navigation.built import BuiltGraph
@@ -71,6 +72,7 @@ def build(context: GraphContext, queryset: QuerySet[Note], version: str) -> Buil
     truncated = len(rows) > limit
     data, details = selectors.graph_input(context, rows[:limit])
     graph = build_graph(data, selectors.graph_params())
+    metrics.NAVIGATION_BUILDS.labels("full").inc()
     info = [details[note_id][0] for note_id in graph.ids]
     stamps = {note_id: details[note_id][1] for note_id in graph.ids}
     return BuiltGraph(graph, info, version, truncated, selectors.matter_titles(context), stamps)
@@ -100,6 +102,7 @@ def update(context: GraphContext, queryset: QuerySet[Note], version: str, base: 
     rows = list(selectors.note_rows(queryset.filter(pk__in=added).order_by("id")))
     data, details = selectors.graph_input(context, rows)
     graph = apply_delta(base.graph, removed, data, limits)
+    metrics.NAVIGATION_BUILDS.labels("incremental").inc()
     info_of = dict(zip(base.graph.ids, base.info))
     stamps = dict(base.stamps)
     for note_id in removed:

@@ -45,6 +45,8 @@ from typing import Any
 
 import openai
 
+from legalmem_site import metrics
+
 from .errors import LLMBadOutput, LLMError, LLMFormatRejected, LLMRejected, LLMStreamIncomplete, LLMUnavailable
 from .gate import OPEN_GATE, Priority, RequestGate
 from .modes import KnownMode, ModeStore, ProcessModeStore
@@ -583,6 +585,7 @@ class LLMClient:
                     max_tokens=max_tokens,
                 )
             except LLMFormatRejected as exc:
+                metrics.LLM_JSON_REQUESTS.labels(mode.value, "format_refused").inc()
                 if mode is JSONMode.PLAIN:
                     raise
                 following = MODE_ORDER[MODE_ORDER.index(mode) + 1]
@@ -597,6 +600,10 @@ class LLMClient:
                 known = KnownMode(following, datetime.now(timezone.utc))
                 refused.append(mode.value)
                 continue
+            except Exception as exc:
+                metrics.LLM_JSON_REQUESTS.labels(mode.value, type(exc).__name__).inc()
+                raise
+            metrics.LLM_JSON_REQUESTS.labels(mode.value, "ok").inc()
             if known is None or known.mode is not mode:
                 self.modes.save(self.config.base_url, self.config.model, mode)
             return JSONReply(data=data, mode=mode, attempts=attempts, refused=tuple(refused))

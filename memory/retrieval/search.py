@@ -4,6 +4,7 @@ from __future__ import annotations
 import time
 from typing import Any, Iterable
 
+from legalmem_site import metrics
 from memory.embeddings import embed_query_in_background
 from memory.models import Conversation, MemoryScope
 from memory.retrieval.candidates import reach_of
@@ -123,4 +124,8 @@ def search_memory(
         **result.timings,
         "total": round((time.perf_counter() - started) * 1000, 2),
     }
+    metrics.SEARCH_SECONDS.labels(strategy).observe(result.timings["total"] / 1000)
+    metrics.QUERY_ENCODE_SECONDS.observe(embedding.encode_ms / 1000)
+    for hit in result.hits:
+        metrics.RECALLED.labels(hit.layer).inc()
     return result

@@ -1,0 +1,114 @@
+"""Prometheus metrics at ``/metrics`` (docs/operations.md, "Metrics").
+
+Counters and histograms are kept by ``prometheus_client``; with ``PROMETHEUS_MULTIPROC_DIR``
+set (``make run`` sets it for the server and the worker) every process writes its own files
+there and a scrape adds them up, so Daphne's and the worker's figures are one series. What the
+database already knows — extraction jobs by status and the age of the oldest waiting one, notes
+written by routing action — is read at scrape time, so it is right whichever process did it.
+
+The endpoint is off (404) unless ``METRICS_TOKEN`` (``Authorization: Bearer …``) or
+``METRICS_ALLOWED_IPS`` is set; nothing in it names a firm, a user or note content.
+"""
+from __future__ import annotations
+
+import hmac
+import os
+import time
+from collections.abc import Iterator
+
+from django.conf import settings
+from django.db.models import Count, Min, Q
+from django.http import Http404, HttpRequest, HttpResponse
+from django.utils import timezone
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_safe
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.multiprocess import MultiProcessCollector
+from prometheus_client.registry import REGISTRY, Collector
+
+LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
+
+HTTP_REQUESTS = Counter("legalmem_http_requests", "HTTP requests answered", ["method", "status"])
+HTTP_SECONDS = Histogram("legalmem_http_request_seconds", "HTTP request time", ["method"], buckets=LATENCY_BUCKETS)
+CHAT_TURNS = Counter("legalmem_chat_turns", "Chat turns over the websocket, by how the reply ended", ["status"])
+SEARCH_SECONDS = Histogram("legalmem_search_seconds", "search_memory time", ["strategy"], buckets=LATENCY_BUCKETS)
+RECALLED = Counter("legalmem_recalled_hits", "Memories recalled by search, by layer", ["layer"])
+QUERY_ENCODE_SECONDS = Histogram("legalmem_query_encode_seconds", "Query encoding time", buckets=LATENCY_BUCKETS)
+LLM_JSON_REQUESTS = Counter("legalmem_llm_json_requests", "Structured LLM requests by JSON mode and outcome",
+                            ["mode", "outcome"])
+NAVIGATION_BUILDS = Counter("legalmem_navigation_builds", "Navigation graphs built or updated", ["kind"])
+
+
+class DatabaseCollector(Collector):
+    """Figures the database holds for every process: turn jobs and routing decisions."""
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        from memory.models import RoutingDecision, TurnExtraction
+
+        jobs = GaugeMetricFamily("legalmem_extraction_jobs", "Turn extraction jobs by status", labels=["status"])
+        counts = dict(TurnExtraction.objects.values_list("status").annotate(n=Count("id")).values_list("status", "n"))
+        for status in TurnExtraction.Status.values:
+            jobs.add_metric([status], counts.get(status, 0))
+        yield jobs
+        retried = TurnExtraction.objects.filter(attempts__gt=1).count()
+        yield GaugeMetricFamily("legalmem_extraction_jobs_retried", "Turn extraction jobs that needed more than one attempt",
+                                value=retried)
+        waiting = TurnExtraction.objects.filter(
+            Q(status=TurnExtraction.Status.PENDING) | Q(status=TurnExtraction.Status.RUNNING)
+        ).aggregate(oldest=Min("created_at"))["oldest"]
+        age = (timezone.now() - waiting).total_seconds() if waiting else 0.0
+        yield GaugeMetricFamily("legalmem_extraction_oldest_unfinished_seconds",
+                                "Age of the oldest pending or running turn extraction job", value=age)
+        actions = GaugeMetricFamily("legalmem_routing_decisions", "Routing decisions by action (notes written)",
+                                    labels=["action"])
+        by_action = dict(RoutingDecision.objects.values_list("action").annotate(n=Count("id")).values_list("action", "n"))
+        for action in RoutingDecision.Action.values:
+            actions.add_metric([action], by_action.get(action, 0))
+        yield actions
+
+
+def _registry() -> CollectorRegistry:
+    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        registry = CollectorRegistry()
+        MultiProcessCollector(registry)
+    else:
+        registry = CollectorRegistry()
+        for collector in list(REGISTRY._collector_to_names):  # this process's own metrics
+            registry.register(collector)
+    registry.register(DatabaseCollector())
+    return registry
+
+
+def _allowed(request: HttpRequest) -> bool:
+    token, addresses = settings.METRICS_TOKEN, settings.METRICS_ALLOWED_IPS
+    if not token and not addresses:
+        raise Http404("metrics are off (set METRICS_TOKEN or METRICS_ALLOWED_IPS)")
+    if token:
+        given = request.headers.get("Authorization", "").removeprefix("Bearer ").strip()
+        if given and hmac.compare_digest(given, token):
+            return True
+    return bool(addresses) and request.META.get("REMOTE_ADDR") in addresses
+
+
+@require_safe
+@never_cache
+def metrics_view(request: HttpRequest) -> HttpResponse:
+    if not _allowed(request):
+        return HttpResponse("forbidden\n", status=403, content_type="text/plain")
+    return HttpResponse(generate_latest(_registry()), content_type=CONTENT_TYPE_LATEST)
+
+
+class RequestMetricsMiddleware:
+    """Counts every HTTP request by method and status class, and times it."""
+
+    def __init__(self, get_response) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        started = time.perf_counter()
+        response = self.get_response(request)
+        method = request.method if request.method in {"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"} else "other"
+        HTTP_REQUESTS.labels(method, f"{response.status_code // 100}xx").inc()
+        HTTP_SECONDS.labels(method).observe(time.perf_counter() - started)
+        return response
