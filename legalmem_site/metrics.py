@@ -68,16 +68,17 @@ class DatabaseCollector(Collector):
         yield actions
 
 
-def _registry() -> CollectorRegistry:
+def exposition() -> bytes:
+    """This process's figures (or, under ``PROMETHEUS_MULTIPROC_DIR``, every process's, summed)
+    followed by the database's."""
     if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
-        registry = CollectorRegistry()
-        MultiProcessCollector(registry)
+        processes = CollectorRegistry()
+        MultiProcessCollector(processes)
     else:
-        registry = CollectorRegistry()
-        for collector in list(REGISTRY._collector_to_names):  # this process's own metrics
-            registry.register(collector)
-    registry.register(DatabaseCollector())
-    return registry
+        processes = REGISTRY
+    database = CollectorRegistry()
+    database.register(DatabaseCollector())
+    return generate_latest(processes) + generate_latest(database)
 
 
 def _allowed(request: HttpRequest) -> bool:
@@ -96,7 +97,7 @@ def _allowed(request: HttpRequest) -> bool:
 def metrics_view(request: HttpRequest) -> HttpResponse:
     if not _allowed(request):
         return HttpResponse("forbidden\n", status=403, content_type="text/plain")
-    return HttpResponse(generate_latest(_registry()), content_type=CONTENT_TYPE_LATEST)
+    return HttpResponse(exposition(), content_type=CONTENT_TYPE_LATEST)
 
 
 class RequestMetricsMiddleware:
