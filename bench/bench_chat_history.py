@@ -24,6 +24,7 @@ from django.utils import timezone
 
 from bench.bench_search import _centres, _insert, _make_world
 from bench.bench_search import _percentile as search_percentile
+from bench.databases import throwaway_database
 
 DB_NAME = "legalmem_historybench"
 
@@ -65,11 +66,7 @@ def main() -> None:
     per_reply = int(os.environ.get("BENCH_RECALLED", "8"))
     notes = int(os.environ.get("BENCH_NOTES", "5000"))
     reads = int(os.environ.get("BENCH_READS", "30"))
-    settings.DATABASES["default"].setdefault("TEST", {})["NAME"] = DB_NAME
-    old_name = connection.settings_dict["NAME"]
-    print(f"[bench] creating throw-away database {DB_NAME}", flush=True)
-    connection.creation.create_test_db(verbosity=0, autoclobber=True, serialize=False)
-    try:
+    with throwaway_database(DB_NAME):
         rng = np.random.default_rng(7)
         world = _make_world("history-bench", matters=20, assigned=10, users=2)
         _insert(world, notes, rng, _centres(rng))
@@ -90,6 +87,3 @@ def main() -> None:
         print(f"[bench] messages API, {turns} turns × {per_reply} recalled notes at {notes} notes: "
               f"p50 {search_percentile(timings, .5):.1f} ms, p95 {search_percentile(timings, .95):.1f} ms, "
               f"{len(queries)} SQL queries, {len(response.content) // 1024} KiB, {shown} memories shown", flush=True)
-    finally:
-        connection.creation.destroy_test_db(old_name, verbosity=0)
-        print(f"[bench] dropped {DB_NAME}", flush=True)

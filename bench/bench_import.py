@@ -24,13 +24,13 @@ import uuid
 
 from django.contrib.auth import get_user_model
 
-from bench.synthetic import reply, user_turn
+from bench.synthetic import conversations_for, reply, user_turn
 from memory.embeddings import get_embedder
 from memory.models import Membership, Message, Role, TurnExtraction
 from memory.pipeline import import_transcript
 from memory.pipeline.message_index import embedding_text
 from memory.pipeline.turns import items_to_write
-from memory.services.tenancy import assign_user, create_firm, create_matter
+from memory.services.tenancy import create_firm
 
 RNG = random.Random(20260301)
 def transcript(turns: int, seed: int = 20260301) -> tuple[str, dict]:
@@ -40,17 +40,7 @@ def transcript(turns: int, seed: int = 20260301) -> tuple[str, dict]:
     firm = create_firm(name=f"Bench {suffix}", slug=f"bench-{suffix}", actor="system:bench")
     user = get_user_model().objects.create(username=f"bench-{suffix}")
     Membership.objects.create(firm=firm, user=user, role=Role.LAWYER)
-    conversations = []
-    for c in range(max(1, turns // 10)):
-        matter = create_matter(firm=firm, title=f"案件 {c}", reference=f"B-{c:04d}", actor="system:bench")
-        assign_user(matter=matter, user=user, actor="system:bench")
-        messages = []
-        for t in range(10):
-            messages.append({"id": f"u{t}", "role": "user", "speaker": user.username,
-                             "timestamp": f"2026-03-01T10:{t:02d}:00+08:00", "content": user_turn(rng, c * 10 + t)})
-            messages.append({"id": f"a{t}", "role": "assistant", "speaker": "assistant",
-                             "timestamp": f"2026-03-01T10:{t:02d}:30+08:00", "content": reply(rng)})
-        conversations.append({"id": f"conv-{c}", "user": user.username, "matter": matter.reference, "messages": messages})
+    conversations = conversations_for(firm, user, turns, rng)
     return firm.slug, {"firm": firm.slug, "conversations": conversations}
 
 

@@ -27,7 +27,7 @@ import uuid
 from django.contrib.auth import get_user_model
 from django.db import connection
 
-from bench.synthetic import user_turn
+from bench.synthetic import conversations_for, user_turn
 from memory.embeddings import get_embedder
 from memory.models import MemoryScope, Membership, Note, Role, SourceType
 from memory.pipeline import import_transcript, save_message
@@ -50,17 +50,7 @@ def setup_firm():
 
 def bench_import(turns: int) -> None:
     firm, user = setup_firm()
-    conversations = []
-    for c in range(max(1, turns // 10)):
-        matter = create_matter(firm=firm, title=f"案件 {c}", reference=f"B-{c:04d}", actor="system:bench")
-        assign_user(matter=matter, user=user, actor="system:bench")
-        messages = []
-        for t in range(10):
-            messages.append({"id": f"u{t}", "role": "user", "speaker": user.username,
-                             "timestamp": f"2026-03-01T10:{t:02d}:00+08:00", "content": user_turn(RNG, c * 10 + t)})
-            messages.append({"id": f"a{t}", "role": "assistant", "speaker": "assistant",
-                             "timestamp": f"2026-03-01T10:{t:02d}:30+08:00", "content": REPLY})
-        conversations.append({"id": f"conv-{c}", "user": user.username, "matter": matter.reference, "messages": messages})
+    conversations = conversations_for(firm, user, turns, RNG, reply_for=lambda rng: REPLY)
     get_embedder().embed_passages(["预热"])  # load the model and jieba outside the timing
     from memory.extraction import extract_offline
 

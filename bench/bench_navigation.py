@@ -48,8 +48,9 @@ from pathlib import Path
 
 import numpy as np
 from django.conf import settings
-from django.db import connection
+
 from bench.bench_search import _percentile as search_percentile
+from bench.databases import throwaway_database
 
 
 FRESH_NOTES = 36  # notes added and deleted again by the freshness figures
@@ -124,16 +125,8 @@ def _cache_entry_mb(selectors, cache, context) -> float:
 def main() -> list[dict]:
     sizes = [int(s) for s in os.environ.get("BENCH_NAV_SIZES", "1000,5000,10000").split(",")]
     queries = int(os.environ.get("BENCH_NAV_QUERIES", "200"))
-    settings.DATABASES["default"].setdefault("TEST", {})["NAME"] = "legalmem_navbench"
-    old_name = connection.settings_dict["NAME"]
-    print(f"[bench] creating throw-away database legalmem_navbench (cpus={os.cpu_count()})", flush=True)
-    connection.creation.create_test_db(verbosity=0, autoclobber=True, serialize=False)
-    try:
+    with throwaway_database("legalmem_navbench"):
         return _run(sizes, queries)
-    finally:
-        if os.environ.get("BENCH_KEEP_DB") != "1":
-            connection.creation.destroy_test_db(old_name, verbosity=0)
-            print("[bench] dropped legalmem_navbench", flush=True)
 
 
 def _run(sizes: list[int], query_count: int) -> list[dict]:

@@ -45,6 +45,8 @@ from django.contrib.auth import get_user_model
 from django.db import connection, transaction
 from django.utils import timezone
 
+from bench.databases import throwaway_database
+
 TOPICS = 300
 CASE_SHARE, PROFILE_SHARE, CROSS_SHARE, LAW_SHARE = 0.70, 0.05, 0.10, 0.10  # the rest: global
 
@@ -330,16 +332,8 @@ def main() -> list[dict]:
     other = int(os.environ.get("BENCH_OTHER", "100000"))
     queries = int(os.environ.get("BENCH_QUERIES", "200"))
     recall_queries = int(os.environ.get("BENCH_RECALL_QUERIES", "100"))
-    settings.DATABASES["default"].setdefault("TEST", {})["NAME"] = os.environ.get("BENCH_DB_NAME", "legalmem_bench")
-    old_name = connection.settings_dict["NAME"]
-    print(f"[bench] creating throw-away database legalmem_bench (cpus={os.cpu_count()})", flush=True)
-    connection.creation.create_test_db(verbosity=0, autoclobber=True, serialize=False)
-    try:
+    with throwaway_database(os.environ.get("BENCH_DB_NAME", "legalmem_bench")):
         return _run(sizes, other, queries, recall_queries)
-    finally:
-        if os.environ.get("BENCH_KEEP_DB") != "1":
-            connection.creation.destroy_test_db(old_name, verbosity=0)
-            print("[bench] dropped legalmem_bench", flush=True)
 
 
 def _run(sizes: list[int], other: int, queries: int, recall_queries: int) -> list[dict]:

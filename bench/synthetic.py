@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
+
+from memory.services.tenancy import assign_user, create_matter
 
 ITEMS = ["笔记本电脑", "手机", "冰箱", "洗衣机", "电视机", "空调", "平板电脑", "相机"]
 FAULTS = ["大面积花屏", "无法开机", "频繁死机", "电池鼓包", "异响", "漏水", "屏幕闪烁"]
@@ -30,3 +33,21 @@ def user_turn(rng: random.Random, i: int) -> str:
 
 def reply(rng: random.Random) -> str:
     return f"根据{rng.choice(LAWS)}，您可以要求对方承担责任。建议{rng.choice(ADVICE)}，必要时{rng.choice(ADVICE)}。"
+
+
+def conversations_for(firm, user, turns: int, rng: random.Random,
+                      reply_for: Callable[[random.Random], str] = reply) -> list[dict]:
+    """``turns`` turns in conversations of ten, each on a new matter of ``firm`` assigned to
+    ``user``, in the ``import_conversation`` format."""
+    conversations = []
+    for c in range(max(1, turns // 10)):
+        matter = create_matter(firm=firm, title=f"案件 {c}", reference=f"B-{c:04d}", actor="system:bench")
+        assign_user(matter=matter, user=user, actor="system:bench")
+        messages = []
+        for t in range(10):
+            messages.append({"id": f"u{t}", "role": "user", "speaker": user.username,
+                             "timestamp": f"2026-03-01T10:{t:02d}:00+08:00", "content": user_turn(rng, c * 10 + t)})
+            messages.append({"id": f"a{t}", "role": "assistant", "speaker": "assistant",
+                             "timestamp": f"2026-03-01T10:{t:02d}:30+08:00", "content": reply_for(rng)})
+        conversations.append({"id": f"conv-{c}", "user": user.username, "matter": matter.reference, "messages": messages})
+    return conversations
