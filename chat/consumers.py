@@ -23,6 +23,9 @@ from django.utils.translation import gettext as _
 
 from chat.answering import answer_stream, chat_client, describe_llm_error, engine_name, llm_config
 from chat.turns import Recall, TurnRejected, TurnStart, begin_turn, finish_turn, recall
+from legalmem_site import metrics
+from legalmem_site.logs import bind, log_event
+from legalmem_site.logs.context import request_id_from
 from memory.llm import LLMClient, LLMError
 from memory.models import Firm, Message
 from memory.text_hygiene import MalformedJSON, UnsafeInput, parse_json
@@ -64,12 +67,20 @@ def _optional_id(content: dict[str, Any], name: str) -> int | None:
 class ChatConsumer(AsyncJsonWebsocketConsumer):
     turn_task: asyncio.Task | None = None
     client: LLMClient | None = None
+    user = None
+    firm_ids: list[int] = []
+    opened_at: float | None = None
+    frames_in = frames_out = turns = 0
 
     async def connect(self) -> None:
+        # The connection's id (the proxy's X-Request-ID of the handshake, or a new one) is on
+        # every line written while it is served (docs/operations.md, "Logs").
+        self.request_id = request_id_from(dict(self.scope.get("headers", [])).get(b"x-request-id", b"").decode("latin-1"))
         user = self.scope.get("user")
         if user is None or not user.is_authenticated:
             # Accepted first: a close before accept is an HTTP 403 the page cannot tell apart
             # from a refused origin; README promises close code 4401.
+            metrics.WS_CONNECTIONS.labels("unauthenticated").inc()
             await self.accept()
             await self.close(code=CLOSE_UNAUTHENTICATED)
             return
@@ -78,9 +89,14 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         config = llm_config()
         self.engine = engine_name(config)
         self.client = chat_client() if config else None
+        firms = await self._firms()
+        self.firm_ids = [pk for pk, _slug in firms]
         await self.accept()
+        metrics.WS_CONNECTIONS.labels("accepted").inc()
+        metrics.WS_OPEN.inc()
+        self.opened_at = time.perf_counter()
         await self.send_json(
-            {"type": "ready", "user": user.get_username(), "firms": await self._firm_slugs(), "engine": self.engine}
+            {"type": "ready", "user": user.get_username(), "firms": [slug for _pk, slug in firms], "engine": self.engine}
         )
 
     async def disconnect(self, code: int) -> None:
@@ -94,6 +110,28 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
                 pass
         if self.client is not None:
             await self.client.aclose()
+        self._log_connection(code)
+
+    def _log_connection(self, code: int) -> None:
+        """The connection's one line: who, how long, how many frames and turns, how it closed."""
+        if self.opened_at is not None:
+            metrics.WS_OPEN.dec()
+        with bind(request_id=self.request_id):
+            log_event(
+                logger, "ws_connection",
+                outcome="closed" if self.user is not None else "unauthenticated",
+                close_code=code,
+                duration_ms=_ms(self.opened_at) if self.opened_at is not None else None,
+                user_id=self.user.pk if self.user is not None else None,
+                firm_ids=self.firm_ids if self.user is not None else None,
+                frames_in=self.frames_in, frames_out=self.frames_out, turns=self.turns,
+            )
+
+    async def send_json(self, content: dict[str, Any], close: bool = False) -> None:
+        """Every frame we send is counted by type (``legalmem_websocket_frames_total``)."""
+        await super().send_json(content, close=close)
+        self.frames_out += 1
+        metrics.WS_FRAMES.labels("out", str(content.get("type", "other"))).inc()
 
     def _language(self) -> str:
         """The page's language (Django's language cookie), so the offline answer and error
@@ -102,17 +140,20 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         return code if code in dict(settings.LANGUAGES) else settings.LANGUAGE_CODE
 
     @database_sync_to_async
-    def _firm_slugs(self) -> list[str]:
-        return list(Firm.objects.of_user(self.user).values_list("slug", flat=True))
+    def _firms(self) -> list[tuple[int, str]]:
+        return list(Firm.objects.of_user(self.user).values_list("pk", "slug"))
 
     # --- incoming frames ------------------------------------------------------------
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None, **kwargs) -> None:
         """Decode defensively: a bad frame gets an error frame, never a crashed consumer."""
+        self.frames_in += 1
         if text_data is None:
+            metrics.WS_FRAMES.labels("in", "bad").inc()
             await self._error("bad_frame", "只接受 JSON 文本帧。")
             return
         if len(text_data.encode("utf-8", "surrogatepass")) > settings.CHAT_MAX_FRAME_BYTES:
+            metrics.WS_FRAMES.labels("in", "bad").inc()
             # Said first, then closed (4413): the page shows why and reconnects.
             await self._error("frame_too_large", f"消息过大：最多 {settings.CHAT_MAX_FRAME_BYTES} 字节。")
             await self.close(code=CLOSE_TOO_LARGE)
@@ -120,18 +161,22 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         try:
             content = parse_json(text_data)
         except MalformedJSON:
+            metrics.WS_FRAMES.labels("in", "bad").inc()
             await self._error("bad_json", "无法解析的 JSON。")
             return
         except UnsafeInput as unsafe:  # NUL, a lone surrogate or too deep (memory/text_hygiene.py)
+            metrics.WS_FRAMES.labels("in", "bad").inc()
             await self._error("bad_request", f"{unsafe.field}: {unsafe.message}", field=unsafe.field)
             return
         if not isinstance(content, dict):
+            metrics.WS_FRAMES.labels("in", "bad").inc()
             await self._error("bad_frame", "消息必须是 JSON 对象。")
             return
         await self.receive_json(content)
 
     async def receive_json(self, content: dict[str, Any], **kwargs) -> None:
         kind = content.get("type")
+        metrics.WS_FRAMES.labels("in", kind if kind in ("ask", "cancel") else "unknown").inc()
         if kind == "ask":
             await self._ask(content)
         elif kind == "cancel":
@@ -160,7 +205,8 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
     # --- the turn ---------------------------------------------------------------------
 
     async def _run_turn(self, question: Any, conversation_id: int | None, matter_id: int | None) -> None:
-        with translation.override(self.language):
+        self.turns += 1
+        with bind(request_id=self.request_id, user_id=self.user.pk), translation.override(self.language):
             await self._answer(question, conversation_id, matter_id)
 
     async def _answer(self, question: Any, conversation_id: int | None, matter_id: int | None) -> None:
@@ -170,12 +216,17 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
                 self.user, question=question, conversation_id=conversation_id, matter_id=matter_id
             )
         except TurnRejected as rejected:
+            metrics.CHAT_TURN_REJECTIONS.labels(rejected.code).inc()
+            log_event(logger, "chat_turn", outcome="rejected", code=rejected.code,
+                      matter_id=matter_id, conversation_id=conversation_id, duration_ms=_ms(started))
             await self._error(rejected.code, rejected.message)
             return
         except asyncio.CancelledError:
             return
         except Exception:  # noqa: BLE001 — the page must always hear back (docs/hardening-input.md)
             logger.exception("could not start a turn for user %s", self.user.pk)
+            log_event(logger, "chat_turn", level=logging.ERROR, outcome="error",
+                      matter_id=matter_id, conversation_id=conversation_id, duration_ms=_ms(started))
             await self._error("turn_failed", _("The question could not be saved; please try again."))
             return
         await self.send_json(
@@ -192,6 +243,7 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         status, error = Message.Status.COMPLETE, ""
         timings: dict[str, float] = {}
         memory: Recall | None = None
+        llm_outcome: str | None = None  # set once the LLM was asked (legalmem_llm_chat_requests_total)
         try:
             memory = await in_worker_thread(recall)(self.user, start)
             timings["recall_ms"] = _ms(started)
@@ -210,6 +262,7 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
                 recalled=memory.recalled, warning=memory.warning, max_tokens=memory.answer_max_tokens,
                 current_matter_id=start.conversation.matter_id,
             )
+            llm_outcome = "ok" if self.client is not None else None
             async with asyncio.timeout(settings.CHAT_TURN_TIMEOUT_SECONDS):
                 async for token in stream:
                     if not parts:
@@ -218,17 +271,23 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
                     await self.send_json({"type": "token", "text": token})
         except asyncio.CancelledError:
             status = Message.Status.CANCELLED
+            llm_outcome = llm_outcome and "cancelled"
         except TimeoutError:
             status, error = Message.Status.FAILED, _("The answer took too long and was stopped.")
+            llm_outcome = llm_outcome and "timeout"
         except TurnRejected as rejected:
             status, error = Message.Status.FAILED, rejected.message
         except LLMError as failure:
             # The user gets a translated sentence; the server address and details go to the log.
             status, error = Message.Status.FAILED, describe_llm_error(failure)
+            llm_outcome = llm_outcome and type(failure).__name__
             logger.error("LLM failed in conversation %s: %s", start.conversation.pk, failure)
         except Exception:  # noqa: BLE001 — whatever broke, the question and the partial reply are kept
             logger.exception("chat turn failed in conversation %s", start.conversation.pk)
             status, error = Message.Status.FAILED, _("Internal server error; the answer is incomplete.")
+            llm_outcome = llm_outcome and "error"
+        if llm_outcome:
+            metrics.LLM_CHAT_REQUESTS.labels(llm_outcome).inc()
         timings["total_ms"] = _ms(started)
         await self._finish(start, memory, "".join(parts), status, error, timings)
 

@@ -18,6 +18,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from legalmem_site import metrics
+from legalmem_site.logs import content_lengths, log_event
 from memory.disclosure import Viewer, redact_note_payload, viewer_of
 from memory.embeddings import EmbeddingUnavailable
 from memory.models import Conversation, Matter, Message
@@ -233,6 +234,29 @@ def finish_turn(
             engine=engine,
             error=error[:500],
         )
-        enqueue_turn_extraction(start.user_message, message)
+        turn = enqueue_turn_extraction(start.user_message, message)
     metrics.CHAT_TURNS.labels(status).inc()
+    _log_turn(start, recall_, message, turn_id=turn.pk, status=status, engine=engine, timings=timings)
     return message
+
+
+def _log_turn(start: TurnStart, recall_: Recall, reply: Message, *, turn_id: int, status: str, engine: str,
+              timings: dict[str, float]) -> None:
+    """The turn's one log line and its times: ids, outcome, durations — never the question or
+    the reply (their lengths only with ``LOG_CONTENT_LENGTHS``). ``turn_id`` is the extraction
+    job's id, so the job's own line can be found from here."""
+    conversation = start.conversation
+    if "total_ms" in timings:
+        metrics.CHAT_TURN_SECONDS.labels(status).observe(timings["total_ms"] / 1000)
+    if "first_token_ms" in timings:
+        metrics.CHAT_FIRST_TOKEN_SECONDS.observe(timings["first_token_ms"] / 1000)
+    log_event(
+        logger, "chat_turn",
+        outcome=status, engine=engine,
+        firm_id=conversation.firm_id, user_id=conversation.user_id, matter_id=conversation.matter_id,
+        conversation_id=conversation.pk, user_message_id=start.user_message.pk, message_id=reply.pk,
+        turn_id=turn_id, recalled=len(recall_.recalled),
+        duration_ms=timings.get("total_ms"), recall_ms=timings.get("recall_ms"),
+        first_token_ms=timings.get("first_token_ms"),
+        **content_lengths(question=start.user_message.content, reply=reply.content),
+    )

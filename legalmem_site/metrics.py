@@ -22,7 +22,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
-from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.multiprocess import MultiProcessCollector
 from prometheus_client.registry import REGISTRY, Collector
@@ -38,6 +38,36 @@ QUERY_ENCODE_SECONDS = Histogram("legalmem_query_encode_seconds", "Query encodin
 LLM_JSON_REQUESTS = Counter("legalmem_llm_json_requests", "Structured LLM requests by JSON mode and outcome",
                             ["mode", "outcome"])
 NAVIGATION_BUILDS = Counter("legalmem_navigation_builds", "Navigation graphs built or updated", ["kind"])
+
+# --- OPS-LOGS: websocket, chat turns, LLM chat streams, embeddings, search stages, jobs ---
+WS_CONNECTIONS = Counter("legalmem_websocket_connections", "Chat websocket connections by how the handshake ended",
+                         ["outcome"])
+WS_OPEN = Gauge("legalmem_websocket_connections_open", "Chat websockets open now", multiprocess_mode="livesum")
+WS_FRAMES = Counter("legalmem_websocket_frames", "Chat websocket frames by direction and type", ["direction", "type"])
+CHAT_TURN_SECONDS = Histogram("legalmem_chat_turn_seconds", "Chat turn time, question to saved reply", ["status"],
+                              buckets=LATENCY_BUCKETS)
+CHAT_FIRST_TOKEN_SECONDS = Histogram("legalmem_chat_first_token_seconds", "Chat turn time to the first token",
+                                     buckets=LATENCY_BUCKETS)
+CHAT_TURN_REJECTIONS = Counter("legalmem_chat_turn_rejections", "Questions refused before a turn started, by code",
+                               ["code"])
+LLM_CHAT_REQUESTS = Counter("legalmem_llm_chat_requests", "Streaming chat requests to the LLM by outcome", ["outcome"])
+EMBEDDING_SECONDS = Histogram("legalmem_embedding_seconds", "Encoder time per call (query or passages)", ["kind"],
+                              buckets=LATENCY_BUCKETS)
+EMBEDDED_TEXTS = Counter("legalmem_embedded_texts", "Texts encoded (query or passages)", ["kind"])
+SEARCH_STAGE_SECONDS = Histogram("legalmem_search_stage_seconds", "search_memory time by strategy and stage",
+                                 ["strategy", "stage"], buckets=LATENCY_BUCKETS)
+JOBS = Counter("legalmem_jobs", "Background job runs by job and outcome", ["job", "outcome"])
+JOB_SECONDS = Histogram("legalmem_job_seconds", "Background job run time", ["job"], buckets=LATENCY_BUCKETS)
+
+# Series whose every label value is known are shown at 0 from the start, so a dashboard (and a
+# scrape under PROMETHEUS_MULTIPROC_DIR, which only sees values some process created) finds them.
+for _kind in ("full", "incremental"):
+    NAVIGATION_BUILDS.labels(_kind)
+for _kind in ("query", "passages"):
+    EMBEDDING_SECONDS.labels(_kind)
+    EMBEDDED_TEXTS.labels(_kind)
+for _outcome in ("accepted", "unauthenticated"):
+    WS_CONNECTIONS.labels(_outcome)
 
 
 class DatabaseCollector(Collector):

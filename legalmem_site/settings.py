@@ -226,17 +226,7 @@ SPECTACULAR_SETTINGS = {
 }
 
 LOG_LEVEL = env_choice("LOG_LEVEL", "info", ("debug", "info", "warning", "error")).upper()
-LOGGING = {
-    "version": 1,
-    "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
-    "root": {"handlers": ["console"], "level": "WARNING"},
-    "loggers": {
-        "legalmem": {"handlers": ["console"], "level": LOG_LEVEL, "propagate": False},
-        "django": {"handlers": ["console"], "level": "WARNING", "propagate": False},
-    },
-}
+# LOGGING (LOG_FORMAT, structured lines) is set in the OPS-LOGS block at the end.
 
 # --- Write path ---
 # Working memory (AdaMem §3.1/§4.2): the last N raw messages of a conversation; when more are
@@ -437,3 +427,29 @@ MIDDLEWARE.insert(MIDDLEWARE.index("django.middleware.security.SecurityMiddlewar
                   "legalmem_site.metrics.RequestMetricsMiddleware")
 SECURE_REDIRECT_EXEMPT.append(r"^metrics$")
 # --- end METRICS ---
+
+# --- OPS-LOGS ---
+# Structured logs (legalmem_site/logs, docs/operations.md "Logs"): one line per HTTP request,
+# websocket connection, chat turn and background job, with their ids and never note or message
+# text. json = one JSON object per line (the default under LEGALMEM_PRODUCTION), text = a readable
+# line with key=value fields (the default in development). LOG_CONTENT_LENGTHS=1 adds the length
+# (in characters) of a turn's question and reply — nothing more of them is ever logged.
+LOG_FORMAT = env_choice("LOG_FORMAT", "json" if PRODUCTION else "text", ("json", "text"))
+LOG_CONTENT_LENGTHS = env_bool("LOG_CONTENT_LENGTHS", False)
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "filters": {"ids": {"()": "legalmem_site.logs.formatters.ContextFilter"}},
+    "formatters": {
+        "json": {"()": "legalmem_site.logs.formatters.JsonFormatter"},
+        "text": {"()": "legalmem_site.logs.formatters.TextFormatter"},
+    },
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT, "filters": ["ids"]}},
+    "root": {"handlers": ["console"], "level": "WARNING"},
+    "loggers": {
+        "legalmem": {"handlers": ["console"], "level": LOG_LEVEL, "propagate": False},
+        "django": {"handlers": ["console"], "level": "WARNING", "propagate": False},
+    },
+}
+MIDDLEWARE.insert(0, "legalmem_site.logs.requests.RequestLogMiddleware")  # outermost: every request gets its id
+# --- end OPS-LOGS ---

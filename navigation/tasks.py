@@ -9,6 +9,7 @@ from django.conf import settings
 from django.utils import timezone
 from django_tasks import task
 
+from legalmem_site.logs.jobs import job_run
 from navigation.freshness import refresh_firm
 
 logger = logging.getLogger("legalmem.navigation")
@@ -17,7 +18,10 @@ logger = logging.getLogger("legalmem.navigation")
 @task()
 def refresh_navigation_graphs_task(firm_id: int) -> dict:
     """Update the stored graphs of the firm's recently used pages (navigation.freshness)."""
-    return refresh_firm(firm_id)
+    with job_run("navigation_refresh", firm_id=firm_id) as run:
+        done = refresh_firm(firm_id)
+        run.note(**{f"graphs_{kind}": count for kind, count in done.items()})
+    return done
 
 
 def schedule_refresh(firm_id: int) -> None:

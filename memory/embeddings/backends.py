@@ -12,6 +12,8 @@ from typing import Sequence
 
 import numpy as np
 
+from legalmem_site import metrics
+
 logger = logging.getLogger("legalmem.embeddings")
 
 # E5 reads at most 512 tokens; longer text only costs time. Chinese is ~1 token a character.
@@ -49,6 +51,13 @@ class Embedder:
         cleaned = _clean(texts)
         if not cleaned:
             return np.zeros((0, self.dimensions), dtype=np.float32)
+        kind = "query" if is_query else "passages"
+        with metrics.EMBEDDING_SECONDS.labels(kind).time():  # every backend, every caller
+            vectors = self._encode_all(cleaned, is_query=is_query)
+        metrics.EMBEDDED_TEXTS.labels(kind).inc(len(cleaned))
+        return vectors
+
+    def _encode_all(self, cleaned: list[str], *, is_query: bool) -> np.ndarray:
         parts = [
             self._encode(cleaned[start : start + self.batch_size], is_query=is_query)
             for start in range(0, len(cleaned), self.batch_size)

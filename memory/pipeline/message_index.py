@@ -24,6 +24,7 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import QuerySet
 
+from legalmem_site.logs.jobs import job_run
 from memory.embeddings import get_embedder
 from memory.models import Message
 
@@ -103,8 +104,12 @@ def index_messages(queryset=None, *, limit: int | None = None, progress=None) ->
 def index_conversation(conversation_id: int) -> int:
     """The turn job's step: embed what the conversation still lacks (errors are logged, not
     raised — the extraction that follows retries the job on an embedding outage anyway)."""
-    try:
-        return index_messages(Message.objects.filter(conversation_id=conversation_id))
-    except Exception:  # noqa: BLE001 - the messages stay queued (embedding IS NULL)
-        logger.exception("indexing the messages of conversation %s failed; they stay queued", conversation_id)
-        return 0
+    with job_run("index_messages", conversation_id=conversation_id) as run:
+        try:
+            done = index_messages(Message.objects.filter(conversation_id=conversation_id))
+        except Exception:  # noqa: BLE001 - the messages stay queued (embedding IS NULL)
+            logger.exception("indexing the messages of conversation %s failed; they stay queued", conversation_id)
+            run.note(outcome="failed", messages=0)
+            return 0
+        run.note(messages=done)
+        return done

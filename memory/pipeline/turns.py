@@ -28,6 +28,7 @@ from django.utils import timezone
 from django_tasks import TaskResultStatus, task
 from django_tasks_db.models import DBTaskResult
 
+from legalmem_site.logs.jobs import job_run
 from memory.extraction import ExtractedItem
 from memory.llm import LLMRejected
 from memory.models import AuditEvent, Message, RoutingDecision, SourceType, TurnExtraction
@@ -326,8 +327,15 @@ def extract_turn_task(turn_id: int) -> dict:
     """Run one turn job, then re-enqueue any job a dead worker left behind. Raises when the
     turn has failed for good, so the task result shows it as failed too. Defined beside the
     job it runs and the retries that enqueue it again, so the two need no import cycle."""
-    turn = process_turn(turn_id)
-    resume_stalled_turns(limit=10)
+    with job_run("extract_turn", turn_id=turn_id) as run:  # its log line (docs/operations.md, "Logs")
+        turn = process_turn(turn_id)
+        resume_stalled_turns(limit=10)
+        if turn is not None:
+            run.note(outcome="retry" if turn.status == TurnExtraction.Status.PENDING else turn.status,
+                     firm_id=turn.firm_id, conversation_id=turn.conversation_id, attempts=turn.attempts,
+                     decisions=len(turn.decisions or []))
+        else:
+            run.note(outcome="erased")
     if turn is None:
         return {"turn": turn_id, "status": "erased"}
     if turn.status == TurnExtraction.Status.FAILED:

@@ -126,6 +126,9 @@ def search_memory(
     }
     metrics.SEARCH_SECONDS.labels(strategy).observe(result.timings["total"] / 1000)
     metrics.QUERY_ENCODE_SECONDS.observe(embedding.encode_ms / 1000)
+    for stage, ms in result.timings.items():  # every layer is read in one statement: stages, not layers
+        if stage != "total" and isinstance(ms, (int, float)):
+            metrics.SEARCH_STAGE_SECONDS.labels(strategy, stage).observe(ms / 1000)
     for hit in result.hits:
         metrics.RECALLED.labels(hit.layer).inc()
     return result

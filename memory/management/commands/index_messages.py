@@ -10,6 +10,7 @@ import time
 
 from django.core.management.base import BaseCommand, CommandError
 
+from legalmem_site.logs.jobs import job_run
 from memory.embeddings import EmbeddingUnavailable
 from memory.pipeline.message_index import index_messages, pending_messages
 
@@ -27,7 +28,9 @@ class Command(BaseCommand):
         waiting = pending_messages().count()
         started = time.perf_counter()
         try:
-            done = index_messages(limit=limit)
+            with job_run("index_messages") as run:
+                done = index_messages(limit=limit)
+                run.note(messages=done, waiting=waiting)
         except EmbeddingUnavailable as error:
             raise CommandError(f"the embedding service failed ({error}); the messages stay queued") from None
         seconds = time.perf_counter() - started

@@ -1,0 +1,139 @@
+"""Structured logs (docs/operations.md, "Logs"): the JSON formatter writes one valid JSON object
+per line whatever a record holds; an HTTP request gets an id (the caller's, when well-formed),
+returned in ``X-Request-ID`` and on its log line with the user and their firms — never the
+query string."""
+from __future__ import annotations
+
+import io
+import json
+import logging
+import re
+import sys
+import uuid
+from datetime import datetime, timezone
+
+import pytest
+from django.test import Client
+
+from legalmem_site.logs import bind, content_lengths, log_event
+from legalmem_site.logs.context import request_id_from
+from legalmem_site.logs.formatters import ContextFilter, JsonFormatter, TextFormatter
+
+GENERATED_ID = re.compile(r"[0-9a-f]{32}")
+
+
+@pytest.fixture
+def json_log():
+    """The lines our loggers write while the test runs, formatted as LOG_FORMAT=json does and
+    parsed back (a line that is not JSON fails the parse)."""
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(JsonFormatter())
+    handler.addFilter(ContextFilter())
+    logger = logging.getLogger("legalmem")
+    level = logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+
+    def lines() -> list[dict]:
+        return [json.loads(line) for line in stream.getvalue().splitlines()]
+
+    try:
+        yield lines
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+
+
+def record(message: str, *, exc_info=None, **extra) -> logging.LogRecord:
+    made = logging.LogRecord("legalmem.test", logging.WARNING, __file__, 1, message, None, exc_info)
+    for name, value in extra.items():
+        setattr(made, name, value)
+    return made
+
+
+def test_a_record_is_one_line_of_valid_json_whatever_it_holds():
+    try:
+        raise ValueError("bad\nthing")
+    except ValueError:
+        failure = sys.exc_info()
+    odd = {"note_id": uuid.UUID(int=7), "at": datetime(2026, 1, 2, tzinfo=timezone.utc), "text": 'a "quoted"\nline'}
+    made = record("first line\nsecond line \u2028 押金", exc_info=failure,
+                  ids={"request_id": "r-1"}, fields={**odd, "level": "forged"})
+    line = JsonFormatter().format(made)
+    assert "\n" not in line and line.isascii()
+    parsed = json.loads(line)
+    assert parsed["message"] == "first line\nsecond line \u2028 押金"
+    assert parsed["level"] == "warning"  # a field cannot overwrite the fixed keys
+    assert parsed["logger"] == "legalmem.test" and parsed["request_id"] == "r-1"
+    assert parsed["note_id"] == str(uuid.UUID(int=7)) and parsed["at"].startswith("2026-01-02")
+    assert parsed["exc_type"] == "ValueError" and "Traceback" in parsed["exc"]
+    assert datetime.fromisoformat(parsed["ts"]).tzinfo is not None
+
+
+def test_the_text_format_shows_the_same_fields_as_key_value():
+    line = TextFormatter().format(record("http_request", ids={"request_id": "r-2"}, fields={"status": 200}))
+    assert line.endswith("legalmem.test: http_request request_id=r-2 status=200")
+
+
+def test_bound_ids_reach_every_line_written_inside_and_end_with_the_block(json_log):
+    logger = logging.getLogger("legalmem.test")
+    with bind(request_id="outer", user_id=3):
+        with bind(turn_id=9, matter_id=None):
+            log_event(logger, "inner", outcome="ok", skipped=None)
+        logger.info("plain %s", "line")
+    logger.info("outside")
+    inner, plain, outside = json_log()
+    assert {k: inner[k] for k in ("event", "message", "request_id", "user_id", "turn_id", "outcome")} == {
+        "event": "inner", "message": "inner", "request_id": "outer", "user_id": 3, "turn_id": 9, "outcome": "ok"}
+    assert "matter_id" not in inner and "skipped" not in inner
+    assert plain["message"] == "plain line" and plain["request_id"] == "outer" and "turn_id" not in plain
+    assert "request_id" not in outside
+
+
+def test_content_lengths_are_logged_only_when_the_setting_says_so(settings):
+    settings.LOG_CONTENT_LENGTHS = False
+    assert content_lengths(question="押金什么时候退？") == {}
+    settings.LOG_CONTENT_LENGTHS = True
+    assert content_lengths(question="押金什么时候退？", reply=None) == {"question_chars": 8, "reply_chars": 0}
+
+
+@pytest.mark.parametrize("incoming, kept", [
+    ("4bf92f3577b34da6a3ce929d0e0e4736", True),
+    ("edge-lb:1f2e.7", True),
+    ("", False),
+    ("has space", False),
+    ('quote"injection', False),
+    ("line\nbreak", False),
+    ("x" * 129, False),
+    ("-leading-dash", False),
+])
+def test_an_incoming_request_id_is_kept_only_when_well_formed(incoming, kept):
+    assert (request_id_from(incoming) == incoming) is kept
+    if not kept:
+        assert GENERATED_ID.fullmatch(request_id_from(incoming))
+
+
+@pytest.mark.django_db
+def test_each_request_gets_one_line_with_its_id_user_and_firms_and_no_query_string(world, json_log):
+    alice, charlie = Client(), Client()
+    alice.force_login(world.alice)
+    charlie.force_login(world.charlie)
+    mine = alice.get("/api/memory/search?query=押金什么时候退", HTTP_X_REQUEST_ID="proxy-id-1")
+    theirs = charlie.get("/chat/", HTTP_X_REQUEST_ID="bad id with spaces")
+    anonymous = Client().get("/healthz")
+    assert mine["X-Request-ID"] == "proxy-id-1"
+    assert GENERATED_ID.fullmatch(theirs["X-Request-ID"]) and GENERATED_ID.fullmatch(anonymous["X-Request-ID"])
+    requests = [line for line in json_log() if line.get("event") == "http_request"]
+    by_id = {line["request_id"]: line for line in requests}
+    assert len(requests) == 3 and set(by_id) == {"proxy-id-1", theirs["X-Request-ID"], anonymous["X-Request-ID"]}
+    first = by_id["proxy-id-1"]
+    assert first["user_id"] == world.alice.pk and first["firm_ids"] == [world.firm_a.pk]
+    assert first["method"] == "GET" and first["path"] == "/api/memory/search"
+    assert first["status"] == mine.status_code and first["duration_ms"] >= 0
+    outsider = by_id[theirs["X-Request-ID"]]
+    assert outsider["user_id"] == world.charlie.pk and outsider["firm_ids"] == [world.firm_b.pk]
+    probe = by_id[anonymous["X-Request-ID"]]
+    assert probe["status"] == 200 and "user_id" not in probe and "firm_ids" not in probe
+    everything = json.dumps(json_log(), ensure_ascii=False)
+    assert "押金" not in everything and "query=" not in everything
