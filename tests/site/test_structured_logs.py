@@ -7,10 +7,13 @@ from __future__ import annotations
 import io
 import json
 import logging
+import os
 import re
+import subprocess
 import sys
 import uuid
 from datetime import datetime, timezone
+from pathlib import Path
 
 import pytest
 from django.test import Client
@@ -137,3 +140,37 @@ def test_each_request_gets_one_line_with_its_id_user_and_firms_and_no_query_stri
     assert probe["status"] == 200 and "user_id" not in probe and "firm_ids" not in probe
     everything = json.dumps(json_log(), ensure_ascii=False)
     assert "押金" not in everything and "query=" not in everything
+
+
+def manage(args: list[str], env_changes: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """``manage.py`` in a fresh process whose LOG_* and production settings are only these."""
+    env = {key: value for key, value in os.environ.items() if not key.startswith(("LOG_", "LEGALMEM_PRODUCTION"))}
+    env.update({"DATABASE_URL": "postgresql://u@localhost/db", **env_changes})
+    return subprocess.run([sys.executable, "manage.py", *args], cwd=Path(__file__).resolve().parents[2], env=env,
+                          capture_output=True, text=True, timeout=180)
+
+
+def formatter_with(env_changes: dict[str, str]) -> str:
+    """The class of the formatter Django's LOGGING gave our loggers' handler under these settings."""
+    code = ("import logging; from django.conf import settings; "
+            "print(type(logging.getLogger('legalmem').handlers[0].formatter).__name__, settings.LOG_LEVEL)")
+    result = manage(["shell", "-c", code], {"SECRET_KEY": "x" * 40, **env_changes})
+    assert result.returncode == 0, result.stderr
+    return result.stdout.strip().splitlines()[-1]
+
+
+def test_json_is_the_production_default_text_the_development_one_and_each_can_be_chosen():
+    assert formatter_with({"LEGALMEM_PRODUCTION": "1"}) == "JsonFormatter INFO"
+    assert formatter_with({"LEGALMEM_PRODUCTION": "1", "LOG_FORMAT": "text", "LOG_LEVEL": "debug"}) == "TextFormatter DEBUG"
+    assert formatter_with({}) == "TextFormatter INFO"
+
+
+@pytest.mark.parametrize("env_changes, variable", [
+    ({"LOG_FORMAT": "xml"}, "LOG_FORMAT"),
+    ({"LOG_CONTENT_LENGTHS": "some"}, "LOG_CONTENT_LENGTHS"),
+])
+def test_a_malformed_log_setting_is_one_line_naming_the_variable(env_changes, variable):
+    result = manage(["check"], {"SECRET_KEY": "x" * 40, **env_changes})
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("configuration error: ") and variable in lines[0], result.stderr
