@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from django_tasks import task
 
+from legalmem_site.logs.jobs import job_run
 from memory.pipeline.turns import TurnExtractionFailed, extract_turn_task
 
 __all__ = ["TurnExtractionFailed", "extract_turn_task", "purge_expired_task", "schedule_retention"]
@@ -23,7 +24,9 @@ def purge_expired_task() -> dict:
     from memory.services.retention import purge_expired
 
     try:
-        report = purge_expired()
+        with job_run("retention_purge") as run:
+            report = purge_expired()
+            run.note(purged=len(report.purged), held=len(report.held), failed=len(report.failed))
     finally:
         schedule_retention(again=True)
     return {"purged": len(report.purged), "held": len(report.held), "failed": len(report.failed)}
