@@ -11,6 +11,7 @@ import logging
 import time
 
 from django.http import HttpRequest, HttpResponse
+from django.utils.functional import SimpleLazyObject, empty
 
 from legalmem_site.logs.context import bind, request_id_from
 from legalmem_site.logs.events import log_event
@@ -22,16 +23,33 @@ REQUEST_ID_HEADER = "X-Request-ID"
 URL_IDS = ("conversation_id", "matter_id", "note_id")
 
 
+FIRMS_CACHE_SECONDS = 60.0  # a log line may name a firm the user left a minute ago; access never reads this
+FIRMS_CACHE_USERS = 10_000
+_firms_cache: dict[int, tuple[float, list[int]]] = {}
+
+
 def firm_ids_of(user) -> list[int]:
-    """The firms the user belongs to (one small indexed query, only for a signed-in user)."""
+    """The firms the user belongs to, for the log line: one small indexed query per user a minute
+    in each process (bench/bench_logs.py measures what a request pays)."""
     from memory.models import Membership
 
-    return sorted(Membership.objects.filter(user_id=user.pk).values_list("firm_id", flat=True))
+    now = time.monotonic()
+    cached = _firms_cache.get(user.pk)
+    if cached is not None and now - cached[0] < FIRMS_CACHE_SECONDS:
+        return cached[1]
+    if len(_firms_cache) >= FIRMS_CACHE_USERS:
+        _firms_cache.clear()
+    firm_ids = sorted(Membership.objects.filter(user_id=user.pk).values_list("firm_id", flat=True))
+    _firms_cache[user.pk] = (now, firm_ids)
+    return firm_ids
 
 
 def _user_of(request: HttpRequest):
-    """The signed-in user, if the request got that far (a static file or a probe does not)."""
+    """The signed-in user if the request looked them up (a page, an API call); a probe, a scrape
+    or a static file never loads the session, and its log line does not load it either."""
     user = getattr(request, "user", None)
+    if isinstance(user, SimpleLazyObject) and user._wrapped is empty:  # never evaluated: nobody asked
+        return None
     return user if user is not None and user.is_authenticated else None
 
 
