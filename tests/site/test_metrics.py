@@ -88,3 +88,42 @@ def test_the_server_counts_across_processes_in_the_multiprocess_directory(fake_l
             text = response.read().decode()
     assert value(text, 'legalmem_http_requests_total{method="GET",status="2xx"}') >= 3
     assert any(directory.iterdir())  # the server wrote its figures there
+
+
+def sample(name: str, **labels: str) -> float:
+    from prometheus_client import REGISTRY
+
+    return REGISTRY.get_sample_value(name, labels) or 0.0
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.asyncio
+async def test_websocket_connections_and_bad_frames_are_counted(world):
+    from tests.chat.conftest import open_socket
+
+    before = {
+        "refused": sample("legalmem_websocket_connections_total", outcome="unauthenticated"),
+        "accepted": sample("legalmem_websocket_connections_total", outcome="accepted"),
+        "bad": sample("legalmem_websocket_frames_total", direction="in", type="bad"),
+        "unknown": sample("legalmem_websocket_frames_total", direction="in", type="unknown"),
+        "errors": sample("legalmem_websocket_frames_total", direction="out", type="error"),
+        "open": sample("legalmem_websocket_connections_open"),
+    }
+    anonymous = await open_socket()
+    await anonymous.connect()
+    assert (await anonymous.receive_output(timeout=5))["type"] == "websocket.close"
+    outsider = await open_socket(world.charlie)
+    assert (await outsider.connect())[0]
+    assert (await outsider.receive_json_from(timeout=5))["type"] == "ready"
+    assert sample("legalmem_websocket_connections_open") == before["open"] + 1
+    await outsider.send_to(text_data="{not json")
+    await outsider.send_json_to({"type": "shout"})
+    for _ in range(2):
+        assert (await outsider.receive_json_from(timeout=5))["type"] == "error"
+    await outsider.disconnect()
+    assert sample("legalmem_websocket_connections_total", outcome="unauthenticated") == before["refused"] + 1
+    assert sample("legalmem_websocket_connections_total", outcome="accepted") == before["accepted"] + 1
+    assert sample("legalmem_websocket_frames_total", direction="in", type="bad") == before["bad"] + 1
+    assert sample("legalmem_websocket_frames_total", direction="in", type="unknown") == before["unknown"] + 1
+    assert sample("legalmem_websocket_frames_total", direction="out", type="error") == before["errors"] + 2
+    assert sample("legalmem_websocket_connections_open") == before["open"]
