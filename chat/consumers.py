@@ -70,6 +70,7 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
     user = None
     firm_ids: list[int] = []
     opened_at: float | None = None
+    request_id: str | None = None
     frames_in = frames_out = turns = 0
 
     async def connect(self) -> None:
