@@ -22,6 +22,8 @@ from legalmem_site.logs import bind, content_lengths, log_event
 from legalmem_site.logs import requests as request_logs
 from legalmem_site.logs.context import request_id_from
 from legalmem_site.logs.formatters import ContextFilter, JsonFormatter, TextFormatter
+from tests.chat.conftest import open_socket  # imports the ASGI app, which configures logging: before json_log
+from tests.fake_llm.server import text_reply
 
 GENERATED_ID = re.compile(r"[0-9a-f]{32}")
 
@@ -178,3 +180,58 @@ def test_a_malformed_log_setting_is_one_line_naming_the_variable(env_changes, va
     assert result.returncode == 2
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("configuration error: ") and variable in lines[0], result.stderr
+
+
+def test_a_job_line_says_how_the_run_ended_and_a_raised_error_by_its_type_only(json_log):
+    from prometheus_client import REGISTRY
+
+    from legalmem_site.logs.jobs import job_run
+
+    def runs(outcome: str) -> float:
+        return REGISTRY.get_sample_value("legalmem_jobs_total", {"job": "test_job", "outcome": outcome}) or 0.0
+
+    before = {outcome: runs(outcome) for outcome in ("done", "retry", "error")}
+    with job_run("test_job", turn_id=5) as run:
+        logging.getLogger("legalmem.test").warning("inside")
+        run.note(messages=3)
+    with job_run("test_job", turn_id=6) as run:
+        run.note(outcome="retry", attempts=2)
+    with pytest.raises(KeyError), job_run("test_job", turn_id=7):
+        raise KeyError("租客的押金五千元")
+    inside, done, retry, failed = json_log()
+    assert inside["job"] == "test_job" and inside["turn_id"] == 5 and "event" not in inside
+    assert (done["event"], done["outcome"], done["turn_id"], done["messages"]) == ("job", "done", 5, 3)
+    assert (retry["outcome"], retry["attempts"], retry["turn_id"]) == ("retry", 2, 6)
+    assert (failed["outcome"], failed["error"], failed["level"]) == ("error", "KeyError", "error")
+    assert "押金" not in json.dumps(json_log(), ensure_ascii=False)
+    assert {outcome: runs(outcome) - before[outcome] for outcome in before} == {"done": 1, "retry": 1, "error": 1}
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.asyncio
+async def test_a_websocket_turn_logs_lengths_only_when_asked(world, llm_online, json_log, settings):
+    """The consumer test helpers against the fake LLM: with LOG_CONTENT_LENGTHS the turn's line
+    says how long the question and the reply were, and still not what they said."""
+    question, answer = "押金什么时候能退？", "结论：七日内退还。"
+    settings.LOG_CONTENT_LENGTHS = True
+    llm_online.script(text_reply(answer))
+    socket = await open_socket(world.alice)
+    assert (await socket.connect())[0]
+    assert (await socket.receive_json_from(timeout=5))["type"] == "ready"
+    await socket.send_json_to({"type": "ask", "question": question, "matter_id": world.matter_deposit.pk})
+    while (frame := await socket.receive_json_from(timeout=30))["type"] != "done":
+        pass
+    await socket.disconnect()
+    turn = one_line(json_log(), "chat_turn")
+    assert turn["question_chars"] == len(question) and turn["reply_chars"] == len(answer)
+    assert turn["message_id"] == frame["message_id"] and turn["user_id"] == world.alice.pk
+    assert GENERATED_ID.fullmatch(turn["request_id"])  # no X-Request-ID on the handshake: a new one
+    assert one_line(json_log(), "ws_connection")["request_id"] == turn["request_id"]
+    logged = json.dumps(json_log(), ensure_ascii=False)
+    assert question not in logged and answer not in logged
+
+
+def one_line(lines: list[dict], event: str) -> dict:
+    found = [line for line in lines if line.get("event") == event]
+    assert len(found) == 1, found
+    return found[0]
