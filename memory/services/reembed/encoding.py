@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass
 from typing import Callable
 
-from django.db import connection
+from django.db import connection, transaction
 from django.db.models import F
 from pgvector import Vector
 
@@ -28,6 +28,7 @@ MAX_PASSES = 20  # passes over the tables before giving up on rows that keep cha
 class EncodeResult:
     encoded: int = 0
     batches: int = 0
+    encoder_seconds: float = 0.0  # of which the encoder alone (the rest: reading and writing rows)
     stopped_early: bool = False  # --max-batches reached: the rest stays queued
 
 
@@ -102,15 +103,18 @@ def encode_pending(
                 found += len(rows)
                 after = rows[-1]["id"]
                 started = time.perf_counter()
+                encoding = time.perf_counter()
                 vectors = embedder.embed_passages([spec.text_of(row) for row in rows])
-                written = _write_batch(spec, rows, vectors, generation.identity)
-                seconds = time.perf_counter() - started
+                result.encoder_seconds += time.perf_counter() - encoding
+                with transaction.atomic():  # the vectors and their count: a kill keeps both or neither
+                    written = _write_batch(spec, rows, vectors, generation.identity)
+                    seconds = time.perf_counter() - started
+                    EmbeddingGeneration.objects.filter(pk=generation.pk).update(
+                        encoded=F("encoded") + written, batches=F("batches") + 1,
+                        encode_seconds=F("encode_seconds") + seconds,
+                    )
                 result.encoded += written
                 result.batches += 1
-                EmbeddingGeneration.objects.filter(pk=generation.pk).update(
-                    encoded=F("encoded") + written, batches=F("batches") + 1,
-                    encode_seconds=F("encode_seconds") + seconds,
-                )
                 if report:
                     report(f"{spec.table}: {written} encoded in {seconds * 1000:.0f} ms "
                            f"(batch {result.batches}, {result.encoded} this run)")

@@ -10,7 +10,7 @@ from __future__ import annotations
 from contextlib import contextmanager
 from typing import Callable, Iterator
 
-from django.db import connection, transaction
+from django.db import OperationalError, connection, transaction
 from django.utils import timezone
 
 from memory.embeddings import Embedder, embedder_identity
@@ -177,14 +177,17 @@ def switch(
     if not generation.indexes_built:
         raise ReembedError(f"the run for {generation.identity} has not finished encoding; run "
                            f"`manage.py reembed --backend {generation.backend}` until it reports ready")
+    busy = "rows kept being written"
     for _ in range(SWITCH_ATTEMPTS):
         encode_pending(generation, embedder, batch_size=batch_size, report=report)
         try:
             with transaction.atomic():
                 return _switch_locked(generation, embedder)
         except _RowsStillPending:
-            continue
-    raise ReembedError(f"rows kept being written through {SWITCH_ATTEMPTS} attempts; nothing was changed, try again")
+            busy = "rows kept being written"
+        except OperationalError as error:  # lock_timeout, or a deadlock with a writer: both rolled back
+            busy = f"the tables could not be locked ({str(error).strip()})"
+    raise ReembedError(f"{busy} through {SWITCH_ATTEMPTS} attempts; nothing was changed, try again")
 
 
 def _switch_locked(generation: EmbeddingGeneration, embedder: Embedder) -> EmbeddingGeneration:
