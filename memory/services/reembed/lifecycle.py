@@ -21,7 +21,7 @@ from memory.services.reembed.encoding import EncodeResult, encode_pending, table
 from memory.services.reembed.tables import VECTOR_TABLES
 
 ACTOR = "system:reembed"
-_ADVISORY_LOCK = 1_702_517_733  # one reembed command at a time, whatever the process
+ADVISORY_LOCK = 1_702_517_733  # one reembed command at a time, whatever the process
 SWITCH_ATTEMPTS = 5
 SWITCH_LOCK_TIMEOUT = "10s"
 
@@ -38,14 +38,14 @@ class _RowsStillPending(Exception):
 def only_run() -> Iterator[None]:
     """Hold the database-wide re-embedding lock for the block (a second command refuses)."""
     with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_try_advisory_lock(%s)", [_ADVISORY_LOCK])
+        cursor.execute("SELECT pg_try_advisory_lock(%s)", [ADVISORY_LOCK])
         if not cursor.fetchone()[0]:
             raise ReembedError("another `manage.py reembed` is running against this database")
     try:
         yield
     finally:
         with connection.cursor() as cursor:
-            cursor.execute("SELECT pg_advisory_unlock(%s)", [_ADVISORY_LOCK])
+            cursor.execute("SELECT pg_advisory_unlock(%s)", [ADVISORY_LOCK])
 
 
 def _audit(event: AuditEvent, generation: EmbeddingGeneration, **extra) -> None:
