@@ -118,6 +118,7 @@ def run(
     result = encode_pending(generation, embedder, batch_size=batch_size, max_batches=max_batches, report=report)
     if not result.stopped_early:
         shadow.build_shadow_indexes(progress=report)
+        shadow.analyze()  # the planner's statistics of the shadow columns move with the rename
         more = encode_pending(generation, embedder, batch_size=batch_size, report=report)  # written meanwhile
         result.encoded += more.encoded
         result.batches += more.batches

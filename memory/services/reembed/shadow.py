@@ -142,6 +142,11 @@ def build_shadow_indexes(progress=None) -> list[str]:
     return built
 
 
+def analyze() -> None:
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE " + ", ".join(spec.table for spec in VECTOR_TABLES))
+
+
 def rename_into_place() -> None:
     """The switch's DDL (inside its transaction, tables locked): live columns and indexes get
     ``_old``, shadow ones take the live names; the old model column stops being required (the
