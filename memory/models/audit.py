@@ -41,6 +41,11 @@ class AuditEvent(models.TextChoices):
     ERASED = "erased", _("erased (tombstone)")
     MATTER_EXPORTED = "matter_exported", _("matter exported")
     MATTER_IMPORTED = "matter_imported", _("matter imported")
+    # --- re-embedding (docs/operations.md, "Changing the embedding model") ---
+    REEMBED_STARTED = "reembed_started", _("re-embedding started")
+    REEMBED_SWITCHED = "reembed_switched", _("switched to new embeddings")
+    REEMBED_OLD_DROPPED = "reembed_old_dropped", _("old embeddings dropped")
+    REEMBED_ABORTED = "reembed_aborted", _("re-embedding aborted")
 
 
 class AuditLogQuerySet(models.QuerySet["AuditLog"]):

