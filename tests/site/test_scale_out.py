@@ -144,6 +144,12 @@ def extraction_tasks(turn: TurnExtraction) -> list[str]:
                   .values_list("status", flat=True))
 
 
+def job_finished(turn: TurnExtraction) -> bool:
+    """The turn's job is done and its task row says so (the row is closed just after the job)."""
+    return (TurnExtraction.objects.get(pk=turn.pk).status == "done"
+            and "SUCCESSFUL" in extraction_tasks(turn) and "READY" not in extraction_tasks(turn))
+
+
 @pytest.fixture
 def extraction_llm():
     """The extraction server of the workers (the chat answers come from ``fake_llm``)."""
@@ -174,6 +180,9 @@ def test_two_servers_and_two_workers_share_one_database_and_one_redis(world, fak
     with (redis_server(tmp_path) as redis_url, cluster({**env, "REDIS_URL": redis_url}, tmp_path) as servers,
           ExitStack() as sockets):
         started = time.monotonic()
+        for server in (0, 1):  # both ready, their channel layer a round trip through Redis
+            status, body = http_get(servers, server, "/readyz", {})
+            assert status == 200 and json.loads(body)["checks"]["channel_layer"]["detail"] == "RedisChannelLayer"
         # alice's graph page is stored (its first view: one full build), so note changes refresh it
         assert http_get(servers, 0, "/api/navigation/graph", {"Cookie": alice})[0] == 200
         assert NavigationGraphSnapshot.objects.filter(user=world.alice).count() == 1
@@ -208,8 +217,7 @@ def test_two_servers_and_two_workers_share_one_database_and_one_redis(world, fak
         # each extraction job ran once, on one of the two workers, and wrote its fact once
         worker_pids = {worker.pid for worker in servers.workers}
         alice_turns = [turn_of(done["message_id"]) for done in done_of]
-        wait_for(lambda: all(turn_of(done["message_id"]).status == "done" for done in done_of),
-                 "alice's extraction jobs", servers)
+        wait_for(lambda: all(job_finished(turn) for turn in alice_turns), "alice's extraction jobs", servers)
         for turn in map(lambda turn: TurnExtraction.objects.get(pk=turn.pk), alice_turns):
             assert turn.attempts == 1 and turn.worker_pid in worker_pids
             assert extraction_tasks(turn) == ["SUCCESSFUL"]
@@ -228,8 +236,7 @@ def test_two_servers_and_two_workers_share_one_database_and_one_redis(world, fak
         assert [frame["code"] for frame in refused] == ["rate_limited"] * (len(bob_tabs) - RATE_LIMIT)
         assert Message.objects.filter(conversation__user=world.bob, role="user").count() == RATE_LIMIT
         bob_turns = [turn_of(done["message_id"]) for done in finished]
-        wait_for(lambda: all(TurnExtraction.objects.get(pk=turn.pk).status == "done" for turn in bob_turns),
-                 "bob's extraction jobs", servers)
+        wait_for(lambda: all(job_finished(turn) for turn in bob_turns), "bob's extraction jobs", servers)
 
         # --- 3. charlie (another firm, his own count) asks; his worker is killed mid-job
         extraction_llm.script(stall_reply(250, "{}"), json_reply(knowledge(CHARLIE_FACT)))
@@ -247,7 +254,7 @@ def test_two_servers_and_two_workers_share_one_database_and_one_redis(world, fak
         victim = next(worker for worker in servers.workers if worker.pid == holder.worker_pid)
         os.killpg(victim.pid, signal.SIGKILL)
         victim.wait(timeout=30)
-        wait_for(lambda: TurnExtraction.objects.get(pk=turn.pk).status == "done", "the takeover", servers)
+        wait_for(lambda: job_finished(turn), "the takeover", servers)
         turn.refresh_from_db()
         assert turn.attempts == 2 and turn.worker_pid in worker_pids - {victim.pid}
         assert extraction_tasks(turn) == ["RUNNING", "SUCCESSFUL"]  # the dead worker's row, the takeover's
