@@ -37,7 +37,7 @@ CLOSE_UNAUTHENTICATED = 4401
 CLOSE_TOO_LARGE = 4413  # like HTTP 413; autobahn lets an application close only with 1000 or 3000-4999
 
 
-def user_group(user_id: int) -> str:
+def group_of_user(user_id: int) -> str:
     """The channel-layer group of one user's open chat sockets, on every server."""
     return f"chat.user.{user_id}"
 
@@ -73,6 +73,7 @@ def _optional_id(content: dict[str, Any], name: str) -> int | None:
 class ChatConsumer(AsyncJsonWebsocketConsumer):
     turn_task: asyncio.Task | None = None
     client: LLMClient | None = None
+    user_group: str | None = None  # set once the socket joined its user's group
 
     async def connect(self) -> None:
         user = self.scope.get("user")
@@ -104,7 +105,7 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
                 pass
         if self.client is not None:
             await self.client.aclose()
-        if getattr(self, "user_group", None):
+        if self.user_group:
             await self._quietly(self.channel_layer.group_discard(self.user_group, self.channel_name), "leave")
 
     # --- the user's other sockets (channel layer) ---------------------------------------
@@ -114,12 +115,12 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         only these notices, never the chat itself."""
         if self.channel_layer is None:
             return
-        group = user_group(self.user.pk)
+        group = group_of_user(self.user.pk)
         if await self._quietly(self.channel_layer.group_add(group, self.channel_name), "join"):
             self.user_group = group
 
     async def _tell_other_sockets(self, conversation_id: int, message_id: int, title: str, matter_id: int | None) -> None:
-        if getattr(self, "user_group", None):
+        if self.user_group:
             await self._quietly(self.channel_layer.group_send(self.user_group, {
                 "type": "conversation.elsewhere", "origin": self.channel_name, "conversation_id": conversation_id,
                 "message_id": message_id, "title": title, "matter_id": matter_id,
