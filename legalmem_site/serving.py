@@ -96,6 +96,7 @@ def stop_process(process: subprocess.Popen, *, grace: float = 20) -> None:
     if process.poll() is None:
         try:
             os.killpg(process.pid, signal.SIGTERM)
+            os.killpg(process.pid, signal.SIGCONT)  # a stopped process acts on SIGTERM only once it runs
             process.wait(timeout=grace)
         except subprocess.TimeoutExpired:
             os.killpg(process.pid, signal.SIGKILL)

@@ -1,13 +1,14 @@
-"""Two Daphne servers and two workers on one PostgreSQL and one Redis (issue 17; docs/operations.md,
+"""Two Daphne servers and three workers on one PostgreSQL and one Redis (issue 17; docs/operations.md,
 "Several servers and workers"), all real processes started as `make run` starts them.
 
 Chat sockets are spread over both servers. Proven: every turn completes and streams exactly the
 fake LLM's answer (no token lost, repeated or crossed into another socket); a turn finished on
 one server reaches the user's tabs on the other through Redis, and nobody else's; each
-extraction job runs once, and a job whose worker is killed with SIGKILL mid-job is taken over by
-the other worker and still writes its notes once; the rate limit holds for questions arriving
+extraction job runs once, and a job whose worker is killed with SIGKILL mid-job (its pid is
+gone) or frozen with SIGSTOP (its heartbeat stops) is taken over by another worker and still
+writes its notes once; the rate limit holds for questions arriving
 at once on both servers; the firm's navigation graph is refreshed once for a burst of notes
-written by both workers, and both servers then serve that stored graph without building.
+written by the workers, and both servers then serve that stored graph without building.
 """
 from __future__ import annotations
 
@@ -53,7 +54,7 @@ FACTS = [  # what the extraction LLM finds in alice's four turns (one each, in w
     "张三已向消费者协会提交投诉，受理编号为XH-2024-0312",
     "维修点检测报告认定屏幕花屏属于质量问题",
 ]
-CHARLIE_FACT = "Beta 所客户的仓库租约将于2025年6月30日到期"
+CHARLIE_FACTS = ["Beta 所客户的仓库租约将于2025年6月30日到期", "Beta 所客户的仓库押金为十二万元"]
 
 
 def knowledge(fact: str) -> dict:
@@ -161,7 +162,7 @@ def extraction_llm():
         server.stop()
 
 
-def test_two_servers_and_two_workers_share_one_database_and_one_redis(world, fake_llm, extraction_llm, tmp_path):
+def test_two_servers_and_three_workers_share_one_database_and_one_redis(world, fake_llm, extraction_llm, tmp_path):
     world.note("笔记本电脑购买七天后屏幕出现花屏，商家拒绝退货", matter=world.matter_laptop)
     world.note("Beta 所的内部流程", firm=world.firm_b, matter=world.matter_b)
     fake_llm.token_delay = 0.01  # streams of both servers interleave
@@ -177,7 +178,7 @@ def test_two_servers_and_two_workers_share_one_database_and_one_redis(world, fak
         "PROMETHEUS_MULTIPROC_DIR": str(metrics_dir), "METRICS_TOKEN": TOKEN,
     }
     alice, bob, charlie = (session_cookie(user) for user in (world.alice, world.bob, world.charlie))
-    with (redis_server(tmp_path) as redis_url, cluster({**env, "REDIS_URL": redis_url}, tmp_path) as servers,
+    with (redis_server(tmp_path) as redis_url, cluster({**env, "REDIS_URL": redis_url}, tmp_path, workers=3) as servers,
           ExitStack() as sockets):
         started = time.monotonic()
         for server in (0, 1):  # both ready, their channel layer a round trip through Redis
@@ -214,7 +215,7 @@ def test_two_servers_and_two_workers_share_one_database_and_one_redis(world, fak
         for tab in [*tabs, *bystanders]:
             assert tab.hears_nothing()
 
-        # each extraction job ran once, on one of the two workers, and wrote its fact once
+        # each extraction job ran once, on one of the workers, and wrote its fact once
         worker_pids = {worker.pid for worker in servers.workers}
         alice_turns = [turn_of(done["message_id"]) for done in done_of]
         wait_for(lambda: all(job_finished(turn) for turn in alice_turns), "alice's extraction jobs", servers)
@@ -238,30 +239,34 @@ def test_two_servers_and_two_workers_share_one_database_and_one_redis(world, fak
         bob_turns = [turn_of(done["message_id"]) for done in finished]
         wait_for(lambda: all(job_finished(turn) for turn in bob_turns), "bob's extraction jobs", servers)
 
-        # --- 3. charlie (another firm, his own count) asks; his worker is killed mid-job
-        extraction_llm.script(stall_reply(250, "{}"), json_reply(knowledge(CHARLIE_FACT)))
-        asked = len(extraction_llm.chat_requests())
-        frames = bystanders[1].ask("Beta 的仓库租约什么时候到期？", matter_id=world.matter_b.pk)
-        done = frames[-1]
-        assert done["status"] == "complete"
-        firm_a_notes = {str(pk) for pk in Note.objects.filter(firm=world.firm_a).values_list("pk", flat=True)}
-        assert not firm_a_notes & {note["id"] for note in done["notes"]}
+        # --- 3. charlie (another firm, his own count) asks twice; the worker holding his job is
+        # killed (SIGKILL: its pid is gone), then another one freezes (SIGSTOP: its heartbeat stops)
+        live = set(servers.workers)
+        for number, (fact, stop) in enumerate([(CHARLIE_FACTS[0], signal.SIGKILL), (CHARLIE_FACTS[1], signal.SIGSTOP)]):
+            extraction_llm.script(stall_reply(250, "{}"), json_reply(knowledge(fact)))
+            asked = len(extraction_llm.chat_requests())
+            frames = bystanders[1].ask(f"Beta 的第{number + 1}个问题：仓库租约什么时候到期？", matter_id=world.matter_b.pk)
+            done = frames[-1]
+            assert done["status"] == "complete"
+            firm_a_notes = {str(pk) for pk in Note.objects.filter(firm=world.firm_a).values_list("pk", flat=True)}
+            assert not firm_a_notes & {note["id"] for note in done["notes"]}
+            turn = turn_of(done["message_id"])
+            wait_for(lambda: len(extraction_llm.chat_requests()) > asked, "charlie's job to ask the LLM", servers)
+            holder = TurnExtraction.objects.get(pk=turn.pk)
+            victim = next(worker for worker in live if worker.pid == holder.worker_pid)
+            assert holder.status == "running"
+            os.killpg(victim.pid, stop)
+            live.discard(victim)
+            wait_for(lambda: job_finished(turn), f"the takeover after {stop.name}", servers)
+            turn.refresh_from_db()
+            assert turn.attempts == 2 and turn.worker_pid in {worker.pid for worker in live}
+            assert extraction_tasks(turn) == ["RUNNING", "SUCCESSFUL"]  # the stopped worker's row, the takeover's
+            assert Note.objects.filter(content=fact).count() == 1
+            assert Note.objects.get(content=fact).firm == world.firm_b
+        os.killpg(victim.pid, signal.SIGKILL)  # the frozen worker never comes back
         assert bystanders[1].notices == []  # charlie heard nothing of alice's or bob's turns
-        turn = turn_of(done["message_id"])
-        wait_for(lambda: len(extraction_llm.chat_requests()) > asked, "charlie's job to ask the LLM", servers)
-        holder = TurnExtraction.objects.get(pk=turn.pk)
-        assert holder.status == "running" and holder.worker_pid in worker_pids
-        victim = next(worker for worker in servers.workers if worker.pid == holder.worker_pid)
-        os.killpg(victim.pid, signal.SIGKILL)
-        victim.wait(timeout=30)
-        wait_for(lambda: job_finished(turn), "the takeover", servers)
-        turn.refresh_from_db()
-        assert turn.attempts == 2 and turn.worker_pid in worker_pids - {victim.pid}
-        assert extraction_tasks(turn) == ["RUNNING", "SUCCESSFUL"]  # the dead worker's row, the takeover's
-        assert Note.objects.filter(content=CHARLIE_FACT).count() == 1
-        assert Note.objects.get(content=CHARLIE_FACT).firm == world.firm_b
 
-        # --- 4. one navigation refresh for the burst of notes both workers wrote
+        # --- 4. one navigation refresh for the burst of notes the workers wrote
         refreshes = DBTaskResult.objects.filter(task_path=refresh_navigation_graphs_task.module_path,
                                                 args_kwargs__args=[world.firm_a.pk])
         wait_for(lambda: refreshes.filter(status="SUCCESSFUL").exists(), "the navigation refresh", servers,
