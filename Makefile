@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test install browser manage bench clean-data backup restore
+.PHONY: run test install browser redis manage bench clean-data backup restore
 
 $(STAMP): requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -26,10 +26,17 @@ browser:
 	  echo "[legalmem] installing Debian's fonts-noto-cjk so headless chromium renders Chinese"; \
 	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq fonts-noto-cjk) >/dev/null; }
 
+# Debian's redis-server for the scale-out test (tests/site/test_scale_out.py starts its own on a
+# free port, no persistence); `make run` does not need it (without REDIS_URL: one process).
+redis:
+	@command -v redis-server >/dev/null 2>&1 || { \
+	  echo "[legalmem] installing Debian's redis-server for the scale-out test"; \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends redis-server) >/dev/null; }
+
 run: install
 	$(PY) -m legalmem_site.launcher run
 
-test: install browser
+test: install browser redis
 	$(PY) -m legalmem_site.launcher test $(ARGS)
 
 # e.g. make manage ARGS="createsuperuser"

@@ -1,7 +1,10 @@
 """The chat websocket (``/ws/chat/``), protocol in README "Chat protocol".
 
 Client frames: ``{"type": "ask", "question", "conversation_id"?, "matter_id"?}`` and ``{"type": "cancel"}``.
-Server frames: ``ready``, ``conversation``, ``recalled``, ``token``, ``done``, ``error``.
+Server frames: ``ready``, ``conversation``, ``recalled``, ``token``, ``done``, ``error``, and
+``conversation_updated`` when another socket of the same user (another tab, maybe on another
+server: the channel layer, Redis with ``REDIS_URL``) finished a turn (docs/operations.md,
+"Several servers and workers").
 
 The LLM stream runs in its own task (Channels handles one incoming frame at a time), so a
 ``cancel`` frame or a disconnect stops it at once; all ORM work goes through
@@ -12,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Awaitable
 from typing import Any
 
 from channels.db import database_sync_to_async
@@ -34,6 +38,11 @@ logger = logging.getLogger("legalmem.chat")
 
 CLOSE_UNAUTHENTICATED = 4401
 CLOSE_TOO_LARGE = 4413  # like HTTP 413; autobahn lets an application close only with 1000 or 3000-4999
+
+
+def group_of_user(user_id: int) -> str:
+    """The channel-layer group of one user's open chat sockets, on every server."""
+    return f"chat.user.{user_id}"
 
 
 def in_worker_thread(function):
@@ -72,6 +81,7 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
     opened_at: float | None = None
     request_id: str | None = None
     frames_in = frames_out = turns = 0
+    user_group: str | None = None  # set once the socket joined its user's group
 
     async def connect(self) -> None:
         # The connection's id (the proxy's X-Request-ID of the handshake, or a new one) is on
@@ -96,6 +106,7 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         metrics.WS_CONNECTIONS.labels("accepted").inc()
         metrics.WS_OPEN.inc()
         self.opened_at = time.perf_counter()
+        await self._join_user_group()
         await self.send_json(
             {"type": "ready", "user": user.get_username(), "firms": [slug for _pk, slug in firms], "engine": self.engine}
         )
@@ -111,6 +122,8 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
                 pass
         if self.client is not None:
             await self.client.aclose()
+        if self.user_group:
+            await self._quietly(self.channel_layer.group_discard(self.user_group, self.channel_name), "leave")
         self._log_connection(code)
 
     def _log_connection(self, code: int) -> None:
@@ -133,6 +146,41 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
         await super().send_json(content, close=close)
         self.frames_out += 1
         metrics.WS_FRAMES.labels("out", str(content.get("type", "other"))).inc()
+
+    # --- the user's other sockets (channel layer) ---------------------------------------
+
+    async def _join_user_group(self) -> None:
+        """Hear about turns the user finishes in other tabs. A channel layer that is down costs
+        only these notices, never the chat itself."""
+        if self.channel_layer is None:
+            return
+        group = group_of_user(self.user.pk)
+        if await self._quietly(self.channel_layer.group_add(group, self.channel_name), "join"):
+            self.user_group = group
+
+    async def _tell_other_sockets(self, conversation_id: int, message_id: int, title: str, matter_id: int | None) -> None:
+        if self.user_group:
+            await self._quietly(self.channel_layer.group_send(self.user_group, {
+                "type": "conversation.elsewhere", "origin": self.channel_name, "conversation_id": conversation_id,
+                "message_id": message_id, "title": title, "matter_id": matter_id,
+            }), "notify")
+
+    async def conversation_elsewhere(self, event: dict[str, Any]) -> None:
+        """Another socket of this user finished a turn: the page refreshes that conversation."""
+        if event.get("origin") == self.channel_name:
+            return
+        await self._send_quietly({
+            "type": "conversation_updated", "conversation_id": event["conversation_id"],
+            "message_id": event["message_id"], "title": event["title"], "matter_id": event["matter_id"],
+        })
+
+    async def _quietly(self, call: Awaitable[Any], what: str) -> bool:
+        try:
+            await call
+        except Exception:  # noqa: BLE001 - the channel layer only carries notices between tabs
+            logger.warning("channel layer: could not %s the group of user %s", what, self.user.pk, exc_info=True)
+            return False
+        return True
 
     def _language(self) -> str:
         """The page's language (Django's language cookie), so the offline answer and error
@@ -316,6 +364,8 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
                 "timings": timings,
             }
         )
+        await self._tell_other_sockets(start.conversation.pk, saved.pk, start.conversation.title,
+                                       start.conversation.matter_id)
 
     async def _error(self, code: str, message: str, **extra: Any) -> None:
         await self._send_quietly({"type": "error", "code": code, "message": message, **extra})

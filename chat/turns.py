@@ -19,6 +19,7 @@ from django.utils.translation import gettext as _
 
 from legalmem_site import metrics
 from legalmem_site.logs import content_lengths, log_event
+from legalmem_site.locks import lock_for_transaction
 from memory.disclosure import Viewer, redact_note_payload, viewer_of
 from memory.embeddings import EmbeddingUnavailable
 from memory.models import Conversation, Matter, Message
@@ -90,7 +91,10 @@ def _conversation_for(user, conversation_id: int | None, matter_id: int | None, 
 def check_rate_limit(user) -> None:
     """At most CHAT_RATE_LIMIT_PER_MINUTE questions a minute per user, counted in the database
     (so it holds across server processes). Only live chat counts: imported and story
-    conversations (they carry an external id) are not questions the user just asked."""
+    conversations (they carry an external id) are not questions the user just asked. Called in
+    the transaction that saves the question: the user's lock makes questions arriving at once
+    on several servers count one after the other."""
+    lock_for_transaction("chat.rate_limit", user.pk)
     since = timezone.now() - timedelta(minutes=1)
     recent = Message.objects.filter(
         conversation__user=user,
@@ -115,8 +119,8 @@ def validate_question(question: Any) -> str:
 def begin_turn(user, *, question: Any, conversation_id: int | None, matter_id: int | None) -> TurnStart:
     """Validate, rate-limit, find or create the conversation and save the question."""
     question = validate_question(question)
-    check_rate_limit(user)
     with transaction.atomic():
+        check_rate_limit(user)
         conversation, created = _conversation_for(user, conversation_id, matter_id, question)
         message = save_message(
             conversation, Message.Role.USER, question, speaker=user.get_username()

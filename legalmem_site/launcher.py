@@ -34,7 +34,7 @@ import psutil
 import psycopg
 import psycopg.sql
 
-from legalmem_site.serving import daphne_command
+from legalmem_site.serving import daphne_command, worker_command
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 DATABASE_NAME = "legalmem"
@@ -439,7 +439,7 @@ def command_run() -> int:
     signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
     try:
-        supervisor.start("worker", [sys.executable, str(BASE_DIR / "manage.py"), "run_worker"])
+        supervisor.start("worker", worker_command())
         supervisor.start(
             "server",
             daphne_command(host, port),

@@ -109,7 +109,9 @@ if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {"hosts": [REDIS_URL]},
+            # A receive waits on Redis in 5 s blocking pops; redis-py 8 also times socket reads out
+            # after 5 s by default, which tore every idle socket down (channels_redis #422).
+            "CONFIG": {"hosts": [{"address": REDIS_URL, "socket_timeout": 30}]},
         }
     }
 else:

@@ -6,10 +6,12 @@ import logging
 from datetime import timedelta
 
 from django.conf import settings
+from django.db import transaction
 from django.utils import timezone
 from django_tasks import task
 
 from legalmem_site.logs.jobs import job_run
+from legalmem_site.locks import lock_for_transaction
 from navigation.freshness import refresh_firm
 
 logger = logging.getLogger("legalmem.navigation")
@@ -27,7 +29,8 @@ def refresh_navigation_graphs_task(firm_id: int) -> dict:
 def schedule_refresh(firm_id: int) -> None:
     """Enqueue the firm's refresh, debounced: it runs ``NAV_REFRESH_DELAY_SECONDS`` after the first
     change, and a change while one is still waiting adds nothing (that one will see it). Nothing
-    is enqueued for a firm whose graph page nobody has opened."""
+    is enqueued for a firm whose graph page nobody has opened. The firm's lock makes changes
+    committed at once by several workers or servers check and enqueue one after the other."""
     from django_tasks_db.models import DBTaskResult
     from navigation.models import NavigationGraphSnapshot
 
@@ -36,11 +39,13 @@ def schedule_refresh(firm_id: int) -> None:
     waiting = DBTaskResult.objects.filter(
         task_path=refresh_navigation_graphs_task.module_path, status="READY", args_kwargs__args=[firm_id],
     )
-    if waiting.exists():
-        return
     try:
-        refresh_navigation_graphs_task.using(
-            run_after=timezone.now() + timedelta(seconds=settings.NAV_REFRESH_DELAY_SECONDS)
-        ).enqueue(firm_id)
+        with transaction.atomic():
+            lock_for_transaction("navigation.refresh", firm_id)
+            if waiting.exists():
+                return
+            refresh_navigation_graphs_task.using(
+                run_after=timezone.now() + timedelta(seconds=settings.NAV_REFRESH_DELAY_SECONDS)
+            ).enqueue(firm_id)
     except Exception:  # the page still updates incrementally; only the head start is lost
         logger.exception("could not enqueue the navigation refresh of firm %s", firm_id)

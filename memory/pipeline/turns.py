@@ -29,6 +29,7 @@ from django_tasks import TaskResultStatus, task
 from django_tasks_db.models import DBTaskResult
 
 from legalmem_site.logs.jobs import job_run
+from legalmem_site.locks import lock_for_transaction
 from memory.extraction import ExtractedItem
 from memory.llm import LLMRejected
 from memory.models import AuditEvent, Message, RoutingDecision, SourceType, TurnExtraction
@@ -278,21 +279,28 @@ def _after_failure(turn: TurnExtraction, exc: Exception) -> None:
 def resume_stalled_turns(*, now: datetime | None = None, limit: int = 100) -> list[int]:
     """Re-enqueue jobs whose worker died (``running`` with its process gone, its heartbeat stale
     or past the lease) or whose task was lost (``pending`` and overdue by a lease). Safe to run
-    any time, from any process."""
+    any time, from any process: a job whose new task still waits is not enqueued again, and the
+    watchdogs of several workers look and enqueue one after the other (docs/operations.md,
+    "Several servers and workers")."""
     now = now or timezone.now()
-    running = TurnExtraction.objects.filter(status=TurnExtraction.Status.RUNNING).order_by("created_at").only(
-        "pk", "started_at", "heartbeat_at", "worker_host", "worker_pid"
-    )
-    abandoned = [turn.pk for turn in running if holder_is_gone(turn, now)][:limit]
-    overdue = (
-        TurnExtraction.objects.filter(_overdue(lease_cutoff(now)))
-        .exclude(task_id__in=_queued_task_ids())  # its task is only waiting in a long queue
-        .order_by("created_at")
-        .values_list("pk", flat=True)
-    )
-    ids = abandoned + list(overdue[: limit - len(abandoned)])
-    for turn_id in ids:
-        _enqueue_task(turn_id)
+    with transaction.atomic():
+        lock_for_transaction("turns.resume", 0)
+        running = (
+            TurnExtraction.objects.filter(status=TurnExtraction.Status.RUNNING)
+            .exclude(task_id__in=_queued_task_ids())  # already re-enqueued, its task not started yet
+            .order_by("created_at")
+            .only("pk", "started_at", "heartbeat_at", "worker_host", "worker_pid")
+        )
+        abandoned = [turn.pk for turn in running if holder_is_gone(turn, now)][:limit]
+        overdue = (
+            TurnExtraction.objects.filter(_overdue(lease_cutoff(now)))
+            .exclude(task_id__in=_queued_task_ids())  # its task is only waiting in a long queue
+            .order_by("created_at")
+            .values_list("pk", flat=True)
+        )
+        ids = abandoned + list(overdue[: limit - len(abandoned)])
+        for turn_id in ids:
+            _enqueue_task(turn_id)
     if ids:
         logger.warning("re-enqueued %d stalled turn extraction(s): %s", len(ids), ids)
     return ids

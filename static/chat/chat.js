@@ -298,6 +298,12 @@
         }
         streamingEl = null;
         break;
+      case "conversation_updated":
+        // a turn finished in another tab (maybe served by another server): list it, and show it if open here
+        conversationLink(frame.conversation_id, frame.title, frame.matter_id);
+        markActive();
+        if (frame.conversation_id === conversationId && !busy) loadConversation(conversationId);
+        break;
       case "error":
         showError(frame.message);
         if (!frame.user_message_id) {
