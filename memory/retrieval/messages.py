@@ -179,8 +179,9 @@ BM25_K1 = 1.2  # term-frequency saturation (the usual Okapi values)
 BM25_B = 0.75  # document-length normalisation
 
 
-def score_bm25(found: list[MessageCandidate]) -> None:
-    """Set each candidate's Okapi BM25: the IDF of every matched query word, weighted by how often
+def score_bm25(found: list[MessageCandidate], discount: dict[str, float] | None = None) -> None:
+    """Set each candidate's Okapi BM25: the IDF of every matched query word (times its topic
+    ``discount``, ``memory.retrieval.topic``, when given), weighted by how often
     the message says it and discounted for long messages (average length: over the candidates).
     The keyword list of the fusion ranks by it, so a short line that names the asked thing beats
     a long one that mentions it in passing — as a plain BM25 index over the raw turns would."""
@@ -194,7 +195,7 @@ def score_bm25(found: list[MessageCandidate]) -> None:
         total = 0.0
         for word, weight in zip(c.matched_words, c.matched_idf):
             frequency = max(1, counts.get(term(word), 0))  # matched by PostgreSQL's stemmer at least once
-            total += weight * frequency * (BM25_K1 + 1) / (frequency + norm)
+            total += weight * (discount or {}).get(word, 1.0) * frequency * (BM25_K1 + 1) / (frequency + norm)
         c.bm25 = round(total, 4)
 
 

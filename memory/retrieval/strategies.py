@@ -16,10 +16,11 @@ from memory.retrieval.fusion import (
 )
 from memory.retrieval.keywords import term, text_terms
 from memory.retrieval.graph import SEED_COUNT, GraphReach, expand
-from memory.retrieval.messages import MessageCandidate, message_candidates, statements_of, word_idf
+from memory.retrieval.messages import MessageCandidate, message_candidates, statements_of
 from memory.retrieval.plan import MESSAGES
 from memory.retrieval.registry import register_strategy
 from memory.retrieval.scoring import ScoreBreakdown, score, score_message, semantic_only
+from memory.retrieval.topic import query_word_weights
 from memory.retrieval.types import MESSAGE, NOTE, Hit, SearchRequest, SearchResult
 
 MIN_PER_LAYER = 20
@@ -110,7 +111,9 @@ def layered(request: SearchRequest) -> SearchResult:
     timings["messages"] = _ms(started)
 
     started = time.perf_counter()
-    weights = word_idf(words, said)
+    # Words every nearest line holds (the client's name) name the topic, not the answer: they
+    # weigh less for notes and messages alike (memory.retrieval.topic).
+    weights = query_word_weights(words, said)
     scored = {note_id: _score(request, c, None, words, weights) for note_id, c in pool.items()}
     reach: dict[UUID, GraphReach] = {}
     links_read = 0

@@ -92,6 +92,25 @@ def test_command_prints_product_beside_baselines_and_writes_json(tmp_path, capsy
     assert len(losses) == sum(q["scores"]["product"]["r@10"] < q["scores"]["rrf"]["r@10"] for q in recall_rows)
 
 
+def test_command_shows_one_questions_top_10_and_the_halves(tmp_path, capsys):
+    target = tmp_path / "figures.json"
+    call_command("evaluate_memory", "--sessions", "emma-s01,zhou-s01,dave-s02", "--limit", "1",
+                 "--json", str(target), "--show", "q001", "--show", "q999")
+    out = capsys.readouterr().out
+    figures = json.loads(target.read_text(encoding="utf-8"))
+    first = next(q for q in figures["questions"] if q["id"] == "q001")
+    shown = [line for line in out.splitlines() if line.startswith("  ") and line[3:5].strip().isdigit()]
+    assert out.count("SHOW q001 ") == 1 and len(shown) == len(first["product_returned"]) > 0
+    assert first["product_texts"][0][:20] in shown[0]  # the text of the product's first hit
+    assert "SHOW q999: no such question in this run" in out
+    halves = {half["half"]: half for half in figures["halves"]}
+    recall = [q for q in figures["questions"] if q["scores"]]
+    assert sum(half["questions"] for half in halves.values()) == len(recall)
+    even = [q for q in recall if q["position"] % 2 == 0]
+    assert halves["even"]["product"]["r@10"] == round(sum(q["scores"]["product"]["r@10"] for q in even) / len(even), 4)
+    assert "half even" in out and "half odd" in out
+
+
 def test_command_rejects_a_bad_limit_and_an_empty_selection():
     from django.core.management.base import CommandError
 

@@ -69,4 +69,7 @@ def load_set(directory: Path | str = HERE) -> EvaluationSet:
 
     world = read("world.json")
     transcripts = [read(f"transcript-{firm['slug']}.json") for firm in world["firms"]]
-    return EvaluationSet(world=world, transcripts=transcripts, questions=read("questions.json")["questions"])
+    questions = read("questions.json")["questions"]
+    for position, question in enumerate(questions):  # for the even / odd halves (tune on one, check on the other)
+        question.setdefault("position", position)
+    return EvaluationSet(world=world, transcripts=transcripts, questions=questions)

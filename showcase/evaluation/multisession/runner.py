@@ -49,6 +49,7 @@ class Outcome:
     returned: list[list[str]] = field(default_factory=list)  # product positions as message external ids
     kinds: list[str] = field(default_factory=list)  # each product position's kind ("note" | "message")
     rrf_top: list[str] = field(default_factory=list)  # the raw RRF baseline's top 10, for comparison
+    texts: list[str] = field(default_factory=list)  # each product position's text (note or message), shortened
 
 
 @dataclass
@@ -123,9 +124,41 @@ class MemoryReport:
         losing = [f"{row['category']}/{row['language']}" for row in self.rows()
                   if "product" in row and row["product"]["r@10"] < row["rrf"]["r@10"]]
         out.append("product below the raw RRF baseline (R@10) in: " + (", ".join(losing) or "none"))
+        for half in self.halves():
+            out.append(f"half {half['half']:<5}{half['questions']:>4} " + "".join(
+                f"| {system:<7}{half[system]['r@5']:>6.3f}{half[system]['r@10']:>6.3f}{half[system]['mrr']:>6.3f} "
+                for system in ("product", "rrf")) + "(questions at even / odd positions of questions.json)")
         for outcome in self.outcomes:
             for leak in outcome.leaks:
                 out.append(f"LEAK {outcome.question['id']}: {leak}")
+        return out
+
+    def halves(self) -> list[dict[str, Any]]:
+        """Product and raw RRF figures on the questions at even and at odd positions of
+        questions.json: a ranking change is tuned on the even half and checked on the odd one."""
+        rows = []
+        for name, parity in (("even", 0), ("odd", 1)):
+            outcomes = [o for o in self.outcomes if o.scores and o.question.get("position", 0) % 2 == parity]
+            if outcomes:
+                rows.append({"half": name, "questions": len(outcomes), **{
+                    system: {metric: mean(o.scores[system][metric] for o in outcomes) for metric in ("r@5", "r@10", "mrr")}
+                    for system in ("product", "rrf")}})
+        return rows
+
+    def show(self, question_id: str) -> list[str]:
+        """One question: its gold, the product's top 10 (kind, message ids, text) and raw RRF's."""
+        found = [o for o in self.outcomes if o.question["id"] == question_id]
+        if not found:
+            return [f"SHOW {question_id}: no such question in this run"]
+        outcome = found[0]
+        question = outcome.question
+        out = [f"SHOW {question_id} {question['category']}/{question['language']} {question['question']}  "
+               f"gold={','.join(question['gold'])}  scores={outcome.scores or outcome.leaks}"]
+        for position, (kind, ids, text) in enumerate(zip(outcome.kinds, outcome.returned, outcome.texts), start=1):
+            mark = "*" if set(ids) & set(question["gold"]) else " "
+            out.append(f"  {mark}{position:>2} {kind:<7} {','.join(ids):<28} {text}")
+        if outcome.rrf_top:
+            out.append(f"  rrf top 10: {' '.join(outcome.rrf_top)}")
         return out
 
     def _kinds(self) -> dict[str, int]:
@@ -152,9 +185,10 @@ class MemoryReport:
             "strategy": self.strategy, "embedder": self.embedder, "messages": self.messages, "notes_stored": self.notes_stored,
             "import_summary": self.import_summary, "seconds": self.seconds, "leaks": self.leaks,
             "messages_per_hit": self.messages_per_hit, "hit_kinds": self._kinds(),
-            "rows": self.rows(),
+            "rows": self.rows(), "halves": self.halves(),
             "questions": [{**o.question, "scores": o.scores, "leaks": o.leaks, "noted": o.noted,
-                           "product_returned": o.returned, "product_kinds": o.kinds, "rrf_returned": o.rrf_top} for o in self.outcomes],
+                           "product_returned": o.returned, "product_kinds": o.kinds, "product_texts": o.texts,
+                           "rrf_returned": o.rrf_top} for o in self.outcomes],
         }
 
 
@@ -212,7 +246,8 @@ def _run(data: EvaluationSet, *, strategy: str, progress: Callable[[int, int], N
         positions = [set(hit.source_message_ids) for hit in result.hits]
         outcome = Outcome(question, returned=[[info[pk].external_id if pk in info else f"#{pk}" for pk in sorted(p)]
                                               for p in positions],
-                          kinds=[getattr(hit, "kind", "") or "note" for hit in result.hits])
+                          kinds=[getattr(hit, "kind", "") or "note" for hit in result.hits],
+                          texts=[_shortened(hit) for hit in result.hits])
         for hit, sources in zip(result.hits, positions):
             outcome.leaks.extend(_leaks(hit, sources, user.pk, firm.pk, assigned[name], info,
                                         gold if question["category"] == MUST_NOT else set()))
@@ -232,6 +267,12 @@ def _run(data: EvaluationSet, *, strategy: str, progress: Callable[[int, int], N
         import_summary=summary, strategy=strategy, embedder=embedder.name,
         seconds={"import": round(imported - started, 1), "questions": round(finished - imported, 1)},
     )
+
+
+def _shortened(hit: Hit, width: int = 70) -> str:
+    """A hit's text on one line, cut to ``width`` characters (for ``--show``)."""
+    text = " ".join((hit.note.content if hit.note is not None else hit.message.content).split())
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def _leaks(hit: Hit, sources: set[int], user_id: int, firm_id: int, matter_ids: set[int],

@@ -26,6 +26,8 @@ class Command(BaseCommand):
         parser.add_argument("--json", dest="json_path", help="Write every figure and per-question result here.")
         parser.add_argument("--losses", action="store_true",
                             help="List the questions raw RRF answers within 10 and the product does not.")
+        parser.add_argument("--show", action="append", metavar="QID",
+                            help="Print this question's product top 10 (kind, message ids, text) and raw RRF's (repeatable).")
         parser.add_argument("--keep", action="store_true", help="Commit the imported firms instead of rolling back.")
 
     def handle(self, *args, **options) -> None:
@@ -49,6 +51,9 @@ class Command(BaseCommand):
             self.stdout.write(line)
         if options["losses"]:
             for line in report.losses():
+                self.stdout.write(line)
+        for question_id in options["show"] or ():
+            for line in report.show(question_id):
                 self.stdout.write(line)
         if options["json_path"]:
             Path(options["json_path"]).write_text(
