@@ -171,3 +171,33 @@ class Message(models.Model):
 
     def __str__(self) -> str:
         return f"{self.role}: {self.content[:60]}"
+
+
+class ConversationTerm(models.Model):
+    """How many complete messages of a conversation hold a search term (a lexeme of
+    ``Message.search_vector``); the row with the empty lexeme counts all of them.
+
+    BM25 needs each query word's document frequency over the messages a user may search; summed
+    over the user's visible conversations these rows give it without reading the messages
+    (docs/read-path.md, "Raw messages at scale"). PostgreSQL triggers on ``memory_message``
+    keep the counts (migration 0015): every insert, update of status or text, and delete —
+    chat, import, erasure — in the same transaction as the change itself.
+    """
+
+    TOTAL = ""  # the lexeme of the row counting every complete message of the conversation
+
+    conversation = models.ForeignKey(
+        Conversation, on_delete=models.CASCADE, related_name="+", verbose_name=_("conversation")
+    )
+    lexeme = models.TextField(_("lexeme"), blank=True)
+    messages = models.IntegerField(_("messages"))
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["conversation", "lexeme"], name="conversation_term_unique"),
+        ]
+        verbose_name = _("conversation term")
+        verbose_name_plural = _("conversation terms")
+
+    def __str__(self) -> str:
+        return f"{self.conversation_id}:{self.lexeme or '*'}={self.messages}"
