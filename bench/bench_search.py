@@ -245,7 +245,7 @@ def _latency(world: World, queries: int) -> dict:
             totals.append(elapsed)
             embeds.append(result.timings["embed"])
             waits.append(result.timings["embed_wait"])
-            for stage in ("plan", "embed_wait", "vector", "messages", "graph", "fusion"):
+            for stage in ("plan", "messages_before_vector", "embed_wait", "vector", "messages", "graph", "fusion"):
                 stages.setdefault(stage, []).append(result.timings.get(stage, 0.0))
     return {
         "p50_ms": round(statistics.median(totals), 2),
@@ -428,5 +428,5 @@ def _print_table(rows: list[dict]) -> None:
     for row in rows:  # where the time goes: each stage of ``layered`` (search_memory's timings)
         print(f"stages at {row['firm_notes']:,} notes, p50 / p95 ms: " + ", ".join(
             f"{stage} {row.get(f'{stage}_p50_ms', 0.0)} / {row.get(f'{stage}_p95_ms', 0.0)}"
-            for stage in ("plan", "embed_wait", "vector", "messages", "graph", "fusion")
+            for stage in ("plan", "messages_before_vector", "embed_wait", "vector", "messages", "graph", "fusion")
         ))

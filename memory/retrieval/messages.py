@@ -78,6 +78,43 @@ def forgotten_source_ids(user) -> list[int]:
     return sorted({message_id for ids in rows for message_id in ids or ()})
 
 
+@dataclass
+class MessageRead:
+    """What the message stage knows before the query vector: whom to read, the words' document
+    frequencies and, above the exact bound, the keyword best (``prepare_message_read``)."""
+
+    conversation_ids: list[int]
+    words: list[str]
+    excluded: list[int]
+    scope: str
+    scope_params: list
+    exact: bool
+    idf: list[float] = field(default_factory=list)
+    keyword_ids: list[int] = field(default_factory=list)
+
+
+def prepare_message_read(user, plan: RetrievalPlan, tokens: Sequence[str], *, limit: int,
+                         exclude_ids: Iterable[int] = ()) -> MessageRead | None:
+    """The reads that need no query vector (they run while the encoder works): the searchable
+    conversations, the forgotten messages, the term counts and, for very many messages, the
+    keyword best. None when the user has no searchable conversation."""
+    conversation_ids = searchable_conversation_ids(user, plan)
+    if not conversation_ids:
+        return None
+    words = list(tokens[:MAX_QUERY_WORDS])
+    excluded = [*exclude_ids, *forgotten_source_ids(user)] or [0]
+    scope = "m.conversation_id = ANY(%s) AND m.status = %s AND NOT (m.id = ANY(%s))"
+    scope_params = [conversation_ids, Message.Status.COMPLETE, excluded]
+    with connection.cursor() as cursor:
+        counted = read_frequencies(cursor, conversation_ids, excluded, scope, scope_params, words)
+        read = MessageRead(conversation_ids, words, excluded, scope, scope_params,
+                           exact=counted.total <= EXACT_MESSAGE_MAX_ROWS)
+        if not read.exact:
+            read.idf = counted.idf()
+            read.keyword_ids = keyword_best(cursor, scope, scope_params, words, read.idf, counted.per_word, limit=limit)
+    return read
+
+
 def message_candidates(
     user,
     plan: RetrievalPlan,
@@ -89,22 +126,23 @@ def message_candidates(
     ef_search: int = 200,
 ) -> list[MessageCandidate]:
     """The ``limit`` nearest visible messages plus the ``limit`` best keyword matches (deduplicated)."""
-    conversation_ids = searchable_conversation_ids(user, plan)
-    if not conversation_ids:
+    read = prepare_message_read(user, plan, tokens, limit=limit, exclude_ids=exclude_ids)
+    return read_message_candidates(read, vector, limit=limit, ef_search=ef_search)
+
+
+def read_message_candidates(read: MessageRead | None, vector: np.ndarray, *, limit: int,
+                            ef_search: int = 200) -> list[MessageCandidate]:
+    """The candidates of a prepared read, now that the query vector is known (one statement)."""
+    if read is None:
         return []
-    words = list(tokens[:MAX_QUERY_WORDS])
-    excluded = [*exclude_ids, *forgotten_source_ids(user)] or [0]
-    scope = "m.conversation_id = ANY(%s) AND m.status = %s AND NOT (m.id = ANY(%s))"
-    scope_params = [conversation_ids, Message.Status.COMPLETE, excluded]
+    words, excluded, scope, scope_params = read.words, read.excluded, read.scope, read.scope_params
     with transaction.atomic():
         with connection.cursor() as cursor:
-            counted = read_frequencies(cursor, conversation_ids, excluded, scope, scope_params, words)
-            if counted.total <= EXACT_MESSAGE_MAX_ROWS:
+            if read.exact:
                 rows, idf = _read_exact(cursor, scope, scope_params, vector, words, limit=limit)
             else:
-                idf = counted.idf()
-                rows = _read_walk(cursor, scope, scope_params, vector, words, idf, counted.per_word,
-                                  limit=limit, ef_search=ef_search)
+                idf = read.idf
+                rows = _read_walk(cursor, read, vector, limit=limit, ef_search=ef_search)
     if not rows:
         return []
     total_idf = sum(idf) or 1.0
@@ -232,11 +270,9 @@ def _read_exact(cursor, scope: str, scope_params: list, vector: np.ndarray, word
     return [row[:-2] for row in rows], idf
 
 
-def _read_walk(cursor, scope: str, scope_params: list, vector: np.ndarray, words: list[str], idf: list[float],
-               frequencies: Sequence[int], *, limit: int, ef_search: int) -> list[tuple]:
-    """Very many messages (memory/retrieval/message_scale.py): the keyword best through the GIN
-    index, then ONE statement for the HNSW walk (iterative scan) and every candidate's columns."""
-    keyword_ids = keyword_best(cursor, scope, scope_params, words, idf, frequencies, limit=limit)
+def _read_walk(cursor, read: MessageRead, vector: np.ndarray, *, limit: int, ef_search: int) -> list[tuple]:
+    """Very many messages (memory/retrieval/message_scale.py): ONE statement for the HNSW walk
+    (iterative scan) and the columns of every candidate, the keyword best already known."""
     columns = ", ".join(f"m.{name}" for name in MESSAGE_FIELDS)
     distance = "(m.embedding <=> (SELECT v FROM query_vector))"
     cursor.execute(
@@ -247,15 +283,15 @@ def _read_walk(cursor, scope: str, scope_params: list, vector: np.ndarray, words
         "WITH query_vector AS MATERIALIZED (SELECT %s::vector AS v), "
         "query_words AS MATERIALIZED (SELECT t.i, plainto_tsquery(%s::regconfig, t.word) AS q "
         "FROM unnest(%s::text[]) WITH ORDINALITY AS t(word, i)), "
-        f"nearest AS (SELECT m.id, 0 AS src FROM memory_message m WHERE {scope} AND m.embedding IS NOT NULL "
+        f"nearest AS (SELECT m.id, 0 AS src FROM memory_message m WHERE {read.scope} AND m.embedding IS NOT NULL "
         f"ORDER BY {distance} LIMIT %s), "
         "found AS (SELECT u.id, array_agg(DISTINCT u.src) AS src FROM (SELECT * FROM nearest UNION ALL "
         "SELECT k.id, 1 AS src FROM unnest(%s::bigint[]) AS k(id)) u GROUP BY u.id) "
         f"SELECT {columns}, {distance} AS distance, "
         "ARRAY(SELECT w.i FROM query_words w WHERE numnode(w.q) > 0 AND m.search_vector @@ w.q "
         "AND w.i = ANY(%s) ORDER BY w.i), found.src FROM found JOIN memory_message m ON m.id = found.id",
-        [_vector_literal(vector), SEARCH_CONFIG, words, *scope_params, limit, keyword_ids,
-         [i + 1 for i, weight in enumerate(idf) if weight > 0]],
+        [_vector_literal(vector), SEARCH_CONFIG, read.words, *read.scope_params, limit, read.keyword_ids,
+         [i + 1 for i, weight in enumerate(read.idf) if weight > 0]],
     )
     return cursor.fetchall()
 
