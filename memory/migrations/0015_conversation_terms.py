@@ -106,6 +106,11 @@ class Migration(migrations.Migration):
                 'constraints': [models.UniqueConstraint(fields=('conversation', 'lexeme'), name='conversation_term_unique')],
             },
         ),
+        migrations.RemoveIndex(model_name='message', name='message_conv_said_idx'),
+        migrations.AddIndex(
+            model_name='message',
+            index=models.Index(fields=['conversation', 'said_at', 'id'], name='message_conv_said_id_idx'),
+        ),
         migrations.RunSQL(TRIGGERS, reverse_sql=DROP_TRIGGERS),
         migrations.RunSQL(BACKFILL, reverse_sql=migrations.RunSQL.noop),
     ]

@@ -189,7 +189,7 @@ def attach_turn_partners(found: list[MessageCandidate], *, exclude_ids: Iterable
     columns = ", ".join(f"m.{name}" for name in MESSAGE_FIELDS)
 
     def neighbour(direction: str, order: str) -> str:
-        # One index probe per candidate (message_conv_said_idx), not a pass over whole conversations.
+        # One index probe per candidate (message_conv_said_id_idx), not a pass over whole conversations.
         return (
             f"SELECT c.id, {columns} FROM memory_message c CROSS JOIN LATERAL ("
             "SELECT * FROM memory_message n WHERE n.conversation_id = c.conversation_id AND n.status = %s "
