@@ -90,9 +90,9 @@ def keyword_best(
         return []
     if len(weighted) > 1:
         every = [word for _weight, _df, word in weighted]
-        rows = _scored(cursor, scope, scope_params, weighted, every, "&&", limit=limit)
-        if len(rows) == limit:  # all hold every word: the highest possible sum, latest first
-            return [row[0] for row in rows]
+        ids = _holding_every_word(cursor, scope, scope_params, every, limit=limit)
+        if len(ids) == limit:  # all hold every word: the highest possible sum, latest first
+            return ids
     prefix, matching = 0, 0
     while prefix < len(weighted) and matching < limit:  # the rarest words hold enough messages
         matching += weighted[prefix][1]
@@ -110,6 +110,17 @@ def keyword_best(
         if needed == prefix:
             return [row[0] for row in rows]
         prefix = needed
+
+
+def _holding_every_word(cursor, scope: str, scope_params: list, words: list[str], *, limit: int) -> list[int]:
+    """The latest ``limit`` messages of ``scope`` holding every word (GIN intersection): no
+    score to compute, they all have the highest possible one."""
+    cursor.execute(
+        f"SELECT m.id FROM memory_message m WHERE {scope} AND m.search_vector @@ {_word_query(len(words), '&&')} "
+        "ORDER BY m.said_at DESC, m.id DESC LIMIT %s",
+        [*scope_params, *words, limit],
+    )
+    return [row[0] for row in cursor.fetchall()]
 
 
 def _scored(

@@ -28,7 +28,7 @@ from django.db.models import Q
 
 from memory.models import Conversation, Message, Note
 from memory.models.conversations import SEARCH_CONFIG
-from memory.retrieval.candidates import _vector_literal
+from memory.retrieval.candidates import Reach, _vector_literal
 from memory.retrieval.keywords import term
 from memory.retrieval.message_scale import keyword_best, read_frequencies
 from memory.retrieval.plan import RetrievalPlan
@@ -68,11 +68,14 @@ def searchable_conversation_ids(user, plan: RetrievalPlan) -> list[int]:
     return list(conversations.values_list("pk", flat=True))
 
 
-def forgotten_source_ids(user) -> list[int]:
+def forgotten_source_ids(user, reach: Reach | None = None) -> list[int]:
     """The messages of notes the user may see that were forgotten ("forget this memory",
     docs/my-memory-and-admin.md): what was forgotten is not recalled from the raw turns either.
-    The conversation itself still shows them; erasure is what removes them."""
-    rows = Note.objects.visible_to(user).filter(status=Note.Status.FORGOTTEN).values_list(
+    The conversation itself still shows them; erasure is what removes them. With the user's
+    ``reach`` (read once per search) the rule is compiled with its ids as literals: an index
+    read instead of a join over the firm's notes."""
+    notes = Note.objects.visible_to(user, **reach.literals()) if reach is not None else Note.objects.visible_to(user)
+    rows = notes.filter(status=Note.Status.FORGOTTEN).values_list(
         "source_message_ids", flat=True
     )
     return sorted({message_id for ids in rows for message_id in ids or ()})
@@ -94,7 +97,7 @@ class MessageRead:
 
 
 def prepare_message_read(user, plan: RetrievalPlan, tokens: Sequence[str], *, limit: int,
-                         exclude_ids: Iterable[int] = ()) -> MessageRead | None:
+                         exclude_ids: Iterable[int] = (), reach: Reach | None = None) -> MessageRead | None:
     """The reads that need no query vector (they run while the encoder works): the searchable
     conversations, the forgotten messages, the term counts and, for very many messages, the
     keyword best. None when the user has no searchable conversation."""
@@ -102,7 +105,7 @@ def prepare_message_read(user, plan: RetrievalPlan, tokens: Sequence[str], *, li
     if not conversation_ids:
         return None
     words = list(tokens[:MAX_QUERY_WORDS])
-    excluded = [*exclude_ids, *forgotten_source_ids(user)] or [0]
+    excluded = [*exclude_ids, *forgotten_source_ids(user, reach)] or [0]
     scope = "m.conversation_id = ANY(%s) AND m.status = %s AND NOT (m.id = ANY(%s))"
     scope_params = [conversation_ids, Message.Status.COMPLETE, excluded]
     with connection.cursor() as cursor:

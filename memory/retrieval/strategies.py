@@ -88,7 +88,7 @@ def layered(request: SearchRequest) -> SearchResult:
     # While the query is still encoding: the message reads that need no vector.
     started = time.perf_counter()
     message_read = prepare_message_read(user, plan, tokens, limit=message_limit,
-                                        exclude_ids=request.exclude_message_ids)
+                                        exclude_ids=request.exclude_message_ids, reach=request.reach)
     timings["messages_before_vector"] = _ms(started)
     vector = request.query_vector
 
