@@ -8,7 +8,7 @@ Run (uses a throw-away database ``legalmem_bench`` on the data folder's server, 
 Environment knobs: BENCH_SIZES (default "1000,10000,100000": notes of the searched firm),
 BENCH_OTHER (default 100000: notes of two other firms, present from the start),
 BENCH_QUERIES (default 200 timed searches per size), BENCH_RECALL_QUERIES (default 100),
-BENCH_KEEP_DB=1 (keep the database for inspection), BENCH_DB_NAME (default legalmem_bench: the throw-away database, so two runs can go side by side), BENCH_MESSAGES (default 5000: raw messages
+BENCH_KEEP_DB=1 (keep the database for inspection), BENCH_REUSE_DB=1 (measure a kept database again, as it is: no inserts; profiling), BENCH_DB_NAME (default legalmem_bench: the throw-away database, so two runs can go side by side), BENCH_MESSAGES (default 5000: raw messages
 in 20 conversations of the benchmark user — every layered search reads them too, see
 docs/turn-memory.md; 0 for none).
 
