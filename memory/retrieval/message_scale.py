@@ -88,11 +88,10 @@ def keyword_best(
     )  # rarest first
     if not weighted:
         return []
-    if len(weighted) > 1:
-        every = [word for _weight, _df, word in weighted]
-        ids = _holding_every_word(cursor, scope, scope_params, every, limit=limit)
-        if len(ids) == limit:  # all hold every word: the highest possible sum, latest first
-            return ids
+    every = [word for _weight, _df, word in weighted]
+    ids = _holding_every_word(cursor, scope, scope_params, every, limit=limit)
+    if len(ids) == limit or len(weighted) == 1:  # all hold every word: the highest possible sum, latest first
+        return ids
     prefix, matching = 0, 0
     while prefix < len(weighted) and matching < limit:  # the rarest words hold enough messages
         matching += weighted[prefix][1]
