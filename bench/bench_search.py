@@ -8,7 +8,7 @@ Run (uses a throw-away database ``legalmem_bench`` on the data folder's server, 
 Environment knobs: BENCH_SIZES (default "1000,10000,100000": notes of the searched firm),
 BENCH_OTHER (default 100000: notes of two other firms, present from the start),
 BENCH_QUERIES (default 200 timed searches per size), BENCH_RECALL_QUERIES (default 100),
-BENCH_KEEP_DB=1 (keep the database for inspection), BENCH_DB_NAME (default legalmem_bench: the throw-away database, so two runs can go side by side), BENCH_MESSAGES (default 5000: raw messages
+BENCH_KEEP_DB=1 (keep the database for inspection), BENCH_REUSE_DB=1 (measure a kept database again, as it is: no inserts; profiling), BENCH_DB_NAME (default legalmem_bench: the throw-away database, so two runs can go side by side), BENCH_MESSAGES (default 5000: raw messages
 in 20 conversations of the benchmark user — every layered search reads them too, see
 docs/turn-memory.md; 0 for none).
 
@@ -245,7 +245,7 @@ def _latency(world: World, queries: int) -> dict:
             totals.append(elapsed)
             embeds.append(result.timings["embed"])
             waits.append(result.timings["embed_wait"])
-            for stage in ("plan", "vector", "keyword", "messages", "fusion"):
+            for stage in ("plan", "messages_before_vector", "embed_wait", "vector", "messages", "graph", "fusion"):
                 stages.setdefault(stage, []).append(result.timings.get(stage, 0.0))
     return {
         "p50_ms": round(statistics.median(totals), 2),
@@ -260,6 +260,7 @@ def _latency(world: World, queries: int) -> dict:
         "search_without_embed_p50_ms": round(statistics.median(t - w for t, w in zip(totals, waits)), 2),
         "search_without_embed_p95_ms": round(_percentile([t - w for t, w in zip(totals, waits)], 0.95), 2),
         **{f"{stage}_p50_ms": round(statistics.median(values), 2) for stage, values in stages.items()},
+        **{f"{stage}_p95_ms": round(_percentile(values, 0.95), 2) for stage, values in stages.items()},
         "load_average_1m": round(os.getloadavg()[0], 2),
         "rss_mb": _rss_mb(),  # this process after the searches: what a server process holds
     }
@@ -336,12 +337,47 @@ def main() -> list[dict]:
         return _run(sizes, other, queries, recall_queries)
 
 
+def _kept_world(slug: str) -> World | None:
+    """The world of a kept database (``BENCH_REUSE_DB=1``), or None when it was never built."""
+    from memory.models import Firm
+
+    firm = Firm.objects.filter(slug=slug).first()
+    if firm is None:
+        return None
+    user = get_user_model().objects.get(username=f"{slug}-u0")
+    matters = list(firm.matters.order_by("pk"))
+    assigned = [m for m in matters if m.assignments.filter(user=user).exists()]
+    return World(firm, user, matters, assigned)
+
+
+def _run_kept(target: World, sizes: list[int], other: int, queries: int, recall_queries: int) -> list[dict]:
+    """Measure a database kept by an earlier run as it is (its largest size): no inserts."""
+    from memory.models import Message, Note
+
+    size = Note.objects.filter(firm=target.firm).count()
+    messages = Message.objects.filter(firm=target.firm).count()
+    print(f"[bench] reusing the kept database: {size} firm notes, {messages} messages", flush=True)
+    rng = np.random.default_rng(3)
+    centres = _centres(rng)
+    latency = _latency(target, queries)
+    recall = _recall(target, centres, recall_queries)
+    row = {"firm_notes": size, "table_notes": Note.objects.count(), "messages": messages, **latency,
+           "recall@10": recall, "access": _plans(target), "insert_s": None, "index_build_s": None}
+    print(f"[bench] {row}", flush=True)
+    _print_table([row])
+    return [row]
+
+
 def _run(sizes: list[int], other: int, queries: int, recall_queries: int) -> list[dict]:
+    from bench.databases import reusing_database
     from memory.embeddings import get_embedder
 
     rng = np.random.default_rng(3)
     centres = _centres(rng)
     get_embedder().embed_query("预热")  # load the model outside the timings
+    kept = _kept_world("bench-target") if reusing_database() else None
+    if kept is not None:
+        return _run_kept(kept, sizes, other, queries, recall_queries)
     target = _make_world("bench-target", matters=50, assigned=10, users=5)
     others = [_make_world(f"bench-other-{i}", matters=50, assigned=10, users=5) for i in range(2)]
     messages = int(os.environ.get("BENCH_MESSAGES", "5000"))
@@ -375,6 +411,11 @@ def _run(sizes: list[int], other: int, queries: int, recall_queries: int) -> lis
                "insert_s": round(seconds, 1), "index_build_s": None if build is None else round(build, 1)}
         rows.append(row)
         print(f"[bench] {row}", flush=True)
+    _print_table(rows)
+    return rows
+
+
+def _print_table(rows: list[dict]) -> None:
     print("\n| firm notes | table notes | p50 ms | p95 ms | bare p50 / p95 ms | ratio p95 | embed (wait) p50 ms "
           "| without the wait p50 / p95 ms | messages p50 ms | recall@10 (overall) | load avg |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
@@ -384,4 +425,8 @@ def _run(sizes: list[int], other: int, queries: int, recall_queries: int) -> lis
               f"{row['embed_p50_ms']} ({row['embed_wait_p50_ms']}) | {row.get('search_without_embed_p50_ms')} / "
               f"{row.get('search_without_embed_p95_ms')} | {row.get('messages_p50_ms', 0.0)} | {row['recall@10']['overall']} | "
               f"{row.get('load_average_1m')} |")
-    return rows
+    for row in rows:  # where the time goes: each stage of ``layered`` (search_memory's timings)
+        print(f"stages at {row['firm_notes']:,} notes, p50 / p95 ms: " + ", ".join(
+            f"{stage} {row.get(f'{stage}_p50_ms', 0.0)} / {row.get(f'{stage}_p95_ms', 0.0)}"
+            for stage in ("plan", "messages_before_vector", "embed_wait", "vector", "messages", "graph", "fusion")
+        ))

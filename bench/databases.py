@@ -1,5 +1,7 @@
 """A throw-away database on the data folder's server for a benchmark: created (migrated) on
-entry, dropped on exit unless ``BENCH_KEEP_DB=1``, so figures never depend on anyone's notes."""
+entry, dropped on exit unless ``BENCH_KEEP_DB=1``, so figures never depend on anyone's notes.
+``BENCH_REUSE_DB=1`` opens a database kept by an earlier run (migrated again if needed) instead of
+creating it, and keeps it: the benchmark then skips building its data (profiling iterations)."""
 from __future__ import annotations
 
 import os
@@ -14,11 +16,17 @@ from django.db import connection
 def throwaway_database(name: str) -> Iterator[None]:
     settings.DATABASES["default"].setdefault("TEST", {})["NAME"] = name
     old_name = connection.settings_dict["NAME"]
-    print(f"[bench] creating throw-away database {name} (cpus={os.cpu_count()})", flush=True)
-    connection.creation.create_test_db(verbosity=0, autoclobber=True, serialize=False)
+    reuse = reusing_database()
+    print(f"[bench] {'reusing' if reuse else 'creating throw-away'} database {name} (cpus={os.cpu_count()})", flush=True)
+    connection.creation.create_test_db(verbosity=0, autoclobber=not reuse, serialize=False, keepdb=reuse)
     try:
         yield
     finally:
-        if os.environ.get("BENCH_KEEP_DB") != "1":
+        if os.environ.get("BENCH_KEEP_DB") != "1" and not reuse:
             connection.creation.destroy_test_db(old_name, verbosity=0)
             print(f"[bench] dropped {name}", flush=True)
+
+
+def reusing_database() -> bool:
+    """Whether this run reuses a kept benchmark database (``BENCH_REUSE_DB=1``)."""
+    return os.environ.get("BENCH_REUSE_DB") == "1"

@@ -56,6 +56,11 @@ def _search() -> list[str]:
         body.append(f"| {r['firm_notes']:,} | {r['table_notes']:,} | {r.get('messages', 0):,} | {r['p50_ms']} / {r['p95_ms']} "
                     f"| {r['bare_p50_ms']} / {r['bare_p95_ms']} | **{r['ratio_p95']}x** | ≤ 1.5x ({verdict}) "
                     f"| {r['recall@10']['overall']} | {r.get('rss_mb')} | {r['load_average_1m']} |")
+    for r in rows:  # where the time goes (docs/performance.md, "Search")
+        body.append(f"\nStages of `layered` at {r['firm_notes']:,} notes, p50 / p95 ms: " + ", ".join(
+            f"{stage} {r.get(f'{stage}_p50_ms', 0.0)} / {r.get(f'{stage}_p95_ms', 0.0)}"
+            for stage in ("plan", "messages_before_vector", "embed_wait", "vector", "messages", "graph", "fusion")
+        ) + ".")
     return _section("Layered search vs one encode + one pgvector top-k (bench/bench_search.py)", started, body)
 
 

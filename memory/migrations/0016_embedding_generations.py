@@ -9,7 +9,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('memory', '0014_merged_choices_and_labels'),
+        ('memory', '0015_conversation_terms'),
     ]
 
     operations = [

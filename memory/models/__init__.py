@@ -1,6 +1,6 @@
 """Memory models: tenancy, working memory (conversations), notes and links, the audit log."""
 from memory.models.audit import AuditEvent, AuditLog
-from memory.models.conversations import Conversation, Message
+from memory.models.conversations import Conversation, ConversationTerm, Message
 from memory.models.embeddings import EmbeddingGeneration
 from memory.models.llm import LLMServerMode
 from memory.models.notes import (
@@ -29,6 +29,7 @@ __all__ = [
     "ConsolidatedMessage",
     "Consolidation",
     "Conversation",
+    "ConversationTerm",
     "EmbeddingGeneration",
     "Firm",
     "LLMServerMode",

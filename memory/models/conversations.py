@@ -139,7 +139,10 @@ class Message(models.Model):
     class Meta:
         ordering = ["said_at", "id"]
         indexes = [
-            models.Index(fields=["conversation", "said_at"], name="message_conv_said_idx"),
+            # A message's turn partner (the next / previous message of its conversation) is one
+            # probe of this index even when many messages share a timestamp (imports): the id
+            # breaks the tie inside the index (memory/retrieval/messages.py).
+            models.Index(fields=["conversation", "said_at", "id"], name="message_conv_said_id_idx"),
             GinIndex(fields=["search_vector"], name="message_search_vector_gin"),
             # Exact nearest-neighbour reads over a user's conversations: an index-only scan
             # (memory/retrieval/messages.py); the HNSW graph serves users with very many messages.
@@ -171,3 +174,33 @@ class Message(models.Model):
 
     def __str__(self) -> str:
         return f"{self.role}: {self.content[:60]}"
+
+
+class ConversationTerm(models.Model):
+    """How many complete messages of a conversation hold a search term (a lexeme of
+    ``Message.search_vector``); the row with the empty lexeme counts all of them.
+
+    BM25 needs each query word's document frequency over the messages a user may search; summed
+    over the user's visible conversations these rows give it without reading the messages
+    (docs/read-path.md, "Raw messages at scale"). PostgreSQL triggers on ``memory_message``
+    keep the counts (migration 0015): every insert, update of status or text, and delete —
+    chat, import, erasure — in the same transaction as the change itself.
+    """
+
+    TOTAL = ""  # the lexeme of the row counting every complete message of the conversation
+
+    conversation = models.ForeignKey(
+        Conversation, on_delete=models.CASCADE, related_name="+", verbose_name=_("conversation")
+    )
+    lexeme = models.TextField(_("lexeme"), blank=True)
+    messages = models.IntegerField(_("messages"))
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["conversation", "lexeme"], name="conversation_term_unique"),
+        ]
+        verbose_name = _("conversation term")
+        verbose_name_plural = _("conversation terms")
+
+    def __str__(self) -> str:
+        return f"{self.conversation_id}:{self.lexeme or '*'}={self.messages}"

@@ -4,19 +4,19 @@ The messages a search may read are those of ``Conversation.objects.visible_to(us
 user's own conversations, only while their matter is still assigned), narrowed to the current
 matter's conversations and the matter-less ones when there is a current matter.
 
-Up to ``EXACT_MESSAGE_MAX_ROWS`` of them (the planner's estimate), ONE statement makes one pass
-over them: how many hold each query word (document frequencies, for BM25 IDF weights — raw chat
-lines need them: a name or a common verb appears in hundreds of lines), the exact nearest by
-cosine distance, and the highest IDF-weighted keyword matches (stored ``search_vector``), each
-row with the indexes of the query words it holds. Above that bound, the frequencies are counted
-first and the nearest come from an HNSW walk with iterative scan (two statements).
+How many there are comes first, from the per-conversation term counts (``ConversationTerm``,
+kept by triggers): one index read. Up to ``EXACT_MESSAGE_MAX_ROWS`` of them, ONE statement makes
+one pass over them: how many hold each query word (document frequencies, for BM25 IDF weights —
+raw chat lines need them: a name or a common verb appears in hundreds of lines), the exact nearest
+by cosine distance, and the highest IDF-weighted keyword matches (stored ``search_vector``), each
+row with the indexes of the query words it holds. Above that bound nothing reads every message:
+the frequencies are those counts, the keyword best comes through the GIN index and the nearest
+from an HNSW walk (memory/retrieval/message_scale.py) — the same candidates.
 
 A message not yet embedded (the indexing job has not run) is still found by its keywords.
 """
 from __future__ import annotations
 
-import json
-import math
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -28,8 +28,9 @@ from django.db.models import Q
 
 from memory.models import Conversation, Message, Note
 from memory.models.conversations import SEARCH_CONFIG
-from memory.retrieval.candidates import _vector_literal
+from memory.retrieval.candidates import Reach, _vector_literal
 from memory.retrieval.keywords import term
+from memory.retrieval.message_scale import keyword_best, read_frequencies
 from memory.retrieval.plan import RetrievalPlan
 
 # Below this many visible messages every one is compared (exact); above it the HNSW graph.
@@ -67,19 +68,54 @@ def searchable_conversation_ids(user, plan: RetrievalPlan) -> list[int]:
     return list(conversations.values_list("pk", flat=True))
 
 
-def forgotten_source_ids(user) -> list[int]:
+def forgotten_source_ids(user, reach: Reach | None = None) -> list[int]:
     """The messages of notes the user may see that were forgotten ("forget this memory",
     docs/my-memory-and-admin.md): what was forgotten is not recalled from the raw turns either.
-    The conversation itself still shows them; erasure is what removes them."""
-    rows = Note.objects.visible_to(user).filter(status=Note.Status.FORGOTTEN).values_list(
+    The conversation itself still shows them; erasure is what removes them. With the user's
+    ``reach`` (read once per search) the rule is compiled with its ids as literals: an index
+    read instead of a join over the firm's notes."""
+    notes = Note.objects.visible_to(user, **reach.literals()) if reach is not None else Note.objects.visible_to(user)
+    rows = notes.filter(status=Note.Status.FORGOTTEN).values_list(
         "source_message_ids", flat=True
     )
     return sorted({message_id for ids in rows for message_id in ids or ()})
 
 
-def _idf(total: int, frequency: int) -> float:
-    """BM25's inverse document frequency (never negative)."""
-    return math.log(1.0 + (total - frequency + 0.5) / (frequency + 0.5))
+@dataclass
+class MessageRead:
+    """What the message stage knows before the query vector: whom to read, the words' document
+    frequencies and, above the exact bound, the keyword best (``prepare_message_read``)."""
+
+    conversation_ids: list[int]
+    words: list[str]
+    excluded: list[int]
+    scope: str
+    scope_params: list
+    exact: bool
+    idf: list[float] = field(default_factory=list)
+    keyword_ids: list[int] = field(default_factory=list)
+
+
+def prepare_message_read(user, plan: RetrievalPlan, tokens: Sequence[str], *, limit: int,
+                         exclude_ids: Iterable[int] = (), reach: Reach | None = None) -> MessageRead | None:
+    """The reads that need no query vector (they run while the encoder works): the searchable
+    conversations, the forgotten messages, the term counts and, for very many messages, the
+    keyword best. None when the user has no searchable conversation."""
+    conversation_ids = searchable_conversation_ids(user, plan)
+    if not conversation_ids:
+        return None
+    words = list(tokens[:MAX_QUERY_WORDS])
+    excluded = [*exclude_ids, *forgotten_source_ids(user, reach)] or [0]
+    scope = "m.conversation_id = ANY(%s) AND m.status = %s AND NOT (m.id = ANY(%s))"
+    scope_params = [conversation_ids, Message.Status.COMPLETE, excluded]
+    with connection.cursor() as cursor:
+        counted = read_frequencies(cursor, conversation_ids, excluded, scope, scope_params, words)
+        read = MessageRead(conversation_ids, words, excluded, scope, scope_params,
+                           exact=counted.total <= EXACT_MESSAGE_MAX_ROWS)
+        if not read.exact:
+            read.idf = counted.idf()
+            read.keyword_ids = keyword_best(cursor, scope, scope_params, words, read.idf, counted.per_word, limit=limit)
+    return read
 
 
 def message_candidates(
@@ -93,19 +129,23 @@ def message_candidates(
     ef_search: int = 200,
 ) -> list[MessageCandidate]:
     """The ``limit`` nearest visible messages plus the ``limit`` best keyword matches (deduplicated)."""
-    conversation_ids = searchable_conversation_ids(user, plan)
-    if not conversation_ids:
+    read = prepare_message_read(user, plan, tokens, limit=limit, exclude_ids=exclude_ids)
+    return read_message_candidates(read, vector, limit=limit, ef_search=ef_search)
+
+
+def read_message_candidates(read: MessageRead | None, vector: np.ndarray, *, limit: int,
+                            ef_search: int = 200) -> list[MessageCandidate]:
+    """The candidates of a prepared read, now that the query vector is known (one statement)."""
+    if read is None:
         return []
-    words = list(tokens[:MAX_QUERY_WORDS])
-    excluded = [*exclude_ids, *forgotten_source_ids(user)] or [0]
-    scope = "m.conversation_id = ANY(%s) AND m.status = %s AND NOT (m.id = ANY(%s))"
-    scope_params = [conversation_ids, Message.Status.COMPLETE, excluded]
+    words, excluded, scope, scope_params = read.words, read.excluded, read.scope, read.scope_params
     with transaction.atomic():
         with connection.cursor() as cursor:
-            if _estimated_rows(cursor, scope, scope_params) <= EXACT_MESSAGE_MAX_ROWS:
+            if read.exact:
                 rows, idf = _read_exact(cursor, scope, scope_params, vector, words, limit=limit)
             else:
-                rows, idf = _read_walk(cursor, scope, scope_params, vector, words, limit=limit, ef_search=ef_search)
+                idf = read.idf
+                rows = _read_walk(cursor, read, vector, limit=limit, ef_search=ef_search)
     if not rows:
         return []
     total_idf = sum(idf) or 1.0
@@ -152,7 +192,7 @@ def attach_turn_partners(found: list[MessageCandidate], *, exclude_ids: Iterable
     columns = ", ".join(f"m.{name}" for name in MESSAGE_FIELDS)
 
     def neighbour(direction: str, order: str) -> str:
-        # One index probe per candidate (message_conv_said_idx), not a pass over whole conversations.
+        # One index probe per candidate (message_conv_said_id_idx), not a pass over whole conversations.
         return (
             f"SELECT c.id, {columns} FROM memory_message c CROSS JOIN LATERAL ("
             "SELECT * FROM memory_message n WHERE n.conversation_id = c.conversation_id AND n.status = %s "
@@ -199,15 +239,6 @@ def score_bm25(found: list[MessageCandidate], discount: dict[str, float] | None 
         c.bm25 = round(total, 4)
 
 
-def _estimated_rows(cursor, scope: str, scope_params: list) -> float:
-    """The planner's estimate of the user's searchable messages (one EXPLAIN, no rows read)."""
-    cursor.execute(f"EXPLAIN (FORMAT JSON) SELECT 1 FROM memory_message m WHERE {scope}", scope_params)
-    plan = cursor.fetchone()[0]
-    if isinstance(plan, str):
-        plan = json.loads(plan)
-    return plan[0]["Plan"]["Plan Rows"]
-
-
 def _read_exact(cursor, scope: str, scope_params: list, vector: np.ndarray, words: list[str],
                 *, limit: int) -> tuple[list[tuple], list[float]]:
     """ONE pass over the user's messages (a materialised pool with each one's distance and terms):
@@ -226,7 +257,8 @@ def _read_exact(cursor, scope: str, scope_params: list, vector: np.ndarray, word
         "FROM frequencies f WHERE f.df > 0), "
         "nearest AS (SELECT id, 0 AS src FROM pool WHERE distance IS NOT NULL ORDER BY distance LIMIT %s), "
         "keyword AS (SELECT pool.id, 1 AS src FROM pool JOIN weights w ON pool.terms @@ w.q "
-        "GROUP BY pool.id, pool.said_at ORDER BY sum(w.idf) DESC, pool.said_at DESC LIMIT %s), "
+        "GROUP BY pool.id, pool.said_at ORDER BY round(sum(w.idf)::numeric, 9) DESC, pool.said_at DESC, pool.id DESC "
+        "LIMIT %s), "
         "found AS (SELECT u.id, array_agg(DISTINCT u.src) AS src FROM "
         "(SELECT * FROM nearest UNION ALL SELECT * FROM keyword) u GROUP BY u.id) "
         f"SELECT {columns}, p.distance, ARRAY(SELECT w.i FROM weights w WHERE p.terms @@ w.q ORDER BY w.i), "
@@ -242,61 +274,29 @@ def _read_exact(cursor, scope: str, scope_params: list, vector: np.ndarray, word
     return [row[:-2] for row in rows], idf
 
 
-def _read_walk(cursor, scope: str, scope_params: list, vector: np.ndarray, words: list[str],
-               *, limit: int, ef_search: int) -> tuple[list[tuple], list[float]]:
-    """Very many messages: document frequencies first, then the HNSW walk (iterative scan) and
-    the keyword best, as two statements."""
-    cursor.execute(
-        f"SELECT (SELECT count(*) FROM memory_message m WHERE {scope}), "
-        f"ARRAY(SELECT (SELECT count(*) FROM memory_message m WHERE {scope} AND m.search_vector @@ w.q) "
-        f"FROM (SELECT plainto_tsquery(%s::regconfig, t.word) AS q, t.i FROM unnest(%s::text[]) "
-        f"WITH ORDINALITY AS t(word, i)) w ORDER BY w.i)",
-        [*scope_params, *scope_params, SEARCH_CONFIG, words],
-    )
-    total, frequencies = cursor.fetchone()
-    if not total:
-        return [], []
-    idf = [_idf(total, df) if df else 0.0 for df in frequencies]
+def _read_walk(cursor, read: MessageRead, vector: np.ndarray, *, limit: int, ef_search: int) -> list[tuple]:
+    """Very many messages (memory/retrieval/message_scale.py): ONE statement for the HNSW walk
+    (iterative scan) and the columns of every candidate, the keyword best already known."""
+    columns = ", ".join(f"m.{name}" for name in MESSAGE_FIELDS)
+    distance = "(m.embedding <=> (SELECT v FROM query_vector))"
     cursor.execute(
         "SELECT set_config('hnsw.ef_search', %s, true), set_config('hnsw.iterative_scan', 'relaxed_order', true)",
         [str(max(ef_search, limit))],
     )
-    return _read(cursor, scope, scope_params, vector, words, idf, limit=limit, exact=False), idf
-
-
-def _read(cursor, scope: str, scope_params: list, vector: np.ndarray, words: list[str], idf: list[float],
-          *, limit: int, exact: bool) -> list[tuple]:
-    """Nearest + keyword candidates, joined to their columns, with matched word indexes."""
-    columns = ", ".join(f"m.{name}" for name in MESSAGE_FIELDS)
-    distance = "(m.embedding <=> (SELECT v FROM query_vector))"
-    order = f"{distance} + 0" if exact else distance  # "+ 0": no HNSW, compare every row
-    weighted = [(i + 1, weight) for i, weight in enumerate(idf) if weight > 0]
-    parts = [
-        f"(SELECT m.id, 0 AS src FROM memory_message m WHERE {scope} AND m.embedding IS NOT NULL "
-        f"ORDER BY {order} LIMIT %s)"
-    ]
-    params: list = [_vector_literal(vector), SEARCH_CONFIG, words, *scope_params, limit]
-    if weighted:
-        score = " + ".join(
-            f"CASE WHEN m.search_vector @@ (SELECT q FROM query_words WHERE i = {i}) THEN {weight!r} ELSE 0 END"
-            for i, weight in weighted
-        )
-        any_word = " || ".join(f"(SELECT q FROM query_words WHERE i = {i})" for i, _ in weighted)
-        parts.append(
-            f"(SELECT m.id, 1 AS src FROM memory_message m WHERE {scope} "
-            f"AND m.search_vector @@ ({any_word}) ORDER BY ({score}) DESC, m.said_at DESC LIMIT %s)"
-        )
-        params += [*scope_params, limit]
-    sql = (
+    cursor.execute(
         "WITH query_vector AS MATERIALIZED (SELECT %s::vector AS v), "
         "query_words AS MATERIALIZED (SELECT t.i, plainto_tsquery(%s::regconfig, t.word) AS q "
         "FROM unnest(%s::text[]) WITH ORDINALITY AS t(word, i)), "
-        f"found AS (SELECT u.id, array_agg(DISTINCT u.src) AS src FROM ({' UNION ALL '.join(parts)}) u GROUP BY u.id) "
+        f"nearest AS (SELECT m.id, 0 AS src FROM memory_message m WHERE {read.scope} AND m.embedding IS NOT NULL "
+        f"ORDER BY {distance} LIMIT %s), "
+        "found AS (SELECT u.id, array_agg(DISTINCT u.src) AS src FROM (SELECT * FROM nearest UNION ALL "
+        "SELECT k.id, 1 AS src FROM unnest(%s::bigint[]) AS k(id)) u GROUP BY u.id) "
         f"SELECT {columns}, {distance} AS distance, "
-        "ARRAY(SELECT w.i FROM query_words w WHERE numnode(w.q) > 0 AND m.search_vector @@ w.q ORDER BY w.i), "
-        "found.src FROM found JOIN memory_message m ON m.id = found.id"
+        "ARRAY(SELECT w.i FROM query_words w WHERE numnode(w.q) > 0 AND m.search_vector @@ w.q "
+        "AND w.i = ANY(%s) ORDER BY w.i), found.src FROM found JOIN memory_message m ON m.id = found.id",
+        [_vector_literal(vector), SEARCH_CONFIG, read.words, *read.scope_params, limit, read.keyword_ids,
+         [i + 1 for i, weight in enumerate(read.idf) if weight > 0]],
     )
-    cursor.execute(sql, params)
     return cursor.fetchall()
 
 

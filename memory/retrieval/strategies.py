@@ -16,7 +16,9 @@ from memory.retrieval.fusion import (
 )
 from memory.retrieval.keywords import term, text_terms
 from memory.retrieval.graph import SEED_COUNT, GraphReach, expand
-from memory.retrieval.messages import MessageCandidate, message_candidates, statements_of
+from memory.retrieval.messages import (
+    MessageCandidate, prepare_message_read, read_message_candidates, statements_of,
+)
 from memory.retrieval.plan import MESSAGES
 from memory.retrieval.registry import register_strategy
 from memory.retrieval.scoring import ScoreBreakdown, score, score_message, semantic_only
@@ -77,11 +79,19 @@ def layered(request: SearchRequest) -> SearchResult:
     """Layered retrieval (docs/read-path.md) over notes AND raw messages: each note gets its layered score
     (``memory.retrieval.scoring``), and the final order is the reciprocal-rank fusion of the raw
     dense, raw keyword and note rankings (``memory.retrieval.fusion``)."""
-    user, plan, k, vector = request.user, request.plan, request.k, request.query_vector
+    user, plan, k = request.user, request.plan, request.k
     timings: dict[str, float] = {}
     tokens = cand.query_tokens(request.query)
     words = set(tokens)
     per_layer = max(2 * k, MIN_PER_LAYER)
+    message_limit = max(MESSAGE_LIMIT, 2 * k)
+
+    # While the query is still encoding: the message reads that need no vector.
+    started = time.perf_counter()
+    message_read = prepare_message_read(user, plan, tokens, limit=message_limit,
+                                        exclude_ids=request.exclude_message_ids, reach=request.reach)
+    timings["messages_before_vector"] = _ms(started)
+    vector = request.query_vector
 
     started = time.perf_counter()
     pool: dict[UUID, cand.NoteCandidate] = {}
@@ -101,9 +111,7 @@ def layered(request: SearchRequest) -> SearchResult:
 
     # Every turn is memory: the user's visible raw messages are always candidates.
     started = time.perf_counter()
-    said = message_candidates(
-        user, plan, vector, tokens, limit=max(MESSAGE_LIMIT, 2 * k), exclude_ids=request.exclude_message_ids
-    )
+    said = read_message_candidates(message_read, vector, limit=message_limit)
     if plan.search_messages and said:  # an explicit reference: the notes those messages became
         _merge(pool, cand.notes_from_messages(
             user, plan, access, [c.message.pk for c in said], vector, limit=per_layer

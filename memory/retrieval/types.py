@@ -1,6 +1,8 @@
 """The request and result of one memory search, and the errors a caller must handle."""
 from __future__ import annotations
 
+import time
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -11,6 +13,7 @@ from memory.retrieval.plan import RetrievalPlan
 from memory.retrieval.scoring import ScoreBreakdown
 
 if TYPE_CHECKING:
+    from memory.embeddings import QueryEmbedding
     from memory.retrieval.candidates import Reach
 
 MAX_QUERY_CHARS = 2000
@@ -57,9 +60,23 @@ class SearchRequest:
     matter_id: int | None = None
     scopes: tuple[str, ...] | None = None
     conversation: Conversation | None = None
-    query_vector: np.ndarray | None = None  # filled by search_memory (timed as "embed")
     reach: Reach | None = None  # the user's firm / matter ids, read once by search_memory
     exclude_message_ids: tuple[int, ...] = ()  # e.g. the chat's question itself
+    # The query's encoding, started by search_memory before the access checks; a strategy reads
+    # ``query_vector`` when it needs it, so work without the vector (keyword reads) runs
+    # while the encoder does (docs/read-path.md).
+    pending_vector: "Future[QueryEmbedding] | None" = field(default=None, repr=False)
+    embedding: "QueryEmbedding | None" = field(default=None, repr=False)
+    embed_wait_ms: float = 0.0  # how long a strategy waited for the encoder
+
+    @property
+    def query_vector(self) -> np.ndarray | None:
+        """The query's embedding, waiting for the encoder the first time (raises what it raised)."""
+        if self.embedding is None and self.pending_vector is not None:
+            started = time.perf_counter()
+            self.embedding = self.pending_vector.result()
+            self.embed_wait_ms = round((time.perf_counter() - started) * 1000, 2)
+        return None if self.embedding is None else self.embedding.vector
 
 
 NOTE = "note"
