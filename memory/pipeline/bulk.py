@@ -34,6 +34,8 @@ from memory.pipeline.message_index import embedding_text, pending_messages, stor
 from memory.pipeline.apply import TurnGone
 from memory.pipeline.consolidation import consolidate_overflow
 from memory.pipeline.liveness import heartbeat
+from memory.services.audit import batched as batched_audit
+from memory.services.transaction_memo import memo_scope
 from memory.pipeline.turns import (
     CLAIM_FIELDS,
     SYSTEM_ACTOR,
@@ -170,7 +172,9 @@ def _route(window: _Window, on_turn: Callable[[TurnExtraction], None], outcome: 
             try:
                 future = window.items.get(turn_id)
                 vectors = future.result() if future is not None else None
-                with transaction.atomic():  # the turn's items commit together (docs/performance.md)
+                # The turn's items commit together, with its audit entries in one INSERT and its
+                # locks taken once (docs/performance.md).
+                with transaction.atomic(), memo_scope(), batched_audit():
                     apply_turn(turn, vectors)
             except TurnGone:  # erased while the import ran (docs/records.md): nothing more to count
                 logger.info("turn %s was erased while the import ran", turn_id)

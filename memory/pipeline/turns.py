@@ -233,7 +233,7 @@ def _finish(turn: TurnExtraction, status: str) -> None:
     turn.status = status
     turn.finished_at = timezone.now()
     turn.next_attempt_at = None
-    with transaction.atomic():
+    with transaction.atomic(savepoint=False):  # inside the bulk import's turn transaction: no savepoint
         hold_turn(turn)
         turn.decisions = [d.as_dict() for d in RoutingDecision.objects.filter(source_key=turn.source_key)]
         turn.save(update_fields=["status", "finished_at", "next_attempt_at", "decisions", "updated_at"])
