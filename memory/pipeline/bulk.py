@@ -19,8 +19,9 @@ and changes only when and where the rest happens:
 from __future__ import annotations
 
 import logging
+import threading
 from collections import OrderedDict, deque
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Sequence
 
@@ -54,34 +55,105 @@ logger = logging.getLogger("legalmem.pipeline")
 WINDOW_TURNS = 64
 #: Distinct texts remembered by the encoder (an import repeats the same law or reply often).
 ENCODER_MEMORY = 4096
+#: Message texts encoded between two looks at the routing queue: routing never waits for more
+#: than this many message encodes before its own items start.
+FILLER_STEP = 4
+
+
+@dataclass
+class _Job:
+    texts: list[str]
+    future: "Future[np.ndarray]"
+    vectors: dict[str, np.ndarray] = field(default_factory=dict)
+    position: int = 0
 
 
 class BackgroundEncoder:
-    """Encodes passages on one background thread, in the order submitted, each distinct text
-    once (bounded memory). ``submit`` returns a future of the vectors in the texts' order."""
+    """Encodes passages on one background thread, each distinct text once (bounded memory).
+    ``submit(texts)`` returns a future of the vectors in the texts' order.
+
+    Two queues: what routing waits for (the items of the next turns) is encoded first, in the
+    order submitted; ``urgent=False`` work (the imported messages, which nobody needs before
+    the end) fills every moment routing leaves the encoder idle, ``FILLER_STEP`` texts at a
+    time — so the encoder, the import's floor, is never idle while there is anything to encode
+    (docs/performance.md)."""
 
     def __init__(self, embedder: Embedder) -> None:
         self.embedder = embedder
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="bulk-encoder")
         self._known: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._urgent: deque[_Job] = deque()
+        self._filler: deque[_Job] = deque()
+        self._wake = threading.Condition()
+        self._closed = False
         self.encoded = 0  # distinct texts actually encoded
+        self._thread = threading.Thread(target=self._run, name="bulk-encoder", daemon=True)
+        self._thread.start()
 
-    def submit(self, texts: Sequence[str]) -> "Future[np.ndarray]":
-        return self._pool.submit(self._encode, list(texts))
+    def submit(self, texts: Sequence[str], *, urgent: bool = True) -> "Future[np.ndarray]":
+        job = _Job(list(texts), Future())
+        with self._wake:
+            if self._closed:
+                raise RuntimeError("the encoder is closed")
+            (self._urgent if urgent else self._filler).append(job)
+            self._wake.notify()
+        return job.future
 
-    def _encode(self, texts: list[str]) -> np.ndarray:
-        missing = [t for t in dict.fromkeys(texts) if t not in self._known]
-        if missing:
-            for text, vector in zip(missing, self.embedder.embed_passages(missing)):
-                self._known[text] = vector
-            self.encoded += len(missing)
-        vectors = np.array([self._known[t] for t in texts], dtype=np.float32)
+    def _next(self) -> tuple[_Job, int] | None:
+        """The job to work on and how many of its texts to encode now (None: closed)."""
+        with self._wake:
+            while not (self._urgent or self._filler or self._closed):
+                self._wake.wait()
+            if self._closed:
+                return None
+            if self._urgent:
+                job = self._urgent[0]
+                return job, len(job.texts)
+            return self._filler[0], FILLER_STEP
+
+    def _run(self) -> None:
+        while (work := self._next()) is not None:
+            job, count = work
+            try:
+                self._encode(job, count)
+            except Exception as exc:  # noqa: BLE001 - the waiting side gets it (the turn fails, messages stay queued)
+                self._finish(job, exc)
+                continue
+            if job.position >= len(job.texts):
+                self._finish(job, None)
+
+    def _encode(self, job: _Job, count: int) -> None:
+        part = job.texts[job.position:job.position + count]
+        missing = [t for t in dict.fromkeys(part) if t not in job.vectors and t not in self._known]
+        fresh = dict(zip(missing, self.embedder.embed_passages(missing))) if missing else {}
+        for text in part:
+            if text not in job.vectors:
+                job.vectors[text] = fresh[text] if text in fresh else self._known[text]
+        job.position += len(part)
+        self.encoded += len(fresh)
+        self._known.update(fresh)
         while len(self._known) > ENCODER_MEMORY:  # bounded: forget the oldest
             self._known.popitem(last=False)
-        return vectors.reshape(len(texts), self.embedder.dimensions)
+
+    def _finish(self, job: _Job, error: Exception | None) -> None:
+        with self._wake:
+            queue = self._urgent if self._urgent and self._urgent[0] is job else self._filler
+            queue.popleft()
+        if error is not None:
+            job.future.set_exception(error)
+            return
+        vectors = np.array([job.vectors[t] for t in job.texts], dtype=np.float32)
+        job.future.set_result(vectors.reshape(len(job.texts), self.embedder.dimensions))
 
     def close(self) -> None:
-        self._pool.shutdown(wait=True, cancel_futures=True)
+        """Stop after the texts being encoded now; what is still queued is cancelled."""
+        with self._wake:
+            self._closed = True
+            self._wake.notify()
+        self._thread.join()
+        for job in [*self._urgent, *self._filler]:
+            job.future.cancel()
+        self._urgent.clear()
+        self._filler.clear()
 
 
 @dataclass
@@ -89,7 +161,6 @@ class _Window:
     turn_ids: list[int]
     claimed: dict[int, TurnExtraction] = field(default_factory=dict)
     items: dict[int, "Future[np.ndarray]"] = field(default_factory=dict)
-    messages: list[tuple[list[int], "Future[np.ndarray]"]] = field(default_factory=list)
 
 
 @dataclass
@@ -119,83 +190,138 @@ def claim_turns(turn_ids: Iterable[int]) -> dict[int, TurnExtraction]:
     return {turn.pk: turn for turn in claimed}
 
 
-def _prepare(window: _Window, encoder: BackgroundEncoder) -> None:
-    """Claim and extract the window's turns and queue everything it needs encoded."""
-    window.claimed = claim_turns(window.turn_ids)
-    for turn_id in window.turn_ids:
-        turn = window.claimed.get(turn_id)
-        if turn is None:
-            continue
-        try:
-            if not extract_items(turn):
-                continue  # skipped: finished, nothing to route
-        except Exception as exc:  # noqa: BLE001 - recorded, retried or failed as in process_turn
-            _after_failure(turn, exc)
-            window.claimed.pop(turn_id)
-            continue
-        texts = [item.content for item in items_to_write(turn)]
-        if texts:
-            window.items[turn_id] = encoder.submit(texts)
-    message_ids = [i for t in window.claimed.values() for i in (t.user_message_id, t.assistant_message_id)]
-    _queue_messages(pending_messages().filter(pk__in=message_ids), window, encoder)
+class BulkRun:
+    """One bulk import's encoder and message queue. Open it before the messages are stored and
+    hand it each stored conversation (``queue_messages``): the encoder starts on those messages
+    at once, while the rest of the file is stored and the first turns are extracted; then
+    ``process`` runs the turns. Closing it stops the encoder (``with BulkRun() as run: …``)."""
 
+    def __init__(self, embedder: Embedder | None = None) -> None:
+        self.encoder = BackgroundEncoder(embedder or get_embedder())
+        self.outcome = BulkOutcome()
+        self._messages: list[tuple[list[int], "Future[np.ndarray]"]] = []
+        self._queued: set[int] = set()
 
-def _queue_messages(messages, window: _Window, encoder: BackgroundEncoder, batch: int = 256) -> None:
-    rows = list(messages.order_by("pk").only("id", "role", "speaker", "content", "external_id"))
-    for start in range(0, len(rows), batch):
-        part = rows[start:start + batch]
-        window.messages.append(([m.pk for m in part], encoder.submit([embedding_text(m) for m in part])))
+    def __enter__(self) -> "BulkRun":
+        return self
 
+    def __exit__(self, *exc_info) -> None:
+        self.close()
 
-def _store_messages(window: _Window, outcome: BulkOutcome, encoder: BackgroundEncoder, *, wait: bool) -> None:
-    """Write the window's message vectors that are ready (all of them when ``wait``)."""
-    waiting = []
-    for ids, future in window.messages:
-        if not wait and not future.done():
-            waiting.append((ids, future))
-            continue
-        try:
-            vectors = future.result()
-        except Exception as exc:  # noqa: BLE001 - the messages stay queued (embedding IS NULL)
-            logger.warning("embedding %d imported messages failed; they stay queued: %s", len(ids), exc)
-            outcome.message_errors.append(f"{type(exc).__name__}: {exc}")
-            continue
-        outcome.messages_indexed += store_vectors(dict(zip(ids, vectors)), encoder.embedder.name)
-    window.messages = waiting
+    def close(self) -> None:
+        self.encoder.close()
+        self.outcome.texts_encoded = self.encoder.encoded
 
+    def queue_messages(self, messages, batch: int = 256) -> None:
+        """Queue these messages (a Message queryset) still waiting for their embedding; they are
+        encoded whenever routing does not need the encoder, and stored as they become ready."""
+        rows = [m for m in (messages & pending_messages()).order_by("pk").only(
+            "id", "role", "speaker", "content", "external_id") if m.pk not in self._queued]
+        for start in range(0, len(rows), batch):
+            part = rows[start:start + batch]
+            self._queued.update(m.pk for m in part)
+            self._messages.append(([m.pk for m in part], self.encoder.submit(
+                [embedding_text(m) for m in part], urgent=False)))
 
-def _route(window: _Window, on_turn: Callable[[TurnExtraction], None], outcome: BulkOutcome,
-           encoder: BackgroundEncoder) -> None:
-    for turn_id in window.turn_ids:
-        turn = window.claimed.get(turn_id)
-        if turn is not None and turn.status == TurnExtraction.Status.RUNNING:
+    def store_messages(self, *, wait: bool) -> None:
+        """Write the message vectors that are ready (all of them when ``wait``)."""
+        waiting = []
+        for ids, future in self._messages:
+            if not wait and not future.done():
+                waiting.append((ids, future))
+                continue
             try:
-                future = window.items.get(turn_id)
-                vectors = future.result() if future is not None else None
-                # The turn's items commit together, with its audit entries in one INSERT and its
-                # locks taken once (docs/performance.md).
-                with transaction.atomic(), memo_scope(), batched_audit():
-                    apply_turn(turn, vectors)
-            except TurnGone:  # erased while the import ran (docs/records.md): nothing more to count
-                logger.info("turn %s was erased while the import ran", turn_id)
+                vectors = future.result()
+            except Exception as exc:  # noqa: BLE001 - the messages stay queued (embedding IS NULL)
+                logger.warning("embedding %d imported messages failed; they stay queued: %s", len(ids), exc)
+                self.outcome.message_errors.append(f"{type(exc).__name__}: {exc}")
                 continue
+            self.outcome.messages_indexed += store_vectors(dict(zip(ids, vectors)), self.encoder.embedder.name)
+        self._messages = waiting
+
+    def process(self, turn_ids: Sequence[int], *, on_turn: Callable[[TurnExtraction], None],
+                leftover_messages=None, window_turns: int | None = None) -> BulkOutcome:
+        """Run these turn jobs in order, as ``process_turn`` would one by one, and embed their
+        messages (plus the still-waiting ones of ``leftover_messages``, a Message queryset).
+        ``on_turn(turn)`` is called with each turn's row after it ran (or as it stands, when it
+        was finished or held elsewhere). Errors of one turn are recorded on that turn."""
+        window_turns = window_turns or WINDOW_TURNS
+        windows = deque(_Window(list(turn_ids[i:i + window_turns])) for i in range(0, len(turn_ids), window_turns))
+        # The claimed jobs beat a heartbeat while the import runs, as a worker's do: a long window
+        # is never taken for a dead worker's (memory/pipeline/liveness.py).
+        with heartbeat(*turn_ids):
+            ready: _Window | None = None
+            if windows:
+                ready = windows.popleft()
+                self._prepare(ready)
+            while ready is not None:
+                upcoming = windows.popleft() if windows else None
+                if upcoming is not None:
+                    self._prepare(upcoming)  # encoded on the other core while `ready` is routed
+                self._route(ready, on_turn)
+                ready = upcoming
+        if leftover_messages is not None:
+            self.queue_messages(leftover_messages)
+        self.store_messages(wait=True)
+        self.outcome.texts_encoded = self.encoder.encoded
+        return self.outcome
+
+    def _prepare(self, window: _Window) -> None:
+        """Claim and extract the window's turns and queue everything it needs encoded."""
+        window.claimed = claim_turns(window.turn_ids)
+        for turn_id in window.turn_ids:
+            turn = window.claimed.get(turn_id)
+            if turn is None:
+                continue
+            try:
+                if not extract_items(turn):
+                    continue  # skipped: finished, nothing to route
             except Exception as exc:  # noqa: BLE001 - recorded, retried or failed as in process_turn
-                if not TurnExtraction.objects.filter(pk=turn_id).exists():
-                    continue  # erased under it
                 _after_failure(turn, exc)
-                turn = None
-            else:
-                try:
-                    consolidate_overflow(turn.conversation, actor=SYSTEM_ACTOR)
-                except Exception:  # noqa: BLE001 - as process_turn: retried after the next turn
-                    logger.exception("consolidation of conversation %s failed", turn.conversation_id)
-        if turn is None or turn.status == TurnExtraction.Status.RUNNING:
-            turn = TurnExtraction.objects.select_related("conversation", "user_message", "assistant_message").filter(
-                pk=turn_id).first()
-            if turn is None:  # erased while the import ran
+                window.claimed.pop(turn_id)
                 continue
-        on_turn(turn)
-        _store_messages(window, outcome, encoder, wait=False)
+            texts = [item.content for item in items_to_write(turn)]
+            if texts:
+                window.items[turn_id] = self.encoder.submit(texts)
+        message_ids = [i for t in window.claimed.values() for i in (t.user_message_id, t.assistant_message_id)
+                       if i not in self._queued]
+        if message_ids:  # not queued when its conversation was stored (a re-import's leftovers)
+            self.queue_messages(Message.objects.filter(pk__in=message_ids))
+
+    def _route(self, window: _Window, on_turn: Callable[[TurnExtraction], None]) -> None:
+        for turn_id in window.turn_ids:
+            turn = window.claimed.get(turn_id)
+            if turn is not None and turn.status == TurnExtraction.Status.RUNNING:
+                turn = _run_turn(turn, window.items.get(turn_id))
+            if turn is None or turn.status == TurnExtraction.Status.RUNNING:
+                turn = TurnExtraction.objects.select_related(
+                    "conversation", "user_message", "assistant_message").filter(pk=turn_id).first()
+                if turn is None:  # erased while the import ran
+                    continue
+            on_turn(turn)
+            self.store_messages(wait=False)
+
+
+def _run_turn(turn: TurnExtraction, items: "Future[np.ndarray] | None") -> TurnExtraction | None:
+    """Route one claimed turn in one transaction; its row afterwards (None: read it again)."""
+    try:
+        vectors = items.result() if items is not None else None
+        # The turn's items commit together, with its audit entries in one INSERT and its
+        # locks taken once (docs/performance.md).
+        with transaction.atomic(), memo_scope(), batched_audit():
+            apply_turn(turn, vectors)
+    except TurnGone:  # erased while the import ran (docs/records.md): nothing more to count
+        logger.info("turn %s was erased while the import ran", turn.pk)
+        return None
+    except Exception as exc:  # noqa: BLE001 - recorded, retried or failed as in process_turn
+        if TurnExtraction.objects.filter(pk=turn.pk).exists():  # not erased under it
+            _after_failure(turn, exc)
+        return None
+    try:
+        consolidate_overflow(turn.conversation, actor=SYSTEM_ACTOR)
+    except Exception:  # noqa: BLE001 - as process_turn: retried after the next turn
+        logger.exception("consolidation of conversation %s failed", turn.conversation_id)
+    return turn
 
 
 def process_turns_in_bulk(
@@ -205,44 +331,7 @@ def process_turns_in_bulk(
     leftover_messages=None,
     window_turns: int | None = None,
 ) -> BulkOutcome:
-    """Run these turn jobs in order, as ``process_turn`` would one by one, and embed their
-    messages (plus the still-waiting ones of ``leftover_messages``, a Message queryset).
-    ``on_turn(turn)`` is called with each turn's row after it ran (or as it stands, when it
-    was finished or held elsewhere). Errors of one turn are recorded on that turn."""
-    outcome = BulkOutcome()
-    window_turns = window_turns or WINDOW_TURNS
-    encoder = BackgroundEncoder(get_embedder())
-    windows = deque(_Window(list(turn_ids[i:i + window_turns])) for i in range(0, len(turn_ids), window_turns))
-    # The claimed jobs beat a heartbeat while the import runs, as a worker's do: a long window
-    # is never taken for a dead worker's (memory/pipeline/liveness.py).
-    with heartbeat(*turn_ids):
-        _run_windows(windows, on_turn, outcome, encoder, leftover_messages)
-    outcome.texts_encoded = encoder.encoded
-    return outcome
-
-
-def _run_windows(windows: deque, on_turn: Callable[[TurnExtraction], None], outcome: BulkOutcome,
-                 encoder: "BackgroundEncoder", leftover_messages) -> None:
-    try:
-        ready: _Window | None = None
-        if windows:
-            ready = windows.popleft()
-            _prepare(ready, encoder)
-        while ready is not None:
-            upcoming = windows.popleft() if windows else None
-            if upcoming is not None:
-                _prepare(upcoming, encoder)  # encoded on the other core while `ready` is routed
-            _route(ready, on_turn, outcome, encoder)
-            _store_messages(ready, outcome, encoder, wait=True)
-            ready = upcoming
-        if leftover_messages is not None:
-            rest = _Window([])
-            _queue_messages(leftover_messages & pending_messages(), rest, encoder)
-            _store_messages(rest, outcome, encoder, wait=True)
-    finally:
-        encoder.close()
-
-
-def message_queryset(conversation_ids: Iterable[int]):
-    """The messages of these conversations (the import's leftovers are swept from it)."""
-    return Message.objects.filter(conversation_id__in=list(conversation_ids))
+    """``BulkRun.process`` with a run of its own (nothing queued before)."""
+    with BulkRun() as run:
+        return run.process(turn_ids, on_turn=on_turn, leftover_messages=leftover_messages,
+                           window_turns=window_turns)

@@ -26,6 +26,7 @@ message ids are the keys; finished turns are not run again).
 from __future__ import annotations
 
 import time
+from contextlib import nullcontext
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -38,7 +39,7 @@ from django.utils.dateparse import parse_datetime
 
 from memory.models import Conversation, Firm, Matter, Membership, Message, RoutingDecision, SourceType, TurnExtraction
 from memory.embeddings import EmbeddingUnavailable
-from memory.pipeline.bulk import process_turns_in_bulk
+from memory.pipeline.bulk import BulkRun
 from memory.pipeline.message_index import index_messages
 from memory.pipeline.turns import _get_or_create_turn, process_turn
 from memory.services.conversations import keyed_conversation, save_message
@@ -269,6 +270,12 @@ def import_transcript(
     each turn in turn. Both write the same notes, decisions and links (docs/performance.md)."""
     started = time.perf_counter()
     firm_obj, specs = parse_transcript(data, firm_slug=firm)
+    with BulkRun() if bulk else nullcontext() as run:
+        return _import(firm_obj, specs, run, started=started, progress=progress)
+
+
+def _import(firm_obj: Firm, specs: list[_ConversationSpec], run: BulkRun | None, *, started: float,
+            progress: Callable[[int, int], None] | None) -> ImportResult:
     result = ImportResult(firm=firm_obj.slug, conversations=len(specs))
     all_turns: list[TurnExtraction] = []
     conversation_ids: list[int] = []
@@ -276,7 +283,10 @@ def import_transcript(
         turns, conversation_id = _store_conversation(firm_obj, spec, result)
         all_turns.extend(turns)
         conversation_ids.append(conversation_id)
-        if not bulk:
+        if run is not None:
+            # The encoder starts on these messages while the rest is stored (memory/pipeline/bulk.py).
+            run.queue_messages(Message.objects.filter(conversation_id=conversation_id))
+        else:
             # Every imported line is searchable before any extraction runs (batched embedding).
             result.messages_indexed += index_messages(Message.objects.filter(conversation_id=conversation_id))
     result.turns = len(all_turns)
@@ -303,9 +313,9 @@ def import_transcript(
             progress(done, len(all_turns))
 
     finished = (TurnExtraction.Status.DONE, TurnExtraction.Status.SKIPPED, TurnExtraction.Status.FAILED)
-    if bulk:
+    if run is not None:
         unfinished = {t.pk for t in all_turns if t.status not in finished}
-        outcome = process_turns_in_bulk(
+        outcome = run.process(
             [t.pk for t in all_turns],
             on_turn=lambda turn: count(turn, turn.pk in unfinished),
             leftover_messages=Message.objects.filter(conversation_id__in=conversation_ids),
