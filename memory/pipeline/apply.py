@@ -12,6 +12,7 @@ from django.utils import timezone
 from memory.embeddings import get_embedder
 from memory.extraction import ExtractedItem
 from memory.models import Consolidation, Message, RoutingDecision, SourceType, TurnExtraction
+from memory.pipeline.decisions import remember_decision
 from memory.pipeline.drafts import ItemError, Provenance, TurnSource, category_slug, draft_for, is_persona_item
 from memory.pipeline.extract import extract_turn, extractable_reply
 from memory.pipeline.persona import episodic_twins, record_persona_item
@@ -90,6 +91,7 @@ def apply_items(
                     reason=f"invalid item: {exc}"[:500],
                 ),
             )
+            remember_decision(decision)
         decisions.append(decision)
     return decisions
 

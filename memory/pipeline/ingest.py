@@ -41,8 +41,8 @@ from memory.models import Conversation, Firm, Matter, Membership, Message, Routi
 from memory.embeddings import EmbeddingUnavailable
 from memory.pipeline.bulk import BulkRun
 from memory.pipeline.message_index import index_messages
-from memory.pipeline.turns import _get_or_create_turn, process_turn
-from memory.services.conversations import keyed_conversation, save_message
+from memory.pipeline.turns import get_or_create_turns, process_turn
+from memory.services.conversations import NewMessage, keyed_conversation, save_messages
 from memory.text_hygiene import UnsafeInput, check_tree
 
 
@@ -230,19 +230,17 @@ def _store_conversation(firm: Firm, spec: _ConversationSpec, result: ImportResul
         )
         result.conversations_created += int(created)
         known = set(Message.objects.filter(conversation=conversation).values_list("external_id", flat=True))
-        stored: list[Message] = []
         for m in spec.messages:
             if m.external_id in known:
                 result.messages_existing += 1
             else:
                 result.messages_created += 1
-            stored.append(save_message(conversation, m.role, m.content, speaker=m.speaker,
-                                       said_at=m.said_at, external_id=m.external_id))
-        turns = []
-        for previous, current in zip(stored, stored[1:]):
-            if previous.role == Message.Role.USER and current.role == Message.Role.ASSISTANT:
-                turn, _ = _get_or_create_turn(previous, current, source_type=SourceType.IMPORT)
-                turns.append(turn)
+        stored = save_messages(conversation, [
+            NewMessage(m.role, m.content, speaker=m.speaker, said_at=m.said_at, external_id=m.external_id)
+            for m in spec.messages])
+        pairs = [(previous, current) for previous, current in zip(stored, stored[1:])
+                 if previous.role == Message.Role.USER and current.role == Message.Role.ASSISTANT]
+        turns = get_or_create_turns(pairs, source_type=SourceType.IMPORT)
     return turns, conversation.pk
 
 

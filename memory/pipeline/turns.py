@@ -86,6 +86,30 @@ def _get_or_create_turn(
         return TurnExtraction.objects.get(assistant_message=assistant_message), False
 
 
+def get_or_create_turns(
+    pairs: list[tuple[Message, Message]], *, source_type: str = SourceType.CHAT
+) -> list[TurnExtraction]:
+    """``_get_or_create_turn`` for many turns at once (an import): one read, one insert for the
+    missing ones, one read back; no task is enqueued. Returns the rows in ``pairs`` order."""
+    for user_message, assistant_message in pairs:
+        if user_message.conversation_id != assistant_message.conversation_id:
+            raise TurnError("the user message and the reply belong to different conversations")
+        if user_message.role != Message.Role.USER or assistant_message.role != Message.Role.ASSISTANT:
+            raise TurnError("a turn is a user message followed by an assistant reply")
+    replies = [assistant_message.pk for _, assistant_message in pairs]
+    existing = set(TurnExtraction.objects.filter(assistant_message_id__in=replies).values_list(
+        "assistant_message_id", flat=True))
+    missing = [
+        TurnExtraction(firm_id=reply.firm_id, conversation_id=reply.conversation_id, user_message=question,
+                       assistant_message=reply, source_type=source_type)
+        for question, reply in pairs if reply.pk not in existing
+    ]
+    if missing:
+        TurnExtraction.objects.bulk_create(missing, ignore_conflicts=True)  # a concurrent import's rows win
+    rows = {turn.assistant_message_id: turn for turn in TurnExtraction.objects.filter(assistant_message_id__in=replies)}
+    return [rows[reply] for reply in replies]
+
+
 def _enqueue_task(turn_id: int, run_after: datetime | None = None) -> None:
     """Put the job on the durable queue; if that fails the turn stays pending for resume."""
     try:

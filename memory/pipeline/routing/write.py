@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 from django.db import transaction
+from django.db.models import Value
 
 from memory.models import Category, LinkType, Note, RoutingDecision
+from memory.pipeline.decisions import recorded_decision, remember_decision
 from memory.pipeline.drafts import is_source_tag
 from memory.pipeline.routing import thresholds
 from memory.pipeline.routing.decide import Decision, decide
@@ -44,13 +46,13 @@ def route_and_write(
     # rolls back as a whole on an error; a refused draft raises above, before anything is written.
     with transaction.atomic(savepoint=False), batched_audit():  # the item's audit entries: one INSERT
         lock_context(draft)
-        existing = RoutingDecision.objects.filter(source_key=source_key, content_hash=fingerprint).first()
+        existing = recorded_decision(source_key, fingerprint)
         if existing is not None:
             return existing  # this item of this turn was already routed (resumed job)
         neighbours = nearest_notes(draft, embedding)
         decision = decide(draft, neighbours)
         note = _apply(decision, draft, embedding, neighbours, actor=actor, source_key=source_key)
-        return RoutingDecision.objects.create(
+        return remember_decision(RoutingDecision.objects.create(
             firm=draft.firm,
             matter=draft.matter,
             owner=draft.owner,
@@ -66,7 +68,7 @@ def route_and_write(
             note=note,
             previous=decision.previous,
             similarity=decision.similarity,
-        )
+        ))
 
 
 def _apply(decision: Decision, draft: NoteDraft, embedding: np.ndarray, neighbours: list[Neighbour], *,
@@ -127,24 +129,10 @@ def link_and_evolve(note: Note, neighbours: list[Neighbour], *, actor, links: li
     for nb in semantic:
         links.append(PlannedLink(note, nb.note, LinkType.SEMANTIC, round(nb.similarity, 4),
                                  f"nearest neighbour, cosine {nb.similarity:.3f}"))
-    if note.conversation_id is not None:
-        previous = (
-            Note.objects.filter(conversation_id=note.conversation_id, firm=note.firm, status=Note.Status.ACTIVE)
-            .exclude(pk=note.pk)
-            .filter(stored_at__lte=note.stored_at)
-            .order_by("-stored_at")
-            .first()
-        )
-        if previous is not None and _same_wall(previous, note):
-            links.append(PlannedLink(previous, note, LinkType.TEMPORAL_NEXT, 1.0, "next note of the same conversation"))
+    previous, other = _previous_and_other(note)
+    if previous is not None and _same_wall(previous, note):
+        links.append(PlannedLink(previous, note, LinkType.TEMPORAL_NEXT, 1.0, "next note of the same conversation"))
     if note.matter_id is not None:
-        other = (
-            Note.objects.filter(matter_id=note.matter_id, status=Note.Status.ACTIVE)
-            .exclude(pk=note.pk)
-            .exclude(conversation_id=note.conversation_id)
-            .order_by("-stored_at")
-            .first()
-        )
         if other is not None:
             links.append(PlannedLink(note, other, LinkType.SAME_MATTER, 0.5, "same matter, another conversation"))
         pairs = {Category.EVIDENCE: Category.FACT, Category.FACT: Category.EVIDENCE}
@@ -168,6 +156,34 @@ def link_and_evolve(note: Note, neighbours: list[Neighbour], *, actor, links: li
             context=note.context if not nb.note.context and note.context else None,
             savepoint=False,
         )
+
+
+def _previous_and_other(note: Note) -> tuple[Note | None, Note | None]:
+    """In one statement: the conversation's active note stored just before ``note`` (for
+    ``temporal_next``) and the matter's latest active note of another conversation (for
+    ``same_matter``); None where the note has no conversation / matter or there is none."""
+    wanted = []
+    if note.conversation_id is not None:
+        wanted.append(
+            Note.objects.filter(conversation_id=note.conversation_id, firm_id=note.firm_id, status=Note.Status.ACTIVE)
+            .exclude(pk=note.pk)
+            .filter(stored_at__lte=note.stored_at)
+            .annotate(role=Value("previous"))
+            .order_by("-stored_at")[:1]
+        )
+    if note.matter_id is not None:
+        wanted.append(
+            Note.objects.filter(matter_id=note.matter_id, status=Note.Status.ACTIVE)
+            .exclude(pk=note.pk)
+            .exclude(conversation_id=note.conversation_id)
+            .annotate(role=Value("other"))
+            .order_by("-stored_at")[:1]
+        )
+    if not wanted:
+        return None, None
+    query = wanted[0] if len(wanted) == 1 else wanted[0].union(wanted[1], all=True)
+    found = {row.role: row for row in query}
+    return found.get("previous"), found.get("other")
 
 
 def _same_wall(a: Note, b: Note) -> bool:
