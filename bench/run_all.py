@@ -34,10 +34,12 @@ def _import() -> list[str]:
     f = main()
     verdict = "met" if f["ratio"] <= 1.5 else "NOT met"
     body = [
-        "| turns | import s | turns/s | notes written | texts (distinct) | floor s | ratio | target | load before |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| turns | import s | turns/s | notes written | texts (distinct) | floor s (before / after) | ratio | target "
+        "| CPU s: import + database / floor | load before |",
+        "|---|---|---|---|---|---|---|---|---|---|",
         f"| {f['turns']} | {f['seconds']} | {f['turns_per_s']} | {f['notes_written']} | {f['texts']} ({f['distinct_texts']}) "
-        f"| {f['floor_seconds']} | **{f['ratio']}x** | ≤ 1.5x ({verdict}) | {f['load'][0]} |",
+        f"| {f['floor_seconds']} ({f['floor_before']} / {f['floor_after']}) | **{f['ratio']}x** | ≤ 1.5x ({verdict}) "
+        f"| {f['import_cpu_seconds']} + {f['database_cpu_seconds']} / {f['floor_cpu_seconds']} | {f['load'][0]} |",
     ]
     if "per_turn_seconds" in f:
         body.append(f"\nPer-turn path on the same transcript: {f['per_turn_seconds']} s, ratio {f['per_turn_ratio']}x.")
