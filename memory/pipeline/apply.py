@@ -12,7 +12,7 @@ from django.utils import timezone
 from memory.embeddings import get_embedder
 from memory.extraction import ExtractedItem
 from memory.models import Consolidation, Message, RoutingDecision, SourceType, TurnExtraction
-from memory.pipeline.decisions import remember_decision
+from memory.pipeline.decisions import flush_decisions, remember_decision
 from memory.pipeline.drafts import ItemError, Provenance, TurnSource, category_slug, draft_for, is_persona_item
 from memory.pipeline.extract import extract_turn, extractable_reply
 from memory.pipeline.persona import episodic_twins, record_persona_item
@@ -81,6 +81,7 @@ def apply_items(
                     )
         except (NoteValidationError, ItemError) as exc:
             logger.warning("item %d of %s refused: %s", index, source.source_key, exc)
+            flush_decisions()  # a decision kept in memory is found by the read below
             decision, _ = RoutingDecision.objects.get_or_create(
                 source_key=source.source_key,
                 content_hash=content_hash(item.content),
@@ -93,6 +94,7 @@ def apply_items(
             )
             remember_decision(decision)
         decisions.append(decision)
+    flush_decisions()
     return decisions
 
 

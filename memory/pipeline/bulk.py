@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections import OrderedDict, deque
 from concurrent.futures import Future
 from dataclasses import dataclass, field
@@ -33,6 +34,7 @@ from memory.embeddings import Embedder, get_embedder
 from memory.models import Message, TurnExtraction
 from memory.pipeline.message_index import embedding_text, pending_messages, store_vectors
 from memory.pipeline.apply import TurnGone
+from memory.pipeline.decisions import read_decisions_of
 from memory.pipeline.consolidation import consolidate_overflow
 from memory.pipeline.liveness import heartbeat
 from memory.services.audit import batched as batched_audit
@@ -43,9 +45,11 @@ from memory.pipeline.turns import (
     _after_failure,
     apply_turn,
     claimable,
-    extract_items,
+    EXTRACTION_FIELDS,
     items_to_write,
     mark_running,
+    run_extraction,
+    unless_skipped,
 )
 
 logger = logging.getLogger("legalmem.pipeline")
@@ -170,6 +174,9 @@ class BulkOutcome:
     messages_indexed: int = 0
     texts_encoded: int = 0
     message_errors: list[str] = field(default_factory=list)
+    #: Seconds the import's own thread waited for the encoder: the rest of its wall time is the
+    #: work an embeddings server would not take away (bench/bench_import.py prints both).
+    waited_for_encoder: float = 0.0
 
 
 def claim_turns(turn_ids: Iterable[int]) -> dict[int, TurnExtraction]:
@@ -188,6 +195,22 @@ def claim_turns(turn_ids: Iterable[int]) -> dict[int, TurnExtraction]:
             mark_running(turn, now)
         TurnExtraction.objects.bulk_update(claimed, [*CLAIM_FIELDS, "updated_at"])
     return {turn.pk: turn for turn in claimed}
+
+
+def store_extractions(turns: list[TurnExtraction]) -> set[int]:
+    """Store these turns' extractions in one transaction (``extract_items`` does it one turn at a
+    time); returns the ids stored — a turn erased meanwhile is not (docs/records.md)."""
+    if not turns:
+        return set()
+    now = timezone.now()
+    with transaction.atomic():
+        alive = set(TurnExtraction.objects.select_for_update().filter(pk__in=[t.pk for t in turns]).order_by("pk")
+                    .values_list("pk", flat=True))
+        kept = [turn for turn in turns if turn.pk in alive]
+        for turn in kept:
+            turn.updated_at = now
+        TurnExtraction.objects.bulk_update(kept, [*EXTRACTION_FIELDS, "updated_at"])
+    return alive
 
 
 class BulkRun:
@@ -231,13 +254,20 @@ class BulkRun:
                 waiting.append((ids, future))
                 continue
             try:
-                vectors = future.result()
+                vectors = self._wait(future)
             except Exception as exc:  # noqa: BLE001 - the messages stay queued (embedding IS NULL)
                 logger.warning("embedding %d imported messages failed; they stay queued: %s", len(ids), exc)
                 self.outcome.message_errors.append(f"{type(exc).__name__}: {exc}")
                 continue
             self.outcome.messages_indexed += store_vectors(dict(zip(ids, vectors)), self.encoder.embedder.name)
         self._messages = waiting
+
+    def _wait(self, future: "Future[np.ndarray]") -> np.ndarray:
+        started = time.perf_counter()
+        try:
+            return future.result()
+        finally:
+            self.outcome.waited_for_encoder += time.perf_counter() - started
 
     def process(self, turn_ids: Sequence[int], *, on_turn: Callable[[TurnExtraction], None],
                 leftover_messages=None, window_turns: int | None = None) -> BulkOutcome:
@@ -269,17 +299,24 @@ class BulkRun:
     def _prepare(self, window: _Window) -> None:
         """Claim and extract the window's turns and queue everything it needs encoded."""
         window.claimed = claim_turns(window.turn_ids)
+        extracted = []
         for turn_id in window.turn_ids:
             turn = window.claimed.get(turn_id)
-            if turn is None:
+            if turn is None or turn.items is not None:
                 continue
             try:
-                if not extract_items(turn):
-                    continue  # skipped: finished, nothing to route
+                run_extraction(turn)
             except Exception as exc:  # noqa: BLE001 - recorded, retried or failed as in process_turn
                 _after_failure(turn, exc)
                 window.claimed.pop(turn_id)
                 continue
+            extracted.append(turn)
+        for gone in set(t.pk for t in extracted) - store_extractions(extracted):
+            window.claimed.pop(gone)  # erased meanwhile (docs/records.md)
+        for turn_id in window.turn_ids:
+            turn = window.claimed.get(turn_id)
+            if turn is None or not unless_skipped(turn):
+                continue  # skipped: finished, nothing to route
             texts = [item.content for item in items_to_write(turn)]
             if texts:
                 window.items[turn_id] = self.encoder.submit(texts)
@@ -292,7 +329,7 @@ class BulkRun:
         for turn_id in window.turn_ids:
             turn = window.claimed.get(turn_id)
             if turn is not None and turn.status == TurnExtraction.Status.RUNNING:
-                turn = _run_turn(turn, window.items.get(turn_id))
+                turn = _run_turn(turn, window.items.get(turn_id), self._wait)
             if turn is None or turn.status == TurnExtraction.Status.RUNNING:
                 turn = TurnExtraction.objects.select_related(
                     "conversation", "user_message", "assistant_message").filter(pk=turn_id).first()
@@ -302,13 +339,15 @@ class BulkRun:
             self.store_messages(wait=False)
 
 
-def _run_turn(turn: TurnExtraction, items: "Future[np.ndarray] | None") -> TurnExtraction | None:
+def _run_turn(turn: TurnExtraction, items: "Future[np.ndarray] | None",
+              wait: Callable[["Future[np.ndarray]"], np.ndarray]) -> TurnExtraction | None:
     """Route one claimed turn in one transaction; its row afterwards (None: read it again)."""
     try:
-        vectors = items.result() if items is not None else None
+        vectors = wait(items) if items is not None else None
         # The turn's items commit together, with its audit entries in one INSERT and its
         # locks taken once (docs/performance.md).
         with transaction.atomic(), memo_scope(), batched_audit():
+            read_decisions_of(turn.source_key)
             apply_turn(turn, vectors)
     except TurnGone:  # erased while the import ran (docs/records.md): nothing more to count
         logger.info("turn %s was erased while the import ran", turn.pk)

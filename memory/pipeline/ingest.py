@@ -94,6 +94,7 @@ class ImportResult:
     decisions: Counter = field(default_factory=Counter)
     failures: list[TurnFailure] = field(default_factory=list)
     seconds: float = 0.0
+    waited_for_encoder: float = 0.0  # bulk path: seconds spent waiting for embeddings (bench/bench_import.py)
 
     @property
     def notes_written(self) -> int:
@@ -319,6 +320,7 @@ def _import(firm_obj: Firm, specs: list[_ConversationSpec], run: BulkRun | None,
             leftover_messages=Message.objects.filter(conversation_id__in=conversation_ids),
         )
         result.messages_indexed += outcome.messages_indexed
+        result.waited_for_encoder = outcome.waited_for_encoder
         if outcome.message_errors:
             # As the per-turn path: an embedding outage is loud; the messages stay queued.
             raise EmbeddingUnavailable(outcome.message_errors[0])

@@ -44,7 +44,7 @@ from memory.models import (
     PersonaTrait,
     RoutingDecision,
 )
-from memory.pipeline.decisions import recorded_decision, remember_decision
+from memory.pipeline.decisions import record_decision, recorded_decision
 from memory.pipeline.drafts import TurnSource, category_slug, is_persona_item
 from memory.pipeline.routing import conflict_between, lexical_overlap
 from memory.pipeline.routing import thresholds
@@ -151,7 +151,7 @@ def record_persona_item(
         )
         _refresh_stats(trait, now=said_at)
         outcome, note = _promote_or_reinforce(trait, source, item, actor=actor, now=said_at)
-        return remember_decision(RoutingDecision.objects.create(
+        return record_decision(
             firm=firm,
             owner=user,
             source_key=source.source_key,
@@ -164,7 +164,7 @@ def record_persona_item(
             action=RoutingDecision.Action.PERSONA,
             reason=f"{how}; {outcome}"[:500],
             note=note,
-        ))
+        )
 
 
 #: A twin reports a statement the person certainly made; it clears routing's ADD bar.

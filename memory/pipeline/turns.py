@@ -220,18 +220,32 @@ def extract_items(turn: TurnExtraction) -> bool:
     """Extract the turn's items once (stored on the row, so a resumed job routes the same
     items); False when the engine skipped the turn (it is finished as ``skipped``)."""
     if turn.items is None:
-        user_msg, reply = turn.user_message, turn.assistant_message
-        outcome = extract_turn(
-            user_msg.content, extractable_reply(reply),
-            user_name=user_msg.speaker, reply_name=reply_speaker(turn.source_type, reply),
-            said_on=timezone.localtime(user_msg.said_at).date() if user_msg.said_at else None,
-        )
-        turn.items = [dataclasses.asdict(item) for item in outcome.items]
-        turn.rejected = outcome.rejected_reasons
-        turn.engine = outcome.engine
+        run_extraction(turn)
         with transaction.atomic():
             hold_turn(turn)
-            turn.save(update_fields=["items", "rejected", "engine", "updated_at"])
+            turn.save(update_fields=[*EXTRACTION_FIELDS, "updated_at"])
+    return unless_skipped(turn)
+
+
+#: What an extraction sets on the row (the bulk import stores a window's extractions at once).
+EXTRACTION_FIELDS = ("items", "rejected", "engine")
+
+
+def run_extraction(turn: TurnExtraction) -> None:
+    """Run the extraction engine on the turn and set its ``EXTRACTION_FIELDS`` (not saved)."""
+    user_msg, reply = turn.user_message, turn.assistant_message
+    outcome = extract_turn(
+        user_msg.content, extractable_reply(reply),
+        user_name=user_msg.speaker, reply_name=reply_speaker(turn.source_type, reply),
+        said_on=timezone.localtime(user_msg.said_at).date() if user_msg.said_at else None,
+    )
+    turn.items = [dataclasses.asdict(item) for item in outcome.items]
+    turn.rejected = outcome.rejected_reasons
+    turn.engine = outcome.engine
+
+
+def unless_skipped(turn: TurnExtraction) -> bool:
+    """False, finishing the job as ``skipped``, when the engine skipped the turn."""
     if turn.engine == ENGINE_SKIPPED:
         _finish(turn, TurnExtraction.Status.SKIPPED)
         return False

@@ -7,7 +7,7 @@ from django.db import transaction
 from django.db.models import Value
 
 from memory.models import Category, LinkType, Note, RoutingDecision
-from memory.pipeline.decisions import recorded_decision, remember_decision
+from memory.pipeline.decisions import record_decision, recorded_decision
 from memory.pipeline.drafts import is_source_tag
 from memory.pipeline.routing import thresholds
 from memory.pipeline.routing.decide import Decision, decide
@@ -52,7 +52,7 @@ def route_and_write(
         neighbours = nearest_notes(draft, embedding)
         decision = decide(draft, neighbours)
         note = _apply(decision, draft, embedding, neighbours, actor=actor, source_key=source_key)
-        return remember_decision(RoutingDecision.objects.create(
+        return record_decision(
             firm=draft.firm,
             matter=draft.matter,
             owner=draft.owner,
@@ -68,7 +68,7 @@ def route_and_write(
             note=note,
             previous=decision.previous,
             similarity=decision.similarity,
-        ))
+        )
 
 
 def _apply(decision: Decision, draft: NoteDraft, embedding: np.ndarray, neighbours: list[Neighbour], *,
