@@ -6,29 +6,18 @@ from functools import partial
 from django.db import transaction
 
 from memory.models import Matter, MatterAssignment, Note
+from memory.services.transaction_memo import first_time
 
 
 def _after_commit(firm_id: int | None) -> None:
-    if firm_id is not None:
-        from navigation.tasks import schedule_refresh
+    if firm_id is None:
+        return
+    from navigation.tasks import schedule_refresh
 
-        if not _already_scheduled(schedule_refresh, firm_id):
-            transaction.on_commit(partial(schedule_refresh, firm_id), robust=True)
-
-
-def _already_scheduled(schedule_refresh, firm_id: int) -> bool:
-    """Is this firm's refresh already waiting for this commit, registered where it survives as
-    long as the current savepoint does? (An import's turn changes dozens of notes in one
-    transaction: one refresh check after it commits is enough.)"""
-    connection = transaction.get_connection()
-    if not connection.in_atomic_block:
-        return False
-    open_savepoints = set(connection.savepoint_ids)
-    return any(
-        isinstance(func, partial) and func.func is schedule_refresh and func.args == (firm_id,)
-        and sids <= open_savepoints
-        for sids, func, _robust in connection.run_on_commit
-    )
+    # In a bulk import's turn transaction dozens of notes change: one refresh check after the
+    # commit is enough (memory/services/transaction_memo.py).
+    if first_time(("graph-refresh", firm_id)):
+        transaction.on_commit(partial(schedule_refresh, firm_id), robust=True)
 
 
 def note_changed(sender, instance: Note, **kwargs) -> None:

@@ -426,6 +426,7 @@ def link_notes_in_bulk(links: list[PlannedLink], *, actor) -> int:
             params,
         )
         created = {(source_id, target_id, link_type): pk for pk, source_id, target_id, link_type in cursor.fetchall()}
+    new_edges = len(created)
     for planned in links:
         pk = created.pop((planned.source.pk, planned.target.pk, planned.link_type), None)
         if pk is None:
@@ -434,7 +435,7 @@ def link_notes_in_bulk(links: list[PlannedLink], *, actor) -> int:
                         link_type=planned.link_type, weight=planned.weight, reason=planned.reason[:300], created_at=now)
         link._state.adding = False
         _record_link_created(link, planned.source, planned.target, actor=actor)
-    return len(links) - len(created)
+    return new_edges
 
 
 def _record_link_created(link: NoteLink, source: Note, target: Note, *, actor) -> None:

@@ -40,9 +40,9 @@ def test_links_in_bulk_are_one_insert_existing_and_repeated_edges_unchanged_new_
 
 
 def test_links_in_bulk_refuse_another_firms_note_and_write_nothing(world):
-    mine = world.note("房东拒绝退还押金。")
-    theirs = world.note("Beta 的案件事实。", firm=world.firm_b)  # charlie's firm
-    other = world.note("押金为三千元。")
+    mine = world.note("房东拒绝退还押金。", matter=world.matter_deposit)
+    theirs = world.note("Beta 的案件事实。", firm=world.firm_b, matter=world.matter_b)  # charlie's firm
+    other = world.note("押金为三千元。", matter=world.matter_deposit)
     with pytest.raises(NoteValidationError):
         link_notes_in_bulk([PlannedLink(mine, other, LinkType.SEMANTIC, 0.9),
                             PlannedLink(mine, theirs, LinkType.SEMANTIC, 0.9)], actor="system:test")

@@ -1,39 +1,48 @@
-"""A transaction that changes many notes of a firm (a bulk import's turn) asks for the firm's
-graph refresh once, not once per note (navigation/signals.py)."""
+"""A bulk import's turn transaction changes many notes of a firm and asks for the firm's graph
+refresh once, not once per note (navigation/signals.py); elsewhere every change asks."""
 from __future__ import annotations
 
 from functools import partial
 
 import pytest
-from django.db import transaction
+from django.db import connection, transaction
 
+from memory.models import Category, MemoryScope, SourceType
+from memory.services.notes import NoteDraft, create_note
+from memory.services.transaction_memo import memo_scope
 from navigation.tasks import schedule_refresh
+from tests.factories import FirmFactory
 
 pytestmark = pytest.mark.django_db
 
 
-def _refreshes(callbacks, firm_id: int) -> int:
-    return sum(isinstance(c, partial) and c.func is schedule_refresh and c.args == (firm_id,) for c in callbacks)
+def _refreshes(firm_id: int) -> int:
+    """Refreshes of this firm waiting for the commit (the test's own transaction never commits)."""
+    return sum(isinstance(func, partial) and func.func is schedule_refresh and func.args == (firm_id,)
+               for _, func, _ in connection.run_on_commit)
 
 
-def test_many_notes_in_one_transaction_ask_for_one_refresh_per_firm(world, django_capture_on_commit_callbacks):
-    with django_capture_on_commit_callbacks() as callbacks:
-        with transaction.atomic():
-            for text in ("押金是三千元。", "租期到六月底。", "房东拒绝退还押金。"):
-                world.note(text)
-            world.note("Beta 的案件事实。", firm=world.firm_b)  # charlie's firm: its own refresh
-    assert _refreshes(callbacks, world.firm_a.pk) == 1
-    assert _refreshes(callbacks, world.firm_b.pk) == 1
+def _laws(firm, *texts: str) -> None:
+    for text in texts:  # as routing writes them: inside the caller's transaction, no savepoint
+        create_note(NoteDraft(firm=firm, content=text, memory_scope=MemoryScope.GENERAL_LAW, category=Category.LAW,
+                              source_type=SourceType.MANUAL),
+                    actor="system:test", savepoint=False)
 
 
-def test_a_refresh_asked_for_in_a_rolled_back_savepoint_is_asked_for_again(world, django_capture_on_commit_callbacks):
-    with django_capture_on_commit_callbacks() as callbacks:
-        with transaction.atomic():
-            try:
-                with transaction.atomic():
-                    world.note("押金是三千元。")
-                    raise RuntimeError("rolled back")
-            except RuntimeError:
-                pass
-            world.note("租期到六月底。")
-    assert _refreshes(callbacks, world.firm_a.pk) == 1
+TEXTS = ("押金返还纠纷可以申请小额诉讼。", "诉讼时效为三年。", "定金不得超过主合同标的额的百分之二十。")
+
+
+def test_a_turn_transaction_asks_for_one_refresh_per_firm(world):
+    first, second = FirmFactory(slug="first"), FirmFactory(slug="second")
+    with transaction.atomic(), memo_scope():
+        _laws(first, *TEXTS)
+        _laws(second, TEXTS[0])
+    assert _refreshes(first.pk) == 1
+    assert _refreshes(second.pk) == 1
+
+
+def test_outside_a_turn_transaction_every_change_asks(world):
+    firm = FirmFactory(slug="plain")
+    with transaction.atomic():
+        _laws(firm, *TEXTS)
+    assert _refreshes(firm.pk) == len(TEXTS)
