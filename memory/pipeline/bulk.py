@@ -1,27 +1,24 @@
 """The bulk write path: many turns at once (an import), with the same notes, routing decisions
-and links as running ``process_turn`` on each turn in order (docs/performance.md).
+and links as running ``process_turn`` on each turn in order (docs/performance.md, "Bulk import
+path"). Routing stays sequential — each note is compared with the notes written before it —
+and everything else is arranged around the encoder, the import's floor:
 
-Where the time goes on the per-turn path is the encoder (about half) and the database (the
-other half, run strictly after it). The bulk path keeps every routing step exactly as it is —
-routing stays sequential, because each note is compared with the notes written before it —
-and changes only when and where the rest happens:
-
-- turns are claimed a window at a time (one locked read, one bulk update), shortly before
-  they run, so a long import never looks like a dead worker's (``TURN_LEASE_SECONDS``);
-- extraction of a window runs before its routing, and every text to embed — the items, their
-  episodic twins and the window's messages — goes to **one background encoder thread** in
-  large batches, each distinct text encoded once. The encoder (C / an HTTP server) releases
-  the GIL, so the next window is encoded on the second core while this one is routed;
-- each turn's items are routed in **one transaction** (savepoints per item instead of a
-  commit per item); a failure rolls the turn back and it is retried like any failed job;
-- message embeddings are written with one bulk update per encoder batch.
+- ``BulkRun`` starts the encoder (memory/pipeline/encoder.py) before the file is stored; each
+  stored conversation's messages are queued at once, as filler for every idle moment;
+- turns are claimed a window at a time (one locked read, one bulk update) shortly before they
+  run, so a long import never looks like a dead worker's (``TURN_LEASE_SECONDS``); a window is
+  extracted, its extractions stored in one transaction, and its items queued first;
+- each turn is routed in **one transaction without savepoints**, with what holds until the
+  commit done once per turn (memory/services/transaction_memo.py) and its audit entries and
+  routing decisions inserted together; a failure rolls the turn back and it is retried like
+  any failed job;
+- message embeddings are written with one bulk update per encoder batch, as they come.
 """
 from __future__ import annotations
 
 import logging
-import threading
 import time
-from collections import OrderedDict, deque
+from collections import deque
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Sequence
@@ -35,6 +32,7 @@ from memory.models import Message, TurnExtraction
 from memory.pipeline.message_index import embedding_text, pending_messages, store_vectors
 from memory.pipeline.apply import TurnGone
 from memory.pipeline.decisions import read_decisions_of
+from memory.pipeline.encoder import BackgroundEncoder
 from memory.pipeline.consolidation import consolidate_overflow
 from memory.pipeline.liveness import heartbeat
 from memory.services.audit import batched as batched_audit
@@ -57,109 +55,6 @@ logger = logging.getLogger("legalmem.pipeline")
 #: Turns claimed, extracted and sent to the encoder together; the next window is encoded
 #: while this one is routed.
 WINDOW_TURNS = 64
-#: Distinct texts remembered by the encoder (an import repeats the same law or reply often).
-ENCODER_MEMORY = 4096
-#: Message texts encoded between two looks at the routing queue: routing never waits for more
-#: than this many message encodes before its own items start.
-FILLER_STEP = 4
-
-
-@dataclass
-class _Job:
-    texts: list[str]
-    future: "Future[np.ndarray]"
-    vectors: dict[str, np.ndarray] = field(default_factory=dict)
-    position: int = 0
-
-
-class BackgroundEncoder:
-    """Encodes passages on one background thread, each distinct text once (bounded memory).
-    ``submit(texts)`` returns a future of the vectors in the texts' order.
-
-    Two queues: what routing waits for (the items of the next turns) is encoded first, in the
-    order submitted; ``urgent=False`` work (the imported messages, which nobody needs before
-    the end) fills every moment routing leaves the encoder idle, ``FILLER_STEP`` texts at a
-    time — so the encoder, the import's floor, is never idle while there is anything to encode
-    (docs/performance.md)."""
-
-    def __init__(self, embedder: Embedder) -> None:
-        self.embedder = embedder
-        self._known: OrderedDict[str, np.ndarray] = OrderedDict()
-        self._urgent: deque[_Job] = deque()
-        self._filler: deque[_Job] = deque()
-        self._wake = threading.Condition()
-        self._closed = False
-        self.encoded = 0  # distinct texts actually encoded
-        self._thread = threading.Thread(target=self._run, name="bulk-encoder", daemon=True)
-        self._thread.start()
-
-    def submit(self, texts: Sequence[str], *, urgent: bool = True) -> "Future[np.ndarray]":
-        job = _Job(list(texts), Future())
-        with self._wake:
-            if self._closed:
-                raise RuntimeError("the encoder is closed")
-            (self._urgent if urgent else self._filler).append(job)
-            self._wake.notify()
-        return job.future
-
-    def _next(self) -> tuple[_Job, int] | None:
-        """The job to work on and how many of its texts to encode now (None: closed)."""
-        with self._wake:
-            while not (self._urgent or self._filler or self._closed):
-                self._wake.wait()
-            if self._closed:
-                return None
-            if self._urgent:
-                job = self._urgent[0]
-                return job, len(job.texts)
-            return self._filler[0], FILLER_STEP
-
-    def _run(self) -> None:
-        while (work := self._next()) is not None:
-            job, count = work
-            try:
-                self._encode(job, count)
-            except Exception as exc:  # noqa: BLE001 - the waiting side gets it (the turn fails, messages stay queued)
-                self._finish(job, exc)
-                continue
-            if job.position >= len(job.texts):
-                self._finish(job, None)
-
-    def _encode(self, job: _Job, count: int) -> None:
-        part = job.texts[job.position:job.position + count]
-        missing = [t for t in dict.fromkeys(part) if t not in job.vectors and t not in self._known]
-        fresh = dict(zip(missing, self.embedder.embed_passages(missing))) if missing else {}
-        for text in part:
-            if text not in job.vectors:
-                job.vectors[text] = fresh[text] if text in fresh else self._known[text]
-        job.position += len(part)
-        self.encoded += len(fresh)
-        self._known.update(fresh)
-        while len(self._known) > ENCODER_MEMORY:  # bounded: forget the oldest
-            self._known.popitem(last=False)
-
-    def _finish(self, job: _Job, error: Exception | None) -> None:
-        with self._wake:
-            queue = self._urgent if self._urgent and self._urgent[0] is job else self._filler
-            queue.popleft()
-        if error is not None:
-            job.future.set_exception(error)
-            return
-        vectors = np.array([job.vectors[t] for t in job.texts], dtype=np.float32)
-        job.future.set_result(vectors.reshape(len(job.texts), self.embedder.dimensions))
-
-    def close(self) -> None:
-        """Stop after the texts being encoded now; what is still queued is cancelled."""
-        with self._wake:
-            self._closed = True
-            self._wake.notify()
-        self._thread.join()
-        for job in [*self._urgent, *self._filler]:
-            job.future.cancel()
-        self._urgent.clear()
-        self._filler.clear()
-
-
 @dataclass
 class _Window:
     turn_ids: list[int]

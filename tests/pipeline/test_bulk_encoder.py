@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from memory.embeddings import get_embedder
 from memory.models import Message, TurnExtraction
-from memory.pipeline.bulk import FILLER_STEP, BackgroundEncoder, BulkRun
+from memory.pipeline.bulk import BulkRun
+from memory.pipeline.encoder import FILLER_STEP, BackgroundEncoder
 from memory.pipeline.message_index import pending_messages
 from memory.services.conversations import NewMessage, save_messages
 
