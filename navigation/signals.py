@@ -6,12 +6,17 @@ from functools import partial
 from django.db import transaction
 
 from memory.models import Matter, MatterAssignment, Note
+from memory.services.transaction_memo import first_time
 
 
 def _after_commit(firm_id: int | None) -> None:
-    if firm_id is not None:
-        from navigation.tasks import schedule_refresh
+    if firm_id is None:
+        return
+    from navigation.tasks import schedule_refresh
 
+    # In a bulk import's turn transaction dozens of notes change: one refresh check after the
+    # commit is enough (memory/services/transaction_memo.py).
+    if first_time(("graph-refresh", firm_id)):
         transaction.on_commit(partial(schedule_refresh, firm_id), robust=True)
 
 

@@ -12,11 +12,13 @@ from django.utils import timezone
 from memory.embeddings import get_embedder
 from memory.extraction import ExtractedItem
 from memory.models import Consolidation, Message, RoutingDecision, SourceType, TurnExtraction
-from memory.pipeline.drafts import ItemError, Provenance, TurnSource, draft_for, is_persona_item
+from memory.pipeline.decisions import flush_decisions, remember_decision
+from memory.pipeline.drafts import ItemError, Provenance, TurnSource, category_slug, draft_for, is_persona_item
 from memory.pipeline.extract import extract_turn, extractable_reply
 from memory.pipeline.persona import episodic_twins, record_persona_item
 from memory.pipeline.routing import route_and_write
 from memory.services.notes import NoteValidationError, content_hash
+from memory.services.transaction_memo import first_time, in_memo_scope
 
 logger = logging.getLogger("legalmem.pipeline")
 
@@ -28,7 +30,9 @@ class TurnGone(Exception):
 def hold_turn(turn: TurnExtraction | None) -> None:
     """Lock the turn's row for the current write, or stop if an erasure removed it (the erasure
     locks the same rows first, so an item is either written before it collects, or never)."""
-    if turn is not None and not TurnExtraction.objects.select_for_update().filter(pk=turn.pk).exists():
+    if turn is None or not first_time(("turn-lock", turn.pk)):  # held until the transaction ends
+        return
+    if not TurnExtraction.objects.select_for_update().filter(pk=turn.pk).exists():
         raise TurnGone(f"turn {turn.pk} was erased")
 
 
@@ -51,22 +55,33 @@ def apply_items(
     items = [*items, *episodic_twins(items, source)]  # persona evidence is also kept as what was said
     if vectors is None:
         vectors = get_embedder().embed_passages([item.content for item in items])
+    # The bulk import holds the whole turn in one transaction (memory/services/transaction_memo.py):
+    # there an item needs no savepoint of its own. Either way an item's refusal is found before
+    # anything of it is written (docs/performance.md).
+    savepoint = not in_memo_scope()
     decisions = []
     for index, (item, vector) in enumerate(zip(items, vectors)):
         try:
-            with transaction.atomic():
+            draft = None
+            if is_persona_item(item):
+                category_slug(item)
+            else:
+                draft = draft_for(item, source)
+                draft.validate()
+            with transaction.atomic(savepoint=savepoint):
                 hold_turn(turn)
-                if is_persona_item(item):
+                if draft is None:
                     decision = record_persona_item(
                         item, vector, source, actor=actor, item_index=index, turn=turn, consolidation=consolidation
                     )
                 else:
                     decision = route_and_write(
-                        draft_for(item, source), vector, actor=actor, source_key=source.source_key,
+                        draft, vector, actor=actor, source_key=source.source_key,
                         item_index=index, turn=turn, consolidation=consolidation,
                     )
         except (NoteValidationError, ItemError) as exc:
             logger.warning("item %d of %s refused: %s", index, source.source_key, exc)
+            flush_decisions()  # a decision kept in memory is found by the read below
             decision, _ = RoutingDecision.objects.get_or_create(
                 source_key=source.source_key,
                 content_hash=content_hash(item.content),
@@ -77,7 +92,9 @@ def apply_items(
                     reason=f"invalid item: {exc}"[:500],
                 ),
             )
+            remember_decision(decision)
         decisions.append(decision)
+    flush_decisions()
     return decisions
 
 

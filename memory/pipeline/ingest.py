@@ -26,6 +26,7 @@ message ids are the keys; finished turns are not run again).
 from __future__ import annotations
 
 import time
+from contextlib import nullcontext
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -38,10 +39,10 @@ from django.utils.dateparse import parse_datetime
 
 from memory.models import Conversation, Firm, Matter, Membership, Message, RoutingDecision, SourceType, TurnExtraction
 from memory.embeddings import EmbeddingUnavailable
-from memory.pipeline.bulk import process_turns_in_bulk
+from memory.pipeline.bulk import BulkRun
 from memory.pipeline.message_index import index_messages
-from memory.pipeline.turns import _get_or_create_turn, process_turn
-from memory.services.conversations import keyed_conversation, save_message
+from memory.pipeline.turns import get_or_create_turns, process_turn
+from memory.services.conversations import NewMessage, keyed_conversation, save_messages
 from memory.text_hygiene import UnsafeInput, check_tree
 
 
@@ -93,6 +94,7 @@ class ImportResult:
     decisions: Counter = field(default_factory=Counter)
     failures: list[TurnFailure] = field(default_factory=list)
     seconds: float = 0.0
+    waited_for_encoder: float = 0.0  # bulk path: seconds spent waiting for embeddings (bench/bench_import.py)
 
     @property
     def notes_written(self) -> int:
@@ -229,19 +231,17 @@ def _store_conversation(firm: Firm, spec: _ConversationSpec, result: ImportResul
         )
         result.conversations_created += int(created)
         known = set(Message.objects.filter(conversation=conversation).values_list("external_id", flat=True))
-        stored: list[Message] = []
         for m in spec.messages:
             if m.external_id in known:
                 result.messages_existing += 1
             else:
                 result.messages_created += 1
-            stored.append(save_message(conversation, m.role, m.content, speaker=m.speaker,
-                                       said_at=m.said_at, external_id=m.external_id))
-        turns = []
-        for previous, current in zip(stored, stored[1:]):
-            if previous.role == Message.Role.USER and current.role == Message.Role.ASSISTANT:
-                turn, _ = _get_or_create_turn(previous, current, source_type=SourceType.IMPORT)
-                turns.append(turn)
+        stored = save_messages(conversation, [
+            NewMessage(m.role, m.content, speaker=m.speaker, said_at=m.said_at, external_id=m.external_id)
+            for m in spec.messages])
+        pairs = [(previous, current) for previous, current in zip(stored, stored[1:])
+                 if previous.role == Message.Role.USER and current.role == Message.Role.ASSISTANT]
+        turns = get_or_create_turns(pairs, source_type=SourceType.IMPORT)
     return turns, conversation.pk
 
 
@@ -269,6 +269,12 @@ def import_transcript(
     each turn in turn. Both write the same notes, decisions and links (docs/performance.md)."""
     started = time.perf_counter()
     firm_obj, specs = parse_transcript(data, firm_slug=firm)
+    with BulkRun() if bulk else nullcontext() as run:
+        return _import(firm_obj, specs, run, started=started, progress=progress)
+
+
+def _import(firm_obj: Firm, specs: list[_ConversationSpec], run: BulkRun | None, *, started: float,
+            progress: Callable[[int, int], None] | None) -> ImportResult:
     result = ImportResult(firm=firm_obj.slug, conversations=len(specs))
     all_turns: list[TurnExtraction] = []
     conversation_ids: list[int] = []
@@ -276,7 +282,10 @@ def import_transcript(
         turns, conversation_id = _store_conversation(firm_obj, spec, result)
         all_turns.extend(turns)
         conversation_ids.append(conversation_id)
-        if not bulk:
+        if run is not None:
+            # The encoder starts on these messages while the rest is stored (memory/pipeline/bulk.py).
+            run.queue_messages(Message.objects.filter(conversation_id=conversation_id))
+        else:
             # Every imported line is searchable before any extraction runs (batched embedding).
             result.messages_indexed += index_messages(Message.objects.filter(conversation_id=conversation_id))
     result.turns = len(all_turns)
@@ -303,14 +312,15 @@ def import_transcript(
             progress(done, len(all_turns))
 
     finished = (TurnExtraction.Status.DONE, TurnExtraction.Status.SKIPPED, TurnExtraction.Status.FAILED)
-    if bulk:
+    if run is not None:
         unfinished = {t.pk for t in all_turns if t.status not in finished}
-        outcome = process_turns_in_bulk(
+        outcome = run.process(
             [t.pk for t in all_turns],
             on_turn=lambda turn: count(turn, turn.pk in unfinished),
             leftover_messages=Message.objects.filter(conversation_id__in=conversation_ids),
         )
         result.messages_indexed += outcome.messages_indexed
+        result.waited_for_encoder = outcome.waited_for_encoder
         if outcome.message_errors:
             # As the per-turn path: an embedding outage is loud; the messages stay queued.
             raise EmbeddingUnavailable(outcome.message_errors[0])

@@ -44,6 +44,7 @@ from memory.models import (
     PersonaTrait,
     RoutingDecision,
 )
+from memory.pipeline.decisions import record_decision, recorded_decision
 from memory.pipeline.drafts import TurnSource, category_slug, is_persona_item
 from memory.pipeline.routing import conflict_between, lexical_overlap
 from memory.pipeline.routing import thresholds
@@ -132,7 +133,7 @@ def record_persona_item(
     said_at = messages[0].said_at if messages else conversation.created_at
     with transaction.atomic():
         _persona_lock(firm, user)
-        existing = RoutingDecision.objects.filter(source_key=source.source_key, content_hash=fingerprint).first()
+        existing = recorded_decision(source.source_key, fingerprint)
         if existing is not None:
             return existing
         trait, how = _trait_for(item, embedding, firm, user)
@@ -150,7 +151,7 @@ def record_persona_item(
         )
         _refresh_stats(trait, now=said_at)
         outcome, note = _promote_or_reinforce(trait, source, item, actor=actor, now=said_at)
-        return RoutingDecision.objects.create(
+        return record_decision(
             firm=firm,
             owner=user,
             source_key=source.source_key,

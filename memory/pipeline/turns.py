@@ -88,6 +88,30 @@ def _get_or_create_turn(
         return TurnExtraction.objects.get(assistant_message=assistant_message), False
 
 
+def get_or_create_turns(
+    pairs: list[tuple[Message, Message]], *, source_type: str = SourceType.CHAT
+) -> list[TurnExtraction]:
+    """``_get_or_create_turn`` for many turns at once (an import): one read, one insert for the
+    missing ones, one read back; no task is enqueued. Returns the rows in ``pairs`` order."""
+    for user_message, assistant_message in pairs:
+        if user_message.conversation_id != assistant_message.conversation_id:
+            raise TurnError("the user message and the reply belong to different conversations")
+        if user_message.role != Message.Role.USER or assistant_message.role != Message.Role.ASSISTANT:
+            raise TurnError("a turn is a user message followed by an assistant reply")
+    replies = [assistant_message.pk for _, assistant_message in pairs]
+    existing = set(TurnExtraction.objects.filter(assistant_message_id__in=replies).values_list(
+        "assistant_message_id", flat=True))
+    missing = [
+        TurnExtraction(firm_id=reply.firm_id, conversation_id=reply.conversation_id, user_message=question,
+                       assistant_message=reply, source_type=source_type)
+        for question, reply in pairs if reply.pk not in existing
+    ]
+    if missing:
+        TurnExtraction.objects.bulk_create(missing, ignore_conflicts=True)  # a concurrent import's rows win
+    rows = {turn.assistant_message_id: turn for turn in TurnExtraction.objects.filter(assistant_message_id__in=replies)}
+    return [rows[reply] for reply in replies]
+
+
 def _enqueue_task(turn_id: int, run_after: datetime | None = None) -> None:
     """Put the job on the durable queue; if that fails the turn stays pending for resume."""
     try:
@@ -198,18 +222,32 @@ def extract_items(turn: TurnExtraction) -> bool:
     """Extract the turn's items once (stored on the row, so a resumed job routes the same
     items); False when the engine skipped the turn (it is finished as ``skipped``)."""
     if turn.items is None:
-        user_msg, reply = turn.user_message, turn.assistant_message
-        outcome = extract_turn(
-            user_msg.content, extractable_reply(reply),
-            user_name=user_msg.speaker, reply_name=reply_speaker(turn.source_type, reply),
-            said_on=timezone.localtime(user_msg.said_at).date() if user_msg.said_at else None,
-        )
-        turn.items = [dataclasses.asdict(item) for item in outcome.items]
-        turn.rejected = outcome.rejected_reasons
-        turn.engine = outcome.engine
+        run_extraction(turn)
         with transaction.atomic():
             hold_turn(turn)
-            turn.save(update_fields=["items", "rejected", "engine", "updated_at"])
+            turn.save(update_fields=[*EXTRACTION_FIELDS, "updated_at"])
+    return unless_skipped(turn)
+
+
+#: What an extraction sets on the row (the bulk import stores a window's extractions at once).
+EXTRACTION_FIELDS = ("items", "rejected", "engine")
+
+
+def run_extraction(turn: TurnExtraction) -> None:
+    """Run the extraction engine on the turn and set its ``EXTRACTION_FIELDS`` (not saved)."""
+    user_msg, reply = turn.user_message, turn.assistant_message
+    outcome = extract_turn(
+        user_msg.content, extractable_reply(reply),
+        user_name=user_msg.speaker, reply_name=reply_speaker(turn.source_type, reply),
+        said_on=timezone.localtime(user_msg.said_at).date() if user_msg.said_at else None,
+    )
+    turn.items = [dataclasses.asdict(item) for item in outcome.items]
+    turn.rejected = outcome.rejected_reasons
+    turn.engine = outcome.engine
+
+
+def unless_skipped(turn: TurnExtraction) -> bool:
+    """False, finishing the job as ``skipped``, when the engine skipped the turn."""
     if turn.engine == ENGINE_SKIPPED:
         _finish(turn, TurnExtraction.Status.SKIPPED)
         return False
@@ -235,7 +273,7 @@ def _finish(turn: TurnExtraction, status: str) -> None:
     turn.status = status
     turn.finished_at = timezone.now()
     turn.next_attempt_at = None
-    with transaction.atomic():
+    with transaction.atomic(savepoint=False):  # inside the bulk import's turn transaction: no savepoint
         hold_turn(turn)
         turn.decisions = [d.as_dict() for d in RoutingDecision.objects.filter(source_key=turn.source_key)]
         turn.save(update_fields=["status", "finished_at", "next_attempt_at", "decisions", "updated_at"])

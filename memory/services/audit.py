@@ -23,7 +23,8 @@ def record(
     *,
     actor,
     event: AuditEvent,
-    firm: Firm | None,
+    firm: Firm | None = None,
+    firm_id: int | None = None,
     object_type: str,
     object_id: Any,
     before: dict[str, Any] | None = None,
@@ -32,10 +33,11 @@ def record(
     private_to_id: int | None = None,
     **extra: Any,
 ) -> AuditLog:
-    """Append one entry. ``actor`` is a user, or a ``"system:<component>"`` string. Inside
-    ``batched()`` the entry is inserted with the others at the end of the block."""
+    """Append one entry. ``actor`` is a user, or a ``"system:<component>"`` string; the firm is
+    given as ``firm`` or, when only its id is at hand, ``firm_id`` (no read of the firm row).
+    Inside ``batched()`` the entry is inserted with the others at the end of the block."""
     entry = AuditLog(
-        firm=firm,
+        firm_id=firm.pk if firm is not None else firm_id,
         matter_id=matter_id,
         private_to_id=private_to_id,
         actor=None if isinstance(actor, str) or actor is None else actor,
@@ -88,7 +90,7 @@ def record_note_event(
     return record(
         actor=actor,
         event=event,
-        firm=note.firm,
+        firm_id=note.firm_id,
         object_type="note",
         object_id=note.pk,
         before=before,

@@ -8,6 +8,7 @@ conversation itself); the notes derived from them are.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -64,12 +65,7 @@ def save_message(
 ) -> Message:
     """Store one raw message with its segmented search text. With an ``external_id`` already
     stored in this conversation the existing message is returned (idempotent import)."""
-    if role not in Message.Role.values:
-        raise MessageError(f"unknown role {role!r}; expected one of {', '.join(Message.Role.values)}")
-    if status not in Message.Status.values:
-        raise MessageError(f"unknown status {status!r}")
-    if not isinstance(content, str):
-        raise MessageError("message content must be text")
+    _check(role, status, content)
     content = _storable(content)
     if external_id:
         found = Message.objects.filter(conversation=conversation, external_id=external_id).first()
@@ -94,6 +90,63 @@ def save_message(
             raise
         return Message.objects.get(conversation=conversation, external_id=external_id)
     return message
+
+
+def _check(role: str, status: str, content: Any) -> None:
+    if role not in Message.Role.values:
+        raise MessageError(f"unknown role {role!r}; expected one of {', '.join(Message.Role.values)}")
+    if status not in Message.Status.values:
+        raise MessageError(f"unknown status {status!r}")
+    if not isinstance(content, str):
+        raise MessageError("message content must be text")
+
+
+@dataclass(frozen=True)
+class NewMessage:
+    """One message to store with ``save_messages`` (the arguments of ``save_message``)."""
+
+    role: str
+    content: str
+    speaker: str
+    said_at: datetime | None = None
+    external_id: str = ""
+
+
+def save_messages(conversation: Conversation, messages: list[NewMessage]) -> list[Message]:
+    """``save_message`` for many messages of one conversation (an import), in order: those whose
+    ``external_id`` is already stored are returned as they are, the others inserted in one
+    statement (docs/performance.md). If another import stores the same messages at the same
+    moment, falls back to one ``save_message`` each."""
+    for message in messages:
+        _check(message.role, Message.Status.COMPLETE, message.content)
+    keys = [m.external_id[:200] for m in messages if m.external_id]
+    known = {m.external_id: m for m in Message.objects.filter(conversation=conversation, external_id__in=keys)}
+    stored: list[Message] = []
+    new: list[Message] = []
+    for message in messages:
+        row = known.get(message.external_id[:200]) if message.external_id else None
+        if row is None:
+            content = _storable(message.content)
+            row = Message(
+                conversation=conversation, firm_id=conversation.firm_id, role=message.role,
+                speaker=(message.speaker or message.role)[:200], content=content, status=Message.Status.COMPLETE,
+                external_id=message.external_id[:200], said_at=message.said_at or timezone.now(),
+                search_text=search_text(content),
+            )
+            new.append(row)
+            if message.external_id:
+                known[row.external_id] = row
+        stored.append(row)
+    if not new:
+        return stored
+    try:
+        with transaction.atomic():
+            Message.objects.bulk_create(new)
+            Conversation.objects.filter(pk=conversation.pk).update(updated_at=timezone.now())
+    except IntegrityError:  # stored meanwhile by a concurrent import of the same file
+        return [save_message(conversation, m.role, m.content, speaker=m.speaker, said_at=m.said_at,
+                             external_id=m.external_id) for m in messages]
+    return stored
 
 
 def finish_reply(

@@ -27,6 +27,7 @@ from memory.models import (
 )
 from memory.segmentation import search_text
 from memory.services.audit import actor_label, record, record_note_event
+from memory.services.transaction_memo import remembered
 
 MAX_NOTE_CHARS = 4000
 
@@ -130,7 +131,9 @@ class NoteDraft:
         if self.conversation is not None and self.conversation.firm_id != self.firm.pk:
             raise NoteValidationError("the conversation belongs to another firm")
         if self.owner is not None and self.__dict__.get("_member_checked") != (self.owner.pk, self.firm.pk):
-            if not self.owner.memberships.filter(firm=self.firm).exists():
+            is_member = remembered(("member", self.owner.pk, self.firm.pk),
+                                   lambda: self.owner.memberships.filter(firm=self.firm).exists())
+            if not is_member:
                 raise NoteValidationError("the owner is not a member of the note's firm")
             # routing validates the draft, then create_note does: one query is enough
             self.__dict__["_member_checked"] = (self.owner.pk, self.firm.pk)
@@ -381,26 +384,80 @@ def link_notes(
         if link is None:
             link = NoteLink.objects.get(source=source, target=target, link_type=link_type)
         if created:
-            # A link is as walled as the more private of its two notes.
-            matter_id = source.matter_id or target.matter_id
-            private = source.private_to() or target.private_to()
-            record(
-                actor=actor,
-                event=AuditEvent.LINK_CREATED,
-                firm=source.firm,
-                object_type="link",
-                object_id=link.pk,
-                after={
-                    "source": str(source.pk),
-                    "target": str(target.pk),
-                    "link_type": link_type,
-                    "weight": weight,
-                    "reason": link.reason,
-                },
-                matter_id=matter_id,
-                private_to_id=private.pk if private else None,
-            )
+            _record_link_created(link, source, target, actor=actor)
     return link
+
+
+@dataclass(frozen=True)
+class PlannedLink:
+    """One edge routing wants between a new note and another (``link_notes_in_bulk``)."""
+
+    source: Note
+    target: Note
+    link_type: str
+    weight: float
+    reason: str = ""
+
+
+def link_notes_in_bulk(links: list[PlannedLink], *, actor) -> int:
+    """``link_notes`` for several edges in one INSERT (routing links a new note to its
+    neighbours, its matter and its siblings at once: docs/performance.md). An edge that exists
+    — or appears twice in ``links`` — is left as it is (the first weight wins, as one call after
+    another would); each new edge is audited, in order. Returns how many were created."""
+    for link in links:
+        if link.source.firm_id != link.target.firm_id:
+            raise NoteValidationError("notes of different firms cannot be linked")
+        if link.source.pk == link.target.pk:
+            raise NoteValidationError("a note cannot link to itself")
+        _check_choice("link_type", link.link_type, LinkType)
+    if not links:
+        return 0
+    now = timezone.now()
+    values = ", ".join(["(%s, %s, %s, %s, %s, %s, %s)"] * len(links))
+    params: list[Any] = []
+    for link in links:
+        params += [link.source.firm_id, link.source.pk, link.target.pk, link.link_type, link.weight,
+                   link.reason[:300], now]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"INSERT INTO {NoteLink._meta.db_table} (firm_id, source_id, target_id, link_type, weight, reason, created_at)"
+            f" VALUES {values} ON CONFLICT (source_id, target_id, link_type) DO NOTHING"
+            " RETURNING id, source_id, target_id, link_type",
+            params,
+        )
+        created = {(source_id, target_id, link_type): pk for pk, source_id, target_id, link_type in cursor.fetchall()}
+    new_edges = len(created)
+    for planned in links:
+        pk = created.pop((planned.source.pk, planned.target.pk, planned.link_type), None)
+        if pk is None:
+            continue  # existed already, or a repeat of an edge of this batch
+        link = NoteLink(pk=pk, firm_id=planned.source.firm_id, source=planned.source, target=planned.target,
+                        link_type=planned.link_type, weight=planned.weight, reason=planned.reason[:300], created_at=now)
+        link._state.adding = False
+        _record_link_created(link, planned.source, planned.target, actor=actor)
+    return new_edges
+
+
+def _record_link_created(link: NoteLink, source: Note, target: Note, *, actor) -> None:
+    """The audit entry of a new link: as walled as the more private of its two notes."""
+    matter_id = source.matter_id or target.matter_id
+    private = source.private_to() or target.private_to()
+    record(
+        actor=actor,
+        event=AuditEvent.LINK_CREATED,
+        firm_id=source.firm_id,
+        object_type="link",
+        object_id=link.pk,
+        after={
+            "source": str(source.pk),
+            "target": str(target.pk),
+            "link_type": link.link_type,
+            "weight": link.weight,
+            "reason": link.reason,
+        },
+        matter_id=matter_id,
+        private_to_id=private.pk if private else None,
+    )
 
 
 def _insert_link(source: Note, target: Note, *, link_type: str, weight: float, reason: str) -> NoteLink | None:

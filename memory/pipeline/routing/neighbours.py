@@ -16,6 +16,7 @@ from pgvector.django import CosineDistance
 from memory.models import MemoryScope, Note
 from memory.pipeline.routing import thresholds
 from memory.services.notes import NoteDraft
+from memory.services.transaction_memo import first_time
 
 
 @dataclass
@@ -37,7 +38,10 @@ def context_filter(draft: NoteDraft) -> Q:
 
 
 def _set_search_parameters() -> None:
-    """Recall settings for one filtered HNSW query; SET LOCAL needs the surrounding transaction."""
+    """Recall settings for one filtered HNSW query; SET LOCAL needs the surrounding transaction
+    (and holds until it ends: once per turn in the bulk import, memory/services/transaction_memo.py)."""
+    if not first_time("hnsw-search-parameters"):
+        return
     with connection.cursor() as cursor:  # one round trip for both (docs/performance.md)
         cursor.execute(
             "SELECT set_config('hnsw.ef_search', %s, true), set_config('hnsw.iterative_scan', 'relaxed_order', true)",
@@ -72,5 +76,7 @@ def lock_context(draft: NoteDraft) -> None:
         where = "firm"
     key = f"{draft.firm.pk}:{draft.memory_scope}:{where}"
     lock_id = int.from_bytes(hashlib.sha256(key.encode()).digest()[:8], "big", signed=True)
+    if not first_time(("context-lock", lock_id)):  # held until the transaction ends
+        return
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_advisory_xact_lock(%s)", [lock_id])

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 from django.db import transaction
+from django.db.models import Value
 
 from memory.models import Category, LinkType, Note, RoutingDecision
+from memory.pipeline.decisions import record_decision, recorded_decision
 from memory.pipeline.drafts import is_source_tag
 from memory.pipeline.routing import thresholds
 from memory.pipeline.routing.decide import Decision, decide
@@ -13,10 +15,11 @@ from memory.pipeline.routing.neighbours import Neighbour, lock_context, nearest_
 from memory.services.audit import batched as batched_audit
 from memory.services.notes import (
     NoteDraft,
+    PlannedLink,
     content_hash,
     create_note,
     evolve_note,
-    link_notes,
+    link_notes_in_bulk,
     record_mention,
     supersede_note,
 )
@@ -39,15 +42,17 @@ def route_and_write(
     neighbours' evolution and the recorded decision commit together or not at all."""
     draft.validate()
     fingerprint = content_hash(draft.content)
-    with transaction.atomic(), batched_audit():  # the item's audit entries: one INSERT
+    # No savepoint: the caller's transaction (one per item, or one per turn in the bulk import)
+    # rolls back as a whole on an error; a refused draft raises above, before anything is written.
+    with transaction.atomic(savepoint=False), batched_audit():  # the item's audit entries: one INSERT
         lock_context(draft)
-        existing = RoutingDecision.objects.filter(source_key=source_key, content_hash=fingerprint).first()
+        existing = recorded_decision(source_key, fingerprint)
         if existing is not None:
             return existing  # this item of this turn was already routed (resumed job)
         neighbours = nearest_notes(draft, embedding)
         decision = decide(draft, neighbours)
         note = _apply(decision, draft, embedding, neighbours, actor=actor, source_key=source_key)
-        return RoutingDecision.objects.create(
+        return record_decision(
             firm=draft.firm,
             matter=draft.matter,
             owner=draft.owner,
@@ -85,12 +90,12 @@ def _apply(decision: Decision, draft: NoteDraft, embedding: np.ndarray, neighbou
     note = create_note(draft, actor=actor, embedding=embedding, savepoint=False)
     if decision.action == RoutingDecision.Action.UPDATE:
         supersede_note(decision.previous, note, actor=actor, reason=decision.reason, savepoint=False)
+    links = []
     if decision.contradicts is not None:
-        link_notes(note, decision.contradicts, link_type=LinkType.CONTRADICTS, weight=1.0, actor=actor,
-                   reason=decision.reason[:300], savepoint=False)
-    _link_distinct_events(note, decision.siblings, actor=actor)
+        links.append(PlannedLink(note, decision.contradicts, LinkType.CONTRADICTS, 1.0, decision.reason[:300]))
+    links += _distinct_event_links(note, decision.siblings)
     superseded = decision.previous.pk if decision.action == RoutingDecision.Action.UPDATE else None
-    link_and_evolve(note, [nb for nb in neighbours if nb.note.pk != superseded], actor=actor)
+    link_and_evolve(note, [nb for nb in neighbours if nb.note.pk != superseded], actor=actor, links=links)
     return note
 
 
@@ -98,60 +103,47 @@ def _said(note: Note):
     return note.said_at or note.stored_at
 
 
-def _link_distinct_events(note: Note, siblings: list[Note], *, actor) -> None:
+def _distinct_event_links(note: Note, siblings: list[Note]) -> list[PlannedLink]:
     """Join a distinct event to its closest siblings in said-at order: the latest one said
     before it → it → the earliest one said after it (``temporal_next``)."""
     before = [s for s in siblings if _said(s) <= _said(note)]
     after = [s for s in siblings if _said(s) > _said(note)]
     reason = "distinct event of the same kind (kept, not superseded)"
+    links = []
     if before:
-        link_notes(max(before, key=_said), note, link_type=LinkType.TEMPORAL_NEXT, weight=1.0, actor=actor,
-                   reason=reason, savepoint=False)
+        links.append(PlannedLink(max(before, key=_said), note, LinkType.TEMPORAL_NEXT, 1.0, reason))
     if after:
-        link_notes(note, min(after, key=_said), link_type=LinkType.TEMPORAL_NEXT, weight=1.0, actor=actor,
-                   reason=reason, savepoint=False)
+        links.append(PlannedLink(note, min(after, key=_said), LinkType.TEMPORAL_NEXT, 1.0, reason))
+    return links
 
 
-def link_and_evolve(note: Note, neighbours: list[Neighbour], *, actor) -> None:
+def link_and_evolve(note: Note, neighbours: list[Neighbour], *, actor, links: list[PlannedLink] | None = None) -> None:
     """A-Mem linking: semantic links to the nearest neighbours (weight = cosine, at most
     ``LINK_MAX_SEMANTIC`` above ``LINK_MIN_SIMILARITY``), ``temporal_next`` from the previous
     note of the conversation, ``same_matter`` to the matter's latest note from another
     conversation, ``supports`` between evidence and facts of the matter; then evolution of the
-    closest neighbours' tags and context."""
+    closest neighbours' tags and context. All the links (after ``links``, those the routing
+    decision asked for) are written in one statement, in this order."""
+    links = list(links or [])
     semantic = [nb for nb in neighbours if nb.similarity >= thresholds.LINK_MIN_SIMILARITY][: thresholds.LINK_MAX_SEMANTIC]
     for nb in semantic:
-        link_notes(note, nb.note, link_type=LinkType.SEMANTIC, weight=round(nb.similarity, 4), actor=actor,
-                   reason=f"nearest neighbour, cosine {nb.similarity:.3f}", savepoint=False)
-    if note.conversation_id is not None:
-        previous = (
-            Note.objects.filter(conversation_id=note.conversation_id, firm=note.firm, status=Note.Status.ACTIVE)
-            .exclude(pk=note.pk)
-            .filter(stored_at__lte=note.stored_at)
-            .order_by("-stored_at")
-            .first()
-        )
-        if previous is not None and _same_wall(previous, note):
-            link_notes(previous, note, link_type=LinkType.TEMPORAL_NEXT, weight=1.0, actor=actor,
-                       reason="next note of the same conversation", savepoint=False)
+        links.append(PlannedLink(note, nb.note, LinkType.SEMANTIC, round(nb.similarity, 4),
+                                 f"nearest neighbour, cosine {nb.similarity:.3f}"))
+    previous, other = _previous_and_other(note)
+    if previous is not None and _same_wall(previous, note):
+        links.append(PlannedLink(previous, note, LinkType.TEMPORAL_NEXT, 1.0, "next note of the same conversation"))
     if note.matter_id is not None:
-        other = (
-            Note.objects.filter(matter_id=note.matter_id, status=Note.Status.ACTIVE)
-            .exclude(pk=note.pk)
-            .exclude(conversation_id=note.conversation_id)
-            .order_by("-stored_at")
-            .first()
-        )
         if other is not None:
-            link_notes(note, other, link_type=LinkType.SAME_MATTER, weight=0.5, actor=actor,
-                       reason="same matter, another conversation", savepoint=False)
+            links.append(PlannedLink(note, other, LinkType.SAME_MATTER, 0.5, "same matter, another conversation"))
         pairs = {Category.EVIDENCE: Category.FACT, Category.FACT: Category.EVIDENCE}
         wanted = pairs.get(note.category)
         if wanted is not None:
             supports = [nb for nb in neighbours if nb.note.category == wanted and nb.note.matter_id == note.matter_id]
             for nb in supports[:SUPPORTS_MAX]:
                 evidence, fact = (note, nb.note) if note.category == Category.EVIDENCE else (nb.note, note)
-                link_notes(evidence, fact, link_type=LinkType.SUPPORTS, weight=round(nb.similarity, 4),
-                           actor=actor, reason="evidence for a fact of the same matter", savepoint=False)
+                links.append(PlannedLink(evidence, fact, LinkType.SUPPORTS, round(nb.similarity, 4),
+                                         "evidence for a fact of the same matter"))
+    link_notes_in_bulk(links, actor=actor)
     new_tags = [t for t in note.tags if t not in _CATEGORY_TAGS and not is_source_tag(t)]
     for nb in neighbours[:2]:
         if nb.similarity < thresholds.EVOLVE_MIN_SIMILARITY:
@@ -164,6 +156,34 @@ def link_and_evolve(note: Note, neighbours: list[Neighbour], *, actor) -> None:
             context=note.context if not nb.note.context and note.context else None,
             savepoint=False,
         )
+
+
+def _previous_and_other(note: Note) -> tuple[Note | None, Note | None]:
+    """In one statement: the conversation's active note stored just before ``note`` (for
+    ``temporal_next``) and the matter's latest active note of another conversation (for
+    ``same_matter``); None where the note has no conversation / matter or there is none."""
+    wanted = []
+    if note.conversation_id is not None:
+        wanted.append(
+            Note.objects.filter(conversation_id=note.conversation_id, firm_id=note.firm_id, status=Note.Status.ACTIVE)
+            .exclude(pk=note.pk)
+            .filter(stored_at__lte=note.stored_at)
+            .annotate(role=Value("previous"))
+            .order_by("-stored_at")[:1]
+        )
+    if note.matter_id is not None:
+        wanted.append(
+            Note.objects.filter(matter_id=note.matter_id, status=Note.Status.ACTIVE)
+            .exclude(pk=note.pk)
+            .exclude(conversation_id=note.conversation_id)
+            .annotate(role=Value("other"))
+            .order_by("-stored_at")[:1]
+        )
+    if not wanted:
+        return None, None
+    query = wanted[0] if len(wanted) == 1 else wanted[0].union(wanted[1], all=True)
+    found = {row.role: row for row in query}
+    return found.get("previous"), found.get("other")
 
 
 def _same_wall(a: Note, b: Note) -> bool:
