@@ -27,13 +27,22 @@ class TurnGone(Exception):
     """The turn was erased while its job ran (docs/records.md): the job writes nothing more."""
 
 
+class TurnTakenOver(TurnGone):
+    """Another worker took the job over while this one was frozen past its heartbeat
+    (docs/operations.md, "Jobs and their recovery"): this one writes nothing more."""
+
+
 def hold_turn(turn: TurnExtraction | None) -> None:
     """Lock the turn's row for the current write, or stop if an erasure removed it (the erasure
-    locks the same rows first, so an item is either written before it collects, or never)."""
+    locks the same rows first, so an item is either written before it collects, or never) or
+    another worker claimed it since this one did (each claim counts one more attempt)."""
     if turn is None or not first_time(("turn-lock", turn.pk)):  # held until the transaction ends
         return
-    if not TurnExtraction.objects.select_for_update().filter(pk=turn.pk).exists():
+    attempts = TurnExtraction.objects.select_for_update().filter(pk=turn.pk).values_list("attempts", flat=True).first()
+    if attempts is None:
         raise TurnGone(f"turn {turn.pk} was erased")
+    if attempts != turn.attempts:
+        raise TurnTakenOver(f"turn {turn.pk} was taken over by another worker (attempt {attempts}; this job held attempt {turn.attempts})")
 
 
 def reply_speaker(source_type: str, reply: Message) -> str:

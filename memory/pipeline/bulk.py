@@ -244,8 +244,8 @@ def _run_turn(turn: TurnExtraction, items: "Future[np.ndarray] | None",
         with transaction.atomic(), memo_scope(), batched_audit():
             read_decisions_of(turn.source_key)
             apply_turn(turn, vectors)
-    except TurnGone:  # erased while the import ran (docs/records.md): nothing more to count
-        logger.info("turn %s was erased while the import ran", turn.pk)
+    except TurnGone as gone:  # erased (docs/records.md) or taken over while the import ran: nothing more to count
+        logger.info("%s; the import wrote nothing more for it", gone)
         return None
     except Exception as exc:  # noqa: BLE001 - recorded, retried or failed as in process_turn
         if TurnExtraction.objects.filter(pk=turn.pk).exists():  # not erased under it

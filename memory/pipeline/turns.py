@@ -181,8 +181,8 @@ def process_turn(turn_id: int, *, provenance: Provenance | None = None) -> TurnE
         index_conversation(turn.conversation_id)  # every turn is memory, whatever extraction makes of it
         try:
             _run(turn, provenance)
-        except TurnGone:
-            logger.info("turn %s was erased while its job ran; nothing was written after the erasure", turn_id)
+        except TurnGone as gone:  # erased, or taken over by another worker: that one answers for the row
+            logger.info("%s; this job wrote nothing after that", gone)
             return None
         except Exception as exc:  # noqa: BLE001 - every failure is recorded, retried or failed
             if not TurnExtraction.objects.filter(pk=turn_id).exists():  # erased under it (its messages went first)

@@ -19,10 +19,11 @@ from django.conf import settings as django_settings
 from django.core.management import call_command
 from django.utils import timezone
 
-from memory.models import TurnExtraction
+from memory.models import Note, TurnExtraction
 from memory.pipeline import resume_stalled_turns
 from memory.pipeline.liveness import heartbeat
-from memory.pipeline.turns import claim_turn
+from memory.pipeline.apply import TurnTakenOver
+from memory.pipeline.turns import apply_turn, claim_turn, extract_items
 from tests.pipeline.conftest import LAPTOP_REPLY, LAPTOP_USER
 from tests.task_worker import run_worker_once
 
@@ -138,3 +139,30 @@ def test_an_overdue_job_whose_task_still_waits_in_the_queue_is_not_enqueued_agai
     assert DBTaskResult.objects.count() == 1
     DBTaskResult.objects.update(status="FAILED")  # the task is gone without running the job
     assert resume_stalled_turns(now=later) == [turn.pk]
+
+
+def test_a_frozen_worker_that_wakes_after_a_takeover_writes_nothing(world, laptop_conversation, make_turn, settings):
+    """A worker frozen past its heartbeat (SIGSTOP, a stalled VM) loses the job to another worker;
+    when it wakes it must not write the turn's notes a second time nor finish the row again."""
+    settings.TURN_HEARTBEAT_SECONDS = 10
+    turn = make_turn(laptop_conversation, LAPTOP_USER, LAPTOP_REPLY, run=False)
+    frozen = claim_turn(turn.pk)
+    assert frozen is not None and extract_items(frozen)  # it extracted, then froze
+    TurnExtraction.objects.filter(pk=turn.pk).update(heartbeat_at=timezone.now() - timedelta(seconds=31))
+    taker = claim_turn(turn.pk)
+    assert taker is not None and taker.attempts == frozen.attempts + 1
+
+    with pytest.raises(TurnTakenOver):  # it wakes before the new holder wrote anything
+        apply_turn(frozen)
+    assert not Note.objects.filter(firm=world.firm_a, source_id=f"turn:{turn.pk}").exists()
+
+    assert extract_items(taker)
+    apply_turn(taker)
+    written = sorted(Note.objects.filter(firm=world.firm_a, source_id=f"turn:{turn.pk}").values_list("pk", flat=True))
+    assert written
+    with pytest.raises(TurnTakenOver):  # and again after the new holder finished
+        apply_turn(frozen)
+    turn.refresh_from_db()
+    assert (turn.status, turn.attempts) == ("done", taker.attempts)
+    assert sorted(Note.objects.filter(firm=world.firm_a, source_id=f"turn:{turn.pk}").values_list("pk", flat=True)) == written
+    assert not Note.objects.filter(firm=world.firm_b).exists()  # charlie's firm untouched
