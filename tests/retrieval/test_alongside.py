@@ -7,7 +7,8 @@ import pytest
 from django.db import connection
 
 from memory.retrieval import search_memory
-from memory.retrieval.alongside import can_run_alongside
+from memory.retrieval import alongside
+from memory.retrieval.alongside import WORKERS, can_run_alongside, close_read_connections, run_alongside
 
 QUESTIONS = ["这个电脑花屏纠纷下一步怎么走？", "押金被扣了怎么办", "并购估值", "之前商家怎么说花屏的？"]
 ALICE_MAY_SEE = {"laptop_screen", "laptop_report", "deposit_fact", "deposit_photos", "alice_profile",
@@ -86,3 +87,47 @@ def test_inside_a_transaction_the_notes_are_read_on_the_callers_connection(world
     assert "laptop_report" in _note_keys(hits, memory)
     hits, here = _search(world.charlie, "电脑花屏的检测报告")
     assert _note_keys(hits, memory) <= CHARLIE_MAY_SEE
+
+
+def _backend_pid() -> int:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        return cursor.fetchone()[0]
+
+
+def _worker_pids(times: int) -> list[int]:
+    return [run_alongside(_backend_pid)() for _ in range(times)]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_workers_keep_their_connections_until_closed(world):
+    """A fresh backend per search made the second connection slower than none (docs/performance.md):
+    the workers reuse theirs; ``close_read_connections`` ends them (the next read opens new ones)."""
+    here = _backend_pid()
+    first = _worker_pids(3 * WORKERS)
+    assert here not in first
+    assert len(set(first)) <= WORKERS
+    close_read_connections()
+    again = _worker_pids(3 * WORKERS)
+    assert not set(again) & set(first)
+    close_read_connections()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_failed_read_drops_its_connection_and_a_dead_one_is_replaced(world, monkeypatch):
+    failing_pid = []
+
+    def fails() -> None:
+        failing_pid.append(_backend_pid())
+        raise RuntimeError("broken read")
+
+    with pytest.raises(RuntimeError, match="broken read"):
+        run_alongside(fails)()
+    assert failing_pid[0] not in _worker_pids(3 * WORKERS)
+
+    kept = set(_worker_pids(3 * WORKERS))
+    with connection.cursor() as cursor:  # the server ends them (a restart, an idle timeout); waits until gone
+        cursor.execute("SELECT pg_terminate_backend(pid, 5000) FROM unnest(%s::int[]) AS pid", [list(kept)])
+    monkeypatch.setattr(alongside, "IDLE_CHECK_SECONDS", 0.0)
+    assert not set(_worker_pids(3 * WORKERS)) & kept
+    close_read_connections()
