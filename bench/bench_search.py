@@ -227,25 +227,39 @@ def _bare(world: World, query: str) -> float:
     return (time.perf_counter() - started) * 1000
 
 
+# search_memory's timings: "vector" is the note statement (on the second connection when
+# SEARCH_PARALLEL_READS), "notes_wait" what it still added after the message reads.
+STAGES = ("plan", "messages_before_vector", "embed_wait", "vector", "messages", "notes_wait", "graph", "fusion")
+
+
 def _latency(world: World, queries: int) -> dict:
     from memory.retrieval import search_memory
 
     rng = random.Random(7)
-    totals, embeds, waits, bare = [], [], [], []
+    totals, embeds, waits, bare, single = [], [], [], [], []
     stages: dict[str, list[float]] = {}
+    parallel = settings.SEARCH_PARALLEL_READS
     for i in range(queries + 10):
         query = QUERIES[i % len(QUERIES)]
         matter = rng.choice(world.assigned).pk if rng.random() < 0.8 else None
         bare_ms = _bare(world, query)  # interleaved: both see the same load
+        # The same search with every read on one connection (SEARCH_PARALLEL_READS off), for
+        # the gain of the second connection under the same load.
+        settings.SEARCH_PARALLEL_READS = False
+        started = time.perf_counter()
+        search_memory(world.user, query, k=10, strategy="layered", matter_id=matter)
+        single_ms = (time.perf_counter() - started) * 1000
+        settings.SEARCH_PARALLEL_READS = parallel
         started = time.perf_counter()
         result = search_memory(world.user, query, k=10, strategy="layered", matter_id=matter)
         elapsed = (time.perf_counter() - started) * 1000
         if i >= 10:  # warm-up excluded
+            single.append(single_ms)
             bare.append(bare_ms)
             totals.append(elapsed)
             embeds.append(result.timings["embed"])
             waits.append(result.timings["embed_wait"])
-            for stage in ("plan", "messages_before_vector", "embed_wait", "vector", "messages", "graph", "fusion"):
+            for stage in STAGES:
                 stages.setdefault(stage, []).append(result.timings.get(stage, 0.0))
     return {
         "p50_ms": round(statistics.median(totals), 2),
@@ -254,6 +268,9 @@ def _latency(world: World, queries: int) -> dict:
         "bare_p50_ms": round(statistics.median(bare), 2),
         "bare_p95_ms": round(_percentile(bare, 0.95), 2),
         "ratio_p95": round(_percentile(totals, 0.95) / _percentile(bare, 0.95), 2),
+        "one_connection_p50_ms": round(statistics.median(single), 2),
+        "one_connection_p95_ms": round(_percentile(single, 0.95), 2),
+        "one_connection_ratio_p95": round(_percentile(single, 0.95) / _percentile(bare, 0.95), 2),
         "embed_p50_ms": round(statistics.median(embeds), 2),
         # The query encodes on a worker thread while the access checks run: only the wait counts.
         "embed_wait_p50_ms": round(statistics.median(waits), 2),
@@ -425,8 +442,12 @@ def _print_table(rows: list[dict]) -> None:
               f"{row['embed_p50_ms']} ({row['embed_wait_p50_ms']}) | {row.get('search_without_embed_p50_ms')} / "
               f"{row.get('search_without_embed_p95_ms')} | {row.get('messages_p50_ms', 0.0)} | {row['recall@10']['overall']} | "
               f"{row.get('load_average_1m')} |")
+    for row in rows:
+        print(f"one connection at {row['firm_notes']:,} notes (SEARCH_PARALLEL_READS off, same queries, "
+              f"interleaved): p50 / p95 {row.get('one_connection_p50_ms')} / {row.get('one_connection_p95_ms')} ms, "
+              f"ratio p95 {row.get('one_connection_ratio_p95')}")
     for row in rows:  # where the time goes: each stage of ``layered`` (search_memory's timings)
         print(f"stages at {row['firm_notes']:,} notes, p50 / p95 ms: " + ", ".join(
             f"{stage} {row.get(f'{stage}_p50_ms', 0.0)} / {row.get(f'{stage}_p95_ms', 0.0)}"
-            for stage in ("plan", "messages_before_vector", "embed_wait", "vector", "messages", "graph", "fusion")
+            for stage in STAGES
         ))

@@ -51,7 +51,7 @@ def _import() -> list[str]:
 
 
 def _search() -> list[str]:
-    from bench.bench_search import main
+    from bench.bench_search import STAGES, main
 
     started = time.perf_counter()
     rows = main()
@@ -63,9 +63,12 @@ def _search() -> list[str]:
                     f"| {r['bare_p50_ms']} / {r['bare_p95_ms']} | **{r['ratio_p95']}x** | ≤ 1.5x ({verdict}) "
                     f"| {r['recall@10']['overall']} | {r.get('rss_mb')} | {r['load_average_1m']} |")
     for r in rows:  # where the time goes (docs/performance.md, "Search")
+        if "one_connection_p50_ms" in r:
+            body.append(f"\nThe same searches on one connection (SEARCH_PARALLEL_READS off, interleaved) at "
+                        f"{r['firm_notes']:,} notes: p50 / p95 {r['one_connection_p50_ms']} / "
+                        f"{r['one_connection_p95_ms']} ms, ratio p95 {r['one_connection_ratio_p95']}x.")
         body.append(f"\nStages of `layered` at {r['firm_notes']:,} notes, p50 / p95 ms: " + ", ".join(
-            f"{stage} {r.get(f'{stage}_p50_ms', 0.0)} / {r.get(f'{stage}_p95_ms', 0.0)}"
-            for stage in ("plan", "messages_before_vector", "embed_wait", "vector", "messages", "graph", "fusion")
+            f"{stage} {r.get(f'{stage}_p50_ms', 0.0)} / {r.get(f'{stage}_p95_ms', 0.0)}" for stage in STAGES
         ) + ".")
     return _section("Layered search vs one encode + one pgvector top-k (bench/bench_search.py)", started, body)
 

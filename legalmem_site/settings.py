@@ -455,3 +455,9 @@ LOGGING = {
 }
 MIDDLEWARE.insert(0, "legalmem_site.logs.requests.RequestLogMiddleware")  # outermost: every request gets its id
 # --- end OPS-LOGS ---
+# --- SEARCH-SPEED ---
+# A layered search reads its notes on a second database connection while its own connection
+# reads the raw messages (memory/retrieval/alongside.py; docs/performance.md, Search). Turn it
+# off where every connection counts (a small max_connections): the reads then queue.
+SEARCH_PARALLEL_READS = env_bool("SEARCH_PARALLEL_READS", True)
+# --- end SEARCH-SPEED ---

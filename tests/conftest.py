@@ -15,7 +15,7 @@ from memory.models import Category, Firm, Matter, MemoryScope, Note, Role, Sourc
 from memory.services.notes import NoteDraft, create_note
 from tests.factories import AssignmentFactory, FirmFactory, MatterFactory, MembershipFactory, UserFactory
 
-pytest_plugins = ["tests.fake_llm.fixtures"]
+pytest_plugins = ["tests.fake_llm.fixtures", "tests.search_read_connections"]
 
 
 @dataclass

@@ -85,13 +85,16 @@ class Reach:
 
 
 def reach_of(user) -> Reach:
+    """The user's firms and assigned matters (``Firm.objects.of_user``, ``Matter.objects.assigned_to``)
+    in ONE round trip: a search pays it before anything else (docs/performance.md, Search)."""
     if not user.is_authenticated:
         return Reach(0, (), ())
-    return Reach(
-        user_id=user.pk,
-        firm_ids=tuple(Firm.objects.of_user(user).values_list("pk", flat=True)),
-        matter_ids=tuple(Matter.objects.assigned_to(user).values_list("pk", flat=True)),
-    )
+    firms_sql, firms_params = Firm.objects.of_user(user).order_by().values("pk").query.sql_with_params()
+    matters_sql, matters_params = Matter.objects.assigned_to(user).order_by().values("pk").query.sql_with_params()
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT ARRAY({firms_sql}), ARRAY({matters_sql})", [*firms_params, *matters_params])
+        firm_ids, matter_ids = cursor.fetchone()
+    return Reach(user_id=user.pk, firm_ids=tuple(sorted(firm_ids)), matter_ids=tuple(sorted(matter_ids)))
 
 
 # --- the layer rule: declared once, rendered as a Q (ORM reads) and as SQL (the hot path) ---

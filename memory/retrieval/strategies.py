@@ -10,6 +10,7 @@ from django.utils.timezone import localtime
 
 from memory.models import Note
 from memory.retrieval import candidates as cand
+from memory.retrieval.alongside import run_alongside
 from memory.retrieval.fusion import (
     DENSE, HISTORY_WINDOW, KEYWORD, NOTES, Entry, dense_ranking, first_message_id, fuse, fusion_reason,
     keyword_ranking, lift_earlier_statements, select,
@@ -75,6 +76,28 @@ def _merge(target: dict[UUID, cand.NoteCandidate], found: list[cand.NoteCandidat
         existing.via_message |= candidate.via_message
 
 
+def _read_notes(request: SearchRequest, access: cand.Reach, tokens: list[str],
+                per_layer: int) -> tuple[dict[UUID, cand.NoteCandidate], dict[str, float]]:
+    """The note candidates of every planned layer (one statement: each layer's vector read and
+    the keyword read) plus, for a history question, the superseded notes; with their timings."""
+    timings: dict[str, float] = {}
+    vector = request.query_vector
+    started = time.perf_counter()
+    pool: dict[UUID, cand.NoteCandidate] = {}
+    # ``timings["keyword"]`` is 0: its time is inside "vector".
+    by_layer, keyword = cand.read_candidates(request.user, request.plan, access, vector, tokens, per_layer=per_layer)
+    for found in by_layer.values():
+        _merge(pool, found)
+    _merge(pool, keyword)
+    timings["vector"] = _ms(started)
+    timings["keyword"] = 0.0
+    if request.plan.history:
+        started = time.perf_counter()
+        _merge(pool, cand.superseded_candidates(request.user, request.plan, access, vector, limit=per_layer))
+        timings["history"] = _ms(started)
+    return pool, timings
+
+
 def layered(request: SearchRequest) -> SearchResult:
     """Layered retrieval (docs/read-path.md) over notes AND raw messages: each note gets its layered score
     (``memory.retrieval.scoring``), and the final order is the reciprocal-rank fusion of the raw
@@ -86,37 +109,33 @@ def layered(request: SearchRequest) -> SearchResult:
     per_layer = max(2 * k, MIN_PER_LAYER)
     message_limit = max(MESSAGE_LIMIT, 2 * k)
 
+    access = request.reach or cand.reach_of(user)
+    # The note statement (it waits for the query vector) runs on a second connection while
+    # this one reads the messages (memory/retrieval/alongside.py); inside a transaction it
+    # runs here, after the message reads that need no vector.
+    read_notes = run_alongside(lambda: _read_notes(request, access, tokens, per_layer))
+
     # While the query is still encoding: the message reads that need no vector.
     started = time.perf_counter()
     message_read = prepare_message_read(user, plan, tokens, limit=message_limit,
-                                        exclude_ids=request.exclude_message_ids, reach=request.reach)
+                                        exclude_ids=request.exclude_message_ids, reach=access)
     timings["messages_before_vector"] = _ms(started)
     vector = request.query_vector
-
-    started = time.perf_counter()
-    pool: dict[UUID, cand.NoteCandidate] = {}
-    access = request.reach or cand.reach_of(user)
-    # One statement for every layer's vector read and the keyword read (``timings["keyword"]``
-    # is 0: its time is inside "vector").
-    by_layer, keyword = cand.read_candidates(user, plan, access, vector, tokens, per_layer=per_layer)
-    for found in by_layer.values():
-        _merge(pool, found)
-    _merge(pool, keyword)
-    timings["vector"] = _ms(started)
-    timings["keyword"] = 0.0
-    if plan.history:
-        started = time.perf_counter()
-        _merge(pool, cand.superseded_candidates(user, plan, access, vector, limit=per_layer))
-        timings["history"] = _ms(started)
 
     # Every turn is memory: the user's visible raw messages are always candidates.
     started = time.perf_counter()
     said = read_message_candidates(message_read, vector, limit=message_limit)
+    timings["messages"] = _ms(started)
+    started = time.perf_counter()
+    pool, note_timings = read_notes()
+    timings.update(note_timings)
+    timings["notes_wait"] = _ms(started)  # what the note statement added after the messages
     if plan.search_messages and said:  # an explicit reference: the notes those messages became
+        started = time.perf_counter()
         _merge(pool, cand.notes_from_messages(
             user, plan, access, [c.message.pk for c in said], vector, limit=per_layer
         ))
-    timings["messages"] = _ms(started)
+        timings["messages"] += _ms(started)
 
     started = time.perf_counter()
     # Words every nearest line holds (the client's name) name the topic, not the answer: they
