@@ -114,7 +114,8 @@ def prepare_message_read(user, plan: RetrievalPlan, tokens: Sequence[str], *, li
                            exact=counted.total <= EXACT_MESSAGE_MAX_ROWS)
         if not read.exact:
             read.idf = counted.idf()
-            read.keyword_ids = keyword_best(cursor, scope, scope_params, words, read.idf, counted.per_word, limit=limit)
+            read.keyword_ids = keyword_best(cursor, scope, scope_params, words, read.idf, counted.per_word,
+                                            limit=limit, total=counted.total, conversation_ids=conversation_ids)
     return read
 
 

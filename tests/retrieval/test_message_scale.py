@@ -14,6 +14,7 @@ from memory.pipeline import save_message
 from memory.pipeline.message_index import index_messages
 from memory.retrieval import messages as message_reads
 from memory.retrieval.candidates import query_tokens
+from memory.retrieval import message_scale
 from memory.retrieval.message_scale import keyword_best
 from memory.retrieval.messages import message_candidates
 from memory.retrieval.plan import make_plan
@@ -167,3 +168,52 @@ def test_keyword_best_widens_past_the_rarest_words_until_the_rest_cannot_catch_u
                     scored.append((-total, -said_at.timestamp(), -pk))
             expected = [-key[2] for key in sorted(scored)[:limit]]
             assert got == expected, limit
+
+
+def test_every_word_read_in_the_latest_window_is_the_read_over_all_messages(world, chats):
+    """The every-word read first keeps to a window of the latest messages (``recent_window``):
+    with a dormant conversation, messages said at the same instant (ties broken by id) and a
+    window too small to fill the limit (the read runs again over all), it returns exactly what
+    the read over all messages returns — and with a window that holds the limit, it answers
+    from the window alone (one statement)."""
+    on_matter, private, _bobs = chats
+    dormant = Conversation.objects.create(firm=world.firm_a, user=world.alice)
+    rows = [Message(conversation=dormant, firm=world.firm_a, role="user", speaker="alice", content="x",
+                    said_at=at(1, 8, i), search_text="押金 房东") for i in range(30)]
+    for i in range(120):  # the active ones: interleaved, every third pair said at the same instant
+        rows.append(Message(conversation=(on_matter, private)[i % 2], firm=world.firm_a, role="user",
+                            speaker="alice", content="x", said_at=at(5, 9, i // 3),
+                            search_text="押金 房东 中介" if i % 4 else "押金 钥匙"))
+    Message.objects.bulk_create(rows)
+    conversations = [on_matter.pk, private.pk, dormant.pk]
+    scope = "m.conversation_id = ANY(%s) AND m.status = %s AND NOT (m.id = ANY(%s))"
+    words = ["押金", "房东"]
+    with connection.cursor() as cursor:
+        for limit in (1, 5, 20, 60, 200):
+            params = [conversations, "complete", [rows[-1].pk]]
+            expected = message_scale._holding_every_word(cursor, scope, params, words, limit=limit)
+            assert len(expected) == min(limit, 30 + 90 - 1 + 4)  # and 4 lines of the chats
+            for size, per_conversation in ((8, 4), (40, 20), (60, 30), (400, 200)):
+                statements: list[str] = []
+
+                def count(execute, sql, sql_params, many, context):
+                    statements.append(sql)
+                    return execute(sql, sql_params, many, context)
+
+                with connection.execute_wrapper(count):
+                    got = message_scale._holding_every_word(
+                        cursor, scope, params, words, limit=limit, recent=(conversations, size, per_conversation)
+                    )
+                assert got == expected, (limit, size)
+                if limit == 5 and size == 40:  # 40 latest hold 5 with both words: no second read
+                    assert len(statements) == 1 and statements[0].startswith("WITH bounds")
+                if limit == 200:  # the window can never hold 200: the read over all ran too
+                    assert len(statements) == 2
+
+
+def test_recent_window_is_sized_by_the_word_frequencies():
+    assert message_scale.recent_window(100_000, [10_000, 5_000], 10, limit=40) == (16_000, 3_200)
+    assert message_scale.recent_window(100_000, [60_000], 10, limit=40) == (134, 27)  # a common word: few latest
+    assert message_scale.recent_window(100_000, [300, 200], 10, limit=40) is None  # rare: the window would be all
+    assert message_scale.recent_window(0, [1], 10, limit=40) is None
+    assert message_scale.recent_window(100_000, [], 10, limit=40) is None
