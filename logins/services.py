@@ -27,15 +27,8 @@ def record_lockout(*, username: str | None, ip_address: str | None, path: str) -
     if _already_recorded(username, ip_address):
         return
     with transaction.atomic():
-        for firm in _firms_of(username):
-            record(
-                actor=THROTTLE_ACTOR,
-                event=AuditEvent.LOGIN_LOCKED_OUT,
-                firm=firm,
-                object_type="login",
-                object_id=username,
-                after={"username": username, "ip_address": ip_address, "path": path[:200]},
-            )
+        _record_for_each_firm(username, actor=THROTTLE_ACTOR, event=AuditEvent.LOGIN_LOCKED_OUT,
+                              after={"username": username, "ip_address": ip_address, "path": path[:200]})
 
 
 def _already_recorded(username: str, ip_address: str | None) -> bool:
@@ -51,14 +44,13 @@ def unlock(failed_login: FailedLogin, *, actor) -> None:
     """Forget the failed logins of one username and address (the lock-out ends now), audited."""
     username = failed_login.username or ""
     with transaction.atomic():
-        for firm in _firms_of(username):
-            record(
-                actor=actor,
-                event=AuditEvent.LOGIN_UNLOCKED,
-                firm=firm,
-                object_type="login",
-                object_id=username,
-                before={"username": username, "ip_address": failed_login.ip_address,
-                        "failures": failed_login.failures_since_start},
-            )
+        _record_for_each_firm(username, actor=actor, event=AuditEvent.LOGIN_UNLOCKED,
+                              before={"username": username, "ip_address": failed_login.ip_address,
+                                      "failures": failed_login.failures_since_start})
         failed_login.delete()
+
+
+def _record_for_each_firm(username: str, *, actor, event: str, **change) -> None:
+    """One audit entry about the login ``username`` in each of its firms (its admins see it)."""
+    for firm in _firms_of(username):
+        record(actor=actor, event=event, firm=firm, object_type="login", object_id=username, **change)

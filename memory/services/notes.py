@@ -371,21 +371,15 @@ def link_notes(
 ) -> NoteLink:
     """Create (or return) a typed, weighted link between two notes of one firm (``savepoint``
     as in ``create_note``)."""
-    if source.firm_id != target.firm_id:
-        raise NoteValidationError("notes of different firms cannot be linked")
-    if source.pk == target.pk:
-        raise NoteValidationError("a note cannot link to itself")
-    _check_choice("link_type", link_type, LinkType)
+    _check_link(source, target, link_type)
     with transaction.atomic(savepoint=savepoint):
         # One statement for the usual case (a new edge) instead of get_or_create's four
         # (docs/performance.md); an existing edge is read and returned unchanged.
-        link = _insert_link(source, target, link_type=link_type, weight=weight, reason=reason[:300])
-        created = link is not None
-        if link is None:
-            link = NoteLink.objects.get(source=source, target=target, link_type=link_type)
-        if created:
-            _record_link_created(link, source, target, actor=actor)
-    return link
+        created = _insert_links([PlannedLink(source, target, link_type, weight, reason)])
+        if not created:
+            return NoteLink.objects.get(source=source, target=target, link_type=link_type)
+        _record_link_created(created[0], actor=actor)
+    return created[0]
 
 
 @dataclass(frozen=True)
@@ -405,13 +399,27 @@ def link_notes_in_bulk(links: list[PlannedLink], *, actor) -> int:
     — or appears twice in ``links`` — is left as it is (the first weight wins, as one call after
     another would); each new edge is audited, in order. Returns how many were created."""
     for link in links:
-        if link.source.firm_id != link.target.firm_id:
-            raise NoteValidationError("notes of different firms cannot be linked")
-        if link.source.pk == link.target.pk:
-            raise NoteValidationError("a note cannot link to itself")
-        _check_choice("link_type", link.link_type, LinkType)
+        _check_link(link.source, link.target, link.link_type)
     if not links:
         return 0
+    created = _insert_links(links)
+    for link in created:
+        _record_link_created(link, actor=actor)
+    return len(created)
+
+
+def _check_link(source: Note, target: Note, link_type: str) -> None:
+    if source.firm_id != target.firm_id:
+        raise NoteValidationError("notes of different firms cannot be linked")
+    if source.pk == target.pk:
+        raise NoteValidationError("a note cannot link to itself")
+    _check_choice("link_type", link_type, LinkType)
+
+
+def _insert_links(links: list[PlannedLink]) -> list[NoteLink]:
+    """ONE ``INSERT … ON CONFLICT DO NOTHING RETURNING`` for every edge: the links created, in
+    the order of ``links`` (an edge that existed, or repeats an earlier one of ``links``, is not
+    among them)."""
     now = timezone.now()
     values = ", ".join(["(%s, %s, %s, %s, %s, %s, %s)"] * len(links))
     params: list[Any] = []
@@ -426,7 +434,7 @@ def link_notes_in_bulk(links: list[PlannedLink], *, actor) -> int:
             params,
         )
         created = {(source_id, target_id, link_type): pk for pk, source_id, target_id, link_type in cursor.fetchall()}
-    new_edges = len(created)
+    new_links = []
     for planned in links:
         pk = created.pop((planned.source.pk, planned.target.pk, planned.link_type), None)
         if pk is None:
@@ -434,12 +442,14 @@ def link_notes_in_bulk(links: list[PlannedLink], *, actor) -> int:
         link = NoteLink(pk=pk, firm_id=planned.source.firm_id, source=planned.source, target=planned.target,
                         link_type=planned.link_type, weight=planned.weight, reason=planned.reason[:300], created_at=now)
         link._state.adding = False
-        _record_link_created(link, planned.source, planned.target, actor=actor)
-    return new_edges
+        link._state.db = "default"
+        new_links.append(link)
+    return new_links
 
 
-def _record_link_created(link: NoteLink, source: Note, target: Note, *, actor) -> None:
+def _record_link_created(link: NoteLink, *, actor) -> None:
     """The audit entry of a new link: as walled as the more private of its two notes."""
+    source, target = link.source, link.target
     matter_id = source.matter_id or target.matter_id
     private = source.private_to() or target.private_to()
     record(
@@ -458,25 +468,6 @@ def _record_link_created(link: NoteLink, source: Note, target: Note, *, actor) -
         matter_id=matter_id,
         private_to_id=private.pk if private else None,
     )
-
-
-def _insert_link(source: Note, target: Note, *, link_type: str, weight: float, reason: str) -> NoteLink | None:
-    """INSERT … ON CONFLICT DO NOTHING RETURNING: the new link, or None when the edge exists."""
-    link = NoteLink(firm_id=source.firm_id, source=source, target=target, link_type=link_type, weight=weight,
-                    reason=reason, created_at=timezone.now())
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"INSERT INTO {NoteLink._meta.db_table} (firm_id, source_id, target_id, link_type, weight, reason, created_at)"
-            " VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT (source_id, target_id, link_type) DO NOTHING RETURNING id",
-            [link.firm_id, source.pk, target.pk, link_type, weight, reason, link.created_at],
-        )
-        row = cursor.fetchone()
-    if row is None:
-        return None
-    link.pk = row[0]
-    link._state.adding = False
-    link._state.db = "default"
-    return link
 
 
 def supersede_note(old: Note, new: Note, *, actor, reason: str, savepoint: bool = True) -> Note:
