@@ -9,19 +9,24 @@ finds the same candidates the exact pass would, without reading every message
   change. One statement sums them over the searchable conversations (an index probe per
   conversation and word) and subtracts the excluded messages (an id lookup). A query word that
   PostgreSQL splits into several lexemes ("e-mail") is counted on the messages themselves (GIN).
-- **Keyword best** (the ``limit`` highest IDF-weighted matches, latest first among equals): the
+- **Keyword best** (the ``limit`` highest IDF-weighted matches, latest first among equals).
+  A message's score is the sum of the IDF of the query words it holds, so the messages fall into
+  at most 2^words *score levels*. When the words are common, ``best_by_levels`` reads the latest
+  messages once (index order, no GIN: ``read_latest``) and walks the levels from the highest:
+  the first level the latest messages fill is answered from them, and only the rarer levels
+  above it are read through the GIN index (one statement). Otherwise (rare words, many words) the
   messages holding every query word first (GIN intersection), looked for among the latest
   messages before all of them (``recent_window``); when they are too few, a MaxScore
   pass — only messages holding one of the rarest words are scored, and the rarer prefix grows
-  until the words left out cannot add up to the ``limit``-th best score. Exact, and a common
-  word alone never makes the database score most of the user's messages.
+  until the words left out cannot add up to the ``limit``-th best score. Exact either way, and a
+  common word alone never makes the database score most of the user's messages.
 - **Nearest**: the HNSW walk with iterative scan under the conversation filter.
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Iterable, Sequence
 
 from memory.models.conversations import SEARCH_CONFIG
 
@@ -30,6 +35,16 @@ SCORE_EPSILON = 1e-9
 # The latest-messages window of the every-word read is sized to hold this many times ``limit``
 # matches (docs/performance.md, "Third round"); a window at least half of all is not worth it.
 WINDOW_SLACK = 2
+# Score levels (``best_by_levels``): at most this many weighted words (2^6 - 1 levels), words
+# together held by more than this many messages (fewer: the GIN reads below are cheaper), and
+# the latest messages read: enough to hold ``WINDOW_SLACK`` x ``limit`` matches, within bounds.
+LEVEL_MAX_WORDS = 6
+LEVEL_MIN_POSTINGS = 2_000
+LATEST_MIN_ROWS = 400
+LATEST_MAX_ROWS = 4_000
+# A message visited through the GIN index (bitmap heap visit, recheck, score) costs about as
+# much as this many read in index order (measured at 100k messages: ~12 vs ~3 µs).
+GIN_MATCH_COST = 4
 
 
 @dataclass(frozen=True)
@@ -94,6 +109,10 @@ def keyword_best(
     )  # rarest first
     if not weighted:
         return []
+    ids = best_by_levels(cursor, scope, scope_params, weighted, limit=limit, total=total,
+                         conversation_ids=conversation_ids)
+    if ids is not None:
+        return ids
     every = [word for _weight, _df, word in weighted]
     window = recent_window(total, [df for _weight, df, _word in weighted], len(conversation_ids), limit=limit)
     ids = _holding_every_word(cursor, scope, scope_params, every, limit=limit,
@@ -106,7 +125,7 @@ def keyword_best(
         prefix += 1
     while True:
         essential = [word for _weight, _df, word in weighted[:prefix]]
-        rows = _scored(cursor, scope, scope_params, weighted, essential, "||", limit=limit)
+        rows = _scored(cursor, scope, scope_params, weighted, [[word] for word in essential], limit=limit)
         if prefix == len(weighted):
             return [row[0] for row in rows]
         threshold = float(rows[-1][1]) if len(rows) == limit else 0.0
@@ -172,19 +191,148 @@ def _holding_every_word(cursor, scope: str, scope_params: list, words: list[str]
 
 
 def _scored(
-    cursor, scope: str, scope_params: list, weighted: list[tuple[float, int, str]], filter_words: list[str],
-    operator: str, *, limit: int,
+    cursor, scope: str, scope_params: list, weighted: list[tuple[float, int, str]], groups: list[list[str]],
+    *, limit: int,
 ) -> list[tuple[int, float]]:
-    """(id, score) of the best ``limit`` messages of ``scope`` holding ``filter_words`` (AND or OR,
-    through the GIN index), scored on every weighted word."""
+    """(id, score) of the best ``limit`` messages of ``scope`` holding every word of at least one
+    of ``groups`` (through the GIN index), scored on every weighted word."""
     score = " + ".join(
         f"CASE WHEN m.search_vector @@ plainto_tsquery('{SEARCH_CONFIG}'::regconfig, %s) THEN {weight!r} ELSE 0 END"
         for weight, _df, _word in weighted
     )
+    matching = " || ".join(_word_query(len(group), "&&") for group in groups)
     cursor.execute(
         f"SELECT m.id, round(({score})::numeric, 9) AS score FROM memory_message m "
-        f"WHERE {scope} AND m.search_vector @@ {_word_query(len(filter_words), operator)} "
+        f"WHERE {scope} AND m.search_vector @@ ({matching}) "
         "ORDER BY score DESC, m.said_at DESC, m.id DESC LIMIT %s",
-        [*(word for _weight, _df, word in weighted), *scope_params, *filter_words, limit],
+        [*(word for _weight, _df, word in weighted), *scope_params, *(w for group in groups for w in group), limit],
     )
     return cursor.fetchall()
+
+
+def level_score(weights: Sequence[float], held: Iterable[int]) -> float:
+    """The score of a message holding the words at positions ``held`` (0-based, in the order of
+    ``weights``): the sum of their IDF, added in that order and rounded as the SQL score is."""
+    chosen = set(held)
+    return round(sum(weight for i, weight in enumerate(weights) if i in chosen), 9)
+
+
+def score_levels(weights: Sequence[float]) -> list[float]:
+    """Every score a message can have (each non-empty set of the words), highest first; sets
+    with the same sum share one level."""
+    return sorted({level_score(weights, [i for i in range(len(weights)) if mask >> i & 1])
+                   for mask in range(1, 1 << len(weights))}, reverse=True)
+
+
+def groups_above(weights: Sequence[float], score: float) -> list[list[int]]:
+    """The fewest word sets such that a message scores above ``score`` exactly when it holds
+    every word of one of them (the minimal sets: holding more words only adds)."""
+    above = [
+        frozenset(i for i in range(len(weights)) if mask >> i & 1) for mask in range(1, 1 << len(weights))
+        if level_score(weights, [i for i in range(len(weights)) if mask >> i & 1]) > score
+    ]
+    minimal = [group for group in above if not any(other < group for other in above)]
+    return [sorted(group) for group in sorted(minimal, key=lambda g: (len(g), sorted(g)))]
+
+
+def latest_size(total: int, frequencies: Sequence[int], *, limit: int) -> int | None:
+    """How many of the latest messages to read so that they hold about ``WINDOW_SLACK`` x
+    ``limit`` messages with any of the words (the words taken as independent), within
+    ``LATEST_MIN_ROWS``..``LATEST_MAX_ROWS``; None when that many would not do (rare words) or
+    would be half of all messages or more."""
+    if total <= 0 or not frequencies:
+        return None
+    share = 1.0 - math.prod(1.0 - min(df, total) / total for df in frequencies)
+    if share <= 0:
+        return None
+    size = max(LATEST_MIN_ROWS, math.ceil(WINDOW_SLACK * limit / share))
+    if size > LATEST_MAX_ROWS or 2 * size >= total:
+        return None
+    return size
+
+
+def best_by_levels(
+    cursor, scope: str, scope_params: list, weighted: list[tuple[float, int, str]], *, limit: int, total: int,
+    conversation_ids: Sequence[int],
+) -> list[int] | None:
+    """The keyword best by score levels, for common words (module docstring); None when this
+    read does not apply or cannot answer alone (the caller then reads through the GIN index).
+
+    Every message outside the latest ones read is older than every one inside, so a level with
+    at least as many latest matches as are still wanted is answered by its latest matches. The
+    levels above it are read whole through the GIN index (``groups_above``); they hold at least
+    their latest matches, so no more is wanted of the answering level than it has. When the
+    latest messages say those levels are common (words that go together more often than their
+    frequencies tell), more of the latest messages are read once instead: reading them in
+    index order is cheaper than visiting thousands of GIN matches."""
+    words = [word for _weight, _df, word in weighted]
+    weights = [weight for weight, _df, _word in weighted]
+    if (len(weighted) > LEVEL_MAX_WORDS or not conversation_ids
+            or sum(df for _weight, df, _word in weighted) <= LEVEL_MIN_POSTINGS):
+        return None
+    size = latest_size(total, [df for _weight, df, _word in weighted], limit=limit)
+    while size is not None:
+        latest = read_latest(cursor, scope, scope_params, words, list(conversation_ids), size)
+        if latest is None:
+            return None
+        rows, read = latest
+        by_level: dict[float, list[int]] = {}
+        for pk, held in rows:
+            by_level.setdefault(level_score(weights, [i - 1 for i in held]), []).append(pk)
+        wanted = limit
+        for score in score_levels(weights):
+            found = by_level.get(score, [])
+            if len(found) >= wanted:
+                break
+            wanted -= len(found)
+        else:
+            return None  # the latest messages fill no level: the words are rarely held together
+        groups = groups_above(weights, score)
+        if not groups:
+            return found[:limit]
+        seen_above = limit - wanted  # latest matches of the levels above
+        larger = math.ceil(WINDOW_SLACK * limit * read / seen_above) if seen_above else None
+        if larger is not None and larger > size and GIN_MATCH_COST * seen_above * total > larger * read:
+            # The levels above hold so many messages in all (as estimated from the latest) that
+            # visiting them through the GIN index costs more than reading enough of the latest.
+            size = larger if larger <= LATEST_MAX_ROWS and 2 * larger < total else None
+            if size is not None:
+                continue
+        rows = _scored(cursor, scope, scope_params, weighted, [[words[i] for i in g] for g in groups], limit=limit)
+        return ([row[0] for row in rows] + found)[:limit]
+    return None
+
+
+def read_latest(cursor, scope: str, scope_params: list, words: Sequence[str], conversation_ids: list[int],
+                size: int) -> tuple[list[tuple[int, list[int]]], int] | None:
+    """The latest ``size`` or so messages of ``scope`` that hold any of ``words``, latest first,
+    each with the 1-based positions of the words it holds, and how many messages were read — read
+    in index order per conversation
+    (``message_conv_said_id_idx``), never through the GIN index, down to a start chosen as in
+    ``_holding_every_word`` (every message of ``scope`` not read is older than every one read).
+    None when there is no such start (short conversations), no match, or a conversation would
+    give more than ``LATEST_MAX_ROWS`` messages (read through the GIN index instead)."""
+    per_conversation = math.ceil(2 * size / len(conversation_ids))
+    tsqueries = [f"plainto_tsquery('{SEARCH_CONFIG}'::regconfig, %s)" for _word in words]
+    cursor.execute(
+        "WITH bounds AS MATERIALIZED (SELECT b.said_at, b.id FROM unnest(%s::bigint[]) AS c(id) CROSS JOIN LATERAL ("
+        "SELECT n.said_at, n.id FROM memory_message n WHERE n.conversation_id = c.id "
+        "ORDER BY n.said_at DESC, n.id DESC OFFSET %s LIMIT 1) b), "
+        "start AS MATERIALIZED (SELECT said_at, id FROM bounds ORDER BY said_at DESC, id DESC OFFSET %s LIMIT 1), "
+        # ORDER BY ... LIMIT per conversation: the planner walks the index backwards down to the start.
+        "latest AS MATERIALIZED (SELECT m.id, m.conversation_id, m.said_at, "
+        f"ARRAY[{', '.join(f'm.search_vector @@ {q}' for q in tsqueries)}] AS held "
+        "FROM unnest(%s::bigint[]) AS c(id) CROSS JOIN LATERAL ("
+        f"SELECT m.id, m.conversation_id, m.said_at, m.search_vector FROM memory_message m WHERE m.conversation_id = c.id "
+        f"AND {scope} AND (m.said_at, m.id) >= ((SELECT said_at FROM start), (SELECT id FROM start)) "
+        "ORDER BY m.said_at DESC, m.id DESC LIMIT %s) m) "
+        "SELECT l.id, l.held, (SELECT max(n) FROM (SELECT count(*) AS n FROM latest GROUP BY conversation_id) x), "
+        "(SELECT count(*) FROM latest) "
+        "FROM latest l WHERE true = ANY(l.held) ORDER BY l.said_at DESC, l.id DESC",
+        [conversation_ids, per_conversation - 1, (len(conversation_ids) + 1) // 2 - 1, *words,
+         conversation_ids, *scope_params, LATEST_MAX_ROWS],
+    )
+    rows = cursor.fetchall()
+    if not rows or rows[0][2] >= LATEST_MAX_ROWS:
+        return None
+    return [(pk, [i for i, holds in enumerate(held, start=1) if holds]) for pk, held, _widest, _read in rows], rows[0][3]

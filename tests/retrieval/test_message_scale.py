@@ -217,3 +217,85 @@ def test_recent_window_is_sized_by_the_word_frequencies():
     assert message_scale.recent_window(100_000, [300, 200], 10, limit=40) is None  # rare: the window would be all
     assert message_scale.recent_window(0, [1], 10, limit=40) is None
     assert message_scale.recent_window(100_000, [], 10, limit=40) is None
+
+
+def brute_force_best(conversation_ids, excluded, words, idf, limit) -> list[int]:
+    """The keyword best computed in Python from every message: the answer every read must give."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT m.id, m.search_vector, m.said_at FROM memory_message m WHERE m.conversation_id = ANY(%s) "
+            "AND m.status = 'complete' AND NOT (m.id = ANY(%s))", [conversation_ids, excluded],
+        )
+        rows = cursor.fetchall()
+    scored = []
+    for pk, vector, said_at in rows:
+        held = set(vector.replace("'", " ").split()) if vector else set()
+        weighted = sorted(((w, word) for word, w in zip(words, idf) if w > 0), key=lambda item: -item[0])
+        total = round(sum(w for w, word in weighted if word in held), 9)
+        if total > 0:
+            scored.append((-total, -said_at.timestamp(), -pk))
+    return [-key[2] for key in sorted(scored)[:limit]]
+
+
+@pytest.fixture
+def many_lines(world, chats):
+    """Three of alice's conversations (one dormant) holding common words in every combination —
+    words that go together more often than their frequencies tell, lines said at one instant."""
+    on_matter, private, _bobs = chats
+    dormant = Conversation.objects.create(firm=world.firm_a, user=world.alice)
+    vocabulary = ["押金", "房东", "中介", "钥匙", "合同"]
+    rows = [Message(conversation=dormant, firm=world.firm_a, role="user", speaker="alice", content="x",
+                    said_at=at(1, 8, i % 60), search_text="押金 房东 中介 钥匙") for i in range(40)]
+    for i in range(600):
+        held = [word for j, word in enumerate(vocabulary) if (i * 7 + j * 3) % (j + 2) == 0] or ["租金"]
+        if i % 5 == 0:
+            held = vocabulary[:3]  # a frequent combination
+        rows.append(Message(conversation=(on_matter, private)[i % 2], firm=world.firm_a, role="user",
+                            speaker="alice", content="x", said_at=at(6, 9, (i // 4) % 60),
+                            search_text=" ".join(held + [f"第{i}句"])))
+    Message.objects.bulk_create(rows)
+    return [on_matter.pk, private.pk, dormant.pk], rows
+
+
+def test_keyword_best_by_score_levels_is_the_exact_best(world, many_lines, monkeypatch):
+    """Common words (the score-level read: the latest messages in index order, the rarer levels
+    above through the GIN index, more of the latest when those are common) give exactly what
+    scoring every message gives — for every word set, limit, excluded message and window size."""
+    conversations, rows = many_lines
+    monkeypatch.setattr(message_scale, "LEVEL_MIN_POSTINGS", 0)
+    monkeypatch.setattr(message_scale, "LATEST_MIN_ROWS", 10)
+    scope = "m.conversation_id = ANY(%s) AND m.status = %s AND NOT (m.id = ANY(%s))"
+    answered_by_levels = 0
+    for words in (["押金", "房东"], ["押金", "中介", "钥匙"], ["钥匙", "合同"], ["押金", "房东", "中介", "钥匙", "合同"],
+                  ["合同", "租金"]):
+        for excluded in ([0], [rows[-1].pk, rows[-5].pk]):
+            params = [conversations, "complete", excluded]
+            with connection.cursor() as cursor:
+                counted = message_reads.read_frequencies(cursor, conversations, excluded, scope, params, words)
+                idf = counted.idf()
+                weighted = sorted(((w, df, word) for word, w, df in zip(words, idf, counted.per_word) if w > 0),
+                                  key=lambda item: -item[0])
+                for limit in (1, 5, 20, 60):
+                    for latest_max in (40, 4000):
+                        monkeypatch.setattr(message_scale, "LATEST_MAX_ROWS", latest_max)
+                        expected = brute_force_best(conversations, excluded, words, idf, limit)
+                        by_levels = message_scale.best_by_levels(
+                            cursor, scope, params, weighted, limit=limit, total=counted.total,
+                            conversation_ids=conversations)
+                        if by_levels is not None:
+                            answered_by_levels += 1
+                            assert by_levels == expected, (words, limit, excluded, latest_max)
+                        assert keyword_best(cursor, scope, params, words, idf, counted.per_word, limit=limit,
+                                            total=counted.total, conversation_ids=conversations) == expected
+    assert answered_by_levels >= 40  # the score-level read answered most of them itself
+
+
+def test_score_levels_and_the_groups_above_a_level():
+    weights = [3.0, 2.0, 1.0]
+    assert message_scale.score_levels(weights) == [6.0, 5.0, 4.0, 3.0, 2.0, 1.0]  # 3.0 twice: one level
+    assert message_scale.groups_above(weights, 3.0) == [[0, 1], [0, 2]]  # 5 and 4 (and 6: holds both)
+    assert message_scale.groups_above(weights, 2.5) == [[0], [1, 2]]
+    assert message_scale.groups_above(weights, 6.0) == []
+    assert message_scale.latest_size(100_000, [10_000, 10_000], limit=20) == 400  # at least LATEST_MIN_ROWS
+    assert message_scale.latest_size(100_000, [500], limit=20) is None  # rare: more than LATEST_MAX_ROWS
+    assert message_scale.latest_size(600, [300], limit=20) is None  # half of all messages
