@@ -89,12 +89,22 @@ def reach_of(user) -> Reach:
     in ONE round trip: a search pays it before anything else (docs/performance.md, Search)."""
     if not user.is_authenticated:
         return Reach(0, (), ())
-    firms_sql, firms_params = Firm.objects.of_user(user).order_by().values("pk").query.sql_with_params()
-    matters_sql, matters_params = Matter.objects.assigned_to(user).order_by().values("pk").query.sql_with_params()
+    sql, params = _reach_statement(user.pk)
     with connection.cursor() as cursor:
-        cursor.execute(f"SELECT ARRAY({firms_sql}), ARRAY({matters_sql})", [*firms_params, *matters_params])
+        cursor.execute(sql, params)
         firm_ids, matter_ids = cursor.fetchone()
     return Reach(user_id=user.pk, firm_ids=tuple(sorted(firm_ids)), matter_ids=tuple(sorted(matter_ids)))
+
+
+@functools.lru_cache(maxsize=4096)
+def _reach_statement(user_id: int) -> tuple[str, tuple]:
+    """``reach_of``'s statement for one user, compiled once per process: building the two
+    querysets costs more than running them (~1 ms), and the rules are evaluated by the database
+    on every run (the user's id is their only input)."""
+    user = get_user_model()(pk=user_id)
+    firms_sql, firms_params = Firm.objects.of_user(user).order_by().values("pk").query.sql_with_params()
+    matters_sql, matters_params = Matter.objects.assigned_to(user).order_by().values("pk").query.sql_with_params()
+    return f"SELECT ARRAY({firms_sql}), ARRAY({matters_sql})", (*firms_params, *matters_params)
 
 
 # --- the layer rule: declared once, rendered as a Q (ORM reads) and as SQL (the hot path) ---

@@ -17,12 +17,14 @@ A message not yet embedded (the indexing job has not run) is still found by its 
 """
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Iterable, Sequence
 
 import numpy as np
+from django.contrib.auth import get_user_model
 from django.db import connection, transaction
 from django.db.models import Q
 
@@ -62,10 +64,22 @@ class MessageCandidate:
 
 def searchable_conversation_ids(user, plan: RetrievalPlan) -> list[int]:
     """The conversations whose messages this search may read (always through ``visible_to``)."""
-    conversations = Conversation.objects.visible_to(user)
-    if plan.matter_id is not None:
-        conversations = conversations.filter(Q(matter_id=plan.matter_id) | Q(matter__isnull=True))
-    return list(conversations.values_list("pk", flat=True))
+    if not user.is_authenticated:
+        return []
+    sql, params = _conversations_statement(user.pk, plan.matter_id)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return [row[0] for row in cursor.fetchall()]
+
+
+@functools.lru_cache(maxsize=4096)
+def _conversations_statement(user_id: int, matter_id: int | None) -> tuple[str, tuple]:
+    """``searchable_conversation_ids``' statement, compiled once per process for a user and
+    current matter (compiling costs more than running it; the rule runs in the database)."""
+    conversations = Conversation.objects.visible_to(get_user_model()(pk=user_id))
+    if matter_id is not None:
+        conversations = conversations.filter(Q(matter_id=matter_id) | Q(matter__isnull=True))
+    return conversations.order_by().values_list("pk", flat=True).query.sql_with_params()
 
 
 def forgotten_source_ids(user, reach: Reach | None = None) -> list[int]:
@@ -74,11 +88,22 @@ def forgotten_source_ids(user, reach: Reach | None = None) -> list[int]:
     The conversation itself still shows them; erasure is what removes them. With the user's
     ``reach`` (read once per search) the rule is compiled with its ids as literals: an index
     read instead of a join over the firm's notes."""
+    if not user.is_authenticated:
+        return []
+    sql, params = _forgotten_statement(user.pk, reach)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return sorted({message_id for (ids,) in cursor.fetchall() for message_id in ids or ()})
+
+
+@functools.lru_cache(maxsize=4096)
+def _forgotten_statement(user_id: int, reach: Reach | None) -> tuple[str, tuple]:
+    """``forgotten_source_ids``' statement, compiled once per process for a user and the reach
+    read by the search (a changed membership or assignment is another key)."""
+    user = get_user_model()(pk=user_id)
     notes = Note.objects.visible_to(user, **reach.literals()) if reach is not None else Note.objects.visible_to(user)
-    rows = notes.filter(status=Note.Status.FORGOTTEN).values_list(
-        "source_message_ids", flat=True
-    )
-    return sorted({message_id for ids in rows for message_id in ids or ()})
+    rows = notes.filter(status=Note.Status.FORGOTTEN).order_by().values_list("source_message_ids", flat=True)
+    return rows.query.sql_with_params()
 
 
 @dataclass
