@@ -15,12 +15,14 @@ seed *other than itself*. Reads only: one query per hop for links, one for new n
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Sequence
 from uuid import UUID
 
 import numpy as np
-from django.db.models import Q
+from django.contrib.auth import get_user_model
+from django.db import connection
 from pgvector.django import CosineDistance
 
 from memory.models import LinkType, NoteLink
@@ -82,11 +84,7 @@ def expand(
     for _hop in range(MAX_HOPS):
         if not frontier:
             break
-        links = list(
-            NoteLink.objects.visible_to(user, **reach_ids.literals())
-            .filter(Q(source_id__in=frontier) | Q(target_id__in=frontier))
-            .values_list("source_id", "target_id", "link_type")[: MAX_NEW_NODES * 4]
-        )
+        links = _links_touching(user, reach_ids, frontier)
         links_read += len(links)
         reached = set()
         for source_id, target_id, link_type in links:
@@ -113,6 +111,31 @@ def expand(
     for seed_id, strength in seeds:
         _spread(seed_id, strength, adjacency, passable, reach)
     return Expansion(reach=reach, new_candidates=nodes, links_read=links_read)
+
+
+def _links_touching(user, reach_ids: Reach, frontier: set[UUID]) -> list[tuple[UUID, UUID, str]]:
+    """The visible links (``NoteLink.objects.visible_to``) with an end in ``frontier``, at most
+    ``MAX_NEW_NODES * 4``: the rule compiled once per user and reach (``_visible_links``), the
+    frontier a parameter."""
+    if not user.is_authenticated:
+        return []
+    sql, params = _visible_links(user.pk, reach_ids)
+    ids = [str(node) for node in frontier]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT v.source_id, v.target_id, v.link_type FROM ({sql}) v "
+            "WHERE v.source_id = ANY(%s::uuid[]) OR v.target_id = ANY(%s::uuid[]) LIMIT %s",
+            [*params, ids, ids, MAX_NEW_NODES * 4],
+        )
+        return cursor.fetchall()
+
+
+@functools.lru_cache(maxsize=4096)
+def _visible_links(user_id: int, reach_ids: Reach) -> tuple[str, tuple]:
+    """``NoteLink.objects.visible_to`` for one user and reach, compiled once per process
+    (building the rule's querysets costs more than the read; the rule runs in the database)."""
+    links = NoteLink.objects.visible_to(get_user_model()(pk=user_id), **reach_ids.literals())
+    return links.order_by().values_list("source_id", "target_id", "link_type").query.sql_with_params()
 
 
 def _spread(
