@@ -1,6 +1,8 @@
-"""The latest-messages window of the every-word keyword read (docs/performance.md, "Third
-round"): the same layered searches with the window on and off, interleaved with the bare cost,
-on a kept benchmark database (bench/bench_search.py builds it; ``BENCH_KEEP_DB=1``).
+"""The keyword best of very many messages, read three ways (docs/performance.md, "Third
+round" and "Fourth round"): by score levels (the default), by the every-word read in the
+latest-messages window then MaxScore (round three), and without the window (round two) — the
+same layered searches, interleaved with the bare cost, on a kept benchmark database
+(bench/bench_search.py builds it; ``BENCH_KEEP_DB=1``).
 
     LEGALMEM_DATA_DIR=<folder of that database> .venv/bin/python -m legalmem_site.launcher manage \\
         shell -c "from bench.bench_keyword_window import main; main()"
@@ -29,17 +31,20 @@ def main() -> None:
     if world is None:
         raise SystemExit("no kept benchmark database: run bench_search with BENCH_KEEP_DB=1 first")
     queries = int(os.environ.get("BENCH_QUERIES", "200"))
-    slack = message_scale.WINDOW_SLACK
+    slack, words = message_scale.WINDOW_SLACK, message_scale.LEVEL_MAX_WORDS
+    # mode: (LEVEL_MAX_WORDS, WINDOW_SLACK) — no score levels with 0 words; a slack this large
+    # makes every window "all messages": the read without it.
+    modes = {"levels": (words, slack), "window": (0, slack), "no window": (0, 10**9)}
     rng = random.Random(7)
-    totals: dict[str, list[float]] = {"window": [], "no window": [], "bare": []}
-    before: dict[str, list[float]] = {"window": [], "no window": []}
+    totals: dict[str, list[float]] = {mode: [] for mode in modes} | {"bare": []}
+    before: dict[str, list[float]] = {mode: [] for mode in modes}
+    names = list(modes)
     for i in range(queries + 10):
         query = QUERIES[i % len(QUERIES)]
         matter = rng.choice(world.assigned).pk if rng.random() < 0.8 else None
         bare_ms = _bare(world, query)
-        for mode in (("window", "no window") if i % 2 else ("no window", "window")):
-            # A slack this large makes every window "all messages": the read without it.
-            message_scale.WINDOW_SLACK = slack if mode == "window" else 10**9
+        for mode in names[i % len(names):] + names[:i % len(names)]:  # each mode first in turn
+            message_scale.LEVEL_MAX_WORDS, message_scale.WINDOW_SLACK = modes[mode]
             started = time.perf_counter()
             result = search_memory(world.user, query, k=10, strategy="layered", matter_id=matter)
             if i >= 10:  # warm-up excluded
@@ -47,12 +52,12 @@ def main() -> None:
                 before[mode].append(result.timings["messages_before_vector"])
         if i >= 10:
             totals["bare"].append(bare_ms)
-    message_scale.WINDOW_SLACK = slack
+    message_scale.LEVEL_MAX_WORDS, message_scale.WINDOW_SLACK = words, slack
     for mode, values in totals.items():
         print(f"{mode:>10}: search p50 / p95 {statistics.median(values):.1f} / {_percentile(values, 0.95):.1f} ms")
     for mode, values in before.items():
         print(f"{mode:>10}: messages before the vector p50 / p95 "
               f"{statistics.median(values):.1f} / {_percentile(values, 0.95):.1f} ms")
     bare_p95 = _percentile(totals["bare"], 0.95)
-    print(f"ratio p95: window {_percentile(totals['window'], 0.95) / bare_p95:.2f}, "
-          f"no window {_percentile(totals['no window'], 0.95) / bare_p95:.2f}; load {os.getloadavg()[0]:.2f}")
+    print("ratio p95: " + ", ".join(f"{mode} {_percentile(totals[mode], 0.95) / bare_p95:.2f}" for mode in modes)
+          + f"; load {os.getloadavg()[0]:.2f}")
