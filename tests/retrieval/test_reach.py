@@ -31,3 +31,17 @@ def test_a_user_without_firm_or_login_reaches_nothing(world, django_assert_num_q
         assert reach_of(AnonymousUser()).firm_ids == ()
     loner = UserFactory(username="loner")
     assert (reach_of(loner).firm_ids, reach_of(loner).matter_ids) == ((), ())
+
+
+def test_the_compiled_statement_follows_every_change_of_assignment(world, django_assert_num_queries):
+    """The statement is compiled once per user, the rule is evaluated on every read: an
+    unassignment, a new assignment and charlie's unchanged reach are seen at once."""
+    from memory.services.tenancy import unassign_user
+
+    assert world.matter_deposit.pk in reach_of(world.alice).matter_ids
+    unassign_user(world.matter_deposit.assignments.get(user=world.alice), actor=world.alice)
+    with django_assert_num_queries(1):
+        assert reach_of(world.alice).matter_ids == (world.matter_laptop.pk,)
+    world.matter_deposit.assignments.create(user=world.bob)
+    assert reach_of(world.bob).matter_ids == tuple(sorted((world.matter_laptop.pk, world.matter_deposit.pk)))
+    assert reach_of(world.charlie).matter_ids == (world.matter_b.pk,)
