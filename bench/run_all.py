@@ -67,6 +67,10 @@ def _search() -> list[str]:
             body.append(f"\nThe same searches on one connection (SEARCH_PARALLEL_READS off, interleaved) at "
                         f"{r['firm_notes']:,} notes: p50 / p95 {r['one_connection_p50_ms']} / "
                         f"{r['one_connection_p95_ms']} ms, ratio p95 {r['one_connection_ratio_p95']}x.")
+        if "repeated_p50_ms" in r:
+            body.append(f"\nA question asked again (its query vector remembered, SEARCH_QUERY_CACHE_SIZE; not "
+                        f"in the ratio) at {r['firm_notes']:,} notes: p50 / p95 {r['repeated_p50_ms']} / "
+                        f"{r['repeated_p95_ms']} ms.")
         body.append(f"\nStages of `layered` at {r['firm_notes']:,} notes, p50 / p95 ms: " + ", ".join(
             f"{stage} {r.get(f'{stage}_p50_ms', 0.0)} / {r.get(f'{stage}_p95_ms', 0.0)}" for stage in STAGES
         ) + ".")

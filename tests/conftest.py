@@ -18,6 +18,16 @@ from tests.factories import AssignmentFactory, FirmFactory, MatterFactory, Membe
 pytest_plugins = ["tests.fake_llm.fixtures", "tests.search_read_connections"]
 
 
+@pytest.fixture(autouse=True)
+def _forget_recent_queries():
+    """Each test starts with no remembered query vector (``SEARCH_QUERY_CACHE_SIZE``): a test's
+    embeddings server, and its failures, are its own."""
+    from memory.embeddings import recent_queries
+
+    recent_queries.clear()
+    yield
+
+
 @dataclass
 class World:
     firm_a: Firm

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections import OrderedDict
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -121,7 +122,42 @@ def check_dimensions(embedder: Embedder | None = None) -> int:
 @dataclass(frozen=True)
 class QueryEmbedding:
     vector: np.ndarray
-    encode_ms: float  # time spent encoding, wherever the caller was meanwhile
+    encode_ms: float  # time spent encoding, wherever the caller was meanwhile (0 when remembered)
+    remembered: bool = False  # the vector of the same text, encoded earlier by this process
+
+
+class RecentQueries:
+    """The vectors of the latest search texts this process encoded, by embedder and text: the
+    same question asked again (a retried turn, the same search from another page) is not
+    encoded again. Bounded (least recently used first out); the embedder's identity and width
+    are part of the key, so vectors of another model are never reused."""
+
+    def __init__(self) -> None:
+        self._vectors: OrderedDict[tuple[str, int, str], np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple[str, int, str]) -> np.ndarray | None:
+        with self._lock:
+            vector = self._vectors.get(key)
+            if vector is not None:
+                self._vectors.move_to_end(key)
+            return vector
+
+    def put(self, key: tuple[str, int, str], vector: np.ndarray, *, size: int) -> None:
+        vector = np.array(vector, dtype=np.float32)
+        vector.setflags(write=False)  # shared by every search that asks the same
+        with self._lock:
+            self._vectors[key] = vector
+            self._vectors.move_to_end(key)
+            while len(self._vectors) > size:
+                self._vectors.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._vectors.clear()
+
+
+recent_queries = RecentQueries()
 
 
 # Two threads: a search's query encodes while its own thread reads the database (the encoders
@@ -130,13 +166,26 @@ class QueryEmbedding:
 _query_pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="query-embedding")
 
 
-def _timed_query(text: str) -> QueryEmbedding:
+def _timed_query(text: str, key: tuple[str, int, str] | None, size: int) -> QueryEmbedding:
     started = time.perf_counter()
     vector = get_embedder().embed_query(text)
+    if key is not None:
+        recent_queries.put(key, vector, size=size)
     return QueryEmbedding(vector, round((time.perf_counter() - started) * 1000, 2))
 
 
 def embed_query_in_background(text: str) -> "Future[QueryEmbedding]":
     """Start encoding a search query on a worker thread; ``.result()`` gives the vector and the
-    encode time, or raises what the embedder raised (e.g. ``EmbeddingUnavailable``)."""
-    return _query_pool.submit(_timed_query, text)
+    encode time, or raises what the embedder raised (e.g. ``EmbeddingUnavailable``). A text
+    encoded lately by this process (``SEARCH_QUERY_CACHE_SIZE``) is answered at once."""
+    size = settings.SEARCH_QUERY_CACHE_SIZE
+    key = None
+    if size > 0:
+        embedder = get_embedder()
+        key = (embedder_identity(embedder), embedder.dimensions, text)
+        vector = recent_queries.get(key)
+        if vector is not None:
+            future: Future[QueryEmbedding] = Future()
+            future.set_result(QueryEmbedding(vector, 0.0, remembered=True))
+            return future
+    return _query_pool.submit(_timed_query, text, key, size)
