@@ -126,7 +126,8 @@ def search_memory(
         "total": round((time.perf_counter() - started) * 1000, 2),
     }
     metrics.SEARCH_SECONDS.labels(strategy).observe(result.timings["total"] / 1000)
-    metrics.QUERY_ENCODE_SECONDS.observe(embedding.encode_ms / 1000)
+    if not embedding.remembered:  # a remembered vector was not encoded: no encoder time to count
+        metrics.QUERY_ENCODE_SECONDS.observe(embedding.encode_ms / 1000)
     for stage, ms in result.timings.items():  # every layer is read in one statement: stages, not layers
         if stage != "total" and isinstance(ms, (int, float)):
             metrics.SEARCH_STAGE_SECONDS.labels(strategy, stage).observe(ms / 1000)
