@@ -193,7 +193,10 @@
     if (location.pathname !== pathFor(id)) history.pushState({ conversation: id }, "", pathFor(id));
   }
 
+  let loads = 0; // the latest loadConversation call: only its answer is shown
+
   async function loadConversation(id) {
+    const load = ++loads;
     conversationId = id;
     markActive();
     messagesEl.replaceChildren();
@@ -205,9 +208,12 @@
     const link = listEl.querySelector('a[data-conversation="' + id + '"]');
     if (link) { conversationMatter = link.dataset.matter || ""; matterEl.value = conversationMatter; }
     const response = await fetch("/api/chat/conversations/" + id + "/messages/", { credentials: "same-origin" });
-    if (id !== conversationId) return; // another conversation was opened meanwhile
+    // another conversation was opened meanwhile, or this one again (a click while the socket
+    // reconnects, a turn finishing in another tab): only the latest load shows its messages
+    if (load !== loads || id !== conversationId) return;
     if (!response.ok) { showError(response.status === 404 ? t("notFound") : "HTTP " + response.status); return; }
     const data = await response.json();
+    if (load !== loads) return;
     let last = null;
     for (const m of data.results) {
       const li = messageItem(m.role, m.content, m.status, m.id);

@@ -188,3 +188,26 @@ def test_english_labels_control_characters_and_a_url_outsiders_cannot_open(
         assert response.status == 404
         page.context.clear_cookies()
     assert page.goto(f"{asgi_server}/favicon.ico").status == 200
+
+
+@pytest.fixture
+def two_turns(world) -> Conversation:
+    """alice's conversation of two finished turns, stored before the browser starts."""
+    conversation = Conversation.objects.create(firm=world.firm_a, user=world.alice, title="deposit")
+    for role, text in (("user", "押金什么时候退？"), ("assistant", "房东说下周五。"), ("user", "要写收据吗？"),
+                       ("assistant", "要，写明金额。")):
+        save_message(conversation, role, text, speaker="alice")
+    return conversation
+
+
+def test_a_conversation_opened_twice_at_once_shows_each_message_once(world, two_turns, asgi_server, page):
+    """Two loads of the same conversation in flight (a click while the socket reconnects, a turn
+    finishing in another tab): only the latest shows its messages — never the thread twice."""
+    log_in(page, asgi_server, "alice")
+    link = page.locator(f'#conversation-list a[data-conversation="{two_turns.pk}"]')
+    expect(link).to_be_visible()
+    page.evaluate("(a) => { a.click(); a.click(); a.click(); }", link.element_handle())
+    expect(page.locator("#messages li.user .body")).to_have_text(["押金什么时候退？", "要写收据吗？"])
+    expect(page.locator("#messages li.assistant .body")).to_have_text(["房东说下周五。", "要，写明金额。"])
+    page.wait_for_timeout(500)  # every fetch has answered by now
+    expect(page.locator("#messages li")).to_have_count(4)
