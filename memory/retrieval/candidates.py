@@ -43,6 +43,11 @@ from memory.retrieval.keywords import STOP_WORDS, query_tokens  # noqa: F401  (r
 from memory.retrieval.plan import RetrievalPlan
 
 DEFAULT_EF_SEARCH = 200
+# The candidate list of the hot path's HNSW walks (the firm-wide layers here, the raw messages in
+# ``strategies.layered``). At 100k notes recall@10 per layer (bench ``_recall``, 100 queries) is
+# 1.0 at 200, 100 and 60 and 0.99 at 40; the firm-wide walk costs ~3.8 ms at 200, ~2 ms at 100
+# (docs/performance.md, Search). 100 keeps a margin over 60.
+WALK_EF_SEARCH = 100
 DEFAULT_MAX_SCAN_TUPLES = 20_000
 # Candidates carry only what scoring and reasons need; the final hits are loaded in full
 # (``hydrate``) — a few hundred light rows instead of a few hundred full notes.
@@ -205,7 +210,7 @@ def vector_candidates_by_layer(
     vector: np.ndarray,
     *,
     per_layer: int,
-    ef_search: int = DEFAULT_EF_SEARCH,
+    ef_search: int = WALK_EF_SEARCH,
     max_scan_tuples: int = DEFAULT_MAX_SCAN_TUPLES,
     layers: Iterable[str] | None = None,
 ) -> dict[str, list[NoteCandidate]]:
@@ -340,6 +345,148 @@ def _case_read_is_exact(plan: RetrievalPlan, reach: Reach, layers: Sequence[str]
     return plan_json[0]["Plan"]["Plan Rows"] <= EXACT_CASE_MAX_ROWS
 
 
+@dataclass(frozen=True)
+class NoteRead:
+    """What the note read knows before the query vector (``prepare_note_read``): whom it may see,
+    which layers with which LIMITs, whether the case layer is read exactly, and the keyword
+    candidates (rows of the light columns with their rank, no distance yet)."""
+
+    visible: _Visible | None
+    plan: RetrievalPlan
+    reach: Reach
+    layers: tuple[str, ...]
+    limits: dict[str, int]
+    exact_case: bool = False
+    keyword_rows: tuple[tuple, ...] = ()
+
+
+def prepare_note_read(
+    user,
+    plan: RetrievalPlan,
+    reach: Reach,
+    layers: Sequence[str],
+    *,
+    per_layer: int | dict[str, int],
+    tokens: Sequence[str] = (),
+    keyword_limit: int = 0,
+    keyword_pool: int = 0,
+) -> NoteRead:
+    """Everything of the note read that needs no query vector, run while the query encodes (on
+    the alongside connection, memory/retrieval/alongside.py): the EXPLAIN that decides whether
+    the case layer is read exactly, and the keyword (GIN) read. After the vector only the
+    nearest-neighbour parts remain (``read_prepared_notes``), plus the distances of the keyword
+    candidates by id. A user who can see nothing (anonymous, no firm) gets nothing, without a query."""
+    layers = tuple(layers)
+    limits = dict(per_layer) if isinstance(per_layer, dict) else {layer: per_layer for layer in layers}
+    visible = _visible_where(user, reach) if reach.firm_ids else None
+    if visible is None or not layers:
+        return NoteRead(None, plan, reach, layers, limits)
+    exact_case = _case_read_is_exact(plan, reach, layers)
+    keyword_rows: tuple[tuple, ...] = ()
+    query = _tsquery_text(tokens) if keyword_limit else None
+    if query is not None:
+        _names, columns = _light_columns()
+        tsv = f"to_tsvector('{SEARCH_CONFIG}'::regconfig, COALESCE(\"memory_note\".\"search_text\", ''))"
+        layer_sql, layer_params = _layers_condition(plan, reach, layers)
+        outer = ", ".join(column.replace('"memory_note".', "m.") for column in columns)
+        # The GIN filter is the AND of the query words (the notes with every word: the strongest
+        # keyword candidates, and a short posting-list intersection); the rank counts any word
+        # (OR). An OR filter on common words matched most of a firm's notes and ranking them all
+        # cost 70 ms at 100k notes; a LIMIT on it still paid ~18 ms for the full GIN bitmap.
+        # Notes sharing only some words still enter through the vector reads, and every
+        # candidate's keyword overlap is scored in Python (``scoring.keyword_score``).
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"SELECT {outer}, ts_rank(to_tsvector('{SEARCH_CONFIG}'::regconfig, COALESCE(m.search_text, '')), "
+                f"to_tsquery('{SEARCH_CONFIG}'::regconfig, %s)) AS kw "
+                f"FROM (SELECT memory_note.* FROM memory_note WHERE ({visible.sql}) AND ({layer_sql}) "
+                f"AND {tsv} @@ to_tsquery('{SEARCH_CONFIG}'::regconfig, %s) LIMIT %s) m ORDER BY kw DESC LIMIT %s",
+                [query, *visible.params, *layer_params, _tsquery_text(tokens, "&"), keyword_pool, keyword_limit],
+            )
+            keyword_rows = tuple(cursor.fetchall())
+    return NoteRead(visible, plan, reach, layers, limits, exact_case, keyword_rows)
+
+
+def read_prepared_notes(
+    read: NoteRead,
+    vector: np.ndarray,
+    *,
+    ef_search: int = WALK_EF_SEARCH,
+    max_scan_tuples: int = DEFAULT_MAX_SCAN_TUPLES,
+) -> tuple[dict[str, list[NoteCandidate]], list[NoteCandidate]]:
+    """The nearest-neighbour reads of a prepared note read and the distances of its keyword
+    candidates, as ONE statement. A keyword candidate that is no longer visible and active when
+    the vector statement runs is dropped; one without an embedding keeps no distance."""
+    visible, plan, reach, layers, limits = read.visible, read.plan, read.reach, read.layers, read.limits
+    if visible is None or not layers:
+        return {layer: [] for layer in layers}, []
+    names, columns = _light_columns()
+    select = ", ".join(columns)
+    base = f"FROM memory_note WHERE ({visible.sql}) AND \"memory_note\".\"embedding\" IS NOT NULL"
+    # The query vector is sent once (8 KB of text) and every part reads it from the CTE; an
+    # index scan accepts the InitPlan value as its ORDER BY argument.
+    qvec = "(SELECT v FROM query_vector)"
+    statements: list[str] = []
+    params: list = [_vector_literal(vector)]
+    distance = f"(\"memory_note\".\"embedding\" <=> {qvec})"
+    for part in _vector_parts(plan, reach, layers, limits, exact_case=read.exact_case):
+        if part.exact:
+            # Rank by id and distance alone (an index-only scan of the covering index, "+ 0" so
+            # no HNSW index serves the sort: every matching row is compared), then read the
+            # light columns of the winners only.
+            statements.append(
+                f"(SELECT {select}, ranked.distance, 0 AS src FROM "
+                f"(SELECT \"memory_note\".\"id\" AS id, {distance} AS distance {base} AND {part.condition} "
+                f"ORDER BY {distance} + 0 LIMIT %s) ranked JOIN memory_note ON memory_note.id = ranked.id)"
+            )
+        else:
+            statements.append(
+                f"(SELECT {select}, {distance} AS distance, 0 AS src "
+                f"{base} AND {part.condition} ORDER BY {distance} LIMIT %s)"
+            )
+        params += [*visible.params, *part.params, part.limit]
+    width = len(names)
+    keyword_ids = [row[0] for row in read.keyword_rows]  # "id" is the first light column
+    if keyword_ids:
+        # The keyword candidates' distances (NULL without an embedding), by primary key, still
+        # under the visibility rule.
+        statements.append(
+            f"(SELECT {select}, {distance} AS distance, 1 AS src FROM memory_note "
+            f"WHERE ({visible.sql}) AND \"memory_note\".\"id\" = ANY(%s::uuid[]))"
+        )
+        params += [*visible.params, keyword_ids]
+    sql = "WITH query_vector AS MATERIALIZED (SELECT %s::vector AS v) " + " UNION ALL ".join(statements)
+    with transaction.atomic():
+        _set_local_hnsw(max(ef_search, max(limits.values(), default=0)), max_scan_tuples)
+        with connection.cursor() as cursor:
+            cursor.execute(sql, params)
+            rows = cursor.fetchall()
+    by_layer: dict[str, dict] = {layer: {} for layer in layers}
+    keyword_distance: dict = {}
+    alias = connection.alias
+    for row in rows:
+        distance_value, src = row[width], row[width + 1]
+        if src == 1:
+            keyword_distance[row[0]] = distance_value
+            continue
+        note = Note.from_db(alias, names, row[:width])
+        by_layer[note.memory_scope][note.pk] = NoteCandidate(note=note, distance=float(distance_value), via_vector=True)
+    keyword = [
+        NoteCandidate(
+            note=Note.from_db(alias, names, row[:width]),
+            distance=None if keyword_distance[row[0]] is None else float(keyword_distance[row[0]]),
+            keyword_rank=float(row[width]), via_keyword=True,
+        )
+        for row in read.keyword_rows
+        if row[0] in keyword_distance
+    ]
+    result = {}
+    for layer, found in by_layer.items():
+        ordered = sorted(found.values(), key=lambda c: c.distance)  # relaxed_order / per-matter parts
+        result[layer] = ordered[: limits[layer]]
+    return result, keyword
+
+
 def _read_layers(
     user,
     plan: RetrievalPlan,
@@ -351,85 +498,14 @@ def _read_layers(
     tokens: Sequence[str] = (),
     keyword_limit: int = 0,
     keyword_pool: int = 0,
-    ef_search: int = DEFAULT_EF_SEARCH,
+    ef_search: int = WALK_EF_SEARCH,
     max_scan_tuples: int = DEFAULT_MAX_SCAN_TUPLES,
 ) -> tuple[dict[str, list[NoteCandidate]], list[NoteCandidate]]:
-    """All vector reads (and the keyword read) of one search as ONE statement. A user who can
-    see nothing (anonymous, no firm) gets nothing, without a query."""
-    visible = _visible_where(user, reach) if reach.firm_ids else None
-    if visible is None or not layers:
-        return {layer: [] for layer in layers}, []
-    limits = dict(per_layer) if isinstance(per_layer, dict) else {layer: per_layer for layer in layers}
-    names, columns = _light_columns()
-    select = ", ".join(columns)
-    base = f"FROM memory_note WHERE ({visible.sql}) AND \"memory_note\".\"embedding\" IS NOT NULL"
-    # The query vector is sent once (8 KB of text) and every part reads it from the CTE; an
-    # index scan accepts the InitPlan value as its ORDER BY argument.
-    qvec = "(SELECT v FROM query_vector)"
-    statements: list[str] = []
-    params: list = [_vector_literal(vector)]
-    exact_case = _case_read_is_exact(plan, reach, layers)
-    distance = f"(\"memory_note\".\"embedding\" <=> {qvec})"
-    for part in _vector_parts(plan, reach, layers, per_layer, exact_case=exact_case):
-        if part.exact:
-            # Rank by id and distance alone (an index-only scan of the covering index, "+ 0" so
-            # no HNSW index serves the sort: every matching row is compared), then read the
-            # light columns of the winners only.
-            statements.append(
-                f"(SELECT {select}, ranked.distance, NULL::float8 AS kw, 0 AS src FROM "
-                f"(SELECT \"memory_note\".\"id\" AS id, {distance} AS distance {base} AND {part.condition} "
-                f"ORDER BY {distance} + 0 LIMIT %s) ranked JOIN memory_note ON memory_note.id = ranked.id)"
-            )
-        else:
-            statements.append(
-                f"(SELECT {select}, {distance} AS distance, NULL::float8 AS kw, 0 AS src "
-                f"{base} AND {part.condition} ORDER BY {distance} LIMIT %s)"
-            )
-        params += [*visible.params, *part.params, part.limit]
-    query = _tsquery_text(tokens) if keyword_limit else None
-    if query is not None:
-        tsv = f"to_tsvector('{SEARCH_CONFIG}'::regconfig, COALESCE(\"memory_note\".\"search_text\", ''))"
-        layer_sql, layer_params = _layers_condition(plan, reach, layers)
-        outer = ", ".join(column.replace('"memory_note".', "m.") for column in columns)
-        # The GIN filter is the AND of the query words (the notes with every word: the strongest
-        # keyword candidates, and a short posting-list intersection); the rank counts any word
-        # (OR). An OR filter on common words matched most of a firm's notes and ranking them all
-        # cost 70 ms at 100k notes; a LIMIT on it still paid ~18 ms for the full GIN bitmap.
-        # Notes sharing only some words still enter through the vector reads, and every
-        # candidate's keyword overlap is scored in Python (``scoring.keyword_score``).
-        statements.append(
-            f"(SELECT {outer}, "
-            f"(m.embedding <=> {qvec}) AS distance, ts_rank(to_tsvector('{SEARCH_CONFIG}'::regconfig, COALESCE(m.search_text, '')), to_tsquery('{SEARCH_CONFIG}'::regconfig, %s)) AS kw, 1 AS src "
-            f"FROM (SELECT memory_note.* FROM memory_note WHERE ({visible.sql}) AND ({layer_sql}) "
-            f"AND {tsv} @@ to_tsquery('{SEARCH_CONFIG}'::regconfig, %s) LIMIT %s) m ORDER BY kw DESC LIMIT %s)"
-        )
-        params += [query, *visible.params, *layer_params, _tsquery_text(tokens, "&"),
-                   keyword_pool, keyword_limit]
-    sql = "WITH query_vector AS MATERIALIZED (SELECT %s::vector AS v) " + " UNION ALL ".join(statements)
-    with transaction.atomic():
-        _set_local_hnsw(max(ef_search, max(limits.values(), default=0)), max_scan_tuples)
-        with connection.cursor() as cursor:
-            cursor.execute(sql, params)
-            rows = cursor.fetchall()
-    width = len(names)
-    by_layer: dict[str, dict] = {layer: {} for layer in layers}
-    keyword: list[NoteCandidate] = []
-    alias = connection.alias
-    for row in rows:
-        note = Note.from_db(alias, names, row[:width])
-        distance, kw, src = row[width], row[width + 1], row[width + 2]
-        if src == 0:
-            by_layer[note.memory_scope][note.pk] = NoteCandidate(note=note, distance=float(distance), via_vector=True)
-        else:
-            keyword.append(NoteCandidate(
-                note=note, distance=None if distance is None else float(distance),
-                keyword_rank=float(kw), via_keyword=True,
-            ))
-    result = {}
-    for layer, found in by_layer.items():
-        ordered = sorted(found.values(), key=lambda c: c.distance)  # relaxed_order / per-matter parts
-        result[layer] = ordered[: limits[layer]]
-    return result, keyword
+    """All vector reads (and the keyword read) of one search: the reads without the vector,
+    then one statement. A user who can see nothing (anonymous, no firm) gets nothing, without a query."""
+    read = prepare_note_read(user, plan, reach, layers, per_layer=per_layer, tokens=tokens,
+                             keyword_limit=keyword_limit, keyword_pool=keyword_pool)
+    return read_prepared_notes(read, vector, ef_search=ef_search, max_scan_tuples=max_scan_tuples)
 
 
 def _layers_condition(plan: RetrievalPlan, reach: Reach, layers: Sequence[str]) -> tuple[str, list]:
@@ -454,18 +530,25 @@ KEYWORD_POOL = 400
 LATER_LAYER_LIMIT = 10
 
 
-def read_candidates(
-    user, plan: RetrievalPlan, reach: Reach, vector: np.ndarray, tokens: Sequence[str], *, per_layer: int
-) -> tuple[dict[str, list[NoteCandidate]], list[NoteCandidate]]:
-    """Per-layer vector candidates and keyword candidates in one round trip."""
+def prepare_candidates(
+    user, plan: RetrievalPlan, reach: Reach, tokens: Sequence[str], *, per_layer: int
+) -> NoteRead:
+    """The part of ``read_candidates`` that needs no query vector (it runs while the query encodes)."""
     limits = {
         layer: per_layer if position == 0 else LATER_LAYER_LIMIT
         for position, layer in enumerate(plan.layers)
     }
-    return _read_layers(
-        user, plan, reach, vector, list(plan.layers), per_layer=limits,
+    return prepare_note_read(
+        user, plan, reach, list(plan.layers), per_layer=limits,
         tokens=tokens, keyword_limit=per_layer, keyword_pool=KEYWORD_POOL,
     )
+
+
+def read_candidates(
+    user, plan: RetrievalPlan, reach: Reach, vector: np.ndarray, tokens: Sequence[str], *, per_layer: int
+) -> tuple[dict[str, list[NoteCandidate]], list[NoteCandidate]]:
+    """Per-layer vector candidates and keyword candidates: the keyword read, then one statement."""
+    return read_prepared_notes(prepare_candidates(user, plan, reach, tokens, per_layer=per_layer), vector)
 
 
 def vector_candidates(

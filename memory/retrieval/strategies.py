@@ -78,19 +78,23 @@ def _merge(target: dict[UUID, cand.NoteCandidate], found: list[cand.NoteCandidat
 
 def _read_notes(request: SearchRequest, access: cand.Reach, tokens: list[str],
                 per_layer: int) -> tuple[dict[UUID, cand.NoteCandidate], dict[str, float]]:
-    """The note candidates of every planned layer (one statement: each layer's vector read and
-    the keyword read) plus, for a history question, the superseded notes; with their timings."""
+    """The note candidates of every planned layer plus, for a history question, the superseded
+    notes; with their timings. What needs no vector (the case-exactness EXPLAIN, the keyword
+    read) runs first, while the query encodes; then one statement: each layer's vector read and
+    the keyword candidates' distances."""
     timings: dict[str, float] = {}
+    started = time.perf_counter()
+    prepared = cand.prepare_candidates(request.user, request.plan, access, tokens, per_layer=per_layer)
+    timings["notes_before_vector"] = _ms(started)
     vector = request.query_vector
     started = time.perf_counter()
     pool: dict[UUID, cand.NoteCandidate] = {}
-    # ``timings["keyword"]`` is 0: its time is inside "vector".
-    by_layer, keyword = cand.read_candidates(request.user, request.plan, access, vector, tokens, per_layer=per_layer)
+    by_layer, keyword = cand.read_prepared_notes(prepared, vector)
     for found in by_layer.values():
         _merge(pool, found)
     _merge(pool, keyword)
     timings["vector"] = _ms(started)
-    timings["keyword"] = 0.0
+    timings["keyword"] = 0.0  # its time is inside "notes_before_vector"
     if request.plan.history:
         started = time.perf_counter()
         _merge(pool, cand.superseded_candidates(request.user, request.plan, access, vector, limit=per_layer))
@@ -124,7 +128,7 @@ def layered(request: SearchRequest) -> SearchResult:
 
     # Every turn is memory: the user's visible raw messages are always candidates.
     started = time.perf_counter()
-    said = read_message_candidates(message_read, vector, limit=message_limit)
+    said = read_message_candidates(message_read, vector, limit=message_limit, ef_search=cand.WALK_EF_SEARCH)
     timings["messages"] = _ms(started)
     started = time.perf_counter()
     pool, note_timings = read_notes()

@@ -72,7 +72,7 @@ def test_a_failing_note_read_on_the_other_connection_reaches_the_caller(world, m
     def broken(*args, **kwargs):
         raise RuntimeError("note read failed")
 
-    monkeypatch.setattr(candidates, "read_candidates", broken)
+    monkeypatch.setattr(candidates, "read_prepared_notes", broken)
     with pytest.raises(RuntimeError, match="note read failed"):
         search_memory(world.alice, "电脑花屏", k=5)
 
