@@ -370,12 +370,15 @@ def prepare_note_read(
     tokens: Sequence[str] = (),
     keyword_limit: int = 0,
     keyword_pool: int = 0,
+    keyword_layers: Sequence[str] | None = None,
 ) -> NoteRead:
     """Everything of the note read that needs no query vector, run while the query encodes (on
     the alongside connection, memory/retrieval/alongside.py): the EXPLAIN that decides whether
     the case layer is read exactly, and the keyword (GIN) read. After the vector only the
     nearest-neighbour parts remain (``read_prepared_notes``), plus the distances of the keyword
-    candidates by id. A user who can see nothing (anonymous, no firm) gets nothing, without a query."""
+    candidates by id. ``keyword_layers`` (default: ``layers``) are those of the keyword read (a
+    search whose case layer is read on another connection still reads keywords in every layer).
+    A user who can see nothing (anonymous, no firm) gets nothing, without a query."""
     layers = tuple(layers)
     limits = dict(per_layer) if isinstance(per_layer, dict) else {layer: per_layer for layer in layers}
     visible = _visible_where(user, reach) if reach.firm_ids else None
@@ -387,7 +390,7 @@ def prepare_note_read(
     if query is not None:
         _names, columns = _light_columns()
         tsv = f"to_tsvector('{SEARCH_CONFIG}'::regconfig, COALESCE(\"memory_note\".\"search_text\", ''))"
-        layer_sql, layer_params = _layers_condition(plan, reach, layers)
+        layer_sql, layer_params = _layers_condition(plan, reach, layers if keyword_layers is None else keyword_layers)
         outer = ", ".join(column.replace('"memory_note".', "m.") for column in columns)
         # The GIN filter is the AND of the query words (the notes with every word: the strongest
         # keyword candidates, and a short posting-list intersection); the rank counts any word
@@ -531,16 +534,21 @@ LATER_LAYER_LIMIT = 10
 
 
 def prepare_candidates(
-    user, plan: RetrievalPlan, reach: Reach, tokens: Sequence[str], *, per_layer: int
+    user, plan: RetrievalPlan, reach: Reach, tokens: Sequence[str], *, per_layer: int,
+    layers: Sequence[str] | None = None, keyword: bool = True,
 ) -> NoteRead:
-    """The part of ``read_candidates`` that needs no query vector (it runs while the query encodes)."""
+    """The part of ``read_candidates`` that needs no query vector (it runs while the query encodes).
+    With ``layers``, only those layers' nearest-neighbour reads (each with the LIMIT it has in the
+    whole plan); without ``keyword``, no keyword read (another read of the search does it)."""
     limits = {
         layer: per_layer if position == 0 else LATER_LAYER_LIMIT
         for position, layer in enumerate(plan.layers)
     }
+    layers = list(plan.layers if layers is None else layers)
     return prepare_note_read(
-        user, plan, reach, list(plan.layers), per_layer=limits,
-        tokens=tokens, keyword_limit=per_layer, keyword_pool=KEYWORD_POOL,
+        user, plan, reach, layers, per_layer={layer: limits[layer] for layer in layers},
+        tokens=tokens if keyword else (), keyword_limit=per_layer if keyword else 0, keyword_pool=KEYWORD_POOL,
+        keyword_layers=list(plan.layers),
     )
 
 
