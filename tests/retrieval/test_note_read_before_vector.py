@@ -116,3 +116,27 @@ def test_anonymous_and_firmless_users_read_nothing_without_a_query(world, memory
             prepared = cand.prepare_candidates(user, plan, reach, ["电脑"], per_layer=20)
             by_layer, keyword = cand.read_prepared_notes(prepared, get_embedder().embed_query("电脑花屏"))
         assert statements == [] and keyword == [] and all(found == [] for found in by_layer.values())
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_hnsw_settings_hold_for_the_read_only_in_one_round_trip(world, memory):
+    """``_fetch_with_local_hnsw`` sends the settings and the read as one query string: they hold
+    for the read (one implicit transaction) and are gone after it, outside a transaction."""
+    def setting() -> str:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT current_setting('hnsw.ef_search')")
+            return cursor.fetchone()[0]
+
+    before = setting()
+    rows = cand._fetch_with_local_hnsw(
+        "SELECT current_setting('hnsw.ef_search'), current_setting('hnsw.iterative_scan'), %s", [7], 77, 1000)
+    assert rows == [("77", "relaxed_order", 7)]
+    assert setting() == before != "77"
+    executed = []
+    plan = make_plan("电脑花屏", matter_id=None)
+    reach = cand.reach_of(world.alice)
+    prepared = cand.prepare_candidates(world.alice, plan, reach, cand.query_tokens("电脑花屏"), per_layer=20)
+    with connection.execute_wrapper(lambda execute, sql, *rest: executed.append(sql) or execute(sql, *rest)):
+        by_layer, _keyword = cand.read_prepared_notes(prepared, get_embedder().embed_query("电脑花屏"))
+    assert len(executed) == 1, "after the vector: one round trip"
+    assert any(by_layer.values())
