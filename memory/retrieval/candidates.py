@@ -11,10 +11,13 @@ scanning the graph until LIMIT rows pass the filter, pgvector ≥ 0.8) and
 the same transaction (pgvector #675); relaxed order means rows may come slightly out of
 order, so callers re-sort by the distance we annotate.
 
-Hot path (``read_candidates``, also behind ``vector_candidates_by_layer``): every layer's
-nearest-neighbour read and the keyword read go to PostgreSQL as ONE ``UNION ALL`` statement
-whose parts all carry the ORM-compiled WHERE clause of ``visible_to(user).active()`` (given the
-user's firm and matter ids just read, as literals) plus the layer's own conditions. Those are
+Hot path (``read_candidates``, also behind ``vector_candidates_by_layer``): what needs no query
+vector — the EXPLAIN deciding the exact case read, the keyword read — runs first
+(``prepare_note_read``, while the query encodes); then every layer's nearest-neighbour read and
+the keyword candidates' distances go to PostgreSQL as ONE ``UNION ALL`` statement, sent with its
+HNSW settings in one round trip (``read_prepared_notes``). The parts all carry the ORM-compiled
+WHERE clause of ``visible_to(user).active()`` (given the user's firm and matter ids just read, as
+literals) plus the layer's own conditions. Those are
 declared once, in ``layer_rule``, and rendered both as SQL (here) and as a ``Q`` (``layer_filter``,
 for the ORM reads: semantic strategy, history, graph, provenance). Rows come back as light
 ``Note`` instances (no embedding, no queryset building per layer). The three firm-wide layers
@@ -238,7 +241,7 @@ def vector_candidates_by_layer(
     vector: np.ndarray,
     *,
     per_layer: int,
-    ef_search: int = WALK_EF_SEARCH,
+    ef_search: int | None = None,
     max_scan_tuples: int = DEFAULT_MAX_SCAN_TUPLES,
     layers: Iterable[str] | None = None,
 ) -> dict[str, list[NoteCandidate]]:
@@ -442,12 +445,14 @@ def read_prepared_notes(
     read: NoteRead,
     vector: np.ndarray,
     *,
-    ef_search: int = WALK_EF_SEARCH,
+    ef_search: int | None = None,
     max_scan_tuples: int = DEFAULT_MAX_SCAN_TUPLES,
 ) -> tuple[dict[str, list[NoteCandidate]], list[NoteCandidate]]:
     """The nearest-neighbour reads of a prepared note read and the distances of its keyword
-    candidates, as ONE statement. A keyword candidate that is no longer visible and active when
-    the vector statement runs is dropped; one without an embedding keeps no distance."""
+    candidates, as ONE statement (``ef_search`` default: ``WALK_EF_SEARCH``). A keyword candidate
+    that is no longer visible and active when the vector statement runs is dropped; one without
+    an embedding keeps no distance."""
+    ef_search = WALK_EF_SEARCH if ef_search is None else ef_search
     visible, plan, reach, layers, limits = read.visible, read.plan, read.reach, read.layers, read.limits
     if visible is None or not layers:
         return {layer: [] for layer in layers}, []
@@ -525,7 +530,7 @@ def _read_layers(
     tokens: Sequence[str] = (),
     keyword_limit: int = 0,
     keyword_pool: int = 0,
-    ef_search: int = WALK_EF_SEARCH,
+    ef_search: int | None = None,
     max_scan_tuples: int = DEFAULT_MAX_SCAN_TUPLES,
 ) -> tuple[dict[str, list[NoteCandidate]], list[NoteCandidate]]:
     """All vector reads (and the keyword read) of one search: the reads without the vector,
