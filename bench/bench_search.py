@@ -332,10 +332,13 @@ def _recall(world: World, centres: np.ndarray, queries: int) -> dict:
 
 
 def _plans(world: World) -> dict:
-    """The indexes PostgreSQL uses in the hot-path statement (with and without a current matter),
-    from EXPLAIN of the very statement ``read_candidates`` sends, for the report."""
+    """The indexes PostgreSQL uses in the hot-path statements (with and without a current matter),
+    from EXPLAIN of the very statements ``read_candidates`` sends (the keyword read before the
+    vector, the vector statement), for the report."""
     from memory.embeddings import get_embedder
-    from memory.retrieval.candidates import _set_local_hnsw, query_tokens, reach_of, read_candidates
+    from memory.retrieval.candidates import (
+        _set_local_hnsw, query_tokens, reach_of, read_candidates, read_of_statement,
+    )
     from memory.retrieval.plan import make_plan
 
     vector = get_embedder().embed_query(QUERIES[0])
@@ -345,19 +348,21 @@ def _plans(world: World) -> dict:
         captured: list[tuple[str, list]] = []
 
         def grab(execute, sql, params, many, context):
-            if "query_vector" in sql:
+            if "query_vector" in sql or ("ts_rank(" in sql and "memory_note" in sql):
                 captured.append((sql, params))
             return execute(sql, params, many, context)
 
         with connection.execute_wrapper(grab):
             read_candidates(world.user, plan, reach_of(world.user), vector, query_tokens(QUERIES[0]), per_layer=20)
-        sql, params = captured[0]
-        with transaction.atomic(), connection.cursor() as cursor:
-            _set_local_hnsw(200, 20000)
-            cursor.execute(f"EXPLAIN {sql}", params)
-            text = "\n".join(row[0] for row in cursor.fetchall())
-        used = re.findall(r"((?:Index Only Scan|Index Scan|Bitmap Index Scan) (?:using|on) \w+)", text)
-        found["with matter" if matter else "all matters"] = sorted(set(used))
+        used: set[str] = set()
+        for statement in captured:
+            sql, params = read_of_statement(*statement)  # without its SET statement
+            with transaction.atomic(), connection.cursor() as cursor:
+                _set_local_hnsw(200, 20000)
+                cursor.execute(f"EXPLAIN {sql}", params)
+                text = "\n".join(row[0] for row in cursor.fetchall())
+            used |= set(re.findall(r"((?:Index Only Scan|Index Scan|Bitmap Index Scan) (?:using|on) \w+)", text))
+        found["with matter" if matter else "all matters"] = sorted(used)
     return found
 
 

@@ -11,10 +11,13 @@ scanning the graph until LIMIT rows pass the filter, pgvector ≥ 0.8) and
 the same transaction (pgvector #675); relaxed order means rows may come slightly out of
 order, so callers re-sort by the distance we annotate.
 
-Hot path (``read_candidates``, also behind ``vector_candidates_by_layer``): every layer's
-nearest-neighbour read and the keyword read go to PostgreSQL as ONE ``UNION ALL`` statement
-whose parts all carry the ORM-compiled WHERE clause of ``visible_to(user).active()`` (given the
-user's firm and matter ids just read, as literals) plus the layer's own conditions. Those are
+Hot path (``read_candidates``, also behind ``vector_candidates_by_layer``): what needs no query
+vector — the EXPLAIN deciding the exact case read, the keyword read — runs first
+(``prepare_note_read``, while the query encodes); then every layer's nearest-neighbour read and
+the keyword candidates' distances go to PostgreSQL as ONE ``UNION ALL`` statement, sent with its
+HNSW settings in one round trip (``read_prepared_notes``). The parts all carry the ORM-compiled
+WHERE clause of ``visible_to(user).active()`` (given the user's firm and matter ids just read, as
+literals) plus the layer's own conditions. Those are
 declared once, in ``layer_rule``, and rendered both as SQL (here) and as a ``Q`` (``layer_filter``,
 for the ORM reads: semantic strategy, history, graph, provenance). Rows come back as light
 ``Note`` instances (no embedding, no queryset building per layer). The three firm-wide layers
@@ -43,6 +46,11 @@ from memory.retrieval.keywords import STOP_WORDS, query_tokens  # noqa: F401  (r
 from memory.retrieval.plan import RetrievalPlan
 
 DEFAULT_EF_SEARCH = 200
+# The candidate list of the hot path's HNSW walks (the firm-wide layers here, the raw messages in
+# ``strategies.layered``). At 100k notes recall@10 per layer (bench ``_recall``, 100 queries) is
+# 1.0 at 200, 100 and 60 and 0.99 at 40; the firm-wide walk costs ~3.8 ms at 200, ~2 ms at 100
+# (docs/performance.md, Search). 100 keeps a margin over 60.
+WALK_EF_SEARCH = 100
 DEFAULT_MAX_SCAN_TUPLES = 20_000
 # Candidates carry only what scoring and reasons need; the final hits are loaded in full
 # (``hydrate``) — a few hundred light rows instead of a few hundred full notes.
@@ -208,6 +216,34 @@ def _set_local_hnsw(ef_search: int, max_scan_tuples: int) -> None:
         )
 
 
+_LOCAL_HNSW = (
+    "SELECT set_config('hnsw.ef_search', %s, true), "
+    "set_config('hnsw.iterative_scan', 'relaxed_order', true), "
+    "set_config('hnsw.max_scan_tuples', %s, true)"
+)
+
+
+def _fetch_with_local_hnsw(sql: str, params: list, ef_search: int, max_scan_tuples: int) -> list[tuple]:
+    """The rows of ``sql`` under the HNSW settings of ``_set_local_hnsw``, in ONE round trip: both
+    statements go in one query string (client-side binding: the simple query protocol), which
+    PostgreSQL runs as one implicit transaction — the settings hold for the read and end with it.
+    ``transaction.atomic`` with its own SET cost BEGIN, SET and COMMIT on top. Inside a caller's
+    transaction they last until its end, as ``SET LOCAL`` there always did."""
+    with connection.cursor() as cursor:
+        cursor.execute(f"{_LOCAL_HNSW}; {sql}", [str(int(ef_search)), str(int(max_scan_tuples)), *params])
+        cursor.nextset()
+        return cursor.fetchall()
+
+
+def read_of_statement(sql: str, params: Sequence) -> tuple[str, list]:
+    """The read of a ``_fetch_with_local_hnsw`` query string without its settings statement (what
+    an EXPLAIN of the read takes: the tests, the bench's access report)."""
+    prefix = _LOCAL_HNSW + "; "
+    if sql.startswith(prefix):
+        return sql[len(prefix):], list(params)[2:]
+    return sql, list(params)
+
+
 def vector_candidates_by_layer(
     user,
     plan: RetrievalPlan,
@@ -215,7 +251,7 @@ def vector_candidates_by_layer(
     vector: np.ndarray,
     *,
     per_layer: int,
-    ef_search: int = DEFAULT_EF_SEARCH,
+    ef_search: int | None = None,
     max_scan_tuples: int = DEFAULT_MAX_SCAN_TUPLES,
     layers: Iterable[str] | None = None,
 ) -> dict[str, list[NoteCandidate]]:
@@ -350,6 +386,149 @@ def _case_read_is_exact(plan: RetrievalPlan, reach: Reach, layers: Sequence[str]
     return plan_json[0]["Plan"]["Plan Rows"] <= EXACT_CASE_MAX_ROWS
 
 
+@dataclass(frozen=True)
+class NoteRead:
+    """What the note read knows before the query vector (``prepare_note_read``): whom it may see,
+    which layers with which LIMITs, whether the case layer is read exactly, and the keyword
+    candidates (rows of the light columns with their rank, no distance yet)."""
+
+    visible: _Visible | None
+    plan: RetrievalPlan
+    reach: Reach
+    layers: tuple[str, ...]
+    limits: dict[str, int]
+    exact_case: bool = False
+    keyword_rows: tuple[tuple, ...] = ()
+
+
+def prepare_note_read(
+    user,
+    plan: RetrievalPlan,
+    reach: Reach,
+    layers: Sequence[str],
+    *,
+    per_layer: int | dict[str, int],
+    tokens: Sequence[str] = (),
+    keyword_limit: int = 0,
+    keyword_pool: int = 0,
+    keyword_layers: Sequence[str] | None = None,
+) -> NoteRead:
+    """Everything of the note read that needs no query vector, run while the query encodes (on
+    the alongside connection, memory/retrieval/alongside.py): the EXPLAIN that decides whether
+    the case layer is read exactly, and the keyword (GIN) read. After the vector only the
+    nearest-neighbour parts remain (``read_prepared_notes``), plus the distances of the keyword
+    candidates by id. ``keyword_layers`` (default: ``layers``) are those of the keyword read (a
+    search whose case layer is read on another connection still reads keywords in every layer).
+    A user who can see nothing (anonymous, no firm) gets nothing, without a query."""
+    layers = tuple(layers)
+    limits = dict(per_layer) if isinstance(per_layer, dict) else {layer: per_layer for layer in layers}
+    visible = _visible_where(user, reach) if reach.firm_ids else None
+    if visible is None or not layers:
+        return NoteRead(None, plan, reach, layers, limits)
+    exact_case = _case_read_is_exact(plan, reach, layers)
+    keyword_rows: tuple[tuple, ...] = ()
+    query = _tsquery_text(tokens) if keyword_limit else None
+    if query is not None:
+        _names, columns = _light_columns()
+        tsv = f"to_tsvector('{SEARCH_CONFIG}'::regconfig, COALESCE(\"memory_note\".\"search_text\", ''))"
+        layer_sql, layer_params = _layers_condition(plan, reach, layers if keyword_layers is None else keyword_layers)
+        outer = ", ".join(column.replace('"memory_note".', "m.") for column in columns)
+        # The GIN filter is the AND of the query words (the notes with every word: the strongest
+        # keyword candidates, and a short posting-list intersection); the rank counts any word
+        # (OR). An OR filter on common words matched most of a firm's notes and ranking them all
+        # cost 70 ms at 100k notes; a LIMIT on it still paid ~18 ms for the full GIN bitmap.
+        # Notes sharing only some words still enter through the vector reads, and every
+        # candidate's keyword overlap is scored in Python (``scoring.keyword_score``).
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"SELECT {outer}, ts_rank(to_tsvector('{SEARCH_CONFIG}'::regconfig, COALESCE(m.search_text, '')), "
+                f"to_tsquery('{SEARCH_CONFIG}'::regconfig, %s)) AS kw "
+                f"FROM (SELECT memory_note.* FROM memory_note WHERE ({visible.sql}) AND ({layer_sql}) "
+                f"AND {tsv} @@ to_tsquery('{SEARCH_CONFIG}'::regconfig, %s) LIMIT %s) m ORDER BY kw DESC LIMIT %s",
+                [query, *visible.params, *layer_params, _tsquery_text(tokens, "&"), keyword_pool, keyword_limit],
+            )
+            keyword_rows = tuple(cursor.fetchall())
+    return NoteRead(visible, plan, reach, layers, limits, exact_case, keyword_rows)
+
+
+def read_prepared_notes(
+    read: NoteRead,
+    vector: np.ndarray,
+    *,
+    ef_search: int | None = None,
+    max_scan_tuples: int = DEFAULT_MAX_SCAN_TUPLES,
+) -> tuple[dict[str, list[NoteCandidate]], list[NoteCandidate]]:
+    """The nearest-neighbour reads of a prepared note read and the distances of its keyword
+    candidates, as ONE statement (``ef_search`` default: ``WALK_EF_SEARCH``). A keyword candidate
+    that is no longer visible and active when the vector statement runs is dropped; one without
+    an embedding keeps no distance."""
+    ef_search = WALK_EF_SEARCH if ef_search is None else ef_search
+    visible, plan, reach, layers, limits = read.visible, read.plan, read.reach, read.layers, read.limits
+    if visible is None or not layers:
+        return {layer: [] for layer in layers}, []
+    names, columns = _light_columns()
+    select = ", ".join(columns)
+    base = f"FROM memory_note WHERE ({visible.sql}) AND \"memory_note\".\"embedding\" IS NOT NULL"
+    # The query vector is sent once (8 KB of text) and every part reads it from the CTE; an
+    # index scan accepts the InitPlan value as its ORDER BY argument.
+    qvec = "(SELECT v FROM query_vector)"
+    statements: list[str] = []
+    params: list = [_vector_literal(vector)]
+    distance = f"(\"memory_note\".\"embedding\" <=> {qvec})"
+    for part in _vector_parts(plan, reach, layers, limits, exact_case=read.exact_case):
+        if part.exact:
+            # Rank by id and distance alone (an index-only scan of the covering index, "+ 0" so
+            # no HNSW index serves the sort: every matching row is compared), then read the
+            # light columns of the winners only.
+            statements.append(
+                f"(SELECT {select}, ranked.distance, 0 AS src FROM "
+                f"(SELECT \"memory_note\".\"id\" AS id, {distance} AS distance {base} AND {part.condition} "
+                f"ORDER BY {distance} + 0 LIMIT %s) ranked JOIN memory_note ON memory_note.id = ranked.id)"
+            )
+        else:
+            statements.append(
+                f"(SELECT {select}, {distance} AS distance, 0 AS src "
+                f"{base} AND {part.condition} ORDER BY {distance} LIMIT %s)"
+            )
+        params += [*visible.params, *part.params, part.limit]
+    width = len(names)
+    keyword_ids = [row[0] for row in read.keyword_rows]  # "id" is the first light column
+    if keyword_ids:
+        # The keyword candidates' distances (NULL without an embedding), by primary key, still
+        # under the visibility rule.
+        statements.append(
+            f"(SELECT {select}, {distance} AS distance, 1 AS src FROM memory_note "
+            f"WHERE ({visible.sql}) AND \"memory_note\".\"id\" = ANY(%s::uuid[]))"
+        )
+        params += [*visible.params, keyword_ids]
+    sql = "WITH query_vector AS MATERIALIZED (SELECT %s::vector AS v) " + " UNION ALL ".join(statements)
+    rows = _fetch_with_local_hnsw(sql, params, max(ef_search, max(limits.values(), default=0)), max_scan_tuples)
+    by_layer: dict[str, dict] = {layer: {} for layer in layers}
+    keyword_distance: dict = {}
+    alias = connection.alias
+    for row in rows:
+        distance_value, src = row[width], row[width + 1]
+        if src == 1:
+            keyword_distance[row[0]] = distance_value
+            continue
+        note = Note.from_db(alias, names, row[:width])
+        by_layer[note.memory_scope][note.pk] = NoteCandidate(note=note, distance=float(distance_value), via_vector=True)
+    keyword = [
+        NoteCandidate(
+            note=Note.from_db(alias, names, row[:width]),
+            distance=None if keyword_distance[row[0]] is None else float(keyword_distance[row[0]]),
+            keyword_rank=float(row[width]), via_keyword=True,
+        )
+        for row in read.keyword_rows
+        if row[0] in keyword_distance
+    ]
+    result = {}
+    for layer, found in by_layer.items():
+        ordered = sorted(found.values(), key=lambda c: c.distance)  # relaxed_order / per-matter parts
+        result[layer] = ordered[: limits[layer]]
+    return result, keyword
+
+
 def _read_layers(
     user,
     plan: RetrievalPlan,
@@ -361,85 +540,14 @@ def _read_layers(
     tokens: Sequence[str] = (),
     keyword_limit: int = 0,
     keyword_pool: int = 0,
-    ef_search: int = DEFAULT_EF_SEARCH,
+    ef_search: int | None = None,
     max_scan_tuples: int = DEFAULT_MAX_SCAN_TUPLES,
 ) -> tuple[dict[str, list[NoteCandidate]], list[NoteCandidate]]:
-    """All vector reads (and the keyword read) of one search as ONE statement. A user who can
-    see nothing (anonymous, no firm) gets nothing, without a query."""
-    visible = _visible_where(user, reach) if reach.firm_ids else None
-    if visible is None or not layers:
-        return {layer: [] for layer in layers}, []
-    limits = dict(per_layer) if isinstance(per_layer, dict) else {layer: per_layer for layer in layers}
-    names, columns = _light_columns()
-    select = ", ".join(columns)
-    base = f"FROM memory_note WHERE ({visible.sql}) AND \"memory_note\".\"embedding\" IS NOT NULL"
-    # The query vector is sent once (8 KB of text) and every part reads it from the CTE; an
-    # index scan accepts the InitPlan value as its ORDER BY argument.
-    qvec = "(SELECT v FROM query_vector)"
-    statements: list[str] = []
-    params: list = [_vector_literal(vector)]
-    exact_case = _case_read_is_exact(plan, reach, layers)
-    distance = f"(\"memory_note\".\"embedding\" <=> {qvec})"
-    for part in _vector_parts(plan, reach, layers, per_layer, exact_case=exact_case):
-        if part.exact:
-            # Rank by id and distance alone (an index-only scan of the covering index, "+ 0" so
-            # no HNSW index serves the sort: every matching row is compared), then read the
-            # light columns of the winners only.
-            statements.append(
-                f"(SELECT {select}, ranked.distance, NULL::float8 AS kw, 0 AS src FROM "
-                f"(SELECT \"memory_note\".\"id\" AS id, {distance} AS distance {base} AND {part.condition} "
-                f"ORDER BY {distance} + 0 LIMIT %s) ranked JOIN memory_note ON memory_note.id = ranked.id)"
-            )
-        else:
-            statements.append(
-                f"(SELECT {select}, {distance} AS distance, NULL::float8 AS kw, 0 AS src "
-                f"{base} AND {part.condition} ORDER BY {distance} LIMIT %s)"
-            )
-        params += [*visible.params, *part.params, part.limit]
-    query = _tsquery_text(tokens) if keyword_limit else None
-    if query is not None:
-        tsv = f"to_tsvector('{SEARCH_CONFIG}'::regconfig, COALESCE(\"memory_note\".\"search_text\", ''))"
-        layer_sql, layer_params = _layers_condition(plan, reach, layers)
-        outer = ", ".join(column.replace('"memory_note".', "m.") for column in columns)
-        # The GIN filter is the AND of the query words (the notes with every word: the strongest
-        # keyword candidates, and a short posting-list intersection); the rank counts any word
-        # (OR). An OR filter on common words matched most of a firm's notes and ranking them all
-        # cost 70 ms at 100k notes; a LIMIT on it still paid ~18 ms for the full GIN bitmap.
-        # Notes sharing only some words still enter through the vector reads, and every
-        # candidate's keyword overlap is scored in Python (``scoring.keyword_score``).
-        statements.append(
-            f"(SELECT {outer}, "
-            f"(m.embedding <=> {qvec}) AS distance, ts_rank(to_tsvector('{SEARCH_CONFIG}'::regconfig, COALESCE(m.search_text, '')), to_tsquery('{SEARCH_CONFIG}'::regconfig, %s)) AS kw, 1 AS src "
-            f"FROM (SELECT memory_note.* FROM memory_note WHERE ({visible.sql}) AND ({layer_sql}) "
-            f"AND {tsv} @@ to_tsquery('{SEARCH_CONFIG}'::regconfig, %s) LIMIT %s) m ORDER BY kw DESC LIMIT %s)"
-        )
-        params += [query, *visible.params, *layer_params, _tsquery_text(tokens, "&"),
-                   keyword_pool, keyword_limit]
-    sql = "WITH query_vector AS MATERIALIZED (SELECT %s::vector AS v) " + " UNION ALL ".join(statements)
-    with transaction.atomic():
-        _set_local_hnsw(max(ef_search, max(limits.values(), default=0)), max_scan_tuples)
-        with connection.cursor() as cursor:
-            cursor.execute(sql, params)
-            rows = cursor.fetchall()
-    width = len(names)
-    by_layer: dict[str, dict] = {layer: {} for layer in layers}
-    keyword: list[NoteCandidate] = []
-    alias = connection.alias
-    for row in rows:
-        note = Note.from_db(alias, names, row[:width])
-        distance, kw, src = row[width], row[width + 1], row[width + 2]
-        if src == 0:
-            by_layer[note.memory_scope][note.pk] = NoteCandidate(note=note, distance=float(distance), via_vector=True)
-        else:
-            keyword.append(NoteCandidate(
-                note=note, distance=None if distance is None else float(distance),
-                keyword_rank=float(kw), via_keyword=True,
-            ))
-    result = {}
-    for layer, found in by_layer.items():
-        ordered = sorted(found.values(), key=lambda c: c.distance)  # relaxed_order / per-matter parts
-        result[layer] = ordered[: limits[layer]]
-    return result, keyword
+    """All vector reads (and the keyword read) of one search: the reads without the vector,
+    then one statement. A user who can see nothing (anonymous, no firm) gets nothing, without a query."""
+    read = prepare_note_read(user, plan, reach, layers, per_layer=per_layer, tokens=tokens,
+                             keyword_limit=keyword_limit, keyword_pool=keyword_pool)
+    return read_prepared_notes(read, vector, ef_search=ef_search, max_scan_tuples=max_scan_tuples)
 
 
 def _layers_condition(plan: RetrievalPlan, reach: Reach, layers: Sequence[str]) -> tuple[str, list]:
@@ -464,18 +572,30 @@ KEYWORD_POOL = 400
 LATER_LAYER_LIMIT = 10
 
 
-def read_candidates(
-    user, plan: RetrievalPlan, reach: Reach, vector: np.ndarray, tokens: Sequence[str], *, per_layer: int
-) -> tuple[dict[str, list[NoteCandidate]], list[NoteCandidate]]:
-    """Per-layer vector candidates and keyword candidates in one round trip."""
+def prepare_candidates(
+    user, plan: RetrievalPlan, reach: Reach, tokens: Sequence[str], *, per_layer: int,
+    layers: Sequence[str] | None = None, keyword: bool = True,
+) -> NoteRead:
+    """The part of ``read_candidates`` that needs no query vector (it runs while the query encodes).
+    With ``layers``, only those layers' nearest-neighbour reads (each with the LIMIT it has in the
+    whole plan); without ``keyword``, no keyword read (another read of the search does it)."""
     limits = {
         layer: per_layer if position == 0 else LATER_LAYER_LIMIT
         for position, layer in enumerate(plan.layers)
     }
-    return _read_layers(
-        user, plan, reach, vector, list(plan.layers), per_layer=limits,
-        tokens=tokens, keyword_limit=per_layer, keyword_pool=KEYWORD_POOL,
+    layers = list(plan.layers if layers is None else layers)
+    return prepare_note_read(
+        user, plan, reach, layers, per_layer={layer: limits[layer] for layer in layers},
+        tokens=tokens if keyword else (), keyword_limit=per_layer if keyword else 0, keyword_pool=KEYWORD_POOL,
+        keyword_layers=list(plan.layers),
     )
+
+
+def read_candidates(
+    user, plan: RetrievalPlan, reach: Reach, vector: np.ndarray, tokens: Sequence[str], *, per_layer: int
+) -> tuple[dict[str, list[NoteCandidate]], list[NoteCandidate]]:
+    """Per-layer vector candidates and keyword candidates: the keyword read, then one statement."""
+    return read_prepared_notes(prepare_candidates(user, plan, reach, tokens, per_layer=per_layer), vector)
 
 
 def vector_candidates(

@@ -302,14 +302,12 @@ def _read_exact(cursor, scope: str, scope_params: list, vector: np.ndarray, word
 
 def _read_walk(cursor, read: MessageRead, vector: np.ndarray, *, limit: int, ef_search: int) -> list[tuple]:
     """Very many messages (memory/retrieval/message_scale.py): ONE statement for the HNSW walk
-    (iterative scan) and the columns of every candidate, the keyword best already known."""
+    (iterative scan) and the columns of every candidate, the keyword best already known. The
+    HNSW settings go in the same query string (one round trip, as ``candidates._fetch_with_local_hnsw``)."""
     columns = ", ".join(f"m.{name}" for name in MESSAGE_FIELDS)
     distance = "(m.embedding <=> (SELECT v FROM query_vector))"
     cursor.execute(
-        "SELECT set_config('hnsw.ef_search', %s, true), set_config('hnsw.iterative_scan', 'relaxed_order', true)",
-        [str(max(ef_search, limit))],
-    )
-    cursor.execute(
+        "SELECT set_config('hnsw.ef_search', %s, true), set_config('hnsw.iterative_scan', 'relaxed_order', true); "
         "WITH query_vector AS MATERIALIZED (SELECT %s::vector AS v), "
         "query_words AS MATERIALIZED (SELECT t.i, plainto_tsquery(%s::regconfig, t.word) AS q "
         "FROM unnest(%s::text[]) WITH ORDINALITY AS t(word, i)), "
@@ -320,9 +318,10 @@ def _read_walk(cursor, read: MessageRead, vector: np.ndarray, *, limit: int, ef_
         f"SELECT {columns}, {distance} AS distance, "
         "ARRAY(SELECT w.i FROM query_words w WHERE numnode(w.q) > 0 AND m.search_vector @@ w.q "
         "AND w.i = ANY(%s) ORDER BY w.i), found.src FROM found JOIN memory_message m ON m.id = found.id",
-        [_vector_literal(vector), SEARCH_CONFIG, read.words, *read.scope_params, limit, read.keyword_ids,
-         [i + 1 for i, weight in enumerate(read.idf) if weight > 0]],
+        [str(max(ef_search, limit)), _vector_literal(vector), SEARCH_CONFIG, read.words, *read.scope_params, limit,
+         read.keyword_ids, [i + 1 for i, weight in enumerate(read.idf) if weight > 0]],
     )
+    cursor.nextset()
     return cursor.fetchall()
 
 

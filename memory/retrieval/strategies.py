@@ -3,14 +3,14 @@ candidates, keyword search, fusion, graph expansion, quotas). Both only read."""
 from __future__ import annotations
 
 import time
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from uuid import UUID
 
 from django.utils.timezone import localtime
 
-from memory.models import Note
+from memory.models import MemoryScope, Note
 from memory.retrieval import candidates as cand
-from memory.retrieval.alongside import run_alongside
+from memory.retrieval.alongside import can_run_alongside, run_alongside
 from memory.retrieval.fusion import (
     DENSE, HISTORY_WINDOW, KEYWORD, NOTES, Entry, dense_ranking, first_message_id, fuse, fusion_reason,
     keyword_ranking, lift_earlier_statements, select,
@@ -76,26 +76,60 @@ def _merge(target: dict[UUID, cand.NoteCandidate], found: list[cand.NoteCandidat
         existing.via_message |= candidate.via_message
 
 
-def _read_notes(request: SearchRequest, access: cand.Reach, tokens: list[str],
-                per_layer: int) -> tuple[dict[UUID, cand.NoteCandidate], dict[str, float]]:
-    """The note candidates of every planned layer (one statement: each layer's vector read and
-    the keyword read) plus, for a history question, the superseded notes; with their timings."""
-    timings: dict[str, float] = {}
+@dataclass
+class _NoteReads:
+    """What a note read found, by source, in the order the pool takes them (``_note_pool``)."""
+
+    by_layer: dict[str, list[cand.NoteCandidate]] = field(default_factory=dict)
+    keyword: list[cand.NoteCandidate] = field(default_factory=list)
+    history: list[cand.NoteCandidate] = field(default_factory=list)
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+def _read_notes(request: SearchRequest, access: cand.Reach, tokens: list[str], per_layer: int,
+                layers: list[str] | None = None, *, keyword: bool = True, history: bool = True) -> _NoteReads:
+    """The note candidates of the planned ``layers`` (default: all) plus, for a history question,
+    the superseded notes; with their timings. What needs no vector (the case-exactness EXPLAIN,
+    the keyword read) runs first, while the query encodes; then one statement: each layer's
+    vector read and the keyword candidates' distances."""
+    found = _NoteReads()
+    started = time.perf_counter()
+    prepared = cand.prepare_candidates(request.user, request.plan, access, tokens, per_layer=per_layer,
+                                       layers=layers, keyword=keyword)
+    found.timings["notes_before_vector"] = _ms(started)
     vector = request.query_vector
     started = time.perf_counter()
-    pool: dict[UUID, cand.NoteCandidate] = {}
-    # ``timings["keyword"]`` is 0: its time is inside "vector".
-    by_layer, keyword = cand.read_candidates(request.user, request.plan, access, vector, tokens, per_layer=per_layer)
-    for found in by_layer.values():
-        _merge(pool, found)
-    _merge(pool, keyword)
-    timings["vector"] = _ms(started)
-    timings["keyword"] = 0.0
-    if request.plan.history:
+    found.by_layer, found.keyword = cand.read_prepared_notes(prepared, vector)
+    found.timings["vector"] = _ms(started)
+    found.timings["keyword"] = 0.0  # its time is inside "notes_before_vector"
+    if history and request.plan.history:
         started = time.perf_counter()
-        _merge(pool, cand.superseded_candidates(request.user, request.plan, access, vector, limit=per_layer))
-        timings["history"] = _ms(started)
-    return pool, timings
+        found.history = cand.superseded_candidates(request.user, request.plan, access, vector, limit=per_layer)
+        found.timings["history"] = _ms(started)
+    return found
+
+
+def _case_read_apart(plan, access: cand.Reach) -> bool:
+    """Whether the case layer over all of the user's matters is read on a connection of its own:
+    its exact read (every note of the assigned matters, ~10 ms for 14k notes) is the longest part
+    of the note statement, and the other layers' parts then run beside it instead of after it.
+    Only when reads may run alongside at all (on one connection it would be one more round trip)."""
+    return (plan.matter_id is None and MemoryScope.CASE in plan.layers and len(plan.layers) > 1
+            and bool(access.matter_ids) and can_run_alongside())
+
+
+def _note_pool(plan, reads: list[_NoteReads]) -> dict[UUID, cand.NoteCandidate]:
+    """One candidate per note, merged in the order of one read: the layers in plan order, then the
+    keyword candidates, then the superseded notes (ties keep that order downstream)."""
+    pool: dict[UUID, cand.NoteCandidate] = {}
+    for layer in plan.layers:
+        for read in reads:
+            _merge(pool, read.by_layer.get(layer, []))
+    for read in reads:
+        _merge(pool, read.keyword)
+    for read in reads:
+        _merge(pool, read.history)
+    return pool
 
 
 def layered(request: SearchRequest) -> SearchResult:
@@ -113,7 +147,17 @@ def layered(request: SearchRequest) -> SearchResult:
     # The note statement (it waits for the query vector) runs on a second connection while
     # this one reads the messages (memory/retrieval/alongside.py); inside a transaction it
     # runs here, after the message reads that need no vector.
-    read_notes = run_alongside(lambda: _read_notes(request, access, tokens, per_layer))
+    # No current matter: the case layer over all assigned matters on a third connection, beside
+    # the other layers' statement.
+    if _case_read_apart(plan, access):
+        others = [layer for layer in plan.layers if layer != MemoryScope.CASE]
+        note_reads = [
+            run_alongside(lambda: _read_notes(request, access, tokens, per_layer, [MemoryScope.CASE],
+                                              keyword=False, history=False)),
+            run_alongside(lambda: _read_notes(request, access, tokens, per_layer, others)),
+        ]
+    else:
+        note_reads = [run_alongside(lambda: _read_notes(request, access, tokens, per_layer))]
 
     # While the query is still encoding: the message reads that need no vector.
     started = time.perf_counter()
@@ -124,11 +168,14 @@ def layered(request: SearchRequest) -> SearchResult:
 
     # Every turn is memory: the user's visible raw messages are always candidates.
     started = time.perf_counter()
-    said = read_message_candidates(message_read, vector, limit=message_limit)
+    said = read_message_candidates(message_read, vector, limit=message_limit, ef_search=cand.WALK_EF_SEARCH)
     timings["messages"] = _ms(started)
     started = time.perf_counter()
-    pool, note_timings = read_notes()
-    timings.update(note_timings)
+    reads = [read() for read in note_reads]
+    pool = _note_pool(plan, reads)
+    for read in reads:  # the slower of parallel reads
+        for stage, ms in read.timings.items():
+            timings[stage] = max(timings.get(stage, 0.0), ms)
     timings["notes_wait"] = _ms(started)  # what the note statement added after the messages
     if plan.search_messages and said:  # an explicit reference: the notes those messages became
         started = time.perf_counter()

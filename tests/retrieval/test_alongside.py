@@ -72,7 +72,7 @@ def test_a_failing_note_read_on_the_other_connection_reaches_the_caller(world, m
     def broken(*args, **kwargs):
         raise RuntimeError("note read failed")
 
-    monkeypatch.setattr(candidates, "read_candidates", broken)
+    monkeypatch.setattr(candidates, "read_prepared_notes", broken)
     with pytest.raises(RuntimeError, match="note read failed"):
         search_memory(world.alice, "电脑花屏", k=5)
 
@@ -131,3 +131,38 @@ def test_a_failed_read_drops_its_connection_and_a_dead_one_is_replaced(world, mo
     monkeypatch.setattr(alongside, "IDLE_CHECK_SECONDS", 0.0)
     assert not set(_worker_pids(3 * WORKERS)) & kept
     close_read_connections()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_without_a_current_matter_the_case_layer_is_read_beside_the_other_layers(
+    world, memory, laptop_conversation, settings, monkeypatch
+):
+    """No current matter: the case layer over the assigned matters is read on a connection of its
+    own, beside the other layers' statement (and the keyword read over every layer); the hits are
+    exactly those of one connection, and the walls hold (bob, charlie: no case layer to split)."""
+    from memory.models import MemoryScope
+    from memory.retrieval import strategies
+
+    calls: list[tuple] = []
+    read_notes = strategies._read_notes
+
+    def spy(request, access, tokens, per_layer, layers=None, **kwargs):
+        calls.append((request.user.username, tuple(layers or ()), kwargs.get("keyword", True)))
+        return read_notes(request, access, tokens, per_layer, layers, **kwargs)
+
+    monkeypatch.setattr(strategies, "_read_notes", spy)
+    for user, may_see in ((world.alice, ALICE_MAY_SEE), (world.bob, BOB_MAY_SEE),
+                          (world.charlie, CHARLIE_MAY_SEE)):
+        for question in QUESTIONS:
+            calls.clear()
+            settings.SEARCH_PARALLEL_READS = True
+            apart, _here = _search(user, question)
+            if user == world.alice:
+                assert (user.username, (MemoryScope.CASE,), False) in calls, calls
+                assert any(layers and MemoryScope.CASE not in layers and keyword for _, layers, keyword in calls)
+            settings.SEARCH_PARALLEL_READS = False
+            calls.clear()
+            single, _here = _search(user, question)
+            assert len(calls) == 1, "one connection: one note read"
+            assert apart == single, (user.username, question)
+            assert _note_keys(apart, memory) <= may_see

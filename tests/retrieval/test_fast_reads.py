@@ -100,7 +100,7 @@ def _statement_of_search(user, plan, reach, vector) -> tuple[str, list]:
     with connection.execute_wrapper(grab):
         cand.read_candidates(user, plan, reach, vector, [], per_layer=20)
     assert len(captured) == 1
-    return captured[0]
+    return cand.read_of_statement(*captured[0])
 
 
 @pytest.mark.django_db(transaction=True)
