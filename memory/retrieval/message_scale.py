@@ -291,12 +291,14 @@ def best_by_levels(
         if not groups:
             return found[:limit]
         seen_above = limit - wanted  # latest matches of the levels above
+        # Enough of the latest for the levels above to hold WINDOW_SLACK x limit, at the density
+        # just seen (``read`` of them for ``seen_above``).
         larger = math.ceil(WINDOW_SLACK * limit * read / seen_above) if seen_above else None
-        if larger is not None and larger > size and GIN_MATCH_COST * seen_above * total > larger * read:
+        if larger is not None and larger > read and GIN_MATCH_COST * seen_above * total > larger * read:
             # The levels above hold so many messages in all (as estimated from the latest) that
             # visiting them through the GIN index costs more than reading enough of the latest.
-            size = larger if larger <= LATEST_MAX_ROWS and 2 * larger < total else None
-            if size is not None:
+            if larger <= LATEST_MAX_ROWS and 2 * larger < total:
+                size = math.ceil(larger * size / read)  # a start chosen for ``size`` reads ``read``
                 continue
         rows = _scored(cursor, scope, scope_params, weighted, [[words[i] for i in g] for g in groups], limit=limit)
         return ([row[0] for row in rows] + found)[:limit]

@@ -25,7 +25,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 from django.contrib.auth import get_user_model
-from django.db import connection, transaction
+from django.db import connection
 from django.db.models import Q
 
 from memory.models import Conversation, Message, Note
@@ -165,13 +165,14 @@ def read_message_candidates(read: MessageRead | None, vector: np.ndarray, *, lim
     if read is None:
         return []
     words, excluded, scope, scope_params = read.words, read.excluded, read.scope, read.scope_params
-    with transaction.atomic():
-        with connection.cursor() as cursor:
-            if read.exact:
-                rows, idf = _read_exact(cursor, scope, scope_params, vector, words, limit=limit)
-            else:
-                idf = read.idf
-                rows = _read_walk(cursor, read, vector, limit=limit, ef_search=ef_search)
+    partners: dict[int, Message] | None = None
+    with connection.cursor() as cursor:
+        if read.exact:
+            rows, idf = _read_exact(cursor, scope, scope_params, vector, words, limit=limit)
+        else:
+            idf = read.idf
+            rows = _read_walk(cursor, read, vector, limit=limit, ef_search=ef_search)
+            partners = _partners_in_rows(rows)  # the walk read them with the candidates
     if not rows:
         return []
     total_idf = sum(idf) or 1.0
@@ -192,7 +193,11 @@ def read_message_candidates(read: MessageRead | None, vector: np.ndarray, *, lim
             via_keyword=1 in src,
         ))
     score_bm25(found)
-    attach_turn_partners(found, exclude_ids=excluded)
+    if partners is None:
+        attach_turn_partners(found, exclude_ids=excluded)
+    else:
+        for c in found:
+            c.partner = partners.get(c.message.pk)
     return found
 
 
@@ -208,37 +213,59 @@ def word_idf(words: Iterable[str], found: list[MessageCandidate]) -> dict[str, f
 
 
 def attach_turn_partners(found: list[MessageCandidate], *, exclude_ids: Iterable[int] = ()) -> None:
-    """Set each candidate's turn partner in ONE statement: a user message's partner is the reply
-    right after it, a reply's is the user message right before it (same conversation, complete
-    messages, by ``said_at``). The partner is in the candidate's own conversation, so it is exactly
-    as visible as the candidate. An excluded message (the chat's current question) is never a
-    partner: its reply then stands alone (it is not paired with an earlier question)."""
+    """Set each candidate's turn partner in ONE statement (``partner_join``)."""
     if not found:
         return
-    columns = ", ".join(f"m.{name}" for name in MESSAGE_FIELDS)
-
-    def neighbour(direction: str, order: str) -> str:
-        # One index probe per candidate (message_conv_said_id_idx), not a pass over whole conversations.
-        return (
-            f"SELECT c.id, {columns} FROM memory_message c CROSS JOIN LATERAL ("
-            "SELECT * FROM memory_message n WHERE n.conversation_id = c.conversation_id AND n.status = %s "
-            f"AND (n.said_at, n.id) {direction} (c.said_at, c.id) ORDER BY n.said_at {order}, n.id {order} LIMIT 1"
-            ") m WHERE c.id = ANY(%s) AND c.role = %s AND m.role = %s AND NOT (m.id = ANY(%s))"
-        )
-
-    user, assistant = Message.Role.USER, Message.Role.ASSISTANT
-    ids, excluded = [c.message.pk for c in found], list(exclude_ids) or [0]
-    complete = Message.Status.COMPLETE
+    join, join_params = partner_join("c", exclude_ids)
     with connection.cursor() as cursor:
         cursor.execute(
-            f"{neighbour('>', 'ASC')} UNION ALL {neighbour('<', 'DESC')}",
-            [complete, ids, user, assistant, excluded, complete, ids, assistant, user, excluded],
+            f"SELECT c.id, {partner_columns()} FROM memory_message c {join} WHERE c.id = ANY(%s)",
+            [*join_params, [c.message.pk for c in found]],
         )
         rows = cursor.fetchall()
     alias = connection.alias
-    partners = {row[0]: Message.from_db(alias, list(MESSAGE_FIELDS), row[1:]) for row in rows}
+    partners = {row[0]: Message.from_db(alias, list(MESSAGE_FIELDS), row[1:]) for row in rows if row[1] is not None}
     for c in found:
         c.partner = partners.get(c.message.pk)
+
+
+def partner_join(alias: str, exclude_ids: Iterable[int] = ()) -> tuple[str, list]:
+    """A LEFT JOIN giving the message ``alias`` its turn partner as ``p``: a user message's
+    partner is the reply right after it, a reply's is the user message right before it (same
+    conversation, complete messages, by ``said_at`` then id; one index probe of
+    ``message_conv_said_id_idx``). The partner is in the message's own conversation, so it is
+    exactly as visible as the message. An excluded message (the chat's current question) is
+    never a partner: its reply then stands alone (it is not paired with an earlier question)."""
+    columns = ", ".join(f"n.{name}" for name in MESSAGE_FIELDS)
+    user, assistant, complete = Message.Role.USER, Message.Role.ASSISTANT, Message.Status.COMPLETE
+    neighbour = (
+        f"(SELECT {columns} FROM memory_message n WHERE n.conversation_id = {alias}.conversation_id "
+        f"AND n.status = %s AND {alias}.role = %s AND (n.said_at, n.id) {{direction}} ({alias}.said_at, {alias}.id) "
+        "ORDER BY n.said_at {order}, n.id {order} LIMIT 1)"
+    )
+    join = (
+        f"LEFT JOIN LATERAL ({neighbour.format(direction='>', order='ASC')} UNION ALL "
+        f"{neighbour.format(direction='<', order='DESC')}) p "
+        f"ON p.role = CASE WHEN {alias}.role = %s THEN %s ELSE %s END AND NOT (p.id = ANY(%s))"
+    )
+    return join, [complete, user, complete, assistant, user, assistant, user, list(exclude_ids) or [0]]
+
+
+def partner_columns() -> str:
+    """The partner's columns in a ``partner_join`` (NULL when it has none)."""
+    return ", ".join(f"p.{name}" for name in MESSAGE_FIELDS)
+
+
+def _partners_in_rows(rows: list[tuple]) -> dict[int, Message]:
+    """The partners a walk row carries after its own columns (``_read_walk``)."""
+    alias = connection.alias
+    width = len(MESSAGE_FIELDS)
+    partners = {}
+    for row in rows:
+        partner = row[width + 3:width + 3 + width]
+        if partner[0] is not None:
+            partners[row[0]] = Message.from_db(alias, list(MESSAGE_FIELDS), partner)
+    return partners
 
 
 BM25_K1 = 1.2  # term-frequency saturation (the usual Okapi values)
@@ -303,9 +330,11 @@ def _read_exact(cursor, scope: str, scope_params: list, vector: np.ndarray, word
 def _read_walk(cursor, read: MessageRead, vector: np.ndarray, *, limit: int, ef_search: int) -> list[tuple]:
     """Very many messages (memory/retrieval/message_scale.py): ONE statement for the HNSW walk
     (iterative scan) and the columns of every candidate, the keyword best already known. The
-    HNSW settings go in the same query string (one round trip, as ``candidates._fetch_with_local_hnsw``)."""
+    HNSW settings go in the same query string (one round trip, as ``candidates._fetch_with_local_hnsw``),
+    each candidate's turn partner after its columns (``partner_join``)."""
     columns = ", ".join(f"m.{name}" for name in MESSAGE_FIELDS)
     distance = "(m.embedding <=> (SELECT v FROM query_vector))"
+    join, join_params = partner_join("m", read.excluded)
     cursor.execute(
         "SELECT set_config('hnsw.ef_search', %s, true), set_config('hnsw.iterative_scan', 'relaxed_order', true); "
         "WITH query_vector AS MATERIALIZED (SELECT %s::vector AS v), "
@@ -317,9 +346,10 @@ def _read_walk(cursor, read: MessageRead, vector: np.ndarray, *, limit: int, ef_
         "SELECT k.id, 1 AS src FROM unnest(%s::bigint[]) AS k(id)) u GROUP BY u.id) "
         f"SELECT {columns}, {distance} AS distance, "
         "ARRAY(SELECT w.i FROM query_words w WHERE numnode(w.q) > 0 AND m.search_vector @@ w.q "
-        "AND w.i = ANY(%s) ORDER BY w.i), found.src FROM found JOIN memory_message m ON m.id = found.id",
+        f"AND w.i = ANY(%s) ORDER BY w.i), found.src, {partner_columns()} "
+        f"FROM found JOIN memory_message m ON m.id = found.id {join}",
         [str(max(ef_search, limit)), _vector_literal(vector), SEARCH_CONFIG, read.words, *read.scope_params, limit,
-         read.keyword_ids, [i + 1 for i, weight in enumerate(read.idf) if weight > 0]],
+         read.keyword_ids, [i + 1 for i, weight in enumerate(read.idf) if weight > 0], *join_params],
     )
     cursor.nextset()
     return cursor.fetchall()

@@ -117,7 +117,7 @@ def candidates(user, query: str, *, matter_id=None, exclude=()) -> list[tuple]:
                                exclude_ids=exclude)
     return sorted(
         (c.message.pk, round(c.keyword, 4), tuple(c.matched_words), c.via_vector, c.via_keyword,
-         None if c.distance is None else round(c.distance, 5))
+         None if c.distance is None else round(c.distance, 5), c.partner.pk if c.partner else None)
         for c in found
     )
 
@@ -131,7 +131,8 @@ def test_the_index_driven_read_returns_what_the_exact_pass_returns(world, chats,
     assert all(exact[:3])
     monkeypatch.setattr(message_reads, "EXACT_MESSAGE_MAX_ROWS", 0)  # every search takes the walk
     walked = [candidates(user, q, matter_id=m, exclude=x) for user, q, m, x in cases]
-    assert walked == exact
+    assert walked == exact  # the walk reads each turn partner in its own statement: the same ones
+    assert any(row[-1] is not None for rows in exact for row in rows)
     bob_ids = {row[0] for row in candidates(world.bob, "房东押金")}
     assert bob_ids and not bob_ids & set(Message.objects.filter(conversation__user=world.alice).values_list("pk", flat=True))
     assert candidates(world.charlie, "房东押金") == []
