@@ -216,6 +216,14 @@ class Note(models.Model):
                 condition=models.Q(memory_scope="case"),
                 name="note_case_vectors",
             ),
+            # The user-profile layer (one owner's notes) is read exactly too, from this index
+            # alone (memory/retrieval/candidates.py, ``_vector_parts``).
+            models.Index(
+                fields=["owner", "matter"],
+                include=["id", "firm", "memory_scope", "status", "embedding"],
+                condition=models.Q(memory_scope="user_profile"),
+                name="note_profile_vectors",
+            ),
             models.Index(fields=["firm", "memory_scope", "status"], name="note_firm_scope_idx"),
             models.Index(fields=["firm", "source_type", "source_id"], name="note_source_idx"),
             GinIndex(SearchVector("search_text", config=SEARCH_CONFIG), name="note_search_english_gin"),

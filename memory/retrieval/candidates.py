@@ -363,9 +363,12 @@ def _vector_parts(
             if layer == firm_wide[0]:
                 merged = ((Cond("memory_scope", tuple(str(x) for x in firm_wide)),),)
                 parts.append(_Part(*_rule_sql(merged), sum(limit_of(x) for x in firm_wide)))
-        elif layer == MemoryScope.CASE and (plan.matter_id is not None or exact_case):
-            # One matter's notes, or the user's matters (covering index) and own matter-less
-            # notes: few enough to compare every one.
+        elif layer == MemoryScope.USER_PROFILE or (
+            layer == MemoryScope.CASE and (plan.matter_id is not None or exact_case)
+        ):
+            # One user's profile notes (covering index ``note_profile_vectors``), one matter's
+            # notes, or the user's matters (covering index ``note_case_vectors``) and own
+            # matter-less notes: few enough to compare every one.
             parts += [_Part(*_rule_sql((alternative,)), limit_of(layer), exact=True) for alternative in rule]
         else:
             parts.append(_Part(*_rule_sql(rule), limit_of(layer)))

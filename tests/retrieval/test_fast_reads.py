@@ -149,6 +149,10 @@ def test_the_search_statement_can_use_the_partial_and_covering_indexes(world):
     # The case read compares every row of the user's matters: from the covering index alone.
     explained = explain(only_indexes=("note_case_vectors",))
     assert "Index Only Scan using note_case_vectors" in explained, explained
+    # So does the user-profile read, over the user's own profile notes.
+    assert MemoryScope.USER_PROFILE in plan.layers
+    explained = explain(only_indexes=("note_case_vectors", "note_profile_vectors"))
+    assert "Index Only Scan using note_profile_vectors" in explained, explained
 
 
 def test_case_layer_over_all_matters_is_exact_and_walled(world, memory):
@@ -180,7 +184,7 @@ def test_case_layer_over_many_matters_falls_back_to_the_hnsw_walk(world, memory,
         reach = cand.reach_of(user)
         assert not cand._case_read_is_exact(plan, reach, plan.layers)
         sql, _params = _statement_of_search(user, plan, reach, vector)
-        assert "+ 0" not in sql
+        assert sql.count("+ 0") == 1  # the user-profile read only: the case layer walks
         by_layer, _keyword = cand.read_candidates(user, plan, reach, vector, [], per_layer=20)
         visible = set(Note.objects.visible_to(user).values_list("pk", flat=True))
         found = {c.note.pk for c in by_layer[MemoryScope.CASE]}
