@@ -306,7 +306,18 @@ def _compiled_visible_where(user_id: int, reach: Reach) -> _Visible | None:
 
 
 def _vector_literal(vector: np.ndarray) -> str:
-    return "[" + ",".join(repr(float(x)) for x in np.asarray(vector, dtype=np.float32).tolist()) + "]"
+    """The query vector as pgvector text. A search sends the same vector in its note and message
+    statements (on two threads): the last one written is kept, by identity."""
+    global _last_literal
+    last = _last_literal
+    if last is not None and last[0] is vector:
+        return last[1]
+    literal = "[" + ",".join(map(repr, np.asarray(vector, dtype=np.float32).tolist())) + "]"
+    _last_literal = (vector, literal)  # one tuple, replaced whole: safe across threads
+    return literal
+
+
+_last_literal: tuple[np.ndarray, str] | None = None
 
 
 def _light_columns() -> tuple[list[str], list[str]]:
