@@ -45,6 +45,8 @@ LATEST_MAX_ROWS = 4_000
 # A message visited through the GIN index (bitmap heap visit, recheck, score) costs about as
 # much as this many read in index order (measured at 100k messages: ~12 vs ~3 µs).
 GIN_MATCH_COST = 4
+# How many times the latest messages are read at most (the first size, then larger ones).
+LATEST_READS = 3
 
 
 @dataclass(frozen=True)
@@ -271,7 +273,9 @@ def best_by_levels(
             or sum(df for _weight, df, _word in weighted) <= LEVEL_MIN_POSTINGS):
         return None
     size = latest_size(total, [df for _weight, df, _word in weighted], limit=limit)
-    while size is not None:
+    for _attempt in range(LATEST_READS):
+        if size is None:
+            return None
         latest = read_latest(cursor, scope, scope_params, words, list(conversation_ids), size)
         if latest is None:
             return None
@@ -302,7 +306,7 @@ def best_by_levels(
                 continue
         rows = _scored(cursor, scope, scope_params, weighted, [[words[i] for i in g] for g in groups], limit=limit)
         return ([row[0] for row in rows] + found)[:limit]
-    return None
+    return None  # read LATEST_READS times without an answer: through the GIN index
 
 
 def read_latest(cursor, scope: str, scope_params: list, words: Sequence[str], conversation_ids: list[int],
