@@ -678,6 +678,8 @@ def hydrate(user, reach: Reach, note_ids: Sequence) -> dict:
     """The full notes (firm, matter, owner joined) for the final hits — still through visible_to,
     with the firm and matter ids of ``reach`` as literals (the subquery form cost ~5 ms here)."""
     # The embedding is deferred (still loaded on access): no caller of a hit reads it.
+    if not note_ids:
+        return {}  # every hit is a raw message: not even the queryset is built
     return (
         Note.objects.visible_to(user, **reach.literals())
         .select_related("firm", "matter", "owner").defer("embedding")

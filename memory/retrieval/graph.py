@@ -75,7 +75,7 @@ def expand(
     seeds = list(seeds)[:SEED_COUNT]
     if not seeds:
         return Expansion({}, {}, 0)
-    allowed = searchable_notes(user, plan, reach_ids).filter(confidence__gte=MIN_CONFIDENCE)
+    allowed = None  # the notes a hop may add: built when a link first reaches an unknown note
     adjacency: dict[UUID, list[tuple[UUID, str]]] = {}
     frontier = {seed_id for seed_id, _ in seeds}
     seen = set(frontier)
@@ -93,6 +93,8 @@ def expand(
             reached.update((source_id, target_id))
         unknown = [node for node in reached - seen if node not in known][:MAX_NEW_NODES]
         if unknown:
+            if allowed is None:
+                allowed = searchable_notes(user, plan, reach_ids).filter(confidence__gte=MIN_CONFIDENCE)
             for note in allowed.filter(pk__in=unknown).annotate(
                 distance=CosineDistance("embedding", vector)
             ):
