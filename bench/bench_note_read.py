@@ -40,9 +40,12 @@ def _settings_apart(sql: str, params: list, ef_search: int, max_scan_tuples: int
 
 
 def main() -> None:
+    from django.conf import settings
+
     from memory.retrieval import candidates as cand
     from memory.retrieval import search_memory, strategies
 
+    settings.SEARCH_QUERY_CACHE_SIZE = 0  # every variant encodes its query, as the bare cost does
     connection.close()
     connection.settings_dict["NAME"] = os.environ.get("BENCH_DB_NAME", "legalmem_bench_search")
     world = _kept_world("bench-target")
