@@ -17,22 +17,13 @@ import random
 import statistics
 import time
 
-from django.db import connection
-
-from bench.bench_search import QUERIES, _bare, _kept_world, _percentile
+from bench.bench_search import QUERIES, _bare, _percentile, open_kept_world
 
 
 def main() -> None:
-    from django.conf import settings
-
     from memory.retrieval import message_scale, search_memory
 
-    settings.SEARCH_QUERY_CACHE_SIZE = 0  # every mode encodes its query, as the bare cost does
-    connection.close()
-    connection.settings_dict["NAME"] = os.environ.get("BENCH_DB_NAME", "legalmem_bench_search")
-    world = _kept_world("bench-target")
-    if world is None:
-        raise SystemExit("no kept benchmark database: run bench_search with BENCH_KEEP_DB=1 first")
+    world = open_kept_world()
     queries = int(os.environ.get("BENCH_QUERIES", "200"))
     slack, words = message_scale.WINDOW_SLACK, message_scale.LEVEL_MAX_WORDS
     # mode: (LEVEL_MAX_WORDS, WINDOW_SLACK) — no score levels with 0 words; a slack this large

@@ -23,7 +23,7 @@ from collections import defaultdict
 
 from django.db import connection, transaction
 
-from bench.bench_search import QUERIES, _kept_world, _percentile
+from bench.bench_search import QUERIES, _percentile, open_kept_world
 
 VARIANTS = ("now", "ef 200", "one statement", "settings apart")
 
@@ -40,17 +40,10 @@ def _settings_apart(sql: str, params: list, ef_search: int, max_scan_tuples: int
 
 
 def main() -> None:
-    from django.conf import settings
-
     from memory.retrieval import candidates as cand
     from memory.retrieval import search_memory, strategies
 
-    settings.SEARCH_QUERY_CACHE_SIZE = 0  # every variant encodes its query, as the bare cost does
-    connection.close()
-    connection.settings_dict["NAME"] = os.environ.get("BENCH_DB_NAME", "legalmem_bench_search")
-    world = _kept_world("bench-target")
-    if world is None:
-        raise SystemExit("no kept benchmark database: run bench_search with BENCH_KEEP_DB=1 first")
+    world = open_kept_world()
     queries = int(os.environ.get("BENCH_QUERIES", "100"))
     variants = [v.strip() for v in os.environ.get("BENCH_VARIANTS", ",".join(VARIANTS)).split(",")]
     ef, apart, fetch = cand.WALK_EF_SEARCH, strategies._case_read_apart, cand._fetch_with_local_hnsw

@@ -388,6 +388,19 @@ def _kept_world(slug: str) -> World | None:
     return World(firm, user, matters, assigned)
 
 
+def open_kept_world() -> World:
+    """The world of the kept benchmark database named by ``BENCH_DB_NAME``, for the benchmarks
+    that compare variants of the search on it; every timed search encodes its query, as the
+    bare cost does (no remembered query vectors)."""
+    settings.SEARCH_QUERY_CACHE_SIZE = 0
+    connection.close()
+    connection.settings_dict["NAME"] = os.environ.get("BENCH_DB_NAME", "legalmem_bench_search")
+    world = _kept_world("bench-target")
+    if world is None:
+        raise SystemExit("no kept benchmark database: run bench_search with BENCH_KEEP_DB=1 first")
+    return world
+
+
 def _run_kept(target: World, sizes: list[int], other: int, queries: int, recall_queries: int) -> list[dict]:
     """Measure a database kept by an earlier run as it is (its largest size): no inserts."""
     from memory.models import Message, Note
