@@ -157,6 +157,23 @@ def recent_window(total: int, frequencies: Sequence[int], conversations: int, *,
     return size, math.ceil(2 * size / conversations)
 
 
+# The start of "the latest messages" (CTEs ``bounds`` and ``start``), from the index
+# ``message_conv_said_id_idx`` alone: each conversation's ``per_conversation``-th latest message is
+# a bound, and the start is the median bound — half the conversations give at least that many
+# messages each, and a dormant conversation does not pull the start back.
+LATEST_START = (
+    "bounds AS MATERIALIZED (SELECT b.said_at, b.id FROM unnest(%s::bigint[]) AS c(id) CROSS JOIN LATERAL ("
+    "SELECT n.said_at, n.id FROM memory_message n WHERE n.conversation_id = c.id "
+    "ORDER BY n.said_at DESC, n.id DESC OFFSET %s LIMIT 1) b), "
+    "start AS MATERIALIZED (SELECT said_at, id FROM bounds ORDER BY said_at DESC, id DESC OFFSET %s LIMIT 1)"
+)
+
+
+def latest_start_params(conversation_ids: Sequence[int], per_conversation: int) -> list:
+    """The parameters of ``LATEST_START``."""
+    return [list(conversation_ids), per_conversation - 1, (len(conversation_ids) + 1) // 2 - 1]
+
+
 def _holding_every_word(cursor, scope: str, scope_params: list, words: list[str], *, limit: int,
                         recent: tuple[list[int], int, int] | None = None) -> list[int]:
     """The latest ``limit`` messages of ``scope`` holding every word (GIN intersection): no
@@ -177,12 +194,9 @@ def _holding_every_word(cursor, scope: str, scope_params: list, words: list[str]
     if recent is not None:
         conversation_ids, size, per_conversation = recent
         cursor.execute(
-            "WITH bounds AS MATERIALIZED (SELECT b.said_at, b.id FROM unnest(%s::bigint[]) AS c(id) CROSS JOIN LATERAL ("
-            "SELECT n.said_at, n.id FROM memory_message n WHERE n.conversation_id = c.id "
-            "ORDER BY n.said_at DESC, n.id DESC OFFSET %s LIMIT 1) b), "
-            "start AS MATERIALIZED (SELECT said_at, id FROM bounds ORDER BY said_at DESC, id DESC OFFSET %s LIMIT 1) "
+            f"WITH {LATEST_START} "
             f"{matching} AND (m.said_at, m.id) >= ((SELECT said_at FROM start), (SELECT id FROM start)){latest_first}",
-            [conversation_ids, per_conversation - 1, (len(conversation_ids) + 1) // 2 - 1,
+            [*latest_start_params(conversation_ids, per_conversation),
              *scope_params, *words, limit],
         )
         ids = [row[0] for row in cursor.fetchall()]
@@ -321,10 +335,7 @@ def read_latest(cursor, scope: str, scope_params: list, words: Sequence[str], co
     per_conversation = math.ceil(2 * size / len(conversation_ids))
     tsqueries = [f"plainto_tsquery('{SEARCH_CONFIG}'::regconfig, %s)" for _word in words]
     cursor.execute(
-        "WITH bounds AS MATERIALIZED (SELECT b.said_at, b.id FROM unnest(%s::bigint[]) AS c(id) CROSS JOIN LATERAL ("
-        "SELECT n.said_at, n.id FROM memory_message n WHERE n.conversation_id = c.id "
-        "ORDER BY n.said_at DESC, n.id DESC OFFSET %s LIMIT 1) b), "
-        "start AS MATERIALIZED (SELECT said_at, id FROM bounds ORDER BY said_at DESC, id DESC OFFSET %s LIMIT 1), "
+        f"WITH {LATEST_START}, "
         # ORDER BY ... LIMIT per conversation: the planner walks the index backwards down to the start.
         "latest AS MATERIALIZED (SELECT m.id, m.conversation_id, m.said_at, "
         f"ARRAY[{', '.join(f'm.search_vector @@ {q}' for q in tsqueries)}] AS held "
@@ -335,7 +346,7 @@ def read_latest(cursor, scope: str, scope_params: list, words: Sequence[str], co
         "SELECT l.id, l.held, (SELECT max(n) FROM (SELECT count(*) AS n FROM latest GROUP BY conversation_id) x), "
         "(SELECT count(*) FROM latest) "
         "FROM latest l WHERE true = ANY(l.held) ORDER BY l.said_at DESC, l.id DESC",
-        [conversation_ids, per_conversation - 1, (len(conversation_ids) + 1) // 2 - 1, *words,
+        [*latest_start_params(conversation_ids, per_conversation), *words,
          conversation_ids, *scope_params, LATEST_MAX_ROWS],
     )
     rows = cursor.fetchall()
