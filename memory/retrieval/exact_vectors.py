@@ -228,10 +228,10 @@ def nearest_ids(kept: Sequence[GroupVectors], vector: np.ndarray, limit: int) ->
     norm = float(np.linalg.norm(query))
     if norm > 0:
         query = query / norm
-    similarity = np.concatenate([group.matrix @ query for group in kept])
-    ids = [pk for group in kept for pk in group.ids]
-    if len(ids) > limit:
-        best = np.argpartition(-similarity, limit - 1)[:limit]
-    else:
-        best = np.arange(len(ids))
-    return [ids[i] for i in best]
+    found: list[tuple[float, UUID]] = []  # each group's best, then the best of those
+    for group in kept:
+        similarity = group.matrix @ query
+        best = np.argpartition(-similarity, limit - 1)[:limit] if len(similarity) > limit else range(len(similarity))
+        found += [(float(similarity[i]), group.ids[i]) for i in best]
+    found.sort(key=lambda pair: -pair[0])
+    return [pk for _similarity, pk in found[:limit]]

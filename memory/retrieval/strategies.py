@@ -10,6 +10,7 @@ from django.utils.timezone import localtime
 
 from memory.models import MemoryScope, Note
 from memory.retrieval import candidates as cand
+from memory.retrieval import exact_vectors
 from memory.retrieval.alongside import can_run_alongside, run_alongside
 from memory.retrieval.fusion import (
     DENSE, HISTORY_WINDOW, KEYWORD, NOTES, Entry, dense_ranking, first_message_id, fuse, fusion_reason,
@@ -111,11 +112,12 @@ def _read_notes(request: SearchRequest, access: cand.Reach, tokens: list[str], p
 
 def _case_read_apart(plan, access: cand.Reach) -> bool:
     """Whether the case layer over all of the user's matters is read on a connection of its own:
-    its exact read (every note of the assigned matters, ~10 ms for 14k notes) is the longest part
-    of the note statement, and the other layers' parts then run beside it instead of after it.
-    Only when reads may run alongside at all (on one connection it would be one more round trip)."""
+    compared in PostgreSQL (every note of the assigned matters, ~10 ms for 14k notes) it is the
+    longest part of the note statement, and the other layers' parts then run beside it instead
+    of after it. Not when its vectors are kept in process (~0.5 ms: one statement is faster), nor
+    when reads may not run alongside at all (on one connection it would be one more round trip)."""
     return (plan.matter_id is None and MemoryScope.CASE in plan.layers and len(plan.layers) > 1
-            and bool(access.matter_ids) and can_run_alongside())
+            and bool(access.matter_ids) and can_run_alongside() and not exact_vectors.in_use())
 
 
 def _note_pool(plan, reads: list[_NoteReads]) -> dict[UUID, cand.NoteCandidate]:
@@ -169,6 +171,11 @@ def layered(request: SearchRequest) -> SearchResult:
     # Every turn is memory: the user's visible raw messages are always candidates.
     started = time.perf_counter()
     said = read_message_candidates(message_read, vector, limit=message_limit, ef_search=cand.WALK_EF_SEARCH)
+    # What needs only the messages is done while the note statement may still run: the word
+    # weights (words every nearest line holds name the topic, not the answer: they weigh less
+    # for notes and messages alike, memory.retrieval.topic) and the messages' fusion entries.
+    weights = query_word_weights(words, said)
+    messages = _message_entries(plan, said)
     timings["messages"] = _ms(started)
     started = time.perf_counter()
     reads = [read() for read in note_reads]
@@ -185,9 +192,6 @@ def layered(request: SearchRequest) -> SearchResult:
         timings["messages"] += _ms(started)
 
     started = time.perf_counter()
-    # Words every nearest line holds (the client's name) name the topic, not the answer: they
-    # weigh less for notes and messages alike (memory.retrieval.topic).
-    weights = query_word_weights(words, said)
     scored = {note_id: _score(request, c, None, words, weights) for note_id, c in pool.items()}
     reach: dict[UUID, GraphReach] = {}
     links_read = 0
@@ -207,11 +211,6 @@ def layered(request: SearchRequest) -> SearchResult:
         for note_id, breakdown in scored.items()
     ]
     by_message = {c.message.pk: c for c in said}
-    messages = []
-    for c in said:
-        weight = plan.message_weight(c.message.conversation_id)
-        breakdown = score_message(c.message, distance=c.distance, keyword=c.keyword, layer_weight=weight)
-        messages.append(Entry((MESSAGE, c.message.pk), breakdown, MESSAGES, priority=weight))
     slots = fuse(notes, messages, dense_ranking(said), keyword_ranking(said), {
         note_id: c.note.superseded_by_id for note_id, c in pool.items()
         if c.note.status == Note.Status.SUPERSEDED
@@ -260,6 +259,16 @@ def layered(request: SearchRequest) -> SearchResult:
             "links_read": links_read,
         },
     )
+
+
+def _message_entries(plan, said: list[MessageCandidate]) -> list[Entry]:
+    """The raw messages' fusion entries, scored with their layer weight."""
+    entries = []
+    for c in said:
+        weight = plan.message_weight(c.message.conversation_id)
+        breakdown = score_message(c.message, distance=c.distance, keyword=c.keyword, layer_weight=weight)
+        entries.append(Entry((MESSAGE, c.message.pk), breakdown, MESSAGES, priority=weight))
+    return entries
 
 
 def message_reasons(request: SearchRequest, found: MessageCandidate, breakdown: ScoreBreakdown) -> list[str]:

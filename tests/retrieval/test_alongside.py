@@ -137,11 +137,14 @@ def test_a_failed_read_drops_its_connection_and_a_dead_one_is_replaced(world, mo
 def test_without_a_current_matter_the_case_layer_is_read_beside_the_other_layers(
     world, memory, laptop_conversation, settings, monkeypatch
 ):
-    """No current matter: the case layer over the assigned matters is read on a connection of its
-    own, beside the other layers' statement (and the keyword read over every layer); the hits are
-    exactly those of one connection, and the walls hold (bob, charlie: no case layer to split)."""
+    """No current matter: the case layer over the assigned matters, compared in PostgreSQL, is
+    read on a connection of its own, beside the other layers' statement (and the keyword read over
+    every layer); the hits are exactly those of one connection, and the walls hold (bob, charlie:
+    no case layer to split). With its vectors kept in process it stays in the one statement."""
     from memory.models import MemoryScope
     from memory.retrieval import strategies
+
+    settings.SEARCH_EXACT_VECTORS_MB = 0
 
     calls: list[tuple] = []
     read_notes = strategies._read_notes
@@ -166,3 +169,10 @@ def test_without_a_current_matter_the_case_layer_is_read_beside_the_other_layers
             assert len(calls) == 1, "one connection: one note read"
             assert apart == single, (user.username, question)
             assert _note_keys(apart, memory) <= may_see
+    settings.SEARCH_EXACT_VECTORS_MB = 64
+    settings.SEARCH_PARALLEL_READS = True
+    calls.clear()
+    kept, _here = _search(world.alice, QUESTIONS[0])
+    assert len(calls) == 1, "kept vectors: the case layer stays in the one note statement"
+    settings.SEARCH_EXACT_VECTORS_MB = 0
+    assert kept == _search(world.alice, QUESTIONS[0])[0]

@@ -1,0 +1,78 @@
+"""The exact layers' vectors kept in process (docs/performance.md, "Fifth round"): the same layered
+searches with and without them, and with the firm-wide walk at its former ``hnsw.ef_search``,
+in one process and interleaved per query beside the bare cost (one encode + one pgvector top-k),
+on a kept benchmark database (bench/bench_search.py builds it; ``BENCH_KEEP_DB=1``).
+
+    BENCH_DB_NAME=<kept database> LEGALMEM_DATA_DIR=<its folder> .venv/bin/python -m legalmem_site.launcher \\
+        manage shell -c "from bench.bench_exact_vectors import main; main()"
+
+Variants (``BENCH_VARIANTS``, comma-separated, default all): ``now`` (the code as it is),
+``in PostgreSQL`` (``SEARCH_EXACT_VECTORS_MB=0``: every note of the exact layers compared by the
+database, the case layer without a current matter on a connection of its own, as in round four),
+``ef 100`` (the firm-wide walk of the note statement at ``hnsw.ef_search`` 100). Knobs:
+BENCH_DB_NAME (legalmem_bench_search), BENCH_QUERIES (100). Prints p50 / p95 of the search (with /
+without a current matter) and its p95 over the bare p95, the groups loaded and the megabytes kept.
+"""
+from __future__ import annotations
+
+import os
+import random
+import time
+from collections import defaultdict
+
+from django.conf import settings
+
+from bench.bench_search import QUERIES, _bare, _percentile, open_kept_world
+
+VARIANTS = ("now", "in PostgreSQL", "ef 100")
+
+
+def main() -> None:
+    from memory.retrieval import candidates as cand
+    from memory.retrieval import search_memory
+    from memory.retrieval.exact_vectors import kept_vectors
+
+    world = open_kept_world()
+    queries = int(os.environ.get("BENCH_QUERIES", "100"))
+    variants = [v.strip() for v in os.environ.get("BENCH_VARIANTS", ",".join(VARIANTS)).split(",")]
+    kept_mb, ef = settings.SEARCH_EXACT_VECTORS_MB, cand.NOTE_WALK_EF_SEARCH
+
+    def use(variant: str) -> None:
+        settings.SEARCH_EXACT_VECTORS_MB = 0 if variant == "in PostgreSQL" else kept_mb
+        cand.NOTE_WALK_EF_SEARCH = 100 if variant == "ef 100" else ef
+
+    figures: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    bare: list[float] = []
+    rng = random.Random(7)
+    try:
+        for i in range(queries + 10):
+            query = QUERIES[i % len(QUERIES)]
+            matter = rng.choice(world.assigned).pk if rng.random() < 0.8 else None
+            order = variants[:]
+            random.Random(i).shuffle(order)
+            cost = _bare(world, query)
+            for variant in order:
+                use(variant)
+                started = time.perf_counter()
+                search_memory(world.user, query, k=10, strategy="layered", matter_id=matter)
+                elapsed = (time.perf_counter() - started) * 1000
+                if i < 10:  # warm-up excluded (and the first loads of the kept groups)
+                    continue
+                kind = "without a matter" if matter is None else "with a matter"
+                figures["search"][variant].append(elapsed)
+                figures[f"search, {kind}"][variant].append(elapsed)
+            if i >= 10:
+                bare.append(cost)
+    finally:
+        use("now")
+    bare_p95 = _percentile(bare, 0.95)
+    print(f"p50 / p95 ms, {queries} queries, load {os.getloadavg()[0]:.2f}; bare p50 / p95 "
+          f"{_percentile(bare, 0.5):.1f} / {bare_p95:.1f}; kept {kept_vectors.nbytes / 1e6:.1f} MB, "
+          f"{kept_vectors.loads} group loads")
+    print(f"{'':28}" + "".join(f"{variant:>22}" for variant in variants))
+    for name, by_variant in figures.items():
+        cells = "".join(f"{_percentile(by_variant[v], 0.5):>12.1f} / {_percentile(by_variant[v], 0.95):<7.1f}"
+                        for v in variants)
+        print(f"{name:28}{cells}")
+    print(f"{'ratio p95 (search / bare)':28}" + "".join(
+        f"{_percentile(figures['search'][v], 0.95) / bare_p95:>21.2f}x" for v in variants))
