@@ -43,6 +43,7 @@ from memory.models import Firm, Matter, MemoryScope, Note
 from memory.models.conversations import SEARCH_CONFIG
 from memory.models.notes import FIRM_WIDE_SCOPES
 from memory.retrieval import exact_vectors
+from memory.retrieval.instances import instance_from_row
 from memory.retrieval.keywords import STOP_WORDS, query_tokens  # noqa: F401  (re-exported)
 from memory.retrieval.plan import RetrievalPlan
 
@@ -565,11 +566,11 @@ def read_prepared_notes(
         if src == 1:
             keyword_distance[row[0]] = distance_value
             continue
-        note = Note.from_db(alias, names, row[:width])
+        note = instance_from_row(Note, alias, names, row[:width])
         by_layer[note.memory_scope][note.pk] = NoteCandidate(note=note, distance=float(distance_value), via_vector=True)
     keyword = [
         NoteCandidate(
-            note=Note.from_db(alias, names, row[:width]),
+            note=instance_from_row(Note, alias, names, row[:width]),
             distance=None if keyword_distance[row[0]] is None else float(keyword_distance[row[0]]),
             keyword_rank=float(row[width]), via_keyword=True,
         )

@@ -176,3 +176,44 @@ def test_without_a_current_matter_the_case_layer_is_read_beside_the_other_layers
     assert len(calls) == 1, "kept vectors: the case layer stays in the one note statement"
     settings.SEARCH_EXACT_VECTORS_MB = 0
     assert kept == _search(world.alice, QUESTIONS[0])[0]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_above_the_exact_bound_the_message_walk_runs_on_another_connection_with_the_same_answer(
+    world, memory, laptop_conversation, settings, monkeypatch
+):
+    """Very many messages (forced here): the HNSW walk over them waits for the vector on a worker's
+    connection while the request's reads the keyword best; the hits are exactly those of one
+    connection for every user, and nobody gets another's messages."""
+    from memory.models import Message
+    from memory.retrieval import messages as message_reads
+
+    monkeypatch.setattr(message_reads, "EXACT_MESSAGE_MAX_ROWS", 0)
+    walks_here: list[str] = []
+
+    def count(execute, sql, params, many, context):
+        if "nearest AS MATERIALIZED" in sql and "memory_message" in sql:
+            walks_here.append(sql)
+        return execute(sql, params, many, context)
+
+    alice_messages = set(Message.objects.filter(conversation__user=world.alice).values_list("pk", flat=True))
+    assert alice_messages
+    for user, may_see in ((world.alice, ALICE_MAY_SEE), (world.bob, BOB_MAY_SEE),
+                          (world.charlie, CHARLIE_MAY_SEE)):
+        for question in QUESTIONS:
+            settings.SEARCH_PARALLEL_READS = True
+            walks_here.clear()
+            with connection.execute_wrapper(count):
+                alongside, _here = _search(user, question)
+            assert not walks_here, "the message walk ran on the request's connection"
+            settings.SEARCH_PARALLEL_READS = False
+            with connection.execute_wrapper(count):
+                single, _here = _search(user, question)
+            assert alongside == single, (user.username, question)
+            assert _note_keys(alongside, memory) <= may_see
+            messages = {pk for kind, pk in alongside if kind == "message"}
+            if user == world.alice:
+                assert walks_here, "one connection: the walk ran here"
+            else:
+                assert not messages & alice_messages
+    assert any(kind == "message" for kind, _pk in _search(world.alice, "之前商家怎么说花屏的？")[0])

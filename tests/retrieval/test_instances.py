@@ -1,0 +1,42 @@
+"""``instance_from_row`` (memory/retrieval/instances.py) gives the instance ``Model.from_db`` gives:
+the same read fields, the same deferred ones (read from the database when touched), a loaded
+state, and it saves like one."""
+from __future__ import annotations
+
+import pytest
+
+from memory.models import Message, Note
+from memory.retrieval.candidates import _light_columns
+from memory.retrieval.instances import instance_from_row
+from memory.retrieval.messages import MESSAGE_FIELDS
+
+pytestmark = pytest.mark.django_db
+
+
+def _row(model, names):
+    return list(model.objects.order_by("pk").values_list(*names)[0])
+
+
+@pytest.mark.parametrize("model", [Note, Message])
+def test_the_instance_of_a_row_is_the_one_from_db_builds(world, memory, laptop_conversation, model):
+    names = _light_columns()[0] if model is Note else list(MESSAGE_FIELDS)
+    row = _row(model, names)
+    built = model.from_db("default", names, row)
+    light = instance_from_row(model, "default", names, row)
+    assert type(light) is model and light.pk == built.pk and light == built
+    assert {n: getattr(light, n) for n in names} == {n: getattr(built, n) for n in names}
+    assert light.get_deferred_fields() == built.get_deferred_fields() != set()
+    assert light._state.adding is False and light._state.db == "default"
+    deferred = sorted(built.get_deferred_fields())[0]
+    stored = model.objects.filter(pk=built.pk).values_list(deferred, flat=True)[0]
+    assert getattr(light, deferred) == stored  # read on first touch, like .only()
+
+
+def test_an_instance_of_a_row_saves_its_change(world, memory):
+    note = memory["laptop_screen"]
+    names = _light_columns()[0]
+    light = instance_from_row(Note, "default", names, Note.objects.filter(pk=note.pk).values_list(*names)[0])
+    light.importance = 0.25
+    light.save(update_fields=["importance"])
+    note.refresh_from_db()
+    assert note.importance == 0.25 and note.content == light.content
