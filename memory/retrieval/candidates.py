@@ -43,7 +43,7 @@ from memory.models import Firm, Matter, MemoryScope, Note
 from memory.models.conversations import SEARCH_CONFIG
 from memory.models.notes import FIRM_WIDE_SCOPES
 from memory.retrieval import exact_vectors
-from memory.retrieval.instances import instance_from_row
+from memory.retrieval.instances import fast_timestamps, instance_from_row
 from memory.retrieval.keywords import STOP_WORDS, query_tokens  # noqa: F401  (re-exported)
 from memory.retrieval.plan import RetrievalPlan
 
@@ -235,6 +235,7 @@ def _fetch_with_local_hnsw(sql: str, params: list, ef_search: int, max_scan_tupl
     ``transaction.atomic`` with its own SET cost BEGIN, SET and COMMIT on top. Inside a caller's
     transaction they last until its end, as ``SET LOCAL`` there always did."""
     with connection.cursor() as cursor:
+        fast_timestamps(cursor)
         cursor.execute(f"{_LOCAL_HNSW}; {sql}", [str(int(ef_search)), str(int(max_scan_tuples)), *params])
         cursor.nextset()
         return cursor.fetchall()
@@ -467,6 +468,7 @@ def prepare_note_read(
         # Notes sharing only some words still enter through the vector reads, and every
         # candidate's keyword overlap is scored in Python (``scoring.keyword_score``).
         with connection.cursor() as cursor:
+            fast_timestamps(cursor)
             cursor.execute(
                 f"SELECT {outer}, ts_rank(to_tsvector('{SEARCH_CONFIG}'::regconfig, COALESCE(m.search_text, '')), "
                 f"to_tsquery('{SEARCH_CONFIG}'::regconfig, %s)) AS kw "

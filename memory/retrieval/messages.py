@@ -31,7 +31,7 @@ from django.db.models import Q
 from memory.models import Conversation, Message, Note
 from memory.models.conversations import SEARCH_CONFIG
 from memory.retrieval.candidates import Reach, _vector_literal
-from memory.retrieval.instances import instance_from_row
+from memory.retrieval.instances import fast_timestamps, instance_from_row
 from memory.retrieval.keywords import term
 from memory.retrieval.message_scale import keyword_best, read_frequencies
 from memory.retrieval.plan import RetrievalPlan
@@ -162,6 +162,7 @@ def read_keyword_best(read: MessageRead, *, limit: int) -> None:
     if read.exact or read.counted is None:
         return
     with connection.cursor() as cursor:
+        fast_timestamps(cursor)
         read.keyword_ids = keyword_best(cursor, read.scope, read.scope_params, read.words, read.idf,
                                         read.counted.per_word, limit=limit, total=read.counted.total,
                                         conversation_ids=read.conversation_ids)
@@ -194,6 +195,7 @@ def read_message_candidates(read: MessageRead | None, vector: np.ndarray, *, lim
     words, excluded, scope, scope_params = read.words, read.excluded, read.scope, read.scope_params
     partners: dict[int, Message] | None = None
     with connection.cursor() as cursor:
+        fast_timestamps(cursor)
         if read.exact:
             rows, idf = _read_exact(cursor, scope, scope_params, vector, words, limit=limit)
         else:
@@ -250,6 +252,7 @@ def attach_turn_partners(found: list[MessageCandidate], *, exclude_ids: Iterable
         return
     join, join_params = partner_join("c", exclude_ids)
     with connection.cursor() as cursor:
+        fast_timestamps(cursor)
         cursor.execute(
             f"SELECT c.id, {partner_columns()} FROM memory_message c {join} WHERE c.id = ANY(%s)",
             [*join_params, [c.message.pk for c in found]],
@@ -399,6 +402,7 @@ def read_nearest(read: MessageRead, vector: np.ndarray, *, limit: int, ef_search
     extra, join, join_params = _row_columns(read)
     words_cte, words_params = _query_words(read)
     with connection.cursor() as cursor:
+        fast_timestamps(cursor)
         cursor.execute(
             "SELECT set_config('hnsw.ef_search', %s, true), set_config('hnsw.iterative_scan', 'relaxed_order', true); "
             f"WITH query_vector AS MATERIALIZED (SELECT %s::vector AS v), {words_cte}, "

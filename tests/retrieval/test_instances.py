@@ -7,7 +7,9 @@ import pytest
 
 from memory.models import Message, Note
 from memory.retrieval.candidates import _light_columns
-from memory.retrieval.instances import instance_from_row
+from django.db import connection
+
+from memory.retrieval.instances import fast_timestamps, instance_from_row
 from memory.retrieval.messages import MESSAGE_FIELDS
 
 pytestmark = pytest.mark.django_db
@@ -40,3 +42,19 @@ def test_an_instance_of_a_row_saves_its_change(world, memory):
     light.save(update_fields=["importance"])
     note.refresh_from_db()
     assert note.importance == 0.25 and note.content == light.content
+
+
+def test_timestamps_read_by_the_c_loader_are_those_django_reads(world, memory, laptop_conversation):
+    sql = "SELECT said_at, stored_at, valid_from FROM memory_note ORDER BY id"
+    with connection.cursor() as cursor:
+        cursor.execute(sql)
+        django_rows = cursor.fetchall()
+        fast_timestamps(cursor)
+        cursor.execute(sql)
+        fast_rows = cursor.fetchall()
+    assert fast_rows == django_rows and fast_rows
+    assert all(value.tzinfo is not None and value.utcoffset().total_seconds() == 0
+               for row in fast_rows for value in row if value is not None)
+    assert type(fast_rows[0][1].tzinfo) is type(django_rows[0][1].tzinfo)  # stored_at: always set
+    with connection.cursor() as cursor:  # the next cursor has Django's loader again
+        assert "Specific" in cursor.cursor.adapters.get_loader(1184, 0).__name__
