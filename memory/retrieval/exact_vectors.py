@@ -228,10 +228,12 @@ def nearest_ids(kept: Sequence[GroupVectors], vector: np.ndarray, limit: int) ->
     norm = float(np.linalg.norm(query))
     if norm > 0:
         query = query / norm
-    found: list[tuple[float, UUID]] = []  # each group's best, then the best of those
+    similarities, owners = [], []  # each group's best, then the best of those
     for group in kept:
         similarity = group.matrix @ query
-        best = np.argpartition(-similarity, limit - 1)[:limit] if len(similarity) > limit else range(len(similarity))
-        found += [(float(similarity[i]), group.ids[i]) for i in best]
-    found.sort(key=lambda pair: -pair[0])
-    return [pk for _similarity, pk in found[:limit]]
+        best = np.argpartition(similarity, len(similarity) - limit)[-limit:] if len(similarity) > limit \
+            else np.arange(len(similarity))
+        similarities.append(similarity[best])
+        owners += [(group, int(i)) for i in best]
+    order = np.argsort(-np.concatenate(similarities), kind="stable")[:limit]
+    return [owners[i][0].ids[owners[i][1]] for i in order]

@@ -21,7 +21,7 @@ import functools
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Callable, Iterable, Sequence
+from typing import Iterable, Sequence
 
 import numpy as np
 from django.contrib.auth import get_user_model
@@ -120,8 +120,6 @@ class MessageRead:
     exact: bool
     idf: list[float] = field(default_factory=list)
     keyword_ids: list[int] = field(default_factory=list)
-    keyword_rows: list[tuple] = field(default_factory=list)  # their columns, words and partners (``_read_rows``)
-    counted: object = None  # the term counts (``message_scale.read_frequencies``), above the exact bound
 
 
 def prepare_message_read(user, plan: RetrievalPlan, tokens: Sequence[str], *, limit: int,
@@ -129,17 +127,6 @@ def prepare_message_read(user, plan: RetrievalPlan, tokens: Sequence[str], *, li
     """The reads that need no query vector (they run while the encoder works): the searchable
     conversations, the forgotten messages, the term counts and, for very many messages, the
     keyword best. None when the user has no searchable conversation."""
-    read = message_scope(user, plan, tokens, exclude_ids=exclude_ids, reach=reach)
-    if read is not None:
-        read_keyword_best(read, limit=limit)
-    return read
-
-
-def message_scope(user, plan: RetrievalPlan, tokens: Sequence[str], *, exclude_ids: Iterable[int] = (),
-                  reach: Reach | None = None) -> MessageRead | None:
-    """Whose messages a search reads and how many hold each word: the searchable conversations,
-    the forgotten messages and the term counts (which decide between the exact pass and the HNSW
-    walk). None when the user has no searchable conversation."""
     conversation_ids = searchable_conversation_ids(user, plan)
     if not conversation_ids:
         return None
@@ -149,24 +136,13 @@ def message_scope(user, plan: RetrievalPlan, tokens: Sequence[str], *, exclude_i
     scope_params = [conversation_ids, Message.Status.COMPLETE, excluded]
     with connection.cursor() as cursor:
         counted = read_frequencies(cursor, conversation_ids, excluded, scope, scope_params, words)
-    read = MessageRead(conversation_ids, words, excluded, scope, scope_params,
-                       exact=counted.total <= EXACT_MESSAGE_MAX_ROWS)
-    if not read.exact:
-        read.idf = counted.idf()
-        read.counted = counted
+        read = MessageRead(conversation_ids, words, excluded, scope, scope_params,
+                           exact=counted.total <= EXACT_MESSAGE_MAX_ROWS)
+        if not read.exact:
+            read.idf = counted.idf()
+            read.keyword_ids = keyword_best(cursor, scope, scope_params, words, read.idf, counted.per_word,
+                                            limit=limit, total=counted.total, conversation_ids=conversation_ids)
     return read
-
-
-def read_keyword_best(read: MessageRead, *, limit: int) -> None:
-    """Above the exact bound: the keyword best (message_scale.py) and their rows, before the vector."""
-    if read.exact or read.counted is None:
-        return
-    with connection.cursor() as cursor:
-        fast_timestamps(cursor)
-        read.keyword_ids = keyword_best(cursor, read.scope, read.scope_params, read.words, read.idf,
-                                        read.counted.per_word, limit=limit, total=read.counted.total,
-                                        conversation_ids=read.conversation_ids)
-        read.keyword_rows = _read_rows(cursor, read, read.keyword_ids)
 
 
 def message_candidates(
@@ -185,11 +161,8 @@ def message_candidates(
 
 
 def read_message_candidates(read: MessageRead | None, vector: np.ndarray, *, limit: int,
-                            ef_search: int = 200, nearest: Callable[[], list[tuple]] | None = None
-                            ) -> list[MessageCandidate]:
-    """The candidates of a prepared read, now that the query vector is known: the exact pass (one
-    statement), or the HNSW walk's nearest (``nearest``: started elsewhere, ``read_nearest``) with
-    the keyword best's distances."""
+                            ef_search: int = 200) -> list[MessageCandidate]:
+    """The candidates of a prepared read, now that the query vector is known (one statement)."""
     if read is None:
         return []
     words, excluded, scope, scope_params = read.words, read.excluded, read.scope, read.scope_params
@@ -200,12 +173,7 @@ def read_message_candidates(read: MessageRead | None, vector: np.ndarray, *, lim
             rows, idf = _read_exact(cursor, scope, scope_params, vector, words, limit=limit)
         else:
             idf = read.idf
-            distances = _keyword_distances(cursor, read, vector)
-            if nearest is None:
-                nearest_rows = read_nearest(read, vector, limit=limit, ef_search=ef_search)
-            else:
-                nearest_rows = nearest()
-            rows = _merge_walk(read, nearest_rows, distances)
+            rows = _read_walk(cursor, read, vector, limit=limit, ef_search=ef_search)
             partners = _partners_in_rows(rows)  # the walk read them with the candidates
     if not rows:
         return []
@@ -292,7 +260,7 @@ def partner_columns() -> str:
 
 
 def _partners_in_rows(rows: list[tuple]) -> dict[int, Message]:
-    """The partners a walk row carries after its own columns (``read_nearest``)."""
+    """The partners a walk row carries after its own columns (``_read_walk``)."""
     alias = connection.alias
     width = len(MESSAGE_FIELDS)
     partners = {}
@@ -362,84 +330,32 @@ def _read_exact(cursor, scope: str, scope_params: list, vector: np.ndarray, word
     return [row[:-2] for row in rows], idf
 
 
-def _row_columns(read: MessageRead) -> tuple[str, str, list]:
-    """The select list of a candidate row after its own columns — the query words it holds (by
-    index) — and its turn partner's columns (``partner_join``), with the join and its params."""
-    join, join_params = partner_join("m", read.excluded)
-    matched = ("ARRAY(SELECT w.i FROM query_words w WHERE numnode(w.q) > 0 AND m.search_vector @@ w.q "
-               "AND w.i = ANY(%s) ORDER BY w.i)")
-    return f"{matched}, {partner_columns()}", join, join_params
-
-
-def _query_words(read: MessageRead) -> tuple[str, list]:
-    return ("query_words AS MATERIALIZED (SELECT t.i, plainto_tsquery(%s::regconfig, t.word) AS q "
-            "FROM unnest(%s::text[]) WITH ORDINALITY AS t(word, i))", [SEARCH_CONFIG, read.words])
-
-
-def _read_rows(cursor, read: MessageRead, ids: list[int]) -> list[tuple]:
-    """The rows of the messages ``ids`` (before the vector: the keyword best): columns, the query
-    words each holds and its turn partner, as ``read_nearest`` reads the nearest."""
-    if not ids:
-        return []
-    columns = ", ".join(f"m.{name}" for name in MESSAGE_FIELDS)
-    extra, join, join_params = _row_columns(read)
-    words_cte, words_params = _query_words(read)
-    cursor.execute(
-        f"WITH {words_cte} SELECT {columns}, {extra} FROM memory_message m {join} WHERE m.id = ANY(%s::bigint[])",
-        [*words_params, [i + 1 for i, weight in enumerate(read.idf) if weight > 0], *join_params, ids],
-    )
-    return cursor.fetchall()
-
-
-def read_nearest(read: MessageRead, vector: np.ndarray, *, limit: int, ef_search: int) -> list[tuple]:
+def _read_walk(cursor, read: MessageRead, vector: np.ndarray, *, limit: int, ef_search: int) -> list[tuple]:
     """Very many messages (memory/retrieval/message_scale.py): ONE statement for the HNSW walk
-    (iterative scan) with each nearest message's columns, distance, the query words it holds and
-    its turn partner. It needs only the scope and the words, so it can run on another connection
-    while this one still reads the keyword best. The HNSW settings go in the same query string
-    (one round trip, as ``candidates._fetch_with_local_hnsw``)."""
+    (iterative scan) and the columns of every candidate, the keyword best already known. The
+    HNSW settings go in the same query string (one round trip, as ``candidates._fetch_with_local_hnsw``),
+    each candidate's turn partner after its columns (``partner_join``)."""
     columns = ", ".join(f"m.{name}" for name in MESSAGE_FIELDS)
     distance = "(m.embedding <=> (SELECT v FROM query_vector))"
-    extra, join, join_params = _row_columns(read)
-    words_cte, words_params = _query_words(read)
-    with connection.cursor() as cursor:
-        fast_timestamps(cursor)
-        cursor.execute(
-            "SELECT set_config('hnsw.ef_search', %s, true), set_config('hnsw.iterative_scan', 'relaxed_order', true); "
-            f"WITH query_vector AS MATERIALIZED (SELECT %s::vector AS v), {words_cte}, "
-            f"nearest AS MATERIALIZED (SELECT m.id, {distance} AS distance FROM memory_message m WHERE {read.scope} "
-            f"AND m.embedding IS NOT NULL ORDER BY {distance} LIMIT %s) "
-            f"SELECT {columns}, n.distance, {extra} FROM nearest n JOIN memory_message m ON m.id = n.id {join}",
-            [str(max(ef_search, limit)), _vector_literal(vector), *words_params, *read.scope_params, limit,
-             [i + 1 for i, weight in enumerate(read.idf) if weight > 0], *join_params],
-        )
-        cursor.nextset()
-        return cursor.fetchall()
-
-
-def _keyword_distances(cursor, read: MessageRead, vector: np.ndarray) -> dict[int, float | None]:
-    """The distances of the keyword best (NULL: not embedded yet), by id; a message gone since
-    the keyword read is not there."""
-    if not read.keyword_ids:
-        return {}
+    join, join_params = partner_join("m", read.excluded)
     cursor.execute(
-        "SELECT m.id, m.embedding <=> %s::vector FROM memory_message m WHERE m.id = ANY(%s::bigint[])",
-        [_vector_literal(vector), read.keyword_ids],
+        "SELECT set_config('hnsw.ef_search', %s, true), set_config('hnsw.iterative_scan', 'relaxed_order', true); "
+        "WITH query_vector AS MATERIALIZED (SELECT %s::vector AS v), "
+        "query_words AS MATERIALIZED (SELECT t.i, plainto_tsquery(%s::regconfig, t.word) AS q "
+        "FROM unnest(%s::text[]) WITH ORDINALITY AS t(word, i)), "
+        f"nearest AS (SELECT m.id, 0 AS src FROM memory_message m WHERE {read.scope} AND m.embedding IS NOT NULL "
+        f"ORDER BY {distance} LIMIT %s), "
+        "found AS (SELECT u.id, array_agg(DISTINCT u.src) AS src FROM (SELECT * FROM nearest UNION ALL "
+        "SELECT k.id, 1 AS src FROM unnest(%s::bigint[]) AS k(id)) u GROUP BY u.id) "
+        f"SELECT {columns}, {distance} AS distance, "
+        "ARRAY(SELECT w.i FROM query_words w WHERE numnode(w.q) > 0 AND m.search_vector @@ w.q "
+        f"AND w.i = ANY(%s) ORDER BY w.i), found.src, {partner_columns()} "
+        f"FROM found JOIN memory_message m ON m.id = found.id {join}",
+        [str(max(ef_search, limit)), _vector_literal(vector), SEARCH_CONFIG, read.words, *read.scope_params, limit,
+         read.keyword_ids, [i + 1 for i, weight in enumerate(read.idf) if weight > 0], *join_params],
     )
-    return dict(cursor.fetchall())
-
-
-def _merge_walk(read: MessageRead, nearest: list[tuple], distances: dict[int, float | None]) -> list[tuple]:
-    """The walk's nearest and the keyword best as ``read_message_candidates`` takes rows: columns,
-    distance, matched words, sources (0 nearest, 1 keyword), partner columns; by id, as one
-    statement over every candidate gave them."""
-    width = len(MESSAGE_FIELDS)
-    nearest_ids = {row[0] for row in nearest}
-    rows = [(*row[:width + 2], [0, 1] if row[0] in distances else [0], *row[width + 2:]) for row in nearest]
-    for row in read.keyword_rows:
-        if row[0] in distances and row[0] not in nearest_ids:
-            rows.append((*row[:width], distances[row[0]], row[width], [1], *row[width + 1:]))
-    rows.sort(key=lambda row: row[0])
-    return rows
+    cursor.nextset()
+    return cursor.fetchall()
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from memory.retrieval.fusion import (
 from memory.retrieval.keywords import term, text_terms
 from memory.retrieval.graph import SEED_COUNT, GraphReach, expand
 from memory.retrieval.messages import (
-    MessageCandidate, message_scope, read_keyword_best, read_message_candidates, read_nearest, statements_of,
+    MessageCandidate, prepare_message_read, read_message_candidates, statements_of,
 )
 from memory.retrieval.plan import MESSAGES
 from memory.retrieval.registry import register_strategy
@@ -161,24 +161,16 @@ def layered(request: SearchRequest) -> SearchResult:
     else:
         note_reads = [run_alongside(lambda: _read_notes(request, access, tokens, per_layer))]
 
-    # While the query is still encoding: the message reads that need no vector. Above the exact
-    # bound the HNSW walk over the messages goes to another connection as soon as their scope is
-    # known: it waits for the vector there while this one reads the keyword best (which, for
-    # common words, can take longer than the encoder).
+    # While the query is still encoding: the message reads that need no vector.
     started = time.perf_counter()
-    message_read = message_scope(user, plan, tokens, exclude_ids=request.exclude_message_ids, reach=access)
-    nearest = None
-    if message_read is not None and not message_read.exact:
-        nearest = run_alongside(lambda: read_nearest(message_read, request.query_vector, limit=message_limit,
-                                                     ef_search=cand.WALK_EF_SEARCH))
-        read_keyword_best(message_read, limit=message_limit)
+    message_read = prepare_message_read(user, plan, tokens, limit=message_limit,
+                                        exclude_ids=request.exclude_message_ids, reach=access)
     timings["messages_before_vector"] = _ms(started)
     vector = request.query_vector
 
     # Every turn is memory: the user's visible raw messages are always candidates.
     started = time.perf_counter()
-    said = read_message_candidates(message_read, vector, limit=message_limit, ef_search=cand.WALK_EF_SEARCH,
-                                   nearest=nearest)
+    said = read_message_candidates(message_read, vector, limit=message_limit, ef_search=cand.WALK_EF_SEARCH)
     # What needs only the messages is done while the note statement may still run: the word
     # weights (words every nearest line holds name the topic, not the answer: they weigh less
     # for notes and messages alike, memory.retrieval.topic) and the messages' fusion entries.

@@ -4,6 +4,8 @@ inside a transaction, bounded, and never a way around the access rule — alice,
 from matter_deposit) and charlie (another firm)."""
 from __future__ import annotations
 
+from uuid import uuid4
+
 import numpy as np
 import pytest
 from django.db import connection, transaction
@@ -11,7 +13,9 @@ from django.db import connection, transaction
 from memory.models import EmbeddingGeneration, MemoryScope, Note
 from memory.retrieval import candidates as cand
 from memory.retrieval import search_memory
-from memory.retrieval.exact_vectors import ANY, Group, groups_of, kept_vectors, load_groups, read_versions
+from memory.retrieval.exact_vectors import (
+    ANY, Group, GroupVectors, Version, groups_of, kept_vectors, load_groups, nearest_ids, read_versions,
+)
 from memory.retrieval.plan import make_plan
 from memory.services.notes import delete_note, forget_note
 
@@ -177,3 +181,18 @@ def test_groups_of_a_layer_rule():
     assert groups_of((cand.Cond("memory_scope", "user_profile"), cand.Cond("owner_id", 7))) == [
         Group("user_profile", ANY, 7)]
     assert groups_of((cand.Cond("memory_scope", "case"), cand.Cond("firm_id", 1))) is None
+
+
+def test_the_nearest_of_several_groups_are_those_of_comparing_every_row():
+    rng = np.random.default_rng(3)
+    groups = []
+    for size in (0, 3, 50, 700):
+        matrix = rng.normal(size=(size, 16)).astype(np.float32)
+        matrix /= np.linalg.norm(matrix, axis=1, keepdims=True) if size else 1
+        groups.append(GroupVectors(Version(None, size, None, None), tuple(uuid4() for _ in range(size)), matrix))
+    query = rng.normal(size=16).astype(np.float32) * 3  # not unit length: cosine, not dot product
+    every = sorted(((float(row @ (query / np.linalg.norm(query))), pk) for group in groups
+                    for row, pk in zip(group.matrix, group.ids)), key=lambda pair: -pair[0])
+    for limit in (1, 5, 25, 753, 1000):
+        assert nearest_ids(groups, query, limit) == [pk for _similarity, pk in every[:limit]]
+    assert nearest_ids(groups[:1], query, 5) == [] and nearest_ids(groups, query, 0) == []
