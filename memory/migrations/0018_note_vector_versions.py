@@ -22,18 +22,20 @@ CREATE SEQUENCE memory_note_vector_seq;
 ALTER TABLE memory_note ADD COLUMN vector_seq bigint;
 CREATE FUNCTION memory_note_vector_seq() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    NEW.vector_seq := nextval('memory_note_vector_seq');
+    -- Columns named in the body, not in a WHEN clause: the re-embedding switch renames
+    -- ``embedding`` and later drops the old column, which a WHEN clause would pin.
+    IF TG_OP = 'INSERT' THEN
+        NEW.vector_seq := nextval('memory_note_vector_seq');
+    ELSIF OLD.memory_scope IS DISTINCT FROM NEW.memory_scope OR OLD.firm_id IS DISTINCT FROM NEW.firm_id
+       OR OLD.matter_id IS DISTINCT FROM NEW.matter_id OR OLD.owner_id IS DISTINCT FROM NEW.owner_id
+       OR OLD.status IS DISTINCT FROM NEW.status OR OLD.embedding IS DISTINCT FROM NEW.embedding THEN
+        NEW.vector_seq := nextval('memory_note_vector_seq');
+    END IF;
     RETURN NEW;
 END;
 $$;
-CREATE TRIGGER memory_note_vector_seq_insert BEFORE INSERT ON memory_note
+CREATE TRIGGER memory_note_vector_seq BEFORE INSERT OR UPDATE ON memory_note
     FOR EACH ROW EXECUTE FUNCTION memory_note_vector_seq();
-CREATE TRIGGER memory_note_vector_seq_update BEFORE UPDATE ON memory_note
-    FOR EACH ROW WHEN (
-        OLD.memory_scope IS DISTINCT FROM NEW.memory_scope OR OLD.firm_id IS DISTINCT FROM NEW.firm_id
-        OR OLD.matter_id IS DISTINCT FROM NEW.matter_id OR OLD.owner_id IS DISTINCT FROM NEW.owner_id
-        OR OLD.status IS DISTINCT FROM NEW.status OR OLD.embedding IS DISTINCT FROM NEW.embedding
-    ) EXECUTE FUNCTION memory_note_vector_seq();
 CREATE INDEX note_case_versions ON memory_note (matter_id, owner_id) INCLUDE (vector_seq)
     WHERE memory_scope = 'case' AND (vector_seq IS NULL OR vector_seq IS NOT NULL);
 CREATE INDEX note_profile_versions ON memory_note (owner_id, matter_id) INCLUDE (vector_seq)
@@ -43,8 +45,7 @@ CREATE INDEX note_profile_versions ON memory_note (owner_id, matter_id) INCLUDE 
 BACKWARD = r"""
 DROP INDEX IF EXISTS note_profile_versions;
 DROP INDEX IF EXISTS note_case_versions;
-DROP TRIGGER IF EXISTS memory_note_vector_seq_update ON memory_note;
-DROP TRIGGER IF EXISTS memory_note_vector_seq_insert ON memory_note;
+DROP TRIGGER IF EXISTS memory_note_vector_seq ON memory_note;
 DROP FUNCTION IF EXISTS memory_note_vector_seq();
 ALTER TABLE memory_note DROP COLUMN IF EXISTS vector_seq;
 DROP SEQUENCE IF EXISTS memory_note_vector_seq;

@@ -196,3 +196,27 @@ def test_the_nearest_of_several_groups_are_those_of_comparing_every_row():
     for limit in (1, 5, 25, 753, 1000):
         assert nearest_ids(groups, query, limit) == [pk for _similarity, pk in every[:limit]]
     assert nearest_ids(groups[:1], query, 5) == [] and nearest_ids(groups, query, 0) == []
+
+
+@pytest.mark.django_db
+def test_the_numbering_follows_the_embedding_column_through_a_switch_and_its_drop(world, memory):
+    """The re-embedding switch renames ``embedding`` and adds the new one; ``--drop-old`` drops the
+    old column. The trigger names its columns at run time: nothing pins the old column, and a
+    change of the new one still renumbers the note (rolled back with the test's transaction)."""
+    note = memory["laptop_screen"]
+
+    def number(cursor) -> int:
+        cursor.execute("SELECT vector_seq FROM memory_note WHERE id = %s", [note.pk])
+        return cursor.fetchone()[0]
+
+    with connection.cursor() as cursor:
+        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")  # the fixtures' deferred foreign-key checks first
+        cursor.execute("ALTER TABLE memory_note RENAME COLUMN embedding TO embedding_old")
+        cursor.execute("ALTER TABLE memory_note ADD COLUMN embedding vector(384)")
+        before = number(cursor)
+        cursor.execute("UPDATE memory_note SET embedding = embedding_old WHERE id = %s", [note.pk])
+        assert number(cursor) > before
+        cursor.execute("ALTER TABLE memory_note DROP COLUMN embedding_old")
+        renumbered = number(cursor)
+        cursor.execute("UPDATE memory_note SET importance = 0.3 WHERE id = %s", [note.pk])
+        assert number(cursor) == renumbered
