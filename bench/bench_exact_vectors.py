@@ -16,20 +16,17 @@ without a current matter) and its p95 over the bare p95, the groups loaded and t
 from __future__ import annotations
 
 import os
-import random
-import time
 from collections import defaultdict
 
 from django.conf import settings
 
-from bench.bench_search import QUERIES, _bare, _percentile, open_kept_world
+from bench.bench_search import _percentile, interleaved_searches, open_kept_world
 
 VARIANTS = ("now", "in PostgreSQL", "ef 100")
 
 
 def main() -> None:
     from memory.retrieval import candidates as cand
-    from memory.retrieval import search_memory
     from memory.retrieval.exact_vectors import kept_vectors
 
     world = open_kept_world()
@@ -42,29 +39,16 @@ def main() -> None:
         cand.NOTE_WALK_EF_SEARCH = 100 if variant == "ef 100" else ef
 
     figures: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
-    bare: list[float] = []
-    rng = random.Random(7)
+    bare: dict[int, float] = {}
     try:
-        for i in range(queries + 10):
-            query = QUERIES[i % len(QUERIES)]
-            matter = rng.choice(world.assigned).pk if rng.random() < 0.8 else None
-            order = variants[:]
-            random.Random(i).shuffle(order)
-            cost = _bare(world, query)
-            for variant in order:
-                use(variant)
-                started = time.perf_counter()
-                search_memory(world.user, query, k=10, strategy="layered", matter_id=matter)
-                elapsed = (time.perf_counter() - started) * 1000
-                if i < 10:  # warm-up excluded (and the first loads of the kept groups)
-                    continue
-                kind = "without a matter" if matter is None else "with a matter"
-                figures["search"][variant].append(elapsed)
-                figures[f"search, {kind}"][variant].append(elapsed)
-            if i >= 10:
-                bare.append(cost)
+        for i, matter, variant, _result, elapsed, cost in interleaved_searches(world, variants, use, queries, bare=True):
+            kind = "without a matter" if matter is None else "with a matter"
+            figures["search"][variant].append(elapsed)
+            figures[f"search, {kind}"][variant].append(elapsed)
+            bare[i] = cost
     finally:
         use("now")
+    bare = list(bare.values())
     bare_p95 = _percentile(bare, 0.95)
     print(f"p50 / p95 ms, {queries} queries, load {os.getloadavg()[0]:.2f}; bare p50 / p95 "
           f"{_percentile(bare, 0.5):.1f} / {bare_p95:.1f}; kept {kept_vectors.nbytes / 1e6:.1f} MB, "

@@ -17,13 +17,11 @@ current matter, and of the note and message statements.
 from __future__ import annotations
 
 import os
-import random
-import time
 from collections import defaultdict
 
 from django.db import connection, transaction
 
-from bench.bench_search import QUERIES, _percentile, open_kept_world
+from bench.bench_search import _percentile, interleaved_searches, open_kept_world
 
 VARIANTS = ("now", "ef 200", "one statement", "settings apart")
 
@@ -41,7 +39,7 @@ def _settings_apart(sql: str, params: list, ef_search: int, max_scan_tuples: int
 
 def main() -> None:
     from memory.retrieval import candidates as cand
-    from memory.retrieval import search_memory, strategies
+    from memory.retrieval import strategies
 
     world = open_kept_world()
     queries = int(os.environ.get("BENCH_QUERIES", "100"))
@@ -55,27 +53,15 @@ def main() -> None:
         cand._fetch_with_local_hnsw = _settings_apart if variant == "settings apart" else fetch
 
     figures: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
-    rng = random.Random(7)
     try:
-        for i in range(queries + 10):
-            query = QUERIES[i % len(QUERIES)]
-            matter = rng.choice(world.assigned).pk if rng.random() < 0.8 else None
-            order = variants[:]
-            random.Random(i).shuffle(order)
-            for variant in order:
-                use(variant)
-                started = time.perf_counter()
-                result = search_memory(world.user, query, k=10, strategy="layered", matter_id=matter)
-                elapsed = (time.perf_counter() - started) * 1000
-                if i < 10:  # warm-up excluded
-                    continue
-                kind = "without a matter" if matter is None else "with a matter"
-                after = result.timings.get("messages", 0.0) + result.timings.get("notes_wait", 0.0)
-                for name, value in (("search", elapsed), (f"search, {kind}", elapsed), ("after the vector", after),
-                                    (f"after the vector, {kind}", after),
-                                    ("note statement", result.timings.get("vector", 0.0)),
-                                    ("message statement", result.timings.get("messages", 0.0))):
-                    figures[name][variant].append(value)
+        for _i, matter, variant, result, elapsed, _bare in interleaved_searches(world, variants, use, queries):
+            kind = "without a matter" if matter is None else "with a matter"
+            after = result.timings.get("messages", 0.0) + result.timings.get("notes_wait", 0.0)
+            for name, value in (("search", elapsed), (f"search, {kind}", elapsed), ("after the vector", after),
+                                (f"after the vector, {kind}", after),
+                                ("note statement", result.timings.get("vector", 0.0)),
+                                ("message statement", result.timings.get("messages", 0.0))):
+                figures[name][variant].append(value)
     finally:
         use("now")
     print(f"p50 / p95 ms, {queries} queries, load {os.getloadavg()[0]:.2f}")

@@ -388,6 +388,29 @@ def _kept_world(slug: str) -> World | None:
     return World(firm, user, matters, assigned)
 
 
+def interleaved_searches(world: World, variants: list[str], use, queries: int, *, bare: bool = False):
+    """The same layered searches under each variant (``use(variant)`` switches to it), interleaved
+    per query in a shuffled order so that every variant sees the same load, after 10 warm-up
+    queries (the bench's 16 questions, 80% with a current matter). Yields (query index, current
+    matter, variant, result, ms, the bare cost of that query in ms when ``bare``, else None)."""
+    from memory.retrieval import search_memory
+
+    rng = random.Random(7)
+    for i in range(queries + 10):
+        query = QUERIES[i % len(QUERIES)]
+        matter = rng.choice(world.assigned).pk if rng.random() < 0.8 else None
+        order = list(variants)
+        random.Random(i).shuffle(order)
+        cost = _bare(world, query) if bare else None
+        for variant in order:
+            use(variant)
+            started = time.perf_counter()
+            result = search_memory(world.user, query, k=10, strategy="layered", matter_id=matter)
+            elapsed = (time.perf_counter() - started) * 1000
+            if i >= 10:
+                yield i, matter, variant, result, elapsed, cost
+
+
 def open_kept_world() -> World:
     """The world of the kept benchmark database named by ``BENCH_DB_NAME``, for the benchmarks
     that compare variants of the search on it; every timed search encodes its query, as the
