@@ -1,17 +1,17 @@
 """The exact layers' vectors kept in process (docs/performance.md, "Fifth round"): the same layered
-searches with and without them, and with the firm-wide walk at its former ``hnsw.ef_search``,
-in one process and interleaved per query beside the bare cost (one encode + one pgvector top-k),
-on a kept benchmark database (bench/bench_search.py builds it; ``BENCH_KEEP_DB=1``).
+searches with and without them, in one process and interleaved per query beside the bare cost
+(one encode + one pgvector top-k), on a kept benchmark database (bench/bench_search.py builds it;
+``BENCH_KEEP_DB=1``).
 
     BENCH_DB_NAME=<kept database> LEGALMEM_DATA_DIR=<its folder> .venv/bin/python -m legalmem_site.launcher \\
         manage shell -c "from bench.bench_exact_vectors import main; main()"
 
 Variants (``BENCH_VARIANTS``, comma-separated, default all): ``now`` (the code as it is),
 ``in PostgreSQL`` (``SEARCH_EXACT_VECTORS_MB=0``: every note of the exact layers compared by the
-database, the case layer without a current matter on a connection of its own, as in round four),
-``ef 100`` (the firm-wide walk of the note statement at ``hnsw.ef_search`` 100). Knobs:
-BENCH_DB_NAME (legalmem_bench_search), BENCH_QUERIES (100). Prints p50 / p95 of the search (with /
-without a current matter) and its p95 over the bare p95, the groups loaded and the megabytes kept.
+database, the case layer without a current matter on a connection of its own, as in round four).
+Knobs: BENCH_DB_NAME (legalmem_bench_search), BENCH_QUERIES (100). Prints p50 / p95 of the search
+(with / without a current matter) and its p95 over the bare p95, the groups loaded and the
+megabytes kept.
 """
 from __future__ import annotations
 
@@ -22,21 +22,19 @@ from django.conf import settings
 
 from bench.bench_search import _percentile, interleaved_searches, open_kept_world
 
-VARIANTS = ("now", "in PostgreSQL", "ef 100")
+VARIANTS = ("now", "in PostgreSQL")
 
 
 def main() -> None:
-    from memory.retrieval import candidates as cand
     from memory.retrieval.exact_vectors import kept_vectors
 
     world = open_kept_world()
     queries = int(os.environ.get("BENCH_QUERIES", "100"))
     variants = [v.strip() for v in os.environ.get("BENCH_VARIANTS", ",".join(VARIANTS)).split(",")]
-    kept_mb, ef = settings.SEARCH_EXACT_VECTORS_MB, cand.NOTE_WALK_EF_SEARCH
+    kept_mb = settings.SEARCH_EXACT_VECTORS_MB
 
     def use(variant: str) -> None:
         settings.SEARCH_EXACT_VECTORS_MB = 0 if variant == "in PostgreSQL" else kept_mb
-        cand.NOTE_WALK_EF_SEARCH = 100 if variant == "ef 100" else ef
 
     figures: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     bare: dict[int, float] = {}

@@ -44,11 +44,10 @@ def main() -> None:
     world = open_kept_world()
     queries = int(os.environ.get("BENCH_QUERIES", "100"))
     variants = [v.strip() for v in os.environ.get("BENCH_VARIANTS", ",".join(VARIANTS)).split(",")]
-    ef, note_ef = cand.WALK_EF_SEARCH, cand.NOTE_WALK_EF_SEARCH
-    apart, fetch = strategies._case_read_apart, cand._fetch_with_local_hnsw
+    ef, apart, fetch = cand.WALK_EF_SEARCH, strategies._case_read_apart, cand._fetch_with_local_hnsw
 
     def use(variant: str) -> None:
-        cand.WALK_EF_SEARCH, cand.NOTE_WALK_EF_SEARCH = (200, 200) if variant == "ef 200" else (ef, note_ef)
+        cand.WALK_EF_SEARCH = 200 if variant == "ef 200" else ef
         strategies._case_read_apart = (lambda *args: False) if variant == "one statement" else apart
         cand._fetch_with_local_hnsw = _settings_apart if variant == "settings apart" else fetch
 

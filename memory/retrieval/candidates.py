@@ -48,14 +48,12 @@ from memory.retrieval.keywords import STOP_WORDS, query_tokens  # noqa: F401  (r
 from memory.retrieval.plan import RetrievalPlan
 
 DEFAULT_EF_SEARCH = 200
-# The candidate list of the raw messages' HNSW walk (``strategies.layered``; recall of the top 20
-# 1.0 at 100, 0.967 at 60). For the firm-wide note layers, at 100k notes recall@10 per layer
-# (bench ``_recall``, 100 queries) is 1.0 at 200, 100 and 60 and 0.99 at 40; their walk costs
-# ~3.8 ms at 200, ~2 ms at 100 (docs/performance.md, Search).
+# The candidate list of the hot path's HNSW walks (the firm-wide layers here, the raw messages in
+# ``strategies.layered``). At 100k notes recall@10 per layer (bench ``_recall``, 100 queries) is
+# 1.0 at 200, 100 and 60 and 0.99 at 40; the firm-wide walk costs ~3.8 ms at 200, ~2 ms at 100
+# (docs/performance.md, Search). 100 keeps a margin over 60 (60 measured no faster search:
+# docs/performance.md, "Fifth round").
 WALK_EF_SEARCH = 100
-# The firm-wide layers' walk in the note statement: recall@10 per layer 1.0 at 60 (above), and
-# ~1 ms less than 100 once the exact layers left the statement (docs/performance.md, "Fifth round").
-NOTE_WALK_EF_SEARCH = 60
 DEFAULT_MAX_SCAN_TUPLES = 20_000
 # Candidates carry only what scoring and reasons need; the final hits are loaded in full
 # (``hydrate``) — a few hundred light rows instead of a few hundred full notes.
@@ -501,10 +499,10 @@ def read_prepared_notes(
     max_scan_tuples: int = DEFAULT_MAX_SCAN_TUPLES,
 ) -> tuple[dict[str, list[NoteCandidate]], list[NoteCandidate]]:
     """The nearest-neighbour reads of a prepared note read and the distances of its keyword
-    candidates, as ONE statement (``ef_search`` default: ``NOTE_WALK_EF_SEARCH``). A keyword candidate
+    candidates, as ONE statement (``ef_search`` default: ``WALK_EF_SEARCH``). A keyword candidate
     that is no longer visible and active when the vector statement runs is dropped; one without
     an embedding keeps no distance."""
-    ef_search = NOTE_WALK_EF_SEARCH if ef_search is None else ef_search
+    ef_search = WALK_EF_SEARCH if ef_search is None else ef_search
     visible, plan, reach, layers, limits = read.visible, read.plan, read.reach, read.layers, read.limits
     if visible is None or not layers:
         return {layer: [] for layer in layers}, []
