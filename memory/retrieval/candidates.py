@@ -15,7 +15,9 @@ Hot path (``read_candidates``, also behind ``vector_candidates_by_layer``): what
 vector — the EXPLAIN deciding the exact case read, the keyword read — runs first
 (``prepare_note_read``, while the query encodes); then every layer's nearest-neighbour read and
 the keyword candidates' distances go to PostgreSQL as ONE ``UNION ALL`` statement, sent with its
-HNSW settings in one round trip (``read_prepared_notes``). The parts all carry the ORM-compiled
+HNSW settings in one round trip (``read_prepared_notes``); the layers compared one note at a time
+are compared in process when their vectors are kept (``exact_vectors``), and only the nearest
+ids are read back, under the same rule. The parts all carry the ORM-compiled
 WHERE clause of ``visible_to(user).active()`` (given the user's firm and matter ids just read, as
 literals) plus the layer's own conditions. Those are
 declared once, in ``layer_rule``, and rendered both as SQL (here) and as a ``Q`` (``layer_filter``,
@@ -439,7 +441,8 @@ def prepare_note_read(
 ) -> NoteRead:
     """Everything of the note read that needs no query vector, run while the query encodes (on
     the alongside connection, memory/retrieval/alongside.py): the EXPLAIN that decides whether
-    the case layer is read exactly, and the keyword (GIN) read. After the vector only the
+    the case layer is read exactly, the check (and any reload) of the exact layers' vectors kept
+    in process (``exact_vectors``), and the keyword (GIN) read. After the vector only the
     nearest-neighbour parts remain (``read_prepared_notes``), plus the distances of the keyword
     candidates by id. ``keyword_layers`` (default: ``layers``) are those of the keyword read (a
     search whose case layer is read on another connection still reads keywords in every layer).
