@@ -454,7 +454,7 @@ def prepare_note_read(
         return NoteRead(None, plan, reach, layers, limits)
     exact_case = _case_read_is_exact(plan, reach, layers)
     parts = tuple(_vector_parts(plan, reach, layers, limits, exact_case=exact_case))
-    kept = _kept_vectors_of(parts)
+    kept = _kept_vectors_of(parts, reach)
     keyword_rows: tuple[tuple, ...] = ()
     query = _tsquery_text(tokens) if keyword_limit else None
     if query is not None:
@@ -481,12 +481,13 @@ def prepare_note_read(
     return NoteRead(visible, plan, reach, layers, limits, exact_case, keyword_rows, parts, kept)
 
 
-def _kept_vectors_of(parts: Sequence[_Part]) -> dict[int, list[exact_vectors.GroupVectors]]:
+def _kept_vectors_of(parts: Sequence[_Part], reach: Reach) -> dict[int, list[exact_vectors.GroupVectors]]:
     """The current vectors of the exact parts' groups, by part index (memory/retrieval/exact_vectors.py):
     one version statement, and a load of the groups that changed. Empty inside a transaction."""
     if not exact_vectors.in_use():
         return {}
-    groups = {index: exact_vectors.groups_of(part.alternative) for index, part in enumerate(parts) if part.exact}
+    groups = {index: exact_vectors.groups_of(part.alternative, reach.firm_ids)
+              for index, part in enumerate(parts) if part.exact}
     groups = {index: found for index, found in groups.items() if found}
     if not groups:
         return {}

@@ -39,19 +39,25 @@ ANY = "*"  # an owner or matter condition that is not there
 @dataclass(frozen=True)
 class Group:
     """The active, embedded notes of one scope with one matter (None: no matter; ``ANY``) and
-    one owner (``ANY``): the unit kept, checked and reloaded."""
+    one owner (``ANY``), in the searcher's firms: the unit kept, checked and reloaded. (A user's
+    profile notes in a firm they left would otherwise take places the rule then empties.)"""
 
     scope: str
     matter_id: int | None | str
     owner_id: int | str
+    firm_ids: tuple[int, ...] = ()
 
     def condition(self, *, versions: bool = False) -> tuple[str, list]:
         """The group as SQL on ``memory_note``: for its version (``versions``: the predicate of
-        ``note_case_versions`` / ``note_profile_versions``, which only this read may use) or its
-        rows (the covering indexes ``note_case_vectors`` / ``note_profile_vectors``)."""
+        ``note_case_versions`` / ``note_profile_versions``, which only this read may use; over
+        every firm — a change anywhere in it only reloads) or its rows (the covering indexes
+        ``note_case_vectors`` / ``note_profile_vectors``, which hold the firm too)."""
         pieces, params = ['"memory_note"."memory_scope" = %s'], [self.scope]
         if versions:
             pieces.append('("memory_note"."vector_seq" IS NULL OR "memory_note"."vector_seq" IS NOT NULL)')
+        else:
+            pieces.append('"memory_note"."firm_id" = ANY(%s)')
+            params.append(list(self.firm_ids))
         if self.matter_id is None:
             pieces.append('"memory_note"."matter_id" IS NULL')
         elif self.matter_id != ANY:
@@ -86,9 +92,10 @@ class GroupVectors:
         return self.matrix.nbytes + 100 * len(self.ids)
 
 
-def groups_of(alternative: Sequence) -> list[Group] | None:
+def groups_of(alternative: Sequence, firm_ids: Sequence[int]) -> list[Group] | None:
     """The groups of one alternative of a layer rule (``candidates.Cond``s: scope, matter id / ids /
-    None, owner id), or None when it has another shape (then it is read in the database)."""
+    None, owner id) for a searcher in ``firm_ids``, or None when it has another shape (then it is
+    read in the database)."""
     values = {cond.column: cond.value for cond in alternative}
     if set(values) - {"memory_scope", "matter_id", "owner_id"} or "memory_scope" not in values:
         return None
@@ -97,7 +104,8 @@ def groups_of(alternative: Sequence) -> list[Group] | None:
     if owner is None or isinstance(owner, tuple):
         return None
     matters = matter if isinstance(matter, tuple) else (matter,)
-    return [Group(str(values["memory_scope"]), m, owner) for m in matters]
+    firms = tuple(sorted(firm_ids))
+    return [Group(str(values["memory_scope"]), m, owner, firms) for m in matters]
 
 
 class ExactVectors:

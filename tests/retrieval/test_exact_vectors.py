@@ -18,6 +18,7 @@ from memory.retrieval.exact_vectors import (
 )
 from memory.retrieval.plan import make_plan
 from memory.services.notes import delete_note, forget_note
+from tests.factories import MembershipFactory
 
 QUESTIONS = ["这个电脑花屏纠纷下一步怎么走？", "押金被扣了怎么办", "并购估值", "我的偏好是什么"]
 ALICE_MAY_SEE = {"laptop_screen", "laptop_report", "deposit_fact", "deposit_photos", "alice_profile",
@@ -134,8 +135,8 @@ def test_kept_ids_of_another_user_never_pass_the_access_rule(world, memory, sett
     """Even handed alice's kept deposit vectors, bob's read returns none of them (walled off),
     nor charlie's (another firm): what may be seen is decided in SQL, every time."""
     settings.SEARCH_EXACT_VECTORS_MB = 64
-    deposit = Group(MemoryScope.CASE, world.matter_deposit.pk, ANY)
-    alice_profile = Group(MemoryScope.USER_PROFILE, ANY, world.alice.pk)
+    deposit = Group(MemoryScope.CASE, world.matter_deposit.pk, ANY, (world.firm_a.pk,))
+    alice_profile = Group(MemoryScope.USER_PROFILE, ANY, world.alice.pk, (world.firm_a.pk,))
     kept = kept_vectors.current([deposit, alice_profile])
     assert len(kept[deposit].ids) == 2 and len(kept[alice_profile].ids) == 1
     vector = np.asarray(memory["deposit_fact"].embedding, dtype=np.float32)
@@ -154,7 +155,7 @@ def test_kept_ids_of_another_user_never_pass_the_access_rule(world, memory, sett
 
 @pytest.mark.django_db(transaction=True)
 def test_the_kept_vectors_are_the_stored_ones_and_bounded(world, memory, settings):
-    group = Group(MemoryScope.CASE, world.matter_laptop.pk, ANY)
+    group = Group(MemoryScope.CASE, world.matter_laptop.pk, ANY, (world.firm_a.pk,))
     [loaded] = load_groups([group], [read_versions([group])[group]])
     stored = {note.pk: np.asarray(note.embedding, dtype=np.float32) for note in
               Note.objects.filter(matter=world.matter_laptop, memory_scope=MemoryScope.CASE)}
@@ -165,7 +166,7 @@ def test_the_kept_vectors_are_the_stored_ones_and_bounded(world, memory, setting
 
     settings.SEARCH_EXACT_VECTORS_MB = 1
     for _ in range(3):
-        kept_vectors.current([group, Group(MemoryScope.CASE, world.matter_deposit.pk, ANY)])
+        kept_vectors.current([group, Group(MemoryScope.CASE, world.matter_deposit.pk, ANY, (world.firm_a.pk,))])
     assert 0 < kept_vectors.nbytes <= 1024 * 1024
     settings.SEARCH_EXACT_VECTORS_MB = 0
     kept_vectors.clear()
@@ -175,12 +176,27 @@ def test_the_kept_vectors_are_the_stored_ones_and_bounded(world, memory, setting
 
 def test_groups_of_a_layer_rule():
     alternative = (cand.Cond("memory_scope", "case"), cand.Cond("matter_id", (3, 4)))
-    assert groups_of(alternative) == [Group("case", 3, ANY), Group("case", 4, ANY)]
-    assert groups_of((cand.Cond("memory_scope", "case"), cand.Cond("matter_id", None), cand.Cond("owner_id", 7))) == [
-        Group("case", None, 7)]
-    assert groups_of((cand.Cond("memory_scope", "user_profile"), cand.Cond("owner_id", 7))) == [
-        Group("user_profile", ANY, 7)]
-    assert groups_of((cand.Cond("memory_scope", "case"), cand.Cond("firm_id", 1))) is None
+    assert groups_of(alternative, (2, 1)) == [Group("case", 3, ANY, (1, 2)), Group("case", 4, ANY, (1, 2))]
+    assert groups_of((cand.Cond("memory_scope", "case"), cand.Cond("matter_id", None), cand.Cond("owner_id", 7)),
+                     (1,)) == [Group("case", None, 7, (1,))]
+    assert groups_of((cand.Cond("memory_scope", "user_profile"), cand.Cond("owner_id", 7)), (1,)) == [
+        Group("user_profile", ANY, 7, (1,))]
+    assert groups_of((cand.Cond("memory_scope", "case"), cand.Cond("firm_id", 1)), (1,)) is None
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_profile_note_in_a_firm_the_user_is_not_in_is_not_kept(world, memory, settings):
+    """alice's profile note stored in firm B (she has left it) stays out of her kept
+    profile: it could otherwise take a place among the nearest that the rule then empties."""
+    settings.SEARCH_EXACT_VECTORS_MB = 64
+    membership = MembershipFactory(user=world.alice, firm=world.firm_b)
+    elsewhere = world.note("alice 希望先给结论，再列证据清单（旧事务所）。", firm=world.firm_b,
+                           scope=MemoryScope.USER_PROFILE, owner=world.alice)
+    membership.delete()  # she left firm B; her profile note there stays
+    assert _both_ways(world.alice, "我的偏好是什么", settings)
+    kept = kept_vectors.current([Group(MemoryScope.USER_PROFILE, ANY, world.alice.pk, (world.firm_a.pk,))])
+    [profile] = kept.values()
+    assert memory["alice_profile"].pk in profile.ids and elsewhere.pk not in profile.ids
 
 
 def test_the_nearest_of_several_groups_are_those_of_comparing_every_row():
