@@ -12,6 +12,7 @@ from memory.models import MemoryScope, Note
 from memory.retrieval import candidates as cand
 from memory.retrieval import search_memory
 from memory.retrieval.plan import make_plan
+from tests.retrieval.searchers import searcher_and_matter
 
 pytestmark = pytest.mark.django_db
 
@@ -39,10 +40,7 @@ def _orm_vector(user, plan, reach, vector, per_layer):
 @pytest.mark.parametrize("who", ["alice", "bob", "charlie"])
 @pytest.mark.parametrize("matter", [None, "matter_laptop"])
 def test_fast_read_matches_the_orm_and_stays_visible(world, memory, who, matter):
-    user = getattr(world, who)
-    matter_id = getattr(world, matter).pk if matter else None
-    if matter_id is not None and not world.matter_laptop.assignments.filter(user=user).exists():
-        matter_id = None
+    user, matter_id = searcher_and_matter(world, who, matter)
     visible = set(Note.objects.visible_to(user).values_list("pk", flat=True))
     for question in QUESTIONS:
         vector = get_embedder().embed_query(question)

@@ -13,6 +13,7 @@ from memory.models import Note
 from memory.models.conversations import SEARCH_CONFIG
 from memory.retrieval import candidates as cand
 from memory.retrieval.plan import make_plan
+from tests.retrieval.searchers import searcher_and_matter
 
 pytestmark = pytest.mark.django_db
 
@@ -37,10 +38,7 @@ def _orm_keyword(user, plan, reach, tokens) -> dict:
 @pytest.mark.parametrize("who", ["alice", "bob", "charlie"])
 @pytest.mark.parametrize("matter", [None, "matter_laptop"])
 def test_keyword_read_before_the_vector_gives_the_orm_candidates(world, memory, who, matter):
-    user = getattr(world, who)
-    matter_id = getattr(world, matter).pk if matter else None
-    if matter_id is not None and not world.matter_laptop.assignments.filter(user=user).exists():
-        matter_id = None
+    user, matter_id = searcher_and_matter(world, who, matter)
     visible = set(Note.objects.visible_to(user).values_list("pk", flat=True))
     found_any = False
     for question in QUESTIONS:
