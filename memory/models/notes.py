@@ -227,6 +227,9 @@ class Note(models.Model):
             models.Index(fields=["firm", "memory_scope", "status"], name="note_firm_scope_idx"),
             models.Index(fields=["firm", "source_type", "source_id"], name="note_source_idx"),
             GinIndex(SearchVector("search_text", config=SEARCH_CONFIG), name="note_search_english_gin"),
+            # The notes a message became (a search's explicit reference to what was said,
+            # ``candidates.notes_from_messages``; erasure's provenance walk).
+            GinIndex(fields=["source_message_ids"], name="note_source_messages_gin"),
         ]
         constraints = [
             models.CheckConstraint(

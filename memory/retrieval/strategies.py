@@ -173,23 +173,23 @@ def layered(request: SearchRequest) -> SearchResult:
     said = read_message_candidates(message_read, vector, limit=message_limit, ef_search=cand.WALK_EF_SEARCH)
     # What needs only the messages is done while the note statement may still run: the word
     # weights (words every nearest line holds name the topic, not the answer: they weigh less
-    # for notes and messages alike, memory.retrieval.topic) and the messages' fusion entries.
+    # for notes and messages alike, memory.retrieval.topic), the messages' fusion entries and,
+    # for an explicit reference to what was said, the notes those messages became.
     weights = query_word_weights(words, said)
     messages = _message_entries(plan, said)
+    from_messages: list[cand.NoteCandidate] = []
+    if plan.search_messages and said:  # an explicit reference: the notes those messages became
+        from_messages = cand.notes_from_messages(user, plan, access, [c.message.pk for c in said], vector,
+                                                 limit=per_layer)
     timings["messages"] = _ms(started)
     started = time.perf_counter()
     reads = [read() for read in note_reads]
     pool = _note_pool(plan, reads)
+    _merge(pool, from_messages)
     for read in reads:  # the slower of parallel reads
         for stage, ms in read.timings.items():
             timings[stage] = max(timings.get(stage, 0.0), ms)
     timings["notes_wait"] = _ms(started)  # what the note statement added after the messages
-    if plan.search_messages and said:  # an explicit reference: the notes those messages became
-        started = time.perf_counter()
-        _merge(pool, cand.notes_from_messages(
-            user, plan, access, [c.message.pk for c in said], vector, limit=per_layer
-        ))
-        timings["messages"] += _ms(started)
 
     started = time.perf_counter()
     scored = {note_id: _score(request, c, None, words, weights) for note_id, c in pool.items()}

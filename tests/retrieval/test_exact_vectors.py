@@ -160,7 +160,7 @@ def test_the_kept_vectors_are_the_stored_ones_and_bounded(world, memory, setting
     stored = {note.pk: np.asarray(note.embedding, dtype=np.float32) for note in
               Note.objects.filter(matter=world.matter_laptop, memory_scope=MemoryScope.CASE)}
     assert set(loaded.ids) == set(stored)
-    for pk, row in zip(loaded.ids, loaded.matrix):
+    for pk, row in zip(loaded.ids, loaded.columns.T):
         expected = stored[pk] / np.linalg.norm(stored[pk])
         assert np.allclose(row, expected, atol=1e-6)
 
@@ -205,10 +205,11 @@ def test_the_nearest_of_several_groups_are_those_of_comparing_every_row():
     for size in (0, 3, 50, 700):
         matrix = rng.normal(size=(size, 16)).astype(np.float32)
         matrix /= np.linalg.norm(matrix, axis=1, keepdims=True) if size else 1
-        groups.append(GroupVectors(Version(None, size, None, None), tuple(uuid4() for _ in range(size)), matrix))
+        groups.append(GroupVectors(Version(None, size, None, None), tuple(uuid4() for _ in range(size)),
+                                  np.ascontiguousarray(matrix.T)))
     query = rng.normal(size=16).astype(np.float32) * 3  # not unit length: cosine, not dot product
     every = sorted(((float(row @ (query / np.linalg.norm(query))), pk) for group in groups
-                    for row, pk in zip(group.matrix, group.ids)), key=lambda pair: -pair[0])
+                    for row, pk in zip(group.columns.T, group.ids)), key=lambda pair: -pair[0])
     for limit in (1, 5, 25, 753, 1000):
         assert nearest_ids(groups, query, limit) == [pk for _similarity, pk in every[:limit]]
     assert nearest_ids(groups[:1], query, 5) == [] and nearest_ids(groups, query, 0) == []

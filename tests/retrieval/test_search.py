@@ -2,8 +2,10 @@
 matter_deposit) and charlie (another firm) in every access test."""
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
+from memory.embeddings import get_embedder
 from memory.models import LinkType, MemoryScope, Note
 from memory.retrieval import (
     InvalidSearch,
@@ -145,6 +147,33 @@ def test_notes_sourced_from_the_referenced_message_are_recalled(world, memory, l
     result = search_memory(world.alice, "你之前说过官方售后保留聊天记录", k=10, conversation=conversation)
     hit = next(hit for hit in result.hits if hit.note.pk == sourced.pk)
     assert any("来源消息" in reason for reason in hit.reasons)
+
+
+def test_the_notes_a_message_became_are_found_among_many_nearer_notes(world, memory, laptop_conversation):
+    """At scale the planner reads indexes, not the table: ordered by the bare distance, the read
+    walked the HNSW index, met its ``ef_search`` nearest notes (40 of 100k) and kept those that
+    came from the messages — none. Made to plan as at scale here (no sequential scan, no sort
+    where an index gives the order, 10 notes met: for this transaction only), the note a message
+    became still comes back behind 30 nearer ones; bob, who is on the matter, gets it too, and
+    charlie, who is not, gets nothing."""
+    from django.db import connection
+
+    from memory.retrieval import candidates as cand
+    from memory.retrieval.plan import make_plan
+
+    conversation, messages = laptop_conversation
+    sourced = world.note("快递单号 SF1234 已寄出。", matter=world.matter_laptop, conversation=conversation,
+                         source_message_ids=[messages[1].pk])
+    for index in range(30):
+        world.note(f"电脑花屏送检，检测报告第 {index} 页。", matter=world.matter_laptop)
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL enable_seqscan = off; SET LOCAL enable_sort = off; SET LOCAL hnsw.ef_search = 10")
+    vector = np.asarray(get_embedder().embed_query("电脑花屏检测报告"))
+    for user, expected in ((world.alice, {sourced.pk}), (world.bob, {sourced.pk}), (world.charlie, set())):
+        plan = make_plan("你之前说过电脑花屏检测报告", matter_id=None, conversation_id=None, scopes=None)
+        found = cand.notes_from_messages(user, plan, cand.reach_of(user), [messages[1].pk, messages[0].pk],
+                                         vector, limit=20)
+        assert {c.note.pk for c in found} == expected, user.username
 
 
 def test_graph_expansion_follows_visible_links_only(world, memory):
