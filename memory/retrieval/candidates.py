@@ -685,16 +685,23 @@ def superseded_candidates(
     user, plan: RetrievalPlan, reach: Reach, vector: np.ndarray, *, limit: int
 ) -> list[NoteCandidate]:
     """History questions: the nearest visible superseded versions in the planned layers (they
-    keep their validity window, ``valid_from`` … ``valid_to``, and point at their successor)."""
-    rows = (
-        Note.objects.visible_to(user, **reach.literals())
-        .filter(status=Note.Status.SUPERSEDED)
-        .filter(layer_filter(plan, reach))
-        .with_embedding()
-        .only(*CANDIDATE_FIELDS, "valid_from", "valid_to", "superseded_by")
-        .annotate(distance=CosineDistance("embedding", vector))
-        .order_by("distance")[:limit]
-    )
+    keep their validity window, ``valid_from`` … ``valid_to``, and point at their successor).
+
+    With the iterative scan (``_set_local_hnsw``): when superseded notes are a large share, the
+    planner walks the HNSW index, and a plain walk meets its ``ef_search`` nearest notes and keeps
+    the superseded ones among them (2 of 20 with a fifth of 200k notes superseded)."""
+    with transaction.atomic():
+        _set_local_hnsw(max(DEFAULT_EF_SEARCH, limit), DEFAULT_MAX_SCAN_TUPLES)
+        rows = list(
+            Note.objects.visible_to(user, **reach.literals())
+            .filter(status=Note.Status.SUPERSEDED)
+            .filter(layer_filter(plan, reach))
+            .with_embedding()
+            .only(*CANDIDATE_FIELDS, "valid_from", "valid_to", "superseded_by")
+            .annotate(distance=CosineDistance("embedding", vector))
+            .order_by("distance")[:limit]
+        )
+    rows.sort(key=lambda note: note.distance)  # relaxed order
     return [NoteCandidate(note=note, distance=float(note.distance), via_vector=True) for note in rows]
 
 

@@ -149,6 +149,39 @@ def test_notes_sourced_from_the_referenced_message_are_recalled(world, memory, l
     assert any("来源消息" in reason for reason in hit.reasons)
 
 
+def _plan_as_at_scale() -> None:
+    """Make this test's transaction plan reads as PostgreSQL does at 100k notes: from indexes,
+    ordered by an index where one can (no sequential scan, no bitmap, no sort), a walk meeting
+    10 notes (``hnsw.ef_search``)."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL enable_seqscan = off; SET LOCAL enable_bitmapscan = off; "
+                       "SET LOCAL enable_sort = off; SET LOCAL hnsw.ef_search = 10")
+
+
+def test_a_history_question_finds_superseded_notes_behind_many_nearer_active_ones(world, memory):
+    """When the planner walks the HNSW index for the superseded notes (a large share of them at
+    scale), the walk goes on until it has them (iterative scan), instead of keeping the few of
+    its first nearest notes. bob sees the superseded note of his matter; charlie, not on it,
+    none."""
+    from memory.retrieval import candidates as cand
+    from memory.retrieval.plan import make_plan
+
+    old = world.note("售后网点收费标准：三百元（旧价目表）。", matter=world.matter_laptop)
+    Note.objects.filter(pk=old.pk).update(status=Note.Status.SUPERSEDED)
+    for index in range(30):
+        world.note(f"电脑花屏检测费以前是多少？第 {index} 次询问。", matter=world.matter_laptop)
+    _plan_as_at_scale()
+    vector = np.asarray(get_embedder().embed_query("电脑花屏检测费以前是多少"))
+    plan = make_plan("电脑花屏检测费以前是多少", matter_id=None, conversation_id=None, scopes=None)
+    assert plan.history
+    for user, sees in ((world.alice, True), (world.bob, True), (world.charlie, False)):
+        found = cand.superseded_candidates(user, plan, cand.reach_of(user), vector, limit=20)
+        assert (old.pk in {c.note.pk for c in found}) == sees, user.username
+        assert all(c.note.status == Note.Status.SUPERSEDED for c in found)
+
+
 def test_the_notes_a_message_became_are_found_among_many_nearer_notes(world, memory, laptop_conversation):
     """At scale the planner reads indexes, not the table: ordered by the bare distance, the read
     walked the HNSW index, met its ``ef_search`` nearest notes (40 of 100k) and kept those that
@@ -166,8 +199,7 @@ def test_the_notes_a_message_became_are_found_among_many_nearer_notes(world, mem
                          source_message_ids=[messages[1].pk])
     for index in range(30):
         world.note(f"电脑花屏送检，检测报告第 {index} 页。", matter=world.matter_laptop)
-    with connection.cursor() as cursor:
-        cursor.execute("SET LOCAL enable_seqscan = off; SET LOCAL enable_sort = off; SET LOCAL hnsw.ef_search = 10")
+    _plan_as_at_scale()
     vector = np.asarray(get_embedder().embed_query("电脑花屏检测报告"))
     for user, expected in ((world.alice, {sourced.pk}), (world.bob, {sourced.pk}), (world.charlie, set())):
         plan = make_plan("你之前说过电脑花屏检测报告", matter_id=None, conversation_id=None, scopes=None)
