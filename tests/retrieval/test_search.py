@@ -189,8 +189,6 @@ def test_the_notes_a_message_became_are_found_among_many_nearer_notes(world, mem
     where an index gives the order, 10 notes met: for this transaction only), the note a message
     became still comes back behind 30 nearer ones; bob, who is on the matter, gets it too, and
     charlie, who is not, gets nothing."""
-    from django.db import connection
-
     from memory.retrieval import candidates as cand
     from memory.retrieval.plan import make_plan
 
