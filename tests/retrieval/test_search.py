@@ -185,8 +185,8 @@ def test_a_history_question_finds_superseded_notes_behind_many_nearer_active_one
 def test_the_notes_a_message_became_are_found_among_many_nearer_notes(world, memory, laptop_conversation):
     """At scale the planner reads indexes, not the table: ordered by the bare distance, the read
     walked the HNSW index, met its ``ef_search`` nearest notes (40 of 100k) and kept those that
-    came from the messages — none. Made to plan as at scale here (no sequential scan, no sort
-    where an index gives the order, 10 notes met: for this transaction only), the note a message
+    came from the messages — none. Made to plan as at scale here (``_plan_as_at_scale``, for
+    this transaction only), the note a message
     became still comes back behind 30 nearer ones; bob, who is on the matter, gets it too, and
     charlie, who is not, gets nothing."""
     from memory.retrieval import candidates as cand
