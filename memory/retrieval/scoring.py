@@ -78,16 +78,32 @@ def semantic_score(distance: float | None) -> float:
 MESSAGE_SUPPORT = 0.5
 
 
+class QueryWords:
+    """The query words folded once per search (``keywords.term``) with their weights: a search
+    scores ~100 candidates against the same words, and folding them again per candidate cost
+    more than the match itself."""
+
+    __slots__ = ("weights", "total")
+
+    def __init__(self, query_words: set[str], weights: dict[str, float] | None = None) -> None:
+        self.weights = {term(word): (weights or {}).get(word, 1.0) for word in query_words}
+        self.total = sum(self.weights.values()) or 1.0
+
+    def share_in(self, search_text: str) -> float:
+        """The (weighted) share of the query words the stored ``search_text`` holds."""
+        if not self.weights:
+            return 0.0
+        held = text_terms(search_text)
+        return sum(weight for folded, weight in self.weights.items() if folded in held) / self.total
+
+
 def keyword_score(query_words: set[str], note_search_text: str, weights: dict[str, float] | None = None) -> float:
     """Share of the query words (English folded, see ``keywords.term``) found in the text; with
     ``weights`` (a query word -> its IDF over what was said) the IDF-weighted share, so a name the
     whole matter repeats weighs little next to the word that picks one fact out."""
     if not query_words:
         return 0.0
-    weight_of = {term(word): (weights or {}).get(word, 1.0) for word in query_words}
-    total = sum(weight_of.values()) or 1.0
-    held = text_terms(note_search_text)
-    return sum(weight for folded, weight in weight_of.items() if folded in held) / total
+    return QueryWords(query_words, weights).share_in(note_search_text)
 
 
 def recency_score(note: Note | Message, now: datetime | None = None) -> float:
@@ -103,15 +119,19 @@ def score(
     note: Note,
     *,
     distance: float | None,
-    query_words: set[str],
+    query_words: set[str] | QueryWords,
     word_weights: dict[str, float] | None = None,
     graph: float = 0.0,
     layer_weight: float = 1.0,
     now: datetime | None = None,
 ) -> ScoreBreakdown:
-    """The breakdown (and total) of one note for one query; see the module docstring."""
+    """The breakdown (and total) of one note for one query; see the module docstring.
+    ``query_words`` may come folded already (``QueryWords``, once per search; ``word_weights``
+    is then ignored: the weights are in it)."""
     semantic = semantic_score(distance)
-    keyword = keyword_score(query_words, note.search_text, word_weights)
+    if not isinstance(query_words, QueryWords):
+        query_words = QueryWords(query_words, word_weights)
+    keyword = query_words.share_in(note.search_text)
     recency = recency_score(note, now)
     importance = float(note.importance)
     confidence = float(note.confidence)

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from uuid import UUID
 
+from django.utils import timezone
 from django.utils.timezone import localtime
 
 from memory.models import MemoryScope, Note
@@ -23,7 +25,7 @@ from memory.retrieval.messages import (
 )
 from memory.retrieval.plan import MESSAGES
 from memory.retrieval.registry import register_strategy
-from memory.retrieval.scoring import ScoreBreakdown, score, score_message, semantic_only
+from memory.retrieval.scoring import QueryWords, ScoreBreakdown, score, score_message, semantic_only
 from memory.retrieval.topic import query_word_weights
 from memory.retrieval.types import MESSAGE, NOTE, Hit, SearchRequest, SearchResult
 
@@ -140,6 +142,7 @@ def layered(request: SearchRequest) -> SearchResult:
     dense, raw keyword and note rankings (``memory.retrieval.fusion``)."""
     user, plan, k = request.user, request.plan, request.k
     timings: dict[str, float] = {}
+    now = timezone.now()  # one moment for every candidate's recency
     tokens = cand.query_tokens(request.query)
     words = set(tokens)
     per_layer = max(2 * k, MIN_PER_LAYER)
@@ -176,7 +179,7 @@ def layered(request: SearchRequest) -> SearchResult:
     # for notes and messages alike, memory.retrieval.topic), the messages' fusion entries and,
     # for an explicit reference to what was said, the notes those messages became.
     weights = query_word_weights(words, said)
-    messages = _message_entries(plan, said)
+    messages = _message_entries(plan, said, now)
     from_messages: list[cand.NoteCandidate] = []
     if plan.search_messages and said:  # an explicit reference: the notes those messages became
         from_messages = cand.notes_from_messages(user, plan, access, [c.message.pk for c in said], vector,
@@ -192,7 +195,8 @@ def layered(request: SearchRequest) -> SearchResult:
     timings["notes_wait"] = _ms(started)  # what the note statement added after the messages
 
     started = time.perf_counter()
-    scored = {note_id: _score(request, c, None, words, weights) for note_id, c in pool.items()}
+    query_words = QueryWords(words, weights)  # folded once for every candidate
+    scored = {note_id: _score(request, c, None, query_words, now) for note_id, c in pool.items()}
     reach: dict[UUID, GraphReach] = {}
     links_read = 0
     if plan.graph_expansion and scored:
@@ -203,7 +207,9 @@ def layered(request: SearchRequest) -> SearchResult:
         )
         reach, links_read = expansion.reach, expansion.links_read
         pool.update(expansion.new_candidates)
-        scored = {note_id: _score(request, c, reach.get(note_id), words, weights) for note_id, c in pool.items()}
+        # A score changes only by its graph term: only the notes the expansion reached or added.
+        for note_id in {*reach, *expansion.new_candidates}:
+            scored[note_id] = _score(request, pool[note_id], reach.get(note_id), query_words, now)
         timings["graph"] = _ms(started)
     notes = [
         Entry((NOTE, note_id), breakdown, pool[note_id].note.memory_scope,
@@ -261,12 +267,12 @@ def layered(request: SearchRequest) -> SearchResult:
     )
 
 
-def _message_entries(plan, said: list[MessageCandidate]) -> list[Entry]:
+def _message_entries(plan, said: list[MessageCandidate], now: datetime) -> list[Entry]:
     """The raw messages' fusion entries, scored with their layer weight."""
     entries = []
     for c in said:
         weight = plan.message_weight(c.message.conversation_id)
-        breakdown = score_message(c.message, distance=c.distance, keyword=c.keyword, layer_weight=weight)
+        breakdown = score_message(c.message, distance=c.distance, keyword=c.keyword, layer_weight=weight, now=now)
         entries.append(Entry((MESSAGE, c.message.pk), breakdown, MESSAGES, priority=weight))
     return entries
 
@@ -295,17 +301,17 @@ def _absorbed_reason(found: MessageCandidate, entry: Entry) -> str:
 
 
 def _score(
-    request: SearchRequest, candidate: cand.NoteCandidate, reach: GraphReach | None, words: set[str],
-    weights: dict[str, float],
+    request: SearchRequest, candidate: cand.NoteCandidate, reach: GraphReach | None, query_words: QueryWords,
+    now: datetime,
 ) -> ScoreBreakdown:
     note = candidate.note
     return score(
         note,
         distance=candidate.distance,
-        query_words=words,
-        word_weights=weights,
+        query_words=query_words,
         graph=reach.score if reach else 0.0,
         layer_weight=request.plan.layer_weight(note.memory_scope),
+        now=now,
     )
 
 
