@@ -227,6 +227,24 @@ def _bare(world: World, query: str) -> float:
     return (time.perf_counter() - started) * 1000
 
 
+def _raw_turns(world: World, query: str, matter_id: int | None) -> float:
+    """The cost of a plain dense + keyword search over the raw turns alone, in ms: one query encode,
+    then the user's visible messages read as the layered search reads them (the keyword best, the
+    HNSW walk, their turn partners), one after the other — the baseline the evaluation judges the
+    memory's recall against (docs/evaluation.md), timed here beside the bare cost for scale."""
+    from memory.embeddings import get_embedder
+    from memory.retrieval.candidates import WALK_EF_SEARCH, query_tokens, reach_of
+    from memory.retrieval.messages import prepare_message_read, read_message_candidates
+    from memory.retrieval.plan import make_plan
+
+    started = time.perf_counter()
+    vector = get_embedder().embed_query(query)
+    read = prepare_message_read(world.user, make_plan(query, matter_id=matter_id), query_tokens(query), limit=20,
+                                reach=reach_of(world.user))
+    read_message_candidates(read, vector, limit=20, ef_search=WALK_EF_SEARCH)
+    return (time.perf_counter() - started) * 1000
+
+
 # search_memory's timings: "vector" is the note statement (on the second connection when
 # SEARCH_PARALLEL_READS), "notes_wait" what it still added after the message reads.
 STAGES = ("plan", "messages_before_vector", "embed_wait", "vector", "messages", "notes_wait", "graph", "fusion")
@@ -236,7 +254,7 @@ def _latency(world: World, queries: int) -> dict:
     from memory.retrieval import search_memory
 
     rng = random.Random(7)
-    totals, embeds, waits, bare, single = [], [], [], [], []
+    totals, embeds, waits, bare, single, raw = [], [], [], [], [], []
     stages: dict[str, list[float]] = {}
     parallel = settings.SEARCH_PARALLEL_READS
     # Every timed search encodes its query, as the bare cost does: the questions repeat (16 of
@@ -248,6 +266,7 @@ def _latency(world: World, queries: int) -> dict:
         query = QUERIES[i % len(QUERIES)]
         matter = rng.choice(world.assigned).pk if rng.random() < 0.8 else None
         bare_ms = _bare(world, query)  # interleaved: both see the same load
+        raw_ms = _raw_turns(world, query, matter)
         # The same search with every read on one connection (SEARCH_PARALLEL_READS off), for
         # the gain of the second connection under the same load.
         settings.SEARCH_PARALLEL_READS = False
@@ -261,6 +280,7 @@ def _latency(world: World, queries: int) -> dict:
         if i >= 10:  # warm-up excluded
             single.append(single_ms)
             bare.append(bare_ms)
+            raw.append(raw_ms)
             totals.append(elapsed)
             embeds.append(result.timings["embed"])
             waits.append(result.timings["embed_wait"])
@@ -284,6 +304,9 @@ def _latency(world: World, queries: int) -> dict:
         "bare_p50_ms": round(statistics.median(bare), 2),
         "bare_p95_ms": round(_percentile(bare, 0.95), 2),
         "ratio_p95": round(_percentile(totals, 0.95) / _percentile(bare, 0.95), 2),
+        "raw_turns_p50_ms": round(statistics.median(raw), 2),
+        "raw_turns_p95_ms": round(_percentile(raw, 0.95), 2),
+        "raw_turns_ratio_p95": round(_percentile(totals, 0.95) / _percentile(raw, 0.95), 2),
         "one_connection_p50_ms": round(statistics.median(single), 2),
         "one_connection_p95_ms": round(_percentile(single, 0.95), 2),
         "one_connection_ratio_p95": round(_percentile(single, 0.95) / _percentile(bare, 0.95), 2),

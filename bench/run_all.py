@@ -67,6 +67,11 @@ def _search() -> list[str]:
             body.append(f"\nThe same searches on one connection (SEARCH_PARALLEL_READS off, interleaved) at "
                         f"{r['firm_notes']:,} notes: p50 / p95 {r['one_connection_p50_ms']} / "
                         f"{r['one_connection_p95_ms']} ms, ratio p95 {r['one_connection_ratio_p95']}x.")
+        if "raw_turns_p50_ms" in r:
+            body.append(f"\nA plain dense + keyword search over the raw turns alone (one encode, then the user's "
+                        f"messages read as `layered` reads them, interleaved; the evaluation's recall baseline) at "
+                        f"{r['firm_notes']:,} notes: p50 / p95 {r['raw_turns_p50_ms']} / {r['raw_turns_p95_ms']} ms; "
+                        f"`layered` p95 over it {r['raw_turns_ratio_p95']}x.")
         if "repeated_p50_ms" in r:
             body.append(f"\nA question asked again (its query vector remembered, SEARCH_QUERY_CACHE_SIZE; not "
                         f"in the ratio) at {r['firm_notes']:,} notes: p50 / p95 {r['repeated_p50_ms']} / "
