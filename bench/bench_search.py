@@ -228,20 +228,21 @@ def _bare(world: World, query: str) -> float:
 
 
 def _raw_turns(world: World, query: str, matter_id: int | None) -> float:
-    """The cost of a plain dense + keyword search over the raw turns alone, in ms: one query encode,
-    then the user's visible messages read as the layered search reads them (the keyword best, the
-    HNSW walk, their turn partners), one after the other — the baseline the evaluation judges the
-    memory's recall against (docs/evaluation.md), timed here beside the bare cost for scale."""
-    from memory.embeddings import get_embedder
+    """The cost of a plain dense + keyword search over the raw turns alone, in ms: the user's
+    visible messages read as the layered search reads them (the keyword best while the query
+    encodes on the encoder's thread, then the HNSW walk with turn partners) and nothing else — the
+    baseline the evaluation judges the memory's recall against (docs/evaluation.md); what the
+    layered search costs beyond it is what the notes cost."""
+    from memory.embeddings import embed_query_in_background
     from memory.retrieval.candidates import WALK_EF_SEARCH, query_tokens, reach_of
     from memory.retrieval.messages import prepare_message_read, read_message_candidates
     from memory.retrieval.plan import make_plan
 
     started = time.perf_counter()
-    vector = get_embedder().embed_query(query)
+    pending = embed_query_in_background(query)
     read = prepare_message_read(world.user, make_plan(query, matter_id=matter_id), query_tokens(query), limit=20,
                                 reach=reach_of(world.user))
-    read_message_candidates(read, vector, limit=20, ef_search=WALK_EF_SEARCH)
+    read_message_candidates(read, pending.result().vector, limit=20, ef_search=WALK_EF_SEARCH)
     return (time.perf_counter() - started) * 1000
 
 

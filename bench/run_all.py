@@ -68,8 +68,9 @@ def _search() -> list[str]:
                         f"{r['firm_notes']:,} notes: p50 / p95 {r['one_connection_p50_ms']} / "
                         f"{r['one_connection_p95_ms']} ms, ratio p95 {r['one_connection_ratio_p95']}x.")
         if "raw_turns_p50_ms" in r:
-            body.append(f"\nA plain dense + keyword search over the raw turns alone (one encode, then the user's "
-                        f"messages read as `layered` reads them, interleaved; the evaluation's recall baseline) at "
+            body.append(f"\nA dense + keyword search over the raw turns alone (the user's messages read as "
+                        f"`layered` reads them, the keyword best while the query encodes; interleaved; the "
+                        f"evaluation's recall baseline) at "
                         f"{r['firm_notes']:,} notes: p50 / p95 {r['raw_turns_p50_ms']} / {r['raw_turns_p95_ms']} ms; "
                         f"`layered` p95 over it {r['raw_turns_ratio_p95']}x.")
         if "repeated_p50_ms" in r:
