@@ -5,7 +5,9 @@ Run (its own data folder; ``make bench`` runs it too)::
     LEGALMEM_DATA_DIR=var/bench .venv/bin/python -m legalmem_site.launcher manage shell \
         -c "from bench.bench_memory import main; main()"
 
-Knobs: BENCH_CHAT_TURNS (default 1000), BENCH_SAMPLE_EVERY (default 100).
+Knobs: BENCH_CHAT_TURNS (default 1000), BENCH_SAMPLE_EVERY (default 100), BENCH_TRACE_GROWTH=1
+(trace Python allocations over the second half with ``tracemalloc`` and print the sites that grew
+most: what the growth is made of; slower, so not in ``make bench``).
 
 One process does what the server and the worker do for each chat turn, BENCH_CHAT_TURNS
 times, in one conversation (so working memory overflows and consolidates all along): save
@@ -18,9 +20,11 @@ half; the bench prints the growth over each half and per 100 turns.
 from __future__ import annotations
 
 import gc
+import linecache
 import os
 import random
 import time
+import tracemalloc
 import uuid
 
 from django.contrib.auth import get_user_model
@@ -55,6 +59,8 @@ def main() -> dict:
     print(f"[memory] load average {os.getloadavg()}; {turns} chat turns, RSS sampled every {every}", flush=True)
     samples: list[tuple[int, float]] = [(0, rss_mb())]
     previous = ""
+    trace = os.environ.get("BENCH_TRACE_GROWTH") == "1"
+    halfway = None
     started = time.perf_counter()
     for i in range(1, turns + 1):
         question = user_turn(rng, i)
@@ -68,6 +74,9 @@ def main() -> dict:
             gc.collect()
             samples.append((i, rss_mb()))
             print(f"[memory] turn {i}: RSS {samples[-1][1]} MB ({time.perf_counter() - started:.0f} s)", flush=True)
+            if trace and halfway is None and i >= turns // 2:
+                tracemalloc.start(8)
+                halfway = tracemalloc.take_snapshot()
     half = samples[len(samples) // 2][1]
     figures = {
         "turns": turns, "rss_start_mb": samples[0][1], "rss_after_first_sample_mb": samples[1][1] if len(samples) > 1 else None,
@@ -77,8 +86,28 @@ def main() -> dict:
         "seconds": round(time.perf_counter() - started, 1), "load": [round(x, 2) for x in os.getloadavg()],
     }
     print(f"[memory] {figures}", flush=True)
+    if halfway is not None:
+        figures["grew_most"] = _grew_most(halfway, tracemalloc.take_snapshot())
+        tracemalloc.stop()
     return figures
 
+
+def _grew_most(before: "tracemalloc.Snapshot", after: "tracemalloc.Snapshot", top: int = 12) -> list[str]:
+    """The allocation sites whose live Python memory grew most between two snapshots, each site
+    named by its innermost frame in the project's own code (else its innermost frame), printed
+    and returned."""
+    by_site: dict[tuple[str, int], list[int]] = {}
+    for stat in after.compare_to(before, "traceback"):
+        frames = [f for f in stat.traceback if "/site-packages/" not in f.filename and "/lib/python3" not in f.filename]
+        frame = (frames or list(stat.traceback))[-1]  # a Traceback runs from the oldest frame to the newest
+        size, count = by_site.setdefault((frame.filename, frame.lineno), [0, 0])
+        by_site[(frame.filename, frame.lineno)] = [size + stat.size_diff, count + stat.count_diff]
+    lines = []
+    for (filename, lineno), (size, count) in sorted(by_site.items(), key=lambda item: -item[1][0])[:top]:
+        code = linecache.getline(filename, lineno).strip()[:70]
+        lines.append(f"{size / 1e6:+.2f} MB ({count:+d} blocks) {os.path.relpath(filename)}:{lineno} {code}")
+        print(f"[memory] grew {lines[-1]}", flush=True)
+    return lines
 
 if __name__ == "__main__":
     main()
