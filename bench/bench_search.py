@@ -308,6 +308,7 @@ def _latency(world: World, queries: int) -> dict:
         "raw_turns_p50_ms": round(statistics.median(raw), 2),
         "raw_turns_p95_ms": round(_percentile(raw, 0.95), 2),
         "raw_turns_ratio_p95": round(_percentile(totals, 0.95) / _percentile(raw, 0.95), 2),
+        "raw_turns_over_bare_p95": round(_percentile(raw, 0.95) / _percentile(bare, 0.95), 2),
         "one_connection_p50_ms": round(statistics.median(single), 2),
         "one_connection_p95_ms": round(_percentile(single, 0.95), 2),
         "one_connection_ratio_p95": round(_percentile(single, 0.95) / _percentile(bare, 0.95), 2),

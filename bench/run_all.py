@@ -71,8 +71,9 @@ def _search() -> list[str]:
             body.append(f"\nA dense + keyword search over the raw turns alone (the user's messages read as "
                         f"`layered` reads them, the keyword best while the query encodes; interleaved; the "
                         f"evaluation's recall baseline) at "
-                        f"{r['firm_notes']:,} notes: p50 / p95 {r['raw_turns_p50_ms']} / {r['raw_turns_p95_ms']} ms; "
-                        f"`layered` p95 over it {r['raw_turns_ratio_p95']}x.")
+                        f"{r['firm_notes']:,} notes: p50 / p95 {r['raw_turns_p50_ms']} / {r['raw_turns_p95_ms']} ms, "
+                        f"{r.get('raw_turns_over_bare_p95')}x the bare p95 by itself; `layered` p95 over it "
+                        f"{r['raw_turns_ratio_p95']}x.")
         if "repeated_p50_ms" in r:
             body.append(f"\nA question asked again (its query vector remembered, SEARCH_QUERY_CACHE_SIZE; not "
                         f"in the ratio) at {r['firm_notes']:,} notes: p50 / p95 {r['repeated_p50_ms']} / "
