@@ -100,14 +100,16 @@ def _grew_most(before: "tracemalloc.Snapshot", after: "tracemalloc.Snapshot", to
     for stat in after.compare_to(before, "traceback"):
         frames = [f for f in stat.traceback if "/site-packages/" not in f.filename and "/lib/python3" not in f.filename]
         frame = (frames or list(stat.traceback))[-1]  # a Traceback runs from the oldest frame to the newest
-        size, count = by_site.setdefault((frame.filename, frame.lineno), [0, 0])
-        by_site[(frame.filename, frame.lineno)] = [size + stat.size_diff, count + stat.count_diff]
+        site = by_site.setdefault((frame.filename, frame.lineno), [0, 0])
+        site[0] += stat.size_diff
+        site[1] += stat.count_diff
     lines = []
     for (filename, lineno), (size, count) in sorted(by_site.items(), key=lambda item: -item[1][0])[:top]:
         code = linecache.getline(filename, lineno).strip()[:70]
         lines.append(f"{size / 1e6:+.2f} MB ({count:+d} blocks) {os.path.relpath(filename)}:{lineno} {code}")
         print(f"[memory] grew {lines[-1]}", flush=True)
     return lines
+
 
 if __name__ == "__main__":
     main()

@@ -119,18 +119,14 @@ def score(
     note: Note,
     *,
     distance: float | None,
-    query_words: set[str] | QueryWords,
-    word_weights: dict[str, float] | None = None,
+    query_words: QueryWords,
     graph: float = 0.0,
     layer_weight: float = 1.0,
     now: datetime | None = None,
 ) -> ScoreBreakdown:
-    """The breakdown (and total) of one note for one query; see the module docstring.
-    ``query_words`` may come folded already (``QueryWords``, once per search; ``word_weights``
-    is then ignored: the weights are in it)."""
+    """The breakdown (and total) of one note for one query (its words folded once per search,
+    with their weights: ``QueryWords``); see the module docstring."""
     semantic = semantic_score(distance)
-    if not isinstance(query_words, QueryWords):
-        query_words = QueryWords(query_words, word_weights)
     keyword = query_words.share_in(note.search_text)
     recency = recency_score(note, now)
     importance = float(note.importance)
