@@ -8,6 +8,7 @@ from typing import Any
 
 from django.utils.translation import gettext as _
 
+from memory.pipeline.extract import OFFLINE_ANSWER_ENGINE
 from memory.llm import (
     LLMBadOutput,
     LLMClient,
@@ -18,7 +19,7 @@ from memory.llm import (
     Role,
 )
 
-ENGINE_OFFLINE = "offline"
+ENGINE_OFFLINE = OFFLINE_ANSWER_ENGINE  # the write path reads nothing new from these answers
 LAYER_ORDER = ("case", "user_profile", "cross_case", "general_law", "global", "conversation")
 
 

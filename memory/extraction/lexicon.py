@@ -386,6 +386,35 @@ def keywords_for(text: str, k: int = 8) -> list[str]:
     return keywords[:k]
 
 
+# --- person names -----------------------------------------------------------------
+
+#: Common Chinese surnames: a word jieba tags as a person ("nr") is taken for a name only when
+#: it starts with one, so tagged terms such as "花屏" are not.
+COMMON_SURNAMES: frozenset[str] = frozenset(
+    "王李张刘陈杨黄赵吴周徐孙马朱胡郭何高林罗郑梁谢宋唐许韩冯邓曹彭曾肖田董袁潘于蒋蔡余杜叶程苏魏吕丁"
+    "任沈姚卢姜崔钟谭陆汪范金石廖贾夏韦付方白邹孟熊秦邱江尹薛闫段雷侯龙史陶黎贺顾毛郝龚邵万钱严覃武"
+    "戴莫孔向汤常温康施文牛樊葛邢安齐易乔伍庞颜倪庄聂章鲁岳翟殷詹申欧耿关兰焦俞左柳甘祝包宁尚符舒阮"
+    "柯纪梅童凌毕单季裴霍涂成苗谷盛曲翁冉骆蓝路游辛靳管柴蒙鲍华喻祁蒲房滕屈饶解牟艾尤阳时穆农司卓古"
+    "吉缪简车项连芦麦褚娄窦戚岑景党宫费卜冷晏席卫米柏宗瞿桂全佟应臧闵苟邬边卞姬师和仇栾隋商刁沙荣巫"
+    "寇桑郎甄丛仲虞敖巩明佘池查麻苑迟邝"
+)
+
+
+def person_names(text: str) -> list[str]:
+    """Chinese personal names in ``text`` ('王磊', '李强'), distinct, in order: words jieba's
+    part-of-speech tagger calls a person, two or three characters, opening with a common surname."""
+    if not text or not _CJK_RE.search(text):
+        return []
+    _jieba()
+    import jieba.posseg
+
+    names: dict[str, None] = {}
+    for word in jieba.posseg.cut(text[:_MAX_KEYWORD_CHARS]):
+        if word.flag.startswith("nr") and 2 <= len(word.word) <= 3 and word.word[0] in COMMON_SURNAMES:
+            names.setdefault(word.word, None)
+    return list(names)
+
+
 # --- context ----------------------------------------------------------------------
 
 _CONTEXT_LABELS: dict[str, str] = {

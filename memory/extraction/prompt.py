@@ -14,6 +14,9 @@ from typing import Any
 
 from memory.categories import Category
 
+#: Who said an item: the user's message, the reply, or both (``items.ExtractedItem.speaker``).
+SPEAKERS: tuple[str, ...] = ("user", "assistant", "turn")
+
 #: The extraction prompt (Chinese: the product's users and most servers' best language).
 _KNOWLEDGE_EXTRACT_PROMPT = """你是一个知识提取引擎。从下面的对话交互中，提取出有价值的结构化知识点。
 
@@ -25,8 +28,11 @@ _KNOWLEDGE_EXTRACT_PROMPT = """你是一个知识提取引擎。从下面的对�
 2. 每条知识点必须独立可理解
 3. 重点关注: 用户偏好/案件事实/证据材料/时间线/金额/法律依据/诉求
 4. 每条附 category: 事实|证据|法条|诉求|偏好|行动建议
+5. 每条附 speaker: user(用户说的)|assistant(AI回复说的)|turn(两者都有); AI说的只能是 法条 或 行动建议,不是用户的事实或证据
+6. 用户的提问不是事实,不要把问题写成结论; 事实和证据里的金额、日期、编号必须是用户说过的,不要计算或补充
+7. 每条是完整的句子,保留人名,不要把有名字的当事人写成"用户"
 
-返回 JSON: {{"knowledge": [{{"content": "...", "category": "..."}}]}}"""
+返回 JSON: {{"knowledge": [{{"content": "...", "category": "...", "speaker": "..."}}]}}"""
 
 #: The system message for JSON mode.
 EXTRACTION_SYSTEM_PROMPT = "You must respond with a JSON object."
@@ -42,7 +48,8 @@ TRIVIAL_REPLY_CHARS = 30
 #: Name of the schema in a ``json_schema`` response format.
 KNOWLEDGE_SCHEMA_NAME = "knowledge_extraction"
 
-#: ``{"knowledge": [{"content": ..., "category": one of the six}]}``.
+#: ``{"knowledge": [{"content": ..., "category": one of the six, "speaker": optional}]}``:
+#: "speaker" is optional so a server or model that leaves it out still answers validly.
 KNOWLEDGE_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
@@ -53,6 +60,7 @@ KNOWLEDGE_SCHEMA: dict[str, Any] = {
                 "properties": {
                     "content": {"type": "string"},
                     "category": {"type": "string", "enum": [c.zh for c in Category]},
+                    "speaker": {"type": "string", "enum": list(SPEAKERS)},
                 },
                 "required": ["content", "category"],
                 "additionalProperties": False,
@@ -75,7 +83,7 @@ KNOWLEDGE_ENVELOPE: dict[str, Any] = {
 
 #: The example reply shown to servers that cannot enforce the schema (json_object / plain
 #: mode): the shape to fill in, not the schema itself, which small models echo back.
-KNOWLEDGE_EXAMPLE: dict[str, Any] = {"knowledge": [{"content": "...", "category": "事实"}]}
+KNOWLEDGE_EXAMPLE: dict[str, Any] = {"knowledge": [{"content": "...", "category": "事实", "speaker": "user"}]}
 
 
 def build_extraction_prompt(user_msg: str, ai_resp: str) -> str:

@@ -24,12 +24,14 @@ from memory.extraction import (
     KNOWLEDGE_SCHEMA,
     KNOWLEDGE_SCHEMA_NAME,
     ExtractedItem,
+    TurnText,
     build_extraction_prompt,
     extract_offline,
     is_trivial_turn,
     validate_items,
 )
 from memory.extraction.prompt import EXTRACTION_SYSTEM_PROMPT
+from memory.extraction.quotes import new_in_reply
 from memory.llm import LLMClient, Role
 from memory.models import Message
 from memory.retrieval.injection import estimate_tokens
@@ -53,12 +55,37 @@ class ExtractionOutcome:
         return self.engine == ENGINE_SKIPPED
 
 
+#: ``Message.engine`` of an answer the chat's offline engine composed from recalled memory.
+OFFLINE_ANSWER_ENGINE = "offline"
+
+
 def extractable_reply(reply: Message) -> str:
-    """The part of an assistant message extraction may read: all of a completed reply,
-    nothing of a cancelled, failed or empty one (the user's message still counts)."""
-    if reply.status != Message.Status.COMPLETE:
+    """The part of an assistant message extraction may read: what a completed reply says that
+    was not recalled for it (``new_in_reply``); nothing of a cancelled, failed or empty one
+    (the user's message still counts), nor of an answer the offline engine composed — it only
+    lists recalled memories under stock headings, so it holds nothing new (docs/write-path.md)."""
+    if reply.status != Message.Status.COMPLETE or reply.engine == OFFLINE_ANSWER_ENGINE:
         return ""
-    return reply.content if reply.content.strip() else ""
+    if not reply.content.strip():
+        return ""
+    return new_in_reply(reply.content, recalled_texts(reply.recalled))
+
+
+def recalled_texts(recalled: list) -> list[str]:
+    """Every text a reply was given from memory (``Message.recalled``): note contents, recalled
+    messages, their turn partners and the turns a note's place held."""
+    texts: list[str] = []
+    for entry in recalled or ():
+        if not isinstance(entry, dict):
+            continue
+        texts.append(str(entry.get("content") or ""))
+        partner = entry.get("partner")
+        if isinstance(partner, dict):
+            texts.append(str(partner.get("content") or ""))
+        for said in entry.get("said") or ():
+            if isinstance(said, dict):
+                texts.append(str(said.get("content") or ""))
+    return [text for text in texts if text]
 
 
 def fit_reply_to_context(user_msg: str, ai_resp: str) -> str:
@@ -83,7 +110,8 @@ def extract_turn(
     ``client`` defaults to ``LLMClient.from_settings("extraction")`` (None → offline engine).
     With an empty ``ai_resp`` only the user's words are read, and items are the user's. The
     speakers' names and the day said let the offline engine write "Caroline went …
-    yesterday (7 May 2023)"; the LLM path does not use them.
+    yesterday (7 May 2023)"; on the LLM path the names tell the speaker rules whose words the
+    reply is (``TurnText``: items are checked against what their speaker said).
     Raises ``memory.llm.LLMError`` subclasses when the LLM fails after its retries.
     """
     if is_trivial_turn(user_msg, ai_resp):
@@ -105,10 +133,8 @@ def extract_turn(
         )
     finally:
         client.close()
-    items, reasons = validate_items(data.get("knowledge", []), source_text=f"{user_msg}\n{ai_resp}")
-    if not ai_resp.strip():
-        for item in items:
-            item.speaker = "user"
+    turn = TurnText(user_msg, ai_resp, user_name=user_name, reply_name=reply_name)
+    items, reasons = validate_items(data.get("knowledge", []), turn=turn)
     for reason in reasons:
         logger.warning("extraction item rejected: %s", reason)
     return ExtractionOutcome(items=items, rejected_reasons=reasons, engine=f"llm:{client.config.model}")

@@ -26,6 +26,17 @@ things cannot push it out — the notes can only add to what was said, never hid
 Then: a superseded note ranks just below its successor when both are slots (history questions
 still see it, with its validity window); per-layer quotas (``plan.quota``) keep one note layer
 from crowding out the rest; raw messages have no quota.
+
+A slot stands for every message it holds (``Entry.covers``): a note's sources AND the turn
+messages it absorbed — a note made from the client's question that absorbed the assistant's
+reply shows that reply too, so "what did you advise" is answered by the reply, not hidden
+behind a note about the question.
+
+**The raw floor** (``RawFloor``): whatever the scores, the first ``RAW_FLOOR_N`` messages of
+the plain raw fusion (dense + keyword, RRF k = 60 — the baseline itself, over the same
+candidates) are always covered by the first k slots: a slot that covers none of them gives its
+place to one that does. Recall of the raw baseline's top ``RAW_FLOOR_N`` is therefore kept by
+construction, not by tuning (tests/retrieval/test_raw_floor.py checks it over random rankings).
 """
 from __future__ import annotations
 
@@ -75,6 +86,13 @@ class Entry:
     @property
     def kind(self) -> str:
         return self.key[0]
+
+    @property
+    def covers(self) -> tuple[int, ...]:
+        """Every message this slot stands for: its own sources (a note's provenance, a turn's
+        messages), then the absorbed candidate messages of the turns it holds."""
+        own = self.source_message_ids or ((self.key[1],) if self.kind != NOTE else ())
+        return tuple(dict.fromkeys([*own, *(m.key[1] for m in self.absorbed)]))
 
     @property
     def total(self) -> float:
@@ -201,9 +219,89 @@ def lift_earlier_statements(slots: list[Entry], statements: dict[int, Statement]
     return sorted(slots, key=lambda e: e.fused, reverse=True)
 
 
-def select(slots: list[Entry], plan: RetrievalPlan, k: int) -> list[Entry]:
+# How many of the raw fusion's first messages every result keeps (the floor). Half of the
+# chat's k = 10: the other half stays free for what notes add (other sessions' facts for a
+# multi-hop question, the earlier value for a history question). Chosen on the dev split
+# (docs/evaluation.md, "The raw floor").
+RAW_FLOOR_N = 5
+# The raw fusion's first message stands at the top (a question whose answer the baseline ranks
+# first finds it first). Pinning the dense search's first at 2 as well lost MRR on the dev split
+# (0.781 -> 0.776), as did no pin on the questions asked in a dialogue (docs/evaluation.md).
+RAW_FIRST_AT = 1
+
+
+@dataclass(frozen=True)
+class RawFloor:
+    """The plain raw fusion of the search's own message lists: message ids, best first."""
+
+    ranked: tuple[int, ...]
+
+    @classmethod
+    def of(cls, dense_rank: dict[int, int], keyword_rank: dict[int, int]) -> "RawFloor":
+        """RRF (k = ``RRF_K``, one vote per list) of the dense and keyword ranks — exactly the
+        raw RRF baseline over the candidates this search read; ties: dense first, then id."""
+        score: dict[int, float] = {}
+        for ranks in (dense_rank, keyword_rank):
+            for message_id, rank in ranks.items():
+                score[message_id] = score.get(message_id, 0.0) + 1.0 / (RRF_K + rank)
+        return cls(tuple(sorted(score, key=lambda m: (-score[m], dense_rank.get(m, 10**9), m))))
+
+    def kept(self, k: int, n: int = RAW_FLOOR_N) -> tuple[int, ...]:
+        """The messages the first k slots must cover: the raw fusion's first ``n`` (at most k)."""
+        return self.ranked[:min(n, k)]
+
+    def pinned(self) -> list[tuple[int, int]]:
+        """(message, the lowest position its slot may take): the raw fusion's first message."""
+        return [(self.ranked[0], RAW_FIRST_AT)] if self.ranked else []
+
+
+def keep_raw_floor(taken: list[Entry], slots: list[Entry], floor: RawFloor, k: int,
+                   n: int = RAW_FLOOR_N) -> list[Entry]:
+    """``taken`` (best first) changed so that every message of ``floor.kept`` is covered by one
+    of its first k slots, and the raw fusion's first stands where ``floor.pinned`` says. A
+    missing message's slot (the note that holds it or its turn) replaces the lowest taken slot
+    that is the only cover of no floor message, entering at its fused place (with at most k
+    floor messages, one is missing, so fewer than k slots can each be some message's only
+    cover: such a slot always exists). Then each pinned slot moves up to its position if it
+    stands lower."""
+    floor_ids = floor.kept(k, n)
+    if not floor_ids:
+        return taken
+    holder = {}
+    for slot in slots:  # the best slot covering each message (slots are ordered best first)
+        for message_id in slot.covers:
+            holder.setdefault(message_id, slot)
+    wanted = set(floor_ids)
+    result = list(taken[:k])
+    for message_id in floor_ids:
+        if any(message_id in slot.covers for slot in result):
+            continue
+        slot = holder.get(message_id)
+        if slot is None:
+            continue
+        if len(result) >= k:
+            del result[_lowest_inessential(result, wanted)]
+        result.append(slot)
+    result.sort(key=lambda e: e.fused, reverse=True)
+    for message_id, position in floor.pinned():
+        at = next((i for i, slot in enumerate(result) if message_id in slot.covers), None)
+        if at is not None and at >= position:
+            result.insert(position - 1, result.pop(at))
+    return result
+
+
+def _lowest_inessential(slots: list[Entry], wanted: set[int]) -> int:
+    """The index of the lowest slot that is the only cover of none of the ``wanted`` messages."""
+    for index in range(len(slots) - 1, -1, -1):
+        others = {m for j, slot in enumerate(slots) if j != index for m in slot.covers}
+        if not (wanted & set(slots[index].covers)) - others:
+            return index
+    raise AssertionError("every slot is some floor message's only cover")  # impossible: see keep_raw_floor
+
+
+def select(slots: list[Entry], plan: RetrievalPlan, k: int, floor: RawFloor | None = None) -> list[Entry]:
     """Best-first (``slots`` come ordered from ``fuse``) under the note layers' quotas, then
-    back-filled up to k; returned best slot first."""
+    back-filled up to k, then the raw floor kept (``keep_raw_floor``); returned best slot first."""
     taken: list[Entry] = []
     per_layer: dict[str, int] = {}
     for entry in slots:
@@ -220,7 +318,17 @@ def select(slots: list[Entry], plan: RetrievalPlan, k: int) -> list[Entry]:
             break
         if entry.key not in chosen:
             taken.append(entry)
-    return sorted(taken, key=lambda e: e.fused, reverse=True)
+    taken.sort(key=lambda e: e.fused, reverse=True)
+    return keep_raw_floor(taken, slots, floor, k) if floor is not None else taken
+
+
+def absorbed_said(slot: Entry, candidates: dict[int, MessageCandidate]) -> list:
+    """The messages a note slot absorbed that its provenance does not name, in the order said:
+    what the note hit shows beside the note (``Hit.said``)."""
+    own = set(slot.source_message_ids)
+    messages = [candidates[m.key[1]].message for m in slot.absorbed
+                if m.key[1] not in own and m.key[1] in candidates]
+    return sorted(messages, key=lambda message: (message.said_at, message.pk))
 
 
 def dense_ranking(said: list[MessageCandidate]) -> dict[int, int]:

@@ -50,7 +50,11 @@ def _quote(message) -> str:
 def _line(hit: Hit) -> str:
     if hit.message is not None:  # the whole turn: the question, then the reply under it
         return "\n  ↳ ".join(["- " + _quote(m) if i == 0 else _quote(m) for i, m in enumerate(hit.turn_messages)])
-    note = hit.note
+    said = "".join(f"\n  ↳ {_quote(m)}" for m in hit.said)  # the turn this note's place also holds
+    return _note_line(hit.note) + said
+
+
+def _note_line(note) -> str:
     if note.status == note.Status.SUPERSEDED:
         until = f"{localtime(note.valid_to):%Y-%m-%d}" if note.valid_to else "?"
         return (f"- [{note.get_category_display()}·已被取代 superseded, valid {localtime(note.valid_from):%Y-%m-%d} – {until}] "

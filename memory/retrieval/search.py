@@ -9,7 +9,7 @@ from memory.embeddings import embed_query_in_background
 from memory.models import Conversation, MemoryScope
 from memory.retrieval.candidates import reach_of
 from memory.retrieval.plan import make_plan
-from memory.retrieval.query_text import encoding_text
+from memory.retrieval.query_text import CONTEXT_VECTOR_WEIGHT, query_texts
 from memory.retrieval.registry import get_strategy
 from memory.retrieval.types import (
     MAX_K,
@@ -79,7 +79,8 @@ def search_memory(
             conversation.pk if isinstance(conversation, Conversation) else _check_id("conversation", conversation)
         )
     # The input is well-formed: encode the query while the database answers who may see what.
-    pending = embed_query_in_background(encoding_text(query, context if isinstance(context, str) else ""))
+    texts = query_texts(query, context if isinstance(context, str) else "")
+    pending = embed_query_in_background(texts.question, texts.context, CONTEXT_VECTOR_WEIGHT)
     reach = reach_of(user)
     if matter_id is not None and matter_id not in reach.matter_ids:
         raise NotFound("no such matter")
@@ -111,6 +112,7 @@ def search_memory(
         pending_vector=pending,
         reach=reach,
         exclude_message_ids=tuple(int(pk) for pk in exclude_message_ids),
+        context=texts.context,
     )
     result = strategy_fn(request)
     request.query_vector  # noqa: B018 - a strategy that never needed the vector: its encode time still counts

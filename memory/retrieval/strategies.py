@@ -15,8 +15,8 @@ from memory.retrieval import candidates as cand
 from memory.retrieval import exact_vectors
 from memory.retrieval.alongside import can_run_alongside, run_alongside
 from memory.retrieval.fusion import (
-    DENSE, HISTORY_WINDOW, KEYWORD, NOTES, Entry, dense_ranking, first_message_id, fuse, fusion_reason,
-    keyword_ranking, lift_earlier_statements, select,
+    DENSE, HISTORY_WINDOW, KEYWORD, NOTES, Entry, RawFloor, absorbed_said, dense_ranking, first_message_id, fuse,
+    fusion_reason, keyword_ranking, lift_earlier_statements, select,
 )
 from memory.retrieval.keywords import term, text_terms
 from memory.retrieval.graph import SEED_COUNT, GraphReach, expand
@@ -143,7 +143,7 @@ def layered(request: SearchRequest) -> SearchResult:
     user, plan, k = request.user, request.plan, request.k
     timings: dict[str, float] = {}
     now = timezone.now()  # one moment for every candidate's recency
-    tokens = cand.query_tokens(request.query)
+    tokens = keyword_tokens(request)
     words = set(tokens)
     per_layer = max(2 * k, MIN_PER_LAYER)
     message_limit = max(MESSAGE_LIMIT, 2 * k)
@@ -217,7 +217,8 @@ def layered(request: SearchRequest) -> SearchResult:
         for note_id, breakdown in scored.items()
     ]
     by_message = {c.message.pk: c for c in said}
-    slots = fuse(notes, messages, dense_ranking(said), keyword_ranking(said), {
+    dense_rank, keyword_rank = dense_ranking(said), keyword_ranking(said)
+    slots = fuse(notes, messages, dense_rank, keyword_rank, {
         note_id: c.note.superseded_by_id for note_id, c in pool.items()
         if c.note.status == Note.Status.SUPERSEDED
     }, turns={c.message.pk: c.turn_ids for c in said})
@@ -225,7 +226,7 @@ def layered(request: SearchRequest) -> SearchResult:
         slots = lift_earlier_statements(slots, statements_of(user, {
             first_message_id(slot) for slot in slots[:HISTORY_WINDOW]
         } - {None}))
-    selected = select(slots, plan, k)
+    selected = select(slots, plan, k, RawFloor.of(dense_rank, keyword_rank))
     full = cand.hydrate(user, access, [e.key[1] for e in selected if e.kind == NOTE])
     hits: list[Hit] = []
     for entry in selected:
@@ -240,7 +241,8 @@ def layered(request: SearchRequest) -> SearchResult:
             reasons = _reasons(request, pool[note_id], entry.breakdown, reach.get(note_id), words, pool)
             reasons += [_absorbed_reason(by_message[m.key[1]], m) for m in entry.absorbed]
             hits.append(Hit(note=full[note_id], layer=pool[note_id].note.memory_scope, rank=len(hits) + 1,
-                            breakdown=breakdown, reasons=reasons + [fusion_reason(entry)]))
+                            breakdown=breakdown, reasons=reasons + [fusion_reason(entry)],
+                            said=absorbed_said(entry, by_message)))
         else:
             found = by_message[entry.key[1]]
             reasons = message_reasons(request, found, entry.breakdown) + [fusion_reason(entry)]
@@ -265,6 +267,20 @@ def layered(request: SearchRequest) -> SearchResult:
             "links_read": links_read,
         },
     )
+
+
+# Whether the keyword lists read the (bounded) context the question leans on, after the
+# question's own words ("那具体到哪天截止？" names nothing; the line before it does). Chosen on the
+# consultation set's dev split (docs/evaluation.md, "Long queries").
+KEYWORDS_READ_CONTEXT = True
+
+
+def keyword_tokens(request: SearchRequest) -> list[str]:
+    """The query words of the keyword reads: the question's, then its context's."""
+    tokens = cand.query_tokens(request.query)
+    if KEYWORDS_READ_CONTEXT and request.context:
+        tokens = list(dict.fromkeys([*tokens, *cand.query_tokens(request.context)]))
+    return tokens
 
 
 def _message_entries(plan, said: list[MessageCandidate], now: datetime) -> list[Entry]:

@@ -62,6 +62,7 @@ class SearchRequest:
     conversation: Conversation | None = None
     reach: Reach | None = None  # the user's firm / matter ids, read once by search_memory
     exclude_message_ids: tuple[int, ...] = ()  # e.g. the chat's question itself
+    context: str = ""  # the dialogue the question leans on (the chat's earlier lines)
     # The query's encoding, started by search_memory before the access checks; a strategy reads
     # ``query_vector`` when it needs it, so work without the vector (keyword reads) runs
     # while the encoder does (docs/read-path.md).
@@ -97,6 +98,9 @@ class Hit:
     message: Message | None = None
     kind: str = ""
     partner: Message | None = None  # a message hit's turn partner: the reply to it, or its question
+    # A note hit's absorbed turn messages that its provenance does not name (e.g. the assistant's
+    # reply to the question the note was made from): the note and that turn take one place.
+    said: list[Message] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if (self.note is None) == (self.message is None):
@@ -110,6 +114,12 @@ class Hit:
         if self.note is not None:
             return list(self.note.source_message_ids)
         return [m.pk for m in self.turn_messages]
+
+    @property
+    def stands_for(self) -> list[int]:
+        """Every message this hit puts in front of the reader: its provenance (or turn), then the
+        turn messages it absorbed (``said``). What recall is scored on."""
+        return list(dict.fromkeys([*self.source_message_ids, *(m.pk for m in self.said)]))
 
     @property
     def turn_messages(self) -> list[Message]:

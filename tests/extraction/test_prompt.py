@@ -16,7 +16,7 @@ from memory.extraction import (
 
 # SHA-256 of the product's extraction prompt (memory/extraction/prompt.py): a change to the
 # wording changes what every LLM extracts, so it must be deliberate and update this fingerprint.
-PROMPT_SHA256 = "ad61c94c81bf3fc10119dc6fd2bfb1b2a6a38d55feb0bd4ef74365b6ce11f6aa"
+PROMPT_SHA256 = "b68936557b550ce63aee583e84c616ea3157173cf44540979bac50fd332c7df6"
 
 
 def test_prompt_text_is_pinned() -> None:
@@ -31,8 +31,9 @@ def test_prompt_fills_and_truncates_each_side() -> None:
     assert "【用户消息】" + "用" * 500 + "\n" in prompt
     assert "【AI回复】" + "答" * 1500 + "\n" in prompt
     assert "用" * 501 not in prompt and "答" * 1501 not in prompt
-    assert prompt.endswith('返回 JSON: {"knowledge": [{"content": "...", "category": "..."}]}')
+    assert prompt.endswith('返回 JSON: {"knowledge": [{"content": "...", "category": "...", "speaker": "..."}]}')
     assert "4. 每条附 category: 事实|证据|法条|诉求|偏好|行动建议" in prompt
+    assert "5. 每条附 speaker: user(用户说的)|assistant(AI回复说的)|turn(两者都有)" in prompt
 
 
 def test_braces_in_the_turn_are_kept_literally() -> None:
@@ -41,10 +42,11 @@ def test_braces_in_the_turn_are_kept_literally() -> None:
     assert "【AI回复】{}" in prompt
 
 
-def test_schema_lists_the_six_categories() -> None:
+def test_schema_lists_the_six_categories_and_the_optional_speaker() -> None:
     item = KNOWLEDGE_SCHEMA["properties"]["knowledge"]["items"]
     assert item["properties"]["category"]["enum"] == ["事实", "证据", "法条", "诉求", "偏好", "行动建议"]
-    assert item["required"] == ["content", "category"]
+    assert item["properties"]["speaker"]["enum"] == ["user", "assistant", "turn"]
+    assert item["required"] == ["content", "category"]  # a reply without "speaker" stays valid
     assert KNOWLEDGE_SCHEMA["required"] == ["knowledge"]
     json.dumps(KNOWLEDGE_SCHEMA, ensure_ascii=False)  # serialisable for the schema hint
 

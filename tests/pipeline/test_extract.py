@@ -24,12 +24,12 @@ def test_trivial_turn_is_skipped_without_calling_the_llm(fake_llm, llm_settings)
 
 def test_llm_items_keep_chinese_and_at_most_five(db, fake_llm, llm_settings):
     fake_llm.script(json_reply({"knowledge": [
-        {"content": f"第{i}条事实：用户在2024年3月{i}日联系了商家", "category": "事实"} for i in range(1, 8)
+        {"content": f"用户第{i}次联系商家，商家仍拒绝退货。", "category": "事实"} for i in range(1, 8)
     ]}))
     outcome = extract_turn(LAPTOP_USER, LAPTOP_REPLY)
     assert outcome.engine == "llm:fake-model" and len(outcome.items) == 5
-    assert outcome.items[0].content.startswith("第1条事实") and outcome.items[0].confidence == 0.8
-    assert sum("over the limit" in r for r in outcome.rejected_reasons) == 2
+    assert outcome.items[0].content.startswith("用户第1次") and outcome.items[0].confidence == 0.8
+    assert sum("dropped: over the limit" in r for r in outcome.rejected_reasons) == 2
     request = fake_llm.chat_requests()[0]
     assert request.system_content == "You must respond with a JSON object."
 

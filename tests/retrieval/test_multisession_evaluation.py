@@ -76,13 +76,13 @@ def test_kept_evaluation_data_stays_invisible_to_outsiders(world):
 
 def test_command_prints_product_beside_baselines_and_writes_json(tmp_path, capsys):
     target = tmp_path / "figures.json"
-    call_command("evaluate_memory", "--sessions", "emma-s01,zhou-s01,dave-s02", "--limit", "1",
+    call_command("evaluate_memory", "--set", "multisession", "--sessions", "emma-s01,zhou-s01,dave-s02", "--limit", "1",
                  "--json", str(target), "--losses")
     out = capsys.readouterr().out
     for word in ("product", "rrf", "dense", "bm25", "R@5", "R@10", "MRR", "single_hop", "must_not_recall"):
         assert word in out
     assert "leaks: 0" in out
-    figures = json.loads(target.read_text(encoding="utf-8"))
+    figures = json.loads(target.read_text(encoding="utf-8"))["multisession"]["all"]
     assert figures["leaks"] == 0
     assert {row["category"] for row in figures["rows"]} >= {"single_hop", MUST_NOT, "all"}
     assert all("product_returned" in q and "product_kinds" in q and "rrf_returned" in q for q in figures["questions"])
@@ -94,10 +94,10 @@ def test_command_prints_product_beside_baselines_and_writes_json(tmp_path, capsy
 
 def test_command_shows_one_questions_top_10_and_the_halves(tmp_path, capsys):
     target = tmp_path / "figures.json"
-    call_command("evaluate_memory", "--sessions", "emma-s01,zhou-s01,dave-s02", "--limit", "1",
+    call_command("evaluate_memory", "--set", "multisession", "--sessions", "emma-s01,zhou-s01,dave-s02", "--limit", "1",
                  "--json", str(target), "--show", "q001", "--show", "q999")
     out = capsys.readouterr().out
-    figures = json.loads(target.read_text(encoding="utf-8"))
+    figures = json.loads(target.read_text(encoding="utf-8"))["multisession"]["all"]
     first = next(q for q in figures["questions"] if q["id"] == "q001")
     shown = [line for line in out.splitlines() if line.startswith("  ") and line[3:5].strip().isdigit()]
     assert out.count("SHOW q001 ") == 1 and len(shown) == len(first["product_returned"]) > 0

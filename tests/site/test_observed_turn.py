@@ -32,7 +32,7 @@ TOKEN = "scrape-token-for-tests"
 QUESTION = "房东扣下五千元押金迟迟不退，我该怎么办？"
 ANSWER = "结论：可以书面催告房东在七日内退还押金。"
 NOTE = "租客已于三月一日搬离并交还全部钥匙。"
-EXTRACTED = "租客于2026年3月1日向房东支付押金五千元。"
+EXTRACTED = "房东扣下租客五千元押金迟迟不退。"  # only what the client said (speaker rules)
 
 
 @pytest.fixture

@@ -193,7 +193,8 @@ def test_two_servers_and_three_workers_share_one_database_and_one_redis(world, f
         bystanders = [Tab(sockets, servers, 0, bob), Tab(sockets, servers, 1, charlie)]
         fake_llm.script(*(text_reply(answer) for answer in ANSWERS))
         extraction_llm.script(*(json_reply(knowledge(fact)) for fact in FACTS))
-        questions = [f"电脑花屏的第{number}个问题：怎么办？" for number in range(1, 5)]
+        questions = [f"电脑花屏的第{number}个问题：张三2024年3月5日花5999元买的电脑，3月12日被拒绝退货，怎么办？"
+                     for number in range(1, 5)]  # the facts' dates and sums are the client's (speaker rules)
         turns = at_once([lambda tab=tab, question=question: tab.ask(question, matter_id=world.matter_laptop.pk)
                          for tab, question in zip(tabs, questions)])
         replies = []
@@ -245,7 +246,8 @@ def test_two_servers_and_three_workers_share_one_database_and_one_redis(world, f
         for number, (fact, stop) in enumerate([(CHARLIE_FACTS[0], signal.SIGKILL), (CHARLIE_FACTS[1], signal.SIGSTOP)]):
             extraction_llm.script(stall_reply(250, "{}"), json_reply(knowledge(fact)))
             asked = len(extraction_llm.chat_requests())
-            frames = bystanders[1].ask(f"Beta 的第{number + 1}个问题：仓库租约什么时候到期？", matter_id=world.matter_b.pk)
+            frames = bystanders[1].ask(f"Beta 的第{number + 1}个问题：仓库租约2025年6月30日到期，押金十二万元，怎么续租？",
+                                       matter_id=world.matter_b.pk)
             done = frames[-1]
             assert done["status"] == "complete"
             firm_a_notes = {str(pk) for pk in Note.objects.filter(firm=world.firm_a).values_list("pk", flat=True)}

@@ -14,9 +14,17 @@ from pathlib import Path
 from typing import Any, Iterable
 
 HERE = Path(__file__).parent
-CATEGORIES = ("single_hop", "multi_hop", "temporal", "corrected", "history", "must_not_recall")
+# Every category of either set, in the order tables print them (the consultation set adds what
+# the assistant advised, preferences, quoted English, look-alike events and never-said questions).
+CATEGORIES = ("advice", "single_hop", "multi_hop", "temporal", "preference", "quoted_english", "look_alike",
+              "corrected", "history", "must_not_recall", "never_said")
 MUST_NOT = "must_not_recall"
+NEVER_SAID = "never_said"
+# Questions that have nothing to recall: any hit standing for a must-not-recall question's gold
+# is a leak; a never-said question's right answer is an empty result.
+NO_RECALL = frozenset({MUST_NOT, NEVER_SAID})
 LANGUAGES = ("zh", "en")
+SPLITS = ("dev", "test")
 
 
 @dataclass
@@ -33,10 +41,13 @@ class EvaluationSet:
         return {m["id"] for _, c in self.conversations() for m in c["messages"]}
 
     def select(self, *, sessions: Iterable[str] | None = None, categories: Iterable[str] | None = None,
-               limit: int | None = None) -> "EvaluationSet":
+               limit: int | None = None, split: str | None = None) -> "EvaluationSet":
         """A slice: only these sessions (and the questions whose gold they hold), these
-        categories, and at most ``limit`` questions per category and language."""
+        categories, this split (dev / test), and at most ``limit`` questions per category and
+        language."""
         data = copy.deepcopy(self)
+        if split is not None:
+            data.questions = [q for q in data.questions if q.get("split") == split]
         if sessions is not None:
             keep = set(sessions)
             for transcript in data.transcripts:
@@ -60,8 +71,31 @@ class EvaluationSet:
 
 
 def load_set(directory: Path | str = HERE) -> EvaluationSet:
-    """Read world.json, transcript-*.json and questions.json from ``directory``."""
+    """Read world.json, transcript-*.json and questions.json from ``directory`` — or, for a set
+    written in parts (``part_*/`` folders, e.g. the consultation set), every part merged, with
+    each question's ``split`` from the set's ``split.json``."""
     directory = Path(directory)
+    parts = sorted(path for path in directory.glob("part_*") if path.is_dir())
+    if parts:
+        loaded = [_load_one(part) for part in parts]
+        data = EvaluationSet(
+            world={"firms": [firm for one in loaded for firm in one.world["firms"]]},
+            transcripts=[t for one in loaded for t in one.transcripts],
+            questions=[q for one in loaded for q in one.questions],
+        )
+        for position, question in enumerate(data.questions):
+            question["position"] = position
+    else:
+        data = _load_one(directory)
+    split_file = directory / "split.json"
+    if split_file.exists():
+        splits = json.loads(split_file.read_text(encoding="utf-8"))["splits"]
+        for question in data.questions:
+            question["split"] = splits[question["id"]]
+    return data
+
+
+def _load_one(directory: Path) -> EvaluationSet:
 
     def read(name: str) -> Any:
         with open(directory / name, encoding="utf-8") as handle:

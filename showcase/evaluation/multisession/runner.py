@@ -7,7 +7,7 @@ that is rolled back at the end unless ``keep``: the database is left as it was.
 Scores per question and system (product, dense, bm25, rrf):
 
 - recall_all@k: 1 when every gold message is among the first k positions (a product hit
-  covers the messages in ``hit.source_message_ids``; a baseline position is one message);
+  covers the messages in ``hit.stands_for``; a baseline position is one message);
 - MRR: 1 / the rank of the first position covering any gold message (0 beyond k = 10).
 
 ``must_not_recall`` questions have no recall: their gold is evidence the asker may not see,
@@ -21,14 +21,14 @@ from __future__ import annotations
 import time
 import uuid
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 from django.db import transaction
 
 from showcase.evaluation.baselines import BASELINES, indexes_for
 from showcase.evaluation.metrics import mean, recall_all_at_k, reciprocal_rank
-from showcase.evaluation.multisession import CATEGORIES, LANGUAGES, MUST_NOT, EvaluationSet
+from showcase.evaluation.multisession import CATEGORIES, LANGUAGES, MUST_NOT, NO_RECALL, EvaluationSet
 from showcase.evaluation.runner import create_world, import_renamed
 from memory.models import Matter, MemoryScope, Message, Note
 from memory.retrieval.types import Hit
@@ -50,6 +50,12 @@ class Outcome:
     kinds: list[str] = field(default_factory=list)  # each product position's kind ("note" | "message")
     rrf_top: list[str] = field(default_factory=list)  # the raw RRF baseline's top 10, for comparison
     texts: list[str] = field(default_factory=list)  # each product position's text (note or message), shortened
+    semantic: list[float] = field(default_factory=list)  # each product position's semantic similarity
+
+    @property
+    def recalls(self) -> bool:
+        """Whether the question has something to recall (not must-not-recall, not never-said)."""
+        return self.question["category"] not in NO_RECALL
 
 
 @dataclass
@@ -61,6 +67,7 @@ class MemoryReport:
     strategy: str
     seconds: dict[str, float]
     embedder: str = ""  # the dense baseline's encoder (the product's too)
+    split: str = "all"  # which questions: "dev", "test" or "all"
 
     @property
     def leaks(self) -> int:
@@ -74,22 +81,29 @@ class MemoryReport:
         return round(sum(positions) / len(positions), 2) if positions else 0.0
 
     def rows(self) -> list[dict[str, Any]]:
-        """Figures per (category, language), per category, per language and overall (recall questions)."""
+        """Figures per (category, language), per category, per language, overall (recall
+        questions), and by whose words the gold is (``gold_speaker``: the assistant's or the user's)."""
         groups: dict[tuple[str, str], list[Outcome]] = defaultdict(list)
         for outcome in self.outcomes:
             category, language = outcome.question["category"], outcome.question["language"]
             groups[(category, language)].append(outcome)
             groups[(category, "all")].append(outcome)
-            if category != MUST_NOT:
+            if outcome.recalls:
                 groups[("all", language)].append(outcome)
                 groups[("all", "all")].append(outcome)
-        order = [*CATEGORIES, "all"]
+                speaker = outcome.question.get("gold_speaker")
+                if speaker:
+                    groups[(f"said by {speaker}", "all")].append(outcome)
+        speakers = sorted({category for category, _ in groups if category.startswith("said by ")})
+        order = [*CATEGORIES, "all", *speakers]
         rows = []
         for (category, language), outcomes in sorted(
                 groups.items(), key=lambda item: (order.index(item[0][0]), [*LANGUAGES, "all"].index(item[0][1]))):
             row: dict[str, Any] = {"category": category, "language": language, "questions": len(outcomes),
                                    "leaks": sum(len(o.leaks) for o in outcomes)}
-            if category != MUST_NOT:
+            if category in NO_RECALL:
+                row["empty"] = mean(1.0 if not o.returned else 0.0 for o in outcomes)
+            else:
                 for system in SYSTEMS:
                     row[system] = {metric: mean(o.scores[system][metric] for o in outcomes)
                                    for metric in ("r@5", "r@10", "mrr")}
@@ -97,11 +111,28 @@ class MemoryReport:
             rows.append(row)
         return rows
 
+    def for_split(self, split: str) -> "MemoryReport":
+        """The same run's figures on one split's questions (``question["split"]``)."""
+        outcomes = [o for o in self.outcomes if o.question.get("split") == split]
+        return replace(self, outcomes=outcomes, split=split)
+
+    def below_baselines(self) -> list[str]:
+        """Rows (category / language) where the product is below raw RRF or raw dense at R@10 or MRR."""
+        losing = []
+        for row in self.rows():
+            if "product" not in row:
+                continue
+            for baseline in ("rrf", "dense"):
+                for metric in ("r@10", "mrr"):
+                    if row["product"][metric] < row[baseline][metric]:
+                        losing.append(f"{row['category']}/{row['language']} {metric} < {baseline}")
+        return losing
+
     def lines(self) -> list[str]:
         header = f"{'category':<16}{'lang':<5}{'n':>4} "
         header += "".join(f"| {system:<7}{'R@5':>6}{'R@10':>6}{'MRR':>6} " for system in ("product", "rrf", "dense", "bm25"))
         header += f"|{'noted':>6}{'leaks':>6}"
-        out = [f"strategy={self.strategy}  dense baseline={self.embedder}  messages={self.messages}  notes stored={self.notes_stored}  "
+        out = [f"split={self.split}  strategy={self.strategy}  dense baseline={self.embedder}  messages={self.messages}  notes stored={self.notes_stored}  "
                f"(import {self.seconds.get('import', 0):.0f} s, questions {self.seconds.get('questions', 0):.0f} s)",
                f"import: {self.import_summary}",
                f"product hits: {sum(len(o.returned) for o in self.outcomes)}, "
@@ -117,13 +148,12 @@ class MemoryReport:
                 else:
                     line += f"| {'':<7}{'-':>6}{'-':>6}{'-':>6} "
             noted = f"{row['noted']:>6.2f}" if "noted" in row else f"{'-':>6}"
-            out.append(line + f"|{noted}{row['leaks']:>6}")
+            empty = f"  returned nothing {row['empty']:.3f}" if "empty" in row else ""
+            out.append(line + f"|{noted}{row['leaks']:>6}{empty}")
         out.append("R@k = recall_all@k (all gold messages in the top k); MRR over the top 10; "
                    "noted = share of questions whose gold messages all have a note (the notes' ceiling); "
                    "leaks = product hits standing for messages the asker may not see")
-        losing = [f"{row['category']}/{row['language']}" for row in self.rows()
-                  if "product" in row and row["product"]["r@10"] < row["rrf"]["r@10"]]
-        out.append("product below the raw RRF baseline (R@10) in: " + (", ".join(losing) or "none"))
+        out.append("product below raw RRF or raw dense (R@10, MRR) in: " + (", ".join(self.below_baselines()) or "none"))
         for half in self.halves():
             out.append(f"half {half['half']:<5}{half['questions']:>4} " + "".join(
                 f"| {system:<7}{half[system]['r@5']:>6.3f}{half[system]['r@10']:>6.3f}{half[system]['mrr']:>6.3f} "
@@ -184,19 +214,22 @@ class MemoryReport:
         return {
             "strategy": self.strategy, "embedder": self.embedder, "messages": self.messages, "notes_stored": self.notes_stored,
             "import_summary": self.import_summary, "seconds": self.seconds, "leaks": self.leaks,
-            "messages_per_hit": self.messages_per_hit, "hit_kinds": self._kinds(),
+            "messages_per_hit": self.messages_per_hit, "hit_kinds": self._kinds(), "split": self.split,
             "rows": self.rows(), "halves": self.halves(),
             "questions": [{**o.question, "scores": o.scores, "leaks": o.leaks, "noted": o.noted,
                            "product_returned": o.returned, "product_kinds": o.kinds, "product_texts": o.texts,
+                           "product_semantic": o.semantic,
                            "rrf_returned": o.rrf_top} for o in self.outcomes],
         }
 
 
 def run_evaluation(data: EvaluationSet, *, strategy: str = "layered", keep: bool = False,
-                   progress: Callable[[int, int], None] | None = None) -> MemoryReport:
-    """Import ``data`` into throw-away firms, ask and score every question; roll back unless ``keep``."""
+                   progress: Callable[[int, int], None] | None = None, split: str = "all") -> MemoryReport:
+    """Import ``data`` into throw-away firms, ask and score every question; roll back unless ``keep``.
+    ``split`` only labels the report (``data`` is already the chosen questions)."""
     with transaction.atomic():
         report = _run(data, strategy=strategy, progress=progress)
+        report.split = split
         if not keep:
             transaction.set_rollback(True)
     return report
@@ -210,26 +243,55 @@ class _MessageInfo:
     user_id: int  # whose conversation it is
 
 
-def _run(data: EvaluationSet, *, strategy: str, progress: Callable[[int, int], None] | None) -> MemoryReport:
-    from memory.embeddings import get_embedder
-    from memory.retrieval import search_memory
+@dataclass
+class Imported:
+    """A set imported into throw-away firms: who is who, and what each message is."""
 
+    users: dict[str, Any]
+    user_firm: dict[str, Any]
+    assigned: dict[str, set[int]]
+    info: dict[int, _MessageInfo]
+    pk_of: dict[str, int]
+    noted: set[int]
+    firm_ids: list[int]
+    summary: str
+    seconds: float
+
+
+def import_set(data: EvaluationSet, progress: Callable[[int, int], None] | None = None) -> Imported:
+    """Create the set's world under fresh names and import its transcripts through the write path."""
     started = time.perf_counter()
     suffix = uuid.uuid4().hex[:8]
     firms, users = create_world(data.world, suffix)
     summary = import_renamed({"transcripts": data.transcripts}, firms, users, progress)
-    imported = time.perf_counter()
-
     firm_ids = [firm.pk for firm in firms.values()]
     info = {pk: _MessageInfo(*row) for pk, *row in Message.objects.filter(firm_id__in=firm_ids).values_list(
         "pk", "external_id", "firm_id", "conversation__matter_id", "conversation__user_id")}
-    pk_of = {message.external_id: pk for pk, message in info.items()}
     noted: set[int] = set()
     for ids in Note.objects.filter(firm_id__in=firm_ids).active().values_list("source_message_ids", flat=True):
         noted.update(ids)
-    user_firm = {name: firms[spec["slug"]] for spec in data.world["firms"] for name in spec["users"]}
-    assigned = {name: {matter.pk for matter in Matter.objects.filter(assignments__user=user)}
-                for name, user in users.items()}
+    return Imported(
+        users=users,
+        user_firm={name: firms[spec["slug"]] for spec in data.world["firms"] for name in spec["users"]},
+        assigned={name: {matter.pk for matter in Matter.objects.filter(assignments__user=user)}
+                  for name, user in users.items()},
+        info=info, pk_of={message.external_id: pk for pk, message in info.items()}, noted=noted,
+        firm_ids=firm_ids, summary=summary, seconds=round(time.perf_counter() - started, 1),
+    )
+
+
+def _run(data: EvaluationSet, *, strategy: str, progress: Callable[[int, int], None] | None) -> MemoryReport:
+    imported = import_set(data, progress)
+    return ask(data, imported, strategy=strategy)
+
+
+def ask(data: EvaluationSet, imported: Imported, *, strategy: str = "layered") -> MemoryReport:
+    """Ask every question of ``data`` as its user and score the product beside the baselines."""
+    from memory.embeddings import get_embedder
+    from memory.retrieval import search_memory
+
+    started = time.perf_counter()
+    users, info, pk_of = imported.users, imported.info, imported.pk_of
     askers = sorted({q["user"] for q in data.questions})
     indexes = indexes_for([users[name] for name in askers])
     embedder = get_embedder()
@@ -237,35 +299,40 @@ def _run(data: EvaluationSet, *, strategy: str, progress: Callable[[int, int], N
     outcomes = []
     for question in data.questions:
         name = question["user"]
-        user, firm = users[name], user_firm[name]
+        user, firm = users[name], imported.user_firm[name]
         gold = {pk_of[external_id] for external_id in question["gold"]}
         matter_id = None
         if question.get("matter"):
             matter_id = Matter.objects.get(firm=firm, reference=question["matter"]).pk
-        result = search_memory(user, question["question"], k=DEPTH, strategy=strategy, matter_id=matter_id)
-        positions = [set(hit.source_message_ids) for hit in result.hits]
+        # A question asked inside a dialogue comes with its earlier lines, as the chat sends them:
+        # the product gets them as context; the baselines read the whole dialogue as their query.
+        context = "\n".join(question.get("context") or ())
+        result = search_memory(user, question["question"], k=DEPTH, strategy=strategy, matter_id=matter_id,
+                               context=context)
+        positions = [set(hit.stands_for) for hit in result.hits]
         outcome = Outcome(question, returned=[[info[pk].external_id if pk in info else f"#{pk}" for pk in sorted(p)]
                                               for p in positions],
                           kinds=[getattr(hit, "kind", "") or "note" for hit in result.hits],
-                          texts=[_shortened(hit) for hit in result.hits])
+                          texts=[_shortened(hit) for hit in result.hits],
+                          semantic=[hit.breakdown.semantic for hit in result.hits])
         for hit, sources in zip(result.hits, positions):
-            outcome.leaks.extend(_leaks(hit, sources, user.pk, firm.pk, assigned[name], info,
+            outcome.leaks.extend(_leaks(hit, sources, user.pk, firm.pk, imported.assigned[name], info,
                                         gold if question["category"] == MUST_NOT else set()))
-        if question["category"] != MUST_NOT:
-            outcome.noted = gold <= noted
+        if outcome.recalls:
+            outcome.noted = gold <= imported.noted
             rankings = {"product": positions}
-            raw = indexes[user.pk].rank(question["question"], embedder.embed_query(question["question"]))
+            dialogue = f"{context}\n{question['question']}" if context else question["question"]
+            raw = indexes[user.pk].rank(dialogue, embedder.embed_query(dialogue))
             rankings.update({system: [{pk} for pk in raw[system]] for system in BASELINES})
             outcome.rrf_top = [info[pk].external_id for pk in raw["rrf"][:DEPTH]]
             for system, ranking in rankings.items():
                 outcome.scores[system] = {f"r@{k}": recall_all_at_k(ranking, gold, k) for k in KS}
                 outcome.scores[system]["mrr"] = reciprocal_rank(ranking, gold, DEPTH)
         outcomes.append(outcome)
-    finished = time.perf_counter()
     return MemoryReport(
-        outcomes=outcomes, notes_stored=Note.objects.filter(firm_id__in=firm_ids).count(), messages=len(info),
-        import_summary=summary, strategy=strategy, embedder=embedder.name,
-        seconds={"import": round(imported - started, 1), "questions": round(finished - imported, 1)},
+        outcomes=outcomes, notes_stored=Note.objects.filter(firm_id__in=imported.firm_ids).count(),
+        messages=len(info), import_summary=imported.summary, strategy=strategy, embedder=embedder.name,
+        seconds={"import": imported.seconds, "questions": round(time.perf_counter() - started, 1)},
     )
 
 

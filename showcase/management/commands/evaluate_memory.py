@@ -1,5 +1,12 @@
-"""`manage.py evaluate_memory`: the multi-session set (showcase/evaluation/multisession/) through
-import + search, scored beside the raw-message baselines (dense, BM25, RRF) in the same run."""
+"""`manage.py evaluate_memory`: every evaluation set through import + search, scored beside the
+raw-message baselines (dense, BM25, RRF) in the same run (docs/evaluation.md):
+
+- the consultation set (showcase/evaluation/consultations/), written by someone who never read
+  the ranking code, split into dev and test before any tuning: one table per split, the test
+  table is the one reported;
+- the multi-session set (showcase/evaluation/multisession/), written by the people who tuned the
+  ranking: a second dev set.
+"""
 from __future__ import annotations
 
 import json
@@ -8,8 +15,11 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from showcase.evaluation.multisession import CATEGORIES, HERE, load_set
-from showcase.evaluation.multisession.runner import run_evaluation
+from showcase.evaluation.multisession import CATEGORIES, HERE, SPLITS, load_set
+from showcase.evaluation.multisession.runner import MemoryReport, run_evaluation
+
+CONSULTATIONS = HERE.parent / "consultations"
+SETS = {"consultations": CONSULTATIONS, "multisession": HERE}
 
 
 class Command(BaseCommand):
@@ -17,7 +27,12 @@ class Command(BaseCommand):
             "recall_all@5/@10 and MRR per category and language: product vs raw dense, BM25 and RRF.")
 
     def add_arguments(self, parser) -> None:
-        parser.add_argument("--dataset", default=str(HERE), help="Folder with world.json, transcript-*.json, questions.json.")
+        parser.add_argument("--set", dest="sets", action="append", choices=sorted(SETS),
+                            help="Only this set (repeatable; default: every set).")
+        parser.add_argument("--dataset", help="Another folder with world.json, transcript-*.json, questions.json "
+                                              "(or part_*/ folders and split.json).")
+        parser.add_argument("--split", choices=(*SPLITS, "all"), default="all",
+                            help="Only this split's questions (sets without splits: all of them).")
         parser.add_argument("--strategy", default="layered", help="A registered search strategy.")
         parser.add_argument("--category", action="append", choices=CATEGORIES,
                             help="Only this category (repeatable).")
@@ -31,34 +46,54 @@ class Command(BaseCommand):
         parser.add_argument("--keep", action="store_true", help="Commit the imported firms instead of rolling back.")
 
     def handle(self, *args, **options) -> None:
-        try:
-            data = load_set(options["dataset"])
-        except (OSError, ValueError, KeyError) as error:
-            raise CommandError(f"cannot read the evaluation set: {error}") from None
         if options["limit"] is not None and options["limit"] < 1:
             raise CommandError("--limit must be a positive number")
+        folders = ([options["dataset"]] if options["dataset"]
+                   else [SETS[name] for name in (options["sets"] or ("consultations", "multisession"))])
+        figures, leaks = {}, 0
+        for folder in folders:
+            report = self._evaluate(Path(folder), options)
+            figures[Path(folder).name] = {split: part.as_json() for split, part in report.items()}
+            leaks += sum(part.leaks for part in report.values())
+        if options["json_path"]:
+            Path(options["json_path"]).write_text(json.dumps(figures, ensure_ascii=False, indent=1), encoding="utf-8")
+            self.stdout.write(f"figures written to {options['json_path']}")
+        self.stdout.write(f"leaks: {leaks}")
+        if leaks:
+            sys.exit(1)
+
+    def _evaluate(self, folder: Path, options) -> dict[str, MemoryReport]:
+        """One set: import, ask, print a table per split (dev, then test); the reports by split."""
+        try:
+            data = load_set(folder)
+        except (OSError, ValueError, KeyError) as error:
+            raise CommandError(f"cannot read the evaluation set {folder}: {error}") from None
         sessions = options["sessions"].split(",") if options["sessions"] else None
-        data = data.select(sessions=sessions, categories=options["category"], limit=options["limit"])
+        split = None if options["split"] == "all" else options["split"]
+        has_splits = any("split" in q for q in data.questions)
+        data = data.select(sessions=sessions, categories=options["category"], limit=options["limit"],
+                           split=split if has_splits else None)
         if not data.questions:
-            raise CommandError("no question left after --sessions/--category/--limit")
+            raise CommandError(f"{folder.name}: no question left after --sessions/--category/--limit/--split")
 
         def progress(done: int, total: int) -> None:
             if total and (done == total or done % 25 == 0):
                 self.stderr.write(f"  imported turns {done}/{total}")
 
-        report = run_evaluation(data, strategy=options["strategy"], keep=options["keep"], progress=progress)
-        for line in report.lines():
-            self.stdout.write(line)
+        self.stdout.write(f"== {folder.name} ==")
+        report = run_evaluation(data, strategy=options["strategy"], keep=options["keep"], progress=progress,
+                                split=options["split"] if has_splits else "dev (no test split: a set to tune on)")
+        parts = ({name: report.for_split(name) for name in SPLITS if any(q.get("split") == name for q in data.questions)}
+                 if has_splits else {"all": report})
+        for name, part in parts.items():
+            if has_splits:
+                self.stdout.write(f"-- {folder.name}, {name} split ({len(part.outcomes)} questions) --")
+            for line in part.lines():
+                self.stdout.write(line)
         if options["losses"]:
             for line in report.losses():
                 self.stdout.write(line)
         for question_id in options["show"] or ():
             for line in report.show(question_id):
                 self.stdout.write(line)
-        if options["json_path"]:
-            Path(options["json_path"]).write_text(
-                json.dumps(report.as_json(), ensure_ascii=False, indent=1), encoding="utf-8")
-            self.stdout.write(f"figures written to {options['json_path']}")
-        self.stdout.write(f"leaks: {report.leaks}")
-        if report.leaks:
-            sys.exit(1)
+        return parts

@@ -1,0 +1,305 @@
+"""Whether an extracted item is true to its turn: who said it, and that its speaker said it.
+
+A small model reading a turn files the assistant's sums as the client's facts, answers the
+client's question in the client's name ("这合法吗？" → "…这不合法。"), keeps half a sentence,
+and writes "用户" for a client the turn names (issue 30). The checks here compare one item
+with the turn's text (``TurnText``); ``items.validate_items`` applies them and records the
+reason for every item it refuses (docs/write-path.md, "Speaker rules").
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from decimal import Decimal
+
+from . import lexicon
+
+#: Shortest sentence kept: Chinese content needs this many characters (a Latin word or a
+#: number counts as one), content without Chinese this many words.
+MIN_CJK_CHARS = 6
+MIN_ENGLISH_WORDS = 3
+
+
+@dataclass(frozen=True)
+class TurnText:
+    """What was said in the turn an item was extracted from.
+
+    ``user_name`` / ``reply_name`` are the speakers as stored on the messages; a reply
+    without a name (live chat) or named like the assistant is the product's answer, a
+    named reply (an imported conversation between two people) is a person's words.
+    """
+
+    user_msg: str
+    reply: str = ""
+    user_name: str = ""
+    reply_name: str = ""
+
+    @property
+    def reply_is_person(self) -> bool:
+        """Whether the reply is a second person's words rather than the assistant's."""
+        # Imported here: the offline package imports ``items``, which imports this module.
+        from .offline.wording import ASSISTANT_NAMES
+
+        return (self.reply_name or "").strip().lower() not in ASSISTANT_NAMES
+
+    def said_by(self, speaker: str) -> str:
+        """The text of ``speaker`` ("user", "assistant", or "turn" for both messages)."""
+        if speaker == "user":
+            return self.user_msg
+        if speaker == "assistant":
+            return self.reply
+        return f"{self.user_msg}\n{self.reply}"
+
+    @property
+    def persons_text(self) -> str:
+        """What people said: the user's message, and the reply when a person wrote it."""
+        return self.said_by("turn") if self.reply_is_person else self.user_msg
+
+    @property
+    def persons(self) -> str:
+        """How a reason calls those people ("the client", or "Caroline or Melanie")."""
+        if not self.reply_is_person:
+            return "the client"
+        return " or ".join(name for name in (self.user_name, self.reply_name) if name) or "the speakers"
+
+
+# --- fragments ------------------------------------------------------------------------------
+
+_CJK_RE = re.compile(r"[\u4e00-\u9fff]")
+_WORD_RE = re.compile(r"[A-Za-z]+(?:['’][A-Za-z]+)?|\d[\d,.]*")
+
+
+def fragment_reason(content: str) -> str | None:
+    """Why ``content`` is not a self-contained sentence, or None: it ends with a colon (it only
+    introduces what follows: "…可以按照以下方式进行主张："), or it is shorter than
+    ``MIN_CJK_CHARS`` Chinese characters / ``MIN_ENGLISH_WORDS`` words ("提出违约")."""
+    if content.rstrip().endswith(("：", ":")):
+        return "a fragment: it ends with a colon, introducing what is not there"
+    words = len(_WORD_RE.findall(content))
+    cjk = len(_CJK_RE.findall(content))
+    if cjk and cjk + words < MIN_CJK_CHARS:
+        return f"a fragment, not a sentence (under {MIN_CJK_CHARS} characters)"
+    if not cjk and words < MIN_ENGLISH_WORDS:
+        return f"a fragment, not a sentence (under {MIN_ENGLISH_WORDS} words)"
+    return None
+
+
+# --- questions --------------------------------------------------------------------------------
+
+#: Yes/no verdicts, grouped so that "合法吗？" and "不合法" / "违法" are one question.
+_VERDICTS: tuple[re.Pattern[str], ...] = (
+    re.compile(r"合法|违法|非法|\b(?:il)?legal\b|\b(?:un)?lawful\b", re.IGNORECASE),
+    re.compile(r"有效|无效|\b(?:in)?valid\b", re.IGNORECASE),
+    re.compile(r"违约|\bbreach", re.IGNORECASE),
+    re.compile(r"侵权|\binfring", re.IGNORECASE),
+    re.compile(r"合规|违规"),
+    re.compile(r"合理|\b(?:un)?reasonable\b", re.IGNORECASE),
+)
+_SENTENCE_SPLIT_RE = re.compile(r"(?<=[。！？!?；;])|\n|(?<=\.)\s+")
+_QUESTION_RE = re.compile(
+    r"[?？]\s*$|[吗呢么嘛][。.!！\s]*$|是否|是不是|合不合|算不算|有没有|能不能|可不可以|对不对|违不违"
+)
+
+
+def sentences(text: str) -> list[str]:
+    """Sentences of ``text``, split at Chinese and Latin terminators and line breaks."""
+    return [s.strip() for s in _SENTENCE_SPLIT_RE.split(text or "") if s and s.strip()]
+
+
+def is_question(sentence: str) -> bool:
+    """A sentence that asks ("这合法吗？", "押金是否该退", "Is this legal?")."""
+    return bool(_QUESTION_RE.search(sentence))
+
+
+def asserted_question(content: str, said: str) -> str | None:
+    """The question of ``said`` that ``content`` turns into an assertion, or None.
+
+    The rule is kept simple: ``content`` states a yes/no verdict (legal, valid, a breach …),
+    and every sentence of its speaker that mentions that verdict is a question — the speaker
+    only asked, so the item's answer is nobody's statement. A verdict its speaker stated, or
+    that its speaker never mentioned, is not this rule's business.
+    """
+    if is_question(content):
+        return None
+    said_sentences = sentences(said)
+    for verdict in _VERDICTS:
+        if not verdict.search(content):
+            continue
+        mentions = [s for s in said_sentences if verdict.search(s)]
+        if mentions and all(is_question(s) for s in mentions):
+            return mentions[0]
+    return None
+
+
+# --- numbers ----------------------------------------------------------------------------------
+
+_MULTIPLIERS: dict[str, int] = {
+    "万": 10_000, "千": 1_000, "亿": 100_000_000,
+    "k": 1_000, "thousand": 1_000, "million": 1_000_000, "billion": 1_000_000_000,
+}
+_ARABIC_RE = re.compile(r"(?P<number>\d+(?:\.\d+)?)\s*(?P<unit>万|千|亿|[kK]\b|thousand|million|billion)?")
+_DIGIT_COMMA_RE = re.compile(r"(?<=\d)[,，](?=\d{3})")
+_CN_NUMERAL_RE = re.compile(r"[零〇一二两三四五六七八九十百千万亿壹贰叁肆伍陆柒捌玖拾佰仟]+")
+_CN_DIGITS: dict[str, int] = {
+    "零": 0, "〇": 0, "一": 1, "壹": 1, "二": 2, "两": 2, "贰": 2, "三": 3, "叁": 3, "四": 4, "肆": 4,
+    "五": 5, "伍": 5, "六": 6, "陆": 6, "七": 7, "柒": 7, "八": 8, "捌": 8, "九": 9, "玖": 9,
+}
+_CN_UNITS: dict[str, int] = {"十": 10, "拾": 10, "百": 100, "佰": 100, "千": 1_000, "仟": 1_000}
+_CN_BIG_UNITS: dict[str, int] = {"万": 10_000, "亿": 100_000_000}
+#: Order numbers, phone numbers, ID and case numbers: five or more digits in a row.
+_ID_RE = re.compile(r"(?<!\d)\d{5,}(?!\d)")
+
+
+def _normalised(text: str) -> str:
+    """Full-width digits made ASCII, thousands separators removed ("８,000" → "8000")."""
+    return _DIGIT_COMMA_RE.sub("", unicodedata.normalize("NFKC", text or ""))
+
+
+def chinese_number(text: str) -> int | None:
+    """'三千' → 3000, '一万四千' → 14000, '二〇二四' → 2024; None when not a numeral."""
+    if not text or any(ch not in _CN_DIGITS and ch not in _CN_UNITS and ch not in _CN_BIG_UNITS for ch in text):
+        return None
+    if all(ch in _CN_DIGITS for ch in text):
+        return int("".join(str(_CN_DIGITS[ch]) for ch in text))
+    total = section = digit = 0
+    for ch in text:
+        if ch in _CN_DIGITS:
+            digit = _CN_DIGITS[ch]
+        elif ch in _CN_UNITS:
+            section += (digit or 1) * _CN_UNITS[ch]
+            digit = 0
+        else:
+            total += ((section + digit) or 1) * _CN_BIG_UNITS[ch]
+            section = digit = 0
+    return total + section + digit
+
+
+def _arabic_value(match: re.Match[str]) -> Decimal:
+    """The value of a number match, its unit applied ('1.5万' → 15000, '3.5k' → 3500)."""
+    unit = (match.group("unit") or "").lower()
+    return Decimal(match.group("number")) * _MULTIPLIERS.get(unit, 1)
+
+
+def number_values(text: str) -> set[Decimal]:
+    """Every number ``text`` states, as a value: '8,000元' and '8000元' are 8000, '1.5万' is
+    both 1.5 and 15000, '八千元' is 8000."""
+    text = _normalised(text)
+    values: set[Decimal] = set()
+    for match in _ARABIC_RE.finditer(text):
+        values.update({Decimal(match.group("number")), _arabic_value(match)})
+    for match in _CN_NUMERAL_RE.finditer(text):
+        value = chinese_number(match.group(0))
+        if value is not None and any(ch in _CN_DIGITS or ch in "十拾" for ch in match.group(0)):
+            values.add(Decimal(value))  # a lone "万" / "千" is a unit, not a number
+    return values
+
+
+def amount_value(amount: str) -> Decimal | None:
+    """The value of an amount as ``lexicon.extract_amounts`` writes it ('14,000元' → 14000)."""
+    text = _normalised(amount)
+    match = _ARABIC_RE.search(text)
+    if match:
+        return _arabic_value(match)
+    numeral = _CN_NUMERAL_RE.search(text)
+    value = chinese_number(numeral.group(0)) if numeral else None
+    return Decimal(value) if value is not None else None
+
+
+_NUM = r"\d{1,4}|[〇零一二两三四五六七八九十]{1,4}"
+_DATE_PARTS_RE = re.compile(
+    rf"(?:(?P<y>{_NUM})\s*年)?\s*(?:(?P<m>{_NUM})\s*月)?\s*(?:(?P<d>{_NUM})\s*[日号])?"
+)
+_ISO_DATE_RE = re.compile(r"(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})")
+_RELATIVE_EDGES_RE = re.compile(r"^(?:约|大约|大概|将近|不到|超过)|(?:以后|以前|之后|之前|以来|左右|后|前|内|多)$")
+
+DateParts = tuple[int | None, int | None, int | None]
+
+
+def _part(text: str | None) -> int | None:
+    if not text:
+        return None
+    return int(text) if text.isdigit() else chinese_number(text)
+
+
+def date_parts(phrase: str) -> DateParts | None:
+    """(year, month, day) of a calendar date ('2024年3月5日', '2024-03-05', '三月五日'), each
+    None when not written; None for a relative date ('上周三', '约两周后', 'yesterday')."""
+    phrase = _normalised(phrase)
+    iso = _ISO_DATE_RE.search(phrase)
+    if iso:
+        return int(iso.group(1)), int(iso.group(2)), int(iso.group(3))
+    if re.search(r"去年|前年|今年|明年|上|下|这|本", phrase):
+        return None
+    for match in _DATE_PARTS_RE.finditer(phrase):
+        if any(match.group(key) for key in ("y", "m", "d")):
+            return _part(match.group("y")), _part(match.group("m")), _part(match.group("d"))
+    return None
+
+
+def calendar_dates(text: str) -> list[DateParts]:
+    """Every calendar date written in ``text``, read whole ('租约2025年6月30日' is one date, where
+    the lexicon's patterns also see a duration '约2025年')."""
+    text = _normalised(text)
+    found = [(int(y), int(m), int(d)) for y, m, d in _ISO_DATE_RE.findall(text)]
+    for match in _DATE_PARTS_RE.finditer(text):
+        if any(match.group(key) for key in ("y", "m", "d")):
+            found.append((_part(match.group("y")), _part(match.group("m")), _part(match.group("d"))))
+    return found
+
+
+def _date_said(parts: DateParts, said_dates: list[DateParts]) -> bool:
+    """Every part the item writes is written, the same, in one date of the turn."""
+    return any(all(mine is None or mine == theirs for mine, theirs in zip(parts, other)) for other in said_dates)
+
+
+def unsaid_number(content: str, said: str) -> str | None:
+    """The first amount, date or ID-like number of ``content`` that ``said`` does not state, or
+    None. Amounts compare by value ('8,000元' = '8000元' = '八千元'), calendar dates by their
+    parts (the item may leave out the year, not add one), relative dates ('约两周', '上周三')
+    and runs of five or more digits as written."""
+    values = number_values(said)
+    for amount in lexicon.extract_amounts(content):
+        value = amount_value(amount)
+        if value is not None and value not in values:
+            return amount
+    compact_said = re.sub(r"\s+", "", _normalised(said)).lower()
+    said_dates = calendar_dates(said)
+    for phrase in lexicon.extract_dates(content):
+        parts = date_parts(phrase)
+        if parts is not None:
+            if not _date_said(parts, said_dates):
+                return phrase
+        elif _RELATIVE_EDGES_RE.sub("", re.sub(r"\s+", "", _normalised(phrase)).lower()) not in compact_said:
+            return phrase
+    bare = lexicon.AMOUNT_RE.sub(" ", lexicon.DATE_RE.sub(" ", _normalised(content)))
+    said_ids = set(_ID_RE.findall(_normalised(said)))
+    return next((number for number in _ID_RE.findall(bare) if number not in said_ids), None)
+
+
+# --- names ------------------------------------------------------------------------------------
+
+#: How an item may call the person the turn is about.
+#: ("当事人" is left alone: statutes use it for anyone.)
+_PERSON_WORDS_RE = re.compile(r"该用户|用户(?!名|端|协议)|该客户|客户(?!端)|\b[Tt]he (?:user|client)\b")
+#: How an item may call the speaker of the user message.
+_USER_WORDS_RE = re.compile(r"该用户|用户(?!名|端|协议)|\b[Tt]he user\b")
+
+
+def with_names(content: str, turn: TurnText) -> str:
+    """``content`` with "用户" / "客户" / "the user" replaced by the person's name when the turn
+    names one person: the one Chinese name in the user's message ("我是王磊…"); without one, in
+    a conversation between two people, the user message's speaker (live chat's speaker is the
+    lawyer's login, not the client, so it names nobody). Several names, or content that already
+    holds the name, leave the content as it is."""
+    names = lexicon.person_names(turn.user_msg)
+    if len(names) == 1:
+        name, words = names[0], _PERSON_WORDS_RE
+    elif not names and turn.reply_is_person and turn.user_name.strip():
+        name, words = turn.user_name.strip(), _USER_WORDS_RE
+    else:
+        return content
+    if name in content:
+        return content
+    return words.sub(name, content)

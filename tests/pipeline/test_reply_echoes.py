@@ -1,0 +1,60 @@
+"""Only new knowledge becomes memory: a reply's sentences that quote what was recalled for it, and
+every answer the offline engine composed from memory, give no notes and no mentions; what the
+reply adds (a statute not recalled, a computed deadline) does, with the reply's provenance."""
+from __future__ import annotations
+
+from memory.extraction.quotes import new_in_reply
+from memory.models import Message, Note, TurnExtraction
+from memory.pipeline import enqueue_turn_extraction, process_turn
+from memory.pipeline.extract import OFFLINE_ANSWER_ENGINE, extractable_reply
+
+RECALLED_FACT = "房东扣留了押金8000元，理由是墙面污损。"
+RECALLED_LAW = "根据《民法典》第七百一十条，承租人按约定使用租赁物致其损耗的，不承担赔偿责任。"
+QUESTION = "押金这件事下一步怎么办？房东一直不回消息。"
+
+
+def recalled(*texts: str) -> list[dict]:
+    return [{"kind": "note", "id": f"n{i}", "content": text} for i, text in enumerate(texts)]
+
+
+def reply_turn(conversation, make_turn, reply_text: str, *, engine: str, recall: list[dict]) -> TurnExtraction:
+    user, reply = make_turn.save(conversation, QUESTION, reply_text)
+    Message.objects.filter(pk=reply.pk).update(engine=engine, recalled=recall)
+    reply.refresh_from_db()
+    return process_turn(enqueue_turn_extraction(user, reply).pk)
+
+
+def test_sentences_that_quote_recalled_memory_are_not_new():
+    reply = (f"您之前提到，{RECALLED_FACT}\n{RECALLED_LAW}\n"
+             "建议在7日内向房东寄送书面催告函，要求返还押金，并保留快递单号。")
+    new = new_in_reply(reply, [RECALLED_FACT, RECALLED_LAW])
+    assert "催告函" in new and "7日内" in new
+    assert "墙面污损" not in new and "第七百一十条" not in new
+    assert new_in_reply(reply, []) == reply  # nothing recalled: everything is the reply's own
+
+
+def test_an_offline_composed_answer_gives_no_notes(world, laptop_conversation, make_turn):
+    composed = ("【离线引擎】未配置大模型，以下内容由系统根据已召回的记忆整理，并非模型生成。\n\n"
+                f"相关法律依据：\n- {RECALLED_LAW}\n\n建议：先核对上述事实与证据是否完整，再决定协商、投诉或诉讼的路径。")
+    turn = reply_turn(laptop_conversation, make_turn, composed, engine=OFFLINE_ANSWER_ENGINE,
+                      recall=recalled(RECALLED_LAW))
+    assert extractable_reply(turn.assistant_message) == ""
+    notes = Note.objects.filter(source_id=f"turn:{turn.pk}")
+    assert not notes.filter(source_message_ids__contains=[turn.assistant_message.pk]).exists()
+    assert not [n.content for n in notes if "第七百一十条" in n.content or "核对上述事实" in n.content]
+
+
+def test_an_llm_reply_gives_notes_only_for_what_it_adds(world, laptop_conversation, make_turn):
+    law = Note.objects.create(firm=world.firm_a, content=RECALLED_LAW, memory_scope="general_law", category="law",
+                              owner=world.alice)
+    answer = (f"{RECALLED_LAW}\n另外根据《民法典》第五百六十三条，房东迟延履行主要债务，经催告后在合理期限内仍未履行的，"
+              "可以解除合同。建议您在3日内寄出书面催告函。")
+    turn = reply_turn(laptop_conversation, make_turn, answer, engine="llm:qwen-local",
+                      recall=recalled(RECALLED_LAW))
+    from_reply = Note.objects.filter(source_id=f"turn:{turn.pk}",
+                                     source_message_ids__contains=[turn.assistant_message.pk])
+    contents = " ".join(from_reply.values_list("content", flat=True))
+    assert "第五百六十三条" in contents  # the statute the reply added
+    assert "第七百一十条" not in contents  # the one it only quoted
+    law.refresh_from_db()
+    assert law.mention_count == Note._meta.get_field("mention_count").default  # not counted again
