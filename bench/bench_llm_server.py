@@ -28,6 +28,8 @@ import os
 import threading
 import time
 
+import openai
+
 from memory.llm import LLMClient, LLMError, Role
 from memory.models import LLMServerMode
 from memory.pipeline import extract_turn
@@ -55,16 +57,20 @@ class RequestCounter:
         self._lock = threading.Lock()
 
     def attach(self, client: LLMClient) -> None:
-        completions = client._sync.chat.completions
-        send = completions.create
+        """Every request of ``client`` goes through an HTTP client whose request hook counts it
+        (each call's ``openai`` client is built from ``_client_kwargs``)."""
+        build = client._client_kwargs
 
-        def counted(*args, **kwargs):
-            with self._lock:
-                self.count += 1
-                self.sent_at.append(time.monotonic())
-            return send(*args, **kwargs)
+        async def counted(request) -> None:
+            if request.url.path.endswith("/chat/completions"):
+                with self._lock:
+                    self.count += 1
+                    self.sent_at.append(time.monotonic())
 
-        completions.create = counted
+        def kwargs() -> dict:
+            return {**build(), "http_client": openai.DefaultAsyncHttpxClient(event_hooks={"request": [counted]})}
+
+        client._client_kwargs = kwargs  # type: ignore[method-assign]
 
 
 def bench_extraction(turns: int) -> None:

@@ -45,6 +45,9 @@ def group_of_user(user_id: int) -> str:
     return f"chat.user.{user_id}"
 
 
+#: What the turn's timeout allows beyond the answer request's budget (waiting for a slot, retries).
+TURN_TIMEOUT_GRACE_SECONDS = 10.0
+
 def in_worker_thread(function):
     """``database_sync_to_async`` on the shared thread pool instead of the one thread all
     sync code of the process shares: a turn's save / recall / finish each run in their own
@@ -312,7 +315,7 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
                 current_matter_id=start.conversation.matter_id,
             )
             llm_outcome = "ok" if self.client is not None else None
-            async with asyncio.timeout(settings.CHAT_TURN_TIMEOUT_SECONDS):
+            async with asyncio.timeout(await self._answer_timeout(memory.answer_max_tokens)):
                 async for token in stream:
                     if not parts:
                         timings["first_token_ms"] = _ms(started)
@@ -339,6 +342,15 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
             metrics.LLM_CHAT_REQUESTS.labels(llm_outcome).inc()
         timings["total_ms"] = _ms(started)
         await self._finish(start, memory, "".join(parts), status, error, timings)
+
+    async def _answer_timeout(self, max_tokens: int | None) -> float:
+        """How long the answer may stream: ``CHAT_TURN_TIMEOUT_SECONDS``, or longer when the LLM
+        request's own budget (from ``max_tokens`` and the server's measured speed) needs it —
+        a slow server that keeps making progress is not cut off by the turn."""
+        floor = float(settings.CHAT_TURN_TIMEOUT_SECONDS)
+        if self.client is None:
+            return floor
+        return max(floor, await self.client.abudget_seconds(max_tokens) + TURN_TIMEOUT_GRACE_SECONDS)
 
     async def _finish(
         self, start: TurnStart, memory: Recall | None, reply: str, status: str, error: str,

@@ -131,7 +131,13 @@ LLM_API_KEY = env_str("LLM_API_KEY", "not-needed")
 LLM_MODEL = env_str("LLM_MODEL", "")
 if LLM_BASE_URL and not LLM_MODEL:
     raise ConfigError("LLM_MODEL is not set (required when LLM_BASE_URL is set)")
+# Every request is streamed and judged by progress (docs/llm-servers.md, "Budgets"): the first
+# token within LLM_TIMEOUT_SECONDS, then no silence longer than LLM_STALL_SECONDS; the whole reply
+# within LLM_TIMEOUT_SECONDS + 2 x max_tokens / the server's measured tokens/s, at most
+# LLM_MAX_REQUEST_SECONDS (also the budget while the speed is not measured yet).
 LLM_TIMEOUT_SECONDS = env_float("LLM_TIMEOUT_SECONDS", 60.0, minimum=0.1)
+LLM_STALL_SECONDS = env_float("LLM_STALL_SECONDS", 30.0, minimum=0.1)
+LLM_MAX_REQUEST_SECONDS = env_float("LLM_MAX_REQUEST_SECONDS", 1800.0, minimum=1.0)
 LLM_MAX_RETRIES = env_int("LLM_MAX_RETRIES", 3, minimum=0)
 
 # --- LLM ---
@@ -326,9 +332,10 @@ USE_X_FORWARDED_HOST = env_bool("USE_X_FORWARDED_HOST", False)
 # `check --deploy` also generates the OpenAPI schema: one name for the layer enum keeps it clean.
 SPECTACULAR_SETTINGS.setdefault("ENUM_NAME_OVERRIDES", {})["MemoryScopeEnum"] = "memory.models.MemoryScope"
 
-# Content-Security-Policy (django-csp): enforce | report-only | off; enforced in production.
-# Scripts and styles come from our own static files only (no inline code, see docs/production.md).
-CSP_MODE = env_choice("CSP_MODE", "enforce" if PRODUCTION else "off", ("enforce", "report-only", "off"))
+# Content-Security-Policy (django-csp): enforce | report-only | off; enforced by default, in
+# development too (a firm running `make run` on its network gets it): scripts and styles come
+# from our own static files only (no inline code, see docs/production.md).
+CSP_MODE = env_choice("CSP_MODE", "enforce", ("enforce", "report-only", "off"))
 if CSP_MODE != "off":
     from csp.constants import NONCE, NONE, SELF
 

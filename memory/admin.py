@@ -28,6 +28,8 @@ from memory.models import (
     Note,
     NoteLink,
 )
+from memory.audit_display import changes as audit_changes, extra_lines as audit_extra_lines
+from memory.labels import OBJECT_TYPES, actor_display, link_reason, object_type_label, speaker_label
 from memory.admin_records import RECORDS_READONLY, FirmRecordsAdmin, MatterRecordsAdmin, MembershipRecordsAdmin
 from memory.models import AuditEvent
 from memory.services.notes import NoteValidationError, correct_note, delete_note, restore_forgotten_note
@@ -86,10 +88,17 @@ class WalledAdmin(admin.ModelAdmin):
 
 
 def _pretty_json(value: Any) -> str:
-    return format_html(
-        "<pre style='white-space:pre-wrap;max-width:60em'>{}</pre>",
-        json.dumps(value, ensure_ascii=False, indent=2, default=str),
-    )
+    """Raw data for operators only (extraction items and decisions); styled by admin.css, no
+    ``style=`` attribute (the Content-Security-Policy forbids inline styles)."""
+    return format_html("<pre class='raw-data'>{}</pre>", json.dumps(value, ensure_ascii=False, indent=2, default=str))
+
+
+def _lines(rows: list[tuple[str, str]]) -> str:
+    """Labelled lines ("reason: …") as a definition list."""
+    if not rows:
+        return "—"
+    return format_html("<dl class='audit-lines'>{}</dl>",
+                       format_html_join("", "<dt>{}</dt><dd>{}</dd>", ((label, value) for label, value in rows)))
 
 
 class RelatedOnly(admin.RelatedOnlyFieldListFilter):
@@ -139,7 +148,7 @@ class NoteAdmin(WalledAdmin):
             _("Provenance"),
             {
                 "fields": (
-                    "id",
+                    "note_id",
                     "firm",
                     "matter",
                     "owner",
@@ -169,7 +178,7 @@ class NoteAdmin(WalledAdmin):
         ),
     )
     readonly_fields = (
-        "id",
+        "note_id",
         "firm",
         "matter",
         "owner",
@@ -200,6 +209,11 @@ class NoteAdmin(WalledAdmin):
     @admin.display(description=_("content"))
     def short_content(self, note: Note) -> str:
         return note.content[:80]
+
+    @admin.display(description=_("note ID"))
+    def note_id(self, note: Note) -> str:
+        """The internal id, labelled: auditors quote it (audit entries name notes by it)."""
+        return str(note.pk)
 
     class Media:
         css = {"all": ("memory/timeline.css",)}
@@ -242,12 +256,19 @@ class NoteAdmin(WalledAdmin):
             )
             links = links & NoteLink.objects.visible_to(user)
             audit = audit & AuditLog.objects.visible_to(user)
+        trail = list(audit.order_by("created_at", "id"))
+        for entry in trail:
+            entry.actor_shown = actor_display(entry.actor_label)
+        sources = list(messages)
+        for message in sources:
+            message.speaker_shown = speaker_label(message.speaker) if message.speaker else ""
         return {
-            "source_messages": list(messages),
+            "source_messages": sources,
             "note_links": [
-                (link, link.target if link.source_id == note.pk else link.source) for link in links
+                (link, link.target if link.source_id == note.pk else link.source, link_reason(link.reason))
+                for link in links
             ],
-            "audit_trail": list(audit.order_by("created_at", "id")),
+            "audit_trail": trail,
         }
 
     def save_model(self, request, obj: Note, form, change: bool) -> None:
@@ -280,7 +301,13 @@ class NoteAdmin(WalledAdmin):
 class NoteLinkAdmin(WalledAdmin):
     list_display = ("source", "link_type", "target", "weight", "created_at")
     list_filter = ("link_type", ("firm", RelatedOnly))
-    readonly_fields = ("firm", "source", "target", "link_type", "weight", "reason", "created_at")
+    fields = ("firm", "source", "target", "link_type", "weight", "reason_shown", "created_at")
+    readonly_fields = fields
+
+    @admin.display(description=_("reason"))
+    def reason_shown(self, link: NoteLink) -> str:
+        """Why the notes are linked, in words ("similar in meaning", not "nearest neighbour, cosine")."""
+        return link_reason(link.reason) or "—"
 
     def visible_rows(self, request: HttpRequest) -> QuerySet:
         return NoteLink.objects.visible_to(request.user).filter(
@@ -288,29 +315,45 @@ class NoteLinkAdmin(WalledAdmin):
         )
 
 
+class ObjectTypeFilter(admin.SimpleListFilter):
+    """The audit list's object types by their names ("笔记", not "note")."""
+
+    title = _("object type")
+    parameter_name = "object_type"
+
+    def lookups(self, request, model_admin):
+        kinds = model_admin.get_queryset(request).order_by().values_list("object_type", flat=True).distinct()
+        return sorted(((kind, object_type_label(kind)) for kind in kinds), key=lambda pair: pair[1])
+
+    def queryset(self, request, queryset):
+        return queryset.filter(object_type=self.value()) if self.value() else queryset
+
+
 @admin.register(AuditLog)
 class AuditLogAdmin(WalledAdmin):
-    list_display = ("created_at", "actor_label", "event_type", "object_type", "object_id", "firm")
-    list_filter = ("event_type", "object_type", ("firm", RelatedOnly), ("created_at", admin.DateFieldListFilter))
+    list_display = ("created_at", "actor_shown", "event_type", "object_type_shown", "object_id", "firm")
+    list_filter = ("event_type", ObjectTypeFilter, ("firm", RelatedOnly), ("created_at", admin.DateFieldListFilter))
     # Actor, object type and id, and the note's content before and after the change; an event
     # is also found by its label in the user's language (get_search_results).
     search_fields = ("actor_label", "object_type", "object_id", "before__content", "after__content")
-    search_help_text = _("Search by actor, event (e.g. “forgotten”), object type (“note”), object id or note content.")
+    search_help_text = _("Search by actor, event (e.g. “forgotten”), object type (e.g. “note”), object id or note content.")
     date_hierarchy = "created_at"
     # One actor row (the name recorded at the time); times in the firm's time zone.
     fields = (
         "created_at",
-        "actor_label",
+        "actor_shown",
         "event_type",
-        "object_type",
+        "object_type_shown",
         "object_id",
         "firm",
         "matter",
-        "before_display",
-        "after_display",
+        "changes_display",
         "extra_display",
     )
     readonly_fields = fields
+
+    class Media:
+        css = {"all": ("memory/admin.css",)}
 
     def get_search_results(self, request, queryset, search_term):
         """Also match events by their value or their translated label ("遗忘", "superseded")."""
@@ -324,19 +367,34 @@ class AuditLogAdmin(WalledAdmin):
         ]
         if events:
             results = results | queryset.filter(event_type__in=events)
+        kinds = [kind for kind in OBJECT_TYPES if term in object_type_label(kind).lower()]
+        if kinds:  # an object type by its name in the reader's language ("笔记")
+            results = results | queryset.filter(object_type__in=kinds)
         return results, may_have_duplicates
 
-    @admin.display(description=_("before"))
-    def before_display(self, entry: AuditLog) -> str:
-        return _pretty_json(entry.before) if entry.before is not None else "—"
+    @admin.display(description=_("actor"), ordering="actor_label")
+    def actor_shown(self, entry: AuditLog) -> str:
+        return actor_display(entry.actor_label)
 
-    @admin.display(description=_("after"))
-    def after_display(self, entry: AuditLog) -> str:
-        return _pretty_json(entry.after) if entry.after is not None else "—"
+    @admin.display(description=_("object type"), ordering="object_type")
+    def object_type_shown(self, entry: AuditLog) -> str:
+        return object_type_label(entry.object_type)
+
+    @admin.display(description=_("changes"))
+    def changes_display(self, entry: AuditLog) -> str:
+        """Field by field: what it was → what it became, in words and local time."""
+        rows = audit_changes(entry)
+        if not rows:
+            return "—"
+        head = format_html("<tr><th>{}</th><th>{}</th><th>{}</th></tr>",
+                           gettext("field"), gettext("before"), gettext("after"))
+        body = format_html_join("", "<tr><th scope='row'>{}</th><td><del>{}</del></td><td><ins>{}</ins></td></tr>",
+                                ((row.label, row.before, row.after) for row in rows))
+        return format_html("<table class='audit-changes'><thead>{}</thead><tbody>{}</tbody></table>", head, body)
 
     @admin.display(description=_("extra"))
     def extra_display(self, entry: AuditLog) -> str:
-        return _pretty_json(entry.extra) if entry.extra else "—"
+        return _lines(audit_extra_lines(entry))
 
     # Append-only for everyone, superusers included.
     def has_add_permission(self, request: HttpRequest) -> bool:
@@ -401,10 +459,20 @@ class MatterAdmin(MatterRecordsAdmin, WalledAdmin):
 
     firm_admin_can_change = True
     firm_admin_can_add = True
-    list_display = ("title", "reference", "firm", "status", "closed_at", "legal_hold", "created_at")
+    # Few, short columns: the list fits a 1280 px screen beside its filter (the full row is one
+    # click away); operators (several firms) also see the firm.
+    list_display = ("reference", "short_title", "status", "legal_hold", "closed_at")
+    list_display_links = ("reference", "short_title")
     list_filter = ("status", ("firm", RelatedOnly))
     search_fields = ("title", "reference")
     inlines = [AssignmentInline]
+
+    def get_list_display(self, request: HttpRequest):
+        return (*self.list_display, "firm") if request.user.is_superuser else self.list_display
+
+    @admin.display(description=_("title"), ordering="title")
+    def short_title(self, matter: Matter) -> str:
+        return matter.title if len(matter.title) <= 40 else matter.title[:40] + "…"
 
     def visible_rows(self, request: HttpRequest) -> QuerySet:
         return Matter.objects.manageable_by(request.user)
@@ -517,6 +585,9 @@ class TurnExtractionAdmin(ReadOnlyWalledAdmin):
     )
     operator_fields = ("user_message", "assistant_message", "items_display", "rejected_display", "decisions_display")
     inlines = [RoutingDecisionInline]
+
+    class Media:
+        css = {"all": ("memory/admin.css",)}
 
     def visible_rows(self, request: HttpRequest) -> QuerySet:
         return TurnExtraction.objects.visible_to(request.user)

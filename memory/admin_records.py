@@ -127,9 +127,9 @@ class MatterRecordsAdmin:
         try:
             matter = exportable_matter(request.user, matter_id)
         except Matter.DoesNotExist:
-            raise Http404("no such matter") from None
+            raise Http404(gettext("Not found.")) from None
         if fmt not in FORMATS or not self.get_queryset(request).filter(pk=matter.pk).exists():
-            raise Http404("no such matter")
+            raise Http404(gettext("Not found."))
         return export_response(matter, actor=request.user, fmt=fmt)
 
 

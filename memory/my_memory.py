@@ -111,7 +111,7 @@ def note_details(user, note: Note) -> NoteDetails:
         note=note,
         source_messages=sources,
         hidden_sources=len(set(note.source_message_ids)) - len(sources),
-        timeline=note_timeline(note),
+        timeline=note_timeline(note, viewer=user),
         can_change=Note.objects.changeable_by(user).filter(pk=note.pk).exists(),
         successor=successor,
     )

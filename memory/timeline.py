@@ -3,6 +3,7 @@ changed field as "before → after" in words (the admin change and history pages
 "my memory" page show it; docs/my-memory-and-admin.md). A read: nothing is written."""
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -12,11 +13,12 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from django.utils.translation import gettext_lazy as _
 
+from memory.labels import actor_display, event_tag, source_key_label
 from memory.models import Note
 
 EVENT_LABELS = {
     "corrected": _("corrected by a person"),
-    "evolved": _("refined by a newer note (A-Mem evolution)"),
+    "evolved": _("refined by a newer note"),
     "superseded": _("superseded by a newer version"),
     "supersedes": _("replaces an earlier version"),
     "mentioned": _("stated again"),
@@ -36,6 +38,9 @@ DETAIL_LABELS = {
     "previous_content": _("earlier content"),
     "source": _("source"),
 }
+
+# Keys whose value is another note's id: shown by that note's words when the reader may see it.
+NOTE_REFERENCES = ("triggered_by", "superseded_by", "supersedes")
 
 # Values longer than this are cut in the timeline (the audit entry keeps the whole text).
 MAX_VALUE_CHARS = 300
@@ -71,10 +76,29 @@ def _field_label(name: str) -> str:
         return name.replace("_", " ")
 
 
-def _as_text(name: str, value: Any) -> str:
+def _note_reference(value: str, visible: dict[str, str] | None) -> str:
+    """Another note in words: its content when the reader may see it; otherwise "another note",
+    or, for auditors (``visible is None``), its id, labelled."""
+    if visible is None:
+        return str(_("note ID %(id)s")) % {"id": value}
+    if value in visible:
+        content = visible[value]
+        return "「" + (content if len(content) <= 40 else content[:40] + "…") + "」"
+    return str(_("another note"))
+
+
+def _as_text(name: str, value: Any, visible: dict[str, str] | None = None) -> str:
     """One value in words: choices by their label, times local, lists joined, empty as a dash."""
     if value is None or value == "" or value == []:
         return "—"
+    if name in NOTE_REFERENCES and isinstance(value, str):
+        return _note_reference(value, visible)
+    if name == "source" and isinstance(value, str):
+        return source_key_label(value)
+    if name == "tags" and isinstance(value, list):
+        return "、".join(event_tag(str(item)) for item in value)[:MAX_VALUE_CHARS]
+    if name == "source_message_ids" and isinstance(value, list):
+        return "、".join(f"#{item}" for item in value)[:MAX_VALUE_CHARS]
     if isinstance(value, list):
         return "、".join(str(item) for item in value)[:MAX_VALUE_CHARS]
     if isinstance(value, str):
@@ -91,8 +115,33 @@ def _as_text(name: str, value: Any) -> str:
     return str(value)
 
 
-def note_timeline(note: Note) -> list[TimelineEntry]:
-    """The note's evolution history, oldest first, each step in words."""
+def _referenced_notes(note: Note, viewer) -> dict[str, str]:
+    """Content of the notes the history refers to that ``viewer`` may see (none without one)."""
+    ids = set()
+    for raw in note.evolution_history or []:
+        if not isinstance(raw, dict):
+            continue
+        ids.update(str(raw[key]) for key in NOTE_REFERENCES if isinstance(raw.get(key), str))
+        for key, pair in (raw.get("changes") or {}).items():
+            if key in NOTE_REFERENCES and isinstance(pair, (list, tuple)):
+                ids.update(str(item) for item in pair if isinstance(item, str))
+    if viewer is None or not ids:
+        return {}
+    valid = []
+    for value in ids:
+        try:
+            valid.append(uuid.UUID(value))
+        except ValueError:
+            continue
+    rows = Note.objects.visible_to(viewer).filter(pk__in=valid).values_list("pk", "content")
+    return {str(pk): content for pk, content in rows}
+
+
+def note_timeline(note: Note, viewer=None) -> list[TimelineEntry]:
+    """The note's evolution history, oldest first, each step in words. The notes it refers to are
+    shown by their content when ``viewer`` may see them; without a viewer (the auditors' admin)
+    by their id, labelled."""
+    visible = _referenced_notes(note, viewer) if viewer is not None else None
     entries = []
     for raw in note.evolution_history or []:
         if not isinstance(raw, dict):
@@ -104,14 +153,14 @@ def note_timeline(note: Note) -> list[TimelineEntry]:
                 at=_as_time(raw.get("at")),
                 event=event,
                 label=str(EVENT_LABELS.get(event, event.replace("_", " "))),
-                by=str(raw.get("by", "")),
+                by=actor_display(str(raw.get("by", ""))) if raw.get("by") else "",
                 changes=[
-                    FieldChange(_field_label(name), _as_text(name, pair[0]), _as_text(name, pair[1]))
+                    FieldChange(_field_label(name), _as_text(name, pair[0], visible), _as_text(name, pair[1], visible))
                     for name, pair in changes.items()
                     if isinstance(pair, (list, tuple)) and len(pair) == 2
                 ],
                 details=[
-                    (str(label), _as_text(key, raw[key]))
+                    (str(label), _as_text(key, raw[key], visible))
                     for key, label in DETAIL_LABELS.items()
                     if raw.get(key)
                 ],

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import asdict
 
 from django.http import Http404
+from django.utils.translation import gettext
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
@@ -68,7 +69,7 @@ class GraphApi(APIView):
         data = query.validated_data
         context = _context(request.user, data)
         if context is None:
-            return Response({"detail": "you are not a member of any firm"}, status=404)
+            return Response({"detail": gettext("You are not a member of any firm.")}, status=404)
         built = freshness.current_graph(context)
         page = GraphPage(built, l0_offset=data["l0_offset"], l0_limit=data["l0_limit"])
         return Response(GraphResponseSerializer(page).data)
@@ -88,14 +89,14 @@ class TraceApi(APIView):
         try:
             note = selectors.visible_note(request.user, note_id)
         except Note.DoesNotExist:
-            raise Http404("no such note") from None
+            raise Http404(gettext("Not found.")) from None
         if data.get("firm") not in (None, note.firm_id):
-            raise Http404("no such note in this firm")
+            raise Http404(gettext("Not found."))
         context = _context(request.user, {**data, "firm": note.firm_id})
         built = freshness.current_graph(context)
         target = built.graph.index_of.get(str(note.pk))
         if target is None:
-            raise Http404("this note is not in the navigation graph (superseded, not embedded, or filtered out)")
+            raise Http404(gettext("This note is not in the navigation graph (replaced by a newer version, not searchable yet, or filtered out)."))
         result = selectors.trace_query(built, note.content, k=data["k"], target=target)
         payload = TraceResponseSerializer(NoteTrace(note, built, target, result)).data
         payload["note"] = redact_note_payload(dict(payload["note"]), note, viewer_of(request.user))

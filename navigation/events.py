@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import re
 
+from django.utils.translation import gettext
+
 _SOURCE_PREFIX = re.compile(r"[:/#]")
 
 
@@ -24,7 +26,11 @@ def event_key(*, tags: list[str], source_type: str, source_id: str, matter_id: i
 
 
 def event_label(key: str, matter_titles: dict[int, str]) -> str:
-    kind, _, value = key.partition(":")
+    """The event in words: a tagged event by its name, a matter by its title, the demo story's
+    turns as one "demo story" (never the internal key such as ``story-turn-004``)."""
+    kind, _sep, value = key.partition(":")
     if kind == "matter" and value.isdigit():
-        return matter_titles.get(int(value), value)
+        return matter_titles.get(int(value), gettext("a matter"))
+    if kind == "story":
+        return gettext("demo story")
     return value

@@ -14,9 +14,10 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Iterable
 
 import numpy as np
+from django.utils.translation import gettext
 
 from memory.embeddings import get_embedder
-from memory.models import Matter, Note
+from memory.models import Matter, MemoryScope, Note
 from memory.retrieval.fusion import (
     DENSE, KEYWORD, NOTES, Entry, RawFloor, absorbed_said, dense_ranking, fuse, fusion_reason, keyword_ranking,
     select,
@@ -77,11 +78,11 @@ def layered_nav_search(user, query: str, *, k: int, matter_id: int | None = None
     given one, or the user's first. Raises NavigationInputError for bad filters or limits."""
     query = (query or "").strip()
     if not query:
-        raise NavigationInputError("query must not be empty")
+        raise NavigationInputError(gettext("The query must not be empty."))
     if len(query) > 2000:
-        raise NavigationInputError("query holds at most 2000 characters")
+        raise NavigationInputError(gettext("The query holds at most 2000 characters."))
     if not 1 <= int(k) <= MAX_K:
-        raise NavigationInputError(f"k must be between 1 and {MAX_K}")
+        raise NavigationInputError(gettext("k must be between 1 and %(max)d.") % {"max": MAX_K})
     if conversation is not None and firm_id is None:
         firm_id = conversation.firm_id
     if matter_id is not None and firm_id is None:
@@ -160,14 +161,14 @@ def layered_nav_strategy(request):
         note = notes.get(hit.note_id)
         if note is None:  # deleted or hidden since the graph was read
             continue
-        reasons = [f"层级 layer {note.memory_scope} · 导航图 L{hit.level}"]
+        reasons = [gettext("%(layer)s, on level %(level)d of the navigation graph") % {
+            "layer": MemoryScope(note.memory_scope).label, "level": hit.level}]
         if hit.graph_rank is not None:
-            reasons.append(
-                f"图路由 graph route: 第 {hit.graph_rank} 名 of ef={ef} "
-                f"(入口点 → {len(result.trace.get('path', []))} 步 → L0 beam)"
-            )
+            reasons.append(gettext("found by walking the navigation graph: no. %(rank)d (%(steps)d steps)") % {
+                "rank": hit.graph_rank, "steps": len(result.trace.get("path", []))})
         if hit.vector_rank is not None:
-            reasons.append(f"向量检索 vector rank {hit.vector_rank}, semantic {hit.similarity:.3f}")
+            reasons.append(gettext("search by meaning: no. %(rank)d, similarity %(score).3f") % {
+                "rank": hit.vector_rank, "score": hit.similarity})
         breakdown = ScoreBreakdown(
             semantic=round(max(0.0, hit.similarity), 4),
             keyword=round(keyword_score(words, note.search_text), 4),

@@ -15,6 +15,7 @@ import numpy as np
 from django.conf import settings
 from django.db.models import Count, Max, QuerySet, TextField, Value
 from django.db.models.functions import MD5, Cast, Concat, Left
+from django.utils.translation import gettext
 
 from memory.disclosure import DISCLOSURE_RULE, ProvenanceRef, Viewer, hides_private_trace, viewer_of
 from memory.embeddings import get_embedder
@@ -69,17 +70,18 @@ def resolve_context(user, *, firm_id: int | None = None, matter_id: int | None =
     if firm_id is not None:
         firm = firms.filter(pk=firm_id).first()
         if firm is None:
-            raise NavigationInputError(f"unknown firm {firm_id}")
+            raise NavigationInputError(gettext("Unknown firm %(id)s.") % {"id": firm_id})
     else:
         firm = firms.first()
         if firm is None:
             return None
     if matter_id is not None and not Matter.objects.assigned_to(user).filter(pk=matter_id, firm=firm).exists():
-        raise NavigationInputError(f"unknown matter {matter_id}")
+        raise NavigationInputError(gettext("Unknown matter %(id)s.") % {"id": matter_id})
     if scope is not None and scope not in MemoryScope.values:
-        raise NavigationInputError(f"unknown scope {scope!r}; expected one of {', '.join(MemoryScope.values)}")
+        raise NavigationInputError(gettext("Unknown memory layer %(scope)s; expected one of: %(layers)s.") % {
+            "scope": scope, "layers": "、".join(str(label) for label in MemoryScope.labels)})
     if event is not None and (not event or len(event) > 300):
-        raise NavigationInputError("event must be a non-empty key of at most 300 characters")
+        raise NavigationInputError(gettext("The event must be a non-empty key of at most 300 characters."))
     return GraphContext(user, firm, GraphFilters(matter_id, scope or None, event or None))
 
 

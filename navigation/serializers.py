@@ -286,6 +286,7 @@ class NoteDetailSerializer(serializers.Serializer):
     source_id = serializers.CharField()
     matter = serializers.DictField(allow_null=True)
     event = serializers.CharField()
+    event_label = serializers.CharField(help_text="The event in the reader's language (its name, the matter's title).")
     importance = serializers.FloatField()
     confidence = serializers.FloatField()
     provenance_hidden = serializers.BooleanField(
@@ -294,6 +295,8 @@ class NoteDetailSerializer(serializers.Serializer):
 
     def to_representation(self, found: NoteTrace) -> dict[str, Any]:
         note = found.note
+        event = event_key(tags=note.tags, source_type=note.source_type, source_id=note.source_id,
+                          matter_id=note.matter_id)
         return {
             "id": str(note.pk),
             "content": note.content,
@@ -302,9 +305,10 @@ class NoteDetailSerializer(serializers.Serializer):
             "category": note.category,
             "source_type": note.source_type,
             "source_id": note.source_id,
-            "matter": {"id": note.matter_id, "title": note.matter.title} if note.matter_id else None,
-            "event": event_key(tags=note.tags, source_type=note.source_type, source_id=note.source_id,
-                               matter_id=note.matter_id),
+            "matter": ({"id": note.matter_id, "reference": note.matter.reference, "title": note.matter.title}
+                       if note.matter_id else None),
+            "event": event,
+            "event_label": event_label(event, {note.matter_id: note.matter.title} if note.matter_id else {}) if event else "",
             "importance": note.importance,
             "confidence": note.confidence,
         }

@@ -19,6 +19,18 @@ pytest_plugins = ["tests.fake_llm.fixtures", "tests.search_read_connections"]
 
 
 @pytest.fixture(autouse=True)
+def _default_language():
+    """Each test starts in the default language (zh-hans), whatever language an earlier test's
+    request left active in this thread: labels and recall reasons are built in the active one."""
+    from django.conf import settings
+    from django.utils import translation
+
+    translation.activate(settings.LANGUAGE_CODE)
+    yield
+    translation.activate(settings.LANGUAGE_CODE)
+
+
+@pytest.fixture(autouse=True)
 def _forget_recent_queries():
     """Each test starts with no remembered query vector (``SEARCH_QUERY_CACHE_SIZE``): a test's
     embeddings server, and its failures, are its own."""

@@ -9,18 +9,18 @@ from django.utils.html import json_script
 from django.utils.safestring import SafeString
 from django.utils.translation import pgettext
 
+from memory.labels import SPEAKERS, speaker_label
+from memory.models import MemoryScope
+
 register = template.Library()
 
 
 def labels() -> dict[str, dict[str, str]]:
     """Every internal name a page may show, with its label in the active language."""
     return {
+        # One name per layer: the product's own table (MemoryScope), as admin and my-memory say it.
         "layer": {
-            "case": pgettext("memory layer", "Case facts"),
-            "user_profile": pgettext("memory layer", "User profile"),
-            "cross_case": pgettext("memory layer", "Cross-case experience"),
-            "general_law": pgettext("memory layer", "General law"),
-            "global": pgettext("memory layer", "Firm procedures"),
+            **{value: str(label) for value, label in MemoryScope.choices},
             "conversation": pgettext("memory layer", "What was said"),
         },
         "category": {
@@ -57,6 +57,7 @@ def labels() -> dict[str, dict[str, str]]:
             "sent": pgettext("reply status", "Sent"),
             "rejected": pgettext("reply status", "Rejected, not saved"),
         },
+        "speaker": {key: str(label) for key, label in SPEAKERS.items()},
         "trace": {
             "descent": pgettext("navigation trace step", "Greedy descent"),
             "beam": pgettext("navigation trace step", "Beam search"),
@@ -67,3 +68,9 @@ def labels() -> dict[str, dict[str, str]]:
 @register.simple_tag
 def memory_labels() -> SafeString:
     return json_script(labels(), "memory-labels")
+
+
+@register.filter
+def speaker(value: str) -> str:
+    """Who said it: a person by name, the product ("assistant", "offline") by its translated name."""
+    return speaker_label(value) if value else ""

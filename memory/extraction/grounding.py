@@ -16,6 +16,9 @@ from decimal import Decimal
 
 from . import lexicon
 
+#: Speaker names that mean the product's assistant rather than a second person.
+ASSISTANT_NAMES = frozenset({"", "assistant", "ai", "bot", "system", "助手"})
+
 #: Shortest sentence kept: Chinese content needs this many characters (a Latin word or a
 #: number counts as one), content without Chinese this many words.
 MIN_CJK_CHARS = 6
@@ -39,9 +42,6 @@ class TurnText:
     @property
     def reply_is_person(self) -> bool:
         """Whether the reply is a second person's words rather than the assistant's."""
-        # Imported here: the offline package imports ``items``, which imports this module.
-        from .offline.wording import ASSISTANT_NAMES
-
         return (self.reply_name or "").strip().lower() not in ASSISTANT_NAMES
 
     def said_by(self, speaker: str) -> str:

@@ -5,7 +5,15 @@
 """
 
 from .client import DEFAULT_JSON_SYSTEM, JSONReply, LLMClient, LLMConfig, Role
-from .errors import LLMBadOutput, LLMError, LLMFormatRejected, LLMRejected, LLMStreamIncomplete, LLMUnavailable
+from .errors import (
+    LLMBadOutput,
+    LLMError,
+    LLMFormatRejected,
+    LLMRejected,
+    LLMStreamIncomplete,
+    LLMTooSlow,
+    LLMUnavailable,
+)
 from .gate import Priority, RequestGate
 from .structured import JSONMode, JSONReplyError, example_for, parse_json_object, schema_hint, validate_json
 from .switch import llm_forced_offline, offline_only
@@ -21,6 +29,7 @@ __all__ = [
     "LLMError",
     "LLMFormatRejected",
     "LLMStreamIncomplete",
+    "LLMTooSlow",
     "Priority",
     "RequestGate",
     "Role",

@@ -70,11 +70,29 @@ class LLMStreamIncomplete(LLMUnavailable):
         self.chunks = chunks
 
 
+class LLMTooSlow(LLMUnavailable):
+    """The client gave up on a request that was too slow, and closed its stream (so a
+    llama.cpp server stops generating it). ``reason`` says which bound it crossed:
+
+    * ``first_token`` — no token within ``LLM_TIMEOUT_SECONDS`` (the server did not start);
+    * ``stalled`` — no token for ``LLM_STALL_SECONDS`` after the first one;
+    * ``budget`` — the request's total budget (from ``max_tokens`` and the server's measured
+      speed) was spent while it was still generating;
+    * ``deadline`` — the caller's own deadline passed (e.g. the demo story's time budget).
+    """
+
+    def __init__(self, message: str, *, reason: str, tokens: int = 0, attempts: int = 1) -> None:
+        super().__init__(message, attempts=attempts)
+        self.reason = reason
+        self.tokens = tokens
+
+
 __all__ = [
     "LLMBadOutput",
     "LLMError",
     "LLMFormatRejected",
     "LLMRejected",
     "LLMStreamIncomplete",
+    "LLMTooSlow",
     "LLMUnavailable",
 ]

@@ -2,7 +2,7 @@
 from memory.models.audit import AuditEvent, AuditLog
 from memory.models.conversations import Conversation, ConversationTerm, Message
 from memory.models.embeddings import EmbeddingGeneration
-from memory.models.llm import LLMServerMode
+from memory.models.llm import LLMServerMode, LLMServerSpeed
 from memory.models.notes import (
     Category,
     LinkType,
@@ -33,6 +33,7 @@ __all__ = [
     "EmbeddingGeneration",
     "Firm",
     "LLMServerMode",
+    "LLMServerSpeed",
     "LinkType",
     "Matter",
     "MatterAssignment",

@@ -10,6 +10,7 @@ from django.db import models
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
+from memory.labels import actor_display, object_type_label
 from memory.models.tenancy import Firm, Matter, auditable_by
 
 
@@ -104,8 +105,9 @@ class AuditLog(models.Model):
 
     def __str__(self) -> str:
         # In the firm's time zone (settings.TIME_ZONE), like every other time the admin shows.
-        return (f"{timezone.localtime(self.created_at):%Y-%m-%d %H:%M:%S} {self.actor_label} "
-                f"{self.get_event_type_display()} {self.object_type}:{self.object_id}")
+        # Actor and object type in words (memory/labels.py), the object's id after its type.
+        return (f"{timezone.localtime(self.created_at):%Y-%m-%d %H:%M:%S} {actor_display(self.actor_label)} "
+                f"{self.get_event_type_display()} {object_type_label(self.object_type)} {self.object_id}")
 
     def save(self, *args, **kwargs) -> None:
         if self.pk is not None:

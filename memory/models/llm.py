@@ -1,6 +1,7 @@
 """What the product has learnt about the LLM servers it talks to.
 
-One row per (base URL, model): the structured-output mode that works there. Kept in the
+One row per (base URL, model): the structured-output mode that works there
+(``LLMServerMode``), and how fast the server generates (``LLMServerSpeed``). Kept in the
 database, not in a process, so every server process and background worker shares what one
 of them found out — a llama.cpp server that answers ``json_schema`` with HTTP 500 is asked
 for it once a day, not once per turn per process.
@@ -34,3 +35,24 @@ class LLMServerMode(models.Model):
 
     def __str__(self) -> str:
         return f"{self.model} @ {self.base_url}: {self.json_mode}"
+
+
+class LLMServerSpeed(models.Model):
+    """How fast one server and model generate, measured on streamed replies: the budget of
+    the next request is derived from it (docs/llm-servers.md, "Budgets")."""
+
+    base_url = models.CharField(max_length=500, verbose_name=_("base url"))
+    model = models.CharField(max_length=200, verbose_name=_("model"))
+    tokens_per_second = models.FloatField(
+        help_text=_("Generation speed, averaged over the recent replies."), verbose_name=_("tokens per second"))
+    samples = models.PositiveIntegerField(default=0, verbose_name=_("samples"))
+    measured_at = models.DateTimeField(verbose_name=_("measured at"))
+
+    class Meta:
+        ordering = ["base_url", "model"]
+        constraints = [models.UniqueConstraint(fields=["base_url", "model"], name="llm_server_speed_unique")]
+        verbose_name = _("LLM server speed")
+        verbose_name_plural = _("LLM server speeds")
+
+    def __str__(self) -> str:
+        return f"{self.model} @ {self.base_url}: {self.tokens_per_second:.1f} tokens/s"

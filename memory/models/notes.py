@@ -338,4 +338,5 @@ class NoteLink(models.Model):
         verbose_name_plural = _("note links")
 
     def __str__(self) -> str:
-        return f"{self.source_id} -{self.link_type}-> {self.target_id}"
+        # In words (the admin's page title): 「one note」 related how 「the other」.
+        return f"「{str(self.source)[:30]}」 {self.get_link_type_display()} 「{str(self.target)[:30]}」"

@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 import numpy as np
+from django.utils.translation import gettext, gettext_lazy as _
 
 from memory.retrieval.messages import MessageCandidate, Statement
 from memory.retrieval.plan import RetrievalPlan
@@ -224,10 +225,6 @@ def lift_earlier_statements(slots: list[Entry], statements: dict[int, Statement]
 # multi-hop question, the earlier value for a history question). Chosen on the dev split
 # (docs/evaluation.md, "The raw floor").
 RAW_FLOOR_N = 5
-# The raw fusion's first message stands at the top (a question whose answer the baseline ranks
-# first finds it first). Pinning the dense search's first at 2 as well lost MRR on the dev split
-# (0.781 -> 0.776), as did no pin on the questions asked in a dialogue (docs/evaluation.md).
-RAW_FIRST_AT = 1
 
 
 @dataclass(frozen=True)
@@ -250,20 +247,16 @@ class RawFloor:
         """The messages the first k slots must cover: the raw fusion's first ``n`` (at most k)."""
         return self.ranked[:min(n, k)]
 
-    def pinned(self) -> list[tuple[int, int]]:
-        """(message, the lowest position its slot may take): the raw fusion's first message."""
-        return [(self.ranked[0], RAW_FIRST_AT)] if self.ranked else []
-
 
 def keep_raw_floor(taken: list[Entry], slots: list[Entry], floor: RawFloor, k: int,
                    n: int = RAW_FLOOR_N) -> list[Entry]:
     """``taken`` (best first) changed so that every message of ``floor.kept`` is covered by one
-    of its first k slots, and the raw fusion's first stands where ``floor.pinned`` says. A
-    missing message's slot (the note that holds it or its turn) replaces the lowest taken slot
-    that is the only cover of no floor message, entering at its fused place (with at most k
-    floor messages, one is missing, so fewer than k slots can each be some message's only
-    cover: such a slot always exists). Then each pinned slot moves up to its position if it
-    stands lower."""
+    of its first k slots. A missing message's slot (the note that holds it or its turn) replaces
+    the lowest taken slot that is the only cover of no floor message, entering at its fused
+    place (with at most k floor messages, one is missing, so fewer than k slots can each be some
+    message's only cover: such a slot always exists). Nothing is moved up: pinning the raw
+    fusion's first message first cost MRR on the multi-session dev set (0.768 -> 0.754) and
+    gained nothing on the consultation dev split (docs/evaluation.md)."""
     floor_ids = floor.kept(k, n)
     if not floor_ids:
         return taken
@@ -282,12 +275,7 @@ def keep_raw_floor(taken: list[Entry], slots: list[Entry], floor: RawFloor, k: i
         if len(result) >= k:
             del result[_lowest_inessential(result, wanted)]
         result.append(slot)
-    result.sort(key=lambda e: e.fused, reverse=True)
-    for message_id, position in floor.pinned():
-        at = next((i for i, slot in enumerate(result) if message_id in slot.covers), None)
-        if at is not None and at >= position:
-            result.insert(position - 1, result.pop(at))
-    return result
+    return sorted(result, key=lambda e: e.fused, reverse=True)
 
 
 def _lowest_inessential(slots: list[Entry], wanted: set[int]) -> int:
@@ -344,8 +332,9 @@ def keyword_ranking(said: list[MessageCandidate]) -> dict[int, int]:
     return ranks_of(c.message.pk for c in matching)
 
 
-LIST_LABELS = {DENSE: "对话原文语义 dense over what was said", KEYWORD: "对话原文关键词 keywords over what was said",
-               NOTES: "分层评分 layered score"}
+# What a reader sees of the three lists (translated: locale/*/LC_MESSAGES/django.po).
+LIST_LABELS = {DENSE: _("meaning of what was said"), KEYWORD: _("keywords of what was said"),
+               NOTES: _("memory score")}
 
 
 def fusion_reason(entry: Entry) -> str:
@@ -355,8 +344,8 @@ def fusion_reason(entry: Entry) -> str:
         if list_name not in entry.ranks:
             continue
         member = entry.rank_by[list_name]
-        via = f" via message #{member[1]}" if member != entry.key else ""
-        parts.append(f"{LIST_LABELS[list_name]} #{entry.ranks[list_name]}{via}")
+        text = gettext("%(list)s: no. %(rank)d") % {"list": LIST_LABELS[list_name], "rank": entry.ranks[list_name]}
+        parts.append(text + (gettext(" (through the other message of its turn)") if member != entry.key else ""))
     if entry.lifted_below is not None:
-        parts.append("历史问题：同一事项较早的说法，排在较晚说法之下 earlier statement of the same subject, ranked below the later one")
-    return f"排序融合 rank fusion (RRF k={RRF_K}): {'; '.join(parts)} → {entry.fused:.4f}"
+        parts.append(gettext("an earlier statement of the same subject, ranked below the later one"))
+    return gettext("combined ranking: %(parts)s") % {"parts": gettext("; ").join(parts)}

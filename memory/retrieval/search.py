@@ -112,7 +112,7 @@ def search_memory(
         pending_vector=pending,
         reach=reach,
         exclude_message_ids=tuple(int(pk) for pk in exclude_message_ids),
-        context=texts.context,
+        context=context[:MAX_QUERY_CHARS] if isinstance(context, str) else "",
     )
     result = strategy_fn(request)
     request.query_vector  # noqa: B018 - a strategy that never needed the vector: its encode time still counts

@@ -9,8 +9,10 @@ from uuid import UUID
 
 from django.utils import timezone
 from django.utils.timezone import localtime
+from django.utils.translation import gettext
 
-from memory.models import MemoryScope, Note
+from memory.labels import speaker_label
+from memory.models import LinkType, MemoryScope, Note
 from memory.retrieval import candidates as cand
 from memory.retrieval import exact_vectors
 from memory.retrieval.alongside import can_run_alongside, run_alongside
@@ -178,6 +180,8 @@ def layered(request: SearchRequest) -> SearchResult:
     # weights (words every nearest line holds name the topic, not the answer: they weigh less
     # for notes and messages alike, memory.retrieval.topic), the messages' fusion entries and,
     # for an explicit reference to what was said, the notes those messages became.
+    # The raw floor is the plain baseline: its keyword list is BM25 before the topic discount.
+    floor = RawFloor.of(dense_ranking(said), keyword_ranking(said))
     weights = query_word_weights(words, said)
     messages = _message_entries(plan, said, now)
     from_messages: list[cand.NoteCandidate] = []
@@ -226,7 +230,7 @@ def layered(request: SearchRequest) -> SearchResult:
         slots = lift_earlier_statements(slots, statements_of(user, {
             first_message_id(slot) for slot in slots[:HISTORY_WINDOW]
         } - {None}))
-    selected = select(slots, plan, k, RawFloor.of(dense_rank, keyword_rank))
+    selected = select(slots, plan, k, floor)
     full = cand.hydrate(user, access, [e.key[1] for e in selected if e.kind == NOTE])
     hits: list[Hit] = []
     for entry in selected:
@@ -269,8 +273,8 @@ def layered(request: SearchRequest) -> SearchResult:
     )
 
 
-# Whether the keyword lists read the (bounded) context the question leans on, after the
-# question's own words ("那具体到哪天截止？" names nothing; the line before it does). Chosen on the
+# Whether the keyword lists read the context the question leans on (all of it: keyword reads
+# are not bounded like the encoder), after the question's own words ("那具体到哪天截止？" names nothing; the line before it does). Chosen on the
 # consultation set's dev split (docs/evaluation.md, "Long queries").
 KEYWORDS_READ_CONTEXT = True
 
@@ -296,24 +300,25 @@ def _message_entries(plan, said: list[MessageCandidate], now: datetime) -> list[
 def message_reasons(request: SearchRequest, found: MessageCandidate, breakdown: ScoreBreakdown) -> list[str]:
     """Why a raw message was recalled: who said it when, and its semantic and keyword match."""
     message = found.message
-    reasons = [f"对话原文 what was said: {message.speaker or message.role}, {localtime(message.said_at):%Y-%m-%d %H:%M}"]
+    reasons = [gettext("what was said: %(speaker)s, %(time)s") % {
+        "speaker": speaker_label(message.speaker or message.role), "time": f"{localtime(message.said_at):%Y-%m-%d %H:%M}"}]
     if request.plan.search_messages and breakdown.layer_weight == 1.0:
-        reasons.append("显式指代对话原文 the question refers to earlier talk")
+        reasons.append(gettext("the question refers to earlier talk"))
     if found.distance is not None:
-        reasons.append(f"语义相似度 semantic {breakdown.semantic:.3f}")
+        reasons.append(gettext("similar in meaning: %(score).3f") % {"score": breakdown.semantic})
     else:
-        reasons.append("尚未向量化，仅按关键词排序 not embedded yet: ranked by keywords alone")
+        reasons.append(gettext("not searchable by meaning yet: found by its words alone"))
     if found.matched_words:
-        reasons.append(f"关键词 keywords: {'、'.join(found.matched_words[:8])} (IDF-weighted {found.keyword:.2f})")
+        reasons.append(gettext("shared words: %(words)s") % {"words": "、".join(found.matched_words[:8])})
     if found.partner is not None:
-        what = "回复 its reply" if found.partner.role == found.partner.Role.ASSISTANT else "所答的提问 the question it answers"
-        reasons.append(f"同一轮对话 same turn: {what} #{found.partner.pk} shares this slot")
+        reasons.append(gettext("shown with its reply, from the same turn")
+                       if found.partner.role == found.partner.Role.ASSISTANT
+                       else gettext("shown with the question it answers, from the same turn"))
     return reasons
 
 
 def _absorbed_reason(found: MessageCandidate, entry: Entry) -> str:
-    return (f"其来源消息也匹配 its source message #{found.message.pk} matched too "
-            f"(score {entry.total:.3f}); one slot for both")
+    return gettext("the message it came from matched too; shown once")
 
 
 def _score(
@@ -340,29 +345,30 @@ def _reasons(
     pool: dict[UUID, cand.NoteCandidate],
 ) -> list[str]:
     note, plan = candidate.note, request.plan
-    reasons = [f"层级 layer {note.memory_scope} (plan position {plan.layers.index(note.memory_scope) + 1})"]
+    reasons = [gettext("%(layer)s (layer %(position)d searched)") % {
+        "layer": MemoryScope(note.memory_scope).label, "position": plan.layers.index(note.memory_scope) + 1}]
     if note.memory_scope == "case" and plan.matter_id is not None and note.matter_id == plan.matter_id:
-        reasons.append("当前案件的事实 current matter")
+        reasons.append(gettext("a fact of the current matter"))
     if candidate.via_vector or breakdown.semantic:
-        reasons.append(f"语义相似度 semantic {breakdown.semantic:.3f}")
+        reasons.append(gettext("similar in meaning: %(score).3f") % {"score": breakdown.semantic})
     note_terms = text_terms(note.search_text)
     matched = sorted(word for word in words if term(word) in note_terms)
     if matched:
-        reasons.append(f"关键词 keywords: {'、'.join(matched[:8])} ({len(matched)}/{len(words)})")
+        reasons.append(gettext("shared words: %(words)s (%(matched)d of %(total)d)") % {
+            "words": "、".join(matched[:8]), "matched": len(matched), "total": len(words)})
     if note.status == Note.Status.SUPERSEDED:
         until = f"{localtime(note.valid_to):%Y-%m-%d}" if note.valid_to else "?"
-        reasons.append(
-            f"历史版本 earlier value, valid {localtime(note.valid_from):%Y-%m-%d} – {until}, superseded (ranked below the current)"
-        )
+        reasons.append(gettext("earlier version, valid %(start)s – %(end)s, replaced by a newer one (ranked below it)")
+                       % {"start": f"{localtime(note.valid_from):%Y-%m-%d}", "end": until})
     if candidate.via_message:
-        reasons.append("来源消息与所指的对话原文吻合 source message matches the referenced conversation")
+        reasons.append(gettext("comes from the conversation the question refers to"))
     if reach is not None:
         seed = pool.get(reach.seed_id)
-        seed_text = seed.note.content[:24] if seed else str(reach.seed_id)
-        reasons.append(
-            f"图扩展 graph: {reach.hops} hop(s) from 「{seed_text}」 via {' → '.join(reach.path_types)}"
-            f" (relatedness {reach.score:.3f})"
-        )
+        seed_text = seed.note.content[:24] if seed else "…"
+        links = dict(LinkType.choices)
+        reasons.append(gettext("related to 「%(seed)s」 through %(path)s (relatedness %(score).3f)") % {
+            "seed": seed_text, "path": " → ".join(str(links.get(t, t)) for t in reach.path_types),
+            "score": reach.score})
     return reasons
 
 

@@ -62,7 +62,7 @@ class SearchRequest:
     conversation: Conversation | None = None
     reach: Reach | None = None  # the user's firm / matter ids, read once by search_memory
     exclude_message_ids: tuple[int, ...] = ()  # e.g. the chat's question itself
-    context: str = ""  # the dialogue the question leans on (the chat's earlier lines)
+    context: str = ""  # the dialogue the question leans on (the chat's earlier lines), for the keyword reads
     # The query's encoding, started by search_memory before the access checks; a strategy reads
     # ``query_vector`` when it needs it, so work without the vector (keyword reads) runs
     # while the encoder does (docs/read-path.md).

@@ -37,8 +37,8 @@ CHUNK_SCHEMA: dict[str, Any] = {
     },
 }
 
-#: At most this many turns in one request (a reply of ≤ 1408 tokens): a slow local server still shows
-#: progress often, and a reply has a chance within the client's default 60 s timeout (at ~10–25 tokens/s).
+#: At most this many turns in one request (a reply of ≤ 1408 tokens): a slow local server still
+#: finishes a chunk often, so a story budget that runs out costs at most one chunk's work.
 CHUNK_MAX_TURNS = 4
 #: What one written turn costs in reply tokens (≤ 120 characters a side, mostly Chinese, + JSON).
 TOKENS_PER_TURN = 320

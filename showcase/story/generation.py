@@ -11,7 +11,7 @@ from typing import Any, Callable
 
 from django.utils import timezone
 
-from memory.llm import JSONReply, LLMBadOutput, LLMClient, LLMError
+from memory.llm import JSONReply, LLMBadOutput, LLMClient, LLMError, LLMTooSlow
 from showcase.story.chunks import (
     CHUNK_SCHEMA,
     CHUNK_SCHEMA_NAME,
@@ -69,11 +69,27 @@ def offline_generation(why: str = WHY_NO_LLM, *, events: int | None = None,
 
 
 
-def _ask(client: LLMClient, prompt: str, max_tokens: int) -> JSONReply:
+def _ask(client: LLMClient, prompt: str, max_tokens: int, deadline: float | None = None) -> JSONReply:
     """One structured request for a chunk: the reply, the JSON mode that produced it, the
-    replies it took and the modes the server refused on the way."""
+    replies it took and the modes the server refused on the way. The request is stopped (its
+    stream closed) when ``deadline`` passes."""
     return client.ask_json(prompt, schema=CHUNK_SCHEMA, schema_name=CHUNK_SCHEMA_NAME,
-                           system=STORY_SYSTEM_PROMPT, max_tokens=max_tokens)
+                           system=STORY_SYSTEM_PROMPT, max_tokens=max_tokens, deadline=deadline)
+
+
+def _no_time_for(client: LLMClient, chunk: StoryChunk, deadline: float | None) -> str | None:
+    """Why ``chunk`` is not asked for before ``deadline``: the budget is spent, or what is left
+    is shorter than the chunk's reply takes at the server's measured speed. None: ask."""
+    if deadline is None:
+        return None
+    left = deadline - time.monotonic()
+    if left <= 0:
+        return "the time budget was spent before this chunk"
+    needed = client.expected_seconds(reply_tokens(len(chunk.shipped)))
+    if needed is not None and needed > left:
+        return (f"the time left ({left:.0f} s) is less than this chunk's reply takes at the server's "
+                f"measured {client.tokens_per_second:.1f} tokens/s ({needed:.0f} s)")
+    return None
 
 
 ChunkProgress = Callable[[StoryChunk, int, dict[str, Any]], None]
@@ -88,11 +104,13 @@ def generate_story_in_chunks(
     turns for it; each outcome is recorded. ``01_…request.json`` is written before the first
     request and ``02_…response.json`` after every chunk, so a run folder is never empty.
 
-    After ``deadline`` (a ``time.monotonic()`` value) no more chunks are asked for: the rest
-    are the shipped script's turns, recorded as such.
+    ``deadline`` (a ``time.monotonic()`` value) bounds the LLM's time: a chunk is not asked for
+    when the time left is shorter than its reply takes at the server's measured speed, and a
+    request still running at the deadline is stopped (its stream closed, so the server stops
+    generating). Those chunks and the rest are the shipped script's turns, recorded as such;
+    the chunks the LLM wrote before are kept.
 
-    Raises ``StoryLLMFailed`` when the server is unavailable, too slow for the client's timeout
-    or refuses the request: the LLM cannot deliver the story (the caller decides what to do
+    Raises ``StoryLLMFailed`` when the server is unavailable, stalls or refuses the request: the LLM cannot deliver the story (the caller decides what to do
     instead; a second try would only delay it)."""
     started = timezone.now()
     script = load_offline_script()
@@ -110,11 +128,12 @@ def generate_story_in_chunks(
         write_json(run_dir / "01_story_generation_request.json", request)
     turns: list[dict[str, Any]] = []
     for chunk in chunks:
-        if deadline is not None and time.monotonic() >= deadline:
+        no_time = _no_time_for(client, chunk, deadline)
+        if no_time is not None:
             record = {**chunk.describe(), "attempts": [], "source": "shipped script",
-                      "reason": "the time budget was spent before this chunk", "turns": [dict(t) for t in chunk.shipped]}
+                      "reason": no_time, "turns": [dict(t) for t in chunk.shipped]}
         else:
-            record = _generate_chunk(client, chunk, username=username)
+            record = _generate_chunk(client, chunk, username=username, deadline=deadline)
         records.append(record)
         if run_dir is not None:
             write_json(run_dir / "02_story_generation_response.json", response)
@@ -145,23 +164,29 @@ def generate_story_in_chunks(
     )
 
 
-def _generate_chunk(client: LLMClient, chunk: StoryChunk, *, username: str) -> dict[str, Any]:
+def _generate_chunk(client: LLMClient, chunk: StoryChunk, *, username: str,
+                    deadline: float | None = None) -> dict[str, Any]:
     """Up to ``CHUNK_ATTEMPTS`` requests for one chunk (a bad reply is asked for again; an
-    unavailable server is not); the record says what each did and where the chunk's turns
-    finally came from: ``llm``, ``shipped script`` or ``unavailable``."""
+    unavailable server is not, nor a request stopped at ``deadline``); the record says what each
+    did and where the chunk's turns finally came from: ``llm``, ``shipped script`` or
+    ``unavailable``."""
     prompt = chunk_prompt(chunk, username=username)
     record: dict[str, Any] = {**chunk.describe(), "attempts": [], "source": "shipped script", "turns": []}
     for attempt in range(1, CHUNK_ATTEMPTS + 1):
         began = time.perf_counter()
         entry: dict[str, Any] = {"attempt": attempt, "json_mode_at_start": client.json_mode.value, "reply": None}
         try:
-            reply = _ask(client, prompt, reply_tokens(len(chunk.shipped)))
+            reply = _ask(client, prompt, reply_tokens(len(chunk.shipped)), deadline)
             entry.update(reply=reply.data, json_mode=reply.mode.value, replies=reply.attempts,
                          refused_modes=list(reply.refused))
             record["turns"] = check_chunk(reply.data, chunk)
             entry["status"] = "ok"
         except (LLMBadOutput, ChunkError) as exc:
             entry.update(status="bad chunk", error=_short(exc))
+        except LLMTooSlow as exc:
+            # The story's time budget ran out mid-request: not the server failing. A stall or a
+            # missed budget is (the client has retried already).
+            entry.update(status="out of time" if exc.reason == "deadline" else "unavailable", error=_short(exc))
         except LLMError as exc:  # unavailable, too slow, or a request the server refuses outright
             entry.update(status="unavailable", error=_short(exc))
         entry.setdefault("json_mode", client.json_mode.value)
@@ -173,6 +198,9 @@ def _generate_chunk(client: LLMClient, chunk: StoryChunk, *, username: str) -> d
         if entry["status"] == "unavailable":  # the client has retried already: the LLM cannot deliver
             record["source"] = "unavailable"
             return record
+        if entry["status"] == "out of time":
+            record["reason"] = "the time budget was spent during this chunk (its request was stopped)"
+            break
     record["turns"] = [dict(turn) for turn in chunk.shipped]  # the replacement, recorded as such
     return record
 

@@ -416,7 +416,8 @@ def _research(generation: Generation, run: StoryRun, turn_records: list[dict[str
         "## 3. Settings used",
         "",
     ]
-    for name in ("LLM_BASE_URL", "LLM_MODEL", "LLM_TIMEOUT_SECONDS", "LLM_MAX_RETRIES", "WORKING_MEMORY_SIZE",
+    for name in ("LLM_BASE_URL", "LLM_MODEL", "LLM_TIMEOUT_SECONDS", "LLM_STALL_SECONDS", "LLM_MAX_REQUEST_SECONDS",
+                 "LLM_MAX_RETRIES", "WORKING_MEMORY_SIZE",
                  "CONSOLIDATION_BATCH"):
         lines.append(f"- `{name}` = `{getattr(settings, name, '') or '(empty)'}`")
     lines += ["", "Tuning constants (code, not settings):", ""]

@@ -99,7 +99,9 @@
     div.className = "note" + (note.changed ? " changed" : "");
     div.dataset.noteId = note.id;
     const content = document.createElement("p");
-    const said = (m) => "[" + (m.said_at || "").slice(0, 16).replace("T", " ") + " " + m.speaker + "] " + m.content;
+    // the product's own speakers ("assistant", "offline") by their translated names, people by name
+    const speaker = (m) => (L.speaker || {})[m.speaker] || m.speaker || label("speaker", m.role);
+    const said = (m) => "[" + (m.said_at || "").slice(0, 16).replace("T", " ") + " " + speaker(m) + "] " + m.content;
     // a recalled turn: the question, then the reply under it (in the order they were said)
     const turn = note.partner ? [note, note.partner].sort((a, b) => (a.said_at < b.said_at ? -1 : 1)) : [note];
     content.textContent = visible(note.kind === "message" ? turn.map(said).join("\n  ↳ ") : note.content);
@@ -128,8 +130,7 @@
       link.href = note.provenance_url;
       link.target = "_blank";
       link.className = "provenance";
-      link.textContent = t("provenance") + " · " + t("source") + ": " + label("source", note.source_type) +
-        (note.source_id ? " #" + note.source_id : "");
+      link.textContent = t("provenance") + " · " + t("source") + ": " + label("source", note.source_type);
       why.append(link);
     }
     div.append(content);
@@ -259,7 +260,10 @@
   function onFrame(frame) {
     switch (frame.type) {
       case "ready":
-        statusEl.textContent = t("connected") + " · " + (frame.engine === "offline" ? t("offlineEngine") : frame.engine);
+        // "offline" → 离线引擎, "llm:<model>" → 语言模型 <model>: no internal key on the screen
+        const engine = frame.engine || "";
+        statusEl.textContent = t("connected") + " · " + (engine === "offline" ? t("offlineEngine")
+          : engine.startsWith("llm:") ? t("llmEngine") + " " + engine.slice(4) : engine);
         break;
       case "conversation":
         conversationId = frame.conversation_id;

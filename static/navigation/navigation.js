@@ -120,8 +120,7 @@
     const layers = g.layers.map((l) => `L${l.level}: ${l.count}`).join(" · ");
     const shownL0 = Math.min(g.total_nodes, state.nodes.size);
     document.getElementById("nav-stats").textContent = g.total_nodes === 0 ? T.empty :
-      `${T.nodes} ${g.total_nodes} · ${T.edges} ${state.edges.length} · ${layers} · ${T.shown} ${shownL0}/${g.total_nodes}` +
-      ` · M=${g.params.M} M0=${g.params.M0} ef=${g.params.EF_SEARCH}`;
+      `${T.nodes} ${g.total_nodes} · ${T.edges} ${state.edges.length} · ${layers} · ${T.shown} ${shownL0}/${g.total_nodes}`;
     document.getElementById("nav-more").hidden = state.nextOffset === null;
     const legend = document.getElementById("nav-legend");
     legend.replaceChildren(...scopeChoices.map(([value]) => {
@@ -306,15 +305,14 @@
     document.getElementById("d-scope").textContent = scopeLabel[note.memory_scope] || note.memory_scope;
     document.getElementById("d-category").textContent = categoryLabel(note.category);
     document.getElementById("d-source").textContent = sourceLabel(note.source_type);
-    document.getElementById("d-source-id").textContent = note.source_id || "—";
     document.getElementById("d-matter").textContent = note.matter
       ? [note.matter.reference, note.matter.title].filter(Boolean).join(" ") : T.noMatter;
-    document.getElementById("d-event").textContent = note.event || "—";
+    document.getElementById("d-event").textContent = note.event_label || "—";
   }
 
   function showQuery(query) {
     document.getElementById("d-content").textContent = `${T.searchFor}: ${query}`;
-    for (const id of ["d-level", "d-scope", "d-category", "d-source", "d-source-id", "d-matter", "d-event"]) {
+    for (const id of ["d-level", "d-scope", "d-category", "d-source", "d-matter", "d-event"]) {
       document.getElementById(id).textContent = "—";
     }
   }
@@ -349,7 +347,7 @@
     const summary = isSearch ? `${T.searchRoute} → ${label(trace.goal)}` : trace.hit ? T.hit :
       trace.reached ? `${T.miss}; ${T.reachedAfter} ${trace.extra_expansions}` : T.miss;
     document.getElementById("trace-summary").textContent =
-      `${summary} · ef=${trace.ef} · ${T.visited} ${trace.visited_total}`;
+      `${summary} · ${T.visited} ${trace.visited_total}`;
     draw();
   }
 
@@ -398,7 +396,7 @@
         li.dataset.note = hit.note_id;
         const why = document.createElement("div");
         why.className = "why";
-        why.textContent = `L${hit.level} · ${scopeLabel[hit.memory_scope] || hit.memory_scope} · ${T.graphRoute} #${hit.graph_rank ?? "–"} · ${T.vector} #${hit.vector_rank ?? "–"} · cos ${hit.similarity}`;
+        why.textContent = `L${hit.level} · ${scopeLabel[hit.memory_scope] || hit.memory_scope} · ${T.graphRoute} ${hit.graph_rank ?? "–"} · ${T.vector} ${hit.vector_rank ?? "–"} · ${T.similarity} ${hit.similarity.toFixed(2)}`;
         li.append(hit.label, why);
         li.addEventListener("click", () => selectNode(hit.note_id));
         return li;

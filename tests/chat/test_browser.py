@@ -27,7 +27,7 @@ def test_ask_watch_tokens_stream_see_memories_press_stop_and_reload(world, lapto
     page.fill("input[name=password]", PASSWORD)
     page.click("button[type=submit]")
     page.wait_for_url(f"{asgi_server}/chat/")
-    expect(page.locator("#connection-status")).to_contain_text("llm:")
+    expect(page.locator("#connection-status")).to_contain_text("语言模型")
 
     page.select_option("#matter", str(world.matter_laptop.pk))
     page.fill("#question", "电脑花屏了，商家不给退怎么办？")

@@ -15,7 +15,7 @@ def test_a_refused_question_shows_the_error_and_send_works_again(world, asgi_ser
     page.fill("input[name=password]", PASSWORD)
     page.click("button[type=submit]")
     page.wait_for_url(f"{asgi_server}/chat/")
-    expect(page.locator("#connection-status")).to_contain_text("llm:")
+    expect(page.locator("#connection-status")).to_contain_text("语言模型")
 
     page.fill("#question", "押金\u0000问题")
     page.click("#send")

@@ -163,7 +163,8 @@ def test_english_labels_control_characters_and_a_url_outsiders_cannot_open(
     expect(card.locator(".facts")).to_contain_text("Category: Evidence")
     card.locator("summary").click()
     expect(card.locator(".scores")).to_contain_text("Semantic")
-    expect(card.locator(".provenance")).to_contain_text("Story conversation #story-7")
+    expect(card.locator(".provenance")).to_contain_text("Story conversation")
+    expect(card.locator(".provenance")).not_to_contain_text("story-7")  # an internal id, not for the reader
 
     # the model fails: the reply says so, the question stays sent
     fake_llm.script(error_reply(500, "boom"))

@@ -32,25 +32,27 @@ def fake_llm() -> Iterator[FakeLLMServer]:
 
 @pytest.fixture
 def llm_config(fake_llm: FakeLLMServer) -> LLMConfig:
-    """An LLMConfig pointing at ``fake_llm`` with a short timeout
+    """An LLMConfig pointing at ``fake_llm`` with a short first-token timeout and stall bound
     (use ``dataclasses.replace`` to tighten it further in a test)."""
     return LLMConfig(
         base_url=fake_llm.base_url,
         api_key="test-key",
         model=fake_llm.model,
         timeout_seconds=TEST_TIMEOUT_SECONDS,
+        stall_seconds=TEST_TIMEOUT_SECONDS,
         max_retries=TEST_MAX_RETRIES,
     )
 
 
 @pytest.fixture
 def llm_online(settings, fake_llm: FakeLLMServer) -> FakeLLMServer:
-    """The app's LLM_* settings pointed at ``fake_llm``: short timeout, no client retries (each
+    """The app's LLM_* settings pointed at ``fake_llm``: short first-token and stall bounds, no client retries (each
     scripted failure is seen once). Fixtures that want retries raise ``settings.LLM_MAX_RETRIES``."""
     settings.LLM_BASE_URL = fake_llm.base_url
     settings.LLM_MODEL = fake_llm.model
     settings.LLM_API_KEY = "test-key"
     settings.LLM_TIMEOUT_SECONDS = TEST_TIMEOUT_SECONDS
+    settings.LLM_STALL_SECONDS = TEST_TIMEOUT_SECONDS
     settings.LLM_MAX_RETRIES = 0
     return fake_llm
 

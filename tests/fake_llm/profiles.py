@@ -13,6 +13,15 @@ Each profile is observed behaviour, not a guess about internals:
   HTTP **500** naming ``response_format``; in ``json_object`` mode the model echoes the schema
   around every other reply (``{"type": "object", "properties": {...data...}}``); a request
   arriving while a stream runs ends that stream with ``data: [DONE]`` and no finish reason.
+
+Two more play a llama.cpp server on a loaded CPU (they behave as ``llamacpp`` otherwise) and
+are not in the matrix of :data:`PROFILE_NAMES`:
+
+* ``slow``  — every streamed token comes ``FakeLLMServer.slow_token_seconds`` after the last
+  (a slow server that is still making progress).
+* ``stall`` — a stream stops after ``FakeLLMServer.stall_after_tokens`` tokens without ending:
+  only SSE keep-alive comments (``: ping``, every ``ping_seconds``, as llama-cpp-python's
+  server sends them) until the client closes the connection.
 """
 from __future__ import annotations
 
@@ -34,6 +43,10 @@ class ServerProfile:
     flat_errors: bool = False
     #: Always send a usage chunk before ``[DONE]``.
     usage_chunk: bool = False
+    #: Streamed tokens come ``FakeLLMServer.slow_token_seconds`` apart.
+    slow_tokens: bool = False
+    #: Streams go silent (keep-alive comments only) after ``FakeLLMServer.stall_after_tokens`` tokens.
+    stalls: bool = False
 
 
 #: The error message llama-cpp-python 0.3.36 really sends with its HTTP 500 (its type is
@@ -55,5 +68,14 @@ PROFILES: dict[str, ServerProfile] = {
     ),
 }
 
-#: Profile names in the order the matrix runs them.
+#: Profile names in the order the matrix runs them (the five servers).
 PROFILE_NAMES: tuple[str, ...] = tuple(PROFILES)
+
+#: A slow llama.cpp server: behaves as ``llamacpp``, tokens slow (``slow``) or stopping (``stall``).
+PROFILES["slow"] = ServerProfile(
+    "slow", json_schema_rejection=(500, LLAMACPP_SCHEMA_ERROR), echo_schema_every=2, interrupt_streams=True,
+    slow_tokens=True,
+)
+PROFILES["stall"] = ServerProfile(
+    "stall", json_schema_rejection=(500, LLAMACPP_SCHEMA_ERROR), interrupt_streams=True, stalls=True,
+)

@@ -21,10 +21,13 @@ below: HTTP errors, stalls, malformed JSON, streams that break / stall / send
 an error event after N tokens). When the queue is empty ``default_reply`` is
 used. ``reject_json_schema`` / ``reject_json_object`` answer 400 to those
 ``response_format`` types without consuming the queue. ``profile`` makes the fake
-behave like a given server (openai, deepseek, vllm, ollama, llamacpp; see
+behave like a given server (openai, deepseek, vllm, ollama, llamacpp; and ``slow`` /
+``stall``, a llama.cpp server whose tokens come slowly / stop coming; see
 :mod:`tests.fake_llm.profiles`). Every request is
 recorded (:attr:`FakeLLMServer.requests`) with its parsed body and what
-happened to it (status, chunks sent, client disconnect).
+happened to it (status, chunks sent and when, whether and when the client disconnected —
+a waiting or stalled handler notices a closed connection within a few milliseconds, as
+llama.cpp does — and when the handler ended).
 
 Usage::
 
@@ -43,6 +46,7 @@ import json
 import logging
 import math
 import re
+import select
 import socket
 import struct
 import threading
@@ -57,6 +61,9 @@ from urllib.parse import urlsplit
 from .profiles import PROFILES, ServerProfile
 
 logger = logging.getLogger("tests.fake_llm")
+
+#: How often a waiting handler checks whether its client closed the connection.
+DISCONNECT_POLL_SECONDS = 0.005
 
 ERROR_TYPES: dict[int, str] = {
     400: "invalid_request_error",
@@ -239,6 +246,13 @@ class RecordedRequest:
     interrupted: bool = False  # a llamacpp-profile stream cut short by a later request
     reply: Reply | None = None
     done: threading.Event = field(default_factory=threading.Event, repr=False)
+    #: ``time.monotonic()`` when the request arrived, when its handler ended (the server
+    #: stopped "generating"), and when the client was seen to have gone.
+    received_at: float = field(default_factory=time.monotonic)
+    ended_at: float | None = None
+    disconnected_at: float | None = None
+    #: ``time.monotonic()`` of every streamed token sent.
+    token_times: list[float] = field(default_factory=list, repr=False)
 
     @property
     def messages(self) -> list[dict[str, Any]]:
@@ -341,9 +355,27 @@ class _Handler(BaseHTTPRequestHandler):
             raise _ClientGone from exc
 
     def _wait(self, seconds: float) -> None:
-        """Sleep, but wake up when the server stops."""
-        if seconds > 0 and self.fake.stopping.wait(seconds):
-            raise _ClientGone
+        """Sleep, but wake up when the server stops or the client closes the connection (a
+        real server notices a closed socket; llama.cpp then stops generating)."""
+        deadline = time.monotonic() + seconds
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return
+            if self.fake.stopping.wait(min(remaining, DISCONNECT_POLL_SECONDS)):
+                raise _ClientGone
+            if self._client_closed():
+                raise _ClientGone
+
+    def _client_closed(self) -> bool:
+        """The client closed (or reset) the connection: its socket reads as ended."""
+        try:
+            readable, _, _ = select.select([self.connection], [], [], 0)
+            if not readable:
+                return False
+            return self.connection.recv(1, socket.MSG_PEEK) == b""
+        except (OSError, ValueError):
+            return True
 
     def _send_json(self, status: int, obj: Any, headers: Mapping[str, str] | None = None) -> None:
         data = json.dumps(obj, ensure_ascii=False).encode("utf-8")
@@ -373,8 +405,10 @@ class _Handler(BaseHTTPRequestHandler):
             route(record)
         except (_ClientGone, OSError):
             record.disconnected = True
+            record.disconnected_at = time.monotonic()
             self.close_connection = True
         finally:
+            record.ended_at = time.monotonic()
             record.done.set()
 
     # -- routing -----------------------------------------------------------------------
@@ -516,7 +550,12 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _stream_tokens(self, record: RecordedRequest, reply: Reply, delay: float, interrupted: threading.Event) -> None:
         self._sse(self._chunk(record, {"role": "assistant", "content": ""}))
+        profile = self.fake.server_profile
+        if profile.slow_tokens:
+            delay = self.fake.slow_token_seconds
         for index, token in enumerate(reply.stream_tokens()):
+            if profile.stalls and index == self.fake.stall_after_tokens:
+                self._stall_forever()
             if interrupted.is_set():
                 # llama.cpp: another request arrived; the stream just ends, no finish reason.
                 record.interrupted = True
@@ -536,6 +575,7 @@ class _Handler(BaseHTTPRequestHandler):
                 self._wait(delay)
             self._sse(self._chunk(record, {"content": token}))
             record.chunks_sent += 1
+            record.token_times.append(time.monotonic())
         if reply.finish_reason is not None:
             self._sse(self._chunk(record, {}, reply.finish_reason))
         options = record.body.get("stream_options") or {}
@@ -545,6 +585,14 @@ class _Handler(BaseHTTPRequestHandler):
             self._sse(json.dumps(usage))
         self._sse("[DONE]")
         self._end_chunked()
+
+    def _stall_forever(self) -> None:
+        """The ``stall`` profile: no more tokens, only keep-alive comments, until the client
+        closes the connection (or the server stops) — the handler never ends on its own."""
+        while True:
+            self._wait(self.fake.ping_seconds)
+            event = b": ping\n\n"
+            self._write(b"%x\r\n%s\r\n" % (len(event), event))
 
     def _end_chunked(self) -> None:
         self._write(b"0\r\n\r\n")
@@ -610,7 +658,9 @@ class FakeLLMServer:
 
     ``reject_json_schema`` / ``reject_json_object``, ``token_delay``,
     ``embedding_dim``, ``api_key`` (None = accept any) and ``model`` can be
-    changed while it runs.
+    changed while it runs; so can the timing of the ``slow`` and ``stall`` profiles:
+    ``slow_token_seconds`` (between tokens), ``stall_after_tokens`` (tokens before a stream
+    goes silent) and ``ping_seconds`` (between keep-alive comments while it is silent).
     """
 
     def __init__(
@@ -625,6 +675,9 @@ class FakeLLMServer:
         reject_json_object: bool = False,
         host: str = "127.0.0.1",
         profile: str = "openai",
+        slow_token_seconds: float = 0.05,
+        stall_after_tokens: int = 3,
+        ping_seconds: float = 0.1,
     ) -> None:
         self.model = model
         self.token_delay = token_delay
@@ -634,6 +687,9 @@ class FakeLLMServer:
         self.reject_json_object = reject_json_object
         self.host = host
         self.profile = profile
+        self.slow_token_seconds = slow_token_seconds
+        self.stall_after_tokens = stall_after_tokens
+        self.ping_seconds = ping_seconds
         self._json_replies = 0
         self._streams: set[threading.Event] = set()
         self.stopping = threading.Event()
@@ -812,6 +868,11 @@ class FakeLLMServer:
         """Every request received so far, oldest first (a copy)."""
         with self._lock:
             return list(self._requests)
+
+    def generating(self) -> list[RecordedRequest]:
+        """Chat requests whose handler still runs: what a llama.cpp server would still be
+        generating."""
+        return [r for r in self.chat_requests() if not r.done.is_set()]
 
     def chat_requests(self) -> list[RecordedRequest]:
         """Requests to ``/v1/chat/completions``."""

@@ -25,9 +25,9 @@ def test_admin_is_branded_and_translated_in_both_languages(world, memory_notes):
     zh = admin_client(world.alice).get("/admin/memory/note/").content.decode()
     assert "LegalMem" in zh and "Django 管理" not in zh and "Django administration" not in zh
     assert "以 状态" in zh and "以 status" not in zh  # filter titles use the translated field name
-    assert "笔记" in zh and "记忆层级" in zh
+    assert "笔记" in zh and "记忆层" in zh
     en = admin_client(world.alice, "en").get("/admin/memory/note/").content.decode()
-    assert "LegalMem audit" in en and "By status" in en and "memory scope" in en.lower()
+    assert "LegalMem audit" in en and "By status" in en and "memory layer" in en.lower()
     index = admin_client(world.alice).get("/admin/").content.decode()
     assert "轮次抽取" in index and "Turn extractions" not in index
 

@@ -100,6 +100,7 @@ def test_my_memory_list_search_correct_and_forget(live_server, world, memory_not
         page.screenshot(path=screenshots / "my-memory-note-zh.png", full_page=True)
 
         page.fill("#forget-form #id_reason", "客户撤回了这个说法")
+        page.once("dialog", lambda dialog: dialog.accept())  # forget asks first
         page.click("#forget-form button[type=submit]")
         page.wait_for_url(f"{live_server.url}/memory/")
         expect(page.locator(".messages")).to_contain_text("不会再召回")
@@ -169,7 +170,7 @@ def test_admin_history_audit_search_and_both_languages(live_server, world, memor
         log_in(en, live_server.url, "alice", "/admin/memory/note/")
         expect(en.locator("#site-name")).to_have_text("LegalMem audit")
         expect(en.locator("#changelist-filter")).to_contain_text("By status")
-        expect(en.locator("#changelist-filter")).to_contain_text("case facts")
+        expect(en.locator("#changelist-filter")).to_contain_text("Case facts")
         en.goto(f"{live_server.url}/admin/memory/note/{n['laptop'].pk}/history/")
         expect(en.locator("#note-history .timeline")).to_contain_text("corrected by a person")
         en.screenshot(path=screenshots / "admin-note-history-en.png", full_page=True)

@@ -93,7 +93,7 @@ def test_charlie_sees_nothing_of_firm_a(world, notes):
     assert graph["total_nodes"] == 2
     response = client_for(world.charlie).get(GRAPH, {"firm": world.firm_a.pk})
     assert response.status_code == 400
-    assert "unknown firm" in response.json()["detail"]
+    assert "未知律所" in response.json()["detail"]  # in the reader's language (zh-hans by default)
 
 
 @pytest.mark.django_db
@@ -271,7 +271,7 @@ def test_search_filters_and_limits(world, notes):
         response = alice.post(SEARCH, body, format="json")
         assert response.status_code == 400 and field in response.json(), (body, response.content)
     walled = client_for(world.bob).post(SEARCH, {"query": "x", "matter": world.matter_deposit.pk}, format="json")
-    assert walled.status_code == 400 and "unknown matter" in walled.json()["detail"]
+    assert walled.status_code == 400 and "未知案件" in walled.json()["detail"]
 
 
 @pytest.mark.django_db
@@ -305,7 +305,7 @@ def test_layered_nav_is_a_strategy_of_the_memory_search_api(world, notes):
     data = response.json()
     returned = {hit["note"]["id"] if isinstance(hit.get("note"), dict) else hit.get("id") for hit in data["hits"]}
     assert returned and returned <= ids(notes["laptop"] + notes["law"] + notes["bob_profile"])
-    assert any("图路由" in reason or "向量" in reason for hit in data["hits"] for reason in hit["reasons"])
+    assert any("沿导航图找到" in reason or "语义检索" in reason for hit in data["hits"] for reason in hit["reasons"])
     walled = client_for(world.bob).post(
         "/api/memory/search", {**body, "matter": world.matter_deposit.pk}, format="json"
     )
@@ -330,7 +330,7 @@ def test_layered_nav_also_recalls_what_was_said(world, notes):
     result = search_memory(world.bob, "客服承认花屏是质量问题", k=5, strategy="layered_nav",
                            matter_id=world.matter_laptop.pk)
     standing_for = [hit for hit in result.hits if message.pk in hit.source_message_ids]
-    assert standing_for and any(reason.startswith("排序融合") for reason in standing_for[0].reasons)
+    assert standing_for and any(reason.startswith("综合排名") for reason in standing_for[0].reasons)
     assert result.stats["message_candidates"] >= 1
     others = search_memory(world.charlie, "客服承认花屏是质量问题", k=10, strategy="layered_nav")
     assert all(message.pk not in hit.source_message_ids for hit in others.hits)

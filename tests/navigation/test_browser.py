@@ -53,13 +53,13 @@ def open_and_click_a_node(browser, server: str, locale: str):
     page.fill("input[name=password]", PASSWORD)
     page.click("button[type=submit]")
     page.wait_for_url(f"{server}/navigation/")
-    page.wait_for_function("window.legalmemNav && window.legalmemNav.loaded && window.legalmemNav.nodeIds().length > 0")
+    page.wait_for_function("() => window.legalmemNav && window.legalmemNav.loaded && window.legalmemNav.nodeIds().length > 0")
     graph = page.evaluate("fetch('/api/navigation/graph').then(r => r.json())")
     target = next(n for n in graph["nodes"] if n["level"] == 0 and n["id"] != graph["entry"])
     position = page.evaluate("id => window.legalmemNav.nodeClientPosition(id)", target["id"])
     width_before = page.evaluate("document.getElementById('nav-stage').getBoundingClientRect().width")
     page.mouse.click(position["x"], position["y"])
-    page.wait_for_function("window.legalmemNav.highlightedPath().length > 0", timeout=30_000)
+    page.wait_for_function("() => window.legalmemNav.highlightedPath().length > 0", timeout=30_000)
     page.wait_for_selector("#trace-path li[data-source]")
     return page, target, errors, width_before
 
@@ -103,7 +103,7 @@ def test_clicking_a_node_highlights_the_api_trace(live_server, stored, browser):
     assert page.inner_text("#d-content") == api["note"]["content"]
     assert page.inner_text("#d-level") == f"L{api['note']['level']}"
     # The detail panel moved the graph aside instead of covering it.
-    page.wait_for_function(f"document.getElementById('nav-stage').getBoundingClientRect().width < {width_before} - 100")
+    page.wait_for_function(f"() => document.getElementById('nav-stage').getBoundingClientRect().width < {width_before} - 100")
     detail = page.evaluate("document.getElementById('nav-detail').getBoundingClientRect().left")
     stage_right = page.evaluate("document.getElementById('nav-stage').getBoundingClientRect().right")
     assert stage_right <= detail + 1

@@ -58,3 +58,25 @@ def test_an_llm_reply_gives_notes_only_for_what_it_adds(world, laptop_conversati
     assert "第七百一十条" not in contents  # the one it only quoted
     law.refresh_from_db()
     assert law.mention_count == Note._meta.get_field("mention_count").default  # not counted again
+
+
+def test_notes_made_from_echoes_before_are_found_and_deleted_with_an_audit_entry(world, laptop_conversation,
+                                                                                make_turn):
+    """Notes an older write path made from an offline answer are listed, then deleted and
+    audited; a note made from the client's own words is left alone."""
+    from django.core.management import call_command
+
+    from memory.models import AuditEvent, AuditLog
+
+    user, reply = make_turn.save(laptop_conversation, QUESTION, "相关法律依据。\n建议：先核对上述事实与证据是否完整。")
+    Message.objects.filter(pk=reply.pk).update(engine=OFFLINE_ANSWER_ENGINE)
+    echo = Note.objects.create(firm=world.firm_a, content="相关法律依据。", memory_scope="general_law",
+                               category="law", owner=world.alice, source_message_ids=[reply.pk])
+    client = Note.objects.create(firm=world.firm_a, content="房东一直不回消息。", memory_scope="case", category="fact",
+                                 owner=world.alice, matter=world.matter_laptop, source_message_ids=[user.pk])
+    call_command("clean_echo_notes")
+    assert Note.objects.filter(pk=echo.pk).exists()  # listing changes nothing
+    call_command("clean_echo_notes", "--apply")
+    assert not Note.objects.filter(pk=echo.pk).exists() and Note.objects.filter(pk=client.pk).exists()
+    entry = AuditLog.objects.get(event_type=AuditEvent.NOTE_DELETED, object_id=str(echo.pk))
+    assert entry.actor_label == "system:clean_echo_notes"

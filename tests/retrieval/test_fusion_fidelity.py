@@ -61,7 +61,7 @@ def test_the_earlier_statement_of_a_top_slots_subject_is_lifted_right_below_it()
     ordered = lift_earlier_statements(slots, statements)
     assert [slot.key[1] for slot in ordered] == [1, 6, 2, 3, 4, 5, 7]
     assert ordered[1].lifted_below == (MESSAGE, 1)
-    assert "earlier statement of the same subject" in fusion_reason(ordered[1])
+    assert "同一事项较早的说法" in fusion_reason(ordered[1])
     assert all(slot.lifted_below is None for slot in ordered if slot.key[1] != 6)
 
 
@@ -102,7 +102,7 @@ def test_a_history_question_ranks_the_earlier_statement_right_below_the_later(wo
 def test_without_a_history_cue_nothing_is_lifted(world, pick_ups):
     result = search_memory(world.alice, "Which days do I do the school pick-up?", k=5)
     assert not result.plan.history
-    assert not any("earlier statement of the same subject" in r for hit in result.hits for r in hit.reasons)
+    assert not any("同一事项较早的说法" in r for hit in result.hits for r in hit.reasons)
 
 
 @pytest.mark.parametrize("who", ["bob", "charlie"])

@@ -10,10 +10,12 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from showcase.evaluation.multisession import CATEGORIES, HERE, MUST_NOT, load_set
+from showcase.evaluation.multisession import HERE, MUST_NOT, load_set
 from showcase.evaluation.multisession.build import write
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
+# This set's categories (the consultation set has more: showcase.evaluation.multisession.CATEGORIES).
+CATEGORIES = ("single_hop", "multi_hop", "temporal", "corrected", "history", MUST_NOT)
 
 
 @pytest.fixture(scope="module")

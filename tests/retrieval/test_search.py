@@ -94,13 +94,13 @@ def test_breakdown_follows_the_documented_formula(world, memory):
         fused = W_RELEVANCE * relevance + W_GRAPH * b.graph + W_RECENCY * b.recency + W_SUPPORT * support
         assert b.total == pytest.approx(fused * b.layer_weight, abs=1e-3)
         assert set(b.as_dict()) >= {"semantic", "keyword", "importance", "confidence", "graph", "recency", "total"}
-        assert hit.reasons and hit.reasons[0].startswith("层级")
+        assert hit.reasons and "检索顺序" in hit.reasons[0]
     top = result.hits[0]
-    assert top.breakdown.keyword > 0 and any("关键词" in reason for reason in top.reasons)
+    assert top.breakdown.keyword > 0 and any("共同词语" in reason for reason in top.reasons)
     # Hits are ordered by the rank fusion of the note ranking and the raw-message rankings.
     assert [hit.breakdown.fused for hit in result.hits] == sorted(
         (hit.breakdown.fused for hit in result.hits), reverse=True)
-    assert all(any(reason.startswith("排序融合 rank fusion") for reason in hit.reasons) for hit in result.hits)
+    assert all(any(reason.startswith("综合排名") for reason in hit.reasons) for hit in result.hits)
     assert {"plan", "embed", "vector", "keyword", "total"} <= set(result.timings)
 
 
@@ -146,7 +146,7 @@ def test_notes_sourced_from_the_referenced_message_are_recalled(world, memory, l
                          conversation=conversation, source_message_ids=[messages[1].pk])
     result = search_memory(world.alice, "你之前说过官方售后保留聊天记录", k=10, conversation=conversation)
     hit = next(hit for hit in result.hits if hit.note.pk == sourced.pk)
-    assert any("来源消息" in reason for reason in hit.reasons)
+    assert any("来自问题所提到的对话" in reason for reason in hit.reasons)
 
 
 def _plan_as_at_scale() -> None:
@@ -219,7 +219,7 @@ def test_graph_expansion_follows_visible_links_only(world, memory):
     assert result.plan.graph_expansion
     by_id = {hit.note.pk: hit for hit in result.hits}
     assert cause.pk in by_id and by_id[cause.pk].breakdown.graph > 0
-    assert any("图扩展" in reason and "supports" in reason for reason in by_id[cause.pk].reasons)
+    assert any("相关，经由" in reason and str(LinkType.SUPPORTS.label) in reason for reason in by_id[cause.pk].reasons)
     # Pruned from expansion (confidence < 0.6): it may still be a direct candidate, but gets no graph score.
     assert low.pk not in by_id or by_id[low.pk].breakdown.graph == 0
     assert memory["deposit_fact"].pk not in by_id  # another matter: outside the planned case layer

@@ -115,7 +115,7 @@ def test_a_note_and_its_source_message_take_one_slot(world, talk):
     standing_for = [hit for hit in result.hits if messages["deposit"].pk in hit.source_message_ids]
     assert len(standing_for) == 1
     assert standing_for[0].kind == "note" and standing_for[0].note.pk == note.pk
-    assert any("one slot" in reason for reason in standing_for[0].reasons)
+    assert any("合并为一条" in reason for reason in standing_for[0].reasons)
     assert len({(hit.kind, hit.note.pk if hit.note else hit.message.pk) for hit in result.hits}) == len(result.hits)
     assert [hit.rank for hit in result.hits] == list(range(1, len(result.hits) + 1))
 
@@ -163,7 +163,7 @@ def test_a_history_question_returns_the_superseded_value_with_its_window_below_t
     assert notes.index(new.pk) < notes.index(old.pk)
     earlier = next(hit for hit in result.hits if hit.note is not None and hit.note.pk == old.pk)
     assert earlier.note.valid_to is not None
-    assert any("superseded" in reason and f"{localtime(earlier.note.valid_to):%Y-%m-%d}" in reason for reason in earlier.reasons)
+    assert any("已被新版本取代" in reason and f"{localtime(earlier.note.valid_to):%Y-%m-%d}" in reason for reason in earlier.reasons)
     english = search_memory(world.alice, "what was the rent previously", k=10, matter_id=world.matter_deposit.pk)
     assert english.plan.history and old.pk in [hit.note.pk for hit in english.hits if hit.note is not None]
     current_only = search_memory(world.alice, "租金是多少", k=10, matter_id=world.matter_deposit.pk)
@@ -177,7 +177,7 @@ def test_an_explicit_reference_weights_the_conversations_own_messages_up(world, 
     result = search_memory(world.alice, "你之前说过押金什么时候退？", k=5, conversation=on_matter)
     assert result.plan.search_messages
     hit = next(hit for hit in result.hits if hit.message is not None and hit.message.pk == messages["deposit"].pk)
-    assert hit.breakdown.layer_weight == 1.0 and any("显式指代" in reason for reason in hit.reasons)
+    assert hit.breakdown.layer_weight == 1.0 and any("问题提到了之前的对话" in reason for reason in hit.reasons)
     plain = search_memory(world.alice, "押金什么时候退？", k=5, conversation=on_matter)
     hit = next(hit for hit in plain.hits if hit.message is not None and hit.message.pk == messages["deposit"].pk)
     assert hit.breakdown.layer_weight < 1.0
@@ -218,8 +218,8 @@ def test_what_the_raw_baselines_rank_first_stays_in_the_top_k_among_well_scored_
     result = search_memory(world.alice, "房东什么时候退押金", k=3, matter_id=world.matter_deposit.pk)
     holding = [hit for hit in result.hits if messages["deposit"].pk in hit.source_message_ids]
     assert holding, [hit.reasons for hit in result.hits]
-    fusion_reason = next(reason for reason in holding[0].reasons if reason.startswith("排序融合"))
-    assert "dense over what was said #1" in fusion_reason and "keywords over what was said #1" in fusion_reason
+    fusion_reason = next(reason for reason in holding[0].reasons if reason.startswith("综合排名"))
+    assert "对话原文语义第 1 名" in fusion_reason and "对话原文关键词第 1 名" in fusion_reason
     assert holding[0].breakdown.dense_rank == 1 and holding[0].breakdown.keyword_rank == 1
 
 
@@ -250,7 +250,7 @@ def test_a_question_and_its_reply_take_one_slot_and_the_hit_lists_both(world, tu
     hit = slots[0]
     assert (hit.kind, hit.message.pk, hit.partner.pk) == ("message", question.pk, reply.pk)
     assert hit.source_message_ids == [question.pk, reply.pk]
-    assert any("same turn" in reason for reason in hit.reasons)
+    assert any("同一轮对话" in reason for reason in hit.reasons)
     injected = build_system_message(result)["content"]
     assert f"alice] {GOVERNING_Q}\n  ↳ [" in injected and f"assistant] {GOVERNING_A}" in injected
 

@@ -72,7 +72,7 @@ def test_chat_navigation_and_admin_pages_pass_the_production_csp(world, notes, p
         page.fill("input[name=password]", PASSWORD)
         page.click("button[type=submit]")
         page.wait_for_url(f"{production_server}/chat/")
-        expect(page.locator("#connection-status")).to_contain_text("llm:")
+        expect(page.locator("#connection-status")).to_contain_text("语言模型")
         page.select_option("#matter", str(world.matter_laptop.pk))
         page.fill("#question", "电脑花屏了，商家不给退怎么办？")
         page.click("#send")

@@ -68,7 +68,7 @@ def test_the_profile_sets_everything_and_each_setting_can_be_overridden():
     assert (behind_proxy["EMAIL_HOST"], behind_proxy["EMAIL_PORT"]) == ("mail.example.org", 587)
 
     development = settings_with({"SECRET_KEY": "x" * 40})
-    assert not development["SECURE_SSL_REDIRECT"] and development["CSP_MODE"] == "off"
+    assert not development["SECURE_SSL_REDIRECT"] and development["CSP_MODE"] == "enforce"  # enforced by default, not only in production
 
 
 @pytest.mark.parametrize("env_changes, variable", [

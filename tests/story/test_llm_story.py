@@ -224,3 +224,30 @@ def test_after_the_time_budget_the_shipped_turns_stand_in_and_extraction_is_left
     assert jobs.count() == turns and set(jobs.values_list("status", flat=True)) == {"pending"}
     assert files["91_graph_summary.json"]["turns"]["left_to_the_worker"] == turns
     assert Message.objects.filter(firm=demo_firm).count() == 2 * turns  # every turn is saved all the same
+
+
+def test_the_story_budget_stops_a_running_chunk_and_keeps_what_the_llm_wrote(fake_llm, llm_config):
+    """The story's deadline closes the chunk request still running (the server stops
+    generating), that chunk and the rest come from the shipped script, and the chunk the LLM
+    wrote before is kept — the story is not thrown away because the budget ran out."""
+    import time
+
+    from memory.llm import LLMClient
+    from showcase.story.generation import generate_story_in_chunks
+
+    chunks = plan()[:3]
+    fake_llm.script(json_reply(written(chunks[0])), json_reply(written(chunks[1]), token_delay=0.2))
+    client = LLMClient(llm_config)
+    started = time.monotonic()
+    generation = generate_story_in_chunks(client, chunks, username="alice", context_tokens=CONTEXT,
+                                          deadline=started + 1.5)
+
+    assert time.monotonic() - started < 4
+    records = generation.response["chunks"]
+    assert [r["source"] for r in records] == ["llm", "shipped script", "shipped script"]
+    assert records[1]["reason"] == "the time budget was spent during this chunk (its request was stopped)"
+    assert records[1]["attempts"][0]["status"] == "out of time"
+    assert records[2]["reason"] == "the time budget was spent before this chunk" and records[2]["attempts"] == []
+    assert generation.data["turns"][0]["user"].startswith("LLM写的第1段")
+    cut = fake_llm.chat_requests()[1]
+    assert cut.done.wait(2) and cut.disconnected and fake_llm.generating() == []  # it saw the client go

@@ -13,6 +13,7 @@ from memory.categories import Category
 from .. import lexicon
 from ..chinese_dates import resolve_zh
 from ..english import dates as english_dates
+from ..grounding import ASSISTANT_NAMES
 from ..items import MAX_CONTENT_CHARS
 
 # --- rewriting into self-contained notes ------------------------------------------------
@@ -104,7 +105,6 @@ def finish(text: str) -> str:
 # --- who speaks -----------------------------------------------------------------------------
 
 #: Speaker labels that mean the product's assistant rather than a person.
-ASSISTANT_NAMES = frozenset({"", "assistant", "ai", "bot", "system", "助手"})
 
 
 @dataclass(frozen=True)

@@ -65,15 +65,15 @@ class ErasureResult:
     def message(self) -> str:
         if self.already_erased and self.tombstone is not None:
             return gettext("%(unit)s was already erased at %(when)s (audit entry %(entry)s); nothing left to erase") % {
-                "unit": self.unit.label, "when": f"{timezone.localtime(self.tombstone.created_at):%Y-%m-%d %H:%M:%S}",
+                "unit": self.unit.shown, "when": f"{timezone.localtime(self.tombstone.created_at):%Y-%m-%d %H:%M:%S}",
                 "entry": self.tombstone.pk}
         if self.already_erased:
-            return gettext("%(unit)s was already erased; nothing left to erase") % {"unit": self.unit.label}
+            return gettext("%(unit)s was already erased; nothing left to erase") % {"unit": self.unit.shown}
         if self.dry_run:
             return gettext("%(unit)s would be erased: %(counts)s") % {
-                "unit": self.unit.label, "counts": format_counts(self.counts)}
+                "unit": self.unit.shown, "counts": format_counts(self.counts)}
         return gettext("%(unit)s erased: %(counts)s (tombstone: audit entry %(entry)s)") % {
-            "unit": self.unit.label, "counts": format_counts(self.counts), "entry": self.tombstone.pk}
+            "unit": self.unit.shown, "counts": format_counts(self.counts), "entry": self.tombstone.pk}
 
 
 COUNT_LABELS = {
@@ -114,7 +114,7 @@ def preview(unit: Unit) -> ErasureResult:
         previous = unit.previous_tombstone()
         if previous is not None:
             return ErasureResult(unit=unit, tombstone=previous, already_erased=True, dry_run=True)
-        raise ErasureError(gettext("nothing to erase: %(unit)s holds no notes or messages") % {"unit": unit.label})
+        raise ErasureError(gettext("nothing to erase: %(unit)s holds no notes or messages") % {"unit": unit.shown})
     return ErasureResult(unit=unit, counts=plan.counts(), dry_run=True)
 
 
@@ -135,7 +135,7 @@ def erase(unit: Unit, *, actor, reason: str) -> ErasureResult:
             previous = unit.previous_tombstone()
             if previous is not None:
                 return ErasureResult(unit=unit, tombstone=previous, already_erased=True)
-            raise ErasureError(gettext("nothing to erase: %(unit)s holds no notes or messages") % {"unit": unit.label})
+            raise ErasureError(gettext("nothing to erase: %(unit)s holds no notes or messages") % {"unit": unit.shown})
         counts = plan.counts()
         counts["jobs_cancelled"] = _cancel_jobs(plan)
         tombstone = _tombstone(unit, actor=actor, reason=reason, counts=counts)

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from django.db.models import Q
 
+from memory.labels import unit_label
 from memory.models import (
     AuditEvent,
     AuditLog,
@@ -47,6 +48,12 @@ class Unit:
     conversation_id: int | None = None
     user: object | None = None
     subject: str = ""
+
+    @property
+    def shown(self) -> str:
+        """The unit in the reader's language ("matter M-006" → 案件 M-006); ``label`` is what the
+        tombstone stores."""
+        return unit_label(self.kind, self.label.partition(" ")[2])
 
     def previous_tombstone(self) -> AuditLog | None:
         """The tombstone of an earlier erasure of this same unit, if any."""

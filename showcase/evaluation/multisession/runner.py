@@ -36,6 +36,7 @@ from memory.retrieval.types import Hit
 SYSTEMS = ("product", *BASELINES)
 KS = (5, 10)
 DEPTH = max(KS)
+FLOOR_CHECKED = 5  # the raw floor: the baseline RRF's first five must be in the product's top 10
 
 
 @dataclass
@@ -51,6 +52,7 @@ class Outcome:
     rrf_top: list[str] = field(default_factory=list)  # the raw RRF baseline's top 10, for comparison
     texts: list[str] = field(default_factory=list)  # each product position's text (note or message), shortened
     semantic: list[float] = field(default_factory=list)  # each product position's semantic similarity
+    floor_kept: float | None = None  # share of the raw RRF baseline's first five in the product's top 10
 
     @property
     def recalls(self) -> bool:
@@ -93,8 +95,8 @@ class MemoryReport:
                 groups[("all", "all")].append(outcome)
                 speaker = outcome.question.get("gold_speaker")
                 if speaker:
-                    groups[(f"said by {speaker}", "all")].append(outcome)
-        speakers = sorted({category for category, _ in groups if category.startswith("said by ")})
+                    groups[(f"gold {speaker}", "all")].append(outcome)
+        speakers = sorted({category for category, _ in groups if category.startswith("gold ")})
         order = [*CATEGORIES, "all", *speakers]
         rows = []
         for (category, language), outcomes in sorted(
@@ -153,6 +155,10 @@ class MemoryReport:
         out.append("R@k = recall_all@k (all gold messages in the top k); MRR over the top 10; "
                    "noted = share of questions whose gold messages all have a note (the notes' ceiling); "
                    "leaks = product hits standing for messages the asker may not see")
+        kept = [o.floor_kept for o in self.outcomes if o.floor_kept is not None]
+        if kept:
+            out.append(f"raw floor: of the raw RRF baseline's first {FLOOR_CHECKED} messages, {mean(kept):.3f} are in the "
+                       f"product's top 10 ({sum(k == 1.0 for k in kept)} of {len(kept)} questions keep all)")
         out.append("product below raw RRF or raw dense (R@10, MRR) in: " + (", ".join(self.below_baselines()) or "none"))
         for half in self.halves():
             out.append(f"half {half['half']:<5}{half['questions']:>4} " + "".join(
@@ -325,6 +331,9 @@ def ask(data: EvaluationSet, imported: Imported, *, strategy: str = "layered") -
             raw = indexes[user.pk].rank(dialogue, embedder.embed_query(dialogue))
             rankings.update({system: [{pk} for pk in raw[system]] for system in BASELINES})
             outcome.rrf_top = [info[pk].external_id for pk in raw["rrf"][:DEPTH]]
+            returned = set().union(*positions) if positions else set()
+            floor = raw["rrf"][:FLOOR_CHECKED]
+            outcome.floor_kept = sum(pk in returned for pk in floor) / len(floor) if floor else 1.0
             for system, ranking in rankings.items():
                 outcome.scores[system] = {f"r@{k}": recall_all_at_k(ranking, gold, k) for k in KS}
                 outcome.scores[system]["mrr"] = reciprocal_rank(ranking, gold, DEPTH)

@@ -1,0 +1,137 @@
+"""An audit entry in words, for auditors in admin: its before / after as a field-by-field
+difference (field names and choices in the reader's language, times in the firm's time zone,
+related rows by their names) and its extra data as labelled lines — never raw JSON with
+snake_case keys (docs/my-memory-and-admin.md, "Admin for auditors"). A read: nothing is written.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.core.exceptions import FieldDoesNotExist
+from django.db import models
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
+from django.utils.translation import gettext
+
+from memory.labels import data_key_label, data_value_label, event_tag, link_reason, source_key_label, unit_label
+from memory.models import AuditLog, Firm, Matter, Membership, Note, NoteLink, TurnExtraction
+from memory.services.erasure import format_counts
+
+#: The model whose fields name the keys of an entry's before / after, by object type.
+MODELS: dict[str, type[models.Model]] = {
+    "note": Note, "link": NoteLink, "matter": Matter, "firm": Firm, "membership": Membership,
+    "turn_extraction": TurnExtraction,
+}
+MAX_VALUE_CHARS = 300
+_TIME_KEYS = ("valid_from", "valid_to", "said_at", "closed_at", "erased_at", "previous_valid_from")
+
+
+@dataclass(frozen=True)
+class Change:
+    """One field of an audit entry: its label, and its value before and after in words."""
+
+    label: str
+    before: str
+    after: str
+
+
+def _field(model: type[models.Model] | None, key: str) -> models.Field | None:
+    if model is None:
+        return None
+    for name in (key, key.removesuffix("_id")):
+        try:
+            return model._meta.get_field(name)
+        except FieldDoesNotExist:
+            continue
+    return None
+
+
+def _label(model: type[models.Model] | None, key: str) -> str:
+    field = _field(model, key)
+    if field is not None and not key.endswith("_ids") and hasattr(field, "verbose_name"):
+        return str(field.verbose_name)
+    return data_key_label(key)
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= MAX_VALUE_CHARS else text[:MAX_VALUE_CHARS] + "…"
+
+
+def value_text(model: type[models.Model] | None, key: str, value: Any) -> str:
+    """One value in words: choices by their label, times local, related rows by name, lists joined."""
+    if value is None or value == "" or value == [] or value == {}:
+        return "—"
+    if isinstance(value, bool):
+        return gettext("yes") if value else gettext("no")
+    if key == "source_message_ids" and isinstance(value, list):
+        return "、".join(gettext("message #%(id)s") % {"id": item} for item in value)
+    if key == "tags" and isinstance(value, list):
+        return "、".join(event_tag(str(item)) for item in value)
+    if key == "counts" and isinstance(value, dict):
+        return format_counts(value)
+    if isinstance(value, list):
+        return _short("、".join(str(item) for item in value))
+    if isinstance(value, dict):
+        return _short("; ".join(f"{data_key_label(k)}: {value_text(None, k, v)}" for k, v in value.items()))
+    if key in ("matter_id", "matter") and isinstance(value, int):
+        matter = Matter.objects.filter(pk=value).only("reference", "title").first()
+        return f"{matter.reference} {matter.title}" if matter else gettext("matter #%(id)s") % {"id": value}
+    if key in ("owner_id",) and isinstance(value, int):
+        user = get_user_model().objects.filter(pk=value).first()
+        return user.get_username() if user else gettext("user #%(id)s") % {"id": value}
+    if key == "conversation_id":
+        return gettext("conversation #%(id)s") % {"id": value}
+    if key in ("superseded_by", "superseded_by_id", "supersedes", "triggered_by", "target", "source") \
+            and isinstance(value, str) and len(value) == 36 and value.count("-") == 4:
+        return gettext("note ID %(id)s") % {"id": value}
+    if key == "source" and isinstance(value, str):
+        return source_key_label(value)
+    if key == "reason" and isinstance(value, str):
+        return _short(link_reason(value))
+    text = str(value)
+    if key in _TIME_KEYS or key.endswith("_at"):
+        moment = parse_datetime(text) if isinstance(value, str) else None
+        if moment is not None:
+            if timezone.is_aware(moment):
+                moment = timezone.localtime(moment)
+            return f"{moment:%Y-%m-%d %H:%M}"
+    field = _field(model, key)
+    choices = dict(field.choices or ()) if field is not None and getattr(field, "choices", None) else {}
+    if text in choices:
+        return str(choices[text])
+    return _short(str(data_value_label(key, text)))
+
+
+def changes(entry: AuditLog) -> list[Change]:
+    """The fields that differ between the entry's before and after (all of them when one is
+    missing: a creation or a deletion), in the order of the entry."""
+    model = MODELS.get(entry.object_type)
+    before = entry.before if isinstance(entry.before, dict) else {}
+    after = entry.after if isinstance(entry.after, dict) else {}
+    keys = list(dict.fromkeys([*before, *after]))
+    both = entry.before is not None and entry.after is not None
+    rows = []
+    for key in keys:
+        old, new = before.get(key), after.get(key)
+        if both and old == new:
+            continue
+        if not both and old in (None, "", [], {}) and new in (None, "", [], {}):
+            continue
+        rows.append(Change(_label(model, key), value_text(model, key, old), value_text(model, key, new)))
+    return rows
+
+
+def extra_lines(entry: AuditLog) -> list[tuple[str, str]]:
+    """The entry's extra data as (label, value) lines; an erasure's unit by its name."""
+    extra = entry.extra if isinstance(entry.extra, dict) else {}
+    lines = []
+    for key, value in extra.items():
+        if key == "unit" and isinstance(value, str):
+            lines.append((data_key_label(key), unit_label(str(extra.get("kind", "")), value.partition(" ")[2])))
+        elif key == "redacted_by":
+            lines.append((data_key_label(key), gettext("audit entry #%(id)s") % {"id": value}))
+        else:
+            lines.append((data_key_label(key), value_text(MODELS.get(entry.object_type), key, value)))
+    return lines

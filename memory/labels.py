@@ -1,0 +1,169 @@
+"""The product's vocabulary for what people read that is not a model choice: object types and
+system actors of the audit log, the keys of an audit entry's extra data, speakers of recalled
+messages, erasure units and link reasons. Every string is a gettext entry of
+``locale/*/LC_MESSAGES/django.po`` (Chinese and English), so admin, pages and APIs say the same
+thing in the reader's language (docs/my-memory-and-admin.md, "One vocabulary").
+
+Model choices (layers, categories, statuses, audit events) stay on their models; this module
+names the rest. It imports nothing of the product, so any layer may use it.
+"""
+from __future__ import annotations
+
+import re
+
+from django.utils.translation import gettext, gettext_lazy as _, pgettext_lazy
+
+#: ``AuditLog.object_type`` values.
+OBJECT_TYPES = {
+    "note": _("note"),
+    "link": _("link between notes"),
+    "matter": _("matter"),
+    "firm": _("firm"),
+    "membership": _("membership"),
+    "conversation": _("conversation"),
+    "login": _("login"),
+    "user": _("user"),
+    "subject": _("subject of an erasure"),
+    "turn_extraction": _("turn extraction"),
+    "embedding_generation": _("embedding generation"),
+}
+
+#: ``system:<component>`` actors, by component.
+SYSTEM_ACTORS = {
+    "pipeline": _("memory extraction"),
+    "seed_demo": _("demo setup"),
+    "story": _("demo story"),
+    "login-throttle": _("login throttling"),
+    "erase": _("erasure command"),
+    "retention": _("retention purge"),
+    "export_matter": _("matter export"),
+    "import_conversation": _("conversation import"),
+    "reembed": _("re-embedding"),
+    "evaluate_retrieval": _("retrieval evaluation"),
+    "evaluate_routing": _("routing evaluation"),
+    "test": _("automated test"),
+}
+
+#: Keys of an audit entry's before / after / extra that are not fields of the audited model.
+DATA_KEYS = {
+    "reason": _("reason"),
+    "via": _("where"),
+    "source": _("source"),
+    "triggered_by": _("triggered by note"),
+    "superseded_by": _("superseded by note"),
+    "superseded_by_id": _("superseded by note"),
+    "supersedes": _("replaces note"),
+    "links_removed": _("links removed"),
+    "kind": _("what was erased"),
+    "unit": _("erased"),
+    "counts": _("what was removed"),
+    "matter_reference": _("matter reference"),
+    "redacted_by": _("redacted by erasure"),
+    "format": _("format"),
+    "from_firm": _("from firm"),
+    "notes": _("notes"),
+    "error": _("error"),
+    "attempts": _("attempts"),
+    "user": _("user"),
+    "target": _("target note"),
+    "source_message_ids": _("source messages"),
+    "matter_id": _("matter"),
+    "owner_id": _("owner"),
+    "conversation_id": _("conversation"),
+    "previous_content": _("earlier content"),
+    "previous_valid_from": _("earlier version valid from"),
+    "role": _("role"),
+    "title": _("title"),
+    "name": _("name"),
+    "slug": _("short name"),
+    "reference": _("reference"),
+    "retention_days": _("retention (days)"),
+    "link_type": _("link type"),
+    "weight": _("weight"),
+    "status": _("status"),
+    "username": _("username"),
+    "ip_address": _("IP address"),
+    "failures": _("failed attempts"),
+}
+
+#: Values of some keys above, in words.
+DATA_VALUES = {
+    "via": {"my_memory": _("the “my memory” page"), "admin": _("the audit admin")},
+    "kind": {"matter": _("a matter"), "conversation": _("a conversation"), "user": _("a user's data"),
+             "subject": _("everything about a subject"), "purge": _("a matter past its retention period")},
+    "format": {"json": "JSON", "markdown": "Markdown"},
+}
+
+#: Who said a recalled message (``Message.speaker`` / role) when it is the product itself.
+SPEAKERS = {
+    "assistant": pgettext_lazy("speaker", "Assistant"),
+    "offline": pgettext_lazy("speaker", "Offline engine"),
+    "user": pgettext_lazy("speaker", "User"),
+    "system": pgettext_lazy("speaker", "System"),
+}
+
+
+def object_type_label(value: str) -> str:
+    """An audit entry's object type in words ("note" → 笔记)."""
+    return str(OBJECT_TYPES.get(value, value.replace("_", " ")))
+
+
+def actor_display(label: str) -> str:
+    """An audit actor in words: a user's name as recorded, ``system:pipeline`` → 系统 · 记忆抽取."""
+    if not label:
+        return "—"
+    if label.startswith("system:"):
+        component = label.partition(":")[2]
+        known = SYSTEM_ACTORS.get(component)
+        return gettext("system · %(component)s") % {"component": known} if known else gettext("system")
+    return label
+
+
+def data_key_label(key: str) -> str:
+    return str(DATA_KEYS.get(key, key.replace("_", " ")))
+
+
+def data_value_label(key: str, value: str) -> str:
+    return str(DATA_VALUES.get(key, {}).get(value, value))
+
+
+def speaker_label(speaker: str) -> str:
+    """The name shown for who said a message: people by name, the product by its role."""
+    return str(SPEAKERS.get(speaker, speaker))
+
+
+def unit_label(kind: str, name: str) -> str:
+    """What an erasure removed, in words: ``matter`` + M-006 → 案件 M-006."""
+    labels = {
+        "matter": _("matter %(name)s"), "purge": _("matter %(name)s"), "conversation": _("conversation %(name)s"),
+        "user": _("user %(name)s"), "subject": _("subject %(name)s"),
+    }
+    return str(labels.get(kind, "%(name)s")) % {"name": name}
+
+
+_NEIGHBOUR = re.compile(r"^nearest neighbour, cosine ([0-9.]+)$")
+
+
+def link_reason(reason: str) -> str:
+    """Why two notes are linked, in words (the linker writes "nearest neighbour, cosine 0.913")."""
+    match = _NEIGHBOUR.match(reason or "")
+    if match:
+        return gettext("similar in meaning (similarity %(score)s)") % {"score": match.group(1)}
+    return reason
+
+
+def event_tag(tag: str) -> str:
+    """A note tag in words: ``event:电脑花屏`` → 事件：电脑花屏."""
+    if tag.startswith("event:"):
+        return gettext("event: %(name)s") % {"name": tag[6:]}
+    return tag
+
+
+def source_key_label(key: str) -> str:
+    """Where a mention came from: ``turn:12`` → 对话轮次 #12, ``consolidation:3`` → 工作记忆整理 #3."""
+    kind, _sep, value = (key or "").partition(":")
+    if kind == "turn" and value:
+        return gettext("conversation turn #%(id)s") % {"id": value}
+    if kind == "consolidation" and value:
+        return gettext("working-memory consolidation #%(id)s") % {"id": value}
+    return key

@@ -1,0 +1,161 @@
+"""One vocabulary (docs/my-memory-and-admin.md): an audit entry's before / after is a field-by-field
+difference in words and local time, its extra data labelled lines, actors and object types by
+their names; one name per layer everywhere; recall reasons in words; API errors in the reader's
+language; the compiled catalogs match the translation table. alice (firm admin), bob (lawyer)
+and charlie (another firm) as in every access test."""
+from __future__ import annotations
+
+import gettext as gnu_gettext
+import re
+from pathlib import Path
+
+from django.test import Client
+from django.utils import timezone, translation
+
+from chat.templatetags.memory_labels import labels
+from memory.audit_display import changes, extra_lines
+from memory.labels import actor_display, link_reason, object_type_label, speaker_label
+from memory.models import AuditEvent, AuditLog, MemoryScope
+from memory.retrieval import search_memory
+from memory.services.erasure import erase, matter_unit
+from memory.services.notes import correct_note, forget_note
+from tests.clients import client_for
+
+LOCALE = Path(__file__).resolve().parents[2] / "locale"
+
+
+def admin_client(user, language: str) -> Client:
+    client = Client(HTTP_ACCEPT_LANGUAGE=language)
+    client.force_login(user)
+    return client
+
+
+def test_a_correction_reads_as_a_field_by_field_difference_in_words(world, memory_notes):
+    note = memory_notes["laptop"]
+    correct_note(note, {"content": "笔记本电脑在购买后第十天出现花屏。", "category": "evidence"}, actor=world.alice,
+                 reason="日期有误")
+    entry = AuditLog.objects.filter(object_id=str(note.pk), event_type=AuditEvent.NOTE_UPDATED).latest("id")
+    with translation.override("zh-hans"):
+        rows = {row.label: (row.before, row.after) for row in changes(entry)}
+        assert rows["内容"] == ("笔记本电脑在购买后约两周出现大面积花屏。", "笔记本电脑在购买后第十天出现花屏。")
+        assert rows["类别"] == ("事实", "证据")
+        assert all(not re.search(r"[a-z]_[a-z]", label) for label in rows)  # no snake_case field names
+        assert ("原因", "日期有误") in extra_lines(entry)
+    with translation.override("en"):
+        assert {row.label for row in changes(entry)} >= {"content", "category"}
+
+
+def test_audit_page_shows_changes_in_words_and_local_time_never_raw_json(world, memory_notes):
+    forget_note(memory_notes["deposit"], user=world.alice, reason="客户撤回")
+    entry = AuditLog.objects.get(event_type=AuditEvent.NOTE_FORGOTTEN)
+    page = admin_client(world.alice, "zh-hans").get(f"/admin/memory/auditlog/{entry.pk}/change/").content.decode()
+    assert "audit-changes" in page and "已遗忘" in page and '"status"' not in page and "memory_scope" not in page
+    valid_to = timezone.localtime(memory_notes["deposit"].__class__.objects.get(pk=entry.object_id).valid_to)
+    assert f"{valid_to:%Y-%m-%d %H:%M}" in page  # the closed validity window, in the firm's time zone
+    assert "“我的记忆”页面" in page  # via: my_memory, in words
+    listing = admin_client(world.alice, "zh-hans").get("/admin/memory/auditlog/").content.decode()
+    assert "system:test" not in listing and "系统 · 自动化测试" in listing  # the actor by its name
+    assert ">笔记<" in listing  # the object type by its name, not "note"
+
+
+def test_an_erasure_names_its_unit_and_counts_in_words(world, memory_notes):
+    result = erase(matter_unit(world.matter_secret), actor=world.alice, reason="委托人要求删除")
+    with translation.override("zh-hans"):
+        assert result.message.startswith(f"案件 {world.matter_secret.reference} 已删除")
+        lines = dict(extra_lines(result.tombstone))
+        assert lines["删除对象"] == f"案件 {world.matter_secret.reference}" and lines["删除类型"] == "一个案件"
+        assert "{" not in lines["删除内容"] and "笔记" in lines["删除内容"]
+
+
+def test_actors_object_types_speakers_and_link_reasons_in_words():
+    with translation.override("zh-hans"):
+        assert actor_display("system:pipeline") == "系统 · 记忆抽取"
+        assert actor_display("system:unknown-thing") == "系统" and actor_display("alice") == "alice"
+        assert object_type_label("note") == "笔记" and object_type_label("link") == "笔记关联"
+        assert speaker_label("assistant") == "助手" and speaker_label("offline") == "离线引擎"
+        assert speaker_label("bob") == "bob"
+        assert link_reason("nearest neighbour, cosine 0.913") == "语义相近（相似度 0.913）"
+    with translation.override("en"):
+        assert actor_display("system:pipeline") == "system · memory extraction"
+        assert speaker_label("offline") == "Offline engine"
+
+
+def test_each_layer_has_one_name_and_the_pages_use_it():
+    """The product's table (MemoryScope) is what chat, navigation, my memory and admin show."""
+    for language, expected in (("zh-hans", {"case": "案件事实", "global": "本所流程"}),
+                               ("en", {"case": "Case facts", "global": "Firm procedures"})):
+        with translation.override(language):
+            shown = labels()["layer"]
+            for value, label in MemoryScope.choices:
+                assert shown[value] == str(label)
+            assert {key: shown[key] for key in expected} == expected
+
+
+def test_recall_reasons_are_words_a_lawyer_reads(world, memory_notes):
+    with translation.override("zh-hans"):
+        result = search_memory(world.bob, "电脑花屏", k=5, matter_id=world.matter_laptop.pk)
+    reasons = [reason for hit in result.hits for reason in hit.reasons]
+    assert reasons and any("当前案件的事实" in reason for reason in reasons)
+    for reason in reasons:
+        assert not re.search(r"RRF|\bcos\b|layer (case|global)|层级 layer|semantic|via message|#\d", reason), reason
+
+
+def test_api_errors_speak_the_readers_language(world):
+    bob = client_for(world.bob)
+    response = bob.get(f"/api/memory/matters/{world.matter_deposit.pk}/export", HTTP_ACCEPT_LANGUAGE="zh-hans")
+    assert response.status_code == 404 and response.json() == {"detail": "未找到。"}  # walled: as if absent
+    response = bob.get("/api/memory/matters/999999/export", HTTP_ACCEPT_LANGUAGE="en")
+    assert response.status_code == 404 and response.json() == {"detail": "Not found."}
+    alice = client_for(world.alice)
+    response = alice.get(f"/api/memory/matters/{world.matter_deposit.pk}/export", {"format": "pdf"},
+                         HTTP_ACCEPT_LANGUAGE="zh-hans")
+    assert response.status_code == 400 and "格式必须是" in response.json()["detail"]
+
+
+def test_404_page_is_translated(world):
+    client = Client(HTTP_ACCEPT_LANGUAGE="zh-hans")
+    client.force_login(world.charlie)
+    page = client.get("/memory/00000000-0000-0000-0000-000000000000/")
+    assert page.status_code == 404 and "页面不存在" in page.content.decode()
+    page = client.get("/no-such-page/").content.decode()
+    assert "页面不存在" in page and "Not Found" not in page
+
+
+def _po_entries(path: Path) -> dict[tuple[str | None, str], str]:
+    """(context, msgid) → msgstr of the translated, non-fuzzy singular entries of a .po file."""
+    entries: dict[tuple[str | None, str], str] = {}
+    block: dict[str, str] = {}
+    current = ""
+    fuzzy = False
+
+    def flush() -> None:
+        if "msgid" in block and block.get("msgstr") and block["msgid"] and not fuzzy and "msgid_plural" not in block:
+            entries[(block.get("msgctxt"), block["msgid"])] = block["msgstr"]
+
+    for line in path.read_text(encoding="utf-8").splitlines() + [""]:
+        if not line.strip():
+            flush()
+            block, current, fuzzy = {}, "", False
+        elif line.startswith("#,") and "fuzzy" in line:
+            fuzzy = True
+        elif line.startswith("#"):
+            continue
+        elif line.startswith('"'):
+            block[current] += eval(line)  # a quoted continuation line
+        else:
+            key, _, value = line.partition(" ")
+            current = key
+            block[key] = eval(value)
+    return entries
+
+
+def test_the_compiled_catalogs_match_the_translation_table():
+    """locale/*/django.mo is committed: `make run` and `make test` use it as it is. Recompile with
+    `msgfmt -o django.mo django.po` (or `manage.py compilemessages`) after editing a .po file."""
+    for language in ("zh_Hans", "en"):
+        folder = LOCALE / language / "LC_MESSAGES"
+        with (folder / "django.mo").open("rb") as compiled:
+            catalog = gnu_gettext.GNUTranslations(compiled)
+        stale = [msgid for (context, msgid), msgstr in _po_entries(folder / "django.po").items()
+                 if (catalog.pgettext(context, msgid) if context else catalog.gettext(msgid)) != msgstr]
+        assert stale == [], f"{language}: django.mo is older than django.po for {stale[:5]}"

@@ -1,0 +1,76 @@
+"""The consultation set (docs/evaluation.md): its JSON is what its parts' build scripts write,
+its split is fixed and stratified, and it holds what the evaluation needs — at least 250
+questions over at least four clients with ten dated sessions each, a third of them about what
+the assistant said, every category in both splits."""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from showcase.evaluation.consultations import split as split_module
+from showcase.evaluation.multisession import NO_RECALL, load_set
+
+FOLDER = Path(split_module.__file__).parent
+PARTS = sorted(path for path in FOLDER.glob("part_*") if path.is_dir())
+
+
+@pytest.fixture(scope="module")
+def data():
+    return load_set(FOLDER)
+
+
+@pytest.mark.parametrize("part", PARTS, ids=[p.name for p in PARTS])
+def test_the_committed_json_is_what_the_build_writes(part: Path, tmp_path: Path):
+    copy = tmp_path / part.name
+    copy.mkdir()
+    for name in ("source.py", "build.py"):
+        shutil.copy(part / name, copy / name)
+    done = subprocess.run([sys.executable, "build.py"], cwd=copy, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    written = sorted(p.name for p in copy.glob("*.json"))
+    assert written == sorted(p.name for p in part.glob("*.json"))
+    for name in written:
+        assert (copy / name).read_text(encoding="utf-8") == (part / name).read_text(encoding="utf-8"), name
+
+
+def test_the_split_is_the_committed_one_and_covers_every_kind_of_question(data):
+    assert (FOLDER / "split.json").read_text(encoding="utf-8") == split_module.render()
+    groups = Counter((q["category"], q["language"], q["split"]) for q in data.questions)
+    for category, language in {(q["category"], q["language"]) for q in data.questions}:
+        dev, test = groups[(category, language, "dev")], groups[(category, language, "test")]
+        assert abs(dev - test) <= 1, (category, language, dev, test)
+    assert {q["category"] for q in data.questions if q["split"] == "test"} == {q["category"] for q in data.questions}
+
+
+def test_size_clients_sessions_and_share_about_the_assistant(data):
+    questions = data.questions
+    assert len(questions) >= 250
+    sessions = Counter(conversation["user"] for _, conversation in data.conversations())
+    assert sum(count >= 10 for count in sessions.values()) >= 4, sessions
+    advice = [q for q in questions if q["category"] == "advice"]
+    assert len(advice) >= len(questions) / 3
+    assert all(q["gold_speaker"] == "assistant" for q in advice)
+    assert sum(bool(q.get("context")) for q in questions) >= len(questions) / 3
+    assert {q["language"] for q in questions} == {"zh", "en"}
+
+
+def test_every_gold_message_exists_and_no_question_copies_its_gold(data):
+    messages = {m["id"]: m["content"] for _, c in data.conversations() for m in c["messages"]}
+    for question in data.questions:
+        assert set(question["gold"]) <= set(messages), question["id"]
+        assert bool(question["gold"]) == (question["category"] != "never_said"), question["id"]
+        if question["category"] not in NO_RECALL:
+            assert all(question["question"] not in messages[g] for g in question["gold"]), question["id"]
+    world_users = {name for firm in data.world["firms"] for name in firm["users"]}
+    assert {q["user"] for q in data.questions} <= world_users
+
+
+def test_the_json_files_are_valid_utf8_json():
+    for path in FOLDER.rglob("*.json"):
+        json.loads(path.read_text(encoding="utf-8"))
