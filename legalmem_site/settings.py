@@ -262,13 +262,13 @@ NAV_SNAPSHOT_TTL_DAYS = env_float("NAV_SNAPSHOT_TTL_DAYS", 14.0, minimum=0.01)  
 
 # --- TURNS ---------------------------------------------------------------------------------
 # Every saved message is memory (docs/turn-memory.md). The query encoder reads at most
-# SEARCH_QUERY_MAX_TOKENS of the question (head and tail) and, as a second text of the same
-# batch, SEARCH_CONTEXT_MAX_TOKENS of the dialogue before it (48: docs/evaluation.md, "Long
-# queries"): encoding time grows with length (bench/bench_query_encoding.py); keyword
-# search reads the whole question and the bounded context. Messages are embedded by a
-# background job in batches.
+# SEARCH_QUERY_MAX_TOKENS in all: the question (head and tail), and of a dialogue the question
+# leans on its latest SEARCH_CONTEXT_MAX_TOKENS as a second text of the same batch (the question
+# keeps the rest; docs/evaluation.md). Encoding time grows with length
+# (bench/bench_query_encoding.py); keyword search reads the whole question and context.
+# Messages are embedded by a background job in batches.
 SEARCH_QUERY_MAX_TOKENS = env_int("SEARCH_QUERY_MAX_TOKENS", 48, minimum=8)
-SEARCH_CONTEXT_MAX_TOKENS = env_int("SEARCH_CONTEXT_MAX_TOKENS", 48, minimum=0)
+SEARCH_CONTEXT_MAX_TOKENS = env_int("SEARCH_CONTEXT_MAX_TOKENS", 16, minimum=0)
 MESSAGE_INDEX_BATCH = env_int("MESSAGE_INDEX_BATCH", 64, minimum=1)
 # --- end TURNS -----------------------------------------------------------------------------
 

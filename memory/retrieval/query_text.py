@@ -1,14 +1,14 @@
-"""The texts the query encoder reads: the question, and the context it leans on, each within a
-token bound.
+"""The texts the query encoder reads: the question, and the context it leans on, within one
+token budget.
 
-Encoding time grows with the text (measured by bench/bench_query_encoding.py). The bounds keep
-every search's encoding short: the question up to ``SEARCH_QUERY_MAX_TOKENS`` (a longer one keeps
-its head and its tail — a long question usually ends with the ask), and up to
-``SEARCH_CONTEXT_MAX_TOKENS`` of context (its most recent part). The two are encoded as two
-texts of one batch and their vectors summed, the context's weighted by ``CONTEXT_VECTOR_WEIGHT``
-(``query_texts``): the question keeps its whole bound however long the dialogue before it is.
-Keyword search is not bounded: it reads the whole question.
-Tokens are counted as in ``memory.retrieval.injection.estimate_tokens``.
+Encoding time grows with the text (measured by bench/bench_query_encoding.py). The budget keeps
+every search's encoding short: ``SEARCH_QUERY_MAX_TOKENS`` (48) in all. A question alone may use
+all of it (a longer one keeps its head and its tail — a long question usually ends with the
+ask); a question asked inside a dialogue leaves the dialogue's most recent
+``SEARCH_CONTEXT_MAX_TOKENS`` (16) to a second text of the same batch. The two vectors are summed,
+the context's weighted by ``CONTEXT_VECTOR_WEIGHT`` (``query_texts``): the question is encoded on
+its own, never diluted by a long dialogue. Keyword search is not bounded: it reads the whole
+question and the whole context.
 """
 from __future__ import annotations
 
@@ -66,7 +66,7 @@ def most_recent(text: str, budget: int) -> str:
 
 
 # The context vector's weight beside the question's (1.0). Chosen on the consultation set's dev
-# split (0.3, 0.5 and 0.8 tried: 0.3 had the best MRR; docs/evaluation.md, "Long queries").
+# split (0.3, 0.5 and 0.8 tried: the same recall, 0.3 the best MRR; docs/evaluation.md).
 CONTEXT_VECTOR_WEIGHT = 0.3
 
 
@@ -79,6 +79,11 @@ class QueryTexts:
 
 
 def query_texts(question: str, context: str = "") -> QueryTexts:
-    """The bounded question and, apart from it, the most recent context within its own bound."""
-    return QueryTexts(head_and_tail(question, settings.SEARCH_QUERY_MAX_TOKENS),
-                      most_recent(context or "", settings.SEARCH_CONTEXT_MAX_TOKENS))
+    """The bounded question and, apart from it, the most recent context; together within
+    ``SEARCH_QUERY_MAX_TOKENS``."""
+    recent = most_recent(context or "", min(settings.SEARCH_CONTEXT_MAX_TOKENS, settings.SEARCH_QUERY_MAX_TOKENS // 2))
+    return QueryTexts(head_and_tail(question, settings.SEARCH_QUERY_MAX_TOKENS - _tokens(recent)), recent)
+
+
+def _tokens(text: str) -> int:
+    return sum(cost for _, cost in _pieces(text))
