@@ -9,9 +9,9 @@ Knobs: BENCH_REPEATS (default 30 encodings per kind of question).
 
 Kinds of question: a short Chinese question, a short English one, and a long chat query
 (a 157-character Chinese question with the previous question as context). "bounded" is what
-``search_memory`` encodes (``memory.retrieval.query_text.query_texts``: the question within
-SEARCH_QUERY_MAX_TOKENS, head and tail, and apart from it SEARCH_CONTEXT_MAX_TOKENS of context,
-the two in one batch); "unbounded" encodes the question and the whole context as one text. Note the load average beside the
+``search_memory`` encodes (``memory.retrieval.query_text.query_texts``: SEARCH_QUERY_MAX_TOKENS in
+all — the question, head and tail, and apart from it the context's latest
+SEARCH_CONTEXT_MAX_TOKENS, the two in one batch); "unbounded" encodes the question and the whole context as one text. Note the load average beside the
 figures: the machine has two cores shared with other work.
 """
 from __future__ import annotations

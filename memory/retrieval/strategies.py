@@ -181,7 +181,8 @@ def layered(request: SearchRequest) -> SearchResult:
     # for notes and messages alike, memory.retrieval.topic), the messages' fusion entries and,
     # for an explicit reference to what was said, the notes those messages became.
     # The raw floor is the plain baseline: its keyword list is BM25 before the topic discount.
-    floor = RawFloor.of(dense_ranking(said), keyword_ranking(said))
+    dense_rank = dense_ranking(said)
+    floor = RawFloor.of(dense_rank, keyword_ranking(said))
     weights = query_word_weights(words, said)
     messages = _message_entries(plan, said, now)
     from_messages: list[cand.NoteCandidate] = []
@@ -221,8 +222,7 @@ def layered(request: SearchRequest) -> SearchResult:
         for note_id, breakdown in scored.items()
     ]
     by_message = {c.message.pk: c for c in said}
-    dense_rank, keyword_rank = dense_ranking(said), keyword_ranking(said)
-    slots = fuse(notes, messages, dense_rank, keyword_rank, {
+    slots = fuse(notes, messages, dense_rank, keyword_ranking(said), {
         note_id: c.note.superseded_by_id for note_id, c in pool.items()
         if c.note.status == Note.Status.SUPERSEDED
     }, turns={c.message.pk: c.turn_ids for c in said})
@@ -274,8 +274,9 @@ def layered(request: SearchRequest) -> SearchResult:
 
 
 # Whether the keyword lists read the context the question leans on (all of it: keyword reads
-# are not bounded like the encoder), after the question's own words ("那具体到哪天截止？" names nothing; the line before it does). Chosen on the
-# consultation set's dev split (docs/evaluation.md, "Long queries").
+# are not bounded like the encoder), after the question's own words — "那具体到哪天截止？" names
+# nothing, the line before it does. Chosen on the consultation set's dev split
+# (docs/evaluation.md, "Long queries").
 KEYWORDS_READ_CONTEXT = True
 
 

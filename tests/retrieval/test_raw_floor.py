@@ -3,14 +3,21 @@ keyword RRF over the same candidates) are covered by the first k slots (docs/eva
 "The raw floor"). A property test over random rankings, plus the cases a person reads."""
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+from memory.models import Conversation, Note
+from memory.pipeline.message_index import index_messages
+from memory.retrieval import search_memory
+from memory.retrieval.injection import build_system_message
 
 from memory.retrieval.fusion import RAW_FLOOR_N, Entry, RawFloor, fuse, keep_raw_floor, select
 from memory.retrieval.plan import RetrievalPlan
 from memory.retrieval.scoring import ScoreBreakdown
 from memory.retrieval.types import MESSAGE, NOTE
 from showcase.evaluation.metrics import rrf_fuse
+from tests.retrieval.test_turn_memory import NOISE_ZH, said
 
 LAYERS = ("case", "user_profile", "cross_case", "general_law", "global")
 
@@ -97,3 +104,29 @@ def test_a_note_that_holds_the_turn_stands_for_its_reply():
     assert [slot.key for slot in slots] == [(NOTE, "question-note")]
     assert slots[0].covers == (1, 2)
     assert keep_raw_floor(slots, slots, RawFloor.of({2: 1}, {2: 1}), 1) == slots
+
+
+@pytest.mark.django_db
+def test_a_note_hit_shows_the_advice_of_the_turn_it_came_from(world):
+    """The client's question became a note; the question asked later is about the assistant's
+    advice in the same turn: the hit that holds the turn shows (and stands for) that reply, to
+    alice; bob, walled off the matter, and charlie, of another firm, get none of it."""
+    conversation = Conversation.objects.create(firm=world.firm_a, user=world.alice, matter=world.matter_deposit)
+    question = said(conversation, "房东扣了押金不退，我该怎么办？", minute=1)
+    advice = said(conversation, "建议先向房东寄送书面催告函，限期七日内返还押金；逾期可向租赁房屋所在地的区人民法院起诉。",
+                  role="assistant", minute=2)
+    for minute, text in enumerate(NOISE_ZH, start=3):
+        said(conversation, text, minute=minute)
+    index_messages()
+    Note.objects.create(firm=world.firm_a, content="房东扣留押金不退还。", memory_scope="case", category="fact",
+                        owner=world.alice, matter=world.matter_deposit, conversation=conversation,
+                        source_message_ids=[question.pk])
+    result = search_memory(world.alice, "你上次说催告函要限期几天，逾期去哪个法院？", k=5, matter_id=world.matter_deposit.pk)
+    holding = [hit for hit in result.hits if advice.pk in hit.stands_for]
+    assert holding, [(hit.kind, hit.stands_for) for hit in result.hits]
+    assert holding[0].kind == "note", "the note of the question holds the turn"
+    assert [m.pk for m in holding[0].said] == [advice.pk]
+    assert "催告函" in build_system_message(result)["content"]
+    for outsider in (world.bob, world.charlie):
+        hits = search_memory(outsider, "你上次说催告函要限期几天，逾期去哪个法院？", k=5).hits
+        assert not [hit for hit in hits if advice.pk in hit.stands_for]
