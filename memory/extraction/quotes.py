@@ -62,5 +62,14 @@ def new_in_reply(reply: str, recalled_texts: Iterable[str]) -> str:
     for line in reply.splitlines():
         kept = [sentence for sentence in split_sentences(line) if not is_quote(sentence, recalled)]
         if kept:
-            kept_lines.append("".join(kept))
+            kept_lines.append(_joined(kept))
     return "\n".join(kept_lines)
+
+
+def _joined(sentences: list[str]) -> str:
+    """Sentences back into one line: a space where either side is Latin text, none in Chinese."""
+    line = ""
+    for sentence in sentences:
+        gap = " " if line and (line[-1].isascii() or sentence[0].isascii()) else ""
+        line += gap + sentence
+    return line

@@ -80,3 +80,9 @@ def test_notes_made_from_echoes_before_are_found_and_deleted_with_an_audit_entry
     assert not Note.objects.filter(pk=echo.pk).exists() and Note.objects.filter(pk=client.pk).exists()
     entry = AuditLog.objects.get(event_type=AuditEvent.NOTE_DELETED, object_id=str(echo.pk))
     assert entry.actor_label == "system:clean_echo_notes"
+
+
+def test_english_sentences_keep_their_spaces():
+    reply = "As you mentioned, the landlord kept the deposit of $2,400. File the claim within 14 days. Keep the receipt."
+    assert new_in_reply(reply, ["The landlord kept the deposit of $2,400."]) == (
+        "File the claim within 14 days. Keep the receipt.")
