@@ -54,7 +54,10 @@ class EvaluationSet:
                 transcript["conversations"] = [c for c in transcript["conversations"] if c["id"] in keep]
             data.transcripts = [t for t in data.transcripts if t["conversations"]]
             present = data.message_ids()
-            data.questions = [q for q in data.questions if set(q["gold"]) <= present]
+            askers = {conversation["user"] for _, conversation in data.conversations()}
+            # a question with nothing to recall (never said) stays when its asker's sessions do
+            data.questions = [q for q in data.questions
+                              if set(q["gold"]) <= present and (q["gold"] or q["user"] in askers)]
         if categories is not None:
             wanted = set(categories)
             data.questions = [q for q in data.questions if q["category"] in wanted]

@@ -52,9 +52,13 @@ class Command(BaseCommand):
                    else [SETS[name] for name in (options["sets"] or ("consultations", "multisession"))])
         figures, leaks = {}, 0
         for folder in folders:
-            report = self._evaluate(Path(folder), options)
+            report = self._evaluate(Path(folder), options, alone=len(folders) == 1)
+            if report is None:
+                continue
             figures[Path(folder).name] = {split: part.as_json() for split, part in report.items()}
             leaks += sum(part.leaks for part in report.values())
+        if not figures:
+            raise CommandError("no question left after --sessions/--category/--limit/--split in any set")
         if options["json_path"]:
             Path(options["json_path"]).write_text(json.dumps(figures, ensure_ascii=False, indent=1), encoding="utf-8")
             self.stdout.write(f"figures written to {options['json_path']}")
@@ -62,8 +66,9 @@ class Command(BaseCommand):
         if leaks:
             sys.exit(1)
 
-    def _evaluate(self, folder: Path, options) -> dict[str, MemoryReport]:
-        """One set: import, ask, print a table per split (dev, then test); the reports by split."""
+    def _evaluate(self, folder: Path, options, *, alone: bool) -> dict[str, MemoryReport] | None:
+        """One set: import, ask, print a table per split (dev, then test); the reports by split.
+        None (the set skipped) when the selection leaves it no question and other sets are run."""
         try:
             data = load_set(folder)
         except (OSError, ValueError, KeyError) as error:
@@ -74,7 +79,10 @@ class Command(BaseCommand):
         data = data.select(sessions=sessions, categories=options["category"], limit=options["limit"],
                            split=split if has_splits else None)
         if not data.questions:
-            raise CommandError(f"{folder.name}: no question left after --sessions/--category/--limit/--split")
+            if alone:
+                raise CommandError(f"{folder.name}: no question left after --sessions/--category/--limit/--split")
+            self.stderr.write(f"{folder.name}: no question left after the selection; skipped")
+            return None
 
         def progress(done: int, total: int) -> None:
             if total and (done == total or done % 25 == 0):
