@@ -94,12 +94,18 @@ def engine_name(config: LLMConfig | None) -> str:
 
 def compose_offline_answer(
     question: str, recalled: list[dict[str, Any]], warning: str = "", *, current_matter_id: int | None = None,
+    nothing_on: list[str] | None = None,
 ) -> str:
     """An honest answer built only from what memory holds, grouped by layer (and case facts by
     matter, so a heading never claims notes of another matter for the current one)."""
     lines = [_("【离线引擎】未配置大模型，以下内容由系统根据已召回的记忆整理，并非模型生成。"), ""]
     if warning:
         lines += [warning, ""]
+    if nothing_on:
+        names = "、".join(f"“{name}”" for name in nothing_on)
+        lines.append(_("记忆中没有任何提到%(names)s的内容，无法据此回答。如果这是新的情况，请补充事实（时间、金额、证据），我会记住。")
+                     % {"names": names})
+        return "\n".join(lines)
     if not recalled:
         lines.append(_("目前的记忆中没有与这个问题相关的内容。请补充案件事实（时间、金额、证据），我会记住并在之后的回答中使用。"))
         return "\n".join(lines)
@@ -121,10 +127,11 @@ async def offline_tokens(text: str, chunk: int = 4) -> AsyncIterator[str]:
 def answer_stream(
     client: LLMClient | None, llm_messages: list[dict[str, str]], *, question: str,
     recalled: list[dict[str, Any]], warning: str, max_tokens: int | None = None,
-    current_matter_id: int | None = None,
+    current_matter_id: int | None = None, nothing_on: list[str] | None = None,
 ) -> AsyncIterator[str]:
     if client is None:
         return offline_tokens(
-            compose_offline_answer(question, recalled, warning, current_matter_id=current_matter_id)
+            compose_offline_answer(question, recalled, warning, current_matter_id=current_matter_id,
+                                   nothing_on=nothing_on)
         )
     return client.astream_chat(llm_messages, max_tokens=max_tokens)

@@ -307,12 +307,13 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
                     "notes": memory.recalled,
                     "plan": memory.plan,
                     "warning": memory.warning,
+                    "nothing_on": memory.nothing_on,
                 }
             )
             stream = answer_stream(
                 self.client, memory.llm_messages, question=start.user_message.content,
                 recalled=memory.recalled, warning=memory.warning, max_tokens=memory.answer_max_tokens,
-                current_matter_id=start.conversation.matter_id,
+                current_matter_id=start.conversation.matter_id, nothing_on=memory.nothing_on,
             )
             llm_outcome = "ok" if self.client is not None else None
             async with asyncio.timeout(await self._answer_timeout(memory.answer_max_tokens)):

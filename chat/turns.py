@@ -67,6 +67,7 @@ class Recall:
     plan: dict[str, Any] | None = None
     warning: str = ""
     answer_max_tokens: int | None = None
+    nothing_on: list[str] = field(default_factory=list)  # names memory holds nothing on (memory/retrieval/anchors.py)
 
 
 def _conversation_for(user, conversation_id: int | None, matter_id: int | None, question: str) -> tuple[Conversation, bool]:
@@ -216,6 +217,7 @@ def recall(user, start: TurnStart) -> Recall:
         plan=result.plan.as_dict() if result is not None else None,
         warning=warning,
         answer_max_tokens=fitted.answer_tokens,
+        nothing_on=list(result.nothing_on) if result is not None else [],
     )
 
 

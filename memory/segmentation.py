@@ -14,7 +14,8 @@ _TOKEN = re.compile(r"\w", re.UNICODE)
 MAX_SEGMENT_CHARS = 20_000
 
 
-def _ensure_initialised() -> None:
+def ensure_initialised() -> None:
+    """Load jieba's dictionary once per process (thread-safe)."""
     global _initialised
     with _lock:
         if not _initialised:
@@ -25,7 +26,7 @@ def _ensure_initialised() -> None:
 
 def segment(text: str) -> list[str]:
     """Search-mode tokens (jieba ``cut_for_search``), lower-cased, punctuation dropped."""
-    _ensure_initialised()
+    ensure_initialised()
     tokens = jieba.cut_for_search((text or "")[:MAX_SEGMENT_CHARS])
     return [token.lower() for token in (t.strip() for t in tokens) if token and _TOKEN.search(token)]
 

@@ -178,6 +178,9 @@ class SearchResponseSerializer(serializers.Serializer):
     messages = SearchMessageSerializer(many=True, help_text="The message hits again (kind `message`), best first.")
     timings = serializers.DictField(child=serializers.FloatField(), help_text="Milliseconds per stage.")
     stats = serializers.DictField(child=serializers.IntegerField())
+    nothing_on = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="Names or identifiers of the query that nothing the user may see holds: no hits, on purpose.")
     system_message = serializers.CharField(allow_null=True, help_text="The context injected before an answer.")
 
     def to_representation(self, result):
@@ -192,5 +195,6 @@ class SearchResponseSerializer(serializers.Serializer):
             "messages": SearchMessageSerializer(result.messages, many=True).data,
             "timings": result.timings,
             "stats": result.stats,
+            "nothing_on": result.nothing_on,
             "system_message": injected["content"] if injected else None,
         }

@@ -120,6 +120,9 @@ class Message(models.Model):
     embedding = VectorField(dimensions=settings.NOTE_EMBEDDING_DIMENSIONS, null=True, blank=True, verbose_name=_("embedding"))
     embedding_model = models.CharField(max_length=100, blank=True, verbose_name=_("embedding model"))
     # --- how an assistant reply came about (chat) ---
+    # The engine of an answer the offline engine composed from recalled memory: it holds nothing
+    # new, so it is neither recalled nor read by the write path (docs/write-path.md).
+    OFFLINE_ENGINE = "offline"
     engine = models.CharField(
         _("engine"), max_length=120, blank=True, help_text=_("llm:<model> or offline.")
     )

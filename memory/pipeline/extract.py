@@ -56,7 +56,7 @@ class ExtractionOutcome:
 
 
 #: ``Message.engine`` of an answer the chat's offline engine composed from recalled memory.
-OFFLINE_ANSWER_ENGINE = "offline"
+OFFLINE_ANSWER_ENGINE = Message.OFFLINE_ENGINE
 
 
 def extractable_reply(reply: Message) -> str:

@@ -18,6 +18,10 @@ from memory.models import MemoryScope
 from memory.retrieval.plan import MESSAGES
 from memory.retrieval.types import Hit, SearchResult
 
+NOTHING_HELD = (
+    "长期记忆中没有任何提到 %(names)s 的内容（在当前用户有权查看的范围内）。"
+    "请如实告诉用户记忆里没有这方面的记录，不要根据其他案件或常识编造事实。"
+)
 HEADER = (
     "以下是分层检索 agent 召回的长程记忆，请优先结合当前案件层，"
     "其次参考用户画像、跨案经验和通用法律层。"
@@ -62,6 +66,15 @@ def _note_line(note) -> str:
     return f"- [{note.get_category_display()}] {note.content} (importance={note.importance:.2f}, confidence={note.confidence:.2f})"
 
 
+def nothing_held_message(result: SearchResult) -> dict | None:
+    """For a question about names or identifiers nothing in memory holds: tell the model so,
+    so that it says so instead of answering from unrelated memories or inventing."""
+    if not result.nothing_on:
+        return None
+    names = "、".join(f"“{name}”" for name in result.nothing_on)
+    return {"role": "system", "content": NOTHING_HELD % {"names": names}}
+
+
 def build_system_message(result: SearchResult, *, token_budget: int = DEFAULT_TOKEN_BUDGET) -> dict | None:
     """``{"role": "system", "content": ...}`` with the hits grouped in plan order, or None if nothing fits."""
     used = estimate_tokens(HEADER)
@@ -78,7 +91,7 @@ def build_system_message(result: SearchResult, *, token_budget: int = DEFAULT_TO
         chosen.setdefault(hit.layer, []).append(line)
         used += cost
     if not chosen:
-        return None
+        return nothing_held_message(result)
     if MESSAGES in chosen:  # what was said reads best in the order it was said
         chosen[MESSAGES].sort(key=lambda line: said_at[line])
     order = list(result.plan.layers) + [layer for layer in chosen if layer not in result.plan.layers]

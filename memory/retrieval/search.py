@@ -7,6 +7,7 @@ from typing import Any, Iterable
 from legalmem_site import metrics
 from memory.embeddings import embed_query_in_background
 from memory.models import Conversation, MemoryScope
+from memory.retrieval.anchors import question_anchors, unheld_anchors
 from memory.retrieval.candidates import reach_of
 from memory.retrieval.plan import make_plan
 from memory.retrieval.query_text import CONTEXT_VECTOR_WEIGHT, query_texts
@@ -114,7 +115,11 @@ def search_memory(
         exclude_message_ids=tuple(int(pk) for pk in exclude_message_ids),
         context=context[:MAX_QUERY_CHARS] if isinstance(context, str) else "",
     )
-    result = strategy_fn(request)
+    nothing_on = unheld_anchors(user, reach, question_anchors(query), request.exclude_message_ids)
+    if nothing_on:
+        result = SearchResult(strategy=strategy, query=query, plan=plan, hits=[], nothing_on=nothing_on)
+    else:
+        result = strategy_fn(request)
     request.query_vector  # noqa: B018 - a strategy that never needed the vector: its encode time still counts
     embedding = request.embedding
     result.timings = {

@@ -147,6 +147,9 @@ class SearchResult:
     hits: list[Hit]
     timings: dict[str, float] = field(default_factory=dict)  # milliseconds per stage
     stats: dict[str, int] = field(default_factory=dict)
+    # The question's names and identifiers nothing the user may see holds: the search returned
+    # nothing rather than memories about something else (memory/retrieval/anchors.py).
+    nothing_on: list[str] = field(default_factory=list)
 
     @property
     def notes(self) -> list[Note]:

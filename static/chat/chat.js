@@ -149,7 +149,7 @@
     return div;
   }
 
-  function renderRecalled(notes, plan) {
+  function renderRecalled(notes, plan, nothingOn) {
     recalledEl.replaceChildren();
     planEl.textContent = plan && plan.layers && plan.layers.length
       ? t("plan") + ": " + plan.layers.map((layer) => label("layer", layer)).join(" → ") : "";
@@ -162,7 +162,8 @@
     }
     if (!notes.length) {
       const p = document.createElement("p");
-      p.textContent = t("noMemory");
+      p.textContent = nothingOn && nothingOn.length
+        ? t("nothingOn") + " " + nothingOn.map((name) => "“" + oneLine(name) + "”").join("、") : t("noMemory");
       recalledEl.append(p);
       return;
     }
@@ -287,7 +288,7 @@
         streamingEl = messageItem("assistant", "", "streaming");
         messagesEl.querySelectorAll("li.selected").forEach((el) => el.classList.remove("selected"));
         streamingEl.classList.add("selected");
-        renderRecalled(frame.notes, frame.plan);
+        renderRecalled(frame.notes, frame.plan, frame.nothing_on);
         break;
       case "token":
         if (streamingEl) {

@@ -245,6 +245,28 @@ async def test_recalled_memories_never_cross_the_wall(world, llm_offline):
         await communicator.disconnect()
 
 
+async def test_a_question_about_something_only_behind_the_wall_is_answered_with_nothing(world, llm_offline):
+    await sync_to_async(world.note)("陈露的房东扣留押金8,800元。", matter=world.matter_deposit)
+    await sync_to_async(world.note)("商家收取了电脑维修押金500元。", matter=world.matter_laptop)
+    asked = {}
+    for user in (world.alice, world.bob, world.charlie):
+        communicator, _ = await connected(user)
+        await communicator.send_json_to({"type": "ask", "question": "陈露那个房东扣的押金后来怎么样了？"})
+        frames = await frames_until(communicator, "done")
+        asked[user.username] = (next(f for f in frames if f["type"] == "recalled"), frames[-1]["reply"])
+        await communicator.disconnect()
+
+    recalled, reply = asked["alice"]
+    assert recalled["nothing_on"] == []
+    assert "8,800" in reply
+    for outsider in ("bob", "charlie"):
+        recalled, reply = asked[outsider]
+        assert recalled["nothing_on"] == ["陈露"]
+        assert recalled["notes"] == []
+        assert "记忆中没有任何提到“陈露”的内容" in reply
+        assert "押金" not in reply
+
+
 async def test_imported_history_does_not_count_against_the_rate_limit(world, llm_offline, settings):
     settings.CHAT_RATE_LIMIT_PER_MINUTE = 2
 

@@ -13,6 +13,7 @@ from memory.models import Conversation, Message
 from memory.pipeline import save_message
 from memory.pipeline.message_index import index_messages
 from memory.retrieval import build_system_message, search_memory
+from memory.services.conversations import finish_reply
 from memory.services.notes import supersede_note
 from memory.services.tenancy import unassign_user
 from tests.clients import client_for
@@ -272,6 +273,26 @@ def test_a_reply_whose_question_is_excluded_stands_alone(world, turn):
     hit = next(hit for hit in result.hits if hit.kind == "message" and hit.message.pk == reply.pk)
     assert hit.partner is None and hit.source_message_ids == [reply.pk]
     assert all(question.pk not in h.source_message_ids for h in result.hits if h.kind == "message")
+
+
+def test_an_answer_the_offline_engine_composed_is_never_recalled(world, talk):
+    """It only repeats what memory held: recalled, it would stand beside the original as a
+    second hit (and be quoted again by the next answer)."""
+    _, private, _ = talk
+    question = said(private, GOVERNING_Q, minute=20)
+    composed = finish_reply(said(private, GOVERNING_A, role="assistant", minute=21), recalled=[], timings={},
+                            engine=Message.OFFLINE_ENGINE)
+    written = finish_reply(said(private, GOVERNING_A + " (reviewed)", role="assistant", minute=23), recalled=[],
+                           timings={}, engine="llm:qwen-local")
+    index_messages()
+
+    result = search_memory(world.alice, "Delaware law arbitration Wilmington governs lease", k=50)
+
+    recalled = {pk for hit in result.hits for pk in hit.source_message_ids}
+    assert composed.pk not in recalled
+    assert question.pk in recalled
+    assert written.pk in recalled
+    assert all(hit.partner is None or hit.partner.pk != composed.pk for hit in result.hits if hit.kind == "message")
 
 
 @pytest.mark.parametrize("who", ["bob", "charlie"])
