@@ -9,7 +9,8 @@ a long number — that appears nowhere in what the user may see: whatever the se
 would be about someone or something else. Such a question is answered with nothing
 (``SearchResult.nothing_on`` names the anchors), before any ranking runs.
 
-An anchor is held when any visible message or active visible note contains it as a substring
+An anchor is held when any active visible note, or any visible message that tells something
+(not a question, not an answer the offline engine composed), contains it as a substring
 (case-insensitive), so "王磊" is held by "王磊律师", the last digits "1584" by a card number
 ending in them, and an amount written "8,800" by "8800" and the other way round. Numbers are anchors
 from four digits, years excepted (a year is asked about in words as often as in digits).
@@ -21,10 +22,12 @@ from dataclasses import dataclass
 
 import jieba
 import jieba.posseg
-from django.db.models import Q
+from django.contrib.postgres.search import SearchQuery, SearchVector
+from django.db.models import Q, QuerySet
 
 from memory.models import Conversation, Message, Note
-from memory.segmentation import ensure_initialised
+from memory.models.conversations import SEARCH_CONFIG
+from memory.segmentation import ensure_initialised, search_text
 
 # jieba's part-of-speech tag for people's names. Its place, organisation and transliteration
 # tags also mark common words ("上门", "新店" as places, "年卡加私教" -> "卡加"), and an English
@@ -102,19 +105,46 @@ def _chinese_names(question: str) -> list[str]:
 
 
 def unheld_anchors(user, reach, anchors: list[Anchor], exclude_message_ids: tuple[int, ...] = ()) -> list[str]:
-    """The anchors nothing ``user`` may see holds anywhere — no complete message of a visible
-    conversation (but the excluded ones: the chat's question itself), no active visible note;
-    the same ``visible_to`` rule the search reads through. Empty when every anchor is held."""
+    """The anchors nothing ``user`` may see holds anywhere — no active visible note, no complete
+    message of a visible conversation that tells something (the same ``visible_to`` rule the
+    search reads through). Empty when every anchor is held."""
     if not anchors:
         return []
-    messages = Message.objects.filter(conversation__in=Conversation.objects.visible_to(user),
-                                      status=Message.Status.COMPLETE).exclude(pk__in=exclude_message_ids)
+    messages = _telling_messages(user, exclude_message_ids)
     notes = Note.objects.visible_to(user, **reach.literals()).active()
-    unheld = []
-    for anchor in anchors:
-        holds = Q()
-        for spelling in anchor.spellings:
-            holds |= Q(content__icontains=spelling)
-        if not messages.filter(holds).exists() and not notes.filter(holds).exists():
-            unheld.append(anchor.text)
-    return unheld
+    return [anchor.text for anchor in anchors
+            if not _held_as_word(anchor, messages, notes) and not _held_in_text(anchor, messages, notes)]
+
+
+def _telling_messages(user, exclude_message_ids: tuple[int, ...]) -> QuerySet[Message]:
+    """The visible messages that can hold an anchor: not the excluded ones (the chat's question
+    itself), not a question (asking about 陈露 tells nothing about her, and a user who asks twice
+    must get the same answer), not an answer the offline engine composed (it repeats the question
+    and what memory held)."""
+    return (
+        Message.objects.filter(conversation__in=Conversation.objects.visible_to(user), status=Message.Status.COMPLETE)
+        .exclude(pk__in=exclude_message_ids)
+        .exclude(engine=Message.OFFLINE_ENGINE)
+        .exclude(role=Message.Role.USER, content__regex=r"[?？]\s*$")
+    )
+
+
+def _held_as_word(anchor: Anchor, messages: QuerySet[Message], notes: QuerySet[Note]) -> bool:
+    """Held as one of the stored search words (the GIN indexes of messages and notes): the usual
+    case, and cheap however many messages the user may see."""
+    for spelling in anchor.spellings:
+        words = SearchQuery(search_text(spelling), config=SEARCH_CONFIG, search_type="plain")
+        if messages.filter(search_vector=words).exists():
+            return True
+        if notes.annotate(words=SearchVector("search_text", config=SEARCH_CONFIG)).filter(words=words).exists():
+            return True
+    return False
+
+
+def _held_in_text(anchor: Anchor, messages: QuerySet[Message], notes: QuerySet[Note]) -> bool:
+    """Held inside a longer word ("1584" in a card number): a scan of the visible texts, run
+    only for an anchor no stored word holds."""
+    holds = Q()
+    for spelling in anchor.spellings:
+        holds |= Q(content__icontains=spelling)
+    return messages.filter(holds).exists() or notes.filter(holds).exists()

@@ -3,7 +3,10 @@ from __future__ import annotations
 
 import pytest
 
+from memory.models import Conversation, Message
+from memory.pipeline import save_message
 from memory.retrieval import search_memory
+from memory.services.conversations import finish_reply
 from memory.retrieval.anchors import question_anchors
 
 
@@ -70,14 +73,37 @@ def test_a_part_of_a_longer_word_or_number_is_held(world, yuhang):
 
 
 @pytest.mark.django_db
-def test_the_question_itself_does_not_hold_its_anchor(world, laptop_conversation):
+def test_an_excluded_message_does_not_hold_its_anchor(world, laptop_conversation):
+    """The chat excludes the message it is answering (a statement ending in a question mark or not)."""
     conversation, _ = laptop_conversation
-    question = conversation.messages.create(firm=world.firm_a, role="user", speaker="alice",
-                                            content="张伟那批货怎么处理？", said_at=conversation.created_at)
+    said = save_message(conversation, "user", "张伟那批货还压在仓库里", speaker="alice")
 
-    excluded = search_memory(world.alice, question.content, k=5, exclude_message_ids=[question.pk])
-    included = search_memory(world.alice, question.content, k=5)
+    excluded = search_memory(world.alice, "张伟那批货怎么处理", k=5, exclude_message_ids=[said.pk])
+    included = search_memory(world.alice, "张伟那批货怎么处理", k=5)
 
     assert excluded.nothing_on == ["张伟"]
     assert excluded.hits == []
     assert included.nothing_on == []
+
+
+@pytest.mark.django_db
+def test_asking_again_or_reading_the_composed_answer_does_not_make_it_held(world):
+    """bob asks about 陈露 twice: his first question and the offline answer that repeated the
+    name are not memory about her, so the second ask is answered with nothing too."""
+    conversation = Conversation.objects.create(firm=world.firm_a, user=world.bob, matter=None)
+    first = save_message(conversation, "user", "陈露的押金被房东扣了多少？", speaker="bob")
+    composed = save_message(conversation, "assistant", "记忆中没有任何提到“陈露”的内容。", speaker="assistant")
+    finish_reply(composed, recalled=[], timings={}, engine=Message.OFFLINE_ENGINE)
+
+    again = search_memory(world.bob, "陈露的押金后来退了吗？", k=5)
+
+    assert first.pk
+    assert again.nothing_on == ["陈露"]
+
+
+@pytest.mark.django_db
+def test_a_statement_that_ends_as_a_question_elsewhere_still_holds(world):
+    conversation = Conversation.objects.create(firm=world.firm_a, user=world.bob, matter=None)
+    save_message(conversation, "user", "陈露是我的房东，押金扣了3000元。", speaker="bob")
+
+    assert search_memory(world.bob, "陈露的押金后来退了吗？", k=5).nothing_on == []
