@@ -121,10 +121,16 @@ class Message(models.Model):
     embedding_model = models.CharField(max_length=100, blank=True, verbose_name=_("embedding model"))
     # --- how an assistant reply came about (chat) ---
     # The engine of an answer the offline engine composed from recalled memory: it holds nothing
-    # new, so it is neither recalled nor read by the write path (docs/write-path.md).
+    # new, so it repeats memory (``repeats_memory``) and the write path reads nothing of it
+    # (docs/write-path.md).
     OFFLINE_ENGINE = "offline"
     engine = models.CharField(
         _("engine"), max_length=120, blank=True, help_text=_("llm:<model> or offline.")
+    )
+    repeats_memory = models.BooleanField(
+        _("repeats memory"), default=False,
+        help_text=_("A reply that holds nothing but what was recalled for it (an answer the offline engine "
+                    "composed, or every sentence a quotation): kept in the conversation, never recalled."),
     )
     recalled = models.JSONField(
         _("recalled notes"), default=list, blank=True,

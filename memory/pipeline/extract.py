@@ -71,6 +71,14 @@ def extractable_reply(reply: Message) -> str:
     return new_in_reply(reply.content, recalled_texts(reply.recalled))
 
 
+def only_repeats_memory(reply: Message | None) -> bool:
+    """A complete reply with words, none of them new: every sentence quotes what was recalled
+    for it (an offline-composed answer is marked when it is saved)."""
+    if reply is None or reply.status != Message.Status.COMPLETE or not reply.content.strip():
+        return False
+    return not extractable_reply(reply).strip()
+
+
 def recalled_texts(recalled: list) -> list[str]:
     """Every text a reply was given from memory (``Message.recalled``): note contents, recalled
     messages, their turn partners and the turns a note's place held."""

@@ -36,11 +36,12 @@ from memory.models import AuditEvent, Message, RoutingDecision, SourceType, Turn
 from memory.pipeline.apply import TurnGone, apply_items, hold_turn, reply_speaker
 from memory.pipeline.consolidation import consolidate_overflow
 from memory.pipeline.drafts import Provenance, TurnSource
-from memory.pipeline.extract import ENGINE_SKIPPED, extract_turn, extractable_reply
+from memory.pipeline.extract import ENGINE_SKIPPED, extract_turn, extractable_reply, only_repeats_memory
 from memory.pipeline.liveness import heartbeat, holder_is_gone, lease_cutoff, this_worker
 from memory.pipeline.message_index import index_conversation
 from memory.pipeline.persona import episodic_twins
 from memory.services.audit import record
+from memory.services.conversations import mark_repeats_memory
 
 logger = logging.getLogger("legalmem.pipeline")
 
@@ -226,6 +227,8 @@ def extract_items(turn: TurnExtraction) -> bool:
         with transaction.atomic():
             hold_turn(turn)
             turn.save(update_fields=[*EXTRACTION_FIELDS, "updated_at"])
+            if only_repeats_memory(turn.assistant_message):
+                mark_repeats_memory(turn.assistant_message)
     return unless_skipped(turn)
 
 

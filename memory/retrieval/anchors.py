@@ -119,12 +119,12 @@ def unheld_anchors(user, reach, anchors: list[Anchor], exclude_message_ids: tupl
 def _telling_messages(user, exclude_message_ids: tuple[int, ...]) -> QuerySet[Message]:
     """The visible messages that can hold an anchor: not the excluded ones (the chat's question
     itself), not a question (asking about 陈露 tells nothing about her, and a user who asks twice
-    must get the same answer), not an answer the offline engine composed (it repeats the question
-    and what memory held)."""
+    must get the same answer), not a reply that only repeats memory (the offline engine's answer
+    repeats the question too)."""
     return (
         Message.objects.filter(conversation__in=Conversation.objects.visible_to(user), status=Message.Status.COMPLETE)
         .exclude(pk__in=exclude_message_ids)
-        .exclude(engine=Message.OFFLINE_ENGINE)
+        .exclude(repeats_memory=True)
         .exclude(role=Message.Role.USER, content__regex=r"[?？]\s*$")
     )
 

@@ -132,9 +132,9 @@ def prepare_message_read(user, plan: RetrievalPlan, tokens: Sequence[str], *, li
         return None
     words = list(tokens[:MAX_QUERY_WORDS])
     excluded = [*exclude_ids, *forgotten_source_ids(user, reach)] or [0]
-    # An answer the offline engine composed only repeats recalled memory: never recalled itself.
-    scope = "m.conversation_id = ANY(%s) AND m.status = %s AND m.engine <> %s AND NOT (m.id = ANY(%s))"
-    scope_params = [conversation_ids, Message.Status.COMPLETE, Message.OFFLINE_ENGINE, excluded]
+    # A reply that only repeats recalled memory is never recalled itself (the memories are).
+    scope = "m.conversation_id = ANY(%s) AND m.status = %s AND NOT m.repeats_memory AND NOT (m.id = ANY(%s))"
+    scope_params = [conversation_ids, Message.Status.COMPLETE, excluded]
     with connection.cursor() as cursor:
         counted = read_frequencies(cursor, conversation_ids, excluded, scope, scope_params, words)
         read = MessageRead(conversation_ids, words, excluded, scope, scope_params,
@@ -240,8 +240,8 @@ def partner_join(alias: str, exclude_ids: Iterable[int] = ()) -> tuple[str, list
     ``message_conv_said_id_idx``). The partner is in the message's own conversation, so it is
     exactly as visible as the message. An excluded message (the chat's current question) is
     never a partner: its reply then stands alone (it is not paired with an earlier question).
-    Nor is an answer the offline engine composed (it only repeats recalled memory)."""
-    columns = ", ".join([*(f"n.{name}" for name in MESSAGE_FIELDS), "n.engine AS partner_engine"])
+    Nor is a reply that only repeats recalled memory (``Message.repeats_memory``)."""
+    columns = ", ".join([*(f"n.{name}" for name in MESSAGE_FIELDS), "n.repeats_memory AS partner_repeats"])
     user, assistant, complete = Message.Role.USER, Message.Role.ASSISTANT, Message.Status.COMPLETE
     neighbour = (
         f"(SELECT {columns} FROM memory_message n WHERE n.conversation_id = {alias}.conversation_id "
@@ -251,10 +251,9 @@ def partner_join(alias: str, exclude_ids: Iterable[int] = ()) -> tuple[str, list
     join = (
         f"LEFT JOIN LATERAL ({neighbour.format(direction='>', order='ASC')} UNION ALL "
         f"{neighbour.format(direction='<', order='DESC')}) p "
-        f"ON p.role = CASE WHEN {alias}.role = %s THEN %s ELSE %s END AND NOT (p.id = ANY(%s)) AND p.partner_engine <> %s"
+        f"ON p.role = CASE WHEN {alias}.role = %s THEN %s ELSE %s END AND NOT (p.id = ANY(%s)) AND NOT p.partner_repeats"
     )
-    return join, [complete, user, complete, assistant, user, assistant, user, list(exclude_ids) or [0],
-                  Message.OFFLINE_ENGINE]
+    return join, [complete, user, complete, assistant, user, assistant, user, list(exclude_ids) or [0]]
 
 
 def partner_columns() -> str:

@@ -160,9 +160,19 @@ def finish_reply(
 ) -> Message:
     """Record how a saved chat reply was made: the memories recalled for it as they were shown
     (content, rank, scores, reasons) and the retrieval plan, timings, the engine, and the error
-    of a failed reply. Returns the reply as stored."""
+    of a failed reply. An answer the offline engine composed repeats memory. Returns the reply as
+    stored."""
     Message.objects.filter(pk=reply.pk).update(
-        recalled=recalled, recall_plan=recall_plan or {}, timings=timings, engine=engine, error=error[:500]
+        recalled=recalled, recall_plan=recall_plan or {}, timings=timings, engine=engine, error=error[:500],
+        repeats_memory=engine == Message.OFFLINE_ENGINE,
     )
     reply.refresh_from_db()
     return reply
+
+
+def mark_repeats_memory(reply: Message) -> None:
+    """The turn job found nothing in this reply but quotations of what was recalled for it:
+    from now on it is not recalled (the memories it quoted are), so a search never returns the
+    quotation beside the original."""
+    Message.objects.filter(pk=reply.pk).update(repeats_memory=True)
+    reply.repeats_memory = True

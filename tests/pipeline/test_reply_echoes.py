@@ -86,3 +86,23 @@ def test_english_sentences_keep_their_spaces():
     reply = "As you mentioned, the landlord kept the deposit of $2,400. File the claim within 14 days. Keep the receipt."
     assert new_in_reply(reply, ["The landlord kept the deposit of $2,400."]) == (
         "File the claim within 14 days. Keep the receipt.")
+
+
+def test_a_reply_that_only_quotes_memory_is_not_recalled_beside_what_it_quoted(world, laptop_conversation, make_turn):
+    """The turn job marks it: search then returns the memory it quoted, never the quotation too;
+    a reply that adds something stays recallable."""
+    from memory.pipeline.message_index import index_messages
+    from memory.retrieval import search_memory
+
+    quoting = reply_turn(laptop_conversation, make_turn, f"您之前提到，{RECALLED_FACT}\n{RECALLED_LAW}",
+                         engine="llm:qwen-local", recall=recalled(RECALLED_FACT, RECALLED_LAW))
+    adding = reply_turn(laptop_conversation, make_turn, f"{RECALLED_LAW}\n建议您在3日内向房东寄出书面催告函。",
+                        engine="llm:qwen-local", recall=recalled(RECALLED_LAW))
+    index_messages()
+
+    assert Message.objects.get(pk=quoting.assistant_message.pk).repeats_memory
+    assert not Message.objects.get(pk=adding.assistant_message.pk).repeats_memory
+    result = search_memory(world.alice, "押金被扣 墙面污损 民法典第七百一十条 催告函", k=50)
+    recalled_ids = {pk for hit in result.hits for pk in hit.source_message_ids}
+    assert quoting.assistant_message.pk not in recalled_ids
+    assert adding.assistant_message.pk in recalled_ids
