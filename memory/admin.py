@@ -668,16 +668,12 @@ class PersonaTraitAdmin(ReadOnlyWalledAdmin):
         ) or "—"
 
 
-from memory.models import LLMServerMode  # noqa: E402
+from memory.models import LLMServerMode, LLMServerSpeed  # noqa: E402
 
 
-@admin.register(LLMServerMode)
-class LLMServerModeAdmin(admin.ModelAdmin):
-    """What the product learnt about each LLM server (read-only, operators only: it is
-    configuration of the installation, not data of a firm)."""
-
-    list_display = ("model", "base_url", "json_mode", "probed_at", "updated_at")
-    readonly_fields = ("base_url", "model", "json_mode", "probed_at", "last_error", "updated_at")
+class OperatorsReadOnlyAdmin(admin.ModelAdmin):
+    """What the product learnt about the installation's LLM servers: read-only, operators
+    (superusers) only — configuration of the installation, not data of a firm."""
 
     def has_module_permission(self, request: HttpRequest) -> bool:
         return request.user.is_active and request.user.is_superuser
@@ -693,3 +689,19 @@ class LLMServerModeAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
+
+
+@admin.register(LLMServerMode)
+class LLMServerModeAdmin(OperatorsReadOnlyAdmin):
+    """The JSON mode each server answers (probed once, remembered)."""
+
+    list_display = ("model", "base_url", "json_mode", "probed_at", "updated_at")
+    readonly_fields = ("base_url", "model", "json_mode", "probed_at", "last_error", "updated_at")
+
+
+@admin.register(LLMServerSpeed)
+class LLMServerSpeedAdmin(OperatorsReadOnlyAdmin):
+    """How fast each server generates: the next request's budget is derived from it."""
+
+    list_display = ("model", "base_url", "tokens_per_second", "samples", "measured_at")
+    readonly_fields = ("base_url", "model", "tokens_per_second", "samples", "measured_at")

@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from memory.extraction import KNOWLEDGE_ENVELOPE, KNOWLEDGE_SCHEMA
 from memory.llm import JSONMode, LLMClient, Role
-from memory.models import LLMServerMode
+from memory.models import LLMServerMode, LLMServerSpeed
 from tests.factories import UserFactory
 from tests.fake_llm import json_reply
 
@@ -94,3 +94,25 @@ def test_only_operators_read_server_modes_in_admin(world, llm_online):
     assert client_of(world.bob).get(url).status_code == 302  # not staff: to the login page
     row.refresh_from_db()
     assert row.json_mode == "json_object"
+
+
+def test_only_operators_read_server_speeds_in_admin(world, llm_online):
+    row = LLMServerSpeed.objects.create(base_url=llm_online.base_url, model=llm_online.model,
+                                        tokens_per_second=7.5, samples=3, measured_at=timezone.now())
+    operator = UserFactory(username="operator", is_staff=True, is_superuser=True)
+    url = f"/admin/memory/llmserverspeed/{row.pk}/change/"
+
+    def client_of(user) -> Client:
+        client = Client()
+        client.force_login(user)
+        return client
+
+    listing = client_of(operator).get("/admin/memory/llmserverspeed/")
+    assert listing.status_code == 200
+    assert "7.5" in listing.content.decode()
+    assert client_of(operator).post(url, {"tokens_per_second": "99"}).status_code == 403  # read-only
+    for firm_admin in (world.alice, world.charlie):  # staff of a firm, not operators
+        assert client_of(firm_admin).get(url).status_code == 403
+    assert client_of(world.bob).get(url).status_code == 302  # not staff: to the login page
+    row.refresh_from_db()
+    assert row.tokens_per_second == 7.5
