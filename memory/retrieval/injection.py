@@ -25,7 +25,11 @@ NOTHING_HELD = (
 HEADER = (
     "以下是分层检索 agent 召回的长程记忆，请优先结合当前案件层，"
     "其次参考用户画像、跨案经验和通用法律层。"
+    "只使用与问题直接相关的记忆：不同案件的事实各属其案，不要混用；记忆与问题无关时，直说记忆中没有相关内容。"
 )
+# Without a current matter the case layer holds the facts of every visible matter, each
+# labelled with its matter: nothing there is "the current case".
+CASE_FACTS_OF_MATTERS = "【各案件的事实 case（按案件标注，勿混用）】"
 LAYER_TITLES = {
     MemoryScope.CASE: "【当前案件层 case】",
     MemoryScope.USER_PROFILE: "【用户画像层 user_profile】",
@@ -58,12 +62,20 @@ def _line(hit: Hit) -> str:
     return _note_line(hit.note) + said
 
 
+def _matter_label(note) -> str:
+    """"【M-003 课程退款纠纷】 " before a case fact: which matter it belongs to."""
+    if note.memory_scope != MemoryScope.CASE or note.matter_id is None:
+        return ""
+    return "【" + " ".join(part for part in (note.matter.reference, note.matter.title) if part) + "】 "
+
+
 def _note_line(note) -> str:
     if note.status == note.Status.SUPERSEDED:
         until = f"{localtime(note.valid_to):%Y-%m-%d}" if note.valid_to else "?"
-        return (f"- [{note.get_category_display()}·已被取代 superseded, valid {localtime(note.valid_from):%Y-%m-%d} – {until}] "
-                f"{note.content}")
-    return f"- [{note.get_category_display()}] {note.content} (importance={note.importance:.2f}, confidence={note.confidence:.2f})"
+        return (f"- {_matter_label(note)}[{note.get_category_display()}·已被取代 superseded, "
+                f"valid {localtime(note.valid_from):%Y-%m-%d} – {until}] {note.content}")
+    return (f"- {_matter_label(note)}[{note.get_category_display()}] {note.content} "
+            f"(importance={note.importance:.2f}, confidence={note.confidence:.2f})")
 
 
 def nothing_held_message(result: SearchResult) -> dict | None:
@@ -77,6 +89,9 @@ def nothing_held_message(result: SearchResult) -> dict | None:
 
 def build_system_message(result: SearchResult, *, token_budget: int = DEFAULT_TOKEN_BUDGET) -> dict | None:
     """``{"role": "system", "content": ...}`` with the hits grouped in plan order, or None if nothing fits."""
+    titles = dict(LAYER_TITLES)
+    if result.plan.matter_id is None:
+        titles[MemoryScope.CASE] = CASE_FACTS_OF_MATTERS
     used = estimate_tokens(HEADER)
     chosen: dict[str, list[str]] = {}
     said_at: dict[str, object] = {}
@@ -84,7 +99,7 @@ def build_system_message(result: SearchResult, *, token_budget: int = DEFAULT_TO
         line = _line(hit)
         if hit.message is not None:
             said_at[line] = hit.turn_messages[0].said_at
-        title_cost = 0 if hit.layer in chosen else estimate_tokens(LAYER_TITLES.get(hit.layer, hit.layer))
+        title_cost = 0 if hit.layer in chosen else estimate_tokens(titles.get(hit.layer, hit.layer))
         cost = estimate_tokens(line) + title_cost
         if used + cost > token_budget:
             continue
@@ -95,7 +110,5 @@ def build_system_message(result: SearchResult, *, token_budget: int = DEFAULT_TO
     if MESSAGES in chosen:  # what was said reads best in the order it was said
         chosen[MESSAGES].sort(key=lambda line: said_at[line])
     order = list(result.plan.layers) + [layer for layer in chosen if layer not in result.plan.layers]
-    blocks = [
-        LAYER_TITLES.get(layer, layer) + "\n" + "\n".join(chosen[layer]) for layer in order if layer in chosen
-    ]
+    blocks = [titles.get(layer, layer) + "\n" + "\n".join(chosen[layer]) for layer in order if layer in chosen]
     return {"role": "system", "content": HEADER + "\n\n" + "\n\n".join(blocks)}

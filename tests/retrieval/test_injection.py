@@ -41,3 +41,26 @@ def test_nothing_of_another_firm_is_injected(world, memory):
     content = build_system_message(result)["content"]
     assert memory["beta_fact"].content in content
     assert memory["laptop_report"].content not in content
+
+
+def test_without_a_current_matter_each_case_fact_names_its_matter(world, memory):
+    """A conversation with no matter recalls facts of several matters: the model is told which
+    matter each belongs to, and that none of them is "the current case"."""
+    result = search_memory(world.alice, "电脑花屏 押金 扣留", k=10)
+    content = build_system_message(result)["content"]
+
+    assert "【当前案件层 case】" not in content
+    assert "【各案件的事实 case（按案件标注，勿混用）】" in content
+    laptop = f"【{world.matter_laptop.reference} {world.matter_laptop.title}】".replace("【 ", "【")
+    deposit = f"【{world.matter_deposit.reference} {world.matter_deposit.title}】".replace("【 ", "【")
+    assert f"{laptop} [事实] {memory['laptop_screen'].content}" in content
+    assert f"{deposit} [事实] {memory['deposit_fact'].content}" in content
+    assert world.matter_secret.title not in content  # not assigned: never named
+
+
+def test_with_a_current_matter_the_case_layer_is_that_matter(world, memory):
+    result = search_memory(world.alice, "电脑花屏 检测报告", k=10, matter_id=world.matter_laptop.pk)
+    content = build_system_message(result)["content"]
+
+    assert "【当前案件层 case】" in content
+    assert world.matter_deposit.title not in content
