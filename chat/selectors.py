@@ -76,6 +76,14 @@ def recalled_as_seen_by(user, messages: Sequence[Message]) -> dict[int, list[dic
     behind a wall they left, or a message of a conversation no longer theirs, is left out."""
     entries = [entry for message in messages for entry in (message.recalled or []) if isinstance(entry, dict)]
     note_ids = {pk for entry in entries if not _is_message(entry) and (pk := _note_uuid(entry))}
+    # the other notes of the contradictions shown with a note: kept only while the user sees them
+    contradicting = {pk for entry in entries if not _is_message(entry)
+                     for other in entry.get("contradictions") or [] if isinstance(other, dict)
+                     and (pk := _note_uuid(other))}
+    still_seen = (
+        set(Note.objects.visible_to(user).filter(pk__in=contradicting).values_list("pk", flat=True))
+        if contradicting else set()
+    )
     message_ids = {pk for entry in entries if _is_message(entry) and (pk := _message_pk(entry))}
     notes = (
         {note.pk: note for note in Note.objects.visible_to(user)
@@ -96,6 +104,10 @@ def recalled_as_seen_by(user, messages: Sequence[Message]) -> dict[int, list[dic
                 if _message_pk(entry) in visible_messages and "content" in entry:
                     kept.append(entry)
             elif (note := notes.get(_note_uuid(entry))) is not None:
-                kept.append(_note_payload(entry, note))
+                shown_entry = _note_payload(entry, note)
+                if shown_entry.get("contradictions"):
+                    shown_entry["contradictions"] = [other for other in shown_entry["contradictions"]
+                                                     if isinstance(other, dict) and _note_uuid(other) in still_seen]
+                kept.append(shown_entry)
         shown[message.pk] = kept
     return shown

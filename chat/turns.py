@@ -25,7 +25,7 @@ from memory.embeddings import EmbeddingUnavailable
 from memory.models import Conversation, Matter, Message
 from memory.pipeline import enqueue_turn_extraction, working_memory
 from memory.retrieval import MAX_QUERY_CHARS, SearchError, SearchResult, search_memory
-from memory.retrieval.payloads import message_hit_payload, said_payload
+from memory.retrieval.payloads import contradictions_payload, message_hit_payload, said_payload
 from memory.services.conversations import finish_reply, save_message, start_conversation
 
 from chat.answering import ENGINE_OFFLINE
@@ -157,6 +157,8 @@ def hit_payload(hit, viewer: Viewer) -> dict[str, Any]:
         # the turn messages this note's place stands for beside its provenance (the reply to
         # the question it was made from): shown under the note
         "said": [said_payload(message) for message in hit.said],
+        # current notes of the same slot with another value: flagged until one is corrected
+        "contradictions": contradictions_payload(hit),
     }, note, viewer)
 
 

@@ -83,7 +83,8 @@ def value_text(model: type[models.Model] | None, key: str, value: Any) -> str:
         return user.get_username() if user else gettext("user #%(id)s") % {"id": value}
     if key == "conversation_id":
         return gettext("conversation #%(id)s") % {"id": value}
-    if key in ("superseded_by", "superseded_by_id", "supersedes", "triggered_by", "target", "source") \
+    if key in ("superseded_by", "superseded_by_id", "supersedes", "triggered_by", "target", "source",
+               "corrected_note") \
             and isinstance(value, str) and len(value) == 36 and value.count("-") == 4:
         return gettext("note ID %(id)s") % {"id": value}
     if key == "source" and isinstance(value, str):

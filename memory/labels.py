@@ -66,6 +66,7 @@ DATA_KEYS = {
     "attempts": _("attempts"),
     "user": _("user"),
     "target": _("target note"),
+    "corrected_note": _("corrected note"),
     "source_message_ids": _("source messages"),
     "matter_id": _("matter"),
     "owner_id": _("owner"),
@@ -142,6 +143,17 @@ def unit_label(kind: str, name: str) -> str:
 
 
 _NEIGHBOUR = re.compile(r"^nearest neighbour, cosine ([0-9.]+)$")
+#: Reasons written in fixed words by a service.
+FIXED_REASONS = {
+    "settled by a correction": _("settled by a person's correction"),
+}
+_DISAGREEMENT = re.compile(r"^same slot, other value(?:: (.+) vs (.+))?$")
+
+
+def disagreement_reason(values: str) -> str:
+    """The stored reason of a ``contradicts`` link routing makes between two current notes of
+    one slot ("same slot, other value: 3000 vs 2000"); ``link_reason`` puts it in words."""
+    return f"same slot, other value: {values}" if values else "same slot, other value"
 
 
 def link_reason(reason: str) -> str:
@@ -149,7 +161,13 @@ def link_reason(reason: str) -> str:
     match = _NEIGHBOUR.match(reason or "")
     if match:
         return gettext("similar in meaning (similarity %(score)s)") % {"score": match.group(1)}
-    return reason
+    match = _DISAGREEMENT.match(reason or "")
+    if match and match.group(1):
+        return gettext("the same point with another value (%(new)s vs %(old)s): both still current") % {
+            "new": match.group(1), "old": match.group(2)}
+    if match:
+        return gettext("the same point stated both ways: both still current")
+    return str(FIXED_REASONS.get(reason, reason))
 
 
 def event_tag(tag: str) -> str:

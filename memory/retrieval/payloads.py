@@ -1,4 +1,5 @@
-"""The client's view of a recalled raw message (chat ``recalled`` frame), beside the notes'."""
+"""The client's view of a recalled raw message (chat ``recalled`` frame), beside the notes', and of a
+note hit's contradictions."""
 from __future__ import annotations
 
 from typing import Any
@@ -18,6 +19,21 @@ def said_payload(message: Message) -> dict[str, Any]:
         "content": message.content,
         "said_at": localtime(message.said_at).isoformat(),
     }
+
+
+def contradictions_payload(hit: Hit) -> list[dict[str, Any]]:
+    """A note hit's open contradictions as the client shows them: the other current note of the
+    same slot (its words, when it was said, its page) and which of the two is the newer statement."""
+    return [
+        {
+            "id": str(c.other.pk),
+            "content": c.other.content,
+            "said_at": localtime(c.other.said_at or c.other.stored_at).isoformat(),
+            "other_is_newer": not c.newer,
+            "url": f"/memory/{c.other.pk}/",
+        }
+        for c in hit.contradictions
+    ]
 
 
 def message_hit_payload(hit: Hit) -> dict[str, Any]:

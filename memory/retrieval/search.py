@@ -9,6 +9,8 @@ from memory.embeddings import embed_query_in_background
 from memory.models import Conversation, MemoryScope
 from memory.retrieval.anchors import question_anchors, unheld_anchors
 from memory.retrieval.candidates import reach_of
+from memory.retrieval.identifiers import exact_first
+from memory.retrieval.newer_first import newer_first
 from memory.retrieval.plan import make_plan
 from memory.retrieval.query_text import CONTEXT_VECTOR_WEIGHT, query_texts
 from memory.retrieval.registry import get_strategy
@@ -120,6 +122,11 @@ def search_memory(
         result = SearchResult(strategy=strategy, query=query, plan=plan, hits=[], nothing_on=nothing_on)
     else:
         result = strategy_fn(request)
+    # Whatever the strategy: what holds an exact identifier of the question (an ID number, a
+    # case number) first; then of two contradicting notes, the newer statement just above the older.
+    ordered = time.perf_counter()
+    result.hits = newer_first(user, exact_first(request, result.hits))
+    result.timings["order"] = round((time.perf_counter() - ordered) * 1000, 2)
     request.query_vector  # noqa: B018 - a strategy that never needed the vector: its encode time still counts
     embedding = request.embedding
     result.timings = {

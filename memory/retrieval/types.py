@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from memory.contradictions import Contradiction
 from memory.models import Conversation, Message, Note
 from memory.retrieval.plan import RetrievalPlan
 from memory.retrieval.scoring import ScoreBreakdown
@@ -101,6 +102,9 @@ class Hit:
     # A note hit's absorbed turn messages that its provenance does not name (e.g. the assistant's
     # reply to the question the note was made from): the note and that turn take one place.
     said: list[Message] = field(default_factory=list)
+    # A note hit's open contradictions: current notes of the same slot with another value
+    # (memory.contradictions), set by ``search_memory`` for every strategy.
+    contradictions: list[Contradiction] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if (self.note is None) == (self.message is None):

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 from django.db import connection, transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from memory.embeddings import get_embedder
@@ -231,7 +232,40 @@ def correct_note(note: Note, changes: dict[str, Any], *, actor, reason: str = ""
             after=note.snapshot(),
             reason=reason,
         )
+        settle_contradictions(note, actor=actor)
     return note
+
+
+def settle_contradictions(note: Note, *, actor) -> int:
+    """A person's correction settles what the note says: its ``contradicts`` links to current
+    notes are removed, each with an audit entry keeping the link (docs/memory-model.md,
+    "Contradictions"). Links to notes no longer current stay, as history. Returns how many."""
+    links = (
+        NoteLink.objects.filter(link_type=LinkType.CONTRADICTS)
+        .filter(Q(source=note, target__status=Note.Status.ACTIVE) | Q(target=note, source__status=Note.Status.ACTIVE))
+        .select_related("source", "target")
+    )
+    removed = 0
+    with transaction.atomic():
+        for link in links:
+            source, target = link.source, link.target
+            private = source.private_to() or target.private_to()
+            record(
+                actor=actor,
+                event=AuditEvent.LINK_DELETED,
+                firm_id=source.firm_id,
+                object_type="link",
+                object_id=link.pk,
+                before={"source": str(source.pk), "target": str(target.pk), "link_type": link.link_type,
+                        "weight": link.weight, "reason": link.reason},
+                matter_id=source.matter_id or target.matter_id,
+                private_to_id=private.pk if private else None,
+                reason="settled by a correction",
+                corrected_note=str(note.pk),
+            )
+            link.delete()
+            removed += 1
+    return removed
 
 
 def evolve_note(

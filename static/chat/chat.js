@@ -139,6 +139,8 @@
     }
     div.append(content);
     if (bits.length) div.append(facts);
+    const contradictions = note.contradictions || [];
+    if (contradictions.length) div.append(contradictionFlag(contradictions));
     if (note.changed) {
       const changed = document.createElement("p");
       changed.className = "changed-note";
@@ -147,6 +149,27 @@
     }
     div.append(why);
     return div;
+  }
+
+  // Another current note of the same slot says otherwise: flagged until one is corrected.
+  function contradictionFlag(others) {
+    const flag = document.createElement("div");
+    flag.className = "contradiction";
+    const title = document.createElement("p");
+    title.className = "contradiction-title";
+    title.textContent = t("contradiction");
+    flag.append(title);
+    for (const other of others) {
+      const line = document.createElement("p");
+      const link = document.createElement("a");
+      link.href = other.url;
+      link.target = "_blank";
+      link.textContent = oneLine(other.content);
+      const said = other.said_at ? " (" + when(new Date(other.said_at)) + ")" : "";
+      line.append((other.other_is_newer ? t("contradictionNewer") : t("contradictionOlder")) + " ", link, said);
+      flag.append(line);
+    }
+    return flag;
   }
 
   function renderRecalled(notes, plan, nothingOn) {

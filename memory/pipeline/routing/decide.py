@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from memory.models import Category, Note, RoutingDecision
 from memory.pipeline.routing import thresholds
 from memory.pipeline.routing.neighbours import Neighbour
-from memory.pipeline.routing.slots import Kind, Relation, compare
+from memory.pipeline.routing.slots import Kind, Relation, compare, disagreement
 from memory.services.notes import NoteDraft, content_hash
 
 #: Categories that state what happened; a correction may move a statement between them.
@@ -42,6 +42,9 @@ class Decision:
     duplicate: bool = False
     contradicts: Note | None = None
     siblings: list[Note] = field(default_factory=list)  # distinct events of the same kind
+    # Current notes of the same slot with another value that stay beside the new one
+    # (``slots.disagreement``): each is linked 'contradicts' and both are flagged until one goes.
+    disagrees: list[tuple[Note, str]] = field(default_factory=list)
     importance: float | None = None  # lowered importance for a low-confidence ADD
 
 
@@ -51,6 +54,17 @@ def _comparable(a: str, b: str) -> bool:
 
 def _may_replace(relation: Relation, similarity: float) -> bool:
     return relation.replaces and similarity >= thresholds.ROUTING_SAME_SLOT_SIMILARITY
+
+
+def _disagreeing(draft: NoteDraft, related: list[tuple[Neighbour, Relation]]) -> list[tuple[Note, str]]:
+    """The neighbours the new statement contradicts without replacing them (said earlier: the
+    new statement is the newer one), with the disagreeing values."""
+    found = []
+    for nb, _relation in related:
+        values = disagreement(draft.content, nb.note.content)
+        if values is not None:
+            found.append((nb.note, values))
+    return found
 
 
 def decide(draft: NoteDraft, neighbours: list[Neighbour]) -> Decision:
@@ -91,7 +105,9 @@ def decide(draft: NoteDraft, neighbours: list[Neighbour]) -> Decision:
         reason = f"new knowledge ({where})"
         previous, similarity = None, nearest.similarity if nearest else None
     decision = Decision(RoutingDecision.Action.ADD, reason, previous, similarity,
-                        siblings=[nb.note for nb, _ in siblings])
+                        siblings=[nb.note for nb, _ in siblings], disagrees=_disagreeing(draft, related))
+    for other, values in decision.disagrees:
+        decision.reason += f"; disagrees with note {other.pk} ({values or 'negated'}): linked 'contradicts'"
     if draft.confidence <= thresholds.ROUTING_ADD_MIN_CONFIDENCE:
         decision.importance = min(draft.importance, thresholds.ROUTING_LOW_CONFIDENCE_IMPORTANCE)
         decision.reason += (f"; low confidence {draft.confidence:.2f} ≤ {thresholds.ROUTING_ADD_MIN_CONFIDENCE}: "

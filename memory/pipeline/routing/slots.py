@@ -322,3 +322,61 @@ def compare(new_text: str, old_text: str) -> Relation:
     if same_mentions and diff <= DUPLICATE_MAX_WORD_DIFF and not cue:
         return Relation(Kind.DUPLICATE, "the same statement (same values, same words)")
     return Relation(Kind.OTHER, f"not the same fact ({diff} word(s) differ)")
+
+
+# --- two current statements that disagree ------------------------------------------------------
+
+#: A statement that adds to an earlier one ("要再扣1000元", "另外", "another $500") is not another
+#: value of it.
+_ADDITIVE = re.compile(r"再(?=[扣付交收借转加要收])|另外|额外|追加|\badditional(?:ly)?\b|\banother\b|\bextra\b",
+                       re.IGNORECASE)
+#: Words the shorter statement must share with the longer: "押金7000元" and "扣2000元押金" share
+#: only the attribute's words and are not one slot.
+DISAGREEMENT_MIN_SHARED_WORDS = 4
+#: Words of the shorter statement that may be missing from the longer one.
+DISAGREEMENT_MAX_MISSING_WORDS = 1
+
+
+def _disagreeing_values(new: Mentions, old: Mentions) -> str | None:
+    """A unit in which each side gives a value the other does not: '3000 vs 2000'."""
+    for unit in sorted({u for u, _ in new.quantities} & {u for u, _ in old.quantities}):
+        a = {v for u, v in new.quantities if u == unit}
+        b = {v for u, v in old.quantities if u == unit}
+        if a - b and b - a:
+            return f"{', '.join(f'{v:g}' for v in sorted(a - b))} vs {', '.join(f'{v:g}' for v in sorted(b - a))}"
+    return None
+
+
+def disagreement(newer_text: str, older_text: str) -> str | None:
+    """Whether two statements that both stay current contradict each other — the same slot
+    with another value — and the values ("3000 vs 2000"); None when they do not.
+
+    Looser than an UPDATE, because nothing is replaced: "房东说…要扣2000元押金" and a later
+    "房东今天改口了，…要扣3000元押金" are both true as what was said, yet a reader must see that
+    they disagree ("" when they disagree without a number: a negation). Every relation ``compare`` would let replace a note counts (an UPDATE routing
+    declined as less supported); otherwise both name the same slot attribute, no anchor says
+    they are other events (ids, ordinals, people, statutes, dates), neither is negated alone,
+    neither adds to the other ("再扣", "another"), they are not two events (two payments of
+    different sums are two payments), each gives a value the other lacks, and the shorter
+    statement's words are nearly all in the longer one."""
+    relation = compare(newer_text, older_text)
+    if relation.replaces:
+        return _disagreeing_values(read_statement(newer_text).mentions, read_statement(older_text).mentions) or ""
+    if relation.kind in (Kind.DUPLICATE, Kind.DISTINCT_EVENT):
+        return None
+    new, old = read_statement(newer_text), read_statement(older_text)
+    if not new.attributes & old.attributes or new.negated != old.negated or (new.event and old.event):
+        return None
+    if _ADDITIVE.search(newer_text) or _ADDITIVE.search(older_text):
+        return None
+    if _anchor_conflict(new.mentions, old.mentions, allow_dates=False):
+        return None
+    values = _disagreeing_values(new.mentions, old.mentions)
+    if values is None:
+        return None
+    shorter, longer = sorted((new, old), key=lambda s: sum(s.words.values()))
+    missing = sum((shorter.words - longer.words).values())
+    shared = sum((shorter.words & longer.words).values())
+    if missing > DISAGREEMENT_MAX_MISSING_WORDS or shared < DISAGREEMENT_MIN_SHARED_WORDS:
+        return None
+    return values

@@ -12,6 +12,7 @@ from memory.pipeline.drafts import is_source_tag
 from memory.pipeline.routing import thresholds
 from memory.pipeline.routing.decide import Decision, decide
 from memory.pipeline.routing.neighbours import Neighbour, lock_context, nearest_notes
+from memory.labels import disagreement_reason
 from memory.services.audit import batched as batched_audit
 from memory.services.notes import (
     NoteDraft,
@@ -94,6 +95,8 @@ def _apply(decision: Decision, draft: NoteDraft, embedding: np.ndarray, neighbou
     if decision.contradicts is not None:
         links.append(PlannedLink(note, decision.contradicts, LinkType.CONTRADICTS, 1.0, decision.reason[:300]))
     links += _distinct_event_links(note, decision.siblings)
+    links += [PlannedLink(note, other, LinkType.CONTRADICTS, 1.0, disagreement_reason(values))
+              for other, values in decision.disagrees]
     superseded = decision.previous.pk if decision.action == RoutingDecision.Action.UPDATE else None
     link_and_evolve(note, [nb for nb in neighbours if nb.note.pk != superseded], actor=actor, links=links)
     return note

@@ -1,0 +1,73 @@
+"""Contradictions: two current notes about the same slot with different values
+(docs/memory-model.md, "Contradictions"). Reads only.
+
+The write path stores the pair — routing links a new note ``contradicts`` to each current
+neighbour it disagrees with (``memory.pipeline.routing.slots.disagreement``), or to the better
+supported note it could not replace; persona links disagreeing traits the same way. Whether a
+pair is still *open* is read here, each time: both notes active (a superseded, forgotten or
+deleted note closes it; a person's correction removes the link, ``services.notes.correct_note``)
+and both visible to the reader. The newer statement (said later) is the one to believe first.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Iterable
+from uuid import UUID
+
+from django.db.models import BooleanField, Exists, ExpressionWrapper, OuterRef, Q, QuerySet
+
+from memory.models import LinkType, Note, NoteLink
+
+
+@dataclass(frozen=True)
+class Contradiction:
+    """The other note of an open pair, seen from one note."""
+
+    other: Note
+    newer: bool  # whether the note it is seen from is the newer statement of the two
+
+
+def said_order(note: Note) -> tuple:
+    """When a note was said (stored, then its id, breaking ties): the later one is the newer."""
+    return (note.said_at or note.stored_at, note.stored_at, str(note.pk))
+
+
+def open_contradictions(note_ids: Iterable[UUID], *, visible: QuerySet[Note]) -> dict[UUID, list[Contradiction]]:
+    """For each of ``note_ids``: the current notes of ``visible`` it disagrees with (one statement).
+    ``visible`` is the reader's rule: ``Note.objects.visible_to(user)``, or every note for an operator."""
+    ids = set(note_ids)
+    if not ids:
+        return {}
+    current = visible.filter(status=Note.Status.ACTIVE).values("pk")
+    links = (
+        NoteLink.objects.filter(link_type=LinkType.CONTRADICTS)
+        .filter(Q(source_id__in=ids) | Q(target_id__in=ids))
+        .filter(source__in=current, target__in=current)
+        .select_related("source", "target", "source__matter", "target__matter")
+        .order_by("created_at", "id")
+    )
+    found: dict[UUID, list[Contradiction]] = defaultdict(list)
+    for link in links:
+        for this, other in ((link.source, link.target), (link.target, link.source)):
+            if this.pk in ids and all(c.other.pk != other.pk for c in found[this.pk]):
+                found[this.pk].append(Contradiction(other=other, newer=said_order(this) > said_order(other)))
+    return dict(found)
+
+
+def contradictions_for(user, note_ids: Iterable[UUID]) -> dict[UUID, list[Contradiction]]:
+    """``open_contradictions`` for what ``user`` may see."""
+    return open_contradictions(note_ids, visible=Note.objects.visible_to(user))
+
+
+def with_open_contradiction(notes: QuerySet[Note], *, visible: QuerySet[Note]) -> QuerySet[Note]:
+    """``notes`` annotated ``in_contradiction``: the note is current and disagrees with another
+    current note of ``visible`` (for lists: one EXISTS per row, no second query)."""
+    current = visible.filter(status=Note.Status.ACTIVE).values("pk")
+    links = NoteLink.objects.filter(link_type=LinkType.CONTRADICTS)
+    return notes.annotate(in_contradiction=ExpressionWrapper(
+        Q(status=Note.Status.ACTIVE)
+        & (Exists(links.filter(source_id=OuterRef("pk"), target__in=current))
+           | Exists(links.filter(target_id=OuterRef("pk"), source__in=current))),
+        output_field=BooleanField(),
+    ))
