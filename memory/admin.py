@@ -28,6 +28,7 @@ from memory.models import (
     Note,
     NoteLink,
 )
+from memory.contradictions import open_contradictions, with_open_contradiction
 from memory.audit_display import changes as audit_changes, extra_lines as audit_extra_lines
 from memory.labels import OBJECT_TYPES, actor_display, link_reason, object_type_label, speaker_label
 from memory.admin_records import RECORDS_READONLY, FirmRecordsAdmin, MatterRecordsAdmin, MembershipRecordsAdmin
@@ -112,7 +113,7 @@ class NoteAdmin(WalledAdmin):
     firm_admin_can_delete = True
     # Few, short columns so the list fits a 1400 px screen beside the filters; importance,
     # confidence and provenance are on the note's page. Operators (several firms) see the firm.
-    list_display = ("short_content", "memory_scope", "category", "matter", "status", "stored_at")
+    list_display = ("short_content", "memory_scope", "category", "matter", "status_shown", "stored_at")
     list_filter = (
         ("firm", RelatedOnly),
         "memory_scope",
@@ -206,9 +207,23 @@ class NoteAdmin(WalledAdmin):
     def get_list_display(self, request: HttpRequest):
         return (*self.list_display, "firm") if request.user.is_superuser else self.list_display
 
+    def _readable_notes(self, request: HttpRequest) -> QuerySet:
+        """The notes this auditor may read: every note for an operator, else ``visible_rows``."""
+        return Note.objects.all() if request.user.is_superuser else self.visible_rows(request)
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet:
+        return with_open_contradiction(super().get_queryset(request), visible=self._readable_notes(request))
+
     @admin.display(description=_("content"))
     def short_content(self, note: Note) -> str:
         return note.content[:80]
+
+    @admin.display(description=_("status"), ordering="status")
+    def status_shown(self, note: Note) -> str:
+        """The status, and whether another current note of the same slot says otherwise."""
+        if getattr(note, "in_contradiction", False):
+            return format_html("{} <span class='conflict'>{}</span>", note.get_status_display(), gettext("contradiction"))
+        return note.get_status_display()
 
     @admin.display(description=_("note ID"))
     def note_id(self, note: Note) -> str:
@@ -216,7 +231,7 @@ class NoteAdmin(WalledAdmin):
         return str(note.pk)
 
     class Media:
-        css = {"all": ("memory/timeline.css",)}
+        css = {"all": ("memory/timeline.css", "memory/admin.css")}
 
     @admin.display(description=_("evolution history"))
     def evolution_history_display(self, note: Note) -> str:
@@ -263,6 +278,7 @@ class NoteAdmin(WalledAdmin):
         for message in sources:
             message.speaker_shown = speaker_label(message.speaker) if message.speaker else ""
         return {
+            "contradictions": open_contradictions([note.pk], visible=self._readable_notes(request)).get(note.pk, []),
             "source_messages": sources,
             "note_links": [
                 (link, link.target if link.source_id == note.pk else link.source, link_reason(link.reason))

@@ -8,9 +8,11 @@ from uuid import UUID
 from django.contrib.postgres.search import SearchQuery, SearchVector
 from django.db.models import QuerySet
 
+from memory.contradictions import Contradiction, contradictions_for
 from memory.models import Matter, Message, Note
 from memory.models.conversations import SEARCH_CONFIG
 from memory.retrieval import MAX_K, search_memory
+from memory.retrieval.identifiers import holds_identifier, identifiers_in
 from memory.retrieval.keywords import query_tokens
 from memory.selectors import visible_notes
 from memory.timeline import TimelineEntry, note_timeline
@@ -69,8 +71,12 @@ def my_memory_notes(user, filters: MemoryFilters) -> MemoryListing:
     notes = _filtered(user, filters)
     if not filters.query:
         return MemoryListing(notes=notes.order_by("-stored_at"))
+    identifiers = identifiers_in(filters.query)
     if filters.status != Note.Status.ACTIVE:
-        return MemoryListing(notes=_with_every_word(notes, filters.query).order_by("-stored_at"), searched=True)
+        found = _with_every_word(notes, filters.query).order_by("-stored_at")
+        if identifiers:
+            found = [note for note in found if holds_identifier(note.content, identifiers)]
+        return MemoryListing(notes=found, searched=True)
     result = search_memory(
         user,
         filters.query,
@@ -78,11 +84,25 @@ def my_memory_notes(user, filters: MemoryFilters) -> MemoryListing:
         matter_id=filters.matter_id,
         scopes=[filters.scope] if filters.scope else None,
     )
-    scores = {hit.note.pk: hit.breakdown.total for hit in result.hits if hit.note is not None}
+    # A question naming an exact identifier (an ID number, a case number) lists only the notes
+    # holding it; every list is sorted by the relevance it shows.
+    hits = [hit for hit in result.hits if hit.note is not None
+            and (not identifiers or holds_identifier(hit.note.content, identifiers))]
+    scores = {hit.note.pk: hit.breakdown.total
+              for hit in sorted(hits, key=lambda hit: hit.breakdown.total, reverse=True)}
     by_id = notes.in_bulk(list(scores))
-    return MemoryListing(
-        notes=[by_id[pk] for pk in scores if pk in by_id], searched=True, scores=scores
-    )
+    listed = [by_id[pk] for pk in scores if pk in by_id]
+    for note in listed:
+        note.relevance = scores[note.pk]
+    return MemoryListing(notes=listed, searched=True, scores=scores)
+
+
+def mark_contradictions(user, notes: list[Note]) -> None:
+    """Set ``contradictions`` on each listed note: the current notes of the same slot with another
+    value it disagrees with (``memory.contradictions``), for the page's flag. One statement."""
+    found = contradictions_for(user, [note.pk for note in notes])
+    for note in notes:
+        note.contradictions = found.get(note.pk, [])
 
 
 @dataclass
@@ -93,6 +113,7 @@ class NoteDetails:
     timeline: list[TimelineEntry]
     can_change: bool
     successor: Note | None
+    contradictions: list[Contradiction] = field(default_factory=list)
 
 
 def note_details(user, note: Note) -> NoteDetails:
@@ -114,4 +135,5 @@ def note_details(user, note: Note) -> NoteDetails:
         timeline=note_timeline(note, viewer=user),
         can_change=Note.objects.changeable_by(user).filter(pk=note.pk).exists(),
         successor=successor,
+        contradictions=contradictions_for(user, [note.pk]).get(note.pk, []),
     )

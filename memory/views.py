@@ -18,7 +18,7 @@ from django.views.decorators.http import require_POST
 from memory.embeddings import EmbeddingUnavailable
 from memory.forms import CorrectNoteForm, ForgetNoteForm, MemoryFilterForm
 from memory.models import Note
-from memory.my_memory import MemoryFilters, MemoryListing, my_memory_notes, note_details
+from memory.my_memory import MemoryFilters, MemoryListing, mark_contradictions, my_memory_notes, note_details
 from memory.retrieval import InvalidSearch, NotFound
 from memory.selectors import get_visible_note, home_summary
 from memory.services.notes import NoteNotChangeable, NoteValidationError, correct_own_note, forget_note
@@ -52,6 +52,7 @@ def my_memory(request: HttpRequest) -> HttpResponse:
     else:
         status = 400
     page = Paginator(listing.notes, NOTES_PER_PAGE).get_page(request.GET.get("page"))
+    mark_contradictions(request.user, list(page))
     query = request.GET.copy()
     query.pop("page", None)
     return render(
