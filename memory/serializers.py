@@ -4,6 +4,7 @@ from rest_framework import serializers
 from memory.disclosure import Viewer, hides_private_trace, redact_note_payload, viewer_of
 from memory.http_input import MAX_DB_ID
 from memory.models import MemoryScope, Note
+from memory.retrieval.payloads import contradictions_payload
 
 
 def context_viewer(context: dict) -> Viewer:
@@ -139,6 +140,13 @@ class SearchHitSerializer(serializers.Serializer):
     )
     score = ScoreBreakdownSerializer(source="breakdown")
     reasons = serializers.ListField(child=serializers.CharField())
+    contradictions = serializers.SerializerMethodField(
+        help_text="Current notes of the same slot with another value (flagged until one is corrected): "
+                  "id, content, said_at, other_is_newer, url."
+    )
+
+    def get_contradictions(self, hit) -> list[dict]:
+        return contradictions_payload(hit)
 
     def to_representation(self, hit) -> dict:
         data = super().to_representation(hit)
