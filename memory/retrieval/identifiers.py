@@ -147,9 +147,13 @@ def _messages_holding(request: SearchRequest, reach: cand.Reach, identifiers: li
 
 
 def _hit_holds(hit: Hit, identifiers: list[Identifier]) -> bool:
+    return holds_identifier(_hit_text(hit), identifiers)
+
+
+def _hit_text(hit: Hit) -> str:
     if hit.note is not None:
-        return holds_identifier(hit.note.content, identifiers)
-    return any(holds_identifier(m.content, identifiers) for m in hit.turn_messages)
+        return hit.note.content
+    return "\n".join(m.content for m in hit.turn_messages)
 
 
 def _cosine_distance(vector: np.ndarray | None, stored) -> float | None:
@@ -190,7 +194,8 @@ def exact_first(request: SearchRequest, hits: list[Hit]) -> list[Hit]:
     if not identifiers:
         return hits
     reach = request.reach or cand.reach_of(request.user)
-    holding = [hit for hit in hits if _hit_holds(hit, identifiers)]
+    holding = [replace(hit, reasons=[_exact_reason(identifiers, _hit_text(hit)), *hit.reasons])
+               for hit in hits if _hit_holds(hit, identifiers)]
     shown_notes = {hit.note.pk for hit in hits if hit.note is not None}
     shown_messages = {m.pk for hit in hits for m in hit.turn_messages}
     now = timezone.now()
