@@ -1,0 +1,72 @@
+"""The chat's recalled panel flags two current notes that contradict each other — the newer one
+listed first — in a real browser (chromium, Playwright, Daphne; fixtures in tests/chat/conftest.py);
+and a reply's saved recall keeps the flag only while the reader still sees the other note."""
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+from playwright.sync_api import expect
+
+from chat.turns import begin_turn, recall
+from memory.labels import disagreement_reason
+from memory.models import LinkType
+from memory.services.notes import link_notes
+from tests.factories import PASSWORD
+from tests.fake_llm.server import text_reply
+
+
+@pytest.fixture
+def pair(world):
+    """Created before the browser starts: Playwright's sync API runs an event loop in this thread."""
+    now = timezone.now()
+    old = world.note("房东说墙面有污渍，要扣2000元押金。", matter=world.matter_deposit, said_at=now - timedelta(days=3))
+    new = world.note("房东今天改口了，房东说墙面有污渍，要扣3000元押金。", matter=world.matter_deposit,
+                     said_at=now - timedelta(days=1))
+    link_notes(new, old, link_type=LinkType.CONTRADICTS, weight=1.0, actor="system:test",
+               reason=disagreement_reason("3000 vs 2000"))
+    return old, new
+
+
+def test_the_recalled_payload_flags_both_and_only_for_who_may_see_them(world, pair):
+    old, new = pair
+    start = begin_turn(world.alice, question="房东要扣多少押金？", conversation_id=None,
+                       matter_id=world.matter_deposit.pk)
+    recalled = [item for item in recall(world.alice, start).recalled if item["kind"] == "note"]
+    ids = [item["id"] for item in recalled]
+    assert ids.index(str(new.pk)) < ids.index(str(old.pk))
+    by_id = {item["id"]: item for item in recalled}
+    assert [(c["id"], c["other_is_newer"]) for c in by_id[str(old.pk)]["contradictions"]] == [(str(new.pk), True)]
+    assert [(c["id"], c["other_is_newer"]) for c in by_id[str(new.pk)]["contradictions"]] == [(str(old.pk), False)]
+    for outsider in (world.bob, world.charlie):
+        start = begin_turn(outsider, question="房东要扣多少押金？", conversation_id=None, matter_id=None)
+        shown = str(recall(outsider, start).recalled)
+        assert str(old.pk) not in shown and str(new.pk) not in shown and "2000元押金" not in shown
+
+
+def test_the_recalled_panel_shows_the_flag_on_both_notes(world, pair, asgi_server, fake_llm, page):
+    old, new = pair
+    fake_llm.script(text_reply("房东先后说扣2000元和3000元，说法不一致。"))
+    page.goto(f"{asgi_server}/accounts/login/?next=/chat/")
+    page.fill("input[name=username]", "alice")
+    page.fill("input[name=password]", PASSWORD)
+    page.click("button[type=submit]")
+    page.wait_for_url(f"{asgi_server}/chat/")
+    expect(page.locator("#connection-status")).to_contain_text("语言模型")
+    page.select_option("#matter", str(world.matter_deposit.pk))
+    page.fill("#question", "房东要扣多少押金？")
+    page.click("#send")
+
+    newer = page.locator(f"#recalled .note[data-note-id='{new.pk}']")
+    older = page.locator(f"#recalled .note[data-note-id='{old.pk}']")
+    expect(newer.locator(".contradiction")).to_contain_text("较早的说法", timeout=30_000)
+    expect(older.locator(".contradiction")).to_contain_text("较新的说法")
+    expect(older.locator(".contradiction a")).to_have_attribute("href", f"/memory/{new.pk}/")
+    ids = page.locator("#recalled .note").evaluate_all("els => els.map(e => e.dataset.noteId)")
+    assert ids.index(str(new.pk)) < ids.index(str(old.pk))
+
+    page.reload()  # the saved recall comes back with its flags
+    page.click("#conversation-list a >> nth=0")
+    page.locator("#messages li.assistant .show-memories").last.click()
+    expect(page.locator(f"#recalled .note[data-note-id='{old.pk}'] .contradiction")).to_contain_text("较新的说法")
