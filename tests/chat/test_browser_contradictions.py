@@ -9,9 +9,11 @@ import pytest
 from django.utils import timezone
 from playwright.sync_api import expect
 
+from chat.recall_records import scrub_recalled_notes
 from chat.turns import begin_turn, recall
 from memory.labels import disagreement_reason
-from memory.models import LinkType
+from memory.models import LinkType, Message
+from memory.pipeline import save_message
 from memory.services.notes import link_notes
 from tests.factories import PASSWORD
 from tests.fake_llm.server import text_reply
@@ -70,3 +72,16 @@ def test_the_recalled_panel_shows_the_flag_on_both_notes(world, pair, asgi_serve
     page.click("#conversation-list a >> nth=0")
     page.locator("#messages li.assistant .show-memories").last.click()
     expect(page.locator(f"#recalled .note[data-note-id='{old.pk}'] .contradiction")).to_contain_text("较新的说法")
+
+
+def test_erasing_a_note_scrubs_its_copy_shown_as_a_contradiction(world, pair):
+    old, new = pair
+    start = begin_turn(world.alice, question="房东要扣多少押金？", conversation_id=None,
+                       matter_id=world.matter_deposit.pk)
+    recalled = recall(world.alice, start).recalled
+    reply = save_message(start.conversation, "assistant", "说法不一致。", speaker="assistant")
+    Message.objects.filter(pk=reply.pk).update(recalled=recalled)
+    assert scrub_recalled_notes([old.pk]) == 1
+    kept = Message.objects.get(pk=reply.pk).recalled
+    assert "2000元押金" not in str(kept) and str(old.pk) not in str(kept)
+    assert any(entry.get("id") == str(new.pk) and entry["contradictions"] == [] for entry in kept)
