@@ -6,14 +6,18 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from memory.contradictions import contradictions_for
+from memory.contradictions import open_contradictions
+from memory.models import Note
+from memory.retrieval.candidates import Reach
 from memory.retrieval.types import Hit
 
 
-def newer_first(user, hits: list[Hit]) -> list[Hit]:
+def newer_first(user, hits: list[Hit], reach: Reach | None = None) -> list[Hit]:
     """``hits`` with their contradictions, a newer statement moved just above the older one it
-    contradicts when it ranked below it; ranks numbered anew. One statement, none without notes."""
-    found = contradictions_for(user, [hit.note.pk for hit in hits if hit.note is not None])
+    contradicts when it ranked below it; ranks numbered anew. One statement, none without notes
+    (the user's firms and matters of ``reach`` as literals, as the search's own reads)."""
+    visible = Note.objects.visible_to(user, **reach.literals()) if reach is not None else Note.objects.visible_to(user)
+    found = open_contradictions([hit.note.pk for hit in hits if hit.note is not None], visible=visible)
     if not found:
         return hits
     order = [replace(hit, contradictions=found.get(hit.note.pk, [])) if hit.note is not None else hit for hit in hits]
