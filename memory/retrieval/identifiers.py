@@ -102,7 +102,7 @@ def holds_identifier(text: str, identifiers: list[Identifier]) -> bool:
     return any(identifier.held_by(text) for identifier in identifiers)
 
 
-def _full_text(identifiers: list[Identifier]) -> SearchQuery:
+def _full_text(identifiers: list[Identifier]) -> SearchQuery | None:
     """Any identifier's letters-and-digits words, all of them (the GIN index finds the candidates;
     the exact check follows in ``holds_identifier``)."""
     query = None
