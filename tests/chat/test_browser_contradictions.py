@@ -3,7 +3,10 @@ listed first — in a real browser (chromium, Playwright, Daphne; fixtures in te
 and a reply's saved recall keeps the flag only while the reader still sees the other note."""
 from __future__ import annotations
 
+import os
+import shutil
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 from django.utils import timezone
@@ -17,6 +20,9 @@ from memory.pipeline import save_message
 from memory.services.notes import link_notes
 from tests.factories import PASSWORD
 from tests.fake_llm.server import text_reply
+from tests.screenshots import save_screenshot
+
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 
 
 @pytest.fixture
@@ -67,6 +73,9 @@ def test_the_recalled_panel_shows_the_flag_on_both_notes(world, pair, asgi_serve
     expect(older.locator(".contradiction a")).to_have_attribute("href", f"/memory/{new.pk}/")
     ids = page.locator("#recalled .note").evaluate_all("els => els.map(e => e.dataset.noteId)")
     assert ids.index(str(new.pk)) < ids.index(str(old.pk))
+    shot = save_screenshot(page, "chat-contradiction-zh")
+    if os.environ.get("DOCS_SCREENSHOTS") == "1":
+        shutil.copy(shot, DOCS / shot.name)
 
     page.reload()  # the saved recall comes back with its flags
     page.click("#conversation-list a >> nth=0")

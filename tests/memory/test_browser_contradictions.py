@@ -6,6 +6,7 @@ internal keys and words of the other language (the checks of test_browser_vocabu
 from __future__ import annotations
 
 import os
+import shutil
 from datetime import timedelta
 
 import pytest
@@ -16,7 +17,10 @@ from memory.labels import disagreement_reason
 from memory.models import AuditEvent, AuditLog, LinkType
 from memory.services.notes import correct_note, link_notes
 from tests.live_server import CHROMIUM, CHROMIUM_ARGS
-from tests.memory.test_browser_vocabulary import LANGUAGES, VIEWPORT, corpus, log_in, problems, server  # noqa: F401
+from tests.memory.test_browser_vocabulary import (  # noqa: F401  (server: the live-server fixture)
+    DOCS, LANGUAGES, VIEWPORT, corpus, log_in, problems, server,
+)
+from tests.screenshots import save_screenshot
 
 FLAG = {"zh": "说法矛盾", "en": "Contradiction"}
 
@@ -81,6 +85,10 @@ def test_flags_read_in_one_vocabulary_for_alice_and_never_reach_bob_or_charlie(s
                         trouble.append("a note behind the wall is shown")
                     if trouble:
                         found[where] = trouble
+                    if username == "alice" and name in ("my-memory", "admin-note"):
+                        shot = save_screenshot(page, f"contradiction-{name}-{language}")
+                        if os.environ.get("DOCS_SCREENSHOTS") == "1":
+                            shutil.copy(shot, DOCS / shot.name)
                     if name == "admin-settled" and language == "zh":
                         assert "经人工更正后解决" in text and "被更正的笔记" in text
                     if name == "admin-link" and language == "zh":
