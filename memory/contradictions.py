@@ -15,9 +15,14 @@ from dataclasses import dataclass
 from typing import Iterable
 from uuid import UUID
 
+from django.db import connection
 from django.db.models import BooleanField, Exists, ExpressionWrapper, OuterRef, Q, QuerySet
 
 from memory.models import LinkType, Note, NoteLink
+
+
+#: What is read of the notes of a pair: enough to show the other one and to say which is newer.
+SHOWN_FIELDS = ("id", "firm_id", "content", "matter_id", "status", "said_at", "stored_at")
 
 
 @dataclass(frozen=True)
@@ -34,25 +39,36 @@ def said_order(note: Note) -> tuple:
 
 
 def open_contradictions(note_ids: Iterable[UUID], *, visible: QuerySet[Note]) -> dict[UUID, list[Contradiction]]:
-    """For each of ``note_ids``: the current notes of ``visible`` it disagrees with (one statement).
-    ``visible`` is the reader's rule: ``Note.objects.visible_to(user)``, or every note for an operator."""
+    """For each of ``note_ids``: the current notes of ``visible`` it disagrees with. One short
+    statement (by the links' indexed ends, both ends current; a search runs it for every answer)
+    and, only when a pair is found, a second one: the notes at both ends under ``visible``."""
     ids = set(note_ids)
     if not ids:
         return {}
-    current = visible.filter(status=Note.Status.ACTIVE).values("pk")
-    links = (
-        NoteLink.objects.filter(link_type=LinkType.CONTRADICTS)
-        .filter(Q(source_id__in=ids) | Q(target_id__in=ids))
-        .filter(source__in=current, target__in=current)
-        .select_related("source", "target", "source__matter", "target__matter")
-        .order_by("created_at", "id")
-    )
+    with connection.cursor() as cursor:
+        cursor.execute(_PAIRS, [list(ids), list(ids)])
+        pairs = cursor.fetchall()
+    if not pairs:
+        return {}
+    ends = {pk for pair in pairs for pk in pair}
+    notes = visible.filter(pk__in=ends).order_by().only(*SHOWN_FIELDS).in_bulk()
     found: dict[UUID, list[Contradiction]] = defaultdict(list)
-    for link in links:
-        for this, other in ((link.source, link.target), (link.target, link.source)):
+    for source_id, target_id in pairs:
+        if source_id not in notes or target_id not in notes:
+            continue  # the reader does not see one of them
+        for this, other in ((notes[source_id], notes[target_id]), (notes[target_id], notes[source_id])):
             if this.pk in ids and all(c.other.pk != other.pk for c in found[this.pk]):
                 found[this.pk].append(Contradiction(other=other, newer=said_order(this) > said_order(other)))
     return dict(found)
+
+
+_PAIRS = (
+    f"SELECT l.source_id, l.target_id FROM {NoteLink._meta.db_table} l"
+    f" JOIN {Note._meta.db_table} s ON s.id = l.source_id JOIN {Note._meta.db_table} t ON t.id = l.target_id"
+    f" WHERE l.link_type = '{LinkType.CONTRADICTS.value}' AND (l.source_id = ANY(%s) OR l.target_id = ANY(%s))"
+    f" AND s.status = '{Note.Status.ACTIVE.value}' AND t.status = '{Note.Status.ACTIVE.value}'"
+    " ORDER BY l.created_at, l.id"
+)
 
 
 def contradictions_for(user, note_ids: Iterable[UUID]) -> dict[UUID, list[Contradiction]]:

@@ -34,6 +34,8 @@ def test_the_same_slot_with_another_value_disagrees(newer, older, values):
     ("3月1日付了3000元定金。", "付了2000元定金给房东。"),  # two payments
     ("用户2026年2月5日支付第二期租金3500元。", "用户2026年1月5日支付第一期租金3500元。"),  # instalments
     ("房东说墙面有污渍，要扣2000元押金。", "房东说墙面有污渍，要扣2000元押金。"),  # the same statement
+    # a wish with a bound is not a stated value (the story's overtime demand and the settlement)
+    ("公司在2026年3月30日同意补发加班费6.5万元。", "alice说：用户希望公司至少补发6万元加班费，否则用户就申请劳动仲裁。"),
 ])
 def test_other_events_and_additions_do_not_disagree(newer, older):
     assert disagreement(newer, older) is None

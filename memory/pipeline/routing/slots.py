@@ -330,6 +330,11 @@ def compare(new_text: str, old_text: str) -> Relation:
 #: value of it.
 _ADDITIVE = re.compile(r"再(?=[扣付交收借转加要收])|另外|额外|追加|\badditional(?:ly)?\b|\banother\b|\bextra\b",
                        re.IGNORECASE)
+#: A wish, a demand or a bound ("希望…至少6万元", "wants at least $500") is not a value stated:
+#: it disagrees with no stated value (only with another wish or demand of the same kind).
+_MODAL = re.compile(r"希望|要求|主张|请求|打算|准备|至少|最多|不少于|不超过|不低于|不高于|否则"
+                    r"|\bwants?\b|\bwish(?:es)?\b|\bdemands?\b|\basks? for\b|\bat least\b|\bat most\b"
+                    r"|\bno (?:less|more) than\b", re.IGNORECASE)
 #: Words the shorter statement must share with the longer: "押金7000元" and "扣2000元押金" share
 #: only the attribute's words and are not one slot.
 DISAGREEMENT_MIN_SHARED_WORDS = 4
@@ -356,7 +361,8 @@ def disagreement(newer_text: str, older_text: str) -> str | None:
     they disagree ("" when they disagree without a number: a negation). Every relation ``compare`` would let replace a note counts (an UPDATE routing
     declined as less supported); otherwise both name the same slot attribute, no anchor says
     they are other events (ids, ordinals, people, statutes, dates), neither is negated alone,
-    neither adds to the other ("再扣", "another"), they are not two events (two payments of
+    neither adds to the other ("再扣", "another"), a wish or a bound ("希望…至少") is not set
+    against a stated value, they are not two events (two payments of
     different sums are two payments), each gives a value the other lacks, and the shorter
     statement's words are nearly all in the longer one."""
     relation = compare(newer_text, older_text)
@@ -368,6 +374,8 @@ def disagreement(newer_text: str, older_text: str) -> str | None:
     if not new.attributes & old.attributes or new.negated != old.negated or (new.event and old.event):
         return None
     if _ADDITIVE.search(newer_text) or _ADDITIVE.search(older_text):
+        return None
+    if bool(_MODAL.search(newer_text)) != bool(_MODAL.search(older_text)):
         return None
     if _anchor_conflict(new.mentions, old.mentions, allow_dates=False):
         return None
