@@ -40,6 +40,7 @@ def labels() -> dict[str, dict[str, str]]:
         },
         "score": {
             "total": pgettext("score term", "Total"),
+            "rank": pgettext("score term", "Rank"),
             "semantic": pgettext("score term", "Semantic"),
             "keyword": pgettext("score term", "Keywords"),
             "importance": pgettext("score term", "Importance"),

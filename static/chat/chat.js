@@ -91,7 +91,8 @@
 
   function scoreLine(score) {
     return ["semantic", "keyword", "importance", "confidence", "graph", "recency"]
-      .map((k) => label("score", k) + " " + Number(score[k] || 0).toFixed(2)).join(" · ");
+      .map((k) => label("score", k) + " " + Number(score[k] || 0).toFixed(2)).join(" · ") +
+      " · " + label("score", "total") + " " + Number(score.total || 0).toFixed(3);
   }
 
   function noteItem(note) {
@@ -118,7 +119,8 @@
     facts.textContent = bits.join(" · ");
     const why = document.createElement("details");
     const summary = document.createElement("summary");
-    summary.textContent = t("why") + " · " + label("score", "total") + " " + Number((note.score || {}).total || 0).toFixed(3);
+    // the panel is in recall order: the summary shows the rank it is sorted by (the scores are inside)
+    summary.textContent = t("why") + " · " + label("score", "rank") + " " + (note.rank || "—");
     const scores = document.createElement("p");
     scores.className = "scores";
     scores.textContent = scoreLine(note.score || {});
