@@ -8,7 +8,9 @@ and messages the user may search that hold an identifier of the question come fi
 strategy already found in their order, the others after them (newest first), then the rest of
 the strategy's hits. The reads go through the same rule as every search: active notes of
 ``visible_to(user)`` in the planned layers (``candidates.searchable_notes``), messages of the
-conversations the search may read, without the forgotten ones.
+conversations the search may read, without the forgotten ones and the replies that only repeat
+recalled memory (``Message.repeats_memory``). A question whose anchors nothing visible holds is
+answered with nothing before this runs (``memory.retrieval.anchors``).
 
 Matching ignores full-width / half-width forms (NFKC: "（2025）" is "(2025)") and letter case
 ("…123x" is "…123X"); the text must hold the whole identifier: "1234号" does not match
@@ -138,7 +140,8 @@ def _messages_holding(request: SearchRequest, reach: cand.Reach, identifiers: li
         return []
     excluded = [*request.exclude_message_ids, *forgotten_source_ids(request.user, reach)]
     rows = (
-        Message.objects.filter(conversation_id__in=conversations, status=Message.Status.COMPLETE)
+        Message.objects.filter(conversation_id__in=conversations, status=Message.Status.COMPLETE,
+                               repeats_memory=False)
         .exclude(pk__in=excluded)
         .filter(search_vector=words)
         .order_by("-said_at", "-id")[:CANDIDATE_POOL]

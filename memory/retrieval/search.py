@@ -122,11 +122,11 @@ def search_memory(
         result = SearchResult(strategy=strategy, query=query, plan=plan, hits=[], nothing_on=nothing_on)
     else:
         result = strategy_fn(request)
-    # Whatever the strategy: what holds an exact identifier of the question (an ID number, a
-    # case number) first; then of two contradicting notes, the newer statement just above the older.
-    ordered = time.perf_counter()
-    result.hits = newer_first(user, exact_first(request, result.hits), reach)
-    result.timings["order"] = round((time.perf_counter() - ordered) * 1000, 2)
+        # Whatever the strategy: what holds an exact identifier of the question (an ID number, a
+        # case number) first; then of two contradicting notes, the newer statement just above the older.
+        ordered = time.perf_counter()
+        result.hits = newer_first(user, exact_first(request, result.hits), reach)
+        result.timings["order"] = round((time.perf_counter() - ordered) * 1000, 2)
     request.query_vector  # noqa: B018 - a strategy that never needed the vector: its encode time still counts
     embedding = request.embedding
     result.timings = {
