@@ -41,6 +41,7 @@ SYSTEM_ACTORS = {
     "reembed": _("re-embedding"),
     "evaluate_retrieval": _("retrieval evaluation"),
     "evaluate_routing": _("routing evaluation"),
+    "link_contradictions": _("contradiction linking"),
     "test": _("automated test"),
 }
 

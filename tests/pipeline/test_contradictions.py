@@ -3,14 +3,17 @@ them ``contradicts``; search flags both and puts the newer statement first; a co
 them, audited. Through the real write path (offline engine) and the real search."""
 from __future__ import annotations
 
+from io import StringIO
+
 import pytest
+from django.core.management import call_command
 
 from memory.contradictions import contradictions_for
 from memory.models import AuditEvent, AuditLog, LinkType, Note, NoteLink, RoutingDecision
 from memory.pipeline.routing.slots import disagreement
 from memory.retrieval import search_memory
 from memory.services.notes import correct_note, forget_note
-from tests.pipeline.factories import ConversationFactory
+from tests.pipeline.factories import ConversationFactory, at
 
 FIRST = "租期在2026年2月28日到期，我当天退了房并交还了钥匙。房东说墙面有污渍，要扣2000元押金。"
 CHANGED = "房东今天改口了，房东说墙面有污渍，要扣3000元押金。"
@@ -111,3 +114,20 @@ def test_forgetting_one_side_closes_the_contradiction(world, deposit_conversatio
     forget_note(old, user=world.alice, reason="房东的第一次说法不再重要")
     assert contradictions_for(world.alice, [old.pk, new.pk]) == {}
     assert NoteLink.objects.filter(link_type=LinkType.CONTRADICTS).exists()  # kept as history
+
+
+def test_notes_written_before_the_rule_are_linked_by_the_command_once(world):
+    old = world.note("房东说墙面有污渍，要扣2000元押金。", matter=world.matter_deposit, owner=world.alice, said_at=at(1))
+    new = world.note("房东今天改口了，房东说墙面有污渍，要扣3000元押金。", matter=world.matter_deposit, owner=world.alice,
+                     said_at=at(3))
+    world.note("押金是7000元。", matter=world.matter_deposit, owner=world.alice, said_at=at(2))
+    out = StringIO()
+    call_command("link_contradictions", stdout=out)
+    assert out.getvalue().strip() == "1 contradiction(s) linked"
+    link = NoteLink.objects.get(link_type=LinkType.CONTRADICTS)
+    assert (link.source, link.target) == (new, old)
+    entry = AuditLog.objects.get(event_type=AuditEvent.LINK_CREATED, object_id=str(link.pk))
+    assert entry.actor_label == "system:link_contradictions"
+    out = StringIO()
+    call_command("link_contradictions", "--firm", world.firm_a.slug, stdout=out)
+    assert out.getvalue().strip() == "0 contradiction(s) linked"
