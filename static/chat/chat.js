@@ -357,23 +357,40 @@
     }
   }
 
+  // A question asked before the socket is open (just after the page loads, or while it
+  // reconnects) waits here and is sent as soon as it opens: it is never dropped.
+  let queuedAsk = null;
+
+  function sendOrQueue(frame) {
+    if (socket && socket.readyState === WebSocket.OPEN) socket.send(JSON.stringify(frame));
+    else queuedAsk = frame;
+  }
+
   function connect() {
     const scheme = location.protocol === "https:" ? "wss://" : "ws://";
     socket = new WebSocket(scheme + location.host + "/ws/chat/");
     socket.onopen = () => {
       retry = 0;
       if (conversationId) loadConversation(conversationId);
+      if (queuedAsk) { const frame = queuedAsk; queuedAsk = null; socket.send(JSON.stringify(frame)); }
     };
     socket.onmessage = (event) => onFrame(JSON.parse(event.data));
     socket.onclose = () => {
       statusEl.textContent = t("reconnecting");
-      if (busy) { setBusy(false); streamingEl = null; }
+      if (busy && !queuedAsk) { setBusy(false); streamingEl = null; }
       retry = Math.min(retry + 1, 6);
       setTimeout(connect, 500 * 2 ** retry);
     };
   }
 
   function stopAnswer() {
+    if (queuedAsk) {  // never sent: take it back into the box
+      queuedAsk = null;
+      if (pendingEl) { pendingEl.remove(); pendingEl = null; }
+      if (!question.value) question.value = lastAsked;
+      setBusy(false);
+      return;
+    }
     if (busy && socket && socket.readyState === WebSocket.OPEN) socket.send(JSON.stringify({ type: "cancel" }));
   }
 
@@ -386,7 +403,7 @@
   form.addEventListener("submit", (event) => {
     event.preventDefault();
     const text = question.value.trim();
-    if (!text || busy || !socket || socket.readyState !== WebSocket.OPEN) return;
+    if (!text || busy) return;
     lastAsked = text;
     showError("");
     showNotice("");
@@ -395,7 +412,7 @@
     const frame = { type: "ask", question: text };
     if (conversationId) frame.conversation_id = conversationId;
     else if (matterEl.value) frame.matter_id = Number(matterEl.value);
-    socket.send(JSON.stringify(frame));
+    sendOrQueue(frame);
     question.value = "";
   });
   question.addEventListener("keydown", (event) => {
