@@ -91,9 +91,23 @@ def split_of(seeds: list[tuple[str, str, str]]) -> list[str]:
     return splits
 
 
+def generation_order(seeds: list[tuple[str, str, str]]) -> list[int]:
+    """Seed indexes with the groups interleaved, so that a run stopped early (a slow shared
+    CPU) still holds corrections and look-alikes of both languages."""
+    by_group: dict[str, list[int]] = {}
+    for index, (group, _, _) in enumerate(seeds):
+        by_group.setdefault(group, []).append(index)
+    order = []
+    while any(by_group.values()):
+        for queue in by_group.values():
+            if queue:
+                order.append(queue.pop(0))
+    return order
+
+
 def ask(base_url: str, model: str, prompt: str) -> tuple[list[str], float]:
     """One json_object request (not streamed: this script never gives up on a request)."""
-    body = json.dumps({"model": model, "messages": [{"role": "user", "content": prompt}], "max_tokens": 220,
+    body = json.dumps({"model": model, "messages": [{"role": "user", "content": prompt}], "max_tokens": 160,
                        "temperature": 0.7, "response_format": {"type": "json_object"}}).encode()
     request = urllib.request.Request(f"{base_url.rstrip('/')}/chat/completions", data=body,
                                      headers={"Content-Type": "application/json"})
@@ -102,19 +116,28 @@ def ask(base_url: str, model: str, prompt: str) -> tuple[list[str], float]:
         reply = json.loads(response.read())["choices"][0]["message"]["content"]
     seconds = time.perf_counter() - started
     try:
-        items = json.loads(reply).get("items", [])
-    except (ValueError, AttributeError):
+        parsed = json.loads(reply)
+    except ValueError:
+        print(f"    not JSON: {reply[:300]!r}", flush=True)
         return [], seconds
+    # a small model names the list as it likes ({"statements": […]}, {"items": [{"content": …}]})
+    lists = [v for v in (parsed.values() if isinstance(parsed, dict) else [parsed]) if isinstance(v, list)]
+    items = [i.get("content") or next(iter(i.values()), "") if isinstance(i, dict) else i
+             for i in (lists[0] if lists else [])]
+    if not items:
+        print(f"    no list: {reply[:300]!r}", flush=True)
     return [str(item).strip() for item in items if isinstance(item, str) and item.strip()], seconds
 
 
 def main(out: str) -> None:
     base_url, model = os.environ["LLM_BASE_URL"], os.environ.get("LLM_MODEL", "qwen-local")
     candidates = []
-    for index, ((group, old, said), split) in enumerate(zip(SEEDS, split_of(SEEDS))):
+    splits = split_of(SEEDS)
+    for index in generation_order(SEEDS):
+        (group, old, said), split = SEEDS[index], splits[index]
         lang = group[:2]
         items, seconds = ask(base_url, model, PROMPTS[lang].format(said=said))
-        print(f"[{index + 1}/{len(SEEDS)}] {group} {split} {seconds:.1f}s: {items}", flush=True)
+        print(f"[seed {index}] {group} {split} {seconds:.1f}s: {items}", flush=True)
         for number, item in enumerate(items[:3]):
             candidates.append({"seed": index, "group": group, "split": split, "lang": lang, "old": old,
                                "said": said, "new": item, "variant": number})
