@@ -109,3 +109,19 @@ def test_the_turns_cue_in_the_slot_comparison(said, new, old, kind):
     from memory.pipeline.routing import compare
 
     assert compare(new, old, said=said).kind.value == kind
+
+
+def test_the_llm_worded_routing_set_keeps_precision_on_dev_and_test(db):
+    """The LLM-worded pairs (``routing_pairs_llm.json``: a real model's wording of a client's turn,
+    labelled by hand) through the real routing path, with the turn each came from: supersede
+    precision ≥ 0.98 on dev and on test, and the corrections are taken."""
+    from showcase.evaluation.routing import PAIRS, evaluate_routing, load_pairs
+
+    data = load_pairs(PAIRS.with_name("routing_pairs_llm.json"))
+    assert {p["split"] for p in data["pairs"]} == {"dev", "test"}
+    assert all(p["held_out"] == (p["split"] == "test") and p["said"] for p in data["pairs"])
+    report = evaluate_routing(data)
+    for half in (report.slice(held_out=False), report.slice(held_out=True)):
+        assert half.supersede_precision >= 0.98, "\n".join(report.lines())
+        assert half.false_supersession_rate == 0, "\n".join(report.lines())
+        assert half.supersede_recall >= 0.8, "\n".join(report.lines())
