@@ -4,7 +4,8 @@ to count requests that ran on after the product gave up on them (issue 30).
 
 The server prints, per request, ``Llama.generate: … prompt tokens to eval`` when it starts and
 ``llama_perf_context_print: … eval time = … / N runs`` and ``total time`` when it ends; a
-streamed request whose client closed the connection ends within a token. Stamp the log as
+streamed request whose client closed the connection ends with ``Disconnected from client``
+(no timings) as soon as the server notices, within a token. Stamp the log as
 docs/story-and-real-llm.md shows (``… 2>&1 | python3 -u ts.py > server.log``, ``HH:MM:SS.mmm``
 in front of each line).
 
@@ -24,9 +25,10 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 _STAMP = re.compile(r"^(\d{2}:\d{2}:\d{2}\.\d{3}) (.*)$")
-_START = re.compile(r"Llama\.generate: .*prompt tokens to eval|Llama\.generate: .*prefix-match hit")
+_START = re.compile(r"Llama\.generate: ")
 _EVAL = re.compile(r"llama_perf_context_print:\s+eval time =\s+([\d.]+) ms /\s+(\d+) runs")
 _TOTAL = re.compile(r"llama_perf_context_print:\s+total time =\s+([\d.]+) ms")
+_CLOSED = re.compile(r"Disconnected from client")  # a streamed request the client closed: no perf lines
 _PRODUCT_STAMP = re.compile(r"^(\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}),(\d{3}) ")
 _GIVE_UP = re.compile(r"the stream is closed|LLMTooSlow|stalled|no first token|budget|deadline", re.IGNORECASE)
 
@@ -37,6 +39,7 @@ class ServedRequest:
     ended: datetime | None = None
     tokens: int = 0
     eval_seconds: float = 0.0
+    closed: bool = False  # the client closed the stream (the server printed no timings)
 
     @property
     def tokens_per_second(self) -> float | None:
@@ -62,8 +65,9 @@ def served_requests(lines: list[str], since: str | None = None) -> list[ServedRe
         elif requests and (evaluated := _EVAL.search(text)):
             requests[-1].eval_seconds = float(evaluated.group(1)) / 1000
             requests[-1].tokens = int(evaluated.group(2))
-        elif requests and _TOTAL.search(text):
+        elif requests and requests[-1].ended is None and (_TOTAL.search(text) or _CLOSED.search(text)):
             requests[-1].ended = at
+            requests[-1].closed = bool(_CLOSED.search(text))
     return requests
 
 
@@ -98,7 +102,8 @@ def main() -> None:
             continue
         speed = request.tokens_per_second
         print(f"request {number}: {request.began:%H:%M:%S} → {request.ended:%H:%M:%S} "
-              f"({(request.ended - request.began).total_seconds():.1f} s), {request.tokens} tokens"
+              f"({(request.ended - request.began).total_seconds():.1f} s), "
+              + ("closed by the client" if request.closed else f"{request.tokens} tokens")
               + (f", {speed:.2f} tokens/s" if speed else ""))
     if not options.giveups:
         return
