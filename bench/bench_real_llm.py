@@ -32,7 +32,12 @@ Run:
     LLM_TIMEOUT_SECONDS=600 LEGALMEM_DATA_DIR=var/bench-real \\
     .venv/bin/python -m legalmem_site.launcher manage shell -c "from bench.bench_real_llm import main; main()"
 
-``BENCH_PHASES`` (default ``chat,import,story``) runs some of the phases. Figures go to stdout
+4. (``correction``, not in the default phases) issue 30's conversation in one chat over the
+   websocket — "我叫王磊…月租金8000元…", "更正：月租金是8500元，不是8000元。", "…这合法吗？" —
+   each turn extracted as the worker would; it checks that the rent correction superseded the
+   8000 note and that no assistant claim, unsaid number or asked-about verdict became a 事实/证据.
+
+``BENCH_PHASES`` (default ``chat,import,story``; ``correction`` on request) runs some of the phases. Figures go to stdout
 and to ``$LEGALMEM_DATA_DIR/bench_real_llm.json`` (rewritten after each phase).
 """
 from __future__ import annotations
@@ -42,6 +47,7 @@ import http.client
 import io
 import json
 import os
+import re
 import signal
 import subprocess
 import tempfile
@@ -203,7 +209,8 @@ def _start_daphne(port: int, llm_url: str) -> subprocess.Popen:
     return start_daphne(port, env, timeout=120)
 
 
-async def _ask(port: int, cookie: str, question: str, matter_id: int) -> dict[str, Any]:
+async def _ask(port: int, cookie: str, question: str, matter_id: int,
+               conversation_id: int | None = None) -> dict[str, Any]:
     import websockets
 
     frames: list[dict[str, Any]] = []
@@ -214,7 +221,10 @@ async def _ask(port: int, cookie: str, question: str, matter_id: int) -> dict[st
         assert json.loads(await ws.recv())["type"] == "ready"
         asked = time.perf_counter()
         first_token = None
-        await ws.send(json.dumps({"type": "ask", "question": question, "matter_id": matter_id}))
+        ask = {"type": "ask", "question": question, "matter_id": matter_id}
+        if conversation_id is not None:
+            ask["conversation_id"] = conversation_id
+        await ws.send(json.dumps(ask))
         while True:
             frame = json.loads(await asyncio.wait_for(ws.recv(), timeout=1800))
             frames.append(frame)
@@ -225,7 +235,7 @@ async def _ask(port: int, cookie: str, question: str, matter_id: int) -> dict[st
     return {"seconds": time.perf_counter() - asked, "first_token_seconds": first_token,
             "tokens": sum(f["type"] == "token" for f in frames), "status": frames[-1].get("status"),
             "errors": [f.get("message") for f in frames if f["type"] == "error"],
-            "message_id": frames[-1].get("message_id")}
+            "message_id": frames[-1].get("message_id"), "conversation_id": frames[-1].get("conversation_id")}
 
 
 def _phase_report(proxy: CountingProxy, phase: str, turns: int, seconds: float, notes: int,
@@ -306,6 +316,89 @@ def _chat_phase(proxy: CountingProxy, llm_url: str) -> dict[str, Any]:
     })
 
 
+#: Issue 30's conversation: a client's facts, a correction in his words, a yes/no question.
+CORRECTION_TURNS = (
+    "我叫王磊，2025年3月租了一套房子，月租金8000元，押金16000元。现在租约到期了，房东不退押金，我该怎么办？",
+    "更正：月租金是8500元，不是8000元。",
+    "房东说要扣一个月房租当违约金，这合法吗？",
+)
+
+
+def _correction_phase(proxy: CountingProxy, llm_url: str) -> dict[str, Any]:
+    """Issue 30's checks in one chat conversation over the websocket, each turn extracted as the
+    worker would: the rent correction supersedes the 8000 note, and no note states as the
+    client's fact (事实 / 证据) what only the assistant said, a number the client did not say,
+    or a verdict the client only asked about."""
+    from django.contrib.auth import get_user_model
+
+    from memory.extraction.grounding import unsaid_number
+    from memory.models import Firm, Matter, MatterAssignment, Message, Note, TurnExtraction
+    from memory.pipeline import process_turn
+
+    alice = get_user_model().objects.get(username="alice")
+    matter = Matter.objects.create(firm=Firm.objects.get(slug="demo-firm"), title="王磊 押金纠纷", reference="M-030")
+    MatterAssignment.objects.create(matter=matter, user=alice)
+    port = free_port()
+    daphne = _start_daphne(port, llm_url)
+    proxy.phase = "correction"
+    began = time.perf_counter()
+    conversation_id = None
+    answers, jobs = [], []
+    try:
+        for question in CORRECTION_TURNS:
+            answer = asyncio.run(_ask(port, session_cookie(alice), question, matter.pk, conversation_id))
+            conversation_id = answer["conversation_id"]
+            reply = Message.objects.filter(pk=answer["message_id"]).first() if answer["message_id"] else None
+            job = TurnExtraction.objects.filter(assistant_message=reply).first() if reply else None
+            job = process_turn(job.pk) if job is not None else None
+            answers.append(answer)
+            jobs.append(job)
+            print(f"[bench]   correction turn: {answer['status']} in {answer['seconds']:.0f} s; extraction "
+                  f"{job.status if job else None}: {[i.get('content') for i in (job.items or [])] if job else []}; "
+                  f"rejected {job.rejected if job else []}", flush=True)
+    finally:
+        os.killpg(daphne.pid, signal.SIGTERM)
+        daphne.wait(timeout=30)
+    seconds = time.perf_counter() - began
+    notes = list(Note.objects.filter(matter=matter).order_by("pk"))
+    messages = {m.pk: m for m in Message.objects.filter(conversation__matter=matter)}
+    user_words = "\n".join(m.content for m in messages.values() if m.role == "user")
+    rent_8000 = [n for n in notes if n.status == "active" and re.search(r"8,?000\s*元|八千", n.content)
+                 and re.search(r"租金|房租|月租", n.content)]
+    rent_8500 = [n for n in notes if n.status == "active" and re.search(r"8,?500|八千五", n.content)]
+    superseded = [n for n in notes if n.status == "superseded"]
+    facts = [n for n in notes if n.category in ("fact", "evidence") and n.status == "active"]
+    assistant_facts = [n.content for n in facts
+                       if n.source_message_ids and all(messages.get(pk) is not None and messages[pk].role == "assistant"
+                                                       for pk in n.source_message_ids)]
+    unsaid = [f"{n.content} ({unsaid_number(n.content, user_words)})" for n in facts
+              if unsaid_number(n.content, user_words)]
+    verdicts = [n.content for n in facts if re.search(r"不?合法|违法|legal", n.content)]
+    checks = {
+        "rent_correction_superseded": bool(rent_8500) and not rent_8000 and bool(superseded),
+        "assistant_claims_as_facts": assistant_facts,
+        "facts_with_numbers_the_client_did_not_say": unsaid,
+        "verdicts_stored_as_facts": verdicts,
+    }
+    failures = [f"answer {i + 1}: {e}" for i, a in enumerate(answers) for e in a["errors"]]
+    failures += [f"extraction {i + 1}: {j.status} {j.last_error[:160]}" for i, j in enumerate(jobs)
+                 if j is None or j.status not in ("done", "skipped")]
+    if not checks["rent_correction_superseded"]:
+        failures.append(f"rent correction did not supersede: active 8000 notes {[n.content for n in rent_8000]}, "
+                        f"8500 notes {[n.content for n in rent_8500]}")
+    failures += [f"assistant claim stored as a fact: {c}" for c in assistant_facts]
+    failures += [f"fact with a number the client did not say: {c}" for c in unsaid]
+    failures += [f"verdict stored as a fact: {c}" for c in verdicts]
+    for note in notes:
+        print(f"[bench]   note [{note.status}] {note.category} ({note.speaker}): {note.content}", flush=True)
+    return _phase_report(proxy, "correction", len(CORRECTION_TURNS), seconds, len(notes), failures, {
+        "checks": checks, "notes": [{"content": n.content, "category": n.category, "status": n.status,
+                                     "speaker": n.speaker} for n in notes],
+        "decisions": [d for j in jobs if j for d in (j.decisions or [])],
+        "answers": [m.content[:400] for m in messages.values() if m.role == "assistant"],
+    })
+
+
 def _import_phase(proxy: CountingProxy, turns: int) -> dict[str, Any]:
     from memory.models import Note, TurnExtraction
 
@@ -372,7 +465,8 @@ def main() -> None:
     out = Path(settings.DATA_DIR) / "bench_real_llm.json"
     wanted = [p.strip() for p in os.environ.get("BENCH_PHASES", "chat,import,story").split(",") if p.strip()]
     known = {"chat": lambda: _chat_phase(proxy, proxy_url), "import": lambda: _import_phase(proxy, import_turns),
-             "story": lambda: _story_phase(proxy, story_events, story_turns)}
+             "story": lambda: _story_phase(proxy, story_events, story_turns),
+             "correction": lambda: _correction_phase(proxy, proxy_url)}
     if set(wanted) - set(known):
         raise SystemExit(f"BENCH_PHASES: unknown phase(s) {sorted(set(wanted) - set(known))}; use {', '.join(known)}")
     phases = [known[name] for name in wanted]

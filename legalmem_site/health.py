@@ -107,10 +107,29 @@ def _job_queue() -> str:
 
 
 def _llm() -> str:
+    """``GET /models`` — taking a request slot like any request, without waiting for one.
+
+    llama-cpp-python's server answers ``/models`` only between generations, and a request
+    waiting for it cuts the running stream short (``[DONE]`` with no finish reason): on the
+    live server the first ``/readyz`` of ``make run`` broke off an extraction that way. So the
+    probe goes through the request gate (``LLM_MAX_CONCURRENT_REQUESTS``): when every slot is
+    busy, or a chat is waiting, the server is in use — the product's own request shows it
+    reachable — and it is not probed."""
+    from memory.llm.errors import LLMUnavailable
+    from memory.llm.gate import Priority, RequestGate
+
     base = str(settings.LLM_BASE_URL or "").rstrip("/")
-    request = urllib.request.Request(f"{base}/models", headers={"Authorization": f"Bearer {settings.LLM_API_KEY}"})
-    with urllib.request.urlopen(request, timeout=LLM_CHECK_TIMEOUT_SECONDS) as response:  # noqa: S310 - configured URL
-        return f"HTTP {response.status}"
+    gate = RequestGate(settings.LLM_MAX_CONCURRENT_REQUESTS, base_url=base, wait_seconds=0)
+    try:
+        lease = gate.acquire(Priority.BACKGROUND)
+    except LLMUnavailable:
+        return "in use: every request slot is busy (not probed: a probe would cut a llama.cpp stream short)"
+    try:
+        request = urllib.request.Request(f"{base}/models", headers={"Authorization": f"Bearer {settings.LLM_API_KEY}"})
+        with urllib.request.urlopen(request, timeout=LLM_CHECK_TIMEOUT_SECONDS) as response:  # noqa: S310 - configured URL
+            return f"HTTP {response.status}"
+    finally:
+        lease.release()
 
 
 def _checks() -> list[tuple[str, Callable[[], str], bool]]:

@@ -123,4 +123,5 @@ def draft_for(item: ExtractedItem, source: TurnSource) -> NoteDraft:
         source_message_ids=[m.pk for m in messages],
         speaker=", ".join(speakers)[:200],
         said_at=messages[0].said_at if messages else None,
+        said="\n".join(m.content for m in messages if m.role == Message.Role.USER),
     )

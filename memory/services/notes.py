@@ -91,6 +91,9 @@ class NoteDraft:
     source_message_ids: list[int] = field(default_factory=list)
     speaker: str = ""
     said_at: datetime | None = None
+    # What the client said in the turn the note comes from (not stored): routing reads its
+    # correction cue when the extractor's wording dropped it (docs/routing.md).
+    said: str = ""
 
     @classmethod
     def from_note(cls, note: Note) -> "NoteDraft":

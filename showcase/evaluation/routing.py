@@ -183,15 +183,16 @@ def _evaluate(data: dict[str, Any], *, progress: Callable[[int, int], None] | No
         matter = Matter.objects.create(firm=firm, title=f"routing pair {pair['id']}", reference=pair["id"][:80])
         MatterAssignment.objects.create(matter=matter, user=user)
 
-        def draft(text: str, confidence: float, at, source_id: str) -> NoteDraft:
+        def draft(text: str, confidence: float, at, source_id: str, turn_words: str = "") -> NoteDraft:
             return NoteDraft(firm=firm, content=text, memory_scope=MemoryScope.CASE, category=spec["category"],
                              source_type=SourceType.IMPORT, confidence=float(confidence), matter=matter,
-                             owner=user, source_id=source_id, said_at=at)
+                             owner=user, source_id=source_id, said_at=at, said=turn_words)
 
         create_note(draft(pair["old"], spec["old_confidence"], said, f"{pair['id']}:old"), actor=ACTOR,
                     embedding=vectors[2 * index])
         decision = route_and_write(
-            draft(pair["new"], spec["new_confidence"], said + timedelta(hours=1), f"{pair['id']}:new"),
+            draft(pair["new"], spec["new_confidence"], said + timedelta(hours=1), f"{pair['id']}:new",
+                  pair.get("said", "")),
             vectors[2 * index + 1], actor=ACTOR, source_key=f"eval-routing:{suffix}:{pair['id']}"[:64],
             item_index=0,
         )

@@ -12,7 +12,8 @@ Each profile is observed behaviour, not a guess about internals:
 * ``llamacpp`` — llama-cpp-python 0.3.x: ``json_schema`` fails its request validator with
   HTTP **500** naming ``response_format``; in ``json_object`` mode the model echoes the schema
   around every other reply (``{"type": "object", "properties": {...data...}}``); a request
-  arriving while a stream runs ends that stream with ``data: [DONE]`` and no finish reason.
+  arriving while a stream runs — a completion, or ``GET /v1/models``, which waits for the model
+  lock there — ends that stream with ``data: [DONE]`` and no finish reason.
 
 Two more play a llama.cpp server on a loaded CPU (they behave as ``llamacpp`` otherwise) and
 are not in the matrix of :data:`PROFILE_NAMES`:

@@ -448,6 +448,9 @@ class _Handler(BaseHTTPRequestHandler):
     def _models(self, record: RecordedRequest) -> None:
         if not self._authorized(record):
             return
+        if self.fake.server_profile.interrupt_streams:
+            # llama-cpp-python's /v1/models waits for the model lock: a running stream ends.
+            self.fake._interrupt_streams()
         record.status = 200
         self._send_json(
             200,

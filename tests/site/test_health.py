@@ -2,6 +2,8 @@
 the configured embedder, the channel layer, the job queue and the fake LLM over HTTP."""
 from __future__ import annotations
 
+import threading
+import time
 import urllib.error
 import urllib.request
 from datetime import timedelta
@@ -11,7 +13,10 @@ from django.test import Client
 from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
 
+from memory.extraction import KNOWLEDGE_ENVELOPE, KNOWLEDGE_SCHEMA
+from memory.llm import LLMClient, Role
 from memory.tasks import purge_expired_task
+from tests.fake_llm import json_reply
 from tests.live_server import running_server
 
 pytestmark = pytest.mark.django_db
@@ -80,6 +85,41 @@ def test_a_reachable_llm_is_checked_over_http(settings, fake_llm):
     settings.LLM_BASE_URL, settings.LLM_MODEL = fake_llm.base_url, fake_llm.model
     body = Client().get("/readyz").json()
     assert body["status"] == "ready" and body["checks"]["llm"]["ok"], body
+
+
+@pytest.mark.django_db(transaction=True)
+def test_readyz_never_cuts_a_running_llamacpp_stream_short(settings, llm_online):
+    """On the live llama.cpp server, ``make run``'s first /readyz (GET /models, which waits for
+    the model lock there) ended a running extraction stream. The probe takes a request slot
+    without waiting: while the product's request runs it is not sent, and the stream ends with
+    its finish reason; once the server is idle the probe reaches it."""
+    settings.LLM_MAX_CONCURRENT_REQUESTS = 1  # README's llama.cpp block
+    llm_online.profile = "slow"
+    llm_online.slow_token_seconds = 0.02
+    llm_online.script(json_reply({"knowledge": [
+        {"content": "房东于2024年6月30日租期届满后拒绝退还押金八千元，理由是墙面有污渍需要重新粉刷。", "category": "事实"}]}))
+    extracted: dict = {}
+
+    def extract() -> None:
+        client = LLMClient.from_settings(Role.EXTRACTION)
+        extracted.update(client.complete_json("提取知识", schema=KNOWLEDGE_SCHEMA, schema_name="knowledge_extraction",
+                                              envelope=KNOWLEDGE_ENVELOPE))
+
+    worker = threading.Thread(target=extract)
+    worker.start()
+    deadline = time.monotonic() + 10
+    while not any(r.chunks_sent for r in llm_online.generating()) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert llm_online.generating(), "the extraction stream never started"
+    body = Client().get("/readyz").json()
+    worker.join(timeout=30)
+
+    assert body["checks"]["llm"]["ok"] and body["checks"]["llm"]["detail"].startswith("in use"), body
+    assert extracted["knowledge"], "the extraction stream was cut short"
+    assert not any(r.interrupted for r in llm_online.requests)
+    assert not any(r.path == "/v1/models" for r in llm_online.requests)
+    idle = Client().get("/readyz").json()
+    assert idle["checks"]["llm"] == {**idle["checks"]["llm"], "ok": True, "detail": "HTTP 200"}
 
 
 @pytest.mark.django_db(transaction=True)

