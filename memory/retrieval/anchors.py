@@ -27,7 +27,7 @@ from django.db.models import Q, QuerySet
 
 from memory.models import Conversation, Message, Note
 from memory.models.conversations import SEARCH_CONFIG
-from memory.segmentation import ensure_initialised, search_text
+from memory.segmentation import ensure_initialised, search_text, segment
 
 # jieba's part-of-speech tag for people's names. Its place, organisation and transliteration
 # tags also mark common words ("上门", "新店" as places, "年卡加私教" -> "卡加"), and an English
@@ -131,8 +131,11 @@ def _telling_messages(user, exclude_message_ids: tuple[int, ...]) -> QuerySet[Me
 
 def _held_as_word(anchor: Anchor, messages: QuerySet[Message], notes: QuerySet[Note]) -> bool:
     """Held as one of the stored search words (the GIN indexes of messages and notes): the usual
-    case, and cheap however many messages the user may see."""
+    case, and cheap however many messages the user may see. Only a spelling that is one word:
+    "8,800" is the words "8" and "800", which a message about "8月" and "800元" also holds."""
     for spelling in anchor.spellings:
+        if len(segment(spelling)) != 1:
+            continue
         words = SearchQuery(search_text(spelling), config=SEARCH_CONFIG, search_type="plain")
         if messages.filter(search_vector=words).exists():
             return True

@@ -107,3 +107,12 @@ def test_a_statement_that_ends_as_a_question_elsewhere_still_holds(world):
     save_message(conversation, "user", "陈露是我的房东，押金扣了3000元。", speaker="bob")
 
     assert search_memory(world.bob, "陈露的押金后来退了吗？", k=5).nothing_on == []
+
+
+@pytest.mark.django_db
+def test_an_amount_is_not_held_by_its_digits_said_apart(world):
+    """"8,800" is not held by a message that says "8月" and "800元"."""
+    conversation = Conversation.objects.create(firm=world.firm_a, user=world.bob, matter=None)
+    save_message(conversation, "user", "8月交了800元物业费。", speaker="bob")
+
+    assert search_memory(world.bob, "房东扣的8,800元凭什么？", k=5).nothing_on == ["8,800"]
