@@ -6,14 +6,9 @@ from django.test import Client
 
 from memory.models import Conversation
 from memory.pipeline import save_message
+from tests.clients import logged_in
 
 pytestmark = pytest.mark.django_db
-
-
-def logged_in(user) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 @pytest.fixture

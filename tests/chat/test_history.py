@@ -13,14 +13,9 @@ from chat.answering import compose_offline_answer
 from memory.models import Conversation, Note
 from memory.pipeline import save_message
 from tests.chat.conftest import open_socket
+from tests.clients import logged_in
 from tests.factories import MatterFactory
 from tests.fake_llm.server import text_reply
-
-
-def logged_in(user) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 async def ask(user, frame: dict) -> list[dict]:

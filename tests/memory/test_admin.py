@@ -3,9 +3,9 @@ anything else is a 404; edits and deletes are audited."""
 from __future__ import annotations
 
 import pytest
-from django.test import Client
 
 from memory.models import AuditEvent, AuditLog, MemoryScope, Note
+from tests.clients import logged_in
 from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -21,12 +21,6 @@ def notes(world):
         "law": w.note("消费者可就质量问题主张退换修。", scope=MemoryScope.GENERAL_LAW, category="law"),
         "beta": w.note("Beta 客户的机密事实。", firm=w.firm_b, matter=w.matter_b),
     }
-
-
-def logged_in(user) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 def change_url(note: Note) -> str:

@@ -4,7 +4,6 @@ bob (lawyer walled off from the deposit matter) and charlie (another firm)."""
 from __future__ import annotations
 
 import pytest
-from django.test import Client
 
 from memory.models import AuditEvent, AuditLog, MemoryScope, Message, Note
 from memory.pipeline.message_index import index_messages
@@ -17,14 +16,9 @@ from memory.services.notes import (
     restore_forgotten_note,
     supersede_note,
 )
+from tests.clients import logged_in
 
 pytestmark = pytest.mark.django_db
-
-
-def logged_in(user) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 def listed(user, **params) -> str:

@@ -1,18 +1,12 @@
 """Failed jobs are visible in admin with their error; the wall and privacy hold there too."""
 from __future__ import annotations
 
-from django.test import Client
 
 from memory.models import TurnExtraction
+from tests.clients import logged_in
 from tests.factories import UserFactory
 from tests.pipeline.conftest import LAPTOP_REPLY, LAPTOP_USER
 from tests.pipeline.factories import ConversationFactory
-
-
-def logged_in(user) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 def failed_turn(world, conversation, make_turn) -> TurnExtraction:

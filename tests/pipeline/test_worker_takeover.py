@@ -12,10 +12,8 @@ import sys
 import time
 from datetime import timedelta
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
 
 import pytest
-from django.conf import settings as django_settings
 from django.core.management import call_command
 from django.utils import timezone
 
@@ -24,6 +22,7 @@ from memory.pipeline import resume_stalled_turns
 from memory.pipeline.liveness import heartbeat
 from memory.pipeline.apply import TurnTakenOver
 from memory.pipeline.turns import apply_turn, claim_turn, extract_items
+from tests.live_server import test_database_url
 from tests.pipeline.conftest import LAPTOP_REPLY, LAPTOP_USER
 from tests.task_worker import run_worker_once
 
@@ -95,16 +94,11 @@ def test_the_heartbeat_advances_while_the_job_runs(transactional_db, world, lapt
     assert resume_stalled_turns() == []
 
 
-def _test_database_url() -> str:
-    parts = urlsplit(os.environ["DATABASE_URL"])
-    return urlunsplit(parts._replace(path="/" + django_settings.DATABASES["default"]["NAME"]))
-
-
 @pytest.fixture
 def live_worker(transactional_db):
     """`manage.py run_worker` (what `make run` starts) in a subprocess on the test database."""
     env = {key: value for key, value in os.environ.items() if not key.startswith("LLM_")}
-    env.update(DATABASE_URL=_test_database_url(), TURN_HEARTBEAT_SECONDS="0.5", PYTHONUNBUFFERED="1")
+    env.update(DATABASE_URL=test_database_url(), TURN_HEARTBEAT_SECONDS="0.5", PYTHONUNBUFFERED="1")
     process = subprocess.Popen(
         [sys.executable, "manage.py", "run_worker", "--interval", "0.2"],
         cwd=BASE_DIR, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
