@@ -29,7 +29,8 @@ def change_url(note: Note) -> str:
 
 def test_firm_admin_lists_only_their_firm_behind_the_wall(world, notes):
     page = logged_in(world.alice).get("/admin/memory/note/").content.decode()
-    assert notes["laptop"].content[:20] in page and notes["law"].content[:20] in page
+    assert notes["laptop"].content[:20] in page
+    assert notes["law"].content[:20] in page
     assert "并购" not in page  # matter_secret: alice administers the firm but is not assigned
     assert "bob 偏好" not in page  # another user's profile
     assert "Beta" not in page  # another firm: no rows, no filter choices
@@ -59,7 +60,8 @@ def test_audit_log_of_another_firm_is_invisible(world, notes):
 
 def test_non_staff_lawyer_cannot_enter_admin(world, notes):
     response = logged_in(world.bob).get("/admin/memory/note/")
-    assert response.status_code == 302 and "/admin/login/" in response["Location"]
+    assert response.status_code == 302
+    assert "/admin/login/" in response["Location"]
 
 
 def test_staff_user_without_a_firm_admin_role_sees_nothing(world, notes):
@@ -71,7 +73,8 @@ def test_staff_user_without_a_firm_admin_role_sees_nothing(world, notes):
 def test_superuser_sees_every_firm(world, notes):
     root = UserFactory(username="root", is_staff=True, is_superuser=True)
     page = logged_in(root).get("/admin/memory/note/").content.decode()
-    assert "Beta 客户" in page and "并购" in page
+    assert "Beta 客户" in page
+    assert "并购" in page
 
 
 def test_change_page_shows_provenance_read_only(world, notes):
@@ -99,7 +102,8 @@ def test_an_edit_through_admin_is_audited(world, notes):
     response = alice.post(change_url(note), form)
     assert response.status_code == 302, response.content.decode()[:2000]
     note.refresh_from_db()
-    assert note.content == form["content"] and note.keywords == ["花屏", "笔记本"]
+    assert note.content == form["content"]
+    assert note.keywords == ["花屏", "笔记本"]
     entry = AuditLog.objects.filter(object_id=str(note.pk), event_type=AuditEvent.NOTE_UPDATED).get()
     assert entry.actor == world.alice
     assert entry.before["content"].startswith("笔记本电脑在购买后约两周")
@@ -112,7 +116,8 @@ def test_a_delete_through_admin_is_audited(world, notes):
     assert response.status_code == 302
     assert not Note.objects.filter(pk=note.pk).exists()
     entry = AuditLog.objects.get(object_id=str(note.pk), event_type=AuditEvent.NOTE_DELETED)
-    assert entry.actor == world.alice and entry.before["content"] == note.content
+    assert entry.actor == world.alice
+    assert entry.before["content"] == note.content
 
 
 def test_nobody_can_change_or_delete_audit_entries_in_admin(world, notes):
@@ -151,7 +156,8 @@ def test_firm_admin_assigns_a_member_and_the_assignment_is_audited(world, notes)
     assert response.status_code == 302, response.content.decode()[:3000]
     assert world.matter_deposit.is_assigned(world.bob)
     entry = AuditLog.objects.filter(event_type=AuditEvent.MATTER_ASSIGNED).latest("id")
-    assert entry.actor == world.alice and entry.after == {"user": "bob"}
+    assert entry.actor == world.alice
+    assert entry.after == {"user": "bob"}
 
 
 def test_change_page_panels_show_links_and_audit_trail_but_never_across_the_wall(world, notes):
@@ -161,7 +167,8 @@ def test_change_page_panels_show_links_and_audit_trail_but_never_across_the_wall
     link_notes(notes["laptop"], notes["secret"], link_type="semantic", weight=0.9, actor="system:test")
     page = logged_in(world.alice).get(change_url(notes["laptop"])).content.decode()
     assert "Audit trail" in page or "审计" in page
-    assert notes["law"].content[:20] in page and "法条支持" in page
+    assert notes["law"].content[:20] in page
+    assert "法条支持" in page
     assert "并购" not in page  # linked, but behind a wall alice is not assigned to
     root = UserFactory(username="root", is_staff=True, is_superuser=True)
     assert "并购" in logged_in(root).get(change_url(notes["laptop"])).content.decode()

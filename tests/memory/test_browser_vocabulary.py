@@ -263,7 +263,8 @@ def test_forget_asks_first_and_cancel_keeps_the_note(server, world, memory_notes
         page.once("dialog", cancel)
         page.click("#forget-form button[type=submit]")
         page.wait_for_timeout(300)
-        assert asked and "忘记这条笔记" in asked[0]
+        assert asked
+        assert "忘记这条笔记" in asked[0]
         assert page.url == f"{server}/memory/{note.pk}/"  # cancelled: nothing was sent
         page.reload()
         assert page.locator("#note-status").inner_text() == active

@@ -118,7 +118,8 @@ def test_an_idle_live_worker_takes_over_a_job_of_a_killed_worker(live_worker, wo
             break
         time.sleep(0.5)
     assert turn.status == "done", f"worker exit {live_worker.poll()}; turn {turn.status}"
-    assert turn.attempts == 2 and turn.worker_pid != os.getpid()
+    assert turn.attempts == 2
+    assert turn.worker_pid != os.getpid()
 
 
 def test_an_overdue_job_whose_task_still_waits_in_the_queue_is_not_enqueued_again(
@@ -141,10 +142,12 @@ def test_a_frozen_worker_that_wakes_after_a_takeover_writes_nothing(world, lapto
     settings.TURN_HEARTBEAT_SECONDS = 10
     turn = make_turn(laptop_conversation, LAPTOP_USER, LAPTOP_REPLY, run=False)
     frozen = claim_turn(turn.pk)
-    assert frozen is not None and extract_items(frozen)  # it extracted, then froze
+    assert frozen is not None
+    assert extract_items(frozen)  # it extracted, then froze
     TurnExtraction.objects.filter(pk=turn.pk).update(heartbeat_at=timezone.now() - timedelta(seconds=31))
     taker = claim_turn(turn.pk)
-    assert taker is not None and taker.attempts == frozen.attempts + 1
+    assert taker is not None
+    assert taker.attempts == frozen.attempts + 1
 
     with pytest.raises(TurnTakenOver):  # it wakes before the new holder wrote anything
         apply_turn(frozen)

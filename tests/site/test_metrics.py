@@ -41,7 +41,8 @@ def test_a_token_is_required_and_checked(settings):
     assert scrape()[0] == 403
     assert scrape(HTTP_AUTHORIZATION="Bearer wrong")[0] == 403
     status, text = scrape(HTTP_AUTHORIZATION=f"Bearer {TOKEN}")
-    assert status == 200 and "legalmem_http_requests_total" in text
+    assert status == 200
+    assert "legalmem_http_requests_total" in text
 
 
 def test_allowed_addresses_need_no_token(settings):
