@@ -6,6 +6,7 @@
 """
 from __future__ import annotations
 
+import subprocess
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,6 +17,46 @@ from memory.services.notes import NoteDraft, create_note
 from tests.factories import AssignmentFactory, FirmFactory, MatterFactory, MembershipFactory, UserFactory
 
 pytest_plugins = ["tests.fake_llm.fixtures", "tests.search_read_connections"]
+
+
+SLOW_KINDS = ("browser", "live_server", "subprocess", "cluster")  # pytest.ini's markers; `make test-fast` skips them
+# a fixture that starts something slow → the markers that say so (a browser test's server is part of it)
+SLOW_FIXTURES = {"page": ("browser",), "asgi_server": ("live_server", "browser"), "live_daphne": ("live_server", "browser")}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """A test that uses a browser or a live server fixture carries that kind's marker, so
+    `make test-fast` never starts one: a missing marker fails the collection, naming the test."""
+    missing = [f"{item.nodeid}: uses {name!r}, mark it @pytest.mark.{kinds[0]}"
+               for item in items for name, kinds in SLOW_FIXTURES.items()
+               if name in getattr(item, "fixturenames", ())
+               and not any(item.get_closest_marker(kind) for kind in kinds)]
+    if missing:
+        raise pytest.UsageError("slow tests without their marker:\n" + "\n".join(missing))
+
+
+@pytest.fixture(autouse=True)
+def _processes_need_a_slow_marker(request: pytest.FixtureRequest):
+    """A test that starts a child process (a server, a worker, a command, a browser) carries one of
+    the slow kinds' markers; one without fails after it ran, naming the command it started."""
+    if any(request.node.get_closest_marker(kind) for kind in SLOW_KINDS):
+        yield
+        return
+    started: list[str] = []
+    original = subprocess.Popen.__init__
+
+    def recording_init(self, args, *rest, **options):
+        started.append(" ".join(map(str, args)) if isinstance(args, (list, tuple)) else str(args))
+        original(self, args, *rest, **options)
+
+    subprocess.Popen.__init__ = recording_init
+    try:
+        yield
+    finally:
+        subprocess.Popen.__init__ = original
+    if started:
+        pytest.fail(f"started a process without a slow-kind marker ({', '.join(SLOW_KINDS)}): {started[0][:200]}",
+                    pytrace=False)
 
 
 @pytest.fixture(autouse=True)

@@ -16,6 +16,8 @@ from tests.factories import PASSWORD
 from tests.fake_llm.server import error_reply, text_reply
 from tests.screenshots import save_screenshot
 
+pytestmark = pytest.mark.browser
+
 RATE_LIMIT = 3
 FIRST_ANSWER_MS = 30_000  # the server's first recall loads the embedding model
 

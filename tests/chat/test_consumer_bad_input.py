@@ -61,6 +61,7 @@ def _ws(server, cookie: str | None, *, origin: str | None = None):
                    max_size=None, open_timeout=10, close_timeout=5)
 
 
+@pytest.mark.live_server
 def test_over_the_wire_anonymous_4401_oversized_frame_error_then_4413(world, live_daphne, cookie_of):
     # Anonymous: the handshake succeeds and the close code says why (README "Chat protocol").
     with _ws(live_daphne, None) as socket:

@@ -15,6 +15,8 @@ from memory.models import AuditEvent, AuditLog, Message, Note, TurnExtraction
 from tests.factories import PASSWORD
 from tests.live_server import CHROMIUM, CHROMIUM_ARGS
 
+pytestmark = pytest.mark.browser
+
 VIEWPORT = {"width": 1400, "height": 900}
 
 

@@ -32,6 +32,8 @@ from memory.services.notes import correct_note, evolve_note, forget_note, link_n
 from tests.factories import PASSWORD
 from tests.live_server import CHROMIUM, CHROMIUM_ARGS, running_server
 
+pytestmark = pytest.mark.browser
+
 VIEWPORT = {"width": 1280, "height": 900}
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 LANGUAGES = {"zh": "zh-CN", "en": "en-US"}

@@ -260,6 +260,7 @@ def test_same_width_other_model_is_refused_at_start_up(world, fake_llm):
     assert check_dimensions(build_embedder()) == 384
 
 
+@pytest.mark.subprocess
 def test_a_killed_run_resumes_without_encoding_anything_twice(world, stored):
     """A real ``manage.py reembed`` process, SIGKILLed after its first batch."""
     env = {**os.environ, "DATABASE_URL": test_database_url(), "PYTHONUNBUFFERED": "1"}

@@ -15,6 +15,8 @@ from tests.live_server import CHROMIUM, CHROMIUM_ARGS
 from tests.navigation.corpus import sentences
 from tests.screenshots import save_screenshot
 
+pytestmark = pytest.mark.browser
+
 
 @pytest.fixture
 def stored(world) -> set[str]:

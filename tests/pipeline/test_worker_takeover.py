@@ -52,6 +52,7 @@ def resume_step() -> str:
     return out.getvalue()
 
 
+@pytest.mark.subprocess
 def test_a_job_whose_worker_process_is_gone_is_re_enqueued_at_start_up_and_run(world, laptop_conversation, make_turn):
     turn = make_turn(laptop_conversation, LAPTOP_USER, LAPTOP_REPLY, run=False)
     mark_running(turn, host=socket.gethostname(), pid=dead_pid(), heartbeat_age=1)  # fresh heartbeat, dead pid
@@ -108,6 +109,7 @@ def live_worker(transactional_db):
     process.wait(timeout=30)
 
 
+@pytest.mark.subprocess
 def test_an_idle_live_worker_takes_over_a_job_of_a_killed_worker(live_worker, world, laptop_conversation, make_turn):
     turn = make_turn(laptop_conversation, LAPTOP_USER, LAPTOP_REPLY, run=False)
     mark_running(turn, host=socket.gethostname(), pid=dead_pid(), heartbeat_age=0)

@@ -86,6 +86,7 @@ def test_huge_pagination_is_clamped_or_refused_not_bigint_out_of_range(world, se
         assert name in assert_json_error(client.get("/api/navigation/graph", {name: "99999999999999999999"}), 400)
 
 
+@pytest.mark.live_server
 def test_an_oversized_body_is_a_json_413_over_real_http(world, live_daphne, cookie_of):
     body = json.dumps({"query": "押金" * 400_000}).encode()  # ~2.4 MB, over INPUT_MAX_BODY_BYTES
     for path in JSON_APIS:

@@ -10,6 +10,8 @@ import pytest
 
 from legalmem_site.launcher import DataFolderLock, LaunchError, check_pgvector
 
+pytestmark = pytest.mark.subprocess
+
 BASE_DIR = Path(__file__).resolve().parents[2]
 
 

@@ -17,6 +17,8 @@ from tests.factories import PASSWORD
 from tests.live_server import CHROMIUM, CHROMIUM_ARGS, running_server
 from tests.fake_llm.server import text_reply
 
+pytestmark = pytest.mark.browser
+
 COLLECT_VIOLATIONS = """
 window.__violations = [];
 document.addEventListener('securitypolicyviolation', (e) => {

@@ -23,6 +23,8 @@ from websockets.sync.client import connect
 
 from memory.models import Message
 
+pytestmark = pytest.mark.live_server
+
 FUZZ_HTTP_CASES = 250
 FUZZ_WS_CASES = 120
 MAX_URL_BYTES = 8192

@@ -91,6 +91,7 @@ def test_a_reachable_llm_is_checked_over_http(settings, fake_llm):
 
 
 @pytest.mark.django_db(transaction=True)
+@pytest.mark.live_server
 def test_probes_answer_under_the_production_profile_without_a_redirect(fake_llm, tmp_path):
     """LEGALMEM_PRODUCTION=1 redirects plain HTTP to HTTPS, except the probes a supervisor or load
     balancer sends to the process itself."""

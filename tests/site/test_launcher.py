@@ -13,8 +13,11 @@ import urllib.request
 from pathlib import Path
 
 import psutil
+import pytest
 
 from tests.fake_llm.server import FakeLLMServer, error_reply
+
+pytestmark = pytest.mark.subprocess
 
 BASE_DIR = Path(__file__).resolve().parents[2]
 

@@ -74,6 +74,7 @@ def test_a_search_and_the_jobs_show_up_without_naming_anyone(world, settings):
 
 
 @pytest.mark.django_db(transaction=True)
+@pytest.mark.live_server
 def test_the_server_counts_across_processes_in_the_multiprocess_directory(fake_llm, tmp_path):
     """As under `make run`: PROMETHEUS_MULTIPROC_DIR set, each process writes its own files and a
     scrape adds them up."""

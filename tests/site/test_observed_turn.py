@@ -25,7 +25,7 @@ from navigation.tasks import refresh_navigation_graphs_task
 from tests.fake_llm.server import json_reply, text_reply
 from tests.live_server import test_database_url
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.live_server]
 
 BASE_DIR = Path(__file__).resolve().parents[2]
 TOKEN = "scrape-token-for-tests"

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.subprocess
+
 BASE_DIR = Path(__file__).resolve().parents[2]
 PRODUCTION_ENV = {
     "LEGALMEM_PRODUCTION": "1",

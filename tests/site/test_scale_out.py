@@ -35,7 +35,7 @@ from tests.fake_llm.server import FakeLLMServer, json_reply, stall_reply, text_r
 from tests.live_server import test_database_url
 from tests.site.cluster import Cluster, cluster, redis_server
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.cluster]
 
 RATE_LIMIT = 4  # questions per user and minute
 REFRESH_DELAY = 30  # s: the navigation refresh's debounce, well beyond the burst of notes below (~10 s)
