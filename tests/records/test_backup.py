@@ -37,6 +37,7 @@ def read_all(url: str) -> dict[str, list]:
         return {name: db.execute(sql, params if "%(" in sql else None).fetchall() for name, sql in READS.items()}
 
 
+@pytest.mark.subprocess
 def test_backup_then_restore_into_a_new_folder_gives_the_same_memory(world, deposit_memory, tmp_path):
     url = make_conninfo(os.environ["DATABASE_URL"], dbname=connection.settings_dict["NAME"])
     before = read_all(url)
@@ -64,6 +65,7 @@ def test_backup_then_restore_into_a_new_folder_gives_the_same_memory(world, depo
         database.server.cleanup()
 
 
+@pytest.mark.subprocess
 def test_make_restore_refuses_a_folder_with_data_and_names_the_way_out(tmp_path):
     (tmp_path / "secret_key").write_text("x")
     (tmp_path / "b.tar").write_bytes(b"")

@@ -182,12 +182,14 @@ def formatter_with(env_changes: dict[str, str]) -> str:
     return result.stdout.strip().splitlines()[-1]
 
 
+@pytest.mark.subprocess
 def test_json_is_the_production_default_text_the_development_one_and_each_can_be_chosen():
     assert formatter_with({"LEGALMEM_PRODUCTION": "1"}) == "JsonFormatter INFO"
     assert formatter_with({"LEGALMEM_PRODUCTION": "1", "LOG_FORMAT": "text", "LOG_LEVEL": "debug"}) == "TextFormatter DEBUG"
     assert formatter_with({}) == "TextFormatter INFO"
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("env_changes, variable", [
     ({"LOG_FORMAT": "xml"}, "LOG_FORMAT"),
     ({"LOG_CONTENT_LENGTHS": "some"}, "LOG_CONTENT_LENGTHS"),
