@@ -7,7 +7,9 @@
 from __future__ import annotations
 
 import subprocess
+import sys
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,6 +21,7 @@ from tests.factories import AssignmentFactory, FirmFactory, MatterFactory, Membe
 pytest_plugins = ["tests.fake_llm.fixtures", "tests.search_read_connections"]
 
 
+BASE_DIR = Path(__file__).resolve().parent.parent
 SLOW_KINDS = ("browser", "live_server", "subprocess", "cluster")  # pytest.ini's markers; `make test-fast` skips them
 # a fixture that starts something slow → the markers that say so (a browser test's server is part of it)
 SLOW_FIXTURES = {"page": ("browser",), "asgi_server": ("live_server", "browser"), "live_daphne": ("live_server", "browser")}
@@ -35,6 +38,16 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         raise pytest.UsageError("slow tests without their marker:\n" + "\n".join(missing))
 
 
+def _started_by_project_code() -> bool:
+    """Whether the code that called ``subprocess`` is the project's own (tests, the product), not a
+    library's (``platform.processor()`` runs ``uname -p`` for the openai client's headers)."""
+    frame = sys._getframe(2)
+    while frame is not None and frame.f_code.co_filename == subprocess.__file__:
+        frame = frame.f_back
+    caller = Path(frame.f_code.co_filename).resolve() if frame is not None else None
+    return caller is not None and caller.is_relative_to(BASE_DIR) and ".venv" not in caller.parts
+
+
 @pytest.fixture(autouse=True)
 def _processes_need_a_slow_marker(request: pytest.FixtureRequest):
     """A test that starts a child process (a server, a worker, a command, a browser) carries one of
@@ -46,7 +59,8 @@ def _processes_need_a_slow_marker(request: pytest.FixtureRequest):
     original = subprocess.Popen.__init__
 
     def recording_init(self, args, *rest, **options):
-        started.append(" ".join(map(str, args)) if isinstance(args, (list, tuple)) else str(args))
+        if _started_by_project_code():
+            started.append(" ".join(map(str, args)) if isinstance(args, (list, tuple)) else str(args))
         original(self, args, *rest, **options)
 
     subprocess.Popen.__init__ = recording_init

@@ -149,7 +149,7 @@ def test_firm_admin_assigns_a_member_and_the_assignment_is_audited(world, memory
 
 
 def test_change_page_panels_show_links_and_audit_trail_but_never_across_the_wall(world, memory_notes):
-    from memory.services.memory_notes import link_notes
+    from memory.services.notes import link_notes
 
     link_notes(memory_notes["laptop"], memory_notes["law"], link_type="supports", weight=0.6, actor="system:test", reason="法条支持")
     link_notes(memory_notes["laptop"], memory_notes["secret"], link_type="semantic", weight=0.9, actor="system:test")
