@@ -35,6 +35,7 @@ def test_extraction_can_be_the_only_llm(settings):
     assert LLMClient.from_settings(Role.EXTRACTION).config.model == "small"
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize(
     ("env_changes", "variable"),
     [

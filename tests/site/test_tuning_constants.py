@@ -7,6 +7,7 @@ import pytest
 from tests.site.test_configuration import run_manage
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize(
     "variable, module",
     [
@@ -24,5 +25,6 @@ def test_a_retired_tuning_variable_names_its_constant(variable, module):
     assert module in lines[0], result.stderr
 
 
+@pytest.mark.subprocess
 def test_deployment_settings_of_navigation_stay_in_the_environment():
     assert run_manage({"NAV_MAX_NOTES": "500", "NAV_CACHE_ENTRIES": "2"}).returncode == 0
