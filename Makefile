@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test install browser redis manage bench clean-data backup restore
+.PHONY: run test test-fast install browser redis manage bench clean-data backup restore
 
 $(STAMP): requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -36,8 +36,18 @@ redis:
 run: install
 	$(PY) -m legalmem_site.launcher run
 
+# The suite runs on TEST_WORKERS pytest-xdist workers, each with its own test database on the one
+# embedded PostgreSQL (test_legalmem_gw0, _gw1, …); ARGS="-n 0" runs it in one process.
+# `make test-fast` leaves out the slow kinds (pytest.ini's markers) for the edit–run loop;
+# `make test` runs every test.
+TEST_WORKERS ?= 2
+SLOW_KINDS := browser or live_server or subprocess or cluster
+
 test: install browser redis
-	$(PY) -m legalmem_site.launcher test $(ARGS)
+	$(PY) -m legalmem_site.launcher test -n $(TEST_WORKERS) $(ARGS)
+
+test-fast: install
+	$(PY) -m legalmem_site.launcher test -n $(TEST_WORKERS) -m "not ($(SLOW_KINDS))" $(ARGS)
 
 # e.g. make manage ARGS="createsuperuser"
 manage: install

@@ -6,7 +6,10 @@
 """
 from __future__ import annotations
 
+import subprocess
+import sys
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,6 +19,58 @@ from memory.services.notes import NoteDraft, create_note
 from tests.factories import AssignmentFactory, FirmFactory, MatterFactory, MembershipFactory, UserFactory
 
 pytest_plugins = ["tests.fake_llm.fixtures", "tests.search_read_connections"]
+
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+SLOW_KINDS = ("browser", "live_server", "subprocess", "cluster")  # pytest.ini's markers; `make test-fast` skips them
+# a fixture that starts something slow → the markers that say so (a browser test's server is part of it)
+SLOW_FIXTURES = {"page": ("browser",), "asgi_server": ("live_server", "browser"), "live_daphne": ("live_server", "browser")}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """A test that uses a browser or a live server fixture carries that kind's marker, so
+    `make test-fast` never starts one: a missing marker fails the collection, naming the test."""
+    missing = [f"{item.nodeid}: uses {name!r}, mark it @pytest.mark.{kinds[0]}"
+               for item in items for name, kinds in SLOW_FIXTURES.items()
+               if name in getattr(item, "fixturenames", ())
+               and not any(item.get_closest_marker(kind) for kind in kinds)]
+    if missing:
+        raise pytest.UsageError("slow tests without their marker:\n" + "\n".join(missing))
+
+
+def _started_by_project_code() -> bool:
+    """Whether the code that called ``subprocess`` is the project's own (tests, the product), not a
+    library's (``platform.processor()`` runs ``uname -p`` for the openai client's headers)."""
+    frame = sys._getframe(2)
+    while frame is not None and frame.f_code.co_filename == subprocess.__file__:
+        frame = frame.f_back
+    caller = Path(frame.f_code.co_filename).resolve() if frame is not None else None
+    return caller is not None and caller.is_relative_to(BASE_DIR) and ".venv" not in caller.parts
+
+
+@pytest.fixture(autouse=True)
+def _processes_need_a_slow_marker(request: pytest.FixtureRequest):
+    """A test that starts a child process (a server, a worker, a command, a browser) carries one of
+    the slow kinds' markers; one without fails after it ran, naming the command it started."""
+    if any(request.node.get_closest_marker(kind) for kind in SLOW_KINDS):
+        yield
+        return
+    started: list[str] = []
+    original = subprocess.Popen.__init__
+
+    def recording_init(self, args, *rest, **options):
+        if _started_by_project_code():
+            started.append(" ".join(map(str, args)) if isinstance(args, (list, tuple)) else str(args))
+        original(self, args, *rest, **options)
+
+    subprocess.Popen.__init__ = recording_init
+    try:
+        yield
+    finally:
+        subprocess.Popen.__init__ = original
+    if started:
+        pytest.fail(f"started a process without a slow-kind marker ({', '.join(SLOW_KINDS)}): {started[0][:200]}",
+                    pytrace=False)
 
 
 @pytest.fixture(autouse=True)

@@ -1,12 +1,22 @@
 """factory_boy factories for the memory models (tests create data through these or services)."""
 from __future__ import annotations
 
+from functools import cache
+
 import factory
 from django.contrib.auth import get_user_model
+from django.contrib.auth.hashers import make_password
 
 from memory.models import Firm, Matter, MatterAssignment, Membership, Role
 
 PASSWORD = "correct horse battery staple"
+
+
+@cache
+def password_hash(raw: str) -> str:
+    """``raw`` hashed by the site's own hasher (PBKDF2, a million rounds), once per test process:
+    every user of a world used to pay about a second for it, most of a fast test's time."""
+    return make_password(raw)
 
 
 class UserFactory(factory.django.DjangoModelFactory):
@@ -16,7 +26,11 @@ class UserFactory(factory.django.DjangoModelFactory):
         skip_postgeneration_save = True
 
     username = factory.Sequence(lambda n: f"user{n}")
-    password = factory.PostGenerationMethodCall("set_password", PASSWORD)
+
+    @factory.post_generation
+    def password(user, create: bool, extracted: str | None, **kwargs) -> None:
+        """What ``set_password(PASSWORD)`` stored (or ``UserFactory(password=...)``), without hashing again."""
+        user.password = password_hash(extracted or PASSWORD)
 
     @factory.post_generation
     def save_password(user, create: bool, extracted, **kwargs) -> None:

@@ -6,14 +6,9 @@ from django.test import Client
 
 from memory.models import Conversation
 from memory.pipeline import save_message
+from tests.clients import logged_in
 
 pytestmark = pytest.mark.django_db
-
-
-def logged_in(user) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 @pytest.fixture
@@ -33,7 +28,8 @@ def test_owner_reads_messages_in_order_with_status(world, conversation):
 def test_other_users_and_firms_get_404(world, conversation):
     for user in (world.bob, world.charlie):
         response = logged_in(user).get(f"/api/chat/conversations/{conversation.pk}/messages/")
-        assert response.status_code == 404 and "3000" not in response.content.decode()
+        assert response.status_code == 404
+        assert "3000" not in response.content.decode()
         assert logged_in(user).get("/api/chat/conversations/").json()["count"] == 0
 
 
@@ -44,9 +40,12 @@ def test_a_conversation_behind_a_wall_the_owner_left_is_hidden(world, conversati
 
 def test_chat_page_lists_own_conversations_and_assigned_matters(world, conversation):
     page = logged_in(world.alice).get("/chat/").content.decode()
-    assert "押金" in page and "电脑花屏退货纠纷" in page and "保密并购案" not in page
+    assert "押金" in page
+    assert "电脑花屏退货纠纷" in page
+    assert "保密并购案" not in page
     page = logged_in(world.bob).get("/chat/").content.decode()
-    assert 'data-conversation="%d"' % conversation.pk not in page and "租房押金返还纠纷" not in page
+    assert 'data-conversation="%d"' % conversation.pk not in page
+    assert "租房押金返还纠纷" not in page
 
 
 def test_chat_page_requires_login():

@@ -10,6 +10,8 @@ from playwright.sync_api import expect
 from tests.factories import PASSWORD
 from tests.fake_llm.server import text_reply
 
+pytestmark = pytest.mark.browser
+
 
 @pytest.fixture
 def laptop_note(world):

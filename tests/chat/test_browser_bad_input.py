@@ -4,9 +4,12 @@ Daphne: the error is shown, Send works again, the words are given back, and the 
 is answered."""
 from __future__ import annotations
 
+import pytest
 from playwright.sync_api import expect
 
 from tests.factories import PASSWORD
+
+pytestmark = pytest.mark.browser
 
 
 def test_a_refused_question_shows_the_error_and_send_works_again(world, asgi_server, page):

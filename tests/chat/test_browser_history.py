@@ -16,6 +16,8 @@ from tests.factories import PASSWORD
 from tests.fake_llm.server import error_reply, text_reply
 from tests.screenshots import save_screenshot
 
+pytestmark = pytest.mark.browser
+
 RATE_LIMIT = 3
 FIRST_ANSWER_MS = 30_000  # the server's first recall loads the embedding model
 
@@ -126,7 +128,9 @@ def test_reload_back_forward_stop_matter_switch_and_rejection(world, laptop_note
     ask(page, "一般的退货时限是多久？")
     expect(page.locator("#messages li.assistant .meta")).to_contain_text("已完成")
     listed = conversations(page)
-    assert len(listed) == 3 and listed[0]["matter_id"] is None and listed[0]["title"] == "一般的退货时限是多久？"
+    assert len(listed) == 3
+    assert listed[0]["matter_id"] is None
+    assert listed[0]["title"] == "一般的退货时限是多久？"
     assert [c["matter_id"] for c in listed[1:]] == [world.matter_laptop.pk] * 2
 
     # 6. over the rate limit: the question is shown as rejected, not as sent, and not saved

@@ -4,10 +4,13 @@ the other tab shows the new answer without a reload (the ``conversation_updated`
 servers: tests/site/test_scale_out.py)."""
 from __future__ import annotations
 
+import pytest
 from playwright.sync_api import expect
 
 from tests.chat.test_browser_history import FIRST_ANSWER_MS, ask, log_in
 from tests.fake_llm.server import text_reply
+
+pytestmark = pytest.mark.browser
 
 
 def test_a_turn_in_one_tab_shows_in_the_other(world, asgi_server, fake_llm, page):

@@ -50,19 +50,26 @@ async def test_tokens_stream_in_order_and_equal_the_saved_reply(world, llm_onlin
     await communicator.send_json_to({"type": "ask", "question": "电脑花屏了怎么办？", "matter_id": world.matter_laptop.pk})
     frames = await frames_until(communicator, "done")
     kinds = [f["type"] for f in frames]
-    assert kinds[0] == "conversation" and kinds[1] == "recalled" and kinds[-1] == "done"
+    assert kinds[0] == "conversation"
+    assert kinds[1] == "recalled"
+    assert kinds[-1] == "done"
     tokens = [f["text"] for f in frames if f["type"] == "token"]
-    assert len(tokens) > 5 and "".join(tokens) == ANSWER
+    assert len(tokens) > 5
+    assert "".join(tokens) == ANSWER
     recalled = frames[1]["notes"]
     assert [n["id"] for n in recalled] == [str(world_note.pk)]
-    assert recalled[0]["layer"] == "case" and set(recalled[0]["score"]) >= {"semantic", "keyword", "total"}
+    assert recalled[0]["layer"] == "case"
+    assert set(recalled[0]["score"]) >= {"semantic", "keyword", "total"}
     done = frames[-1]
-    assert done["status"] == "complete" and done["reply"] == ANSWER
+    assert done["status"] == "complete"
+    assert done["reply"] == ANSWER
     assert await messages_of(done["conversation_id"]) == [
         ("user", "电脑花屏了怎么办？", "complete"), ("assistant", ANSWER, "complete")]
     # the recalled memory reached the LLM as a system message, before the question
     sent = llm_online.chat_requests()[-1].messages
-    assert sent[1]["role"] == "system" and "笔记本电脑" in sent[1]["content"] and "当前案件层" in sent[1]["content"]
+    assert sent[1]["role"] == "system"
+    assert "笔记本电脑" in sent[1]["content"]
+    assert "当前案件层" in sent[1]["content"]
     assert sent[-1] == {"role": "user", "content": "电脑花屏了怎么办？"}
     await communicator.disconnect()
 
@@ -73,7 +80,8 @@ async def test_extraction_is_enqueued_once_per_turn(world, llm_online):
     await communicator.send_json_to({"type": "ask", "question": "我在3月1日买的电脑，两周后花屏。"})
     done = (await frames_until(communicator, "done"))[-1]
     turns = await sync_to_async(list)(TurnExtraction.objects.filter(conversation_id=done["conversation_id"]))
-    assert len(turns) == 1 and turns[0].assistant_message_id == done["message_id"]
+    assert len(turns) == 1
+    assert turns[0].assistant_message_id == done["message_id"]
     assert await sync_to_async(DBTaskResult.objects.count)() == 1
     await communicator.disconnect()
 
@@ -91,13 +99,16 @@ async def test_cancel_stops_within_a_token_and_keeps_the_partial_reply(world, ll
     late_tokens = [f for f in frames if f["type"] == "token"]
     assert len(late_tokens) <= 2  # at most what was already in flight
     done = frames[-1]
-    assert done["status"] == "cancelled" and 3 <= len(done["reply"]) < 400
+    assert done["status"] == "cancelled"
+    assert 3 <= len(done["reply"]) < 400
     stored = await messages_of(done["conversation_id"])
     assert stored[0] == ("user", "请详细分析押金纠纷。", "complete")
-    assert stored[1][2] == "cancelled" and stored[1][1] == done["reply"]
+    assert stored[1][2] == "cancelled"
+    assert stored[1][1] == done["reply"]
     request = llm_online.chat_requests()[-1]
     await asyncio.to_thread(request.done.wait, 5)
-    assert request.disconnected and request.chunks_sent < 400
+    assert request.disconnected
+    assert request.chunks_sent < 400
     await communicator.disconnect()
 
 
@@ -111,10 +122,12 @@ async def test_disconnect_cancels_the_llm_request_and_saves_the_question(world, 
     await communicator.disconnect()
     request = llm_online.chat_requests()[-1]
     await asyncio.to_thread(request.done.wait, 5)
-    assert request.disconnected and request.chunks_sent < 400
+    assert request.disconnected
+    assert request.chunks_sent < 400
     stored = await messages_of(conversation_id)
     assert stored[0] == ("user", "加班费怎么计算？", "complete")
-    assert stored[1][0] == "assistant" and stored[1][2] == "cancelled"
+    assert stored[1][0] == "assistant"
+    assert stored[1][2] == "cancelled"
 
 
 @pytest.mark.parametrize(
@@ -132,9 +145,12 @@ async def test_llm_failures_reach_the_user_and_nothing_is_lost(world, llm_online
     await communicator.send_json_to({"type": "ask", "question": "课程退款能要回多少？"})
     frames = await frames_until(communicator, "done", timeout=15)
     errors = [f for f in frames if f["type"] == "error"]
-    assert errors and errors[0]["code"] == "llm_failed" and errors[0]["message"]
+    assert errors
+    assert errors[0]["code"] == "llm_failed"
+    assert errors[0]["message"]
     done = frames[-1]
-    assert done["status"] == "failed" and done["reply"].startswith(partial)
+    assert done["status"] == "failed"
+    assert done["reply"].startswith(partial)
     stored = await messages_of(done["conversation_id"])
     assert stored[0] == ("user", "课程退款能要回多少？", "complete")
     assert stored[1] == ("assistant", done["reply"], "failed")
@@ -149,7 +165,8 @@ async def test_offline_engine_answers_from_memory_and_says_so(world, llm_offline
     await communicator.send_json_to({"type": "ask", "question": "我喜欢怎样的回答方式？"})
     frames = await frames_until(communicator, "done")
     reply = frames[-1]["reply"]
-    assert reply.startswith("【离线引擎】") and "先给结论" in reply
+    assert reply.startswith("【离线引擎】")
+    assert "先给结论" in reply
     assert "".join(f["text"] for f in frames if f["type"] == "token") == reply
     await communicator.disconnect()
 
@@ -169,7 +186,9 @@ async def test_bad_frames_get_an_error_frame_and_the_socket_stays_usable(world, 
     communicator, _ = await connected(world.alice)
     await communicator.send_to(text_data=raw)
     frame = await communicator.receive_json_from(timeout=5)
-    assert frame["type"] == "error" and frame["code"] == code and frame["message"]
+    assert frame["type"] == "error"
+    assert frame["code"] == code
+    assert frame["message"]
     await communicator.send_json_to({"type": "ask", "question": "押金的事情怎么办？"})
     assert (await frames_until(communicator, "done"))[-1]["status"] == "complete"
     await communicator.disconnect()
@@ -224,7 +243,8 @@ async def test_other_users_conversations_and_walled_matters_are_refused(world, l
         communicator, _ = await connected(user)
         await communicator.send_json_to(frame)
         reply = await communicator.receive_json_from(timeout=5)
-        assert reply["type"] == "error" and reply["code"] == "not_found"
+        assert reply["type"] == "error"
+        assert reply["code"] == "not_found"
         await communicator.disconnect()
     assert await sync_to_async(Message.objects.count)() == 0
 
@@ -241,7 +261,8 @@ async def test_recalled_memories_never_cross_the_wall(world, llm_offline):
         assert str(sees.pk) in recalled  # recall works for this user: the absences below mean something
         text = json.dumps(frames, ensure_ascii=False)
         for note in never:
-            assert str(note.pk) not in recalled and note.content not in text
+            assert str(note.pk) not in recalled
+            assert note.content not in text
         await communicator.disconnect()
 
 

@@ -13,14 +13,9 @@ from chat.answering import compose_offline_answer
 from memory.models import Conversation, Note
 from memory.pipeline import save_message
 from tests.chat.conftest import open_socket
+from tests.clients import logged_in
 from tests.factories import MatterFactory
 from tests.fake_llm.server import text_reply
-
-
-def logged_in(user) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 async def ask(user, frame: dict) -> list[dict]:
@@ -59,24 +54,31 @@ async def test_recalled_memories_come_back_with_the_reply_as_they_were_recalled(
     llm_online.script(text_reply("结论：可以要求退货。"))
     frames = await ask(world.bob, {"question": "电脑花屏了怎么办？"})  # no matter selected
     done = frames[-1]
-    assert done["type"] == "done" and done["status"] == "complete"
+    assert done["type"] == "done"
+    assert done["status"] == "complete"
 
     await sync_to_async(Note.objects.filter(pk=note.pk).update)(content="已改写的内容")
     data = (await api_messages(world.bob, done["conversation_id"])).json()
     reply = data["results"][1]
-    assert reply["id"] == done["message_id"] and reply["status"] == "complete"
+    assert reply["id"] == done["message_id"]
+    assert reply["status"] == "complete"
     assert [r["id"] for r in reply["recalled"]] == [str(note.pk)]
     shown = reply["recalled"][0]
-    assert shown["content"] == "笔记本电脑在购买后约两周出现大面积花屏。" and shown["changed"] is True
-    assert shown["rank"] == 1 and shown["score"]["total"] > 0 and shown["layer"] == "case"
-    assert shown["matter_id"] == world.matter_laptop.pk and shown["matter_reference"] == world.matter_laptop.reference
+    assert shown["content"] == "笔记本电脑在购买后约两周出现大面积花屏。"
+    assert shown["changed"] is True
+    assert shown["rank"] == 1
+    assert shown["score"]["total"] > 0
+    assert shown["layer"] == "case"
+    assert shown["matter_id"] == world.matter_laptop.pk
+    assert shown["matter_reference"] == world.matter_laptop.reference
     assert reply["recall_plan"]["layers"][0] == "case"
     assert data["results"][0]["recalled"] == []  # the question carries none
 
     # bob leaves the matter: the conversation (no matter) stays his, the note no longer shows
     await sync_to_async(world.matter_laptop.assignments.filter(user=world.bob).delete)()
     data = (await api_messages(world.bob, done["conversation_id"])).json()
-    assert data["results"][1]["recalled"] == [] and "花屏" not in str(data["results"][1]["recalled"])
+    assert data["results"][1]["recalled"] == []
+    assert "花屏" not in str(data["results"][1]["recalled"])
     for outsider in (world.alice, world.charlie):
         assert (await api_messages(outsider, done["conversation_id"])).status_code == 404
 
@@ -101,12 +103,15 @@ def test_each_conversation_has_its_own_page_and_others_get_404(world):
                                                title="押金\x07返还\n第二行")
     page = logged_in(world.alice).get(f"/chat/{conversation.pk}/")
     html = page.content.decode()
-    assert page.status_code == 200 and f'data-conversation-id="{conversation.pk}"' in html
+    assert page.status_code == 200
+    assert f'data-conversation-id="{conversation.pk}"' in html
     assert f'<option value="{world.matter_deposit.pk}" selected>' in html
-    assert "押金\\x07返还 第二行" in html and "\x07" not in html  # one line, control char visible
+    assert "押金\\x07返还 第二行" in html
+    assert "\x07" not in html  # one line, control char visible
     for outsider in (world.bob, world.charlie):
         response = logged_in(outsider).get(f"/chat/{conversation.pk}/")
-        assert response.status_code == 404 and "押金" not in response.content.decode()
+        assert response.status_code == 404
+        assert "押金" not in response.content.decode()
     assert Client().get(f"/chat/{conversation.pk}/").status_code == 302
 
 
@@ -142,7 +147,8 @@ def test_offline_heading_names_the_matter_of_what_it_lists():
 @pytest.mark.django_db
 def test_favicon_answers_on_every_page(world):
     response = Client().get("/favicon.ico")
-    assert response.status_code == 200 and response["Content-Type"] == "image/svg+xml"
+    assert response.status_code == 200
+    assert response["Content-Type"] == "image/svg+xml"
     assert b"<svg" in b"".join(response.streaming_content)
     assert 'rel="icon"' in logged_in(world.alice).get("/chat/").content.decode()
 
@@ -173,7 +179,8 @@ def test_erased_notes_leave_no_copy_in_saved_replies_and_forgotten_ones_are_not_
     reply.save(update_fields=["recalled"])
     assert scrub_recalled_notes([erased.pk]) == 1
     reply.refresh_from_db()
-    assert [entry["id"] for entry in reply.recalled] == [str(kept.pk)] and "要删除" not in str(reply.recalled)
+    assert [entry["id"] for entry in reply.recalled] == [str(kept.pk)]
+    assert "要删除" not in str(reply.recalled)
     # a note in a state other than current / superseded (e.g. forgotten) is not shown again
     Note.objects.filter(pk=kept.pk).update(status="forgotten")
     shown = logged_in(world.alice).get(f"/api/chat/conversations/{conversation.pk}/messages/").json()["results"][0]

@@ -46,10 +46,12 @@ async def test_every_profile_streams_an_answer_and_extracts_it(world, llm_online
     await communicator.disconnect()
 
     done = frames[-1]
-    assert done["status"] == "complete" and done["reply"] == ANSWER
+    assert done["status"] == "complete"
+    assert done["reply"] == ANSWER
     assert "".join(f["text"] for f in frames if f["type"] == "token") == ANSWER
     chat_request = llm_online.chat_requests()[0]
-    assert chat_request.stream and chat_request.body["max_tokens"] == 700
+    assert chat_request.stream
+    assert chat_request.body["max_tokens"] == 700
 
     turn = await run_extraction_of(done["conversation_id"])
     assert turn.status == "done", turn.last_error
@@ -74,10 +76,13 @@ async def test_a_stream_cut_short_is_failed_and_keeps_the_partial_reply(world, l
     await communicator.disconnect()
 
     done = frames[-1]
-    assert done["status"] == "failed" and 0 < len(done["reply"]) < 300
+    assert done["status"] == "failed"
+    assert 0 < len(done["reply"]) < 300
     error = next(f for f in frames if f["type"] == "error")
-    assert error["code"] == "llm_failed" and "中断" in error["message"]
-    assert "http" not in error["message"] and "127.0.0.1" not in error["message"]
+    assert error["code"] == "llm_failed"
+    assert "中断" in error["message"]
+    assert "http" not in error["message"]
+    assert "127.0.0.1" not in error["message"]
     stored = await messages_of(done["conversation_id"])
     assert stored[0] == ("user", "请详细分析押金纠纷。", "complete")
     assert stored[1] == ("assistant", done["reply"], "failed")
@@ -98,9 +103,11 @@ async def test_chat_and_extraction_share_a_one_request_server_politely(world, ll
     outcome = await asyncio.wait_for(extraction, 10)
     await communicator.disconnect()
 
-    assert frames[-1]["status"] == "complete" and frames[-1]["reply"] == "三" * 60
+    assert frames[-1]["status"] == "complete"
+    assert frames[-1]["reply"] == "三" * 60
     answer_request = llm_online.chat_requests()[0]
-    assert not answer_request.interrupted and answer_request.chunks_sent == 60
+    assert not answer_request.interrupted
+    assert answer_request.chunks_sent == 60
     assert [i.content for i in outcome.items] == [KNOWLEDGE["knowledge"][0]["content"]]
 
 
@@ -129,7 +136,8 @@ async def test_history_and_memory_are_trimmed_to_leave_room_for_the_answer(world
     history = [m for m in sent[1:-1] if m["role"] != "system"]
     assert 0 < len(history) < 20
     assert history[-1]["content"].startswith("第19条消息")  # the newest are kept
-    assert sent[0]["content"] == SYSTEM_PROMPT and sent[-1]["content"] == "押金什么时候退？"
+    assert sent[0]["content"] == SYSTEM_PROMPT
+    assert sent[-1]["content"] == "押金什么时候退？"
     prompt_tokens = sum(estimate_tokens(m["content"]) + 8 for m in sent)
     assert prompt_tokens + request.body["max_tokens"] <= 1024
     assert request.body["max_tokens"] == 300
@@ -145,9 +153,11 @@ async def test_a_question_too_long_for_the_model_is_a_clear_error_and_is_kept(wo
     await communicator.disconnect()
 
     error = next(f for f in frames if f["type"] == "error")
-    assert "上下文" in error["message"] and llm_online.chat_requests() == []
+    assert "上下文" in error["message"]
+    assert llm_online.chat_requests() == []
     stored = await messages_of(frames[-1]["conversation_id"])
-    assert stored[0] == ("user", question, "complete") and stored[1][2] == "failed"
+    assert stored[0] == ("user", question, "complete")
+    assert stored[1][2] == "failed"
 
 
 @pytest.mark.parametrize(
@@ -190,4 +200,5 @@ async def test_a_cancelled_answer_gives_the_server_back_at_once(world, llm_onlin
     await communicator.disconnect()
 
     assert first["status"] == "cancelled"
-    assert second["status"] == "complete" and second["reply"] == ANSWER
+    assert second["status"] == "complete"
+    assert second["reply"] == ANSWER

@@ -24,12 +24,14 @@ from memory.extraction.items import Category, cites_statute, is_advice, scope_fo
 )
 def test_only_statutes_reach_general_law(content: str, category: str, scope: str) -> None:
     (item,), reasons = validate_items([{"content": content, "category": category}])
-    assert reasons == [] and item.scope_hint == scope
+    assert reasons == []
+    assert item.scope_hint == scope
 
 
 def test_advice_labelled_as_law_becomes_an_action_item() -> None:
     (item,), _ = validate_items([{"content": "押金条丢了，应立即联系银行挂失", "category": "法条"}])
-    assert item.category == "行动建议" and item.category_slug == "action"
+    assert item.category == "行动建议"
+    assert item.category_slug == "action"
 
 
 def test_an_extractor_hint_cannot_publish_advice_firm_wide() -> None:
@@ -42,11 +44,14 @@ def test_an_extractor_hint_cannot_publish_advice_firm_wide() -> None:
 
 def test_placeholder_content_copied_from_the_example_is_dropped() -> None:
     items, reasons = validate_items([{"content": "...", "category": "事实"}, {"content": "……", "category": "事实"}])
-    assert items == [] and reasons == ["item 1: content has no words: '...'", "item 2: content has no words: '……'"]
+    assert items == []
+    assert reasons == ["item 1: content has no words: '...'", "item 2: content has no words: '……'"]
 
 
 def test_advice_and_statute_detection_in_both_languages() -> None:
-    assert is_advice("建议您尽快起诉") and is_advice("We recommend sending a demand letter")
+    assert is_advice("建议您尽快起诉")
+    assert is_advice("We recommend sending a demand letter")
     assert not is_advice("合同约定押金3000元")
-    assert cites_statute("《劳动合同法》第八十二条") and cites_statute("Section 5 of the Act")
+    assert cites_statute("《劳动合同法》第八十二条")
+    assert cites_statute("Section 5 of the Act")
     assert not cites_statute("房东拒绝退还押金")

@@ -40,9 +40,11 @@ def test_laptop_purchase_and_failure_are_dated_events() -> None:
     assert failure.content == "笔记本电脑在购买后约两周出现大面积花屏。"
     assert (failure.category, failure.memory_type, failure.dates) == ("事实", "event", ["约两周"])
     assert failure.confidence >= 0.8
-    assert "花屏" in failure.keywords and "笔记本电脑" in failure.keywords
+    assert "花屏" in failure.keywords
+    assert "笔记本电脑" in failure.keywords
     assert failure.context == "关于电脑花屏纠纷的事件经过"
-    assert "电脑花屏纠纷" in failure.tags and "时间线" in failure.tags
+    assert "电脑花屏纠纷" in failure.tags
+    assert "时间线" in failure.tags
     assert all(i.speaker == "user" for i in items)
 
 
@@ -60,7 +62,8 @@ def test_laptop_merchant_refusal_is_an_undated_fact() -> None:
     item = only(extract_offline(LAPTOP_REFUSAL, ""))
     assert item.content == LAPTOP_REFUSAL
     assert (item.category, item.memory_type, item.scope_hint) == ("事实", "fact", "case")
-    assert item.dates == [] and item.amounts == []
+    assert item.dates == []
+    assert item.amounts == []
     assert "人为损坏" in item.keywords
 
 
@@ -148,7 +151,8 @@ def test_rent_deposit_turn() -> None:
     withheld, lease, claim = extract_offline(user, "")
     assert withheld.content == "房东扣了用户3000元押金不退，说墙面有污渍。"
     assert (withheld.category, withheld.memory_type, withheld.amounts) == ("事实", "fact", ["3000元"])
-    assert lease.dates == ["2023年6月", "上个月"] and lease.memory_type == "event"
+    assert lease.dates == ["2023年6月", "上个月"]
+    assert lease.memory_type == "event"
     assert claim.content == "用户要求房东全额退还押金。"
     assert (claim.category, claim.memory_type, claim.scope_hint) == ("诉求", "fact", "case")
     assert claim.confidence > 0.7
@@ -162,7 +166,8 @@ def test_course_refund_turn() -> None:
     )
     enrolment, refusal, claim = extract_offline(user, "")
     assert (enrolment.category, enrolment.memory_type) == ("事实", "event")
-    assert enrolment.dates == ["2024年2月10日"] and enrolment.amounts == ["12800元"]
+    assert enrolment.dates == ["2024年2月10日"]
+    assert enrolment.amounts == ["12800元"]
     assert enrolment.confidence >= 0.85
     assert (refusal.content, refusal.category) == ("机构以已开课为由拒绝退费。", "事实")
     assert (claim.content, claim.category) == ("用户想申请退还剩余课时费。", "诉求")
@@ -177,7 +182,8 @@ def test_overtime_pay_turn() -> None:
     items = extract_offline(user, "")
     assert [i.category for i in items] == ["事实", "事实", "证据", "诉求"]
     hours, unpaid, evidence, claim = items
-    assert hours.memory_type == "event" and hours.dates == ["2024年1月"]
+    assert hours.memory_type == "event"
+    assert hours.dates == ["2024年1月"]
     assert unpaid.content == "公司一直不支付加班费。"
     assert evidence.content == "用户有考勤记录和工资条。"
     assert {"考勤记录", "工资条"} <= set(evidence.keywords)
@@ -190,7 +196,8 @@ def test_repair_fee_turn() -> None:
     user = "手机送修后维修店收了800元维修费，但两天后同样的故障又出现了。我手上有维修单和聊天记录。"
     failure, evidence = extract_offline(user, "")
     assert (failure.category, failure.memory_type) == ("事实", "event")
-    assert failure.dates == ["两天后"] and failure.amounts == ["800元"]
+    assert failure.dates == ["两天后"]
+    assert failure.amounts == ["800元"]
     assert failure.context == "关于维修费纠纷的事件经过"
     assert (evidence.category, evidence.content) == ("证据", "用户手上有维修单和聊天记录。")
 

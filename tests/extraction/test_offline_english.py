@@ -30,7 +30,8 @@ def test_a_dated_event_is_written_in_the_third_person_with_its_date_resolved() -
     assert (item.category, item.memory_type, item.scope_hint, item.speaker) == ("事实", "event", "case", "user")
     assert item.dates == ["7 May 2023"]
     assert item.confidence > 0.7  # clears routing's ADD bar
-    assert "LGBTQ" in item.keywords and "support" in item.keywords
+    assert "LGBTQ" in item.keywords
+    assert "support" in item.keywords
     assert {"fact", "timeline"} <= set(item.tags)
     assert item.context.startswith("Event about")
 
@@ -64,7 +65,9 @@ def test_unresolvable_dates_stay_as_written() -> None:
     assert resolve("a few days ago", SAID_ON) is None
     assert resolve("yesterday", None) is None  # nothing to resolve against
     item = only(extract_offline("I paid the deposit yesterday, the landlord has it.", ""))
-    assert "yesterday" in item.content and "(" not in item.content and item.dates == ["yesterday"]
+    assert "yesterday" in item.content
+    assert "(" not in item.content
+    assert item.dates == ["yesterday"]
 
 
 @pytest.mark.parametrize(
@@ -87,7 +90,9 @@ def test_categories_of_english_statements() -> None:
     assert [i.category for i in items] == ["事实", "证据", "诉求"]
     lease, evidence, claim = items
     assert lease.content == "alice signed the lease on 1 March 2023 and paid a deposit of $3,500."
-    assert lease.dates == ["1 March 2023"] and lease.amounts == ["$3,500"] and lease.importance >= 0.8
+    assert lease.dates == ["1 March 2023"]
+    assert lease.amounts == ["$3,500"]
+    assert lease.importance >= 0.8
     assert evidence.content == "alice still has the receipts and the text messages from the landlord."
     assert "receipts" in evidence.keywords
     assert claim.content == "alice wants alice's deposit back."
@@ -113,15 +118,19 @@ def test_what_cannot_be_classified_is_kept_as_low_importance_reported_speech() -
     item = only(person_turn("I'm so proud of you, the painting looks like the ocean at dawn."))
     assert item.content == "Caroline said they are so proud of Melanie, the painting looks like the ocean at dawn."
     assert (item.category, item.memory_type, item.scope_hint) == ("事实", "event", "case")
-    assert item.importance <= 0.35 and item.confidence > 0.7
-    assert "said" in item.tags and "painting" in item.keywords
+    assert item.importance <= 0.35
+    assert item.confidence > 0.7
+    assert "said" in item.tags
+    assert "painting" in item.keywords
 
 
 def test_chinese_that_cannot_be_classified_is_kept_as_what_the_speaker_said() -> None:
     item = only(extract_offline("那家动物园的企鹅馆特别热闹。", "", user_name="alice"))
     assert item.content == "alice说：那家动物园的企鹅馆特别热闹。"
-    assert (item.category, item.memory_type) == ("事实", "event") and item.importance <= 0.35
-    assert "原话" in item.tags and "企鹅" in "".join(item.keywords)
+    assert (item.category, item.memory_type) == ("事实", "event")
+    assert item.importance <= 0.35
+    assert "原话" in item.tags
+    assert "企鹅" in "".join(item.keywords)
 
 
 @pytest.mark.parametrize(
@@ -144,7 +153,8 @@ def test_the_assistant_gives_only_advice_and_no_reported_speech() -> None:
 def test_mixed_chinese_and_english() -> None:
     item = only(extract_offline("我上周三在Apple Store花了RMB 8,000买了MacBook。", "好的。"))
     assert item.content == "用户上周三在Apple Store花了RMB 8,000买了MacBook。"
-    assert item.amounts == ["RMB 8,000"] and item.dates == ["上周三"]
+    assert item.amounts == ["RMB 8,000"]
+    assert item.dates == ["上周三"]
     assert {"MacBook", "Apple"} <= set(item.keywords)
 
 
@@ -161,7 +171,8 @@ def test_more_than_five_statements_are_folded_not_dropped() -> None:
 
 def test_english_keywords_use_the_vendored_stopword_list() -> None:
     keywords = keywords_for("Caroline said she really loves the pottery class with the kids")
-    assert "pottery" in keywords and "kids" in keywords
+    assert "pottery" in keywords
+    assert "kids" in keywords
     assert not {"said", "she", "really", "the", "with"} & set(keywords)
 
 
@@ -175,5 +186,7 @@ def test_english_items_from_an_llm_get_english_keywords_dates_and_context() -> N
 
     (item,), reasons = validate_items([{"content": "Caroline adopted a puppy named Oscar in 2022.", "category": "fact"}])
     assert reasons == []
-    assert "Oscar" in item.keywords and "puppy" in item.keywords
-    assert item.dates == ["in 2022"] and item.context == "Event about Oscar and Caroline"
+    assert "Oscar" in item.keywords
+    assert "puppy" in item.keywords
+    assert item.dates == ["in 2022"]
+    assert item.context == "Event about Oscar and Caroline"

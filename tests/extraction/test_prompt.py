@@ -30,7 +30,8 @@ def test_prompt_fills_and_truncates_each_side() -> None:
     assert prompt.startswith("你是一个知识提取引擎。")
     assert "【用户消息】" + "用" * 500 + "\n" in prompt
     assert "【AI回复】" + "答" * 1500 + "\n" in prompt
-    assert "用" * 501 not in prompt and "答" * 1501 not in prompt
+    assert "用" * 501 not in prompt
+    assert "答" * 1501 not in prompt
     assert prompt.endswith('返回 JSON: {"knowledge": [{"content": "...", "category": "...", "speaker": "..."}]}')
     assert "4. 每条附 category: 事实|证据|法条|诉求|偏好|行动建议" in prompt
     assert "5. 每条附 speaker: user(用户说的)|assistant(AI回复说的)|turn(两者都有)" in prompt

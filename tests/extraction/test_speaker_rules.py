@@ -61,13 +61,15 @@ def test_a_named_second_person_is_not_the_assistant() -> None:
                     user_name="Caroline", reply_name="Melanie")
     (item,), reasons = check({"content": "Melanie adopted a second dog in 2022.", "category": "fact",
                               "speaker": "assistant"}, turn=turn)
-    assert reasons == [] and item.category == "事实"
+    assert reasons == []
+    assert item.category == "事实"
 
 
 def test_without_the_turn_only_the_item_itself_is_checked() -> None:
     """Callers that have no turn (a bench, a server probe) get the old checks: no speaker rules."""
     (item,), reasons = validate_items([{"content": "押金一共是14000元。", "category": "事实", "speaker": "assistant"}])
-    assert reasons == [] and item.speaker == "assistant"
+    assert reasons == []
+    assert item.speaker == "assistant"
 
 
 # --- questions are not assertions --------------------------------------------------------------
@@ -82,7 +84,8 @@ def test_a_question_is_not_turned_into_an_assertion() -> None:
 def test_a_verdict_its_speaker_stated_is_kept() -> None:
     turn = TurnText("房东扣了我的押金，我觉得这不合法。", "我们来看看合同怎么约定。", user_name="bob")
     (item,), reasons = check({"content": "用户认为房东扣押金不合法。", "category": "事实", "speaker": "user"}, turn=turn)
-    assert reasons == [] and item.content == "用户认为房东扣押金不合法。"
+    assert reasons == []
+    assert item.content == "用户认为房东扣押金不合法。"
 
 
 def test_the_assistants_answer_to_the_question_is_its_own_statement() -> None:
@@ -126,14 +129,17 @@ def test_dates_amounts_and_id_numbers_must_be_said(content: str, unsaid: str | N
 
 
 def test_number_normalisation() -> None:
-    assert chinese_number("一万四千") == 14000 and chinese_number("二〇二四") == 2024 and chinese_number("押金") is None
+    assert chinese_number("一万四千") == 14000
+    assert chinese_number("二〇二四") == 2024
+    assert chinese_number("押金") is None
     assert amount_value("14,000元") == amount_value("一万四千元") == amount_value("1.4万元") == 14000
     assert unsaid_number("押金8,000元", "押金８０００元") is None
 
 
 def test_advice_and_claims_may_hold_the_answers_numbers() -> None:
     (item,), reasons = check({"content": "建议王磊要求房东退还押金14000元。", "category": "行动建议", "speaker": "assistant"})
-    assert reasons == [] and item.amounts == ["14000元"]
+    assert reasons == []
+    assert item.amounts == ["14000元"]
 
 
 # --- names and whole sentences ---------------------------------------------------------------------
@@ -219,6 +225,8 @@ def test_refusals_and_drops_are_listed_in_item_order() -> None:
     raw = [{"content": f"王磊第{n}次催房东退还押金，房东仍拒绝。", "category": "事实", "speaker": "user"} for n in range(1, 7)]
     raw.insert(0, {"content": "押金一共是14000元。", "category": "事实", "speaker": "assistant"})
     items, reasons = check(*raw)
-    assert len(items) == 5 and items[0].content.startswith("王磊第1次")
+    assert len(items) == 5
+    assert items[0].content.startswith("王磊第1次")
     assert [r.split(":")[0] for r in reasons] == ["item 1", "item 7"]
-    assert "said by the assistant" in reasons[0] and "dropped: over the limit" in reasons[1]
+    assert "said by the assistant" in reasons[0]
+    assert "dropped: over the limit" in reasons[1]

@@ -310,6 +310,10 @@ class _HTTPServer(ThreadingHTTPServer):
         self.open_connections: set[socket.socket] = set()
         self.connections_lock = threading.Lock()
         super().__init__((fake.host, 0), _Handler)
+        # serve_forever's accept() could block for good when a connection that made the socket
+        # readable was gone by then (seen under parallel workers), and stop() waited on it forever;
+        # with a timeout the loop comes back and sees the shutdown. Accepted sockets stay blocking.
+        self.socket.settimeout(1.0)
 
 
 class _Handler(BaseHTTPRequestHandler):

@@ -237,7 +237,8 @@ def test_json_schema_rejected_falls_back_to_json_object_with_hint(
     assert second.user_content.startswith(PROMPT)
     # an example reply, never the raw schema (small models echo a schema back)
     assert second.user_content == PROMPT + EXAMPLE_HINT_PREFIX + json.dumps(example_for(KNOWLEDGE_SCHEMA), ensure_ascii=False)
-    assert '"properties"' not in second.user_content and '"type"' not in second.user_content
+    assert '"properties"' not in second.user_content
+    assert '"type"' not in second.user_content
     assert client.json_mode is JSONMode.JSON_OBJECT
 
 

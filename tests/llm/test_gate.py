@@ -58,7 +58,8 @@ def test_background_work_waits_while_a_chat_is_waiting() -> None:
     time.sleep(0.2)
     chat, chat_out = in_thread(one.acquire, Priority.CHAT)
     time.sleep(0.2)
-    assert "value" not in background_out and "value" not in chat_out
+    assert "value" not in background_out
+    assert "value" not in chat_out
 
     released_at = time.monotonic()
     busy.release()
@@ -69,7 +70,8 @@ def test_background_work_waits_while_a_chat_is_waiting() -> None:
 
     chat_out["value"].release()
     background.join(5)
-    assert background_out["value"].slot == 1 and background_out["at"] > chat_out["at"] > released_at
+    assert background_out["value"].slot == 1
+    assert background_out["at"] > chat_out["at"] > released_at
     background_out["value"].release()
 
 

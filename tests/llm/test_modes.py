@@ -38,7 +38,8 @@ def test_a_refused_format_is_learnt_once_for_every_client(llm_online):
     assert [(r.response_format_type, r.status) for r in llm_online.chat_requests()] == [
         ("json_schema", 500), ("json_object", 200), ("json_object", 200)]
     row = LLMServerMode.objects.get(base_url=llm_online.base_url, model=llm_online.model)
-    assert row.json_mode == "json_object" and "response_format" in row.last_error
+    assert row.json_mode == "json_object"
+    assert "response_format" in row.last_error
 
 
 def test_the_refused_format_is_probed_again_after_the_interval(llm_online, settings):
@@ -56,7 +57,8 @@ def test_the_refused_format_is_probed_again_after_the_interval(llm_online, setti
 
     assert [r.response_format_type for r in llm_online.chat_requests()] == ["json_schema", "json_schema"]
     row = LLMServerMode.objects.get()
-    assert row.json_mode == "json_schema" and row.probed_at > timezone.now() - timedelta(minutes=1)
+    assert row.json_mode == "json_schema"
+    assert row.probed_at > timezone.now() - timedelta(minutes=1)
     assert row.last_error == ""
 
 
@@ -86,7 +88,8 @@ def test_only_operators_read_server_modes_in_admin(world, llm_online):
         return client
 
     page = client_of(operator).get(url)
-    assert page.status_code == 200 and "json_object" in page.content.decode()
+    assert page.status_code == 200
+    assert "json_object" in page.content.decode()
     assert client_of(operator).post(url, {"json_mode": "plain"}).status_code == 403  # read-only
     for firm_admin in (world.alice, world.charlie):  # staff of a firm, not operators
         assert client_of(firm_admin).get(url).status_code == 403

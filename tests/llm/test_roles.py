@@ -19,7 +19,8 @@ def test_roles_share_the_chat_server_unless_extraction_has_its_own(settings):
     assert (chat.priority, extraction.priority, background.priority) == (
         Priority.CHAT, Priority.BACKGROUND, Priority.BACKGROUND)
     assert (chat.config.max_tokens, extraction.config.max_tokens, background.config.max_tokens) == (None, 500, None)
-    assert chat.gate.slots == 2 and chat.gate.key == extraction.gate.key
+    assert chat.gate.slots == 2
+    assert chat.gate.key == extraction.gate.key
 
     settings.LLM_EXTRACTION_BASE_URL, settings.LLM_EXTRACTION_MODEL = "http://small.test/v1", "small"
     own = LLMClient.from_settings(Role.EXTRACTION)
@@ -34,6 +35,7 @@ def test_extraction_can_be_the_only_llm(settings):
     assert LLMClient.from_settings(Role.EXTRACTION).config.model == "small"
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize(
     ("env_changes", "variable"),
     [
@@ -50,4 +52,5 @@ def test_malformed_llm_settings_name_the_variable(env_changes, variable):
     result = run_manage(env_changes)
     assert result.returncode == 2
     lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and variable in lines[0], result.stderr
+    assert len(lines) == 1, result.stderr
+    assert variable in lines[0], result.stderr

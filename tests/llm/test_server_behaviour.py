@@ -93,7 +93,8 @@ def test_a_bare_schema_echo_is_asked_again_with_a_sharper_instruction(fake_llm: 
     assert extract(client) == {"knowledge": ITEMS}
     first, second = fake_llm.chat_requests()[1:]
     sharper = RETRY_HINT.split("{problems}")[0]
-    assert sharper not in first.user_content and sharper in second.user_content
+    assert sharper not in first.user_content
+    assert sharper in second.user_content
     assert "不要返回 schema" in second.user_content
 
 
@@ -115,9 +116,11 @@ def test_example_reply_replaces_the_schema_in_the_prompt(fake_llm: FakeLLMServer
     extract(client)
 
     refused, answered = fake_llm.chat_requests()
-    assert refused.status == 400 and answered.response_format_type == "json_object"
+    assert refused.status == 400
+    assert answered.response_format_type == "json_object"
     assert json.dumps(KNOWLEDGE_EXAMPLE, ensure_ascii=False) in answered.user_content
-    assert '"enum"' not in answered.user_content and '"properties"' not in answered.user_content
+    assert '"enum"' not in answered.user_content
+    assert '"properties"' not in answered.user_content
 
 
 # --- JSON mode memory --------------------------------------------------------------------
@@ -173,7 +176,8 @@ async def test_stream_without_finish_reason_is_incomplete(fake_llm: FakeLLMServe
     with pytest.raises(LLMStreamIncomplete) as info:
         await stream(client, received)
 
-    assert "".join(received) == "押金应当在退房后返还" and info.value.chunks == len(received)
+    assert "".join(received) == "押金应当在退房后返还"
+    assert info.value.chunks == len(received)
     assert len(fake_llm.chat_requests()) == 1  # text already shown: never repeated
 
 

@@ -21,7 +21,7 @@ def fail_until_locked(client: Client, url: str, username: str) -> None:
         client.post(url, {"username": username, "password": "wrong-password"})
 
 
-def logged_in(client: Client) -> bool:
+def is_logged_in(client: Client) -> bool:
     return "_auth_user_id" in client.session
 
 
@@ -29,17 +29,21 @@ def test_the_right_password_is_refused_after_too_many_wrong_ones_on_the_site_log
     client = Client(HTTP_ACCEPT_LANGUAGE="en")
     for _ in range(settings.AXES_FAILURE_LIMIT - 1):
         response = client.post(SITE_LOGIN, {"username": "bob", "password": "wrong-password"})
-        assert response.status_code == 200 and not logged_in(client)
+        assert response.status_code == 200
+        assert not is_logged_in(client)
     client.post(SITE_LOGIN, {"username": "bob", "password": "wrong-password"})
 
     response = client.post(SITE_LOGIN, {"username": "bob", "password": PASSWORD})
-    assert response.status_code == 429 and not logged_in(client)
+    assert response.status_code == 429
+    assert not is_logged_in(client)
     page = response.content.decode()
-    assert "Too many failed logins" in page and f"after {settings.AXES_FAILURE_LIMIT} wrong passwords" in page
+    assert "Too many failed logins" in page
+    assert f"after {settings.AXES_FAILURE_LIMIT} wrong passwords" in page
     assert "Try again in 15 minutes" in page
 
     chinese = Client().post(SITE_LOGIN, {"username": "bob", "password": PASSWORD})
-    assert chinese.status_code == 429 and "登录失败次数过多" in chinese.content.decode()
+    assert chinese.status_code == 429
+    assert "登录失败次数过多" in chinese.content.decode()
 
     # one audit entry, in bob's firm's log
     entry = AuditLog.objects.get(event_type=AuditEvent.LOGIN_LOCKED_OUT)
@@ -47,14 +51,15 @@ def test_the_right_password_is_refused_after_too_many_wrong_ones_on_the_site_log
     # another user from the same address is not affected
     other = Client()
     other.post(SITE_LOGIN, {"username": "alice", "password": PASSWORD})
-    assert logged_in(other)
+    assert is_logged_in(other)
 
 
 def test_the_admin_login_is_throttled_too(world):
     client = Client(HTTP_ACCEPT_LANGUAGE="en")
     fail_until_locked(client, ADMIN_LOGIN, "alice")
     response = client.post(ADMIN_LOGIN, {"username": "alice", "password": PASSWORD, "next": "/admin/"})
-    assert response.status_code == 429 and not logged_in(client)
+    assert response.status_code == 429
+    assert not is_logged_in(client)
     assert "Too many failed logins" in response.content.decode()
     assert AuditLog.objects.filter(event_type=AuditEvent.LOGIN_LOCKED_OUT, object_id="alice").count() == 1
 
@@ -66,7 +71,8 @@ def test_firm_admins_see_and_unlock_their_members_lockouts_and_charlie_sees_none
     alice = Client(HTTP_ACCEPT_LANGUAGE="zh-hans")
     alice.force_login(world.alice)
     page = alice.get("/admin/logins/failedlogin/").content.decode()
-    assert "bob" in page and "nobody-known" not in page
+    assert "bob" in page
+    assert "nobody-known" not in page
     assert "登录失败与锁定" in page  # translated model name
     assert "登录被锁定" in alice.get("/admin/memory/auditlog/").content.decode()
 
@@ -88,7 +94,7 @@ def test_firm_admins_see_and_unlock_their_members_lockouts_and_charlie_sees_none
     assert AuditLog.objects.filter(event_type=AuditEvent.LOGIN_UNLOCKED, object_id="bob", actor=world.alice).exists()
     bob = Client()
     bob.post(SITE_LOGIN, {"username": "bob", "password": PASSWORD})
-    assert logged_in(bob)
+    assert is_logged_in(bob)
 
 
 def test_a_credential_check_without_a_request_still_works(world):

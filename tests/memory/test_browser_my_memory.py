@@ -15,6 +15,8 @@ from memory.models import AuditEvent, AuditLog, Message, Note, TurnExtraction
 from tests.factories import PASSWORD
 from tests.live_server import CHROMIUM, CHROMIUM_ARGS
 
+pytestmark = pytest.mark.browser
+
 VIEWPORT = {"width": 1400, "height": 900}
 
 
@@ -120,7 +122,8 @@ def test_my_memory_list_search_correct_and_forget(live_server, world, memory_not
     note = Note.objects.get(pk=n["laptop"].pk)
     assert note.status == Note.Status.FORGOTTEN
     forgotten = AuditLog.objects.get(object_id=str(note.pk), event_type=AuditEvent.NOTE_FORGOTTEN)
-    assert forgotten.actor == world.bob and forgotten.extra["reason"] == "客户撤回了这个说法"
+    assert forgotten.actor == world.bob
+    assert forgotten.extra["reason"] == "客户撤回了这个说法"
     assert (screenshots / "my-memory-note-zh.png").stat().st_size > 10_000
 
 

@@ -32,6 +32,8 @@ from memory.services.notes import correct_note, evolve_note, forget_note, link_n
 from tests.factories import PASSWORD
 from tests.live_server import CHROMIUM, CHROMIUM_ARGS, running_server
 
+pytestmark = pytest.mark.browser
+
 VIEWPORT = {"width": 1280, "height": 900}
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 LANGUAGES = {"zh": "zh-CN", "en": "en-US"}
@@ -263,7 +265,8 @@ def test_forget_asks_first_and_cancel_keeps_the_note(server, world, memory_notes
         page.once("dialog", cancel)
         page.click("#forget-form button[type=submit]")
         page.wait_for_timeout(300)
-        assert asked and "忘记这条笔记" in asked[0]
+        assert asked
+        assert "忘记这条笔记" in asked[0]
         assert page.url == f"{server}/memory/{note.pk}/"  # cancelled: nothing was sent
         page.reload()
         assert page.locator("#note-status").inner_text() == active

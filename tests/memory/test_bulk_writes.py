@@ -56,11 +56,14 @@ def test_a_memo_scope_remembers_until_it_ends_and_forgets_what_a_rolled_back_sav
         calls.append(1)
         return True
 
-    assert first_time("lock") and first_time("lock")  # outside a scope: every caller runs its statement
+    assert first_time("lock")
+    assert first_time("lock")  # outside a scope: every caller runs its statement
     with transaction.atomic(), memo_scope():
         assert in_memo_scope()
-        assert first_time("lock") and not first_time("lock")
-        assert remembered("member", membership) and remembered("member", membership)
+        assert first_time("lock")
+        assert not first_time("lock")
+        assert remembered("member", membership)
+        assert remembered("member", membership)
         assert len(calls) == 1
         try:
             with transaction.atomic():  # a savepoint

@@ -26,7 +26,9 @@ def test_a_keyed_conversation_is_found_again_and_never_taken_over(world):
         keyed_conversation(firm=world.firm_a, external_id="case-7", user=world.alice, matter=None)
     # the same key in another firm is another conversation
     other, created_other = keyed_conversation(firm=world.firm_b, external_id="case-7", user=world.charlie)
-    assert created_other and other.pk != first.pk and other.firm == world.firm_b
+    assert created_other
+    assert other.pk != first.pk
+    assert other.firm == world.firm_b
 
 
 def test_a_finished_reply_records_how_it_was_made(world):
@@ -39,8 +41,10 @@ def test_a_finished_reply_records_how_it_was_made(world):
                             error="x" * 600)
     stored = Message.objects.get(pk=reply.pk)
     assert (stored.recalled, stored.timings, stored.engine) == (recalled, {"recall_ms": 3.5}, "offline")
-    assert stored.error == "x" * 500 and finished.error == stored.error
-    assert question.said_at <= stored.said_at and stored.status == Message.Status.FAILED
+    assert stored.error == "x" * 500
+    assert finished.error == stored.error
+    assert question.said_at <= stored.said_at
+    assert stored.status == Message.Status.FAILED
 
 
 def test_bad_messages_are_refused_with_a_reason_and_store_nothing(world):

@@ -4,7 +4,6 @@ bob (lawyer walled off from the deposit matter) and charlie (another firm)."""
 from __future__ import annotations
 
 import pytest
-from django.test import Client
 
 from memory.models import AuditEvent, AuditLog, MemoryScope, Message, Note
 from memory.pipeline.message_index import index_messages
@@ -17,14 +16,9 @@ from memory.services.notes import (
     restore_forgotten_note,
     supersede_note,
 )
+from tests.clients import logged_in
 
 pytestmark = pytest.mark.django_db
-
-
-def logged_in(user) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 def listed(user, **params) -> str:
@@ -49,16 +43,21 @@ def test_each_user_lists_exactly_what_the_visibility_rule_gives(world, memory_no
 def test_filters_by_layer_matter_category_and_status(world, memory_notes):
     n = memory_notes
     page = listed(world.alice, scope=MemoryScope.GENERAL_LAW)
-    assert str(n["law"].pk) in page and str(n["laptop"].pk) not in page
+    assert str(n["law"].pk) in page
+    assert str(n["laptop"].pk) not in page
     page = listed(world.alice, matter=world.matter_deposit.pk)
-    assert str(n["deposit"].pk) in page and str(n["laptop"].pk) not in page
+    assert str(n["deposit"].pk) in page
+    assert str(n["laptop"].pk) not in page
     page = listed(world.alice, category="preference")
-    assert str(n["alice_profile"].pk) in page and str(n["law"].pk) not in page
+    assert str(n["alice_profile"].pk) in page
+    assert str(n["law"].pk) not in page
     newer = world.note("笔记本电脑在购买后第十天出现花屏。", matter=world.matter_laptop)
     supersede_note(n["laptop"], newer, actor="system:test", reason="better date")
     current, superseded = listed(world.alice), listed(world.alice, status="superseded")
-    assert str(newer.pk) in current and str(n["laptop"].pk) not in current
-    assert str(n["laptop"].pk) in superseded and str(newer.pk) not in superseded
+    assert str(newer.pk) in current
+    assert str(n["laptop"].pk) not in current
+    assert str(n["laptop"].pk) in superseded
+    assert str(newer.pk) not in superseded
     # Superseded and forgotten notes are never recalled: they are found by every segmented word.
     assert str(n["laptop"].pk) in listed(world.alice, status="superseded", q="电脑花屏")
     assert str(n["laptop"].pk) not in listed(world.alice, status="superseded", q="电脑 押金")
@@ -69,7 +68,8 @@ def test_a_matter_outside_the_wall_is_a_clear_400_not_a_leak(world, memory_notes
     assert response.status_code == 400
     assert "押金" not in response.content.decode()
     response = logged_in(world.charlie).get("/memory/", {"matter": world.matter_laptop.pk, "status": "nonsense"})
-    assert response.status_code == 400 and "花屏" not in response.content.decode()
+    assert response.status_code == 400
+    assert "花屏" not in response.content.decode()
 
 
 def test_search_ranks_with_the_assistants_recall_and_stays_behind_the_wall(world, memory_notes):
@@ -77,9 +77,11 @@ def test_search_ranks_with_the_assistants_recall_and_stays_behind_the_wall(world
     page = listed(world.alice, q="押金退还")
     assert str(n["deposit"].pk) in page
     page = listed(world.bob, q="押金退还")
-    assert str(n["deposit"].pk) not in page and str(n["secret"].pk) not in page
+    assert str(n["deposit"].pk) not in page
+    assert str(n["secret"].pk) not in page
     page = listed(world.charlie, q="花屏")
-    assert str(n["laptop"].pk) not in page and "花屏" not in page.split("<table")[1]
+    assert str(n["laptop"].pk) not in page
+    assert "花屏" not in page.split("<table")[1]
 
 
 def test_note_page_shows_source_turn_history_and_validity_only_to_those_who_may_see(world, memory_notes):
@@ -102,15 +104,19 @@ def test_forgetting_retires_the_note_from_recall_and_audits_it(world, memory_not
     note = memory_notes["deposit"]
     assert note.pk in [h.pk for h in search_memory(world.alice, "押金退还", k=10).notes]
     forgotten = forget_note(note, user=world.alice, reason="客户已撤回此说法")
-    assert forgotten.status == Note.Status.FORGOTTEN and forgotten.valid_to is not None
+    assert forgotten.status == Note.Status.FORGOTTEN
+    assert forgotten.valid_to is not None
     assert forgotten.evolution_history[-1]["event"] == "forgotten"
     assert note.pk not in [h.pk for h in search_memory(world.alice, "押金退还", k=50).notes]
     entry = AuditLog.objects.get(object_id=str(note.pk), event_type=AuditEvent.NOTE_FORGOTTEN)
-    assert entry.actor == world.alice and entry.extra["reason"] == "客户已撤回此说法"
-    assert entry.before["status"] == "active" and entry.after["status"] == "forgotten"
+    assert entry.actor == world.alice
+    assert entry.extra["reason"] == "客户已撤回此说法"
+    assert entry.before["status"] == "active"
+    assert entry.after["status"] == "forgotten"
     assert Note.objects.filter(pk=note.pk).exists()  # the row stays for the audit trail
     page = listed(world.alice, status="forgotten")
-    assert str(note.pk) in page and str(note.pk) not in listed(world.alice)
+    assert str(note.pk) in page
+    assert str(note.pk) not in listed(world.alice)
     with pytest.raises(NoteValidationError):
         forget_note(note, user=world.alice)
 
@@ -162,11 +168,14 @@ def test_forget_and_correct_through_the_page(world, memory_notes):
                         {"content": "笔记本电脑在购买后第十天出现花屏。", "category": "evidence", "reason": "日期有误"})
     assert response.status_code == 302
     note = Note.objects.get(pk=n["laptop"].pk)
-    assert note.content == "笔记本电脑在购买后第十天出现花屏。" and note.category == "evidence"
+    assert note.content == "笔记本电脑在购买后第十天出现花屏。"
+    assert note.category == "evidence"
     entry = AuditLog.objects.filter(object_id=str(note.pk), event_type=AuditEvent.NOTE_UPDATED).latest("id")
-    assert entry.actor == world.bob and entry.extra["reason"] == "日期有误"
+    assert entry.actor == world.bob
+    assert entry.extra["reason"] == "日期有误"
     page = bob.get(f"/memory/{note.pk}/").content.decode()
-    assert "第十天" in page and "日期有误" in page  # the timeline says what changed and why
+    assert "第十天" in page
+    assert "日期有误" in page  # the timeline says what changed and why
 
     response = bob.post(f"/memory/{note.pk}/correct/", {"content": "   ", "category": "fact"})
     assert response.status_code == 400
@@ -198,9 +207,12 @@ def test_an_auditor_restores_a_forgotten_note_to_what_it_was(world, memory_notes
     })
     assert response.status_code == 302
     deposit, laptop = Note.objects.get(pk=n["deposit"].pk), Note.objects.get(pk=old.pk)
-    assert deposit.status == Note.Status.ACTIVE and deposit.valid_to is None
-    assert laptop.status == Note.Status.SUPERSEDED and laptop.valid_to == old.valid_to  # its window again
+    assert deposit.status == Note.Status.ACTIVE
+    assert deposit.valid_to is None
+    assert laptop.status == Note.Status.SUPERSEDED
+    assert laptop.valid_to == old.valid_to  # its window again
     assert deposit.pk in [h.pk for h in search_memory(world.alice, "押金退还", k=10).notes]
     entry = AuditLog.objects.filter(object_id=str(deposit.pk)).latest("id")
-    assert entry.event_type == AuditEvent.NOTE_UPDATED and entry.actor == world.alice
+    assert entry.event_type == AuditEvent.NOTE_UPDATED
+    assert entry.actor == world.alice
     assert deposit.evolution_history[-1]["event"] == "restored"

@@ -40,16 +40,21 @@ def erin(world):
 
 def assert_hidden(payload: dict) -> None:
     assert payload["provenance_hidden"] is True
-    assert payload["conversation_id"] is None and payload["source_message_ids"] == []
-    assert payload["source_id"] == "" and payload["tags"] == ["快递"]
+    assert payload["conversation_id"] is None
+    assert payload["source_message_ids"] == []
+    assert payload["source_id"] == ""
+    assert payload["tags"] == ["快递"]
     history = payload["evolution_history"][-1]
-    assert history["changes"] == {"tags": [["快递"], ["快递"]]} and "source" not in history
+    assert history["changes"] == {"tags": [["快递"], ["快递"]]}
+    assert "source" not in history
 
 
 def assert_full(payload: dict, note) -> None:
     assert payload["provenance_hidden"] is False
-    assert payload["conversation_id"] == note.conversation_id and payload["source_message_ids"] == note.source_message_ids
-    assert payload["source_id"] == "turn:41" and EVENT_TAG in payload["tags"]
+    assert payload["conversation_id"] == note.conversation_id
+    assert payload["source_message_ids"] == note.source_message_ids
+    assert payload["source_id"] == "turn:41"
+    assert EVENT_TAG in payload["tags"]
 
 
 def test_notes_api_hides_the_private_trace_from_colleagues_only(world, private_note, erin):
@@ -77,11 +82,14 @@ def test_search_hits_hide_the_private_trace(world, private_note, erin):
 
 def test_navigation_trace_and_events_hide_the_private_trace(world, private_note, erin):
     trace = client_for(erin).get(f"/api/navigation/trace/{private_note.pk}").json()["note"]
-    assert trace["source_id"] == "" and trace["event"] == "" and trace["provenance_hidden"] is True
+    assert trace["source_id"] == ""
+    assert trace["event"] == ""
+    assert trace["provenance_hidden"] is True
     assert "tag:快递丢件" not in {e["key"] for e in client_for(erin).get("/api/navigation/graph").json()["events"]}
     assert client_for(erin).get("/api/navigation/graph", {"event": "tag:快递丢件"}).json()["total_nodes"] == 0
     owner_trace = client_for(world.bob).get(f"/api/navigation/trace/{private_note.pk}").json()["note"]
-    assert owner_trace["event"] == "tag:快递丢件" and owner_trace["source_id"] == "turn:41"
+    assert owner_trace["event"] == "tag:快递丢件"
+    assert owner_trace["source_id"] == "turn:41"
     assert "tag:快递丢件" in {e["key"] for e in client_for(world.alice).get("/api/navigation/graph").json()["events"]}
     assert client_for(world.charlie).get(f"/api/navigation/trace/{private_note.pk}").status_code == 404
 
@@ -95,5 +103,6 @@ async def test_chat_recalled_frame_hides_the_private_trace(world, private_note, 
     frames = await frames_until(communicator, "done")
     recalled = next(f for f in frames if f["type"] == "recalled")["notes"]
     shown = next(n for n in recalled if n["id"] == str(note.pk))
-    assert shown["source_id"] == "" and shown["provenance_hidden"] is True
+    assert shown["source_id"] == ""
+    assert shown["provenance_hidden"] is True
     await communicator.disconnect()

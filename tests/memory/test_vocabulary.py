@@ -49,12 +49,16 @@ def test_audit_page_shows_changes_in_words_and_local_time_never_raw_json(world, 
     forget_note(memory_notes["deposit"], user=world.alice, reason="客户撤回")
     entry = AuditLog.objects.get(event_type=AuditEvent.NOTE_FORGOTTEN)
     page = admin_client(world.alice, "zh-hans").get(f"/admin/memory/auditlog/{entry.pk}/change/").content.decode()
-    assert "audit-changes" in page and "已遗忘" in page and '"status"' not in page and "memory_scope" not in page
+    assert "audit-changes" in page
+    assert "已遗忘" in page
+    assert '"status"' not in page
+    assert "memory_scope" not in page
     valid_to = timezone.localtime(memory_notes["deposit"].__class__.objects.get(pk=entry.object_id).valid_to)
     assert f"{valid_to:%Y-%m-%d %H:%M}" in page  # the closed validity window, in the firm's time zone
     assert "“我的记忆”页面" in page  # via: my_memory, in words
     listing = admin_client(world.alice, "zh-hans").get("/admin/memory/auditlog/").content.decode()
-    assert "system:test" not in listing and "系统 · 自动化测试" in listing  # the actor by its name
+    assert "system:test" not in listing
+    assert "系统 · 自动化测试" in listing  # the actor by its name
     assert ">笔记<" in listing  # the object type by its name, not "note"
 
 
@@ -63,16 +67,21 @@ def test_an_erasure_names_its_unit_and_counts_in_words(world, memory_notes):
     with translation.override("zh-hans"):
         assert result.message.startswith(f"案件 {world.matter_secret.reference} 已删除")
         lines = dict(extra_lines(result.tombstone))
-        assert lines["删除对象"] == f"案件 {world.matter_secret.reference}" and lines["删除类型"] == "一个案件"
-        assert "{" not in lines["删除内容"] and "笔记" in lines["删除内容"]
+        assert lines["删除对象"] == f"案件 {world.matter_secret.reference}"
+        assert lines["删除类型"] == "一个案件"
+        assert "{" not in lines["删除内容"]
+        assert "笔记" in lines["删除内容"]
 
 
 def test_actors_object_types_speakers_and_link_reasons_in_words():
     with translation.override("zh-hans"):
         assert actor_display("system:pipeline") == "系统 · 记忆抽取"
-        assert actor_display("system:unknown-thing") == "系统" and actor_display("alice") == "alice"
-        assert object_type_label("note") == "笔记" and object_type_label("link") == "笔记关联"
-        assert speaker_label("assistant") == "助手" and speaker_label("offline") == "离线引擎"
+        assert actor_display("system:unknown-thing") == "系统"
+        assert actor_display("alice") == "alice"
+        assert object_type_label("note") == "笔记"
+        assert object_type_label("link") == "笔记关联"
+        assert speaker_label("assistant") == "助手"
+        assert speaker_label("offline") == "离线引擎"
         assert speaker_label("bob") == "bob"
         assert link_reason("nearest neighbour, cosine 0.913") == "语义相近（相似度 0.913）"
     with translation.override("en"):
@@ -95,7 +104,8 @@ def test_recall_reasons_are_words_a_lawyer_reads(world, memory_notes):
     with translation.override("zh-hans"):
         result = search_memory(world.bob, "电脑花屏", k=5, matter_id=world.matter_laptop.pk)
     reasons = [reason for hit in result.hits for reason in hit.reasons]
-    assert reasons and any("当前案件的事实" in reason for reason in reasons)
+    assert reasons
+    assert any("当前案件的事实" in reason for reason in reasons)
     for reason in reasons:
         assert not re.search(r"RRF|\bcos\b|layer (case|global)|层级 layer|semantic|via message|#\d", reason), reason
 
@@ -103,22 +113,27 @@ def test_recall_reasons_are_words_a_lawyer_reads(world, memory_notes):
 def test_api_errors_speak_the_readers_language(world):
     bob = client_for(world.bob)
     response = bob.get(f"/api/memory/matters/{world.matter_deposit.pk}/export", HTTP_ACCEPT_LANGUAGE="zh-hans")
-    assert response.status_code == 404 and response.json() == {"detail": "未找到。"}  # walled: as if absent
+    assert response.status_code == 404
+    assert response.json() == {"detail": "未找到。"}  # walled: as if absent
     response = bob.get("/api/memory/matters/999999/export", HTTP_ACCEPT_LANGUAGE="en")
-    assert response.status_code == 404 and response.json() == {"detail": "Not found."}
+    assert response.status_code == 404
+    assert response.json() == {"detail": "Not found."}
     alice = client_for(world.alice)
     response = alice.get(f"/api/memory/matters/{world.matter_deposit.pk}/export", {"format": "pdf"},
                          HTTP_ACCEPT_LANGUAGE="zh-hans")
-    assert response.status_code == 400 and "格式必须是" in response.json()["detail"]
+    assert response.status_code == 400
+    assert "格式必须是" in response.json()["detail"]
 
 
 def test_404_page_is_translated(world):
     client = Client(HTTP_ACCEPT_LANGUAGE="zh-hans")
     client.force_login(world.charlie)
     page = client.get("/memory/00000000-0000-0000-0000-000000000000/")
-    assert page.status_code == 404 and "页面不存在" in page.content.decode()
+    assert page.status_code == 404
+    assert "页面不存在" in page.content.decode()
     page = client.get("/no-such-page/").content.decode()
-    assert "页面不存在" in page and "Not Found" not in page
+    assert "页面不存在" in page
+    assert "Not Found" not in page
 
 
 def _po_entries(path: Path) -> dict[tuple[str | None, str], str]:

@@ -78,7 +78,8 @@ def test_bob_sees_no_node_edge_count_or_event_of_the_walled_matter(world, notes)
     by_index = {n["i"]: n["id"] for n in graph["nodes"]}
     assert not walled & set(by_index.values())
     for edge in graph["edges"]:
-        assert by_index[edge["s"]] not in walled and by_index[edge["t"]] not in walled
+        assert by_index[edge["s"]] not in walled
+        assert by_index[edge["t"]] not in walled
     assert graph["total_nodes"] == 6
     assert sum(layer["top_count"] for layer in graph["layers"]) == 6
     assert all(str(world.matter_deposit.pk) not in e["key"] and "month-1" not in e["key"] for e in graph["events"])
@@ -104,9 +105,11 @@ def test_trace_to_a_note_is_the_real_search_and_stays_behind_the_wall(world, not
         response = client_for(user).get(trace_url(target.pk))
         assert response.status_code == 200, response.content
         body = response.json()
-        assert body["note"]["content"] == target.content and body["query"] == target.content
+        assert body["note"]["content"] == target.content
+        assert body["query"] == target.content
         t = body["trace"]
-        assert t["reached"] and t["path_nodes"][0] == t["entry"]
+        assert t["reached"]
+        assert t["path_nodes"][0] == t["entry"]
         assert (t["path_nodes"][-1] == str(target.pk)) or t["entry"] == str(target.pk)
         mentioned = {v["id"] for v in t["visited"]} | {c["id"] for c in t["candidates"]} | {n["id"] for n in t["nodes"]}
         mentioned |= {s["source"] for s in t["path"]} | {s["target"] for s in t["path"]}
@@ -134,7 +137,8 @@ def test_anonymous_users_get_nothing(world, notes):
     assert client.get(GRAPH).status_code in (401, 403)
     assert client.get(trace_url(notes["law"][0].pk)).status_code in (401, 403)
     page = client.get("/navigation/")
-    assert page.status_code == 302 and "/accounts/login/" in page["Location"]
+    assert page.status_code == 302
+    assert "/accounts/login/" in page["Location"]
 
 
 @pytest.mark.django_db
@@ -187,7 +191,8 @@ def test_l0_is_paged_in_layout_order_and_upper_levels_always_come(world):
         world.note(f"第{i}条：押金纠纷中房东扣留押金的理由之{i}", scope=MemoryScope.GLOBAL)
     full = graph_of(world.alice, l0_limit=5000)
     upper = {n["id"] for n in full["nodes"] if n["level"] >= 1}
-    assert full["l0_page"]["next_offset"] is None and len(full["nodes"]) == 40
+    assert full["l0_page"]["next_offset"] is None
+    assert len(full["nodes"]) == 40
     first = graph_of(world.alice, l0_limit=10)
     assert first["l0_page"] == {"offset": 0, "limit": 10, "returned": 10, "total": 40, "next_offset": 10}
     assert upper <= {n["id"] for n in first["nodes"]}
@@ -202,7 +207,9 @@ def test_l0_is_paged_in_layout_order_and_upper_levels_always_come(world):
         assert all(e["s"] in index and e["t"] in index for e in page["edges"])
         offset = page["l0_page"]["next_offset"]
     assert seen == {n["id"] for n in full["nodes"]}
-    assert full["params"]["M"] == 4 and full["params"]["M0"] == 4 and full["params"]["EF_SEARCH"] == 16
+    assert full["params"]["M"] == 4
+    assert full["params"]["M0"] == 4
+    assert full["params"]["EF_SEARCH"] == 16
 
 
 @pytest.mark.django_db
@@ -214,15 +221,18 @@ def test_the_graph_is_cached_and_updated_when_a_note_is_added_or_deleted(world, 
     assert again == first
     added = world.note("新证据：商家客服承认屏幕批次有缺陷", matter=world.matter_laptop)
     after_add = graph_of(world.alice)
-    assert cache.stats["builds"] == builds and cache.stats["incremental"] == 1, "a small change is applied, not rebuilt"
+    assert cache.stats["builds"] == builds, "a small change is applied, not rebuilt"
+    assert cache.stats["incremental"] == 1, "a small change is applied, not rebuilt"
     assert str(added.pk) in {n["id"] for n in after_add["nodes"]}
     assert after_add["version"] != first["version"]
     delete_note(added, actor="system:test")
     after_delete = graph_of(world.alice)
     assert str(added.pk) not in {n["id"] for n in after_delete["nodes"]}
     # Back to the first version's notes: the graph stored for that version is served again.
-    assert after_delete["nodes"] == first["nodes"] and after_delete["edges"] == first["edges"]
-    assert cache.stats["builds"] == builds and cache.stats["snapshots"] == 1
+    assert after_delete["nodes"] == first["nodes"]
+    assert after_delete["edges"] == first["edges"]
+    assert cache.stats["builds"] == builds
+    assert cache.stats["snapshots"] == 1
     # A note added behind bob's wall changes alice's graph, never bob's nodes.
     bob_before = {n["id"] for n in graph_of(world.bob)["nodes"]}
     world.note("押金案：房东提供了照片", matter=world.matter_deposit)
@@ -244,7 +254,8 @@ def test_layered_nav_search_fuses_graph_route_and_vector_search(world, notes):
     response = client_for(world.alice).post(SEARCH, {"query": "房东扣押金不退怎么办", "k": 3}, format="json")
     assert response.status_code == 200, response.content
     body = response.json()
-    assert body["strategy"] == "layered_nav" and len(body["hits"]) == 3
+    assert body["strategy"] == "layered_nav"
+    assert len(body["hits"]) == 3
     assert body["hits"][0]["note_id"] in ids(notes["deposit"] + notes["law"])
     assert all(h["graph_rank"] is not None or h["vector_rank"] is not None for h in body["hits"])
     assert body["trace"]["path_nodes"][0] == body["trace"]["entry"]
@@ -269,9 +280,11 @@ def test_search_filters_and_limits(world, notes):
                         ({"query": "x", "strategy": "bm25"}, "strategy"),
                         ({"query": "x", "scopes": ["nope"]}, "scopes")):
         response = alice.post(SEARCH, body, format="json")
-        assert response.status_code == 400 and field in response.json(), (body, response.content)
+        assert response.status_code == 400, (body, response.content)
+        assert field in response.json(), (body, response.content)
     walled = client_for(world.bob).post(SEARCH, {"query": "x", "matter": world.matter_deposit.pk}, format="json")
-    assert walled.status_code == 400 and "未知案件" in walled.json()["detail"]
+    assert walled.status_code == 400
+    assert "未知案件" in walled.json()["detail"]
 
 
 @pytest.mark.django_db
@@ -290,8 +303,11 @@ def test_the_page_renders_in_chinese_with_vendored_d3(world, notes):
     page = client.get("/navigation/")
     assert page.status_code == 200
     html = page.content.decode()
-    assert "记忆导航图" in html and "vendor/d3/d3.min.js" in html and "cdn" not in html.lower()
-    assert world.matter_deposit.title not in html and world.matter_laptop.title in html
+    assert "记忆导航图" in html
+    assert "vendor/d3/d3.min.js" in html
+    assert "cdn" not in html.lower()
+    assert world.matter_deposit.title not in html
+    assert world.matter_laptop.title in html
 
 
 @pytest.mark.django_db
@@ -304,7 +320,8 @@ def test_layered_nav_is_a_strategy_of_the_memory_search_api(world, notes):
     assert response.status_code == 200, response.content
     data = response.json()
     returned = {hit["note"]["id"] if isinstance(hit.get("note"), dict) else hit.get("id") for hit in data["hits"]}
-    assert returned and returned <= ids(notes["laptop"] + notes["law"] + notes["bob_profile"])
+    assert returned
+    assert returned <= ids(notes["laptop"] + notes["law"] + notes["bob_profile"])
     assert any("沿导航图找到" in reason or "语义检索" in reason for hit in data["hits"] for reason in hit["reasons"])
     walled = client_for(world.bob).post(
         "/api/memory/search", {**body, "matter": world.matter_deposit.pk}, format="json"
@@ -330,7 +347,8 @@ def test_layered_nav_also_recalls_what_was_said(world, notes):
     result = search_memory(world.bob, "客服承认花屏是质量问题", k=5, strategy="layered_nav",
                            matter_id=world.matter_laptop.pk)
     standing_for = [hit for hit in result.hits if message.pk in hit.source_message_ids]
-    assert standing_for and any(reason.startswith("综合排名") for reason in standing_for[0].reasons)
+    assert standing_for
+    assert any(reason.startswith("综合排名") for reason in standing_for[0].reasons)
     assert result.stats["message_candidates"] >= 1
     others = search_memory(world.charlie, "客服承认花屏是质量问题", k=10, strategy="layered_nav")
     assert all(message.pk not in hit.source_message_ids for hit in others.hits)

@@ -15,6 +15,8 @@ from tests.live_server import CHROMIUM, CHROMIUM_ARGS
 from tests.navigation.corpus import sentences
 from tests.screenshots import save_screenshot
 
+pytestmark = pytest.mark.browser
+
 
 @pytest.fixture
 def stored(world) -> set[str]:
@@ -72,9 +74,12 @@ def open_and_click_a_node(browser, server: str, locale: str):
 )
 def test_labels_are_translated(live_server, stored, browser, locale, category, source, layer, steps):
     page, _target, errors, _width = open_and_click_a_node(browser, live_server.url, locale)
-    assert page.inner_text("#d-category") == category and page.inner_text("#d-source") == source
+    assert page.inner_text("#d-category") == category
+    assert page.inner_text("#d-source") == source
     legend = page.inner_text("#nav-legend")
-    assert layer in legend and "user_profile" not in legend and "历史案件 case facts" not in legend
+    assert layer in legend
+    assert "user_profile" not in legend
+    assert "历史案件 case facts" not in legend
     assert layer in page.inner_text("#nav-filters select[name=scope]")
     for text in page.eval_on_selector_all("#trace-path li[data-source] .lvl", "items => items.map(i => i.textContent)"):
         assert re.fullmatch(rf"L\d ({steps[0]}|{steps[1]}) → ", text), text  # once, never "L0 L0 束搜索"
@@ -88,7 +93,8 @@ def test_clicking_a_node_highlights_the_api_trace(live_server, stored, browser):
     page, target, errors, width_before = open_and_click_a_node(browser, live_server.url, "zh-CN")
     assert "记忆导航图" in page.content()
     ids = page.evaluate("window.legalmemNav.nodeIds()")
-    assert ids and not stored & set(ids), "bob's page must not hold the walled matter's notes"
+    assert ids, "bob's page must not hold the walled matter's notes"
+    assert not stored & set(ids), "bob's page must not hold the walled matter's notes"
 
     api = page.evaluate(f"fetch('/api/navigation/trace/{target['id']}?k=10').then(r => r.json())")
     expected = [{"source": s["source"], "target": s["target"], "level": s["level"]} for s in api["trace"]["path"]]

@@ -54,7 +54,8 @@ def assert_page_invariants(payload: dict) -> None:
         adjacency: dict[int, set[int]] = defaultdict(set)
         for e in payload["edges"]:
             if level in e["levels"]:
-                assert e["s"] in members and e["t"] in members
+                assert e["s"] in members
+                assert e["t"] in members
                 adjacency[e["s"]].add(e["t"])
                 adjacency[e["t"]].add(e["s"])
         cap = params["M0"] if level == 0 else params["M"]
@@ -103,13 +104,15 @@ def test_added_deleted_and_superseded_notes_reach_the_next_page_without_a_full_b
     new = world.note("笔记本电脑购买五天后屏幕出现花屏，商家同意换货", matter=world.matter_laptop)
     supersede_note(old, new, actor="system:test", reason="张三更正了购买时间")
     after_supersede = page(world.alice)
-    assert str(old.pk) not in node_ids(after_supersede) and str(new.pk) in node_ids(after_supersede)
+    assert str(old.pk) not in node_ids(after_supersede)
+    assert str(new.pk) in node_ids(after_supersede)
     assert (cache.stats["builds"], cache.stats["incremental"]) == (1, 3)
     assert_page_invariants(after_supersede)
 
     # The trace to the new note runs on the updated graph and reaches it.
     trace = client_for(world.alice).get(f"/api/navigation/trace/{new.pk}").json()["trace"]
-    assert trace["reached"] and trace["path_nodes"][-1] == str(new.pk)
+    assert trace["reached"]
+    assert trace["path_nodes"][-1] == str(new.pk)
 
 
 @pytest.mark.django_db
@@ -136,19 +139,22 @@ def test_bob_never_gets_the_walled_matter_through_an_incremental_update(world, f
     walled.add(str(world.note("押金案：租客要求返还押金并支付利息", matter=world.matter_deposit).pk))
     shared = world.note("电脑花屏案：商家同意检测", matter=world.matter_laptop)
     bob = page(world.bob)
-    assert cache.stats["builds"] == 2 and cache.stats["incremental"] == 1
+    assert cache.stats["builds"] == 2
+    assert cache.stats["incremental"] == 1
     assert node_ids(bob) == node_ids(bob_first) | {str(shared.pk)}
     assert not walled & node_ids(bob)
     assert bob["total_nodes"] == len(node_ids(bob_first)) + 1
     assert sum(layer["top_count"] for layer in bob["layers"]) == bob["total_nodes"]
     assert all(str(world.matter_deposit.pk) not in e["key"] for e in bob["events"])
-    assert "押金三千" not in str(bob) and "退租时的照片" not in str(bob)
+    assert "押金三千" not in str(bob)
+    assert "退租时的照片" not in str(bob)
     trace = client_for(world.bob).get(f"/api/navigation/trace/{shared.pk}").json()["trace"]
     mentioned = {v["id"] for v in trace["visited"]} | {n["id"] for n in trace["nodes"]} | set(trace["path_nodes"])
     assert not walled & mentioned
     # Charlie's firm did not change: his graph is the cached one, and none of firm A is in it.
     charlie = page(world.charlie)
-    assert charlie == charlie_first and node_ids(charlie) == {str(n.pk) for n in firm_memory["firm_b"]}
+    assert charlie == charlie_first
+    assert node_ids(charlie) == {str(n.pk) for n in firm_memory["firm_b"]}
     # Bob's stored graph (written after his full build) holds nothing of the walled matter either.
     for row in NavigationGraphSnapshot.objects.filter(user=world.bob):
         assert not walled & set(snapshots.decode(row.data, matter_titles={}).graph.ids)
@@ -163,7 +169,8 @@ def test_a_lost_assignment_is_a_new_key_and_no_stored_graph_serves_the_wider_set
     cache.clear()  # another process, or a restart: only the stored graphs are left
     after = page(world.alice)
     assert not deposit & node_ids(after)
-    assert cache.stats["snapshots"] == 0 and cache.stats["incremental"] == 0, "the old key's graph is never a base"
+    assert cache.stats["snapshots"] == 0, "the old key's graph is never a base"
+    assert cache.stats["incremental"] == 0, "the old key's graph is never a base"
     assert cache.stats["builds"] == 1
     rows = NavigationGraphSnapshot.objects.filter(user=world.alice)
     assert rows.count() == 1, "the old key's graph is dropped when the new one is stored"
@@ -176,13 +183,15 @@ def test_the_background_refresh_has_the_graph_ready_before_the_next_page(
 ):
     settings.NAV_REFRESH_DELAY_SECONDS = 0
     alice_first, bob_first = page(world.alice), page(world.bob)
-    assert NavigationGraphSnapshot.objects.count() == 2 and not DBTaskResult.objects.exists()
+    assert NavigationGraphSnapshot.objects.count() == 2
+    assert not DBTaskResult.objects.exists()
     with django_capture_on_commit_callbacks(execute=True):
         added = world.note("房东同意先退还一半押金", matter=world.matter_deposit)
     with django_capture_on_commit_callbacks(execute=True):
         law = world.note("押金返还纠纷可以申请小额诉讼", scope=MemoryScope.GENERAL_LAW, category=Category.LAW)
     task = DBTaskResult.objects.get()  # debounced: one refresh for both writes
-    assert task.task_path == refresh_navigation_graphs_task.module_path and task.args_kwargs["args"] == [world.firm_a.pk]
+    assert task.task_path == refresh_navigation_graphs_task.module_path
+    assert task.args_kwargs["args"] == [world.firm_a.pk]
 
     result = run_worker_once()
     assert result.status == "SUCCESSFUL", result.traceback
@@ -212,7 +221,8 @@ def test_a_graph_made_by_this_process_gives_way_to_the_stored_one(world, firm_me
     assert cache.stats["incremental"] == 1
     refresh_navigation_graphs_task.call(world.firm_a.pk)  # what the worker runs
     again = page(world.alice)
-    assert cache.stats["snapshots"] == 1 and node_ids(again) == node_ids(own)
+    assert cache.stats["snapshots"] == 1
+    assert node_ids(again) == node_ids(own)
     page(world.alice)
     assert cache.stats["hits"] == 1
 

@@ -101,7 +101,8 @@ def test_every_level_non_empty_and_edges_stay_within_their_level(graph_1200):
         assert (graph.levels >= level).sum() >= 1
     for edge in graph.edges:
         for level in edge.levels:
-            assert graph.levels[edge.source] >= level and graph.levels[edge.target] >= level
+            assert graph.levels[edge.source] >= level
+            assert graph.levels[edge.target] >= level
 
 
 def test_l0_is_connected(graph_1200):
@@ -152,7 +153,8 @@ def test_trace_descends_from_the_entry_point_then_walks_l0(graph_1200):
     graph = graph_1200
     target = int(np.flatnonzero(graph.levels == 0)[3])
     result = trace(graph, query_scorer(graph, graph.vectors[target], graph.tokens[target]), k=10, target=target)
-    assert result.entry == graph.entry and graph.levels[graph.entry] == graph.max_level
+    assert result.entry == graph.entry
+    assert graph.levels[graph.entry] == graph.max_level
     levels_seen = [step.level for step in result.path]
     assert levels_seen == sorted(levels_seen, reverse=True)
     assert all(step.phase == "descent" for step in result.path if step.level > 0)
@@ -161,7 +163,8 @@ def test_trace_descends_from_the_entry_point_then_walks_l0(graph_1200):
     for step in result.path:
         assert step.source == position
         edge = graph.edges[step.edge]
-        assert {edge.source, edge.target} == {step.source, step.target} and step.level in edge.levels
+        assert {edge.source, edge.target} == {step.source, step.target}
+        assert step.level in edge.levels
         position = step.target
     assert position == result.goal == target
     assert len(result.results) == PARAMS.ef_search

@@ -42,15 +42,18 @@ def assert_invariants(graph: NavGraph) -> None:
     assert len(set(graph.ids)) == n
     assert graph.index_of == {note_id: i for i, note_id in enumerate(graph.ids)}
     assert len(graph.vectors) == len(graph.tokens) == len(graph.levels) == len(graph.layout) == len(graph.importance) == n
-    assert graph.basis is not None and len(graph.basis.projection) == n
+    assert graph.basis is not None
+    assert len(graph.basis.projection) == n
     assert sorted(graph.order.tolist()) == list(range(n))
     assert np.all((graph.layout >= 0) & (graph.layout <= 1))
     assert graph.max_level == max_level_for(n, graph.params.m)
     assert graph.levels[graph.entry] == graph.max_level
     pairs = [(e.source, e.target) for e in graph.edges]
-    assert len(pairs) == len(set(pairs)) and all(a < b for a, b in pairs), "one merged edge per pair"
+    assert len(pairs) == len(set(pairs)), "one merged edge per pair"
+    assert all(a < b for a, b in pairs), "one merged edge per pair"
     for edge in graph.edges:
-        assert edge.levels and edge.levels == sorted(set(edge.levels))
+        assert edge.levels
+        assert edge.levels == sorted(set(edge.levels))
         assert all(graph.levels[edge.source] >= level and graph.levels[edge.target] >= level for level in edge.levels)
     entries = sum(len(neighbours) for index in graph.adjacency for neighbours in index.values())
     assert entries == 2 * sum(len(e.levels) for e in graph.edges), "the adjacency index lists every edge on each of its levels"
@@ -62,7 +65,8 @@ def assert_invariants(graph: NavGraph) -> None:
         for node, neighbours in graph.adjacency[level].items():
             for other, index in neighbours:
                 edge = graph.edges[index]
-                assert {edge.source, edge.target} == {node, other} and level in edge.levels
+                assert {edge.source, edge.target} == {node, other}
+                assert level in edge.levels
 
 
 def assert_reaches_every_note(graph: NavGraph) -> None:
@@ -119,7 +123,8 @@ def test_many_removals_then_many_inserts_in_one_step():
         assert incremental_blocker(graph, len(removed), len(added.ids), LIMITS) is None
         graph = apply_delta(graph, removed, added, LIMITS)
         assert_invariants(graph)
-    assert set(pool.ids[400:450]) <= set(graph.ids) and graph.size == 395
+    assert set(pool.ids[400:450]) <= set(graph.ids)
+    assert graph.size == 395
     assert_reaches_every_note(graph)
 
 
@@ -144,8 +149,12 @@ def test_the_old_graph_is_left_untouched_for_requests_still_reading_it():
     apply_delta(graph, [graph.ids[graph.entry], graph.ids[3]], subset(pool, range(250, 260)), LIMITS)
     after = (graph.ids, graph.levels, [(e.source, e.target, list(e.levels), e.score) for e in graph.edges],
              graph.adjacency, graph.layout, graph.entry)
-    assert after[0] == snapshot[0] and np.array_equal(after[1], snapshot[1]) and after[2] == snapshot[2]
-    assert after[3] == snapshot[3] and np.array_equal(after[4], snapshot[4]) and after[5] == snapshot[5]
+    assert after[0] == snapshot[0]
+    assert np.array_equal(after[1], snapshot[1])
+    assert after[2] == snapshot[2]
+    assert after[3] == snapshot[3]
+    assert np.array_equal(after[4], snapshot[4])
+    assert after[5] == snapshot[5]
 
 
 def test_removing_every_top_level_note_promotes_a_new_entry_point():
@@ -184,14 +193,23 @@ def test_a_stored_graph_reads_back_as_the_same_graph():
     built = BuiltGraph(graph, info, "399:a:b", False, {1: "电脑花屏"}, stamps)
     back = decode(encode(built), matter_titles={1: "电脑花屏"})
     g = back.graph
-    assert back.stored and back.version == "399:a:b" and back.stamps == stamps and back.info == info
-    assert g.ids == graph.ids and g.tokens == graph.tokens and g.importance == graph.importance
-    assert np.array_equal(g.vectors, graph.vectors) and np.array_equal(g.levels, graph.levels)
-    assert np.array_equal(g.layout, graph.layout) and np.array_equal(g.order, graph.order)
+    assert back.stored
+    assert back.version == "399:a:b"
+    assert back.stamps == stamps
+    assert back.info == info
+    assert g.ids == graph.ids
+    assert g.tokens == graph.tokens
+    assert g.importance == graph.importance
+    assert np.array_equal(g.vectors, graph.vectors)
+    assert np.array_equal(g.levels, graph.levels)
+    assert np.array_equal(g.layout, graph.layout)
+    assert np.array_equal(g.order, graph.order)
     assert [(e.source, e.target, e.levels, e.score, e.bridge) for e in g.edges] == [
         (e.source, e.target, e.levels, e.score, e.bridge) for e in graph.edges
     ]
-    assert g.adjacency == graph.adjacency and g.entry == graph.entry and g.params == graph.params
+    assert g.adjacency == graph.adjacency
+    assert g.entry == graph.entry
+    assert g.params == graph.params
     assert g.changes_since_build == graph.changes_since_build == 11
     assert np.array_equal(g.basis.projection, graph.basis.projection)
     # A stored graph can be updated further, like the one it was made from.
@@ -205,4 +223,5 @@ def test_an_incremental_graph_is_deterministic_for_the_same_history(seed):
     one = apply_delta(base, [base.ids[1]], subset(pool, range(200, 210)), LIMITS)
     two = apply_delta(base, [base.ids[1]], subset(pool, reversed(range(200, 210))), LIMITS)
     assert [(e.source, e.target, e.levels) for e in one.edges] == [(e.source, e.target, e.levels) for e in two.edges]
-    assert one.entry == two.entry and np.array_equal(one.layout, two.layout)
+    assert one.entry == two.entry
+    assert np.array_equal(one.layout, two.layout)

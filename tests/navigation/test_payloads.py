@@ -51,7 +51,9 @@ def test_graph_pages_are_what_the_schema_says(world, notes, who):  # noqa: F811
     response = client_for(getattr(world, who)).get(GRAPH)
     assert response.status_code == 200, response.content
     page = response.json()
-    assert page["nodes"] and page["edges"] and page["layers"]
+    assert page["nodes"]
+    assert page["edges"]
+    assert page["layers"]
     checked = assert_conforms(GraphResponseSerializer(), page)
     assert checked >= 1 + len(page["nodes"]) + len(page["edges"]) + len(page["layers"])
 
@@ -61,7 +63,8 @@ def test_a_trace_and_an_empty_page_are_what_the_schema_says(world, notes):  # no
     response = client_for(world.bob).get(trace_url(target.pk))
     assert response.status_code == 200, response.content
     body = response.json()
-    assert body["note"]["id"] == str(target.pk) and body["trace"]["path_nodes"][-1:] != []
+    assert body["note"]["id"] == str(target.pk)
+    assert body["trace"]["path_nodes"][-1:] != []
     assert assert_conforms(TraceResponseSerializer(), body) > len(body["trace"]["nodes"])
     # the second L0 page of a small graph: no L0 nodes, and still the documented shape
     later = client_for(world.bob).get(GRAPH, {"l0_offset": 1000}).json()
@@ -72,7 +75,8 @@ def test_a_trace_and_an_empty_page_are_what_the_schema_says(world, notes):  # no
 def test_search_results_are_what_the_schema_says(world, notes):  # noqa: F811
     alice = client_for(world.alice).post(SEARCH, {"query": "房东扣押金不退怎么办", "k": 3}, format="json")
     assert alice.status_code == 200, alice.content
-    assert alice.json()["hits"] and alice.json()["trace"]["path"] is not None
+    assert alice.json()["hits"]
+    assert alice.json()["trace"]["path"] is not None
     assert_conforms(NavSearchResponseSerializer(), alice.json())
     # charlie searches only his own firm's graph
     charlie = client_for(world.charlie).post(SEARCH, {"query": "押金", "k": 10}, format="json")

@@ -1,18 +1,12 @@
 """Failed jobs are visible in admin with their error; the wall and privacy hold there too."""
 from __future__ import annotations
 
-from django.test import Client
 
 from memory.models import TurnExtraction
+from tests.clients import logged_in
 from tests.factories import UserFactory
 from tests.pipeline.conftest import LAPTOP_REPLY, LAPTOP_USER
 from tests.pipeline.factories import ConversationFactory
-
-
-def logged_in(user) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 def failed_turn(world, conversation, make_turn) -> TurnExtraction:
@@ -28,14 +22,16 @@ def test_firm_admin_sees_the_failed_job_and_its_error_but_not_what_was_said(worl
     listing = alice.get("/admin/memory/turnextraction/?status=failed").content.decode()
     assert "LLMBadOutput" in listing
     page = alice.get(f"/admin/memory/turnextraction/{turn.pk}/change/").content.decode()
-    assert "did not return a valid JSON object" in page and "5999" not in page
+    assert "did not return a valid JSON object" in page
+    assert "5999" not in page
 
 
 def test_superuser_sees_items_and_messages(world, laptop_conversation, make_turn):
     turn = make_turn(laptop_conversation, LAPTOP_USER, LAPTOP_REPLY)
     root = UserFactory(username="root", is_staff=True, is_superuser=True)
     page = logged_in(root).get(f"/admin/memory/turnextraction/{turn.pk}/change/").content.decode()
-    assert "5999" in page and "new knowledge" in page
+    assert "5999" in page
+    assert "new knowledge" in page
 
 
 def test_walled_and_foreign_jobs_are_404(world, make_turn):

@@ -18,11 +18,13 @@ def test_routing_texts_are_encoded_before_the_messages_queued_ahead_of_them():
         urgent = encoder.submit(["房东拒绝退还3000元押金。", "房东拒绝退还3000元押金。"])
         vectors = urgent.result(timeout=120)
         assert not filler.done()  # the messages wait: at most one step of them ran first
-        assert vectors.shape == (2, encoder.embedder.dimensions) and (vectors[0] == vectors[1]).all()
+        assert vectors.shape == (2, encoder.embedder.dimensions)
+        assert (vectors[0] == vectors[1]).all()
         assert filler.result(timeout=300).shape == (len(messages), encoder.embedder.dimensions)
         assert encoder.encoded == len(messages) + 1  # each distinct text once
         late = encoder.submit([messages[0]], urgent=False)
-        assert late.result(timeout=60).shape == (1, encoder.embedder.dimensions) and encoder.encoded == len(messages) + 1
+        assert late.result(timeout=60).shape == (1, encoder.embedder.dimensions)
+        assert encoder.encoded == len(messages) + 1
     finally:
         encoder.close()
 
@@ -37,5 +39,6 @@ def test_messages_queued_while_stored_are_embedded_without_any_turn_running(worl
     with BulkRun() as run:
         run.queue_messages(Message.objects.filter(conversation=conversation))
         run.store_messages(wait=True)
-    assert run.outcome.messages_indexed == 2 and not pending_messages().exists()
+    assert run.outcome.messages_indexed == 2
+    assert not pending_messages().exists()
     assert not TurnExtraction.objects.exists()

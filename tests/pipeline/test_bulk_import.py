@@ -111,17 +111,21 @@ def test_bulk_import_writes_exactly_what_the_per_turn_path_writes(world, monkeyp
     assert {"superseded", "active"} <= {n[2] for n in one_by_one["notes"]}
     assert {"semantic", "temporal_next", "same_matter", "supersedes"} <= {link[2] for link in one_by_one["links"]}
     assert len({n[1] for n in one_by_one["notes"]}) >= 2  # several layers (case and user profile)
-    assert one_by_one["unembedded"] == [] and {t[1] for t in one_by_one["turns"]} == {"done"}
+    assert one_by_one["unembedded"] == []
+    assert {t[1] for t in one_by_one["turns"]} == {"done"}
     assert in_bulk.summary() == per_turn.summary()
     assert in_bulk.messages_indexed == Message.objects.count() == 2 * (14 + 7 + 5 + 6) + 1
 
 
 def test_bulk_reimport_changes_nothing_and_notes_stay_walled(world):
     first = import_transcript(transcript(world), actor="system:test")
-    assert first.turns_processed == 32 and not first.failures
+    assert first.turns_processed == 32
+    assert not first.failures
     notes = set(Note.objects.values_list("pk", "mention_count", "status"))
     again = import_transcript(transcript(world), actor="system:test")
-    assert again.turns_processed == 0 and again.messages_indexed == 0 and again.notes_written == 0
+    assert again.turns_processed == 0
+    assert again.messages_indexed == 0
+    assert again.notes_written == 0
     assert set(Note.objects.values_list("pk", "mention_count", "status")) == notes
     # the imported notes are firm A's: charlie (firm B) never sees them
     assert Note.objects.visible_to(world.alice).exists()
@@ -143,8 +147,10 @@ def test_a_failing_turn_is_recorded_and_the_others_still_run(world, monkeypatch)
     monkeypatch.setattr(apply, "route_and_write", fail_on_the_purchase)
     result = import_transcript(transcript(world), actor="system:test")
     failed = [f for f in result.failures if "database went away" in f.error]
-    assert failed and all(f.status == TurnExtraction.Status.PENDING for f in failed)
-    assert calls["n"] > 0 and result.succeeded == result.turns - len(failed)
+    assert failed
+    assert all(f.status == TurnExtraction.Status.PENDING for f in failed)
+    assert calls["n"] > 0
+    assert result.succeeded == result.turns - len(failed)
     # the failed turn's items were rolled back together: no half-written turn
     for failure in failed:
         turn = TurnExtraction.objects.get(status=TurnExtraction.Status.PENDING, last_error__contains="went away",
@@ -179,18 +185,22 @@ def test_an_embedding_outage_during_a_bulk_import_is_loud_and_loses_nothing(worl
     turns = TurnExtraction.objects.all()
     assert turns.count() == 32
     assert set(turns.values_list("status", flat=True)) == {TurnExtraction.Status.PENDING}
-    assert all(turn.last_error for turn in turns) and not Note.objects.exists()
+    assert all(turn.last_error for turn in turns)
+    assert not Note.objects.exists()
     # once the retry is due (the backoff has passed) and the encoder is back, importing again finishes the job
     TurnExtraction.objects.update(next_attempt_at=None)
     result = import_transcript(transcript(world), actor="system:test")
-    assert result.turns_processed == 32 and not result.failures and not pending_messages().exists()
+    assert result.turns_processed == 32
+    assert not result.failures
+    assert not pending_messages().exists()
     assert set(TurnExtraction.objects.values_list("status", flat=True)) == {TurnExtraction.Status.DONE}
 
 
 def test_a_bulk_turn_costs_a_few_dozen_statements(world):
     with CaptureQueriesContext(connection) as queries:
         result = import_transcript(transcript(world), actor="system:test")
-    assert result.turns == 32 and not result.failures
+    assert result.turns == 32
+    assert not result.failures
     per_turn = len(queries.captured_queries) / result.turns
     # one transaction per turn without savepoints per item, locks taken once, links, audit rows,
     # decisions, messages and turns inserted together: ~30 a turn (it was ~100)

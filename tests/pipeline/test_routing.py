@@ -23,23 +23,31 @@ def test_new_items_are_added_as_case_notes_with_provenance(world, laptop_convers
     turn = make_turn(laptop_conversation, LAPTOP_USER, LAPTOP_REPLY)
     purchase = Note.objects.get(content="用户在2024年3月5日花5999元买了一台笔记本电脑。")
     assert (purchase.memory_scope, purchase.category, purchase.memory_type) == ("case", "fact", "event")
-    assert purchase.matter == world.matter_laptop and purchase.owner == world.alice
-    assert purchase.conversation == laptop_conversation and purchase.source_type == "chat"
+    assert purchase.matter == world.matter_laptop
+    assert purchase.owner == world.alice
+    assert purchase.conversation == laptop_conversation
+    assert purchase.source_type == "chat"
     assert purchase.source_id == f"turn:{turn.pk}"
     assert purchase.source_message_ids == [turn.user_message_id]
-    assert purchase.speaker == "alice" and purchase.said_at == turn.user_message.said_at
-    assert purchase.embedding is not None and purchase.keywords and purchase.context
+    assert purchase.speaker == "alice"
+    assert purchase.said_at == turn.user_message.said_at
+    assert purchase.embedding is not None
+    assert purchase.keywords
+    assert purchase.context
     law = Note.objects.get(category="law")
     # a law note said in a matter's conversation stays behind that matter's wall
-    assert law.memory_scope == MemoryScope.GENERAL_LAW and law.matter == world.matter_laptop
-    assert law.source_message_ids == [turn.assistant_message_id] and law.speaker == "assistant"
+    assert law.memory_scope == MemoryScope.GENERAL_LAW
+    assert law.matter == world.matter_laptop
+    assert law.source_message_ids == [turn.assistant_message_id]
+    assert law.speaker == "assistant"
     # bob is on the matter and sees the case notes; charlie (other firm) sees nothing
     assert Note.objects.visible_to(world.bob).filter(pk=purchase.pk).exists()
     assert not Note.objects.visible_to(world.charlie).exists()
     actions = [d.action for d in decisions(turn)]
     assert actions == ["add"] * 4  # nothing said is dropped by the router
     low = [d for d in decisions(turn) if "low confidence" in d.reason]
-    assert len(low) == 1 and low[0].note is not None, [d.reason for d in decisions(turn)]
+    assert len(low) == 1, [d.reason for d in decisions(turn)]
+    assert low[0].note is not None, [d.reason for d in decisions(turn)]
     assert low[0].note.importance <= thresholds.ROUTING_LOW_CONFIDENCE_IMPORTANCE
     assert low[0].note.confidence <= thresholds.ROUTING_ADD_MIN_CONFIDENCE
     assert [d["action"] for d in turn.decisions] == actions
@@ -51,7 +59,9 @@ def test_same_fact_again_is_ignored_and_counted(world, laptop_conversation, make
     second = make_turn(laptop_conversation, PURCHASE, NO_REPLY)
     assert Note.objects.count() == 1
     decision = decisions(second)[0]
-    assert decision.action == "ignore" and "duplicate" in decision.reason and decision.note == note
+    assert decision.action == "ignore"
+    assert "duplicate" in decision.reason
+    assert decision.note == note
     note.refresh_from_db()
     assert note.mention_count == 2
     assert note.evolution_history[-1]["event"] == "mentioned"
@@ -65,13 +75,17 @@ def test_changed_amount_updates_and_keeps_the_old_version(world, laptop_conversa
     turn = make_turn(laptop_conversation, PURCHASE_CORRECTED, NO_REPLY)
     decision = decisions(turn)[0]
     assert decision.action == "update", decision.reason
-    assert "same event (date" in decision.reason and "other value" in decision.reason
+    assert "same event (date" in decision.reason
+    assert "other value" in decision.reason
     assert decision.previous == old
     old.refresh_from_db()
     new = decision.note
-    assert old.status == Note.Status.SUPERSEDED and old.valid_to is not None and old.superseded_by == new
+    assert old.status == Note.Status.SUPERSEDED
+    assert old.valid_to is not None
+    assert old.superseded_by == new
     assert old.evolution_history[-1]["event"] == "superseded"
-    assert new.status == Note.Status.ACTIVE and "6999" in new.content
+    assert new.status == Note.Status.ACTIVE
+    assert "6999" in new.content
     assert new.evolution_history[-1]["previous_content"] == old.content
     assert NoteLink.objects.filter(source=new, target=old, link_type=LinkType.SUPERSEDES).exists()
     assert AuditLog.objects.filter(object_id=str(old.pk), event_type=AuditEvent.NOTE_SUPERSEDED).exists()
@@ -85,17 +99,20 @@ def test_negation_conflict_updates_the_landlords_position(world, make_turn):
     old = world.note("房东已经退还了3000元押金。", matter=world.matter_deposit, confidence=0.7)
     turn = make_turn(deposit, "房东拒绝退还3000元押金。", NO_REPLY)
     decision = decisions(turn)[0]
-    assert decision.action == "update" and "same statement negated" in decision.reason, decision.reason
+    assert decision.action == "update", decision.reason
+    assert "same statement negated" in decision.reason, decision.reason
     assert decision.previous == old
     old.refresh_from_db()
-    assert old.status == Note.Status.SUPERSEDED and old.superseded_by == decision.note
+    assert old.status == Note.Status.SUPERSEDED
+    assert old.superseded_by == decision.note
 
 
 def test_conflict_with_less_confidence_is_kept_beside_and_linked_contradicts(world, laptop_conversation, make_turn):
     stored = world.note(PURCHASE_CORRECTED.replace("我", "用户"), matter=world.matter_laptop, confidence=0.95)
     turn = make_turn(laptop_conversation, PURCHASE, NO_REPLY)  # offline confidence 0.8 < 0.95
     decision = decisions(turn)[0]
-    assert decision.action == "add" and "better supported" in decision.reason, decision.reason
+    assert decision.action == "add", decision.reason
+    assert "better supported" in decision.reason, decision.reason
     assert Note.objects.active().count() == 2  # neither version is hidden
     assert NoteLink.objects.filter(source=decision.note, target=stored, link_type=LinkType.CONTRADICTS).exists()
 
@@ -112,7 +129,8 @@ def test_private_case_notes_route_within_the_owner(world, private_conversation, 
     world.note("用户在2024年3月5日花5999元买了一台笔记本电脑。", owner=world.alice)  # alice's private note
     make_turn(private_conversation, PURCHASE, NO_REPLY)
     mine = Note.objects.get(owner=world.bob)
-    assert mine.matter is None and mine.memory_scope == "case"
+    assert mine.matter is None
+    assert mine.memory_scope == "case"
     assert Note.objects.visible_to(world.bob).count() == 1
 
 
@@ -144,7 +162,8 @@ def test_close_neighbour_evolves(world, laptop_conversation, make_turn):
     base.refresh_from_db()
     new = Note.objects.exclude(pk=base.pk).get()
     semantic = NoteLink.objects.get(source=new, target=base, link_type=LinkType.SEMANTIC)
-    assert 0.93 <= semantic.weight <= 1.0 and "cosine" in semantic.reason
+    assert 0.93 <= semantic.weight <= 1.0
+    assert "cosine" in semantic.reason
     assert "电脑花屏纠纷" in base.tags
     assert base.context  # filled from the new note
     assert base.evolution_history[-1]["event"] == "evolved"
@@ -167,7 +186,8 @@ def test_conflict_signals(a, b, expected):
 
 def test_lexical_overlap_ignores_digits():
     jaccard, overlap = lexical_overlap("用户花5999元买了电脑", "用户花6999元买了电脑")
-    assert jaccard == 1.0 and overlap == 1.0
+    assert jaccard == 1.0
+    assert overlap == 1.0
 
 
 def test_statements_citing_different_articles_never_supersede_each_other():
@@ -196,7 +216,9 @@ def test_two_instalments_are_both_kept_and_linked_in_said_at_order(world, make_t
     first_turn = make_turn(conversation, RENT_1, NO_REPLY, day=5)
     second_turn = make_turn(conversation, RENT_2, NO_REPLY, day=6)
     first, second = decisions(first_turn)[0].note, decisions(second_turn)[0]
-    assert second.action == "add" and "distinct event" in second.reason and "ordinal" in second.reason, second.reason
+    assert second.action == "add", second.reason
+    assert "distinct event" in second.reason, second.reason
+    assert "ordinal" in second.reason, second.reason
     assert second.previous == first  # the decision names the look-alike it was compared with
     assert set(Note.objects.values_list("status", flat=True)) == {Note.Status.ACTIVE}
     assert Note.objects.count() == 2
@@ -243,7 +265,8 @@ def test_a_200_turn_import_of_transfers_supersedes_nothing(world):
     ids = {note.content.split("TX")[1][:11] for note in transfers}
     assert ids == {f"2026030{i:04d}" for i in range(200)}  # no transfer lost
     reasons = RoutingDecision.objects.filter(action="add", previous__isnull=False).values_list("reason", flat=True)
-    assert reasons and all("transaction/document id" in r for r in reasons)
+    assert reasons
+    assert all("transaction/document id" in r for r in reasons)
     assert not Note.objects.visible_to(world.charlie).exists()
 
 
@@ -253,10 +276,14 @@ def test_an_explicit_correction_updates_and_keeps_the_old_fact_in_history(world,
     old = Note.objects.get()
     turn = make_turn(conversation, "定金其实是2万元，之前说错了。", NO_REPLY)
     decision = decisions(turn)[0]
-    assert decision.action == "update" and "explicit correction" in decision.reason, decision.reason
-    assert "earnest_deposit" in decision.reason and decision.previous == old
+    assert decision.action == "update", decision.reason
+    assert "explicit correction" in decision.reason, decision.reason
+    assert "earnest_deposit" in decision.reason
+    assert decision.previous == old
     old.refresh_from_db()
-    assert old.status == Note.Status.SUPERSEDED and old.valid_to is not None and old.superseded_by == decision.note
+    assert old.status == Note.Status.SUPERSEDED
+    assert old.valid_to is not None
+    assert old.superseded_by == decision.note
     assert decision.note.evolution_history[-1]["previous_content"] == old.content
     assert list(Note.objects.active().values_list("content", flat=True)) == [decision.note.content]
     assert AuditLog.objects.filter(object_id=str(old.pk), event_type=AuditEvent.NOTE_SUPERSEDED).exists()
@@ -269,7 +296,8 @@ def test_a_negation_of_a_different_statement_is_added(world, make_turn):
     decision = decisions(turn)[0]
     assert decision.action == "add", decision.reason
     returned.refresh_from_db()
-    assert returned.status == Note.Status.ACTIVE and Note.objects.active().count() == 2
+    assert returned.status == Note.Status.ACTIVE
+    assert Note.objects.active().count() == 2
 
 
 @pytest.mark.parametrize(
@@ -319,7 +347,8 @@ def test_the_shipped_routing_set_keeps_supersede_precision_above_098(db):
     assert {p["lang"] for p in data["pairs"]} == {"zh", "en"}
     firms = Firm.objects.count()
     report = evaluate_routing(data)
-    assert Firm.objects.count() == firms and not Note.objects.exists()  # rolled back
+    assert Firm.objects.count() == firms
+    assert not Note.objects.exists()  # rolled back
     for half in (report.slice(held_out=False), report.slice(held_out=True)):
         assert half.supersede_precision >= 0.98, "\n".join(report.lines())
         assert half.false_supersession_rate <= 0.02, "\n".join(report.lines())
@@ -344,8 +373,11 @@ def test_evaluate_routing_command_prints_the_figures_and_every_wrong_pair(db, tm
     call_command("evaluate_routing", "--pairs", str(path))
     out = capsys.readouterr().out
     assert "routing pairs: 2 (1 zh, 1 en; 1 held out)" in out
-    assert "precision" in out and "recall" in out and "confusion" in out
-    assert "wrong pairs: 1" in out and "p2 (held out) [consecutive_id] expected update, routed add" in out
+    assert "precision" in out
+    assert "recall" in out
+    assert "confusion" in out
+    assert "wrong pairs: 1" in out
+    assert "p2 (held out) [consecutive_id] expected update, routed add" in out
     assert "other transaction/document id" in out
     assert not Note.objects.exists()  # rolled back
 

@@ -58,7 +58,8 @@ def test_only_the_clients_own_words_become_the_clients_facts(
     assert (advice.category, advice.speaker, advice.source_message_ids) == (
         "action", "assistant", [turn.assistant_message_id])
     claim = Note.objects.get(content="王磊要求房东退还押金8000元。")
-    assert claim.category == "claim" and claim.matter == world.matter_deposit
+    assert claim.category == "claim"
+    assert claim.matter == world.matter_deposit
     for said in ("14000", "不合法", "违约", "用户", "主张："):
         assert not Note.objects.filter(content__contains=said).exists(), said
     assert RoutingDecision.objects.filter(turn=turn).count() == 3
@@ -69,4 +70,5 @@ def test_only_the_clients_own_words_become_the_clients_facts(
     assert not Note.objects.visible_to(world.charlie).exists()
 
     request = fake_llm.chat_requests()[0]
-    assert "5. 每条附 speaker" in request.user_content and "【用户消息】我叫王磊" in request.user_content
+    assert "5. 每条附 speaker" in request.user_content
+    assert "【用户消息】我叫王磊" in request.user_content

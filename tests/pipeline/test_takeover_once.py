@@ -16,6 +16,7 @@ from tests.pipeline.test_worker_takeover import dead_pid, mark_running
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
+@pytest.mark.subprocess
 def test_a_dead_workers_job_is_re_enqueued_once_while_its_task_waits(world, laptop_conversation, make_turn):
     turn = make_turn(laptop_conversation, LAPTOP_USER, LAPTOP_REPLY, run=False)
     mark_running(turn, host=socket.gethostname(), pid=dead_pid(), heartbeat_age=1)
@@ -25,6 +26,7 @@ def test_a_dead_workers_job_is_re_enqueued_once_while_its_task_waits(world, lapt
     assert DBTaskResult.objects.filter(status="READY").count() == 1
 
 
+@pytest.mark.subprocess
 def test_watchdogs_looking_at_once_enqueue_the_job_once(world, laptop_conversation, make_turn):
     turn = make_turn(laptop_conversation, LAPTOP_USER, LAPTOP_REPLY, run=False)
     mark_running(turn, host=socket.gethostname(), pid=dead_pid(), heartbeat_age=1)

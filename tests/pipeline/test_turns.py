@@ -36,7 +36,8 @@ def test_turn_is_enqueued_on_commit_and_the_worker_runs_it(
     turn.refresh_from_db()
     assert turn.status == TurnExtraction.Status.PENDING
     task = DBTaskResult.objects.get()
-    assert turn.task_id == str(task.id) and task.args_kwargs["args"] == [turn.pk]
+    assert turn.task_id == str(task.id)
+    assert task.args_kwargs["args"] == [turn.pk]
     result = run_worker_once()
     assert result.status == "SUCCESSFUL"
     turn.refresh_from_db()
@@ -60,7 +61,8 @@ def test_running_a_turn_twice_creates_no_duplicates(world, laptop_conversation, 
     turn = make_turn(laptop_conversation, LAPTOP_USER, LAPTOP_REPLY)
     notes = set(Note.objects.values_list("pk", "mention_count"))
     again = process_turn(turn.pk)
-    assert again.status == "done" and again.attempts == 1
+    assert again.status == "done"
+    assert again.attempts == 1
     # even forced back to pending (a re-delivered task), the stored decisions stop any rewrite
     TurnExtraction.objects.filter(pk=turn.pk).update(status="pending")
     assert process_turn(turn.pk).status == "done"
@@ -73,7 +75,8 @@ def test_enqueueing_the_same_reply_twice_returns_the_same_job(world, laptop_conv
 
     turn = make_turn(laptop_conversation, LAPTOP_USER, LAPTOP_REPLY)
     same = enqueue_turn_extraction(turn.user_message, turn.assistant_message)
-    assert same.pk == turn.pk and TurnExtraction.objects.count() == 1
+    assert same.pk == turn.pk
+    assert TurnExtraction.objects.count() == 1
 
 
 def test_a_job_left_running_by_a_dead_worker_is_resumed(world, laptop_conversation, make_turn, settings):
@@ -121,11 +124,13 @@ def test_llm_extraction_with_json_schema_fallback(world, laptop_conversation, ma
     fake_llm.reject_json_schema = True
     fake_llm.script(json_reply(KNOWLEDGE))
     turn = make_turn(laptop_conversation, LAPTOP_USER, LAPTOP_REPLY)
-    assert turn.status == "done" and turn.engine == f"llm:{fake_llm.model}"
+    assert turn.status == "done"
+    assert turn.engine == f"llm:{fake_llm.model}"
     kinds = [r.response_format_type for r in fake_llm.chat_requests()]
     assert kinds == ["json_schema", "json_object"]
     prompt = fake_llm.chat_requests()[-1].user_content
-    assert "【用户消息】" in prompt and "5999" in prompt
+    assert "【用户消息】" in prompt
+    assert "5999" in prompt
     evidence = Note.objects.get(category="evidence")
     assert evidence.source_message_ids == [turn.user_message_id, turn.assistant_message_id]
     assert evidence.speaker == "alice, assistant"
@@ -149,7 +154,8 @@ def test_unknown_category_drops_that_item_only_and_keeps_the_others(
     (issue 12: one bad label used to throw away every item and ask again)."""
     fake_llm.script(json_reply({"knowledge": [{"content": "天气很好", "category": "闲聊"}, *KNOWLEDGE["knowledge"]]}))
     turn = make_turn(laptop_conversation, LAPTOP_USER, LAPTOP_REPLY)
-    assert turn.status == "done" and len(fake_llm.chat_requests()) == 1
+    assert turn.status == "done"
+    assert len(fake_llm.chat_requests()) == 1
     assert turn.rejected == ["item 1: unknown category '闲聊' for '天气很好'"]
     assert len(turn.items) == len(KNOWLEDGE["knowledge"])
     assert not Note.objects.filter(content__contains="天气").exists()
@@ -162,7 +168,8 @@ def test_llm_500_is_retried_with_backoff_then_succeeds(
     with django_capture_on_commit_callbacks(execute=True):
         turn = make_turn(laptop_conversation, LAPTOP_USER, LAPTOP_REPLY)
     assert (turn.status, turn.attempts) == ("pending", 1)
-    assert "LLMUnavailable" in turn.last_error and "500" in turn.last_error
+    assert "LLMUnavailable" in turn.last_error
+    assert "500" in turn.last_error
     assert turn.next_attempt_at > timezone.now() + timedelta(seconds=20)
     retry = DBTaskResult.objects.order_by("-enqueued_at").first()
     assert retry.run_after == turn.next_attempt_at
@@ -179,7 +186,8 @@ def test_llm_500_is_retried_with_backoff_then_succeeds(
 def test_llm_timeout_is_a_retry(world, laptop_conversation, make_turn, fake_llm, llm_settings):
     fake_llm.script_stall(3, times=2)
     turn = make_turn(laptop_conversation, LAPTOP_USER, LAPTOP_REPLY)
-    assert turn.status == "pending" and "LLMTooSlow" in turn.last_error  # an LLMUnavailable: retried later
+    assert turn.status == "pending"
+    assert "LLMTooSlow" in turn.last_error  # an LLMUnavailable: retried later
     assert "no answer within 1s" in turn.last_error
 
 
@@ -190,13 +198,15 @@ def test_malformed_json_fails_the_job_after_max_attempts(
     earlier = world.note("用户的笔记本电脑曾经维修过一次。", matter=world.matter_laptop)
     fake_llm.script_malformed(times=20)
     turn = make_turn(laptop_conversation, LAPTOP_USER, LAPTOP_REPLY)
-    assert turn.status == "pending" and "LLMBadOutput" in turn.last_error
+    assert turn.status == "pending"
+    assert "LLMBadOutput" in turn.last_error
     TurnExtraction.objects.filter(pk=turn.pk).update(next_attempt_at=None)
     failed = process_turn(turn.pk)
     assert (failed.status, failed.attempts) == ("failed", 2)
     assert "valid JSON" in failed.last_error
     audit = AuditLog.objects.get(event_type=AuditEvent.JOB_FAILED)
-    assert audit.object_id == str(turn.pk) and "LLMBadOutput" in audit.after["error"]
+    assert audit.object_id == str(turn.pk)
+    assert "LLMBadOutput" in audit.after["error"]
     assert any("failed after 2 attempts" in r.message for r in caplog.records)
     # the messages and the earlier note are intact, nothing half-written
     assert Message.objects.filter(conversation=laptop_conversation).count() == 2
@@ -211,7 +221,8 @@ def test_failed_task_result_is_failed_too(world, laptop_conversation, make_turn,
     with django_capture_on_commit_callbacks(execute=True):
         make_turn(laptop_conversation, LAPTOP_USER, LAPTOP_REPLY, run=False)
     result = run_worker_once()
-    assert result.status == "FAILED" and "TurnExtractionFailed" in result.exception_class_path
+    assert result.status == "FAILED"
+    assert "TurnExtractionFailed" in result.exception_class_path
 
 
 @pytest.fixture
@@ -230,8 +241,10 @@ def dead_embedding_server():
 
 def test_embedding_server_down_retries_without_losing_anything(world, laptop_conversation, make_turn, dead_embedding_server):
     turn = make_turn(laptop_conversation, LAPTOP_USER, LAPTOP_REPLY)
-    assert turn.status == "pending" and "EmbeddingUnavailable" in turn.last_error
-    assert turn.items and not Note.objects.exists()
+    assert turn.status == "pending"
+    assert "EmbeddingUnavailable" in turn.last_error
+    assert turn.items
+    assert not Note.objects.exists()
     assert Message.objects.filter(conversation=laptop_conversation).count() == 2
 
 
@@ -244,7 +257,8 @@ def test_embedding_recovers_and_the_stored_items_are_used(world, laptop_conversa
     assert turn.status == "pending"
     TurnExtraction.objects.filter(pk=turn.pk).update(next_attempt_at=None)
     done = process_turn(turn.pk)
-    assert done.status == "done" and Note.objects.count() == len(done.items) == 4
+    assert done.status == "done"
+    assert Note.objects.count() == len(done.items) == 4
 
 
 # --- bad input ---------------------------------------------------------------------------------
@@ -271,6 +285,7 @@ def test_control_characters_never_reach_notes(world, laptop_conversation, make_t
     turn = make_turn(laptop_conversation, dirty, LAPTOP_REPLY)
     assert turn.status == "done"
     message = Message.objects.get(pk=turn.user_message_id)
-    assert "\x00" not in message.content and "\x07" in message.content  # raw kept, NUL impossible in PostgreSQL
+    assert "\x00" not in message.content
+    assert "\x07" in message.content  # raw kept, NUL impossible in PostgreSQL
     for note in Note.objects.all():
         assert not any(ord(c) < 32 and c not in "\n\t" for c in note.content), note.content

@@ -12,10 +12,8 @@ import sys
 import time
 from datetime import timedelta
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
 
 import pytest
-from django.conf import settings as django_settings
 from django.core.management import call_command
 from django.utils import timezone
 
@@ -24,6 +22,7 @@ from memory.pipeline import resume_stalled_turns
 from memory.pipeline.liveness import heartbeat
 from memory.pipeline.apply import TurnTakenOver
 from memory.pipeline.turns import apply_turn, claim_turn, extract_items
+from tests.live_server import test_database_url
 from tests.pipeline.conftest import LAPTOP_REPLY, LAPTOP_USER
 from tests.task_worker import run_worker_once
 
@@ -53,6 +52,7 @@ def resume_step() -> str:
     return out.getvalue()
 
 
+@pytest.mark.subprocess
 def test_a_job_whose_worker_process_is_gone_is_re_enqueued_at_start_up_and_run(world, laptop_conversation, make_turn):
     turn = make_turn(laptop_conversation, LAPTOP_USER, LAPTOP_REPLY, run=False)
     mark_running(turn, host=socket.gethostname(), pid=dead_pid(), heartbeat_age=1)  # fresh heartbeat, dead pid
@@ -95,16 +95,11 @@ def test_the_heartbeat_advances_while_the_job_runs(transactional_db, world, lapt
     assert resume_stalled_turns() == []
 
 
-def _test_database_url() -> str:
-    parts = urlsplit(os.environ["DATABASE_URL"])
-    return urlunsplit(parts._replace(path="/" + django_settings.DATABASES["default"]["NAME"]))
-
-
 @pytest.fixture
 def live_worker(transactional_db):
     """`manage.py run_worker` (what `make run` starts) in a subprocess on the test database."""
     env = {key: value for key, value in os.environ.items() if not key.startswith("LLM_")}
-    env.update(DATABASE_URL=_test_database_url(), TURN_HEARTBEAT_SECONDS="0.5", PYTHONUNBUFFERED="1")
+    env.update(DATABASE_URL=test_database_url(), TURN_HEARTBEAT_SECONDS="0.5", PYTHONUNBUFFERED="1")
     process = subprocess.Popen(
         [sys.executable, "manage.py", "run_worker", "--interval", "0.2"],
         cwd=BASE_DIR, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
@@ -114,6 +109,7 @@ def live_worker(transactional_db):
     process.wait(timeout=30)
 
 
+@pytest.mark.subprocess
 def test_an_idle_live_worker_takes_over_a_job_of_a_killed_worker(live_worker, world, laptop_conversation, make_turn):
     turn = make_turn(laptop_conversation, LAPTOP_USER, LAPTOP_REPLY, run=False)
     mark_running(turn, host=socket.gethostname(), pid=dead_pid(), heartbeat_age=0)
@@ -124,7 +120,8 @@ def test_an_idle_live_worker_takes_over_a_job_of_a_killed_worker(live_worker, wo
             break
         time.sleep(0.5)
     assert turn.status == "done", f"worker exit {live_worker.poll()}; turn {turn.status}"
-    assert turn.attempts == 2 and turn.worker_pid != os.getpid()
+    assert turn.attempts == 2
+    assert turn.worker_pid != os.getpid()
 
 
 def test_an_overdue_job_whose_task_still_waits_in_the_queue_is_not_enqueued_again(
@@ -147,10 +144,12 @@ def test_a_frozen_worker_that_wakes_after_a_takeover_writes_nothing(world, lapto
     settings.TURN_HEARTBEAT_SECONDS = 10
     turn = make_turn(laptop_conversation, LAPTOP_USER, LAPTOP_REPLY, run=False)
     frozen = claim_turn(turn.pk)
-    assert frozen is not None and extract_items(frozen)  # it extracted, then froze
+    assert frozen is not None
+    assert extract_items(frozen)  # it extracted, then froze
     TurnExtraction.objects.filter(pk=turn.pk).update(heartbeat_at=timezone.now() - timedelta(seconds=31))
     taker = claim_turn(turn.pk)
-    assert taker is not None and taker.attempts == frozen.attempts + 1
+    assert taker is not None
+    assert taker.attempts == frozen.attempts + 1
 
     with pytest.raises(TurnTakenOver):  # it wakes before the new holder wrote anything
         apply_turn(frozen)

@@ -16,9 +16,11 @@ FILLER_REPLY = "收到。"
 
 def test_save_message_fills_search_text_and_is_idempotent_by_external_id(world, laptop_conversation):
     m = save_message(laptop_conversation, "user", "商家拒绝退换笔记本电脑", speaker="alice", external_id="m1")
-    assert "笔记本" in m.search_text.split() and m.firm_id == world.firm_a.pk
+    assert "笔记本" in m.search_text.split()
+    assert m.firm_id == world.firm_a.pk
     again = save_message(laptop_conversation, "user", "different text", speaker="alice", external_id="m1")
-    assert again.pk == m.pk and Message.objects.count() == 1
+    assert again.pk == m.pk
+    assert Message.objects.count() == 1
     found = Message.objects.annotate(v=SearchVector("search_text", config="simple")).filter(
         v=SearchQuery("退换", config="simple"))
     assert list(found) == [m]
@@ -46,11 +48,14 @@ def test_overflow_is_consolidated_in_batches_and_messages_stay(world, laptop_con
         make_turn(laptop_conversation, FILLER_USER, FILLER_REPLY)
     assert Message.objects.count() == 21
     consolidation = Consolidation.objects.get()
-    assert ConsolidatedMessage.objects.count() == 5 and unconsolidated(laptop_conversation).count() == 16
+    assert ConsolidatedMessage.objects.count() == 5
+    assert unconsolidated(laptop_conversation).count() == 16
     assert ConsolidatedMessage.objects.filter(message=lone).exists()
     note = Note.objects.get()
-    assert note.source_id == f"consolidation:{consolidation.pk}" and note.source_message_ids == [lone.pk]
-    assert consolidation.engine == "offline" and consolidation.decisions[0]["action"] == "add"
+    assert note.source_id == f"consolidation:{consolidation.pk}"
+    assert note.source_message_ids == [lone.pk]
+    assert consolidation.engine == "offline"
+    assert consolidation.decisions[0]["action"] == "add"
     # the turns' own messages were already extracted and are only archived
     assert TurnExtraction.objects.filter(status="skipped").count() == 10
     assert Message.objects.count() == 21  # nothing deleted

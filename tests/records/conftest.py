@@ -101,5 +101,6 @@ def deposit_memory(world, make_turn):
     other = Conversation.objects.create(firm=world.firm_a, user=world.alice, matter=world.matter_laptop, title="电脑")
     secret_turn = make_turn(secret, SECRET_TURN, SECRET_REPLY)
     other_turn = make_turn(other, OTHER_TURN, OTHER_REPLY)
-    assert secret_turn.status == "done" and other_turn.status == "done"
+    assert secret_turn.status == "done"
+    assert other_turn.status == "done"
     return secret, other

@@ -37,10 +37,15 @@ def read_all(url: str) -> dict[str, list]:
         return {name: db.execute(sql, params if "%(" in sql else None).fetchall() for name, sql in READS.items()}
 
 
+@pytest.mark.subprocess
 def test_backup_then_restore_into_a_new_folder_gives_the_same_memory(world, deposit_memory, tmp_path):
     url = make_conninfo(os.environ["DATABASE_URL"], dbname=connection.settings_dict["NAME"])
     before = read_all(url)
-    assert before["notes"] and before["messages"] and before["audit"] and before["full text"] and before["nearest"]
+    assert before["notes"]
+    assert before["messages"]
+    assert before["audit"]
+    assert before["full text"]
+    assert before["nearest"]
     assert AuditLog.objects.exists()
     archive = tmp_path / "backup.tar"
     manifest = create_backup(url, archive, secret_key="the-key-of-the-old-folder")
@@ -60,6 +65,7 @@ def test_backup_then_restore_into_a_new_folder_gives_the_same_memory(world, depo
         database.server.cleanup()
 
 
+@pytest.mark.subprocess
 def test_make_restore_refuses_a_folder_with_data_and_names_the_way_out(tmp_path):
     (tmp_path / "secret_key").write_text("x")
     (tmp_path / "b.tar").write_bytes(b"")
@@ -68,7 +74,8 @@ def test_make_restore_refuses_a_folder_with_data_and_names_the_way_out(tmp_path)
     result = subprocess.run([sys.executable, "-m", "legalmem_site.backup", "restore", str(tmp_path / "b.tar")],
                             env=env, capture_output=True, text=True)
     assert result.returncode == 2
-    assert "refused: it already holds a secret key" in result.stderr and "FORCE=1" in result.stderr
+    assert "refused: it already holds a secret key" in result.stderr
+    assert "FORCE=1" in result.stderr
 
 
 def test_a_file_that_is_not_a_backup_is_refused(tmp_path):

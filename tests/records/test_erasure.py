@@ -72,7 +72,8 @@ def assert_everything_holds_the_secret() -> None:
 def test_erasing_a_matter_leaves_no_row_search_graph_or_vector_with_its_content(world, deposit_memory):
     assert_everything_holds_the_secret()
     vectors = vectors_of(SECRET_NAME)
-    assert len(vectors) >= 3 and tables_holding_vectors(vectors)
+    assert len(vectors) >= 3
+    assert tables_holding_vectors(vectors)
     assert SECRET_NAME in graph_text(world.alice)
     assert SECRET_NAME in searched_text(world.alice)
     assert NavigationGraphSnapshot.objects.filter(firm=world.firm_a).exists()
@@ -81,23 +82,29 @@ def test_erasing_a_matter_leaves_no_row_search_graph_or_vector_with_its_content(
     result = erase(matter_unit(world.matter_deposit), actor=world.alice, reason="client request 2026-11-30")
 
     assert tables_containing(SECRET_NAME) == {}
-    assert tables_containing("押金8000元") == {} and tables_containing("翠花") == {}
+    assert tables_containing("押金8000元") == {}
+    assert tables_containing("翠花") == {}
     assert tables_holding_vectors(vectors) == {}
     assert SECRET_NAME not in graph_text(world.alice)
     assert SECRET_NAME not in searched_text(world.alice)
     hits = search_memory(world.alice, f"{SECRET_NAME} 押金", k=20).hits
-    assert hits and all(SECRET_NAME not in (hit.note or hit.message).content for hit in hits)  # the laptop turn
+    assert hits
+    assert all(SECRET_NAME not in (hit.note or hit.message).content for hit in hits)  # the laptop turn
     # the rest of the firm's memory is untouched
     assert set(Note.objects.filter(matter=world.matter_laptop).values_list("pk", flat=True)) == kept
     assert tables_containing("5999元")
     tombstone = result.tombstone
-    assert tombstone.event_type == AuditEvent.ERASED and tombstone.actor == world.alice
+    assert tombstone.event_type == AuditEvent.ERASED
+    assert tombstone.actor == world.alice
     assert tombstone.extra["reason"] == "client request 2026-11-30"
-    assert tombstone.extra["counts"]["notes"] >= 1 and tombstone.extra["counts"]["messages"] == 2
+    assert tombstone.extra["counts"]["notes"] >= 1
+    assert tombstone.extra["counts"]["messages"] == 2
     assert SECRET_NAME not in json.dumps(tombstone.extra, ensure_ascii=False)
     assert AuditLog.objects.filter(extra__redacted_by=tombstone.pk).count() == tombstone.extra["counts"]["audit_entries_redacted"] > 0
     matter = Matter.objects.get(pk=world.matter_deposit.pk)
-    assert matter.erased_at and matter.title == "" and not matter.assignments.exists()
+    assert matter.erased_at
+    assert matter.title == ""
+    assert not matter.assignments.exists()
 
 
 def test_erasing_twice_is_a_no_op_that_says_so(world, deposit_memory):
@@ -105,11 +112,14 @@ def test_erasing_twice_is_a_no_op_that_says_so(world, deposit_memory):
     first = erase(conversation_unit(world.firm_a, secret.pk), actor="system:test", reason="request")
     entries = AuditLog.objects.count()
     again = erase(conversation_unit(world.firm_a, secret.pk), actor="system:test", reason="request")
-    assert again.already_erased and again.tombstone == first.tombstone and "already erased" in again.message
+    assert again.already_erased
+    assert again.tombstone == first.tombstone
+    assert "already erased" in again.message
     matter = erase(matter_unit(world.matter_deposit), actor="system:test", reason="request")
     assert not matter.already_erased  # the matter's row still had its title and wall: retired now
     twice = erase(matter_unit(Matter.objects.get(pk=world.matter_deposit.pk)), actor="system:test", reason="again")
-    assert twice.already_erased and twice.tombstone == matter.tombstone
+    assert twice.already_erased
+    assert twice.tombstone == matter.tombstone
     assert AuditLog.objects.count() == entries + 1  # only the matter's tombstone was added
     with pytest.raises(ErasureError, match="nothing to erase"):
         erase(subject_unit(world.firm_a, "从未提过的人"), actor="system:test", reason="request")
@@ -118,13 +128,17 @@ def test_erasing_twice_is_a_no_op_that_says_so(world, deposit_memory):
 def test_a_subject_erased_twice_reports_the_first_tombstone(world, deposit_memory):
     first = erase(subject_unit(world.firm_a, SECRET_NAME), actor="system:test", reason="data subject request")
     assert tables_containing(SECRET_NAME) == {}
-    assert SECRET_NAME not in searched_text(world.alice) and SECRET_NAME not in graph_text(world.alice)
+    assert SECRET_NAME not in searched_text(world.alice)
+    assert SECRET_NAME not in graph_text(world.alice)
     export = client_for(world.alice).get(f"/api/memory/matters/{world.matter_deposit.pk}/export")
-    assert export.status_code == 200 and SECRET_NAME not in export.content.decode()
+    assert export.status_code == 200
+    assert SECRET_NAME not in export.content.decode()
     assert tables_containing("5999元")  # the laptop turn does not name the landlord
     second = erase(subject_unit(world.firm_a, SECRET_NAME), actor="system:test", reason="data subject request")
-    assert second.already_erased and second.tombstone == first.tombstone
-    assert first.tombstone.object_id != SECRET_NAME and SECRET_NAME not in first.tombstone.object_id
+    assert second.already_erased
+    assert second.tombstone == first.tombstone
+    assert first.tombstone.object_id != SECRET_NAME
+    assert SECRET_NAME not in first.tombstone.object_id
 
 
 def test_erasing_a_user_removes_their_conversations_private_notes_and_persona(world, make_turn):
@@ -158,7 +172,8 @@ def test_a_crash_mid_erasure_leaves_everything_and_a_rerun_completes(world, depo
     with pytest.raises(RuntimeError):
         erase(matter_unit(world.matter_deposit), actor="system:test", reason="request")
     assert tables_containing(SECRET_NAME) == before
-    assert AuditLog.objects.count() == entries and not AuditLog.objects.filter(event_type=AuditEvent.ERASED).exists()
+    assert AuditLog.objects.count() == entries
+    assert not AuditLog.objects.filter(event_type=AuditEvent.ERASED).exists()
     monkeypatch.undo()
     erase(matter_unit(world.matter_deposit), actor="system:test", reason="request")
     assert tables_containing(SECRET_NAME) == {}
@@ -177,7 +192,9 @@ def test_a_running_extraction_job_stops_at_its_next_write(world, make_turn):
     turn = make_turn(talk, SECRET_TURN, SECRET_REPLY, run=False)
     running = claim_turn(turn.pk)  # the worker took it, read the turn and waits for the LLM
     assert running.status == TurnExtraction.Status.RUNNING
-    assert running.user_message.content and running.assistant_message.content and running.conversation
+    assert running.user_message.content
+    assert running.assistant_message.content
+    assert running.conversation
     erase(conversation_unit(world.firm_a, talk.pk), actor="system:test", reason="request")
     with pytest.raises(TurnGone):
         turn_jobs._run(running, None)  # the LLM answered: nothing of it may land
@@ -206,7 +223,8 @@ def test_dry_run_prints_counts_and_changes_nothing(world, deposit_memory, capsys
     before = tables_containing(SECRET_NAME)
     call_command("erase", "--matter", world.matter_deposit.reference, "--firm", "alpha", "--dry-run")
     out = capsys.readouterr().out
-    assert "would be erased" in out and "2 messages" in out
+    assert "would be erased" in out
+    assert "2 messages" in out
     assert tables_containing(SECRET_NAME) == before
     assert preview(matter_unit(world.matter_deposit)).counts["messages"] == 2
 
@@ -235,13 +253,16 @@ def test_rows_that_stay_lose_what_points_at_the_erased_notes(world, deposit_memo
     tombstone = erase(subject_unit(world.firm_a, SECRET_NAME), actor="system:test", reason="request").tombstone
 
     old.refresh_from_db()
-    assert old.superseded_by is None and old.status == Note.Status.SUPERSEDED  # its own history stays true
+    assert old.superseded_by is None
+    assert old.status == Note.Status.SUPERSEDED  # its own history stays true
     assert [step.get("redacted_by") for step in old.evolution_history if step["event"] == "superseded"] == [tombstone.pk]
     assert not Note.objects.filter(pk=new.pk).exists()
     assert Message.objects.get(pk=reply.pk).recalled == [{"id": str(kept.pk), "layer": "case", "score": 0.5}]
     superseded_entry = AuditLog.objects.get(object_id=str(old.pk), event_type=AuditEvent.NOTE_SUPERSEDED)
-    assert superseded_entry.extra == {"redacted_by": tombstone.pk} and superseded_entry.after is None
-    assert superseded_entry.actor_label == "alice" and superseded_entry.object_type == "note"
+    assert superseded_entry.extra == {"redacted_by": tombstone.pk}
+    assert superseded_entry.after is None
+    assert superseded_entry.actor_label == "alice"
+    assert superseded_entry.object_type == "note"
     assert tables_containing(SECRET_NAME) == {}
 
 
@@ -258,7 +279,9 @@ def test_a_job_that_reaches_its_write_during_an_erasure_waits_and_then_writes_no
     queued = DBTaskResult.objects.filter(task_path=turn_jobs.extract_turn_task.module_path, status="READY")
     assert queued.filter(args_kwargs__args=[turn.pk]).count() == 1  # committed: its task is on the queue
     running = claim_turn(turn.pk)
-    assert running.user_message.content and running.assistant_message.content and running.conversation
+    assert running.user_message.content
+    assert running.assistant_message.content
+    assert running.conversation
     locked, proceed, outcome = threading.Event(), threading.Event(), {}
     real_collect = erasure.apply.collect
 
@@ -291,4 +314,5 @@ def test_a_job_that_reaches_its_write_during_an_erasure_waits_and_then_writes_no
     assert not isinstance(outcome["erase"], BaseException), outcome
     assert isinstance(outcome["job"], TurnGone), outcome
     assert tables_containing(SECRET_NAME) == {}
-    assert outcome["erase"].counts["jobs_cancelled"] == 1 and not queued.exists()  # the queued task is dropped
+    assert outcome["erase"].counts["jobs_cancelled"] == 1
+    assert not queued.exists()  # the queued task is dropped

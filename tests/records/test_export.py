@@ -40,7 +40,8 @@ def test_a_json_export_imports_into_another_firm_with_equal_notes(world, deposit
     new = world.note("押金条约定退租后十五日内退还", matter=world.matter_deposit)
     supersede_note(old, new, actor=world.alice, reason="corrected by the client")
     exported = Note.objects.filter(matter=world.matter_deposit)
-    assert exported.count() >= 4 and NoteLink.objects.filter(source__matter=world.matter_deposit).exists()
+    assert exported.count() >= 4
+    assert NoteLink.objects.filter(source__matter=world.matter_deposit).exists()
     path = tmp_path / "deposit.json"
     call_command("export_matter", world.matter_deposit.reference, "--firm", "alpha", "--format", "json",
                  "--output", str(path))
@@ -51,7 +52,8 @@ def test_a_json_export_imports_into_another_firm_with_equal_notes(world, deposit
     call_command("import_matter", str(path), "--firm", "gamma", "--user", "dave")
 
     imported = Matter.objects.get(firm=fresh)
-    assert imported.title == world.matter_deposit.title and imported.reference == world.matter_deposit.reference
+    assert imported.title == world.matter_deposit.title
+    assert imported.reference == world.matter_deposit.reference
     assert comparable(Note.objects.filter(matter=imported)) == comparable(exported)
     assert sources(Note.objects.filter(matter=imported)) == sources(exported)
     assert (sorted(NoteLink.objects.filter(source__matter=imported).values_list("link_type", flat=True))
@@ -68,7 +70,8 @@ def test_a_lawyer_s_export_carries_only_their_own_raw_messages(world, deposit_me
     said = set(laptop_talk.messages.values_list("content", flat=True))
     as_bob = client_for(world.bob).get(export_url(world.matter_laptop)).json()
     as_alice = client_for(world.alice).get(export_url(world.matter_laptop)).json()
-    assert as_bob["notes"] and as_bob["notes"] == as_alice["notes"]
+    assert as_bob["notes"]
+    assert as_bob["notes"] == as_alice["notes"]
     assert {m["content"] for c in as_alice["conversations"] for m in c["messages"]} == said
     assert as_bob["conversations"] == []  # alice's raw conversation is hers (and the firm admins')
 
@@ -83,15 +86,19 @@ def test_import_refuses_what_is_not_an_export(world):
 
 def test_the_markdown_report_lists_current_and_superseded_notes_with_sources(world, deposit_memory):
     response = client_for(world.alice).get(export_url(world.matter_deposit), {"format": "markdown"})
-    assert response.status_code == 200 and response["Content-Type"].startswith("text/markdown")
+    assert response.status_code == 200
+    assert response["Content-Type"].startswith("text/markdown")
     text = response.content.decode()
-    assert text.startswith(f"# {world.matter_deposit.reference}") and "## Current notes" in text
-    assert SECRET_NAME in text and "> " in text  # a source message is quoted under its note
+    assert text.startswith(f"# {world.matter_deposit.reference}")
+    assert "## Current notes" in text
+    assert SECRET_NAME in text
+    assert "> " in text  # a source message is quoted under its note
 
 
 def test_a_walled_matter_is_not_found_for_bob_charlie_and_strangers(world, deposit_memory):
     ok = client_for(world.alice).get(export_url(world.matter_deposit))
-    assert ok.status_code == 200 and SECRET_NAME in json.dumps(ok.json(), ensure_ascii=False)
+    assert ok.status_code == 200
+    assert SECRET_NAME in json.dumps(ok.json(), ensure_ascii=False)
     assert client_for(world.bob).get(export_url(world.matter_deposit)).status_code == 404
     assert client_for(world.charlie).get(export_url(world.matter_deposit)).status_code == 404
     assert client_for(world.bob).get(export_url(world.matter_laptop)).status_code == 200

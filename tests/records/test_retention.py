@@ -43,7 +43,8 @@ def test_the_dry_run_lists_what_would_go_and_what_a_hold_keeps(expired, capsys):
     call_command("purge_expired", "--dry-run")
     out = capsys.readouterr().out
     assert f"would purge matter {expired.matter_deposit.reference}" in out
-    assert f"kept matter {expired.matter_laptop.reference}" in out and "appeal pending" in out
+    assert f"kept matter {expired.matter_laptop.reference}" in out
+    assert "appeal pending" in out
     assert expired.matter_secret.reference not in out  # closed 10 days ago: not yet
     assert tables_containing(SECRET_NAME)
     assert Note.objects.filter(matter=expired.matter_laptop).count() == laptop_notes
@@ -52,7 +53,8 @@ def test_the_dry_run_lists_what_would_go_and_what_a_hold_keeps(expired, capsys):
 def test_the_scheduled_job_purges_expired_matters_but_not_held_ones_and_runs_again(expired):
     laptop_notes = Note.objects.filter(matter=expired.matter_laptop).count()
     assert laptop_notes
-    assert schedule_retention() and not schedule_retention()  # one waiting job at a time
+    assert schedule_retention()
+    assert not schedule_retention()  # one waiting job at a time
     result = run_worker_once()
     assert result.status == "SUCCESSFUL", result.traceback
     assert result.return_value == {"purged": 1, "held": 1, "failed": 0}
@@ -61,7 +63,8 @@ def test_the_scheduled_job_purges_expired_matters_but_not_held_ones_and_runs_aga
     assert Note.objects.filter(matter=expired.matter_laptop).count() == laptop_notes
     assert Matter.objects.get(pk=expired.matter_secret.pk).erased_at is None
     tombstone = AuditLog.objects.get(event_type=AuditEvent.ERASED, object_id=str(expired.matter_deposit.pk))
-    assert tombstone.actor_label == "system:retention" and tombstone.extra["kind"] == "retention"
+    assert tombstone.actor_label == "system:retention"
+    assert tombstone.extra["kind"] == "retention"
     again = DBTaskResult.objects.get(task_path=purge_expired_task.module_path, status="READY")
     assert again.run_after > timezone.now() + timedelta(hours=1)
 

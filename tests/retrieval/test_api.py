@@ -23,12 +23,14 @@ def test_search_returns_notes_plan_and_per_note_explanation(world, memory):
         "query": "这个电脑花屏纠纷下一步怎么走？", "k": 5, "matter": world.matter_laptop.pk})
     assert status == 200
     assert data["strategy"] == "layered"
-    assert data["plan"]["layers"][0] == "case" and data["plan"]["matter_id"] == world.matter_laptop.pk
+    assert data["plan"]["layers"][0] == "case"
+    assert data["plan"]["matter_id"] == world.matter_laptop.pk
     assert 0 < len(data["hits"]) <= 5
     first = data["hits"][0]
     assert first["note"]["content"] in {memory["laptop_screen"].content, memory["laptop_report"].content}
     assert set(first["score"]) >= {"semantic", "keyword", "importance", "confidence", "graph", "recency", "total"}
-    assert first["layer"] == "case" and first["reasons"]
+    assert first["layer"] == "case"
+    assert first["reasons"]
     assert data["system_message"].startswith("以下是分层检索 agent 召回的长程记忆")
     assert data["timings"]["total"] > 0
 
@@ -78,7 +80,9 @@ def test_bad_input_is_a_clear_400(world, body, field):
 
 def test_unknown_strategy_message_lists_the_registered_ones(world):
     status, data = post(client_for(world.alice), {"query": "x", "strategy": "magic"})
-    assert status == 400 and "layered" in data["strategy"][0] and "semantic" in data["strategy"][0]
+    assert status == 400
+    assert "layered" in data["strategy"][0]
+    assert "semantic" in data["strategy"][0]
 
 
 def test_a_body_that_is_not_an_object_is_a_400(world):
@@ -100,7 +104,8 @@ def test_other_firms_and_walled_matters_are_404_without_data(world, memory):
         response = client_for(user).post(URL, data=json.dumps({"query": "押金", "matter": matter_id}),
                                          content_type="application/json")
         assert response.status_code == 404, (user, matter_id)
-        assert "押金" not in response.content.decode() and "电脑" not in response.content.decode()
+        assert "押金" not in response.content.decode()
+        assert "电脑" not in response.content.decode()
 
 
 def test_other_users_conversations_are_404(world, memory, laptop_conversation):
@@ -109,12 +114,15 @@ def test_other_users_conversations_are_404(world, memory, laptop_conversation):
         status, _ = post(client_for(user), {"query": "你之前说过什么", "conversation": conversation.pk})
         assert status == 404
     status, data = post(client_for(world.alice), {"query": "你之前说过检测报告", "conversation": conversation.pk})
-    assert status == 200 and data["plan"]["search_messages"] and data["messages"]
+    assert status == 200
+    assert data["plan"]["search_messages"]
+    assert data["messages"]
 
 
 def test_scope_filter(world, memory):
     status, data = post(client_for(world.alice), {"query": "法律 质量问题", "scopes": ["general_law"]})
-    assert status == 200 and data["hits"]
+    assert status == 200
+    assert data["hits"]
     assert {hit["layer"] for hit in data["hits"]} == {"general_law"}
 
 
@@ -128,6 +136,9 @@ def test_search_is_in_the_openapi_schema(world):
     assert response.status_code == 200
     schema = json.loads(response.content)
     operation = schema["paths"]["/api/memory/search"]["post"]
-    assert "requestBody" in operation and "200" in operation["responses"] and "404" in operation["responses"]
+    assert "requestBody" in operation
+    assert "200" in operation["responses"]
+    assert "404" in operation["responses"]
     components = schema["components"]["schemas"]
-    assert "SearchRequest" in components and "SearchResponse" in components
+    assert "SearchRequest" in components
+    assert "SearchResponse" in components

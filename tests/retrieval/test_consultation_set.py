@@ -25,6 +25,7 @@ def data():
     return load_set(FOLDER)
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("part", PARTS, ids=[p.name for p in PARTS])
 def test_the_committed_json_is_what_the_build_writes(part: Path, tmp_path: Path):
     copy = tmp_path / part.name

@@ -47,7 +47,12 @@ def test_evaluation_slice_has_no_leaks_and_recall_above_floor():
 def test_command_prints_metrics_per_layer(capsys):
     call_command("evaluate_retrieval", "--conversations", "conv-bt1")
     out = capsys.readouterr().out
-    assert "recall@5" in out and "recall@10" in out and "MRR" in out
-    assert "overall" in out and "leaks: 0" in out
+    assert "recall@5" in out
+    assert "recall@10" in out
+    assert "MRR" in out
+    assert "overall" in out
+    assert "leaks: 0" in out
     assert "raw-message baselines" in out  # every evaluation prints the raw baseline beside the product
-    assert "rrf R@10" in out and "dense MRR" in out and "bm25 R@5" in out
+    assert "rrf R@10" in out
+    assert "dense MRR" in out
+    assert "bm25 R@5" in out

@@ -124,7 +124,8 @@ def test_inside_a_transaction_nothing_is_kept_or_used(world, memory, settings):
         unseen = world.note("尚未提交：房东同意全额退还押金。", matter=world.matter_deposit)
         hits = _hits(world.alice, "房东同意退还押金", world.matter_deposit)
         assert ("note", unseen.pk) in hits  # the caller sees its own rows
-        assert kept_vectors.loads == 0 and kept_vectors.nbytes == 0
+        assert kept_vectors.loads == 0
+        assert kept_vectors.nbytes == 0
         transaction.set_rollback(True)
     assert ("note", unseen.pk) not in _hits(world.alice, "房东同意退还押金", world.matter_deposit)
     assert kept_vectors.loads > 0
@@ -138,7 +139,8 @@ def test_kept_ids_of_another_user_never_pass_the_access_rule(world, memory, sett
     deposit = Group(MemoryScope.CASE, world.matter_deposit.pk, ANY, (world.firm_a.pk,))
     alice_profile = Group(MemoryScope.USER_PROFILE, ANY, world.alice.pk, (world.firm_a.pk,))
     kept = kept_vectors.current([deposit, alice_profile])
-    assert len(kept[deposit].ids) == 2 and len(kept[alice_profile].ids) == 1
+    assert len(kept[deposit].ids) == 2
+    assert len(kept[alice_profile].ids) == 1
     vector = np.asarray(memory["deposit_fact"].embedding, dtype=np.float32)
     for user in (world.bob, world.charlie):
         reach = cand.reach_of(user)
@@ -196,7 +198,8 @@ def test_a_profile_note_in_a_firm_the_user_is_not_in_is_not_kept(world, memory, 
     assert _both_ways(world.alice, "我的偏好是什么", settings)
     kept = kept_vectors.current([Group(MemoryScope.USER_PROFILE, ANY, world.alice.pk, (world.firm_a.pk,))])
     [profile] = kept.values()
-    assert memory["alice_profile"].pk in profile.ids and elsewhere.pk not in profile.ids
+    assert memory["alice_profile"].pk in profile.ids
+    assert elsewhere.pk not in profile.ids
 
 
 def test_the_nearest_of_several_groups_are_those_of_comparing_every_row():
@@ -212,7 +215,8 @@ def test_the_nearest_of_several_groups_are_those_of_comparing_every_row():
                     for row, pk in zip(group.columns.T, group.ids)), key=lambda pair: -pair[0])
     for limit in (1, 5, 25, 753, 1000):
         assert nearest_ids(groups, query, limit) == [pk for _similarity, pk in every[:limit]]
-    assert nearest_ids(groups[:1], query, 5) == [] and nearest_ids(groups, query, 0) == []
+    assert nearest_ids(groups[:1], query, 5) == []
+    assert nearest_ids(groups, query, 0) == []
 
 
 @pytest.mark.django_db

@@ -57,7 +57,8 @@ def test_fast_read_matches_the_orm_and_stays_visible(world, memory, who, matter)
             assert [c.note.pk for c in found] == reference[layer][: len(found)]
             assert len(found) == min(len(reference[layer]), cand.LATER_LAYER_LIMIT if layer != plan.layers[0] else 20)
         for c in keyword:
-            assert c.via_keyword and c.keyword_rank is not None
+            assert c.via_keyword
+            assert c.keyword_rank is not None
 
 
 def test_layered_search_never_returns_an_invisible_note(world, memory):
@@ -116,7 +117,8 @@ def test_the_search_statement_can_use_the_partial_and_covering_indexes(world, se
         cursor.execute("VACUUM ANALYZE memory_note")
     vector = get_embedder().embed_query("电脑花屏")
     plan = make_plan("电脑花屏的证据", matter_id=None)
-    assert MemoryScope.CASE in plan.layers and MemoryScope.GENERAL_LAW in plan.layers
+    assert MemoryScope.CASE in plan.layers
+    assert MemoryScope.GENERAL_LAW in plan.layers
     reach = cand.reach_of(world.alice)
     sql, params = _statement_of_search(world.alice, plan, reach, vector)
 

@@ -30,7 +30,8 @@ def test_system_message_groups_by_layer_in_plan_order(world, memory):
 def test_budget_is_respected_and_notes_are_never_cut(world, memory):
     result = search_memory(world.alice, "电脑花屏 押金 结论", k=10)
     small = build_system_message(result, token_budget=estimate_tokens(HEADER) + 60)
-    assert small is not None and estimate_tokens(small["content"]) <= estimate_tokens(HEADER) + 60 + 10
+    assert small is not None
+    assert estimate_tokens(small["content"]) <= estimate_tokens(HEADER) + 60 + 10
     included = [hit for hit in result.hits if hit.note.content in small["content"]]
     assert 0 < len(included) < len(result.hits)
     assert build_system_message(result, token_budget=10) is None

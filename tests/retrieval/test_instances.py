@@ -25,10 +25,13 @@ def test_the_instance_of_a_row_is_the_one_from_db_builds(world, memory, laptop_c
     row = _row(model, names)
     built = model.from_db("default", names, row)
     light = instance_from_row(model, "default", names, row)
-    assert type(light) is model and light.pk == built.pk and light == built
+    assert type(light) is model
+    assert light.pk == built.pk
+    assert light == built
     assert {n: getattr(light, n) for n in names} == {n: getattr(built, n) for n in names}
     assert light.get_deferred_fields() == built.get_deferred_fields() != set()
-    assert light._state.adding is False and light._state.db == "default"
+    assert light._state.adding is False
+    assert light._state.db == "default"
     deferred = sorted(built.get_deferred_fields())[0]
     stored = model.objects.filter(pk=built.pk).values_list(deferred, flat=True)[0]
     assert getattr(light, deferred) == stored  # read on first touch, like .only()
@@ -41,7 +44,8 @@ def test_an_instance_of_a_row_saves_its_change(world, memory):
     light.importance = 0.25
     light.save(update_fields=["importance"])
     note.refresh_from_db()
-    assert note.importance == 0.25 and note.content == light.content
+    assert note.importance == 0.25
+    assert note.content == light.content
 
 
 def test_timestamps_read_by_the_c_loader_are_those_django_reads(world, memory, laptop_conversation):
@@ -52,7 +56,8 @@ def test_timestamps_read_by_the_c_loader_are_those_django_reads(world, memory, l
         fast_timestamps(cursor)
         cursor.execute(sql)
         fast_rows = cursor.fetchall()
-    assert fast_rows == django_rows and fast_rows
+    assert fast_rows == django_rows
+    assert fast_rows
     assert all(value.tzinfo is not None and value.utcoffset().total_seconds() == 0
                for row in fast_rows for value in row if value is not None)
     assert type(fast_rows[0][1].tzinfo) is type(django_rows[0][1].tzinfo)  # stored_at: always set

@@ -88,7 +88,8 @@ def test_a_user_who_can_see_nothing_gets_nothing(world, memory):
     for user in (UserFactory(username="dora"), AnonymousUser()):
         reach = cand.reach_of(user)
         by_layer, keyword = cand.read_candidates(user, plan, reach, vector, ["电脑"], per_layer=20)
-        assert by_layer == {layer: [] for layer in LAYERS} and keyword == []
+        assert by_layer == {layer: [] for layer in LAYERS}
+        assert keyword == []
         assert cand.vector_candidates_by_layer(user, plan, reach, vector, per_layer=5) == {
             layer: [] for layer in LAYERS
         }

@@ -75,13 +75,15 @@ def chats(world):
 
 def test_term_counts_follow_every_change_of_the_messages(world, chats):
     on_matter, private, _bobs = chats
-    assert stored() == recounted() and stored()[(on_matter.pk, "")] == 4
+    assert stored() == recounted()
+    assert stored()[(on_matter.pk, "")] == 4
     reply = save_message(private, "assistant", "押金的一半是一千五百元。", speaker="assistant",
                          status=Message.Status.STREAMING)
     before = stored()
     assert before == recounted()  # a streaming reply does not count yet
     Message.objects.filter(pk=reply.pk).update(status=Message.Status.COMPLETE)
-    assert stored() == recounted() and stored()[(private.pk, "")] == before[(private.pk, "")] + 1
+    assert stored() == recounted()
+    assert stored()[(private.pk, "")] == before[(private.pk, "")] + 1
     assert set(stored()) > set(before)  # words only the reply holds
     Message.objects.filter(pk=reply.pk).update(status=Message.Status.CANCELLED)
     assert stored() == recounted() == before  # zero counts are removed
@@ -134,7 +136,8 @@ def test_the_index_driven_read_returns_what_the_exact_pass_returns(world, chats,
     assert walked == exact  # the walk reads each turn partner in its own statement: the same ones
     assert any(row[-1] is not None for rows in exact for row in rows)
     bob_ids = {row[0] for row in candidates(world.bob, "房东押金")}
-    assert bob_ids and not bob_ids & set(Message.objects.filter(conversation__user=world.alice).values_list("pk", flat=True))
+    assert bob_ids
+    assert not bob_ids & set(Message.objects.filter(conversation__user=world.alice).values_list("pk", flat=True))
     assert candidates(world.charlie, "房东押金") == []
 
 
@@ -207,7 +210,8 @@ def test_every_word_read_in_the_latest_window_is_the_read_over_all_messages(worl
                     )
                 assert got == expected, (limit, size)
                 if limit == 5 and size == 40:  # 40 latest hold 5 with both words: no second read
-                    assert len(statements) == 1 and statements[0].startswith("WITH bounds")
+                    assert len(statements) == 1
+                    assert statements[0].startswith("WITH bounds")
                 if limit == 200:  # the window can never hold 200: the read over all ran too
                     assert len(statements) == 2
 

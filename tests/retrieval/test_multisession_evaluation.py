@@ -46,11 +46,13 @@ def test_slice_runs_end_to_end_without_leaks_and_rolls_back(slice_set):
     # On a slice this small the raw baselines find almost every answer: the harness can succeed.
     overall = next(row for row in report.rows() if row["category"] == "all" and row["language"] == "all")
     assert overall["rrf"]["r@10"] >= 0.8, report.lines()
-    assert overall["bm25"]["r@10"] >= 0.7 and overall["dense"]["r@10"] >= 0.7, report.lines()
+    assert overall["bm25"]["r@10"] >= 0.7, report.lines()
+    assert overall["dense"]["r@10"] >= 0.7, report.lines()
     # Chinese answers are recalled by the product through its notes.
     chinese = [o for o in recall_questions if o.question["language"] == "zh"]
     assert any(o.scores["product"]["r@10"] == 1.0 for o in chinese), report.lines()
-    assert Firm.objects.count() == firms_before and Message.objects.count() == messages_before
+    assert Firm.objects.count() == firms_before
+    assert Message.objects.count() == messages_before
 
 
 def test_the_same_figures_twice():
@@ -100,7 +102,8 @@ def test_command_shows_one_questions_top_10_and_the_halves(tmp_path, capsys):
     figures = json.loads(target.read_text(encoding="utf-8"))["multisession"]["all"]
     first = next(q for q in figures["questions"] if q["id"] == "q001")
     shown = [line for line in out.splitlines() if line.startswith("  ") and line[3:5].strip().isdigit()]
-    assert out.count("SHOW q001 ") == 1 and len(shown) == len(first["product_returned"]) > 0
+    assert out.count("SHOW q001 ") == 1
+    assert len(shown) == len(first["product_returned"]) > 0
     assert first["product_texts"][0][:20] in shown[0]  # the text of the product's first hit
     assert "SHOW q999: no such question in this run" in out
     halves = {half["half"]: half for half in figures["halves"]}
@@ -108,7 +111,8 @@ def test_command_shows_one_questions_top_10_and_the_halves(tmp_path, capsys):
     assert sum(half["questions"] for half in halves.values()) == len(recall)
     even = [q for q in recall if q["position"] % 2 == 0]
     assert halves["even"]["product"]["r@10"] == round(sum(q["scores"]["product"]["r@10"] for q in even) / len(even), 4)
-    assert "half even" in out and "half odd" in out
+    assert "half even" in out
+    assert "half odd" in out
 
 
 def test_command_rejects_a_bad_limit_and_an_empty_selection():

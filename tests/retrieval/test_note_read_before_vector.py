@@ -55,7 +55,8 @@ def test_keyword_read_before_the_vector_gives_the_orm_candidates(world, memory, 
         assert ranks == sorted(ranks, reverse=True)
         for c in keyword:
             expected = reference[c.note.pk]
-            assert c.via_keyword and not c.via_vector
+            assert c.via_keyword
+            assert not c.via_vector
             if expected.embedding is None:
                 assert c.distance is None
             else:
@@ -85,7 +86,8 @@ def test_the_reads_before_the_vector_send_no_vector(world, memory):
     reach = cand.reach_of(world.alice)
     with connection.execute_wrapper(grab):
         prepared = cand.prepare_candidates(world.alice, plan, reach, cand.query_tokens("电脑花屏"), per_layer=20)
-    assert statements and not any("query_vector" in sql or "<=>" in sql for sql in statements)
+    assert statements
+    assert not any("query_vector" in sql or "<=>" in sql for sql in statements)
     assert prepared.keyword_rows
 
 
@@ -113,7 +115,9 @@ def test_anonymous_and_firmless_users_read_nothing_without_a_query(world, memory
         with connection.execute_wrapper(lambda execute, sql, *rest: statements.append(sql) or execute(sql, *rest)):
             prepared = cand.prepare_candidates(user, plan, reach, ["电脑"], per_layer=20)
             by_layer, keyword = cand.read_prepared_notes(prepared, get_embedder().embed_query("电脑花屏"))
-        assert statements == [] and keyword == [] and all(found == [] for found in by_layer.values())
+        assert statements == []
+        assert keyword == []
+        assert all(found == [] for found in by_layer.values())
 
 
 @pytest.mark.django_db(transaction=True)

@@ -9,7 +9,9 @@ def test_default_order_is_case_then_profile_cross_case_law_global():
     plan = make_plan("这个电脑花屏纠纷下一步怎么走？", matter_id=7)
     assert plan.layers == ("case", "user_profile", "cross_case", "general_law", "global")
     assert plan.matter_id == 7
-    assert not plan.graph_expansion and not plan.search_messages and not plan.persona_first
+    assert not plan.graph_expansion
+    assert not plan.search_messages
+    assert not plan.persona_first
     assert plan.layer_weight("case") == 1.0 > plan.layer_weight("user_profile") > plan.layer_weight("global")
 
 
@@ -34,10 +36,14 @@ def test_time_and_causal_words_switch_on_graph_expansion():
 def test_scope_filter_keeps_plan_order():
     plan = make_plan("押金", scopes=["global", "case"])
     assert plan.layers == ("case", "global")
-    assert plan.quota("case", 10) == 10 and plan.quota("global", 10) == 4
+    assert plan.quota("case", 10) == 10
+    assert plan.quota("global", 10) == 4
 
 
 def test_plan_serialises_with_reasons():
     data = make_plan("为什么你之前说过要检测？", matter_id=1).as_dict()
-    assert data["layers"][0] == "case" and data["graph_expansion"] and data["search_messages"]
-    assert data["reasons"] and data["layer_weights"]["case"] == 1.0
+    assert data["layers"][0] == "case"
+    assert data["graph_expansion"]
+    assert data["search_messages"]
+    assert data["reasons"]
+    assert data["layer_weights"]["case"] == 1.0

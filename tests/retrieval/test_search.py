@@ -55,7 +55,8 @@ def test_alice_never_sees_the_secret_matter_bobs_profile_or_another_firm(world, 
 def test_bob_is_walled_off_from_the_deposit_matter_and_alices_profile(world, memory):
     seen = all_keys(world.bob, memory)
     assert seen <= {"laptop_screen", "laptop_report", "bob_profile", "law", "cross", "procedure"}
-    assert "laptop_report" in seen and "bob_profile" in seen
+    assert "laptop_report" in seen
+    assert "bob_profile" in seen
 
 
 def test_charlie_of_another_firm_only_sees_his_firm(world, memory):
@@ -67,10 +68,12 @@ def test_current_matter_facts_come_first_and_other_matters_stay_out(world, memor
     result = search_memory(world.alice, "这个电脑花屏纠纷下一步怎么走？", k=10, matter_id=world.matter_laptop.pk)
     found = keys(result, memory)
     assert found[0] in {"laptop_screen", "laptop_report"}
-    assert "deposit_fact" not in found and "deposit_photos" not in found
+    assert "deposit_fact" not in found
+    assert "deposit_photos" not in found
     case_hits = [hit for hit in result.hits if hit.layer == "case"]
     assert all(hit.note.matter_id == world.matter_laptop.pk for hit in case_hits)
-    assert result.plan.layers[0] == "case" and result.plan.matter_id == world.matter_laptop.pk
+    assert result.plan.layers[0] == "case"
+    assert result.plan.matter_id == world.matter_laptop.pk
 
 
 def test_matters_behind_the_wall_or_in_another_firm_are_not_found(world, memory):
@@ -94,9 +97,11 @@ def test_breakdown_follows_the_documented_formula(world, memory):
         fused = W_RELEVANCE * relevance + W_GRAPH * b.graph + W_RECENCY * b.recency + W_SUPPORT * support
         assert b.total == pytest.approx(fused * b.layer_weight, abs=1e-3)
         assert set(b.as_dict()) >= {"semantic", "keyword", "importance", "confidence", "graph", "recency", "total"}
-        assert hit.reasons and "检索顺序" in hit.reasons[0]
+        assert hit.reasons
+        assert "检索顺序" in hit.reasons[0]
     top = result.hits[0]
-    assert top.breakdown.keyword > 0 and any("共同词语" in reason for reason in top.reasons)
+    assert top.breakdown.keyword > 0
+    assert any("共同词语" in reason for reason in top.reasons)
     # Hits are ordered by the rank fusion of the note ranking and the raw-message rankings.
     assert [hit.breakdown.fused for hit in result.hits] == sorted(
         (hit.breakdown.fused for hit in result.hits), reverse=True)
@@ -218,7 +223,8 @@ def test_graph_expansion_follows_visible_links_only(world, memory):
     result = search_memory(w.alice, "为什么电脑花屏需要检测报告？", k=10, matter_id=w.matter_laptop.pk)
     assert result.plan.graph_expansion
     by_id = {hit.note.pk: hit for hit in result.hits}
-    assert cause.pk in by_id and by_id[cause.pk].breakdown.graph > 0
+    assert cause.pk in by_id
+    assert by_id[cause.pk].breakdown.graph > 0
     assert any("相关，经由" in reason and str(LinkType.SUPPORTS.label) in reason for reason in by_id[cause.pk].reasons)
     # Pruned from expansion (confidence < 0.6): it may still be a direct candidate, but gets no graph score.
     assert low.pk not in by_id or by_id[low.pk].breakdown.graph == 0
@@ -262,7 +268,8 @@ def test_bad_input_is_rejected_clearly(world, kwargs, field):
 def test_unknown_strategy_lists_the_registered_ones(world):
     with pytest.raises(UnknownStrategy) as error:
         search_memory(world.alice, "电脑", strategy="magic")
-    assert "layered" in str(error.value) and "semantic" in str(error.value)
+    assert "layered" in str(error.value)
+    assert "semantic" in str(error.value)
 
 
 def test_other_apps_can_register_a_strategy(world, memory):
@@ -277,7 +284,8 @@ def test_other_apps_can_register_a_strategy(world, memory):
     try:
         assert "test_wrapped" in registered_strategies()
         result = search_memory(world.bob, "电脑花屏", strategy="test_wrapped")
-        assert result.strategy == "test_wrapped" and result.hits
+        assert result.strategy == "test_wrapped"
+        assert result.hits
         with pytest.raises(ValueError):
             register_strategy("test_wrapped", lambda request: None)
     finally:

@@ -91,7 +91,8 @@ def test_a_word_every_nearest_line_holds_keeps_little_of_its_weight():
     assert topic_discount(["陈志强", "住院", "照顾"], said_) == {"陈志强": 1 - 3 / 4, "住院": 1 - 1 / 4, "照顾": 1.0}
     weights = query_word_weights({"陈志强", "住院", "照顾"}, said_)
     assert weights["陈志强"] < weights["住院"]  # rarer over the whole history, but the topic here
-    assert said_[3].keyword > said_[0].keyword and said_[3].bm25 > said_[0].bm25
+    assert said_[3].keyword > said_[0].keyword
+    assert said_[3].bm25 > said_[0].bm25
     assert topic_discount(["陈志强"], [_candidate(5, ["陈志强"], [2.0], None)]) == {}
 
 
@@ -125,7 +126,8 @@ def test_hub_lines_naming_the_client_do_not_push_the_answer_out_of_the_top_k():
 def test_a_search_over_hub_lines_reads_alices_history_only(world, client_history):
     result = search_memory(world.alice, QUESTION, k=10)
     mine = {message.pk for message in client_history.values()}
-    assert result.hits and all(set(hit.source_message_ids) <= mine for hit in result.hits)
+    assert result.hits
+    assert all(set(hit.source_message_ids) <= mine for hit in result.hits)
 
 
 @pytest.mark.parametrize("who", ["bob", "charlie"])

@@ -61,8 +61,10 @@ def test_an_english_question_finds_what_was_said_without_any_cue(world, talk):
     assert not result.plan.search_messages  # no explicit reference to earlier talk
     top = result.hits[0]
     assert (top.kind, top.message.pk, top.layer) == ("message", messages["lease"].pk, "conversation")
-    assert top.note is None and top.source_message_ids == [messages["lease"].pk]
-    assert top.breakdown.keyword > 0 and any("sign" in reason for reason in top.reasons)
+    assert top.note is None
+    assert top.source_message_ids == [messages["lease"].pk]
+    assert top.breakdown.keyword > 0
+    assert any("sign" in reason for reason in top.reasons)
 
 
 def test_a_chinese_question_finds_what_was_said_without_any_cue(world, talk):
@@ -115,7 +117,8 @@ def test_a_note_and_its_source_message_take_one_slot(world, talk):
     result = search_memory(world.alice, "房东什么时候退押金", k=5, matter_id=world.matter_deposit.pk)
     standing_for = [hit for hit in result.hits if messages["deposit"].pk in hit.source_message_ids]
     assert len(standing_for) == 1
-    assert standing_for[0].kind == "note" and standing_for[0].note.pk == note.pk
+    assert standing_for[0].kind == "note"
+    assert standing_for[0].note.pk == note.pk
     assert any("合并为一条" in reason for reason in standing_for[0].reasons)
     assert len({(hit.kind, hit.note.pk if hit.note else hit.message.pk) for hit in result.hits}) == len(result.hits)
     assert [hit.rank for hit in result.hits] == list(range(1, len(result.hits) + 1))
@@ -134,14 +137,18 @@ def test_the_api_and_the_injected_context_say_which_is_which(world, talk):
     assert kinds == {"note", "message"}
     for hit in hits:
         if hit["kind"] == "message":
-            assert hit["note"] is None and hit["message"]["id"] == hit["source_message_ids"][0]
-            assert hit["layer"] == "conversation" and hit["message"]["speaker"] == "alice"
+            assert hit["note"] is None
+            assert hit["message"]["id"] == hit["source_message_ids"][0]
+            assert hit["layer"] == "conversation"
+            assert hit["message"]["speaker"] == "alice"
         else:
-            assert hit["message"] is None and hit["note"]["id"]
+            assert hit["message"] is None
+            assert hit["note"]["id"]
     lease = next(hit for hit in hits if hit["kind"] == "message" and hit["message"]["id"] == messages["lease"].pk)
     assert lease["message"]["content"] == LEASE_EN
     injected = build_system_message(search_memory(world.alice, "client lease 押金 租约", k=10))["content"]
-    assert "【对话原文 what was said】" in injected and "2026-03-02 10:01 alice] " + LEASE_EN in injected
+    assert "【对话原文 what was said】" in injected
+    assert "2026-03-02 10:01 alice] " + LEASE_EN in injected
 
 
 def test_charlie_gets_no_message_through_the_api(world, talk):
@@ -160,13 +167,15 @@ def test_a_history_question_returns_the_superseded_value_with_its_window_below_t
     result = search_memory(world.alice, "之前的租金是多少", k=10, matter_id=world.matter_deposit.pk)
     assert result.plan.history
     notes = [hit.note.pk for hit in result.hits if hit.kind == "note"]
-    assert new.pk in notes and old.pk in notes
+    assert new.pk in notes
+    assert old.pk in notes
     assert notes.index(new.pk) < notes.index(old.pk)
     earlier = next(hit for hit in result.hits if hit.note is not None and hit.note.pk == old.pk)
     assert earlier.note.valid_to is not None
     assert any("已被新版本取代" in reason and f"{localtime(earlier.note.valid_to):%Y-%m-%d}" in reason for reason in earlier.reasons)
     english = search_memory(world.alice, "what was the rent previously", k=10, matter_id=world.matter_deposit.pk)
-    assert english.plan.history and old.pk in [hit.note.pk for hit in english.hits if hit.note is not None]
+    assert english.plan.history
+    assert old.pk in [hit.note.pk for hit in english.hits if hit.note is not None]
     current_only = search_memory(world.alice, "租金是多少", k=10, matter_id=world.matter_deposit.pk)
     assert not current_only.plan.history
     assert old.pk not in [hit.note.pk for hit in current_only.hits if hit.note is not None]
@@ -178,7 +187,8 @@ def test_an_explicit_reference_weights_the_conversations_own_messages_up(world, 
     result = search_memory(world.alice, "你之前说过押金什么时候退？", k=5, conversation=on_matter)
     assert result.plan.search_messages
     hit = next(hit for hit in result.hits if hit.message is not None and hit.message.pk == messages["deposit"].pk)
-    assert hit.breakdown.layer_weight == 1.0 and any("问题提到了之前的对话" in reason for reason in hit.reasons)
+    assert hit.breakdown.layer_weight == 1.0
+    assert any("问题提到了之前的对话" in reason for reason in hit.reasons)
     plain = search_memory(world.alice, "押金什么时候退？", k=5, conversation=on_matter)
     hit = next(hit for hit in plain.hits if hit.message is not None and hit.message.pk == messages["deposit"].pk)
     assert hit.breakdown.layer_weight < 1.0
@@ -220,8 +230,10 @@ def test_what_the_raw_baselines_rank_first_stays_in_the_top_k_among_well_scored_
     holding = [hit for hit in result.hits if messages["deposit"].pk in hit.source_message_ids]
     assert holding, [hit.reasons for hit in result.hits]
     fusion_reason = next(reason for reason in holding[0].reasons if reason.startswith("综合排名"))
-    assert "对话原文语义第 1 名" in fusion_reason and "对话原文关键词第 1 名" in fusion_reason
-    assert holding[0].breakdown.dense_rank == 1 and holding[0].breakdown.keyword_rank == 1
+    assert "对话原文语义第 1 名" in fusion_reason
+    assert "对话原文关键词第 1 名" in fusion_reason
+    assert holding[0].breakdown.dense_rank == 1
+    assert holding[0].breakdown.keyword_rank == 1
 
 
 GOVERNING_Q = "Which law governs the Northwind warehouse lease, and where would disputes go?"
@@ -253,7 +265,8 @@ def test_a_question_and_its_reply_take_one_slot_and_the_hit_lists_both(world, tu
     assert hit.source_message_ids == [question.pk, reply.pk]
     assert any("同一轮对话" in reason for reason in hit.reasons)
     injected = build_system_message(result)["content"]
-    assert f"alice] {GOVERNING_Q}\n  ↳ [" in injected and f"assistant] {GOVERNING_A}" in injected
+    assert f"alice] {GOVERNING_Q}\n  ↳ [" in injected
+    assert f"assistant] {GOVERNING_A}" in injected
 
 
 def test_a_note_from_that_turn_joins_the_same_slot(world, turn):
@@ -262,8 +275,11 @@ def test_a_note_from_that_turn_joins_the_same_slot(world, turn):
                       conversation=private, source_message_ids=[question.pk])
     result = search_memory(world.alice, "Delaware law arbitration Wilmington governs lease", k=10)
     slots = standing_for(result, question.pk, reply.pk)
-    assert len(slots) == 1 and slots[0].kind == "note" and slots[0].note.pk == note.pk
-    assert reply.pk not in message_ids(result) and question.pk not in message_ids(result)
+    assert len(slots) == 1
+    assert slots[0].kind == "note"
+    assert slots[0].note.pk == note.pk
+    assert reply.pk not in message_ids(result)
+    assert question.pk not in message_ids(result)
 
 
 def test_a_reply_whose_question_is_excluded_stands_alone(world, turn):
@@ -271,7 +287,8 @@ def test_a_reply_whose_question_is_excluded_stands_alone(world, turn):
     result = search_memory(world.alice, "Delaware law arbitration Wilmington", k=10,
                            exclude_message_ids=[question.pk])
     hit = next(hit for hit in result.hits if hit.kind == "message" and hit.message.pk == reply.pk)
-    assert hit.partner is None and hit.source_message_ids == [reply.pk]
+    assert hit.partner is None
+    assert hit.source_message_ids == [reply.pk]
     assert all(question.pk not in h.source_message_ids for h in result.hits if h.kind == "message")
 
 
@@ -310,5 +327,6 @@ def test_others_never_get_a_partner_from_alices_turns(world, turn, who):
     result = search_memory(user, "Delaware law arbitration Wilmington governs lease", k=50)
     mine = [hit for hit in result.hits if hit.kind == "message"]
     assert [hit.message.pk for hit in mine] == [asked.pk]
-    assert mine[0].partner is None and mine[0].source_message_ids == [asked.pk]
+    assert mine[0].partner is None
+    assert mine[0].source_message_ids == [asked.pk]
     assert not alices & {i for hit in result.hits for i in hit.source_message_ids}

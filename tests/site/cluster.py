@@ -39,8 +39,9 @@ def redis_server(folder: Path) -> Iterator[str]:
                 client.ping()
                 break
             except redis.ConnectionError:
-                assert process.poll() is None and time.monotonic() < deadline, (
-                    f"redis-server did not start: {(folder / 'redis.log').read_text(errors='replace')[-2000:]}")
+                log = (folder / "redis.log").read_text(errors="replace")[-2000:]
+                assert process.poll() is None, f"redis-server exited during start-up: {log}"
+                assert time.monotonic() < deadline, f"redis-server did not start within 30s: {log}"
                 time.sleep(0.1)
         client.close()
         yield f"redis://127.0.0.1:{port}/0"

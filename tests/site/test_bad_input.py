@@ -45,7 +45,8 @@ def test_deeply_nested_json_is_a_400_not_a_recursion_error(world, path):
 ])
 def test_nul_and_lone_surrogates_in_a_body_are_a_400_naming_the_field(world, path, body, field):
     errors = assert_json_error(post_raw(client_for(world.alice), path, body), 400)
-    assert field in errors and "U+" in errors[field][0]
+    assert field in errors
+    assert "U+" in errors[field][0]
     english = post_raw(client_for(world.alice), path, body, HTTP_ACCEPT_LANGUAGE="en")
     assert "which cannot be stored" in english.json()[field][0]
 
@@ -56,9 +57,12 @@ def test_nul_in_a_query_string_is_a_400_naming_the_parameter_everywhere(world):
     assert "event" in errors
     # Admin's search box and filters went straight to PostgreSQL ("cannot contain NUL" → 500).
     admin = client.get("/admin/memory/note/", {"q": "押金\x00"})
-    assert admin.status_code == 400 and admin.content.decode().startswith("q: ") and "U+0000" in admin.content.decode()
+    assert admin.status_code == 400
+    assert admin.content.decode().startswith("q: ")
+    assert "U+0000" in admin.content.decode()
     login = Client().post("/accounts/login/", {"username": "alice\x00", "password": "x"})
-    assert login.status_code == 400 and b"username" in login.content
+    assert login.status_code == 400
+    assert b"username" in login.content
 
 
 def test_huge_pagination_is_clamped_or_refused_not_bigint_out_of_range(world, settings):
@@ -66,10 +70,12 @@ def test_huge_pagination_is_clamped_or_refused_not_bigint_out_of_range(world, se
     for index in range(3):
         world.note(f"第{index}条关于押金的笔记。", matter=world.matter_laptop)
     page = client.get("/api/memory/notes/", {"limit": "999999999999999999999"})
-    assert page.status_code == 200 and len(page.json()["results"]) == 3
+    assert page.status_code == 200
+    assert len(page.json()["results"]) == 3
     settings.INPUT_MAX_PAGE_LIMIT = 2
     page = client.get("/api/memory/notes/", {"limit": "999999999999999999999"}).json()
-    assert len(page["results"]) == 2 and "limit=2" in page["next"]  # clamped
+    assert len(page["results"]) == 2
+    assert "limit=2" in page["next"]  # clamped
     errors = assert_json_error(client.get("/api/memory/notes/", {"offset": "999999999999999999999"}), 400)
     assert "offset" in errors
     assert "matter" in assert_json_error(client.get("/api/memory/notes/", {"matter": "99999999999999999999"}), 400)
@@ -80,6 +86,7 @@ def test_huge_pagination_is_clamped_or_refused_not_bigint_out_of_range(world, se
         assert name in assert_json_error(client.get("/api/navigation/graph", {name: "99999999999999999999"}), 400)
 
 
+@pytest.mark.live_server
 def test_an_oversized_body_is_a_json_413_over_real_http(world, live_daphne, cookie_of):
     body = json.dumps({"query": "押金" * 400_000}).encode()  # ~2.4 MB, over INPUT_MAX_BODY_BYTES
     for path in JSON_APIS:
@@ -90,7 +97,8 @@ def test_an_oversized_body_is_a_json_413_over_real_http(world, live_daphne, cook
         response = connection.getresponse()
         payload = response.read()
         connection.close()
-        assert response.status == 413 and response.getheader("Content-Type").startswith("application/json")
+        assert response.status == 413
+        assert response.getheader("Content-Type").startswith("application/json")
         assert "larger than" in json.loads(payload)["detail"]
 
 
@@ -104,7 +112,8 @@ def test_schema_and_docs_need_a_login(world):
     anonymous = Client()
     assert anonymous.get("/api/schema/").status_code in (401, 403)
     docs = anonymous.get("/api/docs/")
-    assert docs.status_code == 302 and "/accounts/login/" in docs["Location"]
+    assert docs.status_code == 302
+    assert "/accounts/login/" in docs["Location"]
     assert client_for(world.bob).get("/api/schema/").status_code == 200
     assert client_for(world.charlie).get("/api/docs/").status_code == 200
 
@@ -126,4 +135,5 @@ def test_import_refuses_nul_and_lone_surrogates_naming_the_place_and_stores_noth
     path.write_text(json.dumps(transcript), encoding="utf-8")  # ASCII-escaped: \u0000 and \ud800 survive
     with pytest.raises(CommandError, match=re.escape(f"{where}: ") + ".*U\\+"):
         call_command("import_conversation", str(path), "--no-progress")
-    assert Conversation.objects.count() == 0 and Message.objects.count() == 0
+    assert Conversation.objects.count() == 0
+    assert Message.objects.count() == 0

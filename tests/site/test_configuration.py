@@ -10,6 +10,8 @@ import pytest
 
 from legalmem_site.launcher import DataFolderLock, LaunchError, check_pgvector
 
+pytestmark = pytest.mark.subprocess
+
 BASE_DIR = Path(__file__).resolve().parents[2]
 
 
@@ -46,7 +48,8 @@ def test_bad_setting_is_one_line_naming_the_variable(env_changes, variable):
     assert result.returncode == 2
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1, result.stderr
-    assert lines[0].startswith("configuration error: ") and variable in lines[0]
+    assert lines[0].startswith("configuration error: ")
+    assert variable in lines[0]
 
 
 def test_a_second_holder_of_the_data_folder_is_refused(tmp_path):

@@ -17,6 +17,8 @@ from tests.factories import PASSWORD
 from tests.live_server import CHROMIUM, CHROMIUM_ARGS, running_server
 from tests.fake_llm.server import text_reply
 
+pytestmark = pytest.mark.browser
+
 COLLECT_VIOLATIONS = """
 window.__violations = [];
 document.addEventListener('securitypolicyviolation', (e) => {
@@ -103,5 +105,6 @@ def test_chat_navigation_and_admin_pages_pass_the_production_csp(world, notes, p
     assert {path: found for path, found in seen.items() if found} == {}
     # the browser's own /favicon.ico probe is no page error (the favicon is the chat page's business)
     assert [error for error in console_errors if "/favicon.ico'" not in error] == []
-    assert headers and all("default-src 'self'" in policy and "script-src 'self'" in policy
-                           for policy in headers.values()), headers
+    assert headers, headers
+    assert all("default-src 'self'" in policy and "script-src 'self'" in policy
+               for policy in headers.values()), headers

@@ -23,6 +23,8 @@ from websockets.sync.client import connect
 
 from memory.models import Message
 
+pytestmark = pytest.mark.live_server
+
 FUZZ_HTTP_CASES = 250
 FUZZ_WS_CASES = 120
 MAX_URL_BYTES = 8192
@@ -283,14 +285,16 @@ def test_websocket_fuzzed_frames_always_get_an_answer_and_leave_no_stuck_turn(wo
                 return frames
             except ConnectionClosed as closed:
                 state["socket"] = None
-                assert closed.rcvd is not None and closed.rcvd.code == 4413, f"dropped: {closed}"
+                assert closed.rcvd is not None, f"dropped: {closed}"
+                assert closed.rcvd.code == 4413, f"dropped: {closed}"
                 return frames
             frames.append(frame)
             if frame.get("code") == "frame_too_large":  # said, then closed with 4413
                 try:
                     socket().recv(timeout=10)
                 except ConnectionClosed as closed:
-                    assert closed.rcvd is not None and closed.rcvd.code == 4413
+                    assert closed.rcvd is not None
+                    assert closed.rcvd.code == 4413
                 state["socket"] = None
                 return frames
             if frame["type"] == "done" or (frame["type"] == "error" and "user_message_id" not in frame
@@ -316,6 +320,8 @@ def test_websocket_fuzzed_frames_always_get_an_answer_and_leave_no_stuck_turn(wo
         print(f"\n[fuzz] websocket: {tally.cases} frames, {users} turns answered, stuck turns {streaming}")
     assert tally.cases >= FUZZ_WS_CASES // 2
     assert not tally.failures, "\n".join(tally.failures[:20])
-    assert streaming == 0 and users == replies
+    assert streaming == 0
+    assert users == replies
     log = live_daphne.log_text()
-    assert "Traceback" not in log and "Task exception was never retrieved" not in log, log[-3000:]
+    assert "Traceback" not in log, log[-3000:]
+    assert "Task exception was never retrieved" not in log, log[-3000:]

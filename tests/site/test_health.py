@@ -26,14 +26,16 @@ REQUIRED = {"database", "pgvector", "embeddings", "channel_layer", "job_queue"}
 
 def test_healthz_answers_without_login():
     response = Client().get("/healthz")
-    assert response.status_code == 200 and response.json() == {"status": "ok"}
+    assert response.status_code == 200
+    assert response.json() == {"status": "ok"}
 
 
 def test_readyz_is_ready_when_every_required_check_passes(settings):
     settings.LLM_BASE_URL = ""
     response = Client().get("/readyz")
     body = response.json()
-    assert response.status_code == 200 and body["status"] == "ready", body
+    assert response.status_code == 200, body
+    assert body["status"] == "ready", body
     assert set(body["checks"]) == REQUIRED
     assert all(check["ok"] and check["required"] for check in body["checks"].values())
     assert body["checks"]["pgvector"]["detail"].startswith("vector ")
@@ -47,8 +49,10 @@ def test_a_task_nobody_takes_makes_the_service_not_ready(settings):
     DBTaskResult.objects.filter(status="READY").update(enqueued_at=ten_minutes_ago, run_after=ten_minutes_ago)
     response = Client().get("/readyz")
     body = response.json()
-    assert response.status_code == 503 and body["status"] == "not_ready"
-    assert not body["checks"]["job_queue"]["ok"] and "worker" in body["checks"]["job_queue"]["detail"]
+    assert response.status_code == 503
+    assert body["status"] == "not_ready"
+    assert not body["checks"]["job_queue"]["ok"]
+    assert "worker" in body["checks"]["job_queue"]["detail"]
     assert body["checks"]["database"]["ok"]  # the other checks still report
 
 
@@ -61,7 +65,8 @@ def test_a_backlog_a_worker_is_working_through_is_not_a_stalled_worker(settings)
     started = DBTaskResult.objects.filter(status="READY").first()
     DBTaskResult.objects.filter(pk=started.pk).update(status="RUNNING", started_at=timezone.now())
     body = Client().get("/readyz").json()
-    assert body["status"] == "ready" and "working through" in body["checks"]["job_queue"]["detail"], body
+    assert body["status"] == "ready", body
+    assert "working through" in body["checks"]["job_queue"]["detail"], body
 
 
 def test_a_task_waiting_for_its_time_is_not_a_stalled_worker(settings):
@@ -76,15 +81,18 @@ def test_an_unreachable_llm_is_degraded_not_down_and_its_address_is_not_shown(se
     settings.LLM_API_KEY = "secret-key-123"
     response = Client().get("/readyz")
     body = response.json()
-    assert response.status_code == 200 and body["status"] == "degraded"
+    assert response.status_code == 200
+    assert body["status"] == "degraded"
     assert body["checks"]["llm"] == {**body["checks"]["llm"], "ok": False, "required": False}
-    assert "secret-key-123" not in response.content.decode() and "127.0.0.1:9" not in response.content.decode()
+    assert "secret-key-123" not in response.content.decode()
+    assert "127.0.0.1:9" not in response.content.decode()
 
 
 def test_a_reachable_llm_is_checked_over_http(settings, fake_llm):
     settings.LLM_BASE_URL, settings.LLM_MODEL = fake_llm.base_url, fake_llm.model
     body = Client().get("/readyz").json()
-    assert body["status"] == "ready" and body["checks"]["llm"]["ok"], body
+    assert body["status"] == "ready", body
+    assert body["checks"]["llm"]["ok"], body
 
 
 @pytest.mark.django_db(transaction=True)
@@ -123,6 +131,7 @@ def test_readyz_never_cuts_a_running_llamacpp_stream_short(settings, llm_online)
 
 
 @pytest.mark.django_db(transaction=True)
+@pytest.mark.live_server
 def test_probes_answer_under_the_production_profile_without_a_redirect(fake_llm, tmp_path):
     """LEGALMEM_PRODUCTION=1 redirects plain HTTP to HTTPS, except the probes a supervisor or load
     balancer sends to the process itself."""
@@ -136,7 +145,8 @@ def test_probes_answer_under_the_production_profile_without_a_redirect(fake_llm,
         opener = urllib.request.build_opener(NoRedirect())
         with pytest.raises(urllib.error.HTTPError) as redirected:
             opener.open(request, timeout=30)
-        assert redirected.value.code == 301 and redirected.value.headers["Location"].startswith("https://")
+        assert redirected.value.code == 301
+        assert redirected.value.headers["Location"].startswith("https://")
 
 
 class NoRedirect(urllib.request.HTTPRedirectHandler):

@@ -13,8 +13,11 @@ import urllib.request
 from pathlib import Path
 
 import psutil
+import pytest
 
 from tests.fake_llm.server import FakeLLMServer, error_reply
+
+pytestmark = pytest.mark.subprocess
 
 BASE_DIR = Path(__file__).resolve().parents[2]
 
@@ -73,7 +76,8 @@ def test_make_run_serves_refuses_a_second_run_stops_cleanly_and_keeps_data(tmp_p
         output = wait_for_line(first, "Ctrl-C stops", timeout=600)
         assert any("demo firm created" in line for line in output)
         fallback = [line for line in output if line.startswith("[legalmem] the LLM could not write the demo story")]
-        assert len(fallback) == 1 and "HTTP 500" in fallback[0], output
+        assert len(fallback) == 1, output
+        assert "HTTP 500" in fallback[0], output
         assert fallback[0].endswith("seeding the shipped script instead")
         assert any("turn(s) over 7 event(s)" in line and "'offline'" in line for line in output), output
         # chunk 1 asked once (an unavailable server is not asked again); the story's extraction ran offline
@@ -83,7 +87,8 @@ def test_make_run_serves_refuses_a_second_run_stops_cleanly_and_keeps_data(tmp_p
         assert any("restarted to apply shared_buffers" in line for line in output), output
         assert any("shared_buffers 2GB" in line for line in output), output
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/accounts/login/", timeout=10) as response:
-            assert response.status == 200 and "LegalMem" in response.read().decode()
+            assert response.status == 200
+            assert "LegalMem" in response.read().decode()
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/static/css/app.css", timeout=10) as response:
             assert response.status == 200
 
@@ -93,7 +98,8 @@ def test_make_run_serves_refuses_a_second_run_stops_cleanly_and_keeps_data(tmp_p
                  "PORT": str(free_port())}, timeout=60,
         )
         assert second.returncode == 2
-        assert "already running" in second.stderr and str(data_dir) in second.stderr
+        assert "already running" in second.stderr
+        assert str(data_dir) in second.stderr
     finally:
         code = stop(first)
     assert code == 0

@@ -41,7 +41,8 @@ def test_a_token_is_required_and_checked(settings):
     assert scrape()[0] == 403
     assert scrape(HTTP_AUTHORIZATION="Bearer wrong")[0] == 403
     status, text = scrape(HTTP_AUTHORIZATION=f"Bearer {TOKEN}")
-    assert status == 200 and "legalmem_http_requests_total" in text
+    assert status == 200
+    assert "legalmem_http_requests_total" in text
 
 
 def test_allowed_addresses_need_no_token(settings):
@@ -73,6 +74,7 @@ def test_a_search_and_the_jobs_show_up_without_naming_anyone(world, settings):
 
 
 @pytest.mark.django_db(transaction=True)
+@pytest.mark.live_server
 def test_the_server_counts_across_processes_in_the_multiprocess_directory(fake_llm, tmp_path):
     """As under `make run`: PROMETHEUS_MULTIPROC_DIR set, each process writes its own files and a
     scrape adds them up."""

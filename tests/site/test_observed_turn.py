@@ -25,7 +25,7 @@ from navigation.tasks import refresh_navigation_graphs_task
 from tests.fake_llm.server import json_reply, text_reply
 from tests.live_server import test_database_url
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.live_server]
 
 BASE_DIR = Path(__file__).resolve().parents[2]
 TOKEN = "scrape-token-for-tests"
@@ -109,9 +109,12 @@ def observed(world, live_daphne, fake_llm, observability_env, tmp_path) -> Obser
     alice, charlie = session_cookie(world.alice), session_cookie(world.charlie)
     page = urllib.request.Request(f"{live_daphne.url}/chat/", headers={"Cookie": alice, "X-Request-ID": "page-1"})
     with urllib.request.urlopen(page, timeout=30) as response:
-        assert response.status == 200 and response.headers["X-Request-ID"] == "page-1"
+        assert response.status == 200
+        assert response.headers["X-Request-ID"] == "page-1"
     done = ask(live_daphne, alice, "socket-1", QUESTION, world.matter_deposit.pk, "done")[-1]
-    assert done["status"] == "complete" and done["reply"] == ANSWER and done["notes"]
+    assert done["status"] == "complete"
+    assert done["reply"] == ANSWER
+    assert done["notes"]
     refused = ask(live_daphne, charlie, "socket-2", QUESTION, world.matter_deposit.pk, "error")[-1]
     assert refused["code"] == "not_found"  # the outsider is told nothing about alice's matter
     wait_for(live_daphne.log, "ws_connection", 2)
@@ -134,11 +137,16 @@ def one(lines: list[dict], **match) -> dict:
 def test_every_line_is_json_with_the_ids_and_no_content(world, observed):
     lines, done, turn = observed.lines, observed.done, observed.turn
     page = one(lines, event="http_request", request_id="page-1")
-    assert page["user_id"] == world.alice.pk and page["firm_ids"] == [world.firm_a.pk]
-    assert page["status"] == 200 and page["path"] == "/chat/" and page["duration_ms"] >= 0
+    assert page["user_id"] == world.alice.pk
+    assert page["firm_ids"] == [world.firm_a.pk]
+    assert page["status"] == 200
+    assert page["path"] == "/chat/"
+    assert page["duration_ms"] >= 0
 
     chat = one(lines, event="chat_turn", request_id="socket-1")
-    assert chat["outcome"] == "complete" and chat["duration_ms"] > 0 and chat["first_token_ms"] > 0
+    assert chat["outcome"] == "complete"
+    assert chat["duration_ms"] > 0
+    assert chat["first_token_ms"] > 0
     assert {k: chat[k] for k in ("firm_id", "user_id", "matter_id", "conversation_id", "message_id",
                                  "user_message_id", "turn_id")} == {
         "firm_id": world.firm_a.pk, "user_id": world.alice.pk, "matter_id": world.matter_deposit.pk,
@@ -146,32 +154,45 @@ def test_every_line_is_json_with_the_ids_and_no_content(world, observed):
         "user_message_id": done["user_message_id"], "turn_id": turn.pk}
     assert "question_chars" not in chat  # LOG_CONTENT_LENGTHS is off by default
     socket = one(lines, event="ws_connection", request_id="socket-1")
-    assert socket["user_id"] == world.alice.pk and socket["firm_ids"] == [world.firm_a.pk]
-    assert socket["turns"] == 1 and socket["frames_in"] == 1 and socket["frames_out"] > 3
-    assert socket["outcome"] == "closed" and socket["duration_ms"] > 0
+    assert socket["user_id"] == world.alice.pk
+    assert socket["firm_ids"] == [world.firm_a.pk]
+    assert socket["turns"] == 1
+    assert socket["frames_in"] == 1
+    assert socket["frames_out"] > 3
+    assert socket["outcome"] == "closed"
+    assert socket["duration_ms"] > 0
 
     refused = one(lines, event="chat_turn", request_id="socket-2")
-    assert refused["outcome"] == "rejected" and refused["code"] == "not_found"
-    assert refused["user_id"] == world.charlie.pk and "firm_id" not in refused
+    assert refused["outcome"] == "rejected"
+    assert refused["code"] == "not_found"
+    assert refused["user_id"] == world.charlie.pk
+    assert "firm_id" not in refused
     assert one(lines, event="ws_connection", request_id="socket-2")["firm_ids"] == [world.firm_b.pk]
 
     extraction = one(lines, event="job", job="extract_turn")
     assert extraction["outcome"] == "done" == TurnExtraction.objects.get(pk=turn.pk).status
-    assert extraction["turn_id"] == turn.pk and extraction["task_id"] == observed.tasks["extract_turn_task"]
-    assert extraction["firm_id"] == world.firm_a.pk and extraction["conversation_id"] == done["conversation_id"]
-    assert extraction["attempts"] == 1 and extraction["duration_ms"] > 0
+    assert extraction["turn_id"] == turn.pk
+    assert extraction["task_id"] == observed.tasks["extract_turn_task"]
+    assert extraction["firm_id"] == world.firm_a.pk
+    assert extraction["conversation_id"] == done["conversation_id"]
+    assert extraction["attempts"] == 1
+    assert extraction["duration_ms"] > 0
     indexing = one(lines, event="job", job="index_messages")
-    assert indexing["conversation_id"] == done["conversation_id"] and indexing["messages"] == 2
-    assert indexing["task_id"] == extraction["task_id"] and indexing["turn_id"] == turn.pk  # inside the turn job
+    assert indexing["conversation_id"] == done["conversation_id"]
+    assert indexing["messages"] == 2
+    assert indexing["task_id"] == extraction["task_id"]
+    assert indexing["turn_id"] == turn.pk  # inside the turn job
     navigation = one(lines, event="job", job="navigation_refresh")
-    assert navigation["firm_id"] == world.firm_a.pk and navigation["outcome"] == "done"
+    assert navigation["firm_id"] == world.firm_a.pk
+    assert navigation["outcome"] == "done"
     assert navigation["task_id"] == observed.tasks["refresh_navigation_graphs_task"]
 
     written = list(Note.objects.values_list("content", flat=True))
     assert EXTRACTED in written  # the job did write the note it must not log
     decoded = json.dumps(lines, ensure_ascii=False)
     for private in {QUESTION, ANSWER, NOTE, *written}:
-        assert private not in decoded and private not in observed.raw
+        assert private not in decoded
+        assert private not in observed.raw
 
 
 def value(text: str, series: str) -> float:

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.subprocess
+
 BASE_DIR = Path(__file__).resolve().parents[2]
 PRODUCTION_ENV = {
     "LEGALMEM_PRODUCTION": "1",
@@ -52,15 +54,20 @@ def test_check_deploy_is_clean_with_the_production_profile():
 
 def test_the_profile_sets_everything_and_each_setting_can_be_overridden():
     production = settings_with(PRODUCTION_ENV)
-    assert production["SECURE_SSL_REDIRECT"] and production["SESSION_COOKIE_SECURE"] and production["CSRF_COOKIE_SECURE"]
-    assert production["SECURE_HSTS_SECONDS"] == 31536000 and production["SECURE_HSTS_INCLUDE_SUBDOMAINS"]
-    assert production["CSP_MODE"] == "enforce" and production["SECURE_PROXY_SSL_HEADER"] is None
+    assert production["SECURE_SSL_REDIRECT"]
+    assert production["SESSION_COOKIE_SECURE"]
+    assert production["CSRF_COOKIE_SECURE"]
+    assert production["SECURE_HSTS_SECONDS"] == 31536000
+    assert production["SECURE_HSTS_INCLUDE_SUBDOMAINS"]
+    assert production["CSP_MODE"] == "enforce"
+    assert production["SECURE_PROXY_SSL_HEADER"] is None
     assert production["EMAIL_BACKEND"] == "logins.mail.NoMailServerBackend"  # default: no mail server
 
     behind_proxy = settings_with({**PRODUCTION_ENV, "SECURE_SSL_REDIRECT": "0", "SECURE_HSTS_SECONDS": "600",
                                   "SECURE_PROXY_SSL_HEADER": "X-Forwarded-Proto: https", "CSP_MODE": "report-only",
                                   "EMAIL_HOST": "mail.example.org", "EMAIL_PORT": "587"})
-    assert behind_proxy["SECURE_SSL_REDIRECT"] is False and behind_proxy["SESSION_COOKIE_SECURE"] is True
+    assert behind_proxy["SECURE_SSL_REDIRECT"] is False
+    assert behind_proxy["SESSION_COOKIE_SECURE"] is True
     assert behind_proxy["SECURE_HSTS_SECONDS"] == 600
     assert behind_proxy["SECURE_PROXY_SSL_HEADER"] == ["HTTP_X_FORWARDED_PROTO", "https"]
     assert behind_proxy["CSP_MODE"] == "report-only"
@@ -68,7 +75,8 @@ def test_the_profile_sets_everything_and_each_setting_can_be_overridden():
     assert (behind_proxy["EMAIL_HOST"], behind_proxy["EMAIL_PORT"]) == ("mail.example.org", 587)
 
     development = settings_with({"SECRET_KEY": "x" * 40})
-    assert not development["SECURE_SSL_REDIRECT"] and development["CSP_MODE"] == "enforce"  # enforced by default, not only in production
+    assert not development["SECURE_SSL_REDIRECT"]
+    assert development["CSP_MODE"] == "enforce"  # enforced by default, not only in production
 
 
 @pytest.mark.parametrize("env_changes, variable", [
@@ -84,4 +92,6 @@ def test_a_malformed_production_setting_is_one_line_naming_the_variable(env_chan
     result = manage(["check"], {"SECRET_KEY": "x" * 40, **env_changes})
     assert result.returncode == 2
     lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("configuration error: ") and variable in lines[0], result.stderr
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("configuration error: "), result.stderr
+    assert variable in lines[0], result.stderr

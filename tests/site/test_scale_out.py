@@ -35,7 +35,7 @@ from tests.fake_llm.server import FakeLLMServer, json_reply, stall_reply, text_r
 from tests.live_server import test_database_url
 from tests.site.cluster import Cluster, cluster, redis_server
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.cluster]
 
 RATE_LIMIT = 4  # questions per user and minute
 REFRESH_DELAY = 30  # s: the navigation refresh's debounce, well beyond the burst of notes below (~10 s)
@@ -183,7 +183,8 @@ def test_two_servers_and_three_workers_share_one_database_and_one_redis(world, f
         started = time.monotonic()
         for server in (0, 1):  # both ready, their channel layer a round trip through Redis
             status, body = http_get(servers, server, "/readyz", {})
-            assert status == 200 and json.loads(body)["checks"]["channel_layer"]["detail"] == "RedisChannelLayer"
+            assert status == 200
+            assert json.loads(body)["checks"]["channel_layer"]["detail"] == "RedisChannelLayer"
         # alice's graph page is stored (its first view: one full build), so note changes refresh it
         assert http_get(servers, 0, "/api/navigation/graph", {"Cookie": alice})[0] == 200
         assert NavigationGraphSnapshot.objects.filter(user=world.alice).count() == 1
@@ -200,7 +201,8 @@ def test_two_servers_and_three_workers_share_one_database_and_one_redis(world, f
         replies = []
         for frames in turns:
             done = frames[-1]
-            assert done["type"] == "done" and done["status"] == "complete", frames
+            assert done["type"] == "done", frames
+            assert done["status"] == "complete", frames
             tokens = [frame["text"] for frame in frames if frame["type"] == "token"]
             assert tokens == tokenize(done["reply"]), "a token was lost, repeated or reordered"
             assert Message.objects.get(pk=done["message_id"]).content == done["reply"]
@@ -221,7 +223,8 @@ def test_two_servers_and_three_workers_share_one_database_and_one_redis(world, f
         alice_turns = [turn_of(done["message_id"]) for done in done_of]
         wait_for(lambda: all(job_finished(turn) for turn in alice_turns), "alice's extraction jobs", servers)
         for turn in map(lambda turn: TurnExtraction.objects.get(pk=turn.pk), alice_turns):
-            assert turn.attempts == 1 and turn.worker_pid in worker_pids
+            assert turn.attempts == 1
+            assert turn.worker_pid in worker_pids
             assert extraction_tasks(turn) == ["SUCCESSFUL"]
         for fact in FACTS:
             assert Note.objects.filter(content=fact, firm=world.firm_a, matter=world.matter_laptop).count() == 1
@@ -234,7 +237,8 @@ def test_two_servers_and_three_workers_share_one_database_and_one_redis(world, f
                             for number, tab in enumerate(bob_tabs)])
         finished = [frames[-1] for frames in outcomes if frames[-1]["type"] == "done"]
         refused = [frames[-1] for frames in outcomes if frames[-1]["type"] == "error"]
-        assert len(finished) == RATE_LIMIT and all(done["status"] == "complete" for done in finished), outcomes
+        assert len(finished) == RATE_LIMIT, outcomes
+        assert all(done["status"] == "complete" for done in finished), outcomes
         assert [frame["code"] for frame in refused] == ["rate_limited"] * (len(bob_tabs) - RATE_LIMIT)
         assert Message.objects.filter(conversation__user=world.bob, role="user").count() == RATE_LIMIT
         bob_turns = [turn_of(done["message_id"]) for done in finished]
@@ -261,7 +265,8 @@ def test_two_servers_and_three_workers_share_one_database_and_one_redis(world, f
             live.discard(victim)
             wait_for(lambda: job_finished(turn), f"the takeover after {stop.name}", servers)
             turn.refresh_from_db()
-            assert turn.attempts == 2 and turn.worker_pid in {worker.pid for worker in live}
+            assert turn.attempts == 2
+            assert turn.worker_pid in {worker.pid for worker in live}
             assert extraction_tasks(turn) == ["RUNNING", "SUCCESSFUL"]  # the stopped worker's row, the takeover's
             assert Note.objects.filter(content=fact).count() == 1
             assert Note.objects.get(content=fact).firm == world.firm_b
@@ -277,6 +282,7 @@ def test_two_servers_and_three_workers_share_one_database_and_one_redis(world, f
         assert navigation_builds(servers) == 2  # alice's first view, then the refresh
         for server in (0, 1):
             status, body = http_get(servers, server, "/api/navigation/graph", {"Cookie": alice})
-            assert status == 200 and all(fact in body for fact in FACTS)
+            assert status == 200
+            assert all(fact in body for fact in FACTS)
         assert navigation_builds(servers) == 2  # both servers serve the stored graph
         print(f"\nscale-out scenario: {time.monotonic() - started:.1f} s after the processes started")

@@ -68,13 +68,17 @@ def test_a_record_is_one_line_of_valid_json_whatever_it_holds():
     made = record("first line\nsecond line \u2028 押金", exc_info=failure,
                   ids={"request_id": "r-1"}, fields={**odd, "level": "forged"})
     line = JsonFormatter().format(made)
-    assert "\n" not in line and line.isascii()
+    assert "\n" not in line
+    assert line.isascii()
     parsed = json.loads(line)
     assert parsed["message"] == "first line\nsecond line \u2028 押金"
     assert parsed["level"] == "warning"  # a field cannot overwrite the fixed keys
-    assert parsed["logger"] == "legalmem.test" and parsed["request_id"] == "r-1"
-    assert parsed["note_id"] == str(uuid.UUID(int=7)) and parsed["at"].startswith("2026-01-02")
-    assert parsed["exc_type"] == "ValueError" and "Traceback" in parsed["exc"]
+    assert parsed["logger"] == "legalmem.test"
+    assert parsed["request_id"] == "r-1"
+    assert parsed["note_id"] == str(uuid.UUID(int=7))
+    assert parsed["at"].startswith("2026-01-02")
+    assert parsed["exc_type"] == "ValueError"
+    assert "Traceback" in parsed["exc"]
     assert datetime.fromisoformat(parsed["ts"]).tzinfo is not None
 
 
@@ -93,8 +97,11 @@ def test_bound_ids_reach_every_line_written_inside_and_end_with_the_block(json_l
     inner, plain, outside = json_log()
     assert {k: inner[k] for k in ("event", "message", "request_id", "user_id", "turn_id", "outcome")} == {
         "event": "inner", "message": "inner", "request_id": "outer", "user_id": 3, "turn_id": 9, "outcome": "ok"}
-    assert "matter_id" not in inner and "skipped" not in inner
-    assert plain["message"] == "plain line" and plain["request_id"] == "outer" and "turn_id" not in plain
+    assert "matter_id" not in inner
+    assert "skipped" not in inner
+    assert plain["message"] == "plain line"
+    assert plain["request_id"] == "outer"
+    assert "turn_id" not in plain
     assert "request_id" not in outside
 
 
@@ -131,21 +138,31 @@ def test_each_request_gets_one_line_with_its_id_user_and_firms_and_no_query_stri
     anonymous = Client().get("/healthz")
     alice.get("/healthz")  # a probe that never looks at the user loads no session for its line
     assert mine["X-Request-ID"] == "proxy-id-1"
-    assert GENERATED_ID.fullmatch(theirs["X-Request-ID"]) and GENERATED_ID.fullmatch(anonymous["X-Request-ID"])
+    assert GENERATED_ID.fullmatch(theirs["X-Request-ID"])
+    assert GENERATED_ID.fullmatch(anonymous["X-Request-ID"])
     requests = [line for line in json_log() if line.get("event") == "http_request"]
     by_id = {line["request_id"]: line for line in requests}
-    assert len(requests) == 4 and {"proxy-id-1", theirs["X-Request-ID"], anonymous["X-Request-ID"]} < set(by_id)
+    assert len(requests) == 4
+    assert {"proxy-id-1", theirs["X-Request-ID"], anonymous["X-Request-ID"]} < set(by_id)
     first = by_id["proxy-id-1"]
-    assert first["user_id"] == world.alice.pk and first["firm_ids"] == [world.firm_a.pk]
-    assert first["method"] == "GET" and first["path"] == "/api/memory/search"
-    assert first["status"] == mine.status_code and first["duration_ms"] >= 0
+    assert first["user_id"] == world.alice.pk
+    assert first["firm_ids"] == [world.firm_a.pk]
+    assert first["method"] == "GET"
+    assert first["path"] == "/api/memory/search"
+    assert first["status"] == mine.status_code
+    assert first["duration_ms"] >= 0
     outsider = by_id[theirs["X-Request-ID"]]
-    assert outsider["user_id"] == world.charlie.pk and outsider["firm_ids"] == [world.firm_b.pk]
+    assert outsider["user_id"] == world.charlie.pk
+    assert outsider["firm_ids"] == [world.firm_b.pk]
     probe = by_id[anonymous["X-Request-ID"]]
-    assert probe["status"] == 200 and "user_id" not in probe and "firm_ids" not in probe
-    assert "user_id" not in requests[-1] and requests[-1]["path"] == "/healthz"
+    assert probe["status"] == 200
+    assert "user_id" not in probe
+    assert "firm_ids" not in probe
+    assert "user_id" not in requests[-1]
+    assert requests[-1]["path"] == "/healthz"
     everything = json.dumps(json_log(), ensure_ascii=False)
-    assert "押金" not in everything and "query=" not in everything
+    assert "押金" not in everything
+    assert "query=" not in everything
 
 
 def manage(args: list[str], env_changes: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -165,12 +182,14 @@ def formatter_with(env_changes: dict[str, str]) -> str:
     return result.stdout.strip().splitlines()[-1]
 
 
+@pytest.mark.subprocess
 def test_json_is_the_production_default_text_the_development_one_and_each_can_be_chosen():
     assert formatter_with({"LEGALMEM_PRODUCTION": "1"}) == "JsonFormatter INFO"
     assert formatter_with({"LEGALMEM_PRODUCTION": "1", "LOG_FORMAT": "text", "LOG_LEVEL": "debug"}) == "TextFormatter DEBUG"
     assert formatter_with({}) == "TextFormatter INFO"
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("env_changes, variable", [
     ({"LOG_FORMAT": "xml"}, "LOG_FORMAT"),
     ({"LOG_CONTENT_LENGTHS": "some"}, "LOG_CONTENT_LENGTHS"),
@@ -179,7 +198,9 @@ def test_a_malformed_log_setting_is_one_line_naming_the_variable(env_changes, va
     result = manage(["check"], {"SECRET_KEY": "x" * 40, **env_changes})
     assert result.returncode == 2
     lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("configuration error: ") and variable in lines[0], result.stderr
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("configuration error: "), result.stderr
+    assert variable in lines[0], result.stderr
 
 
 def test_a_job_line_says_how_the_run_ended_and_a_raised_error_by_its_type_only(json_log):
@@ -199,7 +220,9 @@ def test_a_job_line_says_how_the_run_ended_and_a_raised_error_by_its_type_only(j
     with pytest.raises(KeyError), job_run("test_job", turn_id=7):
         raise KeyError("租客的押金五千元")
     inside, done, retry, failed = json_log()
-    assert inside["job"] == "test_job" and inside["turn_id"] == 5 and "event" not in inside
+    assert inside["job"] == "test_job"
+    assert inside["turn_id"] == 5
+    assert "event" not in inside
     assert (done["event"], done["outcome"], done["turn_id"], done["messages"]) == ("job", "done", 5, 3)
     assert (retry["outcome"], retry["attempts"], retry["turn_id"]) == ("retry", 2, 6)
     assert (failed["outcome"], failed["error"], failed["level"]) == ("error", "KeyError", "error")
@@ -223,12 +246,15 @@ async def test_a_websocket_turn_logs_lengths_only_when_asked(world, llm_online, 
         pass
     await socket.disconnect()
     turn = one_line(json_log(), "chat_turn")
-    assert turn["question_chars"] == len(question) and turn["reply_chars"] == len(answer)
-    assert turn["message_id"] == frame["message_id"] and turn["user_id"] == world.alice.pk
+    assert turn["question_chars"] == len(question)
+    assert turn["reply_chars"] == len(answer)
+    assert turn["message_id"] == frame["message_id"]
+    assert turn["user_id"] == world.alice.pk
     assert GENERATED_ID.fullmatch(turn["request_id"])  # no X-Request-ID on the handshake: a new one
     assert one_line(json_log(), "ws_connection")["request_id"] == turn["request_id"]
     logged = json.dumps(json_log(), ensure_ascii=False)
-    assert question not in logged and answer not in logged
+    assert question not in logged
+    assert answer not in logged
 
 
 def one_line(lines: list[dict], event: str) -> dict:

@@ -64,7 +64,8 @@ def test_the_story_is_written_one_chunk_per_request_each_fitting_the_context(
     story_requests = answered[: len(chunks)]
     for chunk, request in zip(chunks, story_requests):
         assert request.system_content == STORY_SYSTEM_PROMPT
-        assert f"「{chunk.event['name']}」" in request.user_content and all(at in request.user_content for at in chunk.slots)
+        assert f"「{chunk.event['name']}」" in request.user_content
+        assert all(at in request.user_content for at in chunk.slots)
         sent = sum(estimate_tokens(m["content"]) for m in request.messages)
         assert request.body["max_tokens"] + sent <= CONTEXT, (request.body["max_tokens"], sent)
     for chunk in chunks:
@@ -75,9 +76,11 @@ def test_the_story_is_written_one_chunk_per_request_each_fitting_the_context(
     assert set(TurnExtraction.objects.values_list("engine", "status")) == {(f"llm:{fake_llm.model}", "done")}
 
     sent = files["01_story_generation_request.json"]
-    assert sent["context_tokens"] == CONTEXT and [c["event"] for c in sent["chunks"]] == [c.key for c in chunks]
+    assert sent["context_tokens"] == CONTEXT
+    assert [c["event"] for c in sent["chunks"]] == [c.key for c in chunks]
     received = files["02_story_generation_response.json"]["chunks"]
-    assert [r["source"] for r in received] == ["llm"] * len(chunks) and all(len(r["attempts"]) == 1 for r in received)
+    assert [r["source"] for r in received] == ["llm"] * len(chunks)
+    assert all(len(r["attempts"]) == 1 for r in received)
     users = set(Message.objects.filter(firm=demo_firm, role="user").values_list("content", flat=True))
     assert users == {t["user"] for c in chunks for t in written(c)["turns"]}
     assert files["03_story_exchanges.json"]["counts"] == {"events": 2, "turns": turns, "messages": 2 * turns}
@@ -113,7 +116,8 @@ def test_a_bad_chunk_is_asked_for_once_more_then_replaced_by_the_shipped_turns(
     assert len([r for r in fake_llm.chat_requests() if "「" in r.user_content]) == 2 + len(rest)
     assert f"[story] chunk 1/{1 + len(rest)} (laptop, {len(first.shipped)} turn(s)): replaced by the shipped script" in out
     record = files["02_story_generation_response.json"]["chunks"][0]
-    assert record["source"] == "shipped script" and [a["status"] for a in record["attempts"]] == ["bad chunk"] * 2
+    assert record["source"] == "shipped script"
+    assert [a["status"] for a in record["attempts"]] == ["bad chunk"] * 2
     assert problem in record["attempts"][0]["error"]
     assert record["turns"] == [dict(t) for t in first.shipped]
     stored = set(Message.objects.filter(firm=demo_firm, role="user").values_list("content", flat=True))
@@ -131,16 +135,20 @@ def test_a_server_that_cannot_deliver_seeds_the_shipped_script_with_no_llm_at_al
     files = load(folder)
 
     line = next(line for line in out.splitlines() if line.startswith(FALLBACK))
-    assert f"chunk 1/{len(plan())} (laptop)" in line and "HTTP 500" in line and line.endswith("seeding the shipped script instead")
+    assert f"chunk 1/{len(plan())} (laptop)" in line
+    assert "HTTP 500" in line
+    assert line.endswith("seeding the shipped script instead")
     # chunk 1 once (the first try and the client's one retry): an unavailable server is not asked again
     assert len(fake_llm.chat_requests()) == 2
     failure = json.loads((folder / "99_failure.json").read_text(encoding="utf-8"))
-    assert failure["stage"] == "story generation" and "HTTP 500" in failure["error"]
+    assert failure["stage"] == "story generation"
+    assert "HTTP 500" in failure["error"]
     assert files["01_story_generation_request.json"]["engine"] == "offline script"
     assert "the LLM could not write the story" in files["01_story_generation_request.json"]["why"]
     expected = sum(len(c.shipped) for c in plan())
     assert set(TurnExtraction.objects.values_list("engine", flat=True)) <= {"offline", "skipped"}
-    assert TurnExtraction.objects.count() == expected and Note.objects.filter(firm=demo_firm).exists()
+    assert TurnExtraction.objects.count() == expected
+    assert Note.objects.filter(firm=demo_firm).exists()
     assert not Note.objects.filter(firm__slug="other-firm").exists()
 
 
@@ -148,7 +156,8 @@ def test_source_llm_fails_clearly_writes_nothing_and_records_why(demo_firm, fake
     fake_llm.set_default(error_reply(503))
     with pytest.raises(CommandError, match="the LLM did not deliver a story: chunk 1/"):
         call_command("generate_story", "--source", "llm", "--out", str(tmp_path), *SHORT)
-    assert not Conversation.objects.exists() and not Note.objects.exists()
+    assert not Conversation.objects.exists()
+    assert not Note.objects.exists()
     (folder,) = list(tmp_path.iterdir())
     assert json.loads((folder / "99_failure.json").read_text(encoding="utf-8"))["what_next"].startswith("none")
     assert json.loads((folder / "01_story_generation_request.json").read_text(encoding="utf-8"))["chunks"]
@@ -160,7 +169,8 @@ def test_offline_sends_not_one_request_to_a_configured_llm(demo_firm, fake_llm, 
     files = load(run_folder(capsys.readouterr().out))
     assert fake_llm.requests == []
     assert set(TurnExtraction.objects.values_list("engine", flat=True)) <= {"offline", "skipped"}
-    assert TurnExtraction.objects.count() == 12 and Note.objects.filter(firm=demo_firm).exists()
+    assert TurnExtraction.objects.count() == 12
+    assert Note.objects.filter(firm=demo_firm).exists()
     assert "--offline" in files["01_story_generation_request.json"]["why"]
 
 
@@ -177,7 +187,8 @@ def test_rerun_replays_the_stored_story_and_fresh_asks_for_a_new_one(
 
     call_command("generate_story", "--out", str(tmp_path), "--events", "2", "--turns-per-event", "5")
     out, err = capsys.readouterr()
-    assert "0 processed now, 0 message(s) new" in out and "stored story" in out
+    assert "0 processed now, 0 message(s) new" in out
+    assert "stored story" in out
     assert "story: 100%" in err  # the tqdm bar
     assert len(fake_llm.chat_requests()) == requests  # no new story, no new extraction
     assert {n.pk: (n.mention_count, n.status) for n in Note.objects.all()} == first
@@ -186,7 +197,8 @@ def test_rerun_replays_the_stored_story_and_fresh_asks_for_a_new_one(
     fake_llm.script(*(json_reply(written(c, tweak="第二版")) for c in chunks))
     call_command("generate_story", "--fresh", "--out", str(tmp_path), *SHORT)
     out = capsys.readouterr().out
-    assert f"deleted {len(first)} note(s)" in out and "edition 2" in out
+    assert f"deleted {len(first)} note(s)" in out
+    assert "edition 2" in out
     deleted = AuditLog.objects.filter(event_type="note_deleted", object_type="note")
     assert set(deleted.values_list("object_id", flat=True)) == {str(pk) for pk in first}
     assert all(":e2:" in n.conversation.external_id for n in Note.objects.all())
@@ -221,7 +233,8 @@ def test_after_the_time_budget_the_shipped_turns_stand_in_and_extraction_is_left
     turns = sum(len(c.shipped) for c in chunks)
     assert f"{turns} turn(s) are left to the background worker" in out
     jobs = TurnExtraction.objects.filter(firm=demo_firm)
-    assert jobs.count() == turns and set(jobs.values_list("status", flat=True)) == {"pending"}
+    assert jobs.count() == turns
+    assert set(jobs.values_list("status", flat=True)) == {"pending"}
     assert files["91_graph_summary.json"]["turns"]["left_to_the_worker"] == turns
     assert Message.objects.filter(firm=demo_firm).count() == 2 * turns  # every turn is saved all the same
 
@@ -247,7 +260,10 @@ def test_the_story_budget_stops_a_running_chunk_and_keeps_what_the_llm_wrote(fak
     assert [r["source"] for r in records] == ["llm", "shipped script", "shipped script"]
     assert records[1]["reason"] == "the time budget was spent during this chunk (its request was stopped)"
     assert records[1]["attempts"][0]["status"] == "out of time"
-    assert records[2]["reason"] == "the time budget was spent before this chunk" and records[2]["attempts"] == []
+    assert records[2]["reason"] == "the time budget was spent before this chunk"
+    assert records[2]["attempts"] == []
     assert generation.data["turns"][0]["user"].startswith("LLM写的第1段")
     cut = fake_llm.chat_requests()[1]
-    assert cut.done.wait(2) and cut.disconnected and fake_llm.generating() == []  # it saw the client go
+    assert cut.done.wait(2)
+    assert cut.disconnected
+    assert fake_llm.generating() == []  # it saw the client go

@@ -30,11 +30,14 @@ SOURCE_ID_RE = re.compile(r"^story-turn-\d{3}$")
 def test_the_shipped_script_is_a_month_of_at_least_80_turns_over_5_events():
     script = load_offline_script()
     events = {e["key"]: e for e in script["events"]}
-    assert len(script["turns"]) >= 80 and len(events) >= 5
+    assert len(script["turns"]) >= 80
+    assert len(events) >= 5
     names = {e["name"] for e in events.values()}
     assert {"电脑花屏", "租房押金", "课程退款", "加班费", "维修费"} <= names
     days = {t["at"][:10] for t in script["turns"]}
-    assert min(days) == "2026-03-01" and max(days) == "2026-03-30" and len(days) >= 25
+    assert min(days) == "2026-03-01"
+    assert max(days) == "2026-03-30"
+    assert len(days) >= 25
     matters = {e["matter"] for e in events.values() if e["matter"]}
     assert matters == {"M-001", "M-002", "M-003", "M-004", "M-005"}
 
@@ -59,7 +62,8 @@ def test_offline_story_end_to_end_then_idempotent(demo_firm, no_llm, tmp_path, c
     # 01/02: the offline request says so, the response is the script
     assert files["01_story_generation_request.json"]["engine"] == "offline script"
     assert files["02_story_generation_response.json"] == script
-    assert "offline script" in files["research"] and "showcase/story/month_story.json" in files["research"]
+    assert "offline script" in files["research"]
+    assert "showcase/story/month_story.json" in files["research"]
 
     # every turn went through the real pipeline
     turns = TurnExtraction.objects.filter(firm=demo_firm)
@@ -81,7 +85,8 @@ def test_offline_story_end_to_end_then_idempotent(demo_firm, no_llm, tmp_path, c
         assert len(events) == 1, note.tags
         turn = by_label[note.source_id.removeprefix("story-")]
         assert events[0] == f"event:{turn['event']}"
-        assert note.source_message_ids and set(note.source_message_ids) <= set(
+        assert note.source_message_ids
+        assert set(note.source_message_ids) <= set(
             Message.objects.filter(conversation__in=conversations).values_list("pk", flat=True))
         assert note.conversation.title == turn["event"]
         # created with its provenance: nothing re-stamps a note after the pipeline made it
@@ -108,14 +113,17 @@ def test_offline_story_end_to_end_then_idempotent(demo_firm, no_llm, tmp_path, c
         assert all(d["reason"] for d in record["routing"])
 
     # routing fired for real: an UPDATE (the corrected laptop price) and persona promotions
-    assert decisions["update"] >= 1 and summary["updates"]["supersessions"]
+    assert decisions["update"] >= 1
+    assert summary["updates"]["supersessions"]
     old = Note.objects.get(firm=demo_firm, content__contains="6999元买了一台联想笔记本电脑")
-    assert old.status == Note.Status.SUPERSEDED and "6499元" in old.superseded_by.content
+    assert old.status == Note.Status.SUPERSEDED
+    assert "6499元" in old.superseded_by.content
     assert summary["persona_promotions"]["count"] >= 1
     profile = Note.objects.filter(firm=demo_firm, memory_scope=MemoryScope.USER_PROFILE)
     assert profile.count() == summary["persona_promotions"]["count"]
     assert all(p.mention_count >= 3 and p.owner.username == "alice" for p in profile)
-    assert summary["links"]["total"] > 0 and summary["links"]["by_type"].get("temporal_next")
+    assert summary["links"]["total"] > 0
+    assert summary["links"]["by_type"].get("temporal_next")
 
     # nothing of another firm touched
     outsider.refresh_from_db()
@@ -144,7 +152,9 @@ def test_offline_story_end_to_end_then_idempotent(demo_firm, no_llm, tmp_path, c
 def test_a_user_walled_off_from_a_matter_of_the_story_gets_a_clear_error(demo_firm, no_llm, tmp_path):
     with pytest.raises(CommandError, match="bob is not assigned to matter M-002"):
         call_command("generate_story", "--user", "bob", "--out", str(tmp_path), "--no-progress")
-    assert not Conversation.objects.exists() and not Message.objects.exists() and not Note.objects.exists()
+    assert not Conversation.objects.exists()
+    assert not Message.objects.exists()
+    assert not Note.objects.exists()
 
 
 def test_unknown_firm_or_outsider_is_refused(demo_firm, no_llm, tmp_path):
