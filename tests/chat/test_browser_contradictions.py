@@ -23,6 +23,7 @@ from tests.fake_llm.server import text_reply
 from tests.screenshots import save_screenshot
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
+pytestmark = pytest.mark.browser
 
 
 @pytest.fixture
