@@ -22,6 +22,8 @@ from tests.memory.test_browser_vocabulary import (  # noqa: F401  (server: the l
 )
 from tests.screenshots import save_screenshot
 
+pytestmark = pytest.mark.browser  # a real chromium against a Daphne of its own
+
 FLAG = {"zh": "说法矛盾", "en": "Contradiction"}
 
 
