@@ -75,17 +75,19 @@ def test_a_fresh_refusal_is_not_probed_again(llm_online, settings):
     assert [r.response_format_type for r in llm_online.chat_requests()] == ["json_object"]
 
 
+def client_of(user) -> Client:
+    """A Django test client logged in as ``user``."""
+    client = Client()
+    client.force_login(user)
+    return client
+
+
 def test_only_operators_read_server_modes_in_admin(world, llm_online):
     row = LLMServerMode.objects.create(
         base_url=llm_online.base_url, model=llm_online.model, json_mode="json_object", probed_at=timezone.now()
     )
     operator = UserFactory(username="operator", is_staff=True, is_superuser=True)
     url = f"/admin/memory/llmservermode/{row.pk}/change/"
-
-    def client_of(user) -> Client:
-        client = Client()
-        client.force_login(user)
-        return client
 
     page = client_of(operator).get(url)
     assert page.status_code == 200
@@ -104,11 +106,6 @@ def test_only_operators_read_server_speeds_in_admin(world, llm_online):
                                         tokens_per_second=7.5, samples=3, measured_at=timezone.now())
     operator = UserFactory(username="operator", is_staff=True, is_superuser=True)
     url = f"/admin/memory/llmserverspeed/{row.pk}/change/"
-
-    def client_of(user) -> Client:
-        client = Client()
-        client.force_login(user)
-        return client
 
     listing = client_of(operator).get("/admin/memory/llmserverspeed/")
     assert listing.status_code == 200
