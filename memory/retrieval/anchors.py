@@ -18,6 +18,7 @@ from four digits, years excepted (a year is asked about in words as often as in 
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
 
 import jieba
@@ -27,6 +28,7 @@ from django.db.models import Q, QuerySet
 
 from memory.models import Conversation, Message, Note
 from memory.models.conversations import SEARCH_CONFIG
+from memory.retrieval.identifiers import court_case_numbers
 from memory.segmentation import ensure_initialised, search_text, segment
 
 # jieba's part-of-speech tag for people's names. Its place, organisation and transliteration
@@ -55,8 +57,6 @@ MAX_ANCHORS = 6  # a question naming more than this is a pasted text, not a pinn
 # formula, hence at least four characters.
 _IDENTIFIER = re.compile(r"(?<![A-Za-z0-9])(?=[A-Za-z0-9-]*\d)(?=[A-Za-z0-9-]*[A-Za-z])[A-Za-z0-9-]{4,}(?![A-Za-z0-9])")
 _NUMBER = re.compile(r"\d[\d,，]*\d")
-# Court case numbers: "(2025)浙0106民初1234号", written with half- or full-width brackets.
-_CASE_NUMBER = re.compile(r"[(（]\d{4}[)）][\u4e00-\u9fff]{1,2}\d{2,4}[\u4e00-\u9fff]{1,4}\d{1,6}号")
 
 
 @dataclass(frozen=True)
@@ -71,10 +71,10 @@ def question_anchors(question: str) -> list[Anchor]:
     """The question's Chinese personal names, identifiers mixing letters and digits, court
     case numbers and long numbers."""
     found: dict[str, Anchor] = {}
-    for match in _CASE_NUMBER.findall(question):
-        bare = match[1:5] + ")" + match[6:]
-        found.setdefault(bare, Anchor(match, ("(" + bare, "（" + bare.replace(")", "）", 1))))
-    question = _CASE_NUMBER.sub(" ", question)
+    question = unicodedata.normalize("NFKC", question)  # "（2025）" is "(2025)", "１２" is "12"
+    for number in court_case_numbers(question):  # held with either width of brackets
+        found.setdefault(number, Anchor(number, (number, number.replace("(", "（", 1).replace(")", "）", 1))))
+        question = question.replace(number, " ")
     for match in _IDENTIFIER.findall(question):
         found.setdefault(match.lower(), Anchor(match, (match,)))
     for match in _NUMBER.findall(question):

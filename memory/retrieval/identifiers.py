@@ -100,6 +100,13 @@ def identifiers_in(text: str) -> list[Identifier]:
     return list(found.values())
 
 
+def court_case_numbers(text: str) -> list[str]:
+    """The court case numbers a text names ("(2025)浙0106民初1234号"), NFKC-normalised: the one
+    recogniser of case numbers, for the exact-first order here and the anchors of a question
+    (``memory.retrieval.anchors``)."""
+    return [identifier.text for identifier in identifiers_in(text) if identifier.kind == "case_number"]
+
+
 def holds_identifier(text: str, identifiers: list[Identifier]) -> bool:
     return any(identifier.held_by(text) for identifier in identifiers)
 

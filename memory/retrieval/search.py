@@ -117,7 +117,9 @@ def search_memory(
         exclude_message_ids=tuple(int(pk) for pk in exclude_message_ids),
         context=context[:MAX_QUERY_CHARS] if isinstance(context, str) else "",
     )
+    anchored = time.perf_counter()
     nothing_on = unheld_anchors(user, reach, question_anchors(query), request.exclude_message_ids)
+    anchors_ms = round((time.perf_counter() - anchored) * 1000, 2)
     if nothing_on:
         result = SearchResult(strategy=strategy, query=query, plan=plan, hits=[], nothing_on=nothing_on)
     else:
@@ -136,6 +138,7 @@ def search_memory(
         "plan": round((checked - started) * 1000, 2),
         "embed": embedding.encode_ms,
         "embed_wait": request.embed_wait_ms,
+        "anchors": anchors_ms,  # names and numbers held by nothing visible (memory.retrieval.anchors)
         **result.timings,
         "total": round((time.perf_counter() - started) * 1000, 2),
     }

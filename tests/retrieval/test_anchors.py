@@ -34,6 +34,13 @@ def test_years_short_numbers_formulas_places_and_common_words_are_not():
     assert texts("What did Kevin say about Liu Jianguo's flat?") == []
 
 
+def test_a_case_number_is_one_anchor_whatever_the_width_of_its_brackets():
+    """The recogniser the exact-first order uses (memory.retrieval.identifiers), so the two agree."""
+    (anchor,) = question_anchors("（2025）浙0106民初1234号什么时候开庭？")
+    assert anchor.text == "(2025)浙0106民初1234号"
+    assert set(anchor.spellings) == {"(2025)浙0106民初1234号", "（2025）浙0106民初1234号"}
+
+
 def test_an_amount_is_held_however_it_is_grouped():
     (anchor,) = question_anchors("那笔25000元的押金")
     assert set(anchor.spellings) == {"25000", "25,000"}

@@ -106,7 +106,7 @@ def test_breakdown_follows_the_documented_formula(world, memory):
     assert [hit.breakdown.fused for hit in result.hits] == sorted(
         (hit.breakdown.fused for hit in result.hits), reverse=True)
     assert all(any(reason.startswith("综合排名") for reason in hit.reasons) for hit in result.hits)
-    assert {"plan", "embed", "vector", "keyword", "total"} <= set(result.timings)
+    assert {"plan", "embed", "anchors", "vector", "keyword", "total"} <= set(result.timings)
 
 
 def test_persona_questions_put_the_profile_first(world, memory):
