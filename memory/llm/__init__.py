@@ -4,12 +4,13 @@
 (``LLM_BASE_URL`` empty); callers then use the offline engine.
 """
 
-from .client import DEFAULT_JSON_SYSTEM, JSONReply, LLMClient, LLMConfig, Role
+from .client import DEFAULT_JSON_SYSTEM, JSONReply, LLMClient, LLMConfig, Role, stop_generations
 from .errors import (
     LLMBadOutput,
     LLMError,
     LLMFormatRejected,
     LLMRejected,
+    LLMStopped,
     LLMStreamIncomplete,
     LLMTooSlow,
     LLMUnavailable,
@@ -28,6 +29,7 @@ __all__ = [
     "LLMConfig",
     "LLMError",
     "LLMFormatRejected",
+    "LLMStopped",
     "LLMStreamIncomplete",
     "LLMTooSlow",
     "Priority",
@@ -38,6 +40,7 @@ __all__ = [
     "LLMUnavailable",
     "parse_json_object",
     "schema_hint",
+    "stop_generations",
     "llm_forced_offline",
     "offline_only",
     "validate_json",

@@ -63,6 +63,7 @@ from .errors import (
     LLMError,
     LLMFormatRejected,
     LLMRejected,
+    LLMStopped,
     LLMStreamIncomplete,
     LLMTooSlow,
     LLMUnavailable,
@@ -434,6 +435,52 @@ def _describe_attempt_failure(exc: BaseException) -> str:
     return _server_message(exc)
 
 
+class _InFlight:
+    """The collecting requests of this process, so a stopping worker can close them: a request
+    left running would go on generating on the server (llama.cpp serves one at a time) for
+    minutes after the worker is gone (docs/llm-servers.md, "Give-ups")."""
+
+    def __init__(self) -> None:
+        self.stopping = threading.Event()
+        self._lock = threading.Lock()
+        self._tasks: set[tuple[asyncio.AbstractEventLoop, asyncio.Task[Any]]] = set()
+
+    @contextlib.contextmanager
+    def held(self) -> Any:
+        """Register the running task for as long as its request is collected."""
+        if self.stopping.is_set():
+            raise LLMStopped("This process is stopping: no new request is sent to the LLM server.")
+        entry = (asyncio.get_running_loop(), asyncio.current_task())
+        with self._lock:
+            self._tasks.add(entry)
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._tasks.discard(entry)
+
+    def stop(self) -> int:
+        """Cancel every registered task (its stream is closed as it unwinds); safe from a
+        signal handler and from any thread. Returns how many were in flight."""
+        self.stopping.set()
+        with self._lock:
+            entries = list(self._tasks)
+        for loop, task in entries:
+            with contextlib.suppress(RuntimeError):  # its loop already closed: nothing to stop
+                loop.call_soon_threadsafe(task.cancel)
+        return len(entries)
+
+
+_IN_FLIGHT = _InFlight()
+
+
+def stop_generations() -> int:
+    """Close every LLM request this process is collecting and send no new one: what a worker
+    does when it is told to stop, so no generation keeps running on the server after it. The
+    callers get :class:`LLMStopped` (the turn job is retried, without counting an attempt)."""
+    return _IN_FLIGHT.stop()
+
+
 class LLMClient:
     """Chat and structured-output calls against one OpenAI-compatible server.
 
@@ -769,33 +816,47 @@ class LLMClient:
         client = _AsyncOpenAI(**self._client_kwargs())
         attempts = self.config.max_retries + 1
         try:
-            for attempt in range(attempts):
-                progress = _Progress()
-                measured.append(progress)
-                sent: list[bool] = []
-                parts: list[str] = []
-                try:
-                    async with self.gate.ahold(self.priority):
-                        async with contextlib.aclosing(
-                            self._stream_attempt(client, kwargs, limits, progress, sent)
-                        ) as stream:
-                            async for text in stream:
-                                parts.append(text)
-                    return "".join(parts)
-                except (openai.OpenAIError, _StreamCut, _GaveUp) as exc:
-                    retry = attempt + 1 < attempts and self._worth_retrying(
-                        exc, _Progress(), sent=bool(sent), format_requested=format_requested)
-                    if not retry:
-                        tried = attempt + 1 if (sent or attempt) else self._attempts_of(exc)
-                        raise self._give_up(
-                            exc, what=what, attempts=tried, format_requested=format_requested, limits=limits
-                        ) from exc
-                    logger.warning("%s: attempt %d/%d failed (%s); the stream is closed, asking again",
-                                   what, attempt + 1, attempts, _describe_attempt_failure(exc))
-                await asyncio.sleep(_backoff(attempt))
-            raise AssertionError("unreachable")  # pragma: no cover
+            with _IN_FLIGHT.held():
+                return await self._attempts(client, kwargs, limits, what=what, format_requested=format_requested,
+                                            measured=measured, attempts=attempts)
+        except asyncio.CancelledError:
+            if not _IN_FLIGHT.stopping.is_set():
+                raise
+            raise LLMStopped(f"{what}: this process is stopping; the request was closed on the server "
+                             "and is asked again by the next worker.") from None
         finally:
             await client.close()
+
+    async def _attempts(
+        self, client: _AsyncOpenAI, kwargs: Mapping[str, Any], limits: _Limits, *, what: str,
+        format_requested: bool, measured: list[_Progress], attempts: int,
+    ) -> str:
+        """The attempts of :meth:`_collect`, one after the other."""
+        for attempt in range(attempts):
+            progress = _Progress()
+            measured.append(progress)
+            sent: list[bool] = []
+            parts: list[str] = []
+            try:
+                async with self.gate.ahold(self.priority):
+                    async with contextlib.aclosing(
+                        self._stream_attempt(client, kwargs, limits, progress, sent)
+                    ) as stream:
+                        async for text in stream:
+                            parts.append(text)
+                return "".join(parts)
+            except (openai.OpenAIError, _StreamCut, _GaveUp) as exc:
+                retry = attempt + 1 < attempts and self._worth_retrying(
+                    exc, _Progress(), sent=bool(sent), format_requested=format_requested)
+                if not retry:
+                    tried = attempt + 1 if (sent or attempt) else self._attempts_of(exc)
+                    raise self._give_up(
+                        exc, what=what, attempts=tried, format_requested=format_requested, limits=limits
+                    ) from exc
+                logger.warning("%s: attempt %d/%d failed (%s); the stream is closed, asking again",
+                               what, attempt + 1, attempts, _describe_attempt_failure(exc))
+            await asyncio.sleep(_backoff(attempt))
+        raise AssertionError("unreachable")  # pragma: no cover
 
     def _chat(
         self,

@@ -87,11 +87,18 @@ class LLMTooSlow(LLMUnavailable):
         self.tokens = tokens
 
 
+class LLMStopped(LLMUnavailable):
+    """This process is stopping (the worker got SIGTERM / Ctrl-C): the request in flight was
+    closed, so the server stops generating it, and is asked again by the next worker. Not the
+    job's fault: it costs no attempt (``stop_generations``)."""
+
+
 __all__ = [
     "LLMBadOutput",
     "LLMError",
     "LLMFormatRejected",
     "LLMRejected",
+    "LLMStopped",
     "LLMStreamIncomplete",
     "LLMTooSlow",
     "LLMUnavailable",

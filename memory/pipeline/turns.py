@@ -31,7 +31,7 @@ from django_tasks_db.models import DBTaskResult
 from legalmem_site.logs.jobs import job_run
 from legalmem_site.locks import lock_for_transaction
 from memory.extraction import ExtractedItem
-from memory.llm import LLMRejected
+from memory.llm import LLMRejected, LLMStopped
 from memory.models import AuditEvent, Message, RoutingDecision, SourceType, TurnExtraction
 from memory.pipeline.apply import TurnGone, apply_items, hold_turn, reply_speaker
 from memory.pipeline.consolidation import consolidate_overflow
@@ -290,7 +290,8 @@ def _after_failure(turn: TurnExtraction, exc: Exception) -> None:
         turn.last_error = error
         # A refusal (bad key, unknown model, every JSON mode refused) is the same on every
         # attempt: fail now instead of asking the server again over the next minutes.
-        if turn.attempts >= settings.TURN_MAX_ATTEMPTS or isinstance(exc, LLMRejected):
+        gave_up = turn.attempts >= settings.TURN_MAX_ATTEMPTS or isinstance(exc, LLMRejected)
+        if gave_up and not isinstance(exc, LLMStopped):
             logger.error("turn %s failed after %d attempts: %s", turn.pk, turn.attempts, error, exc_info=exc)
             turn.status = TurnExtraction.Status.FAILED
             turn.finished_at = timezone.now()
@@ -307,9 +308,11 @@ def _after_failure(turn: TurnExtraction, exc: Exception) -> None:
             )
             return
         delay = settings.TURN_RETRY_BACKOFF_SECONDS * (2 ** (turn.attempts - 1))
+        if isinstance(exc, LLMStopped):  # the worker was told to stop: no attempt lost, the next one asks now
+            turn.attempts, delay = max(0, turn.attempts - 1), 0
         turn.status = TurnExtraction.Status.PENDING
         turn.next_attempt_at = timezone.now() + timedelta(seconds=delay)
-        turn.save(update_fields=["status", "last_error", "next_attempt_at", "updated_at"])
+        turn.save(update_fields=["status", "attempts", "last_error", "next_attempt_at", "updated_at"])
         logger.warning(
             "turn %s attempt %d/%d failed (%s); retrying in %.0f s",
             turn.pk, turn.attempts, settings.TURN_MAX_ATTEMPTS, error, delay,
