@@ -25,6 +25,7 @@ from django.utils import timezone
 from memory.models import Conversation, Firm, Membership, Role, TurnExtraction
 from memory.pipeline import save_message
 from memory.pipeline.turns import _get_or_create_turn
+from memory.pipeline import liveness
 
 BASE_DIR = Path(__file__).resolve().parents[1]
 JOBS = int(os.environ.get("BENCH_JOBS", "5"))
@@ -74,8 +75,8 @@ def main() -> None:
         os.killpg(worker.pid, signal.SIGTERM)
         worker.wait(timeout=30)
     print(f"takeover of a killed worker's job by an idle run_worker (TURN_HEARTBEAT_SECONDS="
-          f"{settings.TURN_HEARTBEAT_SECONDS:g}, {JOBS} jobs): median {statistics.median(seconds):.1f} s, "
-          f"max {max(seconds):.1f} s (was TURN_LEASE_SECONDS = {settings.TURN_LEASE_SECONDS:g} s); "
+          f"{liveness.TURN_HEARTBEAT_SECONDS:g}, {JOBS} jobs): median {statistics.median(seconds):.1f} s, "
+          f"max {max(seconds):.1f} s (was TURN_LEASE_SECONDS = {liveness.TURN_LEASE_SECONDS:g} s); "
           f"load average {os.getloadavg()[0]:.1f}")
 
 

@@ -22,6 +22,7 @@ from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
 from memory.models import Message
+from tests.overrides import overrides_env
 
 pytestmark = pytest.mark.live_server
 
@@ -38,7 +39,8 @@ TURN_STATUSES = {Message.Status.COMPLETE, Message.Status.CANCELLED, Message.Stat
 
 @pytest.fixture
 def live_daphne_env() -> dict[str, str]:
-    return {"CHAT_RATE_LIMIT_PER_MINUTE": "100000"}  # the fuzzer asks fast; rate limiting has its own test
+    # the fuzzer asks fast; rate limiting has its own test
+    return overrides_env(constants={"chat.turns.CHAT_RATE_LIMIT_PER_MINUTE": 100000})
 
 
 # --- hostile values ---------------------------------------------------------------------------
