@@ -35,7 +35,7 @@ from memory.models import Firm, Message
 from memory.text_hygiene import MalformedJSON, UnsafeInput, parse_json
 
 #: The largest chat frame the consumer reads; a larger one gets `frame_too_large` and a 4413 close
-#: (Daphne reads up to legalmem_site/serving.py TRANSPORT_MAX_BYTES, so the page sees why).
+#: (Daphne reads up to legalmem_site/serving.py CHAT_TRANSPORT_MAX_BYTES, so the page sees why).
 CHAT_MAX_FRAME_BYTES = 65536
 
 logger = logging.getLogger("legalmem.chat")

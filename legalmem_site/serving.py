@@ -4,7 +4,7 @@ command line each, and for the tests a start and a stop of each in its own proce
 Daphne (autobahn) drops a websocket whose message is over its own cap with no frame the page
 could show (close 1006). The cap is set well above the chat's own ``CHAT_MAX_FRAME_BYTES`` so an
 oversized frame reaches the consumer, which answers with an ``error`` frame and closes cleanly
-(4413); only messages over ``TRANSPORT_MAX_BYTES`` are still dropped by the transport
+(4413); only messages over ``CHAT_TRANSPORT_MAX_BYTES`` are still dropped by the transport
 (docs/chat-page.md).
 """
 from __future__ import annotations
@@ -21,12 +21,12 @@ from typing import IO
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 #: The largest websocket message Daphne reads (16 MiB), far above the chat's own frame limit.
-TRANSPORT_MAX_BYTES = 16 * 1024 * 1024
+CHAT_TRANSPORT_MAX_BYTES = 16 * 1024 * 1024
 
 
 def transport_max_bytes() -> int:
-    """The largest websocket message Daphne reads (``TRANSPORT_MAX_BYTES``)."""
-    return TRANSPORT_MAX_BYTES
+    """The largest websocket message Daphne reads (``CHAT_TRANSPORT_MAX_BYTES``)."""
+    return CHAT_TRANSPORT_MAX_BYTES
 
 
 def daphne_command(host: str, port: int | str) -> list[str]:
