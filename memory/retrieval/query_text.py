@@ -16,10 +16,10 @@ import math
 import re
 from dataclasses import dataclass
 
-
 # The query encoder reads at most this many tokens per search, of which a dialogue the question leans
-# on gets its latest SEARCH_CONTEXT_MAX_TOKENS (docs/evaluation.md, "Query encoding": 48 / 16 keep
-# recall and cut encoding time; bench/bench_query_encoding.py).
+# on gets its latest SEARCH_CONTEXT_MAX_TOKENS: chosen on the consultation dev split for the recall of
+# the whole query within 2x the encoding time of a short question (docs/evaluation.md, item 4 of
+# "What makes the product at least the raw index"; bench/bench_query_encoding.py).
 SEARCH_QUERY_MAX_TOKENS = 48
 SEARCH_CONTEXT_MAX_TOKENS = 16
 
