@@ -279,7 +279,7 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
             return
         except asyncio.CancelledError:
             return
-        except Exception:  # noqa: BLE001 — the page must always hear back (docs/hardening-input.md)
+        except Exception:  # noqa: BLE001 — the page must always hear back (docs/chat-page.md)
             logger.exception("could not start a turn for user %s", self.user.pk)
             log_event(logger, "chat_turn", level=logging.ERROR, outcome="error",
                       matter_id=matter_id, conversation_id=conversation_id, duration_ms=_ms(started))

@@ -1,4 +1,4 @@
-"""Bounds on HTTP input, so bad input is a JSON 4xx and never a 500 (docs/hardening-input.md).
+"""Bounds on HTTP input, so bad input is a JSON 4xx and never a 500 (docs/production.md "Bad input").
 
 - ``InputGuardMiddleware``: query strings and form posts (admin forms, login) pass the text
   rule of ``memory.text_hygiene``; an API body over INPUT_MAX_BODY_BYTES is a JSON 413 before it

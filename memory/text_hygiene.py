@@ -1,4 +1,4 @@
-"""The one rule for text arriving from outside (docs/hardening-input.md "Text hygiene").
+"""The one rule for text arriving from outside (docs/production.md "Bad input").
 
 Text that PostgreSQL or UTF-8 cannot store — the NUL character and lone UTF-16 surrogates
 (U+D800–U+DFFF, which JSON's ``"\\ud800"`` escape can produce) — is **rejected**, never

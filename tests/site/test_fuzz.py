@@ -4,7 +4,7 @@ test database. Each run prints its case count; it asserts no response ≥ 500, J
 answer, an answer to every frame, no turn left ``streaming`` and no traceback in the server log.
 
 Kept to a bounded number of cases (FUZZ_HTTP_CASES, FUZZ_WS_CASES) so the suite stays quick; the
-seed is derandomized, so a failure is reproducible (docs/hardening-input.md "Fuzzing").
+seed is derandomized, so a failure is reproducible (docs/production.md "Bad input").
 """
 from __future__ import annotations
 
@@ -154,7 +154,7 @@ def http_case(draw, schema: dict, ops: list[Operation]) -> tuple[str, str, bytes
     if query:
         path += "?" + "&".join(f"{as_param(k)}={as_param(v)}" for k, v in query.items())
     # Daphne's HTTP parser (Twisted) drops a request line over 16 KiB without an answer: a
-    # transport limit, like a proxy's, not the product's (docs/hardening-input.md "Fuzzing").
+    # transport limit, like a proxy's, not the product's (docs/production.md "Bad input").
     assume(len(path) <= MAX_URL_BYTES)
     body = None
     if op.method in ("POST", "PUT", "PATCH"):
