@@ -1,5 +1,5 @@
-"""Settings and tuning constants for the product processes a test starts (Daphne, run_worker,
-`make run`), which a test cannot monkeypatch.
+"""Settings and tuning constants for the product processes a test or a benchmark starts (Daphne,
+run_worker, `make run`), which it cannot monkeypatch.
 
 ``overrides_env(settings=..., constants=...)`` gives the environment for such a process: it runs
 with ``tests.product_settings`` (the product's settings, then the given Django settings) and this
