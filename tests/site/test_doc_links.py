@@ -21,3 +21,11 @@ def test_relative_links_point_to_existing_files(doc):
         if not (doc.parent / path).exists():
             broken.append(target)
     assert not broken, f"{doc.name}: {broken}"
+
+
+def test_the_readme_is_a_front_door():
+    lines = (BASE_DIR / "README.md").read_text(encoding="utf-8").splitlines()
+    assert len(lines) <= 250
+    text = "\n".join(lines)
+    for must in ("make run", "make test", "make test-fast", "legalmem-demo", "docs/screenshots/", "docs/README.md"):
+        assert must in text, must

@@ -78,3 +78,14 @@ def test_a_retired_tuning_variable_is_a_constant_of_the_same_name(variable):
     path = re.search(r"in (\S+\.py)$", RETIRED[variable]).group(1)
     module = importlib.import_module(CONSTANT_MODULES[path])
     assert hasattr(module, variable), f"{variable} is not a constant of {path}"
+
+
+def test_the_launcher_refuses_a_retired_variable_before_starting_anything(monkeypatch, capsys):
+    from legalmem_site import launcher
+
+    monkeypatch.setenv("LEGALMEM_PG_SHARED_BUFFERS", "4GB")
+    monkeypatch.setattr(launcher, "command_run", lambda: pytest.fail("the launcher started"))
+    assert launcher.main(["run"]) == 2
+    error = capsys.readouterr().err
+    assert "LEGALMEM_PG_SHARED_BUFFERS is no longer read from the environment" in error
+    assert "legalmem_site/launcher.py" in error
