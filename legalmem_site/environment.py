@@ -12,6 +12,7 @@ value lives now.
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from urllib.parse import urlparse
 
 from django.core.exceptions import ImproperlyConfigured
@@ -117,8 +118,6 @@ def env_header(name: str) -> tuple[str, str] | None:
 
 
 # --- The declaration ---------------------------------------------------------------------------
-from dataclasses import dataclass  # noqa: E402
-
 GROUPS = {
     "server": "Server",
     "security": "Security",
