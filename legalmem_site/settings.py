@@ -2,7 +2,9 @@
 
 Every environment variable the product reads is declared once in
 ``legalmem_site/environment.py`` (name, default, what it decides) and read here through
-``read()``; docs/configuration.md is generated from that declaration. Tuning is not
+``read()`` — except the few the launcher needs before Django starts (data folder, database,
+secret key, host, port, demo story) and prometheus_client's own directory, read under the same
+declared names; docs/configuration.md is generated from that declaration. Tuning is not
 configuration: it is named constants next to the code it tunes. ``make run`` / ``make test``
 start an embedded PostgreSQL and set ``DATABASE_URL`` (and a persisted ``SECRET_KEY``) for
 you; in production you set them yourself.
