@@ -149,8 +149,9 @@ def tune_embedded_server(admin_url: str, wanted: dict[str, str]) -> list[str]:
                     )
                 )
             except psycopg.Error as error:
-                variable = f"LEGALMEM_PG_{name.upper()}"
-                raise LaunchError(f"{variable}={value!r} is not accepted by PostgreSQL: {error}".strip()) from error
+                raise LaunchError(
+                    f"{name}={value!r} (EMBEDDED_SERVER_SETTINGS) is not accepted by PostgreSQL: {error}".strip()
+                ) from error
         connection.execute("SELECT pg_reload_conf()")
         # pg_file_settings parses the files now; the last entry of a name is the one in force,
         # and "not applied" there ("setting could not be applied") means it waits for a restart.
