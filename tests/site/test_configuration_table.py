@@ -73,3 +73,14 @@ def test_settings_write_the_middleware_once_in_order():
 def test_settings_are_grouped_by_concern_not_by_branch():
     source = (BASE_DIR / "legalmem_site" / "settings.py").read_text(encoding="utf-8")
     assert not re.search(r"# --- (end )?[A-Z][A-Z-]+ ---", source), "a block named after a branch"
+
+
+def test_every_setting_product_code_reads_exists():
+    """A retired variable's old setting read somewhere (``settings.LLM_MAX_RETRIES``) would fail only when
+    that line runs; here it fails at once, naming the file."""
+    missing = {}
+    for path in product_files():
+        for name in re.findall(r"\bsettings\.([A-Z][A-Z0-9_]+)\b", path.read_text(encoding="utf-8")):
+            if not hasattr(settings, name):
+                missing.setdefault(name, set()).add(str(path.relative_to(BASE_DIR)))
+    assert not missing, f"read from django.conf.settings but not defined: {missing}"
