@@ -51,6 +51,7 @@ from django.conf import settings
 
 from bench.bench_search import _percentile as search_percentile
 from bench.databases import throwaway_database
+from navigation import tuning
 
 
 FRESH_NOTES = 36  # notes added and deleted again by the freshness figures
@@ -263,7 +264,7 @@ def _run(sizes: list[int], query_count: int) -> list[dict]:
         }
         if size == 5000 or size == largest and 5000 not in sizes:
             for label, params in (("page_default", {}), ("page_upper_only", {"l0_limit": 0}),
-                                  ("page_all", {"l0_limit": min(size, settings.NAV_L0_PAGE_MAX)})):
+                                  ("page_all", {"l0_limit": min(size, tuning.NAV_L0_PAGE_MAX)})):
                 response = client.get("/api/navigation/graph", params)
                 assert response.status_code == 200, response.content[:200]
                 row[f"{label}_bytes"] = len(response.content)

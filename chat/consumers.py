@@ -34,6 +34,10 @@ from memory.llm import LLMClient, LLMError
 from memory.models import Firm, Message
 from memory.text_hygiene import MalformedJSON, UnsafeInput, parse_json
 
+#: The largest chat frame the consumer reads; a larger one gets `frame_too_large` and a 4413 close
+#: (Daphne reads up to legalmem_site/serving.py CHAT_TRANSPORT_MAX_BYTES, so the page sees why).
+CHAT_MAX_FRAME_BYTES = 65536
+
 logger = logging.getLogger("legalmem.chat")
 
 CLOSE_UNAUTHENTICATED = 4401
@@ -204,10 +208,10 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
             metrics.WS_FRAMES.labels("in", "bad").inc()
             await self._error("bad_frame", "只接受 JSON 文本帧。")
             return
-        if len(text_data.encode("utf-8", "surrogatepass")) > settings.CHAT_MAX_FRAME_BYTES:
+        if len(text_data.encode("utf-8", "surrogatepass")) > CHAT_MAX_FRAME_BYTES:
             metrics.WS_FRAMES.labels("in", "bad").inc()
             # Said first, then closed (4413): the page shows why and reconnects.
-            await self._error("frame_too_large", f"消息过大：最多 {settings.CHAT_MAX_FRAME_BYTES} 字节。")
+            await self._error("frame_too_large", f"消息过大：最多 {CHAT_MAX_FRAME_BYTES} 字节。")
             await self.close(code=CLOSE_TOO_LARGE)
             return
         try:
@@ -275,7 +279,7 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
             return
         except asyncio.CancelledError:
             return
-        except Exception:  # noqa: BLE001 — the page must always hear back (docs/hardening-input.md)
+        except Exception:  # noqa: BLE001 — the page must always hear back (docs/chat-page.md)
             logger.exception("could not start a turn for user %s", self.user.pk)
             log_event(logger, "chat_turn", level=logging.ERROR, outcome="error",
                       matter_id=matter_id, conversation_id=conversation_id, duration_ms=_ms(started))

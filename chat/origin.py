@@ -1,4 +1,4 @@
-"""The websocket origin check: scheme, host and port (docs/hardening-input.md "Websocket").
+"""The websocket origin check: scheme, host and port (docs/chat-page.md "Websocket protocol").
 
 A browser page may open ``/ws/chat/`` only from the site itself: the ``Origin`` header must be
 exactly the origin the socket was opened on (``http://`` for ``ws://``, ``https://`` for

@@ -31,6 +31,11 @@ from memory.services.conversations import finish_reply, save_message, start_conv
 from chat.answering import ENGINE_OFFLINE
 from chat.budget import PromptTooLong, fit_prompt
 
+# Limits of a chat turn (docs/chat-page.md).
+CHAT_MAX_QUESTION_CHARS = 4000  # longest question
+CHAT_RATE_LIMIT_PER_MINUTE = 20  # questions a minute per user, counted in the database (every process)
+CHAT_RECALL_K = 8  # notes recalled for an answer
+
 logger = logging.getLogger("legalmem.chat")
 # How many earlier lines of the conversation a search reads as the question's context (the
 # evaluation's dialogue questions come with two to four; search keeps their most recent tokens).
@@ -107,16 +112,16 @@ def check_rate_limit(user) -> None:
         role=Message.Role.USER,
         created_at__gte=since,
     ).count()
-    if recent >= settings.CHAT_RATE_LIMIT_PER_MINUTE:
+    if recent >= CHAT_RATE_LIMIT_PER_MINUTE:
         raise TurnRejected("rate_limited", _("提问过于频繁，请稍后再试。"))
 
 
 def validate_question(question: Any) -> str:
     if not isinstance(question, str) or not question.strip():
         raise TurnRejected("empty_question", _("问题不能为空。"))
-    if len(question) > settings.CHAT_MAX_QUESTION_CHARS:
+    if len(question) > CHAT_MAX_QUESTION_CHARS:
         raise TurnRejected(
-            "question_too_long", _("问题过长：最多 %(limit)d 个字符。") % {"limit": settings.CHAT_MAX_QUESTION_CHARS}
+            "question_too_long", _("问题过长：最多 %(limit)d 个字符。") % {"limit": CHAT_MAX_QUESTION_CHARS}
         )
     return question.strip()
 
@@ -176,7 +181,7 @@ def recall(user, start: TurnStart) -> Recall:
         result = search_memory(
             user,
             question[:MAX_QUERY_CHARS],
-            k=settings.CHAT_RECALL_K,
+            k=CHAT_RECALL_K,
             strategy="layered",
             matter_id=conversation.matter_id,
             conversation=conversation,

@@ -1,10 +1,10 @@
 """The chat page: conversation list, matter picker, streaming answer, recalled-memory panel.
 ``/chat/`` opens a new conversation, ``/chat/<id>/`` one of the user's own (404 otherwise)."""
-from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 
+from chat import turns
 from chat.answering import ENGINE_OFFLINE, engine_name, llm_config
 from chat.selectors import conversations_of, matters_for_picker
 from memory.models import Conversation
@@ -21,7 +21,7 @@ def _render_chat(request: HttpRequest, conversation: Conversation | None) -> Htt
             "conversation": conversation,
             "engine": engine,
             "offline": engine == ENGINE_OFFLINE,
-            "max_question_chars": settings.CHAT_MAX_QUESTION_CHARS,
+            "max_question_chars": turns.CHAT_MAX_QUESTION_CHARS,
         },
     )
 

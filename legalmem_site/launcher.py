@@ -34,6 +34,7 @@ import psutil
 import psycopg
 import psycopg.sql
 
+from legalmem_site.environment import ConfigError, check_retired
 from legalmem_site.serving import daphne_command, worker_command
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -113,8 +114,18 @@ def check_pgvector(url: str, *, source: str) -> None:
         )
 
 
+#: Server settings of the embedded PostgreSQL (why: the docstring below; the search figures of
+#: docs/performance.md are measured with them).
+EMBEDDED_SERVER_SETTINGS = {
+    "shared_buffers": "2GB",
+    "effective_cache_size": "8GB",
+    "maintenance_work_mem": "512MB",
+    "jit": "off",
+}
+
+
 def embedded_server_settings() -> dict[str, str]:
-    """Server settings of the embedded PostgreSQL, from the environment.
+    """Server settings of the embedded PostgreSQL (``EMBEDDED_SERVER_SETTINGS``).
 
     The wheel's defaults (``shared_buffers = 128MB``) leave a 100k-note table and its HNSW
     index (each several hundred MB: every row holds a 1.5 KB vector) mostly outside the
@@ -122,12 +133,7 @@ def embedded_server_settings() -> dict[str, str]:
     off: search statements are short, and compiling one costs more than running it.
     A server given by ``DATABASE_URL`` is its administrator's business and is not touched.
     """
-    return {
-        "shared_buffers": os.environ.get("LEGALMEM_PG_SHARED_BUFFERS", "2GB").strip(),
-        "effective_cache_size": os.environ.get("LEGALMEM_PG_EFFECTIVE_CACHE_SIZE", "8GB").strip(),
-        "maintenance_work_mem": os.environ.get("LEGALMEM_PG_MAINTENANCE_WORK_MEM", "512MB").strip(),
-        "jit": "off",
-    }
+    return dict(EMBEDDED_SERVER_SETTINGS)
 
 
 def tune_embedded_server(admin_url: str, wanted: dict[str, str]) -> list[str]:
@@ -143,8 +149,9 @@ def tune_embedded_server(admin_url: str, wanted: dict[str, str]) -> list[str]:
                     )
                 )
             except psycopg.Error as error:
-                variable = f"LEGALMEM_PG_{name.upper()}"
-                raise LaunchError(f"{variable}={value!r} is not accepted by PostgreSQL: {error}".strip()) from error
+                raise LaunchError(
+                    f"{name}={value!r} (EMBEDDED_SERVER_SETTINGS) is not accepted by PostgreSQL: {error}".strip()
+                ) from error
         connection.execute("SELECT pg_reload_conf()")
         # pg_file_settings parses the files now; the last entry of a name is the one in force,
         # and "not applied" there ("setting could not be applied") means it waits for a restart.
@@ -277,16 +284,14 @@ def demo_story_source() -> str:
     return value
 
 
+#: How long the LLM may work on the first start's demo story; the chunks it has not written by
+#: then come from the shipped script (docs/story-and-real-llm.md).
+DEMO_STORY_BUDGET_SECONDS = 600
+
+
 def demo_story_budget() -> str:
-    """``LEGALMEM_DEMO_STORY_BUDGET_SECONDS``: how long the LLM may work on the first start's story."""
-    value = os.environ.get("LEGALMEM_DEMO_STORY_BUDGET_SECONDS", "").strip() or "600"
-    try:
-        seconds = float(value)
-    except ValueError:
-        seconds = 0.0
-    if not seconds > 0:
-        raise LaunchError(f"LEGALMEM_DEMO_STORY_BUDGET_SECONDS must be a positive number of seconds, got {value!r}")
-    return value
+    """How long the LLM may work on the first start's story (``DEMO_STORY_BUDGET_SECONDS``)."""
+    return str(DEMO_STORY_BUDGET_SECONDS)
 
 
 def seed_demo_story(env: dict[str, str], source: str, budget: str) -> None:
@@ -488,12 +493,13 @@ def main(argv: Sequence[str]) -> int:
         return 2
     command, rest = argv[0], list(argv[1:])
     try:
+        check_retired()
         if command == "run":
             return command_run()
         if command == "test":
             return command_test(rest)
         return command_manage(rest)
-    except LaunchError as error:
+    except (LaunchError, ConfigError) as error:
         print(f"[legalmem] error: {error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

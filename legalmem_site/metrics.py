@@ -39,7 +39,7 @@ LLM_JSON_REQUESTS = Counter("legalmem_llm_json_requests", "Structured LLM reques
                             ["mode", "outcome"])
 NAVIGATION_BUILDS = Counter("legalmem_navigation_builds", "Navigation graphs built or updated", ["kind"])
 
-# --- OPS-LOGS: websocket, chat turns, LLM chat streams, embeddings, search stages, jobs ---
+# --- Websocket, chat turns, LLM chat streams, embeddings, search stages, jobs ---
 WS_CONNECTIONS = Counter("legalmem_websocket_connections", "Chat websocket connections by how the handshake ended",
                          ["outcome"])
 WS_OPEN = Gauge("legalmem_websocket_connections_open", "Chat websockets open now", multiprocess_mode="livesum")

@@ -5,7 +5,7 @@ Daphne (autobahn) drops a websocket whose message is over its own cap with no fr
 could show (close 1006). The cap is set well above the chat's own ``CHAT_MAX_FRAME_BYTES`` so an
 oversized frame reaches the consumer, which answers with an ``error`` frame and closes cleanly
 (4413); only messages over ``CHAT_TRANSPORT_MAX_BYTES`` are still dropped by the transport
-(docs/hardening-input.md).
+(docs/chat-page.md).
 """
 from __future__ import annotations
 
@@ -18,16 +18,15 @@ import time
 from pathlib import Path
 from typing import IO
 
-from legalmem_site.environment import env_int
-
 BASE_DIR = Path(__file__).resolve().parent.parent
 
-TRANSPORT_MAX_BYTES_DEFAULT = 16 * 1024 * 1024
+#: The largest websocket message Daphne reads (16 MiB), far above the chat's own frame limit.
+CHAT_TRANSPORT_MAX_BYTES = 16 * 1024 * 1024
 
 
 def transport_max_bytes() -> int:
-    """CHAT_TRANSPORT_MAX_BYTES: the largest websocket message Daphne reads (16 MiB)."""
-    return env_int("CHAT_TRANSPORT_MAX_BYTES", TRANSPORT_MAX_BYTES_DEFAULT, minimum=65536)
+    """The largest websocket message Daphne reads (``CHAT_TRANSPORT_MAX_BYTES``)."""
+    return CHAT_TRANSPORT_MAX_BYTES
 
 
 def daphne_command(host: str, port: int | str) -> list[str]:

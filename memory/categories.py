@@ -2,7 +2,7 @@
 
 The stored value is the English slug (``fact`` …, the ``Note.category`` column); ``zh`` is
 the Chinese label the extraction prompt asks the LLM for and the offline lexicon is keyed by
-(see docs/refactor-a.md). Only Django's choices machinery is imported here, so the extractor
+(see docs/architecture.md). Only Django's choices machinery is imported here, so the extractor
 can use it without the app registry.
 """
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""What of a note's provenance a viewer is shown (docs/hardening-input.md "Who sees what").
+"""What of a note's provenance a viewer is shown (docs/memory-model.md "Who sees what of a note's provenance").
 
 Firm-wide knowledge may be shared: a note in a firm-wide layer drawn from a colleague's
 *private* conversation (one without a matter) is visible to the whole firm. The traces of that

@@ -1,4 +1,4 @@
-"""Bounds on HTTP input, so bad input is a JSON 4xx and never a 500 (docs/hardening-input.md).
+"""Bounds on HTTP input, so bad input is a JSON 4xx and never a 500 (docs/production.md "Bad input").
 
 - ``InputGuardMiddleware``: query strings and form posts (admin forms, login) pass the text
   rule of ``memory.text_hygiene``; an API body over INPUT_MAX_BODY_BYTES is a JSON 413 before it
@@ -26,6 +26,11 @@ from rest_framework.response import Response
 
 from memory.text_hygiene import UnsafeInput, check_text, parse_json
 
+# Bounds of API input: a larger body is a JSON 413, `?limit=` is clamped, a larger `?offset=` is a 400.
+INPUT_MAX_BODY_BYTES = 1024 * 1024
+INPUT_MAX_PAGE_LIMIT = 500
+INPUT_MAX_OFFSET = 10_000_000
+
 logger = logging.getLogger("legalmem.http")
 
 API_PREFIX = "/api/"
@@ -38,7 +43,7 @@ class BodyTooLarge(APIException):
     default_code = "body_too_large"
 
     def __init__(self) -> None:
-        super().__init__(f"the request body is larger than {settings.INPUT_MAX_BODY_BYTES} bytes")
+        super().__init__(f"the request body is larger than {INPUT_MAX_BODY_BYTES} bytes")
 
 
 def _error_payload(error: UnsafeInput) -> dict[str, list[str]]:
@@ -50,7 +55,7 @@ class BoundedJSONParser(JSONParser):
     with no NUL or lone surrogate anywhere (400 naming the field)."""
 
     def parse(self, stream, media_type=None, parser_context=None) -> Any:
-        limit = settings.INPUT_MAX_BODY_BYTES
+        limit = INPUT_MAX_BODY_BYTES
         raw = stream.read(limit + 1)
         if len(raw) > limit:
             raise BodyTooLarge()
@@ -72,12 +77,12 @@ class BoundedLimitOffsetPagination(LimitOffsetPagination):
 
     @property
     def max_limit(self) -> int:  # type: ignore[override]
-        return settings.INPUT_MAX_PAGE_LIMIT
+        return INPUT_MAX_PAGE_LIMIT
 
     def get_offset(self, request) -> int:
         offset = super().get_offset(request)
-        if offset > settings.INPUT_MAX_OFFSET:
-            raise ValidationError({self.offset_query_param: [f"must be at most {settings.INPUT_MAX_OFFSET}"]})
+        if offset > INPUT_MAX_OFFSET:
+            raise ValidationError({self.offset_query_param: [f"must be at most {INPUT_MAX_OFFSET}"]})
         return offset
 
 
@@ -109,7 +114,7 @@ class InputGuardMiddleware:
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         is_api = request.path.startswith(API_PREFIX)
-        if is_api and _content_length(request) > settings.INPUT_MAX_BODY_BYTES:
+        if is_api and _content_length(request) > INPUT_MAX_BODY_BYTES:
             return _json_error(413, {"detail": BodyTooLarge().detail})
         try:
             unsafe = _unsafe_field(request)

@@ -22,7 +22,7 @@ class NoteSerializer(serializers.ModelSerializer):
     provenance_hidden = serializers.BooleanField(
         read_only=True, default=False,
         help_text="True when the note comes from a colleague's private conversation: its conversation id, "
-                  "source ids, event tags and history details are withheld (docs/hardening-input.md).",
+                  "source ids, event tags and history details are withheld (docs/memory-model.md).",
     )
 
     class Meta:

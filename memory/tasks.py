@@ -15,6 +15,8 @@ __all__ = ["TurnExtractionFailed", "extract_turn_task", "purge_expired_task", "s
 
 
 # --- records (docs/records.md) -----------------------------------------------------------------
+#: The purge job looks for closed matters past their firm's retention period this often (6 h).
+RETENTION_CHECK_INTERVAL_SECONDS = 21600.0
 
 
 @task()
@@ -36,13 +38,12 @@ def schedule_retention(*, again: bool = False) -> bool:
     """Enqueue the purge job unless one is already waiting (``make run`` calls this at start)."""
     from datetime import timedelta
 
-    from django.conf import settings
     from django.utils import timezone
     from django_tasks_db.models import DBTaskResult
 
     waiting = DBTaskResult.objects.filter(task_path=purge_expired_task.module_path, status="READY")
     if waiting.exists():
         return False
-    delay = settings.RETENTION_CHECK_INTERVAL_SECONDS if again else 0
+    delay = RETENTION_CHECK_INTERVAL_SECONDS if again else 0
     purge_expired_task.using(run_after=timezone.now() + timedelta(seconds=delay)).enqueue()
     return True

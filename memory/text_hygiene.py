@@ -1,4 +1,4 @@
-"""The one rule for text arriving from outside (docs/hardening-input.md "Text hygiene").
+"""The one rule for text arriving from outside (docs/production.md "Bad input").
 
 Text that PostgreSQL or UTF-8 cannot store — the NUL character and lone UTF-16 surrogates
 (U+D800–U+DFFF, which JSON's ``"\\ud800"`` escape can produce) — is **rejected**, never
@@ -17,8 +17,10 @@ import json
 import re
 from typing import Any
 
-from django.conf import settings
 from django.utils.translation import gettext as _
+
+#: The deepest nesting of a JSON body or chat frame; deeper is a 400 / `bad_request`.
+INPUT_MAX_JSON_DEPTH = 32
 
 # NUL, and any UTF-16 surrogate code point (only lone ones survive decoding into a Python str).
 _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
@@ -60,7 +62,7 @@ def check_text(text: str, field: str) -> str:
 def check_tree(data: Any, field: str = "", *, max_depth: int | None = None) -> Any:
     """Every key and string of a decoded JSON value passes ``check_text``, and the value is
     nested at most ``max_depth`` levels (INPUT_MAX_JSON_DEPTH). Iterative: no recursion limit."""
-    limit = settings.INPUT_MAX_JSON_DEPTH if max_depth is None else max_depth
+    limit = INPUT_MAX_JSON_DEPTH if max_depth is None else max_depth
     stack: list[tuple[Any, str, int]] = [(data, field, 0)]
     while stack:
         value, where, depth = stack.pop()
@@ -86,7 +88,7 @@ def parse_json(text: str | bytes, field: str = "") -> Any:
         data = json.loads(text)
     except RecursionError:
         raise UnsafeInput(
-            field, _("is nested more than %(limit)d levels deep") % {"limit": settings.INPUT_MAX_JSON_DEPTH}
+            field, _("is nested more than %(limit)d levels deep") % {"limit": INPUT_MAX_JSON_DEPTH}
         ) from None
     except UnicodeDecodeError:
         raise MalformedJSON(field, "is not UTF-8 text") from None

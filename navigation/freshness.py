@@ -15,7 +15,6 @@ import logging
 from dataclasses import replace
 from datetime import timedelta
 
-from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db.models import QuerySet
 from django.utils import timezone
@@ -44,7 +43,7 @@ def current_graph(context: GraphContext) -> BuiltGraph:
 
     return cache.get_or_refresh(
         fingerprint, version, lambda previous: _refresh(context, queryset, version, digest, previous),
-        capacity=settings.NAV_CACHE_ENTRIES, accept=accept,
+        capacity=tuning.NAV_CACHE_ENTRIES, accept=accept,
     )
 
 
@@ -67,7 +66,7 @@ def _refresh(context: GraphContext, queryset: QuerySet[Note], version: str, dige
 
 def build(context: GraphContext, queryset: QuerySet[Note], version: str) -> BuiltGraph:
     """A full build of the context's visible notes (deterministic: same notes, same graph)."""
-    limit = settings.NAV_MAX_NOTES
+    limit = tuning.NAV_MAX_NOTES
     rows = list(selectors.note_rows(queryset.order_by("-stored_at", "id"))[: limit + 1])
     truncated = len(rows) > limit
     data, details = selectors.graph_input(context, rows[:limit])
@@ -137,7 +136,7 @@ def refresh_key(context: GraphContext) -> str:
 def refresh_firm(firm_id: int) -> dict[str, int]:
     """Bring every recently used stored graph of the firm up to date; forget the unused ones
     and those of pages the user may no longer open (left the firm, lost the matter)."""
-    services.forget_unused(firm_id, before=timezone.now() - timedelta(days=settings.NAV_SNAPSHOT_TTL_DAYS))
+    services.forget_unused(firm_id, before=timezone.now() - timedelta(days=tuning.NAV_SNAPSHOT_TTL_DAYS))
     pages = selectors.stored_pages(firm_id)
     done: dict[str, int] = {}
     users = get_user_model().objects.in_bulk({user_id for user_id, _ in pages})

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from django.conf import settings
 from django.db.models import Count, Max, QuerySet, TextField, Value
 from django.db.models.functions import MD5, Cast, Concat, Left
 from django.utils.translation import gettext
@@ -169,7 +168,7 @@ def matter_titles(context: GraphContext) -> dict[int, str]:
 
 def listing(context: GraphContext, queryset: QuerySet[Note]) -> tuple[dict[str, str], bool]:
     """What the graph must hold now, without the heavy columns: id → stamp, and truncated."""
-    limit = settings.NAV_MAX_NOTES
+    limit = tuning.NAV_MAX_NOTES
     fields = ("key", "stamp") + (
         ("tags", "source_type", "source_id", "matter_id", "owner_id", "conversation_id") if context.filters.event else ()
     )

@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from django.conf import settings
 from rest_framework import serializers
 
 from memory.http_input import MAX_DB_ID
@@ -18,6 +17,7 @@ from memory.models import MemoryScope, Note
 from navigation.built import BuiltGraph
 from navigation.events import event_key, event_label
 from navigation.graph import Edge, Trace
+from navigation import tuning
 
 
 @dataclass(frozen=True)
@@ -61,8 +61,8 @@ class GraphQuerySerializer(GraphFilterSerializer):
     l0_limit = serializers.IntegerField(required=False, default=1500, min_value=0)
 
     def validate_l0_limit(self, value: int) -> int:
-        if value > settings.NAV_L0_PAGE_MAX:
-            raise serializers.ValidationError(f"l0_limit must be at most {settings.NAV_L0_PAGE_MAX}")
+        if value > tuning.NAV_L0_PAGE_MAX:
+            raise serializers.ValidationError(f"l0_limit must be at most {tuning.NAV_L0_PAGE_MAX}")
         return value
 
 

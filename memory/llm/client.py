@@ -108,6 +108,17 @@ DEFAULT_TIMEOUT_SECONDS = 60.0
 DEFAULT_STALL_SECONDS = 30.0
 DEFAULT_MAX_REQUEST_SECONDS = 1800.0
 
+# Tuning of the client for every server (docs/llm-servers.md, "Budgets": at 3 tokens/s a llama.cpp
+# extraction's budget is ~810 s, inside the ceiling).
+#: Retries of one request (429 / 5xx / a missing first token / a stalled or cut stream).
+LLM_MAX_RETRIES = 3
+#: The ceiling of one request's budget, and its budget while the server's speed is unknown.
+LLM_MAX_REQUEST_SECONDS = DEFAULT_MAX_REQUEST_SECONDS
+#: Room kept for an extraction reply (sent as ``max_tokens``).
+LLM_EXTRACTION_MAX_TOKENS = 768
+#: A server that refused ``json_schema`` is asked for it again after this long (a day).
+LLM_JSON_MODE_REPROBE_SECONDS = DEFAULT_REPROBE_SECONDS
+
 #: A request's budget allows this many times the generation time its ``max_tokens`` need at
 #: the measured speed (on top of the floor): a shared server slows down under load.
 BUDGET_SPEED_MARGIN = 2.0
@@ -179,16 +190,16 @@ class LLMConfig:
             base_url = str(setting("LLM_EXTRACTION_BASE_URL") or "").strip() or base_url
             model = str(setting("LLM_EXTRACTION_MODEL") or "").strip() or model
             api_key = str(setting("LLM_EXTRACTION_API_KEY") or "") or api_key
-            max_tokens = setting("LLM_EXTRACTION_MAX_TOKENS", None)
+            max_tokens = LLM_EXTRACTION_MAX_TOKENS
         if not base_url or llm_forced_offline():
             return None
         if not model:
             raise ImproperlyConfigured("LLM_MODEL must be set when LLM_BASE_URL is set.")
         timeout = setting("LLM_TIMEOUT_SECONDS", None)
-        retries = setting("LLM_MAX_RETRIES", None)
-        reprobe = setting("LLM_JSON_MODE_REPROBE_SECONDS", None)
+        retries = LLM_MAX_RETRIES
+        reprobe = LLM_JSON_MODE_REPROBE_SECONDS
         stall = setting("LLM_STALL_SECONDS", None)
-        ceiling = setting("LLM_MAX_REQUEST_SECONDS", None)
+        ceiling = LLM_MAX_REQUEST_SECONDS
         return cls(
             base_url=base_url,
             api_key=api_key,

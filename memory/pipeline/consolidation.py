@@ -3,13 +3,12 @@ N leave working memory in batches, and what was never extracted is extracted fir
 job calls this after each turn; it uses ``apply`` and ``working_memory``, neither uses it."""
 from __future__ import annotations
 
-from django.conf import settings
 from django.db import transaction
 
 from memory.models import ConsolidatedMessage, Consolidation, Conversation, Message, TurnExtraction
 from memory.pipeline.apply import process_batch
 from memory.pipeline.drafts import Provenance
-from memory.pipeline.working_memory import unconsolidated
+from memory.pipeline.working_memory import overflow_limits, unconsolidated
 
 
 def consolidate_overflow(
@@ -21,7 +20,7 @@ def consolidate_overflow(
     is lost to long-term memory. Notes made carry the caller's ``provenance`` when given.
     Returns the consolidations made."""
     made: list[Consolidation] = []
-    size, batch = settings.WORKING_MEMORY_SIZE, settings.CONSOLIDATION_BATCH
+    size, batch = overflow_limits()
     while unconsolidated(conversation).count() > size:
         oldest = list(unconsolidated(conversation)[:batch])
         turns = TurnExtraction.objects.filter(conversation=conversation)

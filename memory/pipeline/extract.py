@@ -33,6 +33,7 @@ from memory.extraction import (
 from memory.extraction.prompt import EXTRACTION_SYSTEM_PROMPT
 from memory.extraction.quotes import new_in_reply
 from memory.llm import LLMClient, Role
+from memory.llm import client as llm_client
 from memory.models import Message
 from memory.retrieval.injection import estimate_tokens
 
@@ -98,7 +99,7 @@ def recalled_texts(recalled: list) -> list[str]:
 
 def fit_reply_to_context(user_msg: str, ai_resp: str) -> str:
     """Shorten the reply so the extraction prompt and its answer fit ``LLM_CONTEXT_TOKENS``."""
-    room = settings.LLM_CONTEXT_TOKENS - settings.LLM_EXTRACTION_MAX_TOKENS
+    room = settings.LLM_CONTEXT_TOKENS - llm_client.LLM_EXTRACTION_MAX_TOKENS
     while ai_resp and estimate_tokens(build_extraction_prompt(user_msg, ai_resp)) + 200 > room:
         ai_resp = ai_resp[: len(ai_resp) * 3 // 4]
     return ai_resp
@@ -137,7 +138,7 @@ def extract_turn(
             system=EXTRACTION_SYSTEM_PROMPT,
             envelope=KNOWLEDGE_ENVELOPE,
             example=KNOWLEDGE_EXAMPLE,
-            max_tokens=settings.LLM_EXTRACTION_MAX_TOKENS,
+            max_tokens=llm_client.LLM_EXTRACTION_MAX_TOKENS,
         )
     finally:
         client.close()

@@ -17,13 +17,16 @@ from contextlib import contextmanager
 from datetime import datetime, timedelta
 
 import psutil
-from django.conf import settings
 from django.db import connection
 from django.utils import timezone
 
 logger = logging.getLogger("legalmem.pipeline")
 
+# A killed worker's job is taken over in ~10 s by an idle run_worker with a 10 s beat
+# (docs/production.md, "After a crash"; bench/bench_takeover.py).
+TURN_HEARTBEAT_SECONDS = 10.0
 TURN_HEARTBEAT_MISSED_BEATS = 3
+TURN_LEASE_SECONDS = 900.0  # the longest a single run may hold a job, whatever its heartbeat
 
 
 def this_worker() -> tuple[str, int]:
@@ -33,11 +36,11 @@ def this_worker() -> tuple[str, int]:
 
 def heartbeat_cutoff(now: datetime) -> datetime:
     """A heartbeat older than this means the worker stopped beating."""
-    return now - timedelta(seconds=settings.TURN_HEARTBEAT_SECONDS * TURN_HEARTBEAT_MISSED_BEATS)
+    return now - timedelta(seconds=TURN_HEARTBEAT_SECONDS * TURN_HEARTBEAT_MISSED_BEATS)
 
 
 def lease_cutoff(now: datetime) -> datetime:
-    return now - timedelta(seconds=settings.TURN_LEASE_SECONDS)
+    return now - timedelta(seconds=TURN_LEASE_SECONDS)
 
 
 def holder_is_gone(turn, now: datetime) -> bool:
@@ -78,7 +81,7 @@ def heartbeat(*turn_ids: int) -> Iterator[None]:
         yield
     finally:
         stop.set()
-        thread.join(timeout=settings.TURN_HEARTBEAT_SECONDS + 5)
+        thread.join(timeout=TURN_HEARTBEAT_SECONDS + 5)
 
 
 def _beat(turn_ids: list[int], stop: threading.Event) -> None:
@@ -86,7 +89,7 @@ def _beat(turn_ids: list[int], stop: threading.Event) -> None:
 
     host, pid = this_worker()
     try:
-        while not stop.wait(settings.TURN_HEARTBEAT_SECONDS):
+        while not stop.wait(TURN_HEARTBEAT_SECONDS):
             try:
                 TurnExtraction.objects.filter(
                     pk__in=turn_ids, status=TurnExtraction.Status.RUNNING, worker_host=host, worker_pid=pid

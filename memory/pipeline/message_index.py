@@ -20,13 +20,15 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Iterable
 
-from django.conf import settings
 from django.db import transaction
 from django.db.models import QuerySet
 
 from legalmem_site.logs.jobs import job_run
 from memory.embeddings import get_embedder
 from memory.models import Message
+
+#: Messages embedded per batch by the indexing job and by import (docs/turn-memory.md).
+MESSAGE_INDEX_BATCH = 64
 
 if TYPE_CHECKING:
     import numpy as np
@@ -87,7 +89,7 @@ def index_messages(queryset=None, *, limit: int | None = None, progress=None) ->
     batches of ``MESSAGE_INDEX_BATCH``; returns how many were embedded. Raises what the
     embedder raises (``EmbeddingUnavailable``): what is done stays done, the rest stays queued."""
     base = (queryset if queryset is not None else Message.objects.all()) & pending_messages()
-    size = settings.MESSAGE_INDEX_BATCH
+    size = MESSAGE_INDEX_BATCH
     done = 0
     last_id = 0
     while limit is None or done < limit:

@@ -60,7 +60,7 @@ from memory.services.notes import (
 )
 
 # Tuning constants: they decide what becomes a profile, so they are code, changed with the
-# evaluation that justifies them; tests monkeypatch them (docs/refactor-a.md).
+# evaluation that justifies them; tests monkeypatch them (docs/configuration.md).
 #: Strength a trait needs to be promoted to a user_profile note ...
 PERSONA_PROMOTION_STRENGTH = 0.65
 #: ... with at least this many pieces of evidence.

@@ -20,7 +20,6 @@ import threading
 from datetime import datetime, timedelta
 from functools import partial
 
-from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 from django.db.models import CharField, Q
 from django.db.models.functions import Cast
@@ -37,11 +36,16 @@ from memory.pipeline.apply import TurnGone, apply_items, hold_turn, reply_speake
 from memory.pipeline.consolidation import consolidate_overflow
 from memory.pipeline.drafts import Provenance, TurnSource
 from memory.pipeline.extract import ENGINE_SKIPPED, extract_turn, extractable_reply, only_repeats_memory
+from memory.pipeline import liveness
 from memory.pipeline.liveness import heartbeat, holder_is_gone, lease_cutoff, this_worker
 from memory.pipeline.message_index import index_conversation
 from memory.pipeline.persona import episodic_twins
 from memory.services.audit import record
 from memory.services.conversations import mark_repeats_memory
+
+# Turn extraction jobs (docs/write-path.md): attempts, then the backoff before a retry (x 2^(attempt-1)).
+TURN_MAX_ATTEMPTS = 5
+TURN_RETRY_BACKOFF_SECONDS = 30.0
 
 logger = logging.getLogger("legalmem.pipeline")
 
@@ -290,7 +294,7 @@ def _after_failure(turn: TurnExtraction, exc: Exception) -> None:
         turn.last_error = error
         # A refusal (bad key, unknown model, every JSON mode refused) is the same on every
         # attempt: fail now instead of asking the server again over the next minutes.
-        gave_up = turn.attempts >= settings.TURN_MAX_ATTEMPTS or isinstance(exc, LLMRejected)
+        gave_up = turn.attempts >= TURN_MAX_ATTEMPTS or isinstance(exc, LLMRejected)
         if gave_up and not isinstance(exc, LLMStopped):
             logger.error("turn %s failed after %d attempts: %s", turn.pk, turn.attempts, error, exc_info=exc)
             turn.status = TurnExtraction.Status.FAILED
@@ -307,7 +311,7 @@ def _after_failure(turn: TurnExtraction, exc: Exception) -> None:
                 matter_id=turn.conversation.matter_id,
             )
             return
-        delay = settings.TURN_RETRY_BACKOFF_SECONDS * (2 ** (turn.attempts - 1))
+        delay = TURN_RETRY_BACKOFF_SECONDS * (2 ** (turn.attempts - 1))
         if isinstance(exc, LLMStopped):  # the worker was told to stop: no attempt lost, the next one asks now
             turn.attempts, delay = max(0, turn.attempts - 1), 0
         turn.status = TurnExtraction.Status.PENDING
@@ -315,7 +319,7 @@ def _after_failure(turn: TurnExtraction, exc: Exception) -> None:
         turn.save(update_fields=["status", "attempts", "last_error", "next_attempt_at", "updated_at"])
         logger.warning(
             "turn %s attempt %d/%d failed (%s); retrying in %.0f s",
-            turn.pk, turn.attempts, settings.TURN_MAX_ATTEMPTS, error, delay,
+            turn.pk, turn.attempts, TURN_MAX_ATTEMPTS, error, delay,
         )
         transaction.on_commit(partial(_enqueue_task, turn.pk, turn.next_attempt_at))
 
@@ -399,7 +403,7 @@ def watch_stalled_turns(stop: threading.Event) -> None:
     """A live worker's side thread: every heartbeat period, re-enqueue jobs whose worker is gone,
     so an idle worker takes them over within seconds (``manage.py run_worker`` starts it)."""
     try:
-        while not stop.wait(settings.TURN_HEARTBEAT_SECONDS):
+        while not stop.wait(liveness.TURN_HEARTBEAT_SECONDS):
             try:
                 resume_stalled_turns(limit=10)
             except Exception:  # noqa: BLE001 - the next round tries again

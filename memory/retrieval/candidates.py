@@ -140,7 +140,7 @@ LayerRule = tuple[tuple[Cond, ...], ...]
 def layer_rule(layer: str, plan: RetrievalPlan, reach: Reach) -> LayerRule:
     """Which notes of ``layer`` a search reads, on top of ``visible_to(user)`` — the only place
     this is stated: ``layer_filter`` (Q) and ``_vector_parts`` / ``_layers_condition`` (SQL)
-    are generated from it (docs/refactor-a.md). The case layer is narrowed to the current
+    are generated from it (docs/architecture.md). The case layer is narrowed to the current
     matter when there is one."""
     scope = Cond("memory_scope", str(layer))
     if layer == MemoryScope.CASE and plan.matter_id is not None:

@@ -16,7 +16,12 @@ import math
 import re
 from dataclasses import dataclass
 
-from django.conf import settings
+# The query encoder reads at most this many tokens per search, of which a dialogue the question leans
+# on gets its latest SEARCH_CONTEXT_MAX_TOKENS: chosen on the consultation dev split for the recall of
+# the whole query within 2x the encoding time of a short question (docs/evaluation.md, item 4 of
+# "What makes the product at least the raw index"; bench/bench_query_encoding.py).
+SEARCH_QUERY_MAX_TOKENS = 48
+SEARCH_CONTEXT_MAX_TOKENS = 16
 
 _PIECE = re.compile(
     r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]"
@@ -81,8 +86,8 @@ class QueryTexts:
 def query_texts(question: str, context: str = "") -> QueryTexts:
     """The bounded question and, apart from it, the most recent context; together within
     ``SEARCH_QUERY_MAX_TOKENS``."""
-    recent = most_recent(context or "", min(settings.SEARCH_CONTEXT_MAX_TOKENS, settings.SEARCH_QUERY_MAX_TOKENS // 2))
-    return QueryTexts(head_and_tail(question, settings.SEARCH_QUERY_MAX_TOKENS - _tokens(recent)), recent)
+    recent = most_recent(context or "", min(SEARCH_CONTEXT_MAX_TOKENS, SEARCH_QUERY_MAX_TOKENS // 2))
+    return QueryTexts(head_and_tail(question, SEARCH_QUERY_MAX_TOKENS - _tokens(recent)), recent)
 
 
 def _tokens(text: str) -> int:

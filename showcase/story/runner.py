@@ -12,6 +12,7 @@ created with it.
 """
 from __future__ import annotations
 
+import importlib
 import re
 import time
 from collections import Counter
@@ -39,10 +40,13 @@ from memory.models import (
 from memory.pipeline import enqueue_turn_extraction, persona, process_turn
 from memory.pipeline.drafts import Provenance
 from memory.pipeline.routing import thresholds
+from memory.llm import client as llm_client
 from memory.services.conversations import ConversationConflict, keyed_conversation, save_message
 from showcase.story.generation import Generation, write_json
 from memory.pipeline.drafts import EVENT_TAG_PREFIX, event_tag
 from showcase.story.script import Story, StoryError, StoryTurn
+
+working_memory_module = importlib.import_module("memory.pipeline.working_memory")
 
 STORY_ACTOR = "system:story"
 REPLY_DELAY = timedelta(seconds=30)
@@ -416,16 +420,16 @@ def _research(generation: Generation, run: StoryRun, turn_records: list[dict[str
         "## 3. Settings used",
         "",
     ]
-    for name in ("LLM_BASE_URL", "LLM_MODEL", "LLM_TIMEOUT_SECONDS", "LLM_STALL_SECONDS", "LLM_MAX_REQUEST_SECONDS",
-                 "LLM_MAX_RETRIES", "WORKING_MEMORY_SIZE",
-                 "CONSOLIDATION_BATCH"):
+    for name in ("LLM_BASE_URL", "LLM_MODEL", "LLM_TIMEOUT_SECONDS", "LLM_STALL_SECONDS"):
         lines.append(f"- `{name}` = `{getattr(settings, name, '') or '(empty)'}`")
     lines += ["", "Tuning constants (code, not settings):", ""]
     for module, names in ((thresholds, ("ROUTING_ADD_MIN_CONFIDENCE", "ROUTING_SAME_SLOT_SIMILARITY",
                                         "ROUTING_CONFLICT_SIMILARITY", "ROUTING_NEIGHBOURS", "LINK_MIN_SIMILARITY",
                                         "LINK_MAX_SEMANTIC", "EVOLVE_MIN_SIMILARITY")),
                           (persona, ("PERSONA_PROMOTION_STRENGTH", "PERSONA_MIN_EVIDENCE", "PERSONA_HALF_LIFE_DAYS",
-                                     "PERSONA_TIE_MARGIN"))):
+                                     "PERSONA_TIE_MARGIN")),
+                          (llm_client, ("LLM_MAX_REQUEST_SECONDS", "LLM_MAX_RETRIES")),
+                          (working_memory_module, ("WORKING_MEMORY_SIZE", "CONSOLIDATION_BATCH"))):
         lines += [f"- `{module.__name__}.{name}` = `{getattr(module, name)}`" for name in names]
     summary = run.summary
     lines += [

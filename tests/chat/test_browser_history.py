@@ -15,6 +15,7 @@ from memory.pipeline import save_message
 from tests.factories import PASSWORD
 from tests.fake_llm.server import error_reply, text_reply
 from tests.screenshots import save_screenshot
+from tests.overrides import overrides_env
 
 pytestmark = pytest.mark.browser
 
@@ -25,7 +26,8 @@ FIRST_ANSWER_MS = 30_000  # the server's first recall loads the embedding model
 @pytest.fixture
 def server_env() -> dict[str, str]:
     # no client retries: a scripted model failure is seen once
-    return {"CHAT_RATE_LIMIT_PER_MINUTE": str(RATE_LIMIT), "LLM_MAX_RETRIES": "0"}
+    return overrides_env(constants={"chat.turns.CHAT_RATE_LIMIT_PER_MINUTE": RATE_LIMIT,
+                                    "memory.llm.client.LLM_MAX_RETRIES": 0})
 
 
 @pytest.fixture

@@ -27,6 +27,7 @@ from memory.llm import (
     parse_json_object,
     validate_json,
 )
+from memory.llm import client as llm_client
 from memory.llm.structured import EXAMPLE_HINT_PREFIX, example_for
 from tests.fake_llm import (
     FakeLLMServer,
@@ -466,9 +467,10 @@ def test_every_failure_reaches_the_caller_as_an_llm_error(fake_llm: FakeLLMServe
 
 def test_config_from_settings(monkeypatch: pytest.MonkeyPatch) -> None:
     fake_settings = types.SimpleNamespace(
-        LLM_BASE_URL="", LLM_API_KEY="sk-secret", LLM_MODEL="deepseek-chat", LLM_TIMEOUT_SECONDS=30, LLM_MAX_RETRIES=5
+        LLM_BASE_URL="", LLM_API_KEY="sk-secret", LLM_MODEL="deepseek-chat", LLM_TIMEOUT_SECONDS=30
     )
     monkeypatch.setattr("django.conf.settings", fake_settings)
+    monkeypatch.setattr(llm_client, "LLM_MAX_RETRIES", 5)
     assert LLMConfig.from_settings() is None
     assert LLMClient.from_settings() is None
 

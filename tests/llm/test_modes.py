@@ -14,6 +14,7 @@ from memory.llm import JSONMode, LLMClient, Role
 from memory.models import LLMServerMode, LLMServerSpeed
 from tests.factories import UserFactory
 from tests.fake_llm import json_reply
+from memory.llm import client as llm_client
 
 pytestmark = pytest.mark.django_db
 
@@ -42,8 +43,8 @@ def test_a_refused_format_is_learnt_once_for_every_client(llm_online):
     assert "response_format" in row.last_error
 
 
-def test_the_refused_format_is_probed_again_after_the_interval(llm_online, settings):
-    settings.LLM_JSON_MODE_REPROBE_SECONDS = 3600
+def test_the_refused_format_is_probed_again_after_the_interval(llm_online, settings, monkeypatch):
+    monkeypatch.setattr(llm_client, "LLM_JSON_MODE_REPROBE_SECONDS", 3600)
     LLMServerMode.objects.create(
         base_url=llm_online.base_url, model=llm_online.model, json_mode="json_object",
         probed_at=timezone.now() - timedelta(hours=2), last_error="HTTP 500",
@@ -62,8 +63,8 @@ def test_the_refused_format_is_probed_again_after_the_interval(llm_online, setti
     assert row.last_error == ""
 
 
-def test_a_fresh_refusal_is_not_probed_again(llm_online, settings):
-    settings.LLM_JSON_MODE_REPROBE_SECONDS = 3600
+def test_a_fresh_refusal_is_not_probed_again(llm_online, settings, monkeypatch):
+    monkeypatch.setattr(llm_client, "LLM_JSON_MODE_REPROBE_SECONDS", 3600)
     LLMServerMode.objects.create(
         base_url=llm_online.base_url, model=llm_online.model, json_mode="json_object",
         probed_at=timezone.now() - timedelta(minutes=5),

@@ -5,13 +5,15 @@ from __future__ import annotations
 import pytest
 
 from memory.llm import LLMClient, Priority, Role
+from memory.llm import client as llm_client
 from tests.site.test_configuration import run_manage
 
 
-def test_roles_share_the_chat_server_unless_extraction_has_its_own(settings):
+def test_roles_share_the_chat_server_unless_extraction_has_its_own(settings, monkeypatch):
     settings.LLM_BASE_URL, settings.LLM_MODEL, settings.LLM_API_KEY = "http://chat.test/v1", "big", "k1"
     settings.LLM_EXTRACTION_BASE_URL = settings.LLM_EXTRACTION_MODEL = settings.LLM_EXTRACTION_API_KEY = ""
-    settings.LLM_EXTRACTION_MAX_TOKENS, settings.LLM_MAX_CONCURRENT_REQUESTS = 500, 2
+    settings.LLM_MAX_CONCURRENT_REQUESTS = 2
+    monkeypatch.setattr(llm_client, "LLM_EXTRACTION_MAX_TOKENS", 500)
 
     chat, extraction, background = (LLMClient.from_settings(r) for r in (Role.CHAT, Role.EXTRACTION, Role.BACKGROUND))
 
@@ -45,7 +47,8 @@ def test_extraction_can_be_the_only_llm(settings):
         ({"LLM_EXTRACTION_BASE_URL": "ftp://x"}, "LLM_EXTRACTION_BASE_URL"),
         ({"LLM_EXTRACTION_BASE_URL": "http://small.test/v1", "LLM_BASE_URL": None, "LLM_MODEL": None},
          "LLM_EXTRACTION_MODEL"),
-        ({"LLM_JSON_MODE_REPROBE_SECONDS": "daily"}, "LLM_JSON_MODE_REPROBE_SECONDS"),
+        ({"LLM_SLOT_WAIT_SECONDS": "a while"}, "LLM_SLOT_WAIT_SECONDS"),
+        ({"LLM_JSON_MODE_REPROBE_SECONDS": "86400"}, "LLM_JSON_MODE_REPROBE_SECONDS"),  # retired: a constant now
     ],
 )
 def test_malformed_llm_settings_name_the_variable(env_changes, variable):

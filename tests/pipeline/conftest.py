@@ -7,6 +7,7 @@ import pytest
 from memory.models import Message, TurnExtraction
 from memory.pipeline import enqueue_turn_extraction, process_turn, save_message
 from tests.pipeline.factories import ConversationFactory, at
+from memory.llm import client as llm_client
 
 LAPTOP_USER = "我在2024年3月5日花5999元买了一台笔记本电脑，笔记本电脑在购买后约两周出现大面积花屏。"
 LAPTOP_REPLY = "根据《消费者权益保护法》第二十四条，您可以要求商家退货。建议先保存好购买凭证和故障照片，再与商家协商。"
@@ -50,7 +51,7 @@ def make_turn() -> TurnMaker:
 
 
 @pytest.fixture
-def llm_settings(llm_online, settings) -> None:
+def llm_settings(llm_online, settings, monkeypatch) -> None:
     """Point the pipeline at the fake LLM server (short timeout, one client retry)."""
     settings.LLM_TIMEOUT_SECONDS = 1.0
-    settings.LLM_MAX_RETRIES = 1
+    monkeypatch.setattr(llm_client, "LLM_MAX_RETRIES", 1)

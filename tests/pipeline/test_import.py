@@ -10,6 +10,7 @@ from memory.models import Conversation, Message, Note, TurnExtraction
 from memory.pipeline import import_transcript
 from memory.pipeline.ingest import TranscriptError
 from tests.fake_llm.server import error_reply, json_reply
+from memory.pipeline import turns as pipeline_turns
 
 
 def transcript(world, **conversation_overrides) -> dict:
@@ -118,10 +119,10 @@ def test_firm_option(world, tmp_path):
         import_transcript({**data, "firm": "alpha"}, actor="x", firm="beta")
 
 
-def test_failed_extractions_are_counted_listed_and_exit_non_zero(world, tmp_path, capsys, llm_online, settings):
+def test_failed_extractions_are_counted_listed_and_exit_non_zero(world, tmp_path, capsys, llm_online, settings, monkeypatch):
     """The LLM fails on the first turn (HTTP 500) and answers the second: the summary says so,
     the failed turn's error is listed, the exit status is 1 — and nothing is lost."""
-    settings.TURN_MAX_ATTEMPTS = 2
+    monkeypatch.setattr(pipeline_turns, "TURN_MAX_ATTEMPTS", 2)
     llm_online.script(error_reply(500, "model crashed"),
                       json_reply({"knowledge": [{"content": "用户保存了电子发票、付款截图和三次客服录音。",
                                                  "category": "证据", "confidence": 0.9}]}))

@@ -10,6 +10,7 @@ from memory.models import LLMServerMode, Message, Note, TurnExtraction
 from memory.pipeline import enqueue_turn_extraction, process_turn, save_message
 from tests.fake_llm import FakeLLMServer, error_reply, json_reply
 from tests.pipeline.conftest import LAPTOP_REPLY, LAPTOP_USER
+from memory.llm import client as llm_client
 
 KNOWLEDGE = {
     "knowledge": [
@@ -116,11 +117,11 @@ def test_advice_labelled_as_law_stays_out_of_the_firm_wide_layer(world, private_
     assert not Note.objects.visible_to(world.charlie).exists()
 
 
-def test_extraction_can_use_its_own_server_and_model(world, laptop_conversation, make_turn, fake_llm, llm_settings, settings):
+def test_extraction_can_use_its_own_server_and_model(world, laptop_conversation, make_turn, fake_llm, llm_settings, settings, monkeypatch):
     with FakeLLMServer(model="extractor-small") as extractor:
         settings.LLM_EXTRACTION_BASE_URL = extractor.base_url
         settings.LLM_EXTRACTION_MODEL = "extractor-small"
-        settings.LLM_EXTRACTION_MAX_TOKENS = 333
+        monkeypatch.setattr(llm_client, "LLM_EXTRACTION_MAX_TOKENS", 333)
         extractor.script(json_reply(KNOWLEDGE))
 
         turn = make_turn(laptop_conversation, LAPTOP_USER, LAPTOP_REPLY)

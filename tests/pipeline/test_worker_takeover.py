@@ -25,6 +25,8 @@ from memory.pipeline.turns import apply_turn, claim_turn, extract_items
 from tests.live_server import test_database_url
 from tests.pipeline.conftest import LAPTOP_REPLY, LAPTOP_USER
 from tests.task_worker import run_worker_once
+from memory.pipeline import liveness
+from tests.overrides import overrides_env
 
 BASE_DIR = Path(__file__).resolve().parents[2]
 
@@ -63,16 +65,16 @@ def test_a_job_whose_worker_process_is_gone_is_re_enqueued_at_start_up_and_run(w
     assert (turn.status, turn.attempts, turn.worker_pid) == ("done", 2, os.getpid())
 
 
-def test_a_job_whose_heartbeat_stopped_on_another_host_is_taken_over(world, laptop_conversation, make_turn, settings):
-    settings.TURN_HEARTBEAT_SECONDS = 10
+def test_a_job_whose_heartbeat_stopped_on_another_host_is_taken_over(world, laptop_conversation, make_turn, settings, monkeypatch):
+    monkeypatch.setattr(liveness, "TURN_HEARTBEAT_SECONDS", 10)
     turn = make_turn(laptop_conversation, LAPTOP_USER, LAPTOP_REPLY, run=False)
     mark_running(turn, host="other-host", pid=1234, heartbeat_age=31)  # three beats missed, far from the lease
     assert resume_stalled_turns() == [turn.pk]
     assert claim_turn(turn.pk) is not None
 
 
-def test_a_job_with_a_live_worker_is_not_stolen(world, laptop_conversation, make_turn, settings):
-    settings.TURN_HEARTBEAT_SECONDS = 10
+def test_a_job_with_a_live_worker_is_not_stolen(world, laptop_conversation, make_turn, settings, monkeypatch):
+    monkeypatch.setattr(liveness, "TURN_HEARTBEAT_SECONDS", 10)
     turn = make_turn(laptop_conversation, LAPTOP_USER, LAPTOP_REPLY, run=False)
     mark_running(turn, host=socket.gethostname(), pid=os.getpid(), heartbeat_age=5)  # this process is alive
     assert "re-enqueued 0" in resume_step()
@@ -84,8 +86,8 @@ def test_a_job_with_a_live_worker_is_not_stolen(world, laptop_conversation, make
     assert (turn.status, turn.attempts, turn.worker_host) == ("running", 1, "other-host")
 
 
-def test_the_heartbeat_advances_while_the_job_runs(transactional_db, world, laptop_conversation, make_turn, settings):
-    settings.TURN_HEARTBEAT_SECONDS = 0.2
+def test_the_heartbeat_advances_while_the_job_runs(transactional_db, world, laptop_conversation, make_turn, settings, monkeypatch):
+    monkeypatch.setattr(liveness, "TURN_HEARTBEAT_SECONDS", 0.2)
     turn = make_turn(laptop_conversation, LAPTOP_USER, LAPTOP_REPLY, run=False)
     claimed = claim_turn(turn.pk)
     with heartbeat(turn.pk):
@@ -99,7 +101,8 @@ def test_the_heartbeat_advances_while_the_job_runs(transactional_db, world, lapt
 def live_worker(transactional_db):
     """`manage.py run_worker` (what `make run` starts) in a subprocess on the test database."""
     env = {key: value for key, value in os.environ.items() if not key.startswith("LLM_")}
-    env.update(DATABASE_URL=test_database_url(), TURN_HEARTBEAT_SECONDS="0.5", PYTHONUNBUFFERED="1")
+    env.update(DATABASE_URL=test_database_url(), PYTHONUNBUFFERED="1",
+               **overrides_env(constants={"memory.pipeline.liveness.TURN_HEARTBEAT_SECONDS": 0.5}))
     process = subprocess.Popen(
         [sys.executable, "manage.py", "run_worker", "--interval", "0.2"],
         cwd=BASE_DIR, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
@@ -131,17 +134,17 @@ def test_an_overdue_job_whose_task_still_waits_in_the_queue_is_not_enqueued_agai
 
     with django_capture_on_commit_callbacks(execute=True):
         turn = make_turn(laptop_conversation, LAPTOP_USER, LAPTOP_REPLY, run=False)
-    later = timezone.now() + timedelta(seconds=settings.TURN_LEASE_SECONDS + 5)
+    later = timezone.now() + timedelta(seconds=liveness.TURN_LEASE_SECONDS + 5)
     assert resume_stalled_turns(now=later) == []  # a long queue, not a lost task: no duplicate every round
     assert DBTaskResult.objects.count() == 1
     DBTaskResult.objects.update(status="FAILED")  # the task is gone without running the job
     assert resume_stalled_turns(now=later) == [turn.pk]
 
 
-def test_a_frozen_worker_that_wakes_after_a_takeover_writes_nothing(world, laptop_conversation, make_turn, settings):
+def test_a_frozen_worker_that_wakes_after_a_takeover_writes_nothing(world, laptop_conversation, make_turn, settings, monkeypatch):
     """A worker frozen past its heartbeat (SIGSTOP, a stalled VM) loses the job to another worker;
     when it wakes it must not write the turn's notes a second time nor finish the row again."""
-    settings.TURN_HEARTBEAT_SECONDS = 10
+    monkeypatch.setattr(liveness, "TURN_HEARTBEAT_SECONDS", 10)
     turn = make_turn(laptop_conversation, LAPTOP_USER, LAPTOP_REPLY, run=False)
     frozen = claim_turn(turn.pk)
     assert frozen is not None

@@ -40,7 +40,7 @@ def run_manage(env_changes: dict[str, str | None]) -> subprocess.CompletedProces
         ({"LLM_TIMEOUT_SECONDS": "soon"}, "LLM_TIMEOUT_SECONDS"),
         ({"EMBEDDING_BACKEND": "word2vec"}, "EMBEDDING_BACKEND"),
         ({"EMBEDDING_BACKEND": "openai"}, "EMBEDDING_BASE_URL"),
-        ({"EMBEDDING_BATCH_SIZE": "0"}, "EMBEDDING_BATCH_SIZE"),
+        ({"EMBEDDING_DIMENSIONS": "-1"}, "EMBEDDING_DIMENSIONS"),
     ],
 )
 def test_bad_setting_is_one_line_naming_the_variable(env_changes, variable):

@@ -1,5 +1,6 @@
 """The production Content-Security-Policy in a real browser: Daphne runs with LEGALMEM_PRODUCTION=1
-(plain HTTP allowed for the test: SSL redirect, secure cookies and HSTS overridden, CSP enforced),
+(plain HTTP allowed for the test: SSL redirect off, secure cookies and HSTS overridden through
+tests/overrides, CSP enforced),
 and chromium visits the login, home, chat (asking a question over the websocket), navigation, admin
 and API docs pages, switches the language, and reports no `securitypolicyviolation` event and no
 console error on any of them."""
@@ -16,6 +17,7 @@ from memory.models import MemoryScope
 from tests.factories import PASSWORD
 from tests.live_server import CHROMIUM, CHROMIUM_ARGS, running_server
 from tests.fake_llm.server import text_reply
+from tests.overrides import overrides_env
 
 pytestmark = pytest.mark.browser
 
@@ -35,8 +37,9 @@ def production_server(transactional_db, fake_llm, tmp_path):
     production = {
         "LEGALMEM_PRODUCTION": "1",
         "SECRET_KEY": secrets.token_urlsafe(50),
-        "SECURE_SSL_REDIRECT": "0", "SESSION_COOKIE_SECURE": "0", "CSRF_COOKIE_SECURE": "0",
-        "SECURE_HSTS_SECONDS": "0", "ALLOWED_HOSTS": "127.0.0.1",
+        "SECURE_SSL_REDIRECT": "0", "ALLOWED_HOSTS": "127.0.0.1",
+        **overrides_env(settings={"SESSION_COOKIE_SECURE": False, "CSRF_COOKIE_SECURE": False,
+                                  "SECURE_HSTS_SECONDS": 0}),
     }
     with running_server(fake_llm, production, tmp_path / "daphne.log", base_env=base) as port:
         yield f"http://127.0.0.1:{port}"

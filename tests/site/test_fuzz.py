@@ -4,7 +4,7 @@ test database. Each run prints its case count; it asserts no response ≥ 500, J
 answer, an answer to every frame, no turn left ``streaming`` and no traceback in the server log.
 
 Kept to a bounded number of cases (FUZZ_HTTP_CASES, FUZZ_WS_CASES) so the suite stays quick; the
-seed is derandomized, so a failure is reproducible (docs/hardening-input.md "Fuzzing").
+seed is derandomized, so a failure is reproducible (docs/production.md "Bad input").
 """
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
 from memory.models import Message
+from tests.overrides import overrides_env
 
 pytestmark = pytest.mark.live_server
 
@@ -38,7 +39,8 @@ TURN_STATUSES = {Message.Status.COMPLETE, Message.Status.CANCELLED, Message.Stat
 
 @pytest.fixture
 def live_daphne_env() -> dict[str, str]:
-    return {"CHAT_RATE_LIMIT_PER_MINUTE": "100000"}  # the fuzzer asks fast; rate limiting has its own test
+    # the fuzzer asks fast; rate limiting has its own test
+    return overrides_env(constants={"chat.turns.CHAT_RATE_LIMIT_PER_MINUTE": 100000})
 
 
 # --- hostile values ---------------------------------------------------------------------------
@@ -152,7 +154,7 @@ def http_case(draw, schema: dict, ops: list[Operation]) -> tuple[str, str, bytes
     if query:
         path += "?" + "&".join(f"{as_param(k)}={as_param(v)}" for k, v in query.items())
     # Daphne's HTTP parser (Twisted) drops a request line over 16 KiB without an answer: a
-    # transport limit, like a proxy's, not the product's (docs/hardening-input.md "Fuzzing").
+    # transport limit, like a proxy's, not the product's (docs/production.md "Bad input").
     assume(len(path) <= MAX_URL_BYTES)
     body = None
     if op.method in ("POST", "PUT", "PATCH"):

@@ -16,6 +16,7 @@ import psutil
 import pytest
 
 from tests.fake_llm.server import FakeLLMServer, error_reply
+from tests.overrides import overrides_env
 
 pytestmark = pytest.mark.subprocess
 
@@ -71,7 +72,8 @@ def test_make_run_serves_refuses_a_second_run_stops_cleanly_and_keeps_data(tmp_p
     port = free_port()
     # The configured LLM fails every request: the first start seeds the shipped story instead of stopping.
     fake_llm.set_default(error_reply(500, "the model crashed"))
-    first = launch(data_dir, port, LLM_BASE_URL=fake_llm.base_url, LLM_MODEL=fake_llm.model, LLM_MAX_RETRIES="0")
+    first = launch(data_dir, port, LLM_BASE_URL=fake_llm.base_url, LLM_MODEL=fake_llm.model,
+                   **overrides_env(constants={"memory.llm.client.LLM_MAX_RETRIES": 0}))
     try:
         output = wait_for_line(first, "Ctrl-C stops", timeout=600)
         assert any("demo firm created" in line for line in output)
@@ -117,7 +119,8 @@ def test_make_run_serves_refuses_a_second_run_stops_cleanly_and_keeps_data(tmp_p
     assert postgres_processes(data_dir / "pgdata") == []
 
 
-def test_a_server_setting_postgresql_refuses_is_one_line_naming_the_variable(tmp_path):
+def test_a_retired_server_setting_is_one_line_naming_where_it_lives_and_starts_nothing(tmp_path):
+    """The embedded server's settings are constants of the launcher (EMBEDDED_SERVER_SETTINGS)."""
     data_dir = tmp_path / "var"
     env = {key: value for key, value in os.environ.items() if key != "DATABASE_URL"}
     env.update(LEGALMEM_DATA_DIR=str(data_dir), LEGALMEM_PG_SHARED_BUFFERS="lots")
@@ -126,7 +129,9 @@ def test_a_server_setting_postgresql_refuses_is_one_line_naming_the_variable(tmp
         cwd=BASE_DIR, env=env, capture_output=True, text=True, timeout=120,
     )
     assert result.returncode == 2, result.stdout + result.stderr
-    assert "LEGALMEM_PG_SHARED_BUFFERS='lots' is not accepted by PostgreSQL" in result.stderr
+    assert result.stderr.strip().startswith(
+        "[legalmem] error: LEGALMEM_PG_SHARED_BUFFERS is no longer read from the environment: it is a constant "
+        "in legalmem_site/launcher.py"), result.stderr
     assert postgres_processes(data_dir / "pgdata") == []
 
 
@@ -138,12 +143,13 @@ def test_a_demo_story_setting_that_does_not_parse_is_one_line_naming_the_variabl
     assert result.returncode == 2, result.stdout + result.stderr
     assert result.stderr.strip() == (
         "[legalmem] error: LEGALMEM_DEMO_STORY must be one of auto, llm, offline, skip, got 'sometimes'")
-    env.update(LEGALMEM_DEMO_STORY="auto", LEGALMEM_DEMO_STORY_BUDGET_SECONDS="ten minutes")
+    env.update(LEGALMEM_DEMO_STORY="auto", LEGALMEM_DEMO_STORY_BUDGET_SECONDS="ten minutes")  # retired
     result = subprocess.run([sys.executable, "-m", "legalmem_site.launcher", "run"],
                             cwd=BASE_DIR, env=env, capture_output=True, text=True, timeout=60)
     assert result.returncode == 2, result.stdout + result.stderr
-    assert result.stderr.strip() == ("[legalmem] error: LEGALMEM_DEMO_STORY_BUDGET_SECONDS must be a positive "
-                                      "number of seconds, got 'ten minutes'")
+    assert result.stderr.strip().startswith(
+        "[legalmem] error: LEGALMEM_DEMO_STORY_BUDGET_SECONDS is no longer read from the environment: it is a "
+        "constant in legalmem_site/launcher.py"), result.stderr
     assert postgres_processes(tmp_path / "var" / "pgdata") == []
 
 

@@ -40,7 +40,7 @@ def observability_env(tmp_path) -> dict[str, str]:
     """What a production host sets for logs and metrics, for the server and the worker alike."""
     directory = tmp_path / "prometheus"
     directory.mkdir()
-    return {"LOG_FORMAT": "json", "LOG_LEVEL": "info", "METRICS_TOKEN": TOKEN,
+    return {"LOG_FORMAT": "json", "METRICS_TOKEN": TOKEN,
             "PROMETHEUS_MULTIPROC_DIR": str(directory)}
 
 

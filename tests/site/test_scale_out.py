@@ -34,6 +34,7 @@ from navigation.tasks import refresh_navigation_graphs_task
 from tests.fake_llm.server import FakeLLMServer, json_reply, stall_reply, text_reply, tokenize
 from tests.live_server import test_database_url
 from tests.site.cluster import Cluster, cluster, redis_server
+from tests.overrides import overrides_env
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.cluster]
 
@@ -172,9 +173,11 @@ def test_two_servers_and_three_workers_share_one_database_and_one_redis(world, f
         **os.environ, "DATABASE_URL": test_database_url(), "PYTHONUNBUFFERED": "1",
         "LLM_BASE_URL": fake_llm.base_url, "LLM_MODEL": fake_llm.model, "LLM_API_KEY": "test-key",
         "LLM_EXTRACTION_BASE_URL": extraction_llm.base_url, "LLM_EXTRACTION_MODEL": extraction_llm.model,
-        "LLM_EXTRACTION_API_KEY": "test-key", "LLM_TIMEOUT_SECONDS": "300", "LLM_MAX_RETRIES": "0",
-        "TURN_HEARTBEAT_SECONDS": "0.5", "CHAT_RATE_LIMIT_PER_MINUTE": str(RATE_LIMIT),
-        "NAV_REFRESH_DELAY_SECONDS": str(REFRESH_DELAY),
+        "LLM_EXTRACTION_API_KEY": "test-key", "LLM_TIMEOUT_SECONDS": "300",
+        **overrides_env(constants={
+            "memory.llm.client.LLM_MAX_RETRIES": 0, "memory.pipeline.liveness.TURN_HEARTBEAT_SECONDS": 0.5,
+            "chat.turns.CHAT_RATE_LIMIT_PER_MINUTE": RATE_LIMIT, "navigation.tuning.NAV_REFRESH_DELAY_SECONDS": REFRESH_DELAY,
+        }),
         "PROMETHEUS_MULTIPROC_DIR": str(metrics_dir), "METRICS_TOKEN": TOKEN,
     }
     alice, bob, charlie = (session_cookie(user) for user in (world.alice, world.bob, world.charlie))

@@ -5,6 +5,7 @@ import pytest
 from django.core.management import call_command
 
 from memory.models import Firm
+from memory.llm import client as llm_client
 
 
 @pytest.fixture
@@ -20,6 +21,6 @@ def no_llm(llm_offline) -> None:
 
 
 @pytest.fixture
-def story_llm(llm_online, settings) -> None:
+def story_llm(llm_online, settings, monkeypatch) -> None:
     """Story generation and extraction both talk to the fake OpenAI-compatible server (one retry)."""
-    settings.LLM_MAX_RETRIES = 1
+    monkeypatch.setattr(llm_client, "LLM_MAX_RETRIES", 1)

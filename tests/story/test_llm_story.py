@@ -14,6 +14,7 @@ from showcase.story import load_offline_script, plan_chunks
 from showcase.story.chunks import STORY_SYSTEM_PROMPT, StoryChunk, estimate_tokens
 from tests.fake_llm.server import error_reply, json_reply
 from tests.story.helpers import load, run_folder
+from memory.llm import client as llm_client
 
 CONTEXT = 1536  # small enough that two turns fill a chunk: an event of five turns needs three
 SHORT = ("--events", "2", "--turns-per-event", "5", "--no-progress")
@@ -103,9 +104,9 @@ def test_the_story_is_written_one_chunk_per_request_each_fitting_the_context(
     ],
 )
 def test_a_bad_chunk_is_asked_for_once_more_then_replaced_by_the_shipped_turns(
-    demo_firm, fake_llm, story_llm, small_context, tmp_path, capsys, settings, bad, problem
+    demo_firm, fake_llm, story_llm, small_context, tmp_path, capsys, settings, bad, problem, monkeypatch,
 ):
-    settings.LLM_MAX_RETRIES = 0  # the client's own invalid-JSON retries off: each bad reply is seen once
+    monkeypatch.setattr(llm_client, "LLM_MAX_RETRIES", 0)  # the client's own invalid-JSON retries off: each bad reply is seen once
     first, *rest = plan()
     fake_llm.script(json_reply(bad(first)), json_reply(bad(first)), *(json_reply(written(c)) for c in rest))
     fake_llm.set_default(json_reply(knowledge("用户提供了付款发票。")))

