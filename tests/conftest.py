@@ -18,7 +18,8 @@ from memory.models import Category, Firm, Matter, MemoryScope, Note, Role, Sourc
 from memory.services.notes import NoteDraft, create_note
 from tests.factories import AssignmentFactory, FirmFactory, MatterFactory, MembershipFactory, UserFactory
 
-pytest_plugins = ["tests.fake_llm.fixtures", "tests.search_read_connections", "tests.template_database"]
+pytest_plugins = ["tests.fake_llm.fixtures", "tests.search_read_connections", "tests.template_database",
+                  "tests.embedding_cache"]
 
 
 BASE_DIR = Path(__file__).resolve().parent.parent

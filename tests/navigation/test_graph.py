@@ -175,7 +175,7 @@ def real_corpus():
     texts = [text for text, _event, _kw in sentences(300)]
     embedder = get_embedder()
     passages = embedder.embed_passages(texts)
-    queries = np.stack([embedder.embed_query(text) for text in texts])
+    queries = embedder.embed_queries(texts)  # one batched encode (32 at a time), not 300
     ids = [str(uuid.UUID(int=i * 7919 + 13)) for i in range(len(texts))]
     tokens = [frozenset(segment(text)) for text in texts]
     return texts, ids, passages, queries, tokens
