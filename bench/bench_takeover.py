@@ -23,8 +23,8 @@ from django.contrib.auth import get_user_model
 from django.utils import timezone
 
 from memory.models import Conversation, Firm, Membership, Role, TurnExtraction
-from memory.pipeline import save_message
-from memory.pipeline.turns import _get_or_create_turn
+from memory.services.conversations import save_message
+from remember.turns import _get_or_create_turn
 
 BASE_DIR = Path(__file__).resolve().parents[1]
 JOBS = int(os.environ.get("BENCH_JOBS", "5"))

@@ -55,6 +55,9 @@ INSTALLED_APPS = [
     "django_tasks",
     "django_tasks_db",
     "memory",
+    "remember",
+    "records",
+    "my_memory",
     "chat",
     "navigation",
     "showcase",
@@ -379,7 +382,7 @@ EMAIL_BACKEND = (
 # --- end OPS ---
 # --- REFACTOR-A ---
 # Algorithm tuning is code, next to the algorithm (docs/refactor-a.md): routing / linking /
-# evolution in memory/pipeline/routing/thresholds.py, persona in memory/pipeline/persona.py,
+# evolution in remember/routing/thresholds.py, persona in remember/persona.py,
 # the navigation graph in navigation/tuning.py. A deployment that still sets one of the retired
 # variables is told where the value lives now instead of having it silently ignored.
 RETIRED_TUNING_VARIABLES = {
@@ -387,11 +390,11 @@ RETIRED_TUNING_VARIABLES = {
         ("ROUTING_ADD_MIN_CONFIDENCE", "ROUTING_CONFLICT_SIMILARITY", "ROUTING_NEIGHBOURS", "ROUTING_HNSW_EF_SEARCH",
          "ROUTING_SAME_SLOT_SIMILARITY", "ROUTING_LOW_CONFIDENCE_IMPORTANCE", "LINK_MIN_SIMILARITY",
          "LINK_MAX_SEMANTIC", "EVOLVE_MIN_SIMILARITY"),
-        "memory/pipeline/routing/thresholds.py",
+        "remember/routing/thresholds.py",
     ),
     **dict.fromkeys(
         ("PERSONA_PROMOTION_STRENGTH", "PERSONA_MIN_EVIDENCE", "PERSONA_HALF_LIFE_DAYS", "PERSONA_TIE_MARGIN"),
-        "memory/pipeline/persona.py",
+        "remember/persona.py",
     ),
     **dict.fromkeys(
         ("NAV_M", "NAV_M0", "NAV_EF_SEARCH", "NAV_LEXICAL_WEIGHT", "NAV_CANDIDATES", "NAV_EF_CONSTRUCTION",
@@ -418,14 +421,14 @@ INPUT_MAX_PAGE_LIMIT = env_int("INPUT_MAX_PAGE_LIMIT", 500, minimum=1)
 INPUT_MAX_OFFSET = env_int("INPUT_MAX_OFFSET", 10_000_000, minimum=0)
 # Daphne's own websocket message cap (CHAT_TRANSPORT_MAX_BYTES) is read by legalmem_site/serving.py.
 MIDDLEWARE.insert(
-    MIDDLEWARE.index("whitenoise.middleware.WhiteNoiseMiddleware") + 1, "memory.http_input.InputGuardMiddleware"
+    MIDDLEWARE.index("whitenoise.middleware.WhiteNoiseMiddleware") + 1, "infra.http_input.InputGuardMiddleware"
 )
 REST_FRAMEWORK["DEFAULT_PARSER_CLASSES"] = [
-    "memory.http_input.BoundedJSONParser",
+    "infra.http_input.BoundedJSONParser",
     "rest_framework.parsers.FormParser",
     "rest_framework.parsers.MultiPartParser",
 ]
-REST_FRAMEWORK["DEFAULT_PAGINATION_CLASS"] = "memory.http_input.BoundedLimitOffsetPagination"
+REST_FRAMEWORK["DEFAULT_PAGINATION_CLASS"] = "infra.http_input.BoundedLimitOffsetPagination"
 # The API schema and its browsable docs are for logged-in users only.
 SPECTACULAR_SETTINGS["SERVE_PERMISSIONS"] = ["rest_framework.permissions.IsAuthenticated"]
 # --- end HARDEN-INPUT ---
@@ -435,7 +438,7 @@ SPECTACULAR_SETTINGS["SERVE_PERMISSIONS"] = ["rest_framework.permissions.IsAuthe
 METRICS_TOKEN = env_str("METRICS_TOKEN", "")  # scrape with "Authorization: Bearer <token>"
 METRICS_ALLOWED_IPS = env_list("METRICS_ALLOWED_IPS", [])  # or from these addresses (no token needed)
 MIDDLEWARE.insert(MIDDLEWARE.index("django.middleware.security.SecurityMiddleware") + 1,
-                  "legalmem_site.metrics.RequestMetricsMiddleware")
+                  "infra.metrics.RequestMetricsMiddleware")
 SECURE_REDIRECT_EXEMPT.append(r"^metrics$")
 # --- end METRICS ---
 
@@ -450,10 +453,10 @@ LOG_CONTENT_LENGTHS = env_bool("LOG_CONTENT_LENGTHS", False)
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "filters": {"ids": {"()": "legalmem_site.logs.formatters.ContextFilter"}},
+    "filters": {"ids": {"()": "infra.logs.formatters.ContextFilter"}},
     "formatters": {
-        "json": {"()": "legalmem_site.logs.formatters.JsonFormatter"},
-        "text": {"()": "legalmem_site.logs.formatters.TextFormatter"},
+        "json": {"()": "infra.logs.formatters.JsonFormatter"},
+        "text": {"()": "infra.logs.formatters.TextFormatter"},
     },
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT, "filters": ["ids"]}},
     "root": {"handlers": ["console"], "level": "WARNING"},
@@ -462,7 +465,7 @@ LOGGING = {
         "django": {"handlers": ["console"], "level": "WARNING", "propagate": False},
     },
 }
-MIDDLEWARE.insert(0, "legalmem_site.logs.requests.RequestLogMiddleware")  # outermost: every request gets its id
+MIDDLEWARE.insert(0, "infra.logs.requests.RequestLogMiddleware")  # outermost: every request gets its id
 # --- end OPS-LOGS ---
 # --- SEARCH-SPEED ---
 # A layered search reads its notes on a second database connection while its own connection

@@ -31,7 +31,7 @@ from memory.models import (
 from memory.contradictions import open_contradictions, with_open_contradiction
 from memory.audit_display import changes as audit_changes, extra_lines as audit_extra_lines
 from memory.labels import OBJECT_TYPES, actor_display, link_reason, object_type_label, speaker_label
-from memory.admin_records import RECORDS_READONLY, FirmRecordsAdmin, MatterRecordsAdmin, MembershipRecordsAdmin
+from records.admin import RECORDS_READONLY, FirmRecordsAdmin, MatterRecordsAdmin, MembershipRecordsAdmin
 from memory.models import AuditEvent
 from memory.services.notes import NoteValidationError, correct_note, delete_note, restore_forgotten_note
 from memory.services.tenancy import assign_user, create_matter, unassign_user, update_matter

@@ -6,9 +6,9 @@ from uuid import UUID
 
 from django.db.models import Count, QuerySet
 
-from memory.extraction.quotes import new_in_reply
+from remember.extraction.quotes import new_in_reply
 from memory.models import Firm, Matter, MemoryScope, Message, Note
-from memory.pipeline.extract import OFFLINE_ANSWER_ENGINE, recalled_texts
+from remember.extract import OFFLINE_ANSWER_ENGINE, recalled_texts
 
 
 def visible_notes(user) -> QuerySet[Note]:
@@ -62,7 +62,7 @@ def echo_notes(firm: Firm | None = None) -> list[Note]:
     """Current notes the write path should never have made: every source message is an
     assistant reply, and the note only repeats what that reply was given from memory (an answer
     the offline engine composed repeats nothing else; an LLM's sentence that quotes a recalled
-    text is judged as the write path judges it — ``memory.extraction.quotes``)."""
+    text is judged as the write path judges it — ``remember.extraction.quotes``)."""
     notes = Note.objects.active().exclude(source_message_ids=[]).order_by("stored_at")
     if firm is not None:
         notes = notes.filter(firm=firm)

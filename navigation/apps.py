@@ -13,7 +13,7 @@ class NavigationConfig(AppConfig):
 
         signals.connect()
         try:
-            from memory.retrieval import register_strategy
+            from recall import register_strategy
         except ImportError:  # retrieval not installed: /api/navigation/search still serves it
             return
         from navigation.search import layered_nav_strategy

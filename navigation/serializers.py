@@ -13,7 +13,7 @@ import numpy as np
 from django.conf import settings
 from rest_framework import serializers
 
-from memory.http_input import MAX_DB_ID
+from infra.http_input import MAX_DB_ID
 from memory.models import MemoryScope, Note
 from navigation.built import BuiltGraph
 from navigation.events import event_key, event_label

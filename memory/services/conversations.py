@@ -1,7 +1,7 @@
 """Writes of conversations and messages: what was said (docs/memory-model.md, Conversations).
 
 The one place a conversation is started or a message stored, whoever the caller is: the chat
-(``chat.turns``), transcript import (``memory.pipeline.ingest``) and the demo story
+(``chat.turns``), transcript import (``remember.ingest``) and the demo story
 (``showcase.story.runner``). Messages are evidence: stored as said, never rewritten by the
 pipeline; each write is one transaction. Messages are not audited one by one (they are the
 conversation itself); the notes derived from them are.

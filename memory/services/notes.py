@@ -12,7 +12,7 @@ from django.db import connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from memory.embeddings import get_embedder
+from infra.embeddings import get_embedder
 from memory.models import (
     AuditEvent,
     Category,
@@ -28,7 +28,7 @@ from memory.models import (
 )
 from memory.segmentation import search_text
 from memory.services.audit import actor_label, record, record_note_event
-from memory.services.transaction_memo import remembered
+from memory.transaction_memo import remembered
 
 MAX_NOTE_CHARS = 4000
 

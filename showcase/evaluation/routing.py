@@ -26,9 +26,9 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 
-from memory.embeddings import get_embedder
+from infra.embeddings import get_embedder
 from memory.models import Firm, Matter, MatterAssignment, Membership, MemoryScope, Role, SourceType
-from memory.pipeline.routing import route_and_write
+from remember.routing import route_and_write
 from memory.services.notes import NoteDraft, create_note
 
 PAIRS = Path(__file__).with_name("routing_pairs.json")

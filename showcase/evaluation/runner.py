@@ -2,7 +2,7 @@
 
 The story is imported into a fresh, throw-away firm pair (new slugs and users, so nothing
 collides with real data) through the real write path
-(``memory.pipeline.ingest.import_transcript``), then every question is asked through
+(``remember.ingest.import_transcript``), then every question is asked through
 ``search_memory`` as its user, in its matter. By default everything runs inside one
 transaction that is rolled back at the end: the database is left as it was.
 
@@ -160,7 +160,7 @@ def create_world(data: dict[str, Any], suffix: str) -> tuple[dict[str, Firm], di
 def import_renamed(data: dict[str, Any], firms: dict[str, Firm], users: dict[str, Any],
                    progress: Callable[[int, int], None] | None) -> str:
     """Import ``data["transcripts"]`` (import_conversation payloads) into the renamed world."""
-    from memory.pipeline.ingest import import_transcript  # the write path's importer
+    from remember.ingest import import_transcript  # the write path's importer
 
     summaries = []
     for transcript in data["transcripts"]:
@@ -192,7 +192,7 @@ def evaluate(
 
 def _evaluate(data: dict[str, Any], *, strategy: str, ks: tuple[int, ...],
               progress: Callable[[int, int], None] | None) -> Report:
-    from memory.retrieval import search_memory
+    from recall import search_memory
 
     suffix = uuid.uuid4().hex[:8]
     firms, users = create_world(data, suffix)
@@ -260,7 +260,7 @@ def _evaluate(data: dict[str, Any], *, strategy: str, ks: tuple[int, ...],
 def _baselines(questions: list[dict[str, Any]], users: dict[str, Any], message_pk: dict[str, int],
                ks: tuple[int, ...]) -> dict[str, dict[str, dict[str, float]]]:
     """Dense, BM25 and RRF over each asker's visible raw messages, scored like the product."""
-    from memory.embeddings import get_embedder
+    from infra.embeddings import get_embedder
     from showcase.evaluation.baselines import BASELINES, indexes_for
     from showcase.evaluation.metrics import recall_at_k, reciprocal_rank
 

@@ -11,7 +11,7 @@ import pytest
 from playwright.sync_api import expect
 
 from memory.models import Category, Conversation, Message, SourceType
-from memory.pipeline import save_message
+from memory.services.conversations import save_message
 from tests.factories import PASSWORD
 from tests.fake_llm.server import error_reply, text_reply
 from tests.screenshots import save_screenshot

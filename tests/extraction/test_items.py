@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memory.extraction import MAX_CONTENT_CHARS, Category, ExtractedItem, clean_text, validate_items
+from remember.extraction import MAX_CONTENT_CHARS, Category, ExtractedItem, clean_text, validate_items
 from memory.models import Category as NoteCategory
 
 

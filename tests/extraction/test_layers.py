@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from memory.extraction import validate_items
-from memory.extraction.items import Category, cites_statute, is_advice, scope_for
+from remember.extraction import validate_items
+from remember.extraction.items import Category, cites_statute, is_advice, scope_for
 
 
 @pytest.mark.parametrize(

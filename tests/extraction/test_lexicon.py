@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from memory.extraction import (
+from remember.extraction import (
     ExtractedItem,
     context_for,
     detect_topic,

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from memory.extraction import ExtractedItem, extract_offline
+from remember.extraction import ExtractedItem, extract_offline
 
 LAPTOP_FACTS = "我在2024年3月5日花5999元买了一台笔记本电脑，笔记本电脑在购买后约两周出现大面积花屏。"
 LAPTOP_EVIDENCE = "我已经保存了电子发票、付款截图、花屏照片和三次客服录音。"

@@ -8,8 +8,8 @@ from datetime import date
 
 import pytest
 
-from memory.extraction import ExtractedItem, extract_offline, extract_amounts, keywords_for
-from memory.extraction.english.dates import resolve
+from remember.extraction import ExtractedItem, extract_offline, extract_amounts, keywords_for
+from remember.extraction.english.dates import resolve
 
 SAID_ON = date(2023, 5, 8)  # a Monday
 
@@ -182,7 +182,7 @@ def test_extraction_is_deterministic() -> None:
 
 
 def test_english_items_from_an_llm_get_english_keywords_dates_and_context() -> None:
-    from memory.extraction import validate_items
+    from remember.extraction import validate_items
 
     (item,), reasons = validate_items([{"content": "Caroline adopted a puppy named Oscar in 2022.", "category": "fact"}])
     assert reasons == []

@@ -7,14 +7,14 @@ import json
 
 import pytest
 
-from memory.extraction import (
+from remember.extraction import (
     _KNOWLEDGE_EXTRACT_PROMPT,
     KNOWLEDGE_SCHEMA,
     build_extraction_prompt,
     is_trivial_turn,
 )
 
-# SHA-256 of the product's extraction prompt (memory/extraction/prompt.py): a change to the
+# SHA-256 of the product's extraction prompt (remember/extraction/prompt.py): a change to the
 # wording changes what every LLM extracts, so it must be deliberate and update this fingerprint.
 PROMPT_SHA256 = "b68936557b550ce63aee583e84c616ea3157173cf44540979bac50fd332c7df6"
 

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from memory.llm.client import LLMConfig
+from infra.llm.client import LLMConfig
 
 from .profiles import PROFILE_NAMES
 from .server import FakeLLMServer

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from memory.llm import (
+from infra.llm import (
     JSONMode,
     LLMBadOutput,
     LLMClient,
@@ -27,7 +27,7 @@ from memory.llm import (
     parse_json_object,
     validate_json,
 )
-from memory.llm.structured import EXAMPLE_HINT_PREFIX, example_for
+from infra.llm.structured import EXAMPLE_HINT_PREFIX, example_for
 from tests.fake_llm import (
     FakeLLMServer,
     error_reply,

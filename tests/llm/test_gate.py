@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from memory.llm import LLMUnavailable, Priority, RequestGate
+from infra.llm import LLMUnavailable, Priority, RequestGate
 
 pytestmark = pytest.mark.django_db
 

@@ -9,8 +9,8 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from memory.extraction import KNOWLEDGE_ENVELOPE, KNOWLEDGE_SCHEMA
-from memory.llm import JSONMode, LLMClient, Role
+from remember.extraction import KNOWLEDGE_ENVELOPE, KNOWLEDGE_SCHEMA
+from infra.llm import JSONMode, LLMClient, Role
 from memory.models import LLMServerMode, LLMServerSpeed
 from tests.factories import UserFactory
 from tests.fake_llm import json_reply

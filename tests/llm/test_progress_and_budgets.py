@@ -12,9 +12,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from memory.extraction import KNOWLEDGE_ENVELOPE, KNOWLEDGE_SCHEMA
-from memory.llm import LLMClient, LLMConfig, LLMTooSlow, Role
-from memory.llm.client import BUDGET_SPEED_MARGIN
+from remember.extraction import KNOWLEDGE_ENVELOPE, KNOWLEDGE_SCHEMA
+from infra.llm import LLMClient, LLMConfig, LLMTooSlow, Role
+from infra.llm.client import BUDGET_SPEED_MARGIN
 from memory.models import LLMServerSpeed
 from tests.fake_llm import FakeLLMServer, json_reply, tokenize
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memory.llm import LLMClient, Priority, Role
+from infra.llm import LLMClient, Priority, Role
 from tests.site.test_configuration import run_manage
 
 

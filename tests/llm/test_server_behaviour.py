@@ -12,10 +12,10 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from memory.extraction import KNOWLEDGE_ENVELOPE, KNOWLEDGE_EXAMPLE, KNOWLEDGE_SCHEMA, validate_items
-from memory.llm import JSONMode, LLMClient, LLMConfig, LLMStreamIncomplete, LLMUnavailable
-from memory.llm.modes import KnownMode, ProcessModeStore
-from memory.llm.structured import RETRY_HINT, unwrap_schema_echo
+from remember.extraction import KNOWLEDGE_ENVELOPE, KNOWLEDGE_EXAMPLE, KNOWLEDGE_SCHEMA, validate_items
+from infra.llm import JSONMode, LLMClient, LLMConfig, LLMStreamIncomplete, LLMUnavailable
+from infra.llm.modes import KnownMode, ProcessModeStore
+from infra.llm.structured import RETRY_HINT, unwrap_schema_echo
 from tests.fake_llm import FakeLLMServer, error_reply, json_reply, text_reply
 from tests.fake_llm.profiles import LLAMACPP_SCHEMA_ERROR
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from memory.models import AuditEvent, AuditLog, MemoryScope, Message, Note
-from memory.pipeline.message_index import index_messages
-from memory.retrieval import search_memory
+from remember.message_index import index_messages
+from recall import search_memory
 from memory.services.notes import (
     NoteNotChangeable,
     NoteValidationError,

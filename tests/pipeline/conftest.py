@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from memory.models import Message, TurnExtraction
-from memory.pipeline import enqueue_turn_extraction, process_turn, save_message
+from remember.turns import enqueue_turn_extraction, process_turn
+from memory.services.conversations import save_message
 from tests.pipeline.factories import ConversationFactory, at
 
 LAPTOP_USER = "我在2024年3月5日花5999元买了一台笔记本电脑，笔记本电脑在购买后约两周出现大面积花屏。"

@@ -2,11 +2,11 @@
 and messages queued while the file is stored are embedded with no turn run."""
 from __future__ import annotations
 
-from memory.embeddings import get_embedder
+from infra.embeddings import get_embedder
 from memory.models import Message, TurnExtraction
-from memory.pipeline.bulk import BulkRun
-from memory.pipeline.encoder import FILLER_STEP, BackgroundEncoder
-from memory.pipeline.message_index import pending_messages
+from remember.bulk import BulkRun
+from remember.encoder import FILLER_STEP, BackgroundEncoder
+from remember.message_index import pending_messages
 from memory.services.conversations import NewMessage, save_messages
 
 

@@ -10,8 +10,9 @@ from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
 from memory.models import AuditLog, Message, Note, NoteLink, RoutingDecision, TurnExtraction
-from memory.pipeline import bulk, import_transcript
-from memory.pipeline.message_index import pending_messages
+from remember import bulk
+from remember.ingest import import_transcript
+from remember.message_index import pending_messages
 
 FACTS = [
     "我在2024年3月5日花5999元买了一台笔记本电脑，笔记本电脑在购买后约两周出现大面积花屏。",
@@ -133,7 +134,7 @@ def test_bulk_reimport_changes_nothing_and_notes_stay_walled(world):
 
 
 def test_a_failing_turn_is_recorded_and_the_others_still_run(world, monkeypatch):
-    from memory.pipeline import apply
+    from remember import apply
 
     real = apply.route_and_write
     calls = {"n": 0}
@@ -164,8 +165,8 @@ def test_an_embedding_outage_during_a_bulk_import_is_loud_and_loses_nothing(worl
 
     from django.test import override_settings
 
-    import memory.embeddings as embeddings
-    from memory.embeddings import EmbeddingUnavailable
+    import infra.embeddings as embeddings
+    from infra.embeddings import EmbeddingUnavailable
 
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))

@@ -10,8 +10,8 @@ from django.core.management import call_command
 
 from memory.contradictions import contradictions_for
 from memory.models import AuditEvent, AuditLog, LinkType, Note, NoteLink, RoutingDecision
-from memory.pipeline.routing.slots import disagreement
-from memory.retrieval import search_memory
+from remember.routing.slots import disagreement
+from recall import search_memory
 from memory.services.notes import correct_note, forget_note
 from tests.pipeline.factories import ConversationFactory, at
 

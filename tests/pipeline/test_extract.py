@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from memory.llm import LLMBadOutput, LLMUnavailable
-from memory.pipeline import extract_turn
+from infra.llm import LLMBadOutput, LLMUnavailable
+from remember.extract import extract_turn
 from tests.fake_llm import json_reply
 from tests.pipeline.conftest import LAPTOP_REPLY, LAPTOP_USER
 

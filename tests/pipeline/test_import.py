@@ -7,8 +7,8 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from memory.models import Conversation, Message, Note, TurnExtraction
-from memory.pipeline import import_transcript
-from memory.pipeline.ingest import TranscriptError
+from remember.ingest import import_transcript
+from remember.ingest import TranscriptError
 from tests.fake_llm.server import error_reply, json_reply
 
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 
 from memory.models import LLMServerMode, Message, Note, TurnExtraction
-from memory.pipeline import enqueue_turn_extraction, process_turn, save_message
+from remember.turns import enqueue_turn_extraction, process_turn
+from memory.services.conversations import save_message
 from tests.fake_llm import FakeLLMServer, error_reply, json_reply
 from tests.pipeline.conftest import LAPTOP_REPLY, LAPTOP_USER
 
@@ -135,7 +136,7 @@ def test_extraction_can_use_its_own_server_and_model(world, laptop_conversation,
 
 def test_consolidation_reads_only_completed_replies(world, laptop_conversation, fake_llm, llm_settings):
     from memory.models import Consolidation
-    from memory.pipeline.apply import process_batch
+    from remember.apply import process_batch
 
     messages = [
         save_message(laptop_conversation, "user", LAPTOP_USER, speaker="alice"),

@@ -110,7 +110,7 @@ def test_the_turns_cue_in_the_slot_comparison(said, new, old, kind):
     """``compare(new, old, said=…)``: the turn's cue counts for the slot it names or the value
     it rejects; a stored note holding another value too is not superseded; no cue, no
     correction."""
-    from memory.pipeline.routing import compare
+    from remember.routing import compare
 
     assert compare(new, old, said=said).kind.value == kind
 

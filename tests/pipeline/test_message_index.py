@@ -9,12 +9,13 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.test import override_settings
 
-import memory.embeddings as embeddings
+import infra.embeddings as embeddings
 from chat.turns import Recall, begin_turn, finish_turn
 from memory.models import Message
-from memory.pipeline import import_transcript, save_message
-from memory.pipeline.message_index import embedding_text, pending_messages
-from memory.retrieval import search_memory
+from remember.ingest import import_transcript
+from memory.services.conversations import save_message
+from remember.message_index import embedding_text, pending_messages
+from recall import search_memory
 from tests.pipeline.test_import import transcript
 from tests.task_worker import run_worker_once
 

@@ -100,7 +100,8 @@ def test_the_same_remark_on_another_day_is_a_mention_not_a_new_fact(world, lapto
 def test_a_live_chat_reply_is_the_assistant_whatever_engine_wrote_it(world, laptop_conversation):
     """Chat stores the reply under its engine's name ("offline", "llm:<model>"): that is the
     product's assistant, not a second person, so its chatter never becomes a note."""
-    from memory.pipeline import enqueue_turn_extraction, process_turn, save_message
+    from remember.turns import enqueue_turn_extraction, process_turn
+    from memory.services.conversations import save_message
     from tests.pipeline.factories import at
 
     question = save_message(laptop_conversation, "user", "I went to the Apple store yesterday about my laptop.",

@@ -6,13 +6,13 @@ from datetime import timedelta
 
 import pytest
 
-from memory.embeddings import get_embedder
-from memory.extraction import ExtractedItem
+from infra.embeddings import get_embedder
+from remember.extraction import ExtractedItem
 from memory.models import LinkType, MemoryScope, Note, NoteLink, PersonaEvidence, PersonaTrait, RoutingDecision
-from memory.pipeline import save_message
-from memory.pipeline.drafts import TurnSource
-from memory.pipeline import persona
-from memory.pipeline.persona import persona_strength, qualifies, record_persona_item, time_decay
+from memory.services.conversations import save_message
+from remember.drafts import TurnSource
+from remember import persona
+from remember.persona import persona_strength, qualifies, record_persona_item, time_decay
 from tests.pipeline.factories import at
 
 PREFERENCE = "我希望你以后先给结论，再列证据清单，最后给协商、投诉、起诉路径。"

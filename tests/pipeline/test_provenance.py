@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from memory.models import AuditEvent, AuditLog, Note
-from memory.pipeline import enqueue_turn_extraction, process_turn
-from memory.pipeline.drafts import Provenance, is_source_tag
+from remember.turns import enqueue_turn_extraction, process_turn
+from remember.drafts import Provenance, is_source_tag
 from tests.pipeline.conftest import LAPTOP_REPLY, LAPTOP_USER
 
 FOLLOW_UP = "我在2024年3月20日把笔记本电脑送到商家维修点，商家说花屏是人为损坏，拒绝免费维修。"

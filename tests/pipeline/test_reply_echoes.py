@@ -3,10 +3,10 @@ every answer the offline engine composed from memory, give no notes and no menti
 reply adds (a statute not recalled, a computed deadline) does, with the reply's provenance."""
 from __future__ import annotations
 
-from memory.extraction.quotes import new_in_reply
+from remember.extraction.quotes import new_in_reply
 from memory.models import Message, Note, TurnExtraction
-from memory.pipeline import enqueue_turn_extraction, process_turn
-from memory.pipeline.extract import OFFLINE_ANSWER_ENGINE, extractable_reply
+from remember.turns import enqueue_turn_extraction, process_turn
+from remember.extract import OFFLINE_ANSWER_ENGINE, extractable_reply
 
 RECALLED_FACT = "房东扣留了押金8000元，理由是墙面污损。"
 RECALLED_LAW = "根据《民法典》第七百一十条，承租人按约定使用租赁物致其损耗的，不承担赔偿责任。"
@@ -94,8 +94,8 @@ def test_english_sentences_keep_their_spaces():
 def test_a_reply_that_only_quotes_memory_is_not_recalled_beside_what_it_quoted(world, laptop_conversation, make_turn):
     """The turn job marks it: search then returns the memory it quoted, never the quotation too;
     a reply that adds something stays recallable."""
-    from memory.pipeline.message_index import index_messages
-    from memory.retrieval import search_memory
+    from remember.message_index import index_messages
+    from recall import search_memory
 
     quoting = reply_turn(laptop_conversation, make_turn, f"您之前提到，{RECALLED_FACT}\n{RECALLED_LAW}",
                          engine="llm:qwen-local", recall=recalled(RECALLED_FACT, RECALLED_LAW))

@@ -7,7 +7,7 @@ import pytest
 from django.utils import timezone
 
 from memory.models import AuditEvent, AuditLog, LinkType, MemoryScope, Note, NoteLink, RoutingDecision
-from memory.pipeline.routing import conflict_between, lexical_overlap, thresholds
+from remember.routing import conflict_between, lexical_overlap, thresholds
 from tests.pipeline.conftest import LAPTOP_REPLY, LAPTOP_USER
 
 PURCHASE = "我在2024年3月5日花5999元买了一台笔记本电脑。"
@@ -191,7 +191,7 @@ def test_lexical_overlap_ignores_digits():
 
 
 def test_statements_citing_different_articles_never_supersede_each_other():
-    from memory.pipeline.routing import conflict_between
+    from remember.routing import conflict_between
 
     article_24 = "《消费者权益保护法》第二十四条规定，经营者提供的商品不符合质量要求的，消费者可以要求退货。"
     article_20 = "《消费者权益保护法》第二十条规定，经营者应当向消费者提供有关商品的真实信息。"
@@ -245,7 +245,7 @@ def test_a_200_turn_import_of_transfers_supersedes_nothing(world):
     """Transfers TX…0000 – TX…0199 read alike (cosine ≈ 1) but are 200 distinct events."""
     from datetime import datetime, timedelta, timezone as tz
 
-    from memory.pipeline import import_transcript
+    from remember.ingest import import_transcript
 
     start = datetime(2026, 3, 1, 9, 0, tzinfo=tz.utc)
     messages = []
@@ -331,7 +331,7 @@ def test_a_negation_of_a_different_statement_is_added(world, make_turn):
     ],
 )
 def test_slot_comparison(old, new, kind):
-    from memory.pipeline.routing import compare
+    from remember.routing import compare
 
     assert compare(new, old).kind.value == kind
 

@@ -1,6 +1,6 @@
 """A job left by a dead worker is re-enqueued once, however many watchdogs see it: not again
 while its new task waits, and not twice by workers looking at the same moment
-(memory/pipeline/turns.py ``resume_stalled_turns``; the scale-out test kills workers for real)."""
+(remember/turns.py ``resume_stalled_turns``; the scale-out test kills workers for real)."""
 from __future__ import annotations
 
 import socket
@@ -8,7 +8,7 @@ import socket
 import pytest
 from django_tasks_db.models import DBTaskResult
 
-from memory.pipeline import resume_stalled_turns
+from remember.turns import resume_stalled_turns
 from tests.concurrency import all_at_once
 from tests.pipeline.conftest import LAPTOP_REPLY, LAPTOP_USER
 from tests.pipeline.test_worker_takeover import dead_pid, mark_running

@@ -9,10 +9,10 @@ from django.test import override_settings
 from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
 
-import memory.embeddings as embeddings
+import infra.embeddings as embeddings
 from memory.models import AuditEvent, AuditLog, Message, Note, RoutingDecision, TurnExtraction
-from memory.pipeline import process_turn, resume_stalled_turns
-from memory.pipeline.turns import claim_turn
+from remember.turns import process_turn, resume_stalled_turns
+from remember.turns import claim_turn
 from tests.fake_llm import json_reply
 from tests.pipeline.conftest import LAPTOP_REPLY, LAPTOP_USER
 from tests.task_worker import run_worker_once
@@ -71,7 +71,7 @@ def test_running_a_turn_twice_creates_no_duplicates(world, laptop_conversation, 
 
 
 def test_enqueueing_the_same_reply_twice_returns_the_same_job(world, laptop_conversation, make_turn):
-    from memory.pipeline import enqueue_turn_extraction
+    from remember.turns import enqueue_turn_extraction
 
     turn = make_turn(laptop_conversation, LAPTOP_USER, LAPTOP_REPLY)
     same = enqueue_turn_extraction(turn.user_message, turn.assistant_message)
@@ -83,9 +83,9 @@ def test_a_job_left_running_by_a_dead_worker_is_resumed(world, laptop_conversati
     turn = make_turn(laptop_conversation, LAPTOP_USER, LAPTOP_REPLY, run=False)
     # the worker claimed it, extracted, wrote the first item, then died
     claim_turn(turn.pk)
-    from memory.pipeline.apply import apply_items
-    from memory.pipeline.turns import _source_for
-    from memory.extraction import extract_offline
+    from remember.apply import apply_items
+    from remember.turns import _source_for
+    from remember.extraction import extract_offline
 
     turn.refresh_from_db()
     items = extract_offline(LAPTOP_USER, LAPTOP_REPLY)

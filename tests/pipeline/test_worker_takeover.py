@@ -1,6 +1,6 @@
 """A turn left ``running`` by a killed worker is taken over at once — by the start-up resume step
 and by a live, idle worker — while a job whose worker still beats its heartbeat is left alone
-(memory/pipeline/liveness.py, docs/production.md "After a crash")."""
+(remember/liveness.py, docs/production.md "After a crash")."""
 from __future__ import annotations
 
 import io
@@ -18,10 +18,10 @@ from django.core.management import call_command
 from django.utils import timezone
 
 from memory.models import Note, TurnExtraction
-from memory.pipeline import resume_stalled_turns
-from memory.pipeline.liveness import heartbeat
-from memory.pipeline.apply import TurnTakenOver
-from memory.pipeline.turns import apply_turn, claim_turn, extract_items
+from remember.turns import resume_stalled_turns
+from remember.liveness import heartbeat
+from remember.apply import TurnTakenOver
+from remember.turns import apply_turn, claim_turn, extract_items
 from tests.live_server import test_database_url
 from tests.pipeline.conftest import LAPTOP_REPLY, LAPTOP_USER
 from tests.task_worker import run_worker_once

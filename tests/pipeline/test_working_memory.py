@@ -5,8 +5,10 @@ import pytest
 from django.contrib.postgres.search import SearchQuery, SearchVector
 
 from memory.models import ConsolidatedMessage, Consolidation, Message, Note, TurnExtraction
-from memory.pipeline import consolidate_overflow, save_message, working_memory
-from memory.pipeline.working_memory import unconsolidated
+from remember.consolidation import consolidate_overflow
+from memory.services.conversations import save_message
+from remember.working_memory import working_memory
+from remember.working_memory import unconsolidated
 from memory.services.conversations import MessageError
 from tests.pipeline.factories import at
 

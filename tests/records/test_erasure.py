@@ -10,12 +10,12 @@ from django.db import DatabaseError, connection, transaction
 from django_tasks_db.models import DBTaskResult
 
 from memory.models import AuditEvent, AuditLog, Conversation, Matter, Message, Note, TurnExtraction
-from memory.pipeline import turns as turn_jobs
-from memory.pipeline.turns import TurnGone, claim_turn, process_turn
-from memory.retrieval import search_memory
+from remember import turns as turn_jobs
+from remember.turns import TurnGone, claim_turn, process_turn
+from recall import search_memory
 from memory.services.notes import supersede_note
 from memory.services import erasure
-from memory.services.erasure import (
+from records.erasure import (
     ErasureError,
     conversation_unit,
     erase,

@@ -1,4 +1,4 @@
-"""The note statement on a second connection (memory/retrieval/alongside.py): it runs there
+"""The note statement on a second connection (recall/alongside.py): it runs there
 only outside a transaction, and the answer and the visibility rule are those of one connection
 — alice, bob (walled off from matter_deposit) and charlie (another firm)."""
 from __future__ import annotations
@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 from django.db import connection
 
-from memory.retrieval import search_memory
-from memory.retrieval import alongside
-from memory.retrieval.alongside import WORKERS, can_run_alongside, close_read_connections, run_alongside
+from recall import search_memory
+from recall import alongside
+from recall.alongside import WORKERS, can_run_alongside, close_read_connections, run_alongside
 
 QUESTIONS = ["这个电脑花屏纠纷下一步怎么走？", "押金被扣了怎么办", "并购估值", "之前商家怎么说花屏的？"]
 ALICE_MAY_SEE = {"laptop_screen", "laptop_report", "deposit_fact", "deposit_photos", "alice_profile",
@@ -67,7 +67,7 @@ def test_outside_a_transaction_the_notes_are_read_on_another_connection_with_the
 @pytest.mark.django_db(transaction=True)
 def test_a_failing_note_read_on_the_other_connection_reaches_the_caller(world, memory, monkeypatch):
     """An error of the worker's read is the search's error, not a silently missing layer."""
-    from memory.retrieval import candidates
+    from recall import candidates
 
     def broken(*args, **kwargs):
         raise RuntimeError("note read failed")
@@ -142,7 +142,7 @@ def test_without_a_current_matter_the_case_layer_is_read_beside_the_other_layers
     every layer); the hits are exactly those of one connection, and the walls hold (bob, charlie:
     no case layer to split). With its vectors kept in process it stays in the one statement."""
     from memory.models import MemoryScope
-    from memory.retrieval import strategies
+    from recall import strategies
 
     settings.SEARCH_EXACT_VECTORS_MB = 0
 

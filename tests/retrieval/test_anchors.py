@@ -4,10 +4,10 @@ from __future__ import annotations
 import pytest
 
 from memory.models import Conversation, Message
-from memory.pipeline import save_message
-from memory.retrieval import search_memory
+from memory.services.conversations import save_message
+from recall import search_memory
 from memory.services.conversations import finish_reply
-from memory.retrieval.anchors import question_anchors
+from recall.anchors import question_anchors
 
 
 def texts(question: str) -> list[str]:

@@ -1,4 +1,4 @@
-"""The exact layers' vectors kept in process (memory/retrieval/exact_vectors.py): the same hits as
+"""The exact layers' vectors kept in process (recall/exact_vectors.py): the same hits as
 comparing every note in PostgreSQL, seen fresh after every kind of change, never kept from
 inside a transaction, bounded, and never a way around the access rule — alice, bob (walled off
 from matter_deposit) and charlie (another firm)."""
@@ -11,12 +11,12 @@ import pytest
 from django.db import connection, transaction
 
 from memory.models import EmbeddingGeneration, MemoryScope, Note
-from memory.retrieval import candidates as cand
-from memory.retrieval import search_memory
-from memory.retrieval.exact_vectors import (
+from recall import candidates as cand
+from recall import search_memory
+from recall.exact_vectors import (
     ANY, Group, GroupVectors, Version, groups_of, kept_vectors, load_groups, nearest_ids, read_versions,
 )
-from memory.retrieval.plan import make_plan
+from recall.plan import make_plan
 from memory.services.notes import delete_note, forget_note
 from tests.factories import MembershipFactory
 

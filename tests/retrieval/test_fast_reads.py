@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 from django.db import connection, transaction
 
-from memory.embeddings import get_embedder
+from infra.embeddings import get_embedder
 from memory.models import MemoryScope, Note
-from memory.retrieval import candidates as cand
-from memory.retrieval import search_memory
-from memory.retrieval.plan import make_plan
+from recall import candidates as cand
+from recall import search_memory
+from recall.plan import make_plan
 from tests.retrieval.searchers import searcher_and_matter
 
 pytestmark = pytest.mark.django_db

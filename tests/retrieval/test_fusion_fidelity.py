@@ -8,12 +8,12 @@ import numpy as np
 import pytest
 
 from memory.models import Conversation
-from memory.pipeline.message_index import index_messages
-from memory.retrieval import search_memory
-from memory.retrieval.fusion import DENSE, KEYWORD, NOTES, Entry, fuse, fusion_reason, lift_earlier_statements
-from memory.retrieval.messages import Statement
-from memory.retrieval.scoring import ScoreBreakdown, keyword_score
-from memory.retrieval.types import MESSAGE, NOTE
+from remember.message_index import index_messages
+from recall import search_memory
+from recall.fusion import DENSE, KEYWORD, NOTES, Entry, fuse, fusion_reason, lift_earlier_statements
+from recall.messages import Statement
+from recall.scoring import ScoreBreakdown, keyword_score
+from recall.types import MESSAGE, NOTE
 from tests.retrieval.test_turn_memory import said
 
 

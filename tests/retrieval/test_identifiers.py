@@ -9,9 +9,9 @@ import json
 import pytest
 
 from memory.models import Conversation, MemoryScope
-from memory.pipeline import save_message
-from memory.retrieval import search_memory
-from memory.retrieval.identifiers import identifiers_in
+from memory.services.conversations import save_message
+from recall import search_memory
+from recall.identifiers import identifiers_in
 from tests.clients import client_for
 
 pytestmark = pytest.mark.django_db

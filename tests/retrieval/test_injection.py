@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from memory.retrieval import build_system_message, estimate_tokens, search_memory
-from memory.retrieval.injection import HEADER
+from recall import build_system_message, estimate_tokens, search_memory
+from recall.injection import HEADER
 
 pytestmark = pytest.mark.django_db
 

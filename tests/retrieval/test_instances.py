@@ -1,4 +1,4 @@
-"""``instance_from_row`` (memory/retrieval/instances.py) gives the instance ``Model.from_db`` gives:
+"""``instance_from_row`` (recall/instances.py) gives the instance ``Model.from_db`` gives:
 the same read fields, the same deferred ones (read from the database when touched), a loaded
 state, and it saves like one."""
 from __future__ import annotations
@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 
 from memory.models import Message, Note
-from memory.retrieval.candidates import _light_columns
+from recall.candidates import _light_columns
 from django.db import connection
 
-from memory.retrieval.instances import fast_timestamps, instance_from_row
-from memory.retrieval.messages import MESSAGE_FIELDS
+from recall.instances import fast_timestamps, instance_from_row
+from recall.messages import MESSAGE_FIELDS
 
 pytestmark = pytest.mark.django_db
 

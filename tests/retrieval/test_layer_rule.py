@@ -10,9 +10,9 @@ from django.contrib.auth.models import AnonymousUser
 from django.db import connection
 
 from memory.models import MemoryScope, Note
-from memory.retrieval import candidates as cand
-from memory.retrieval import search_memory
-from memory.retrieval.plan import RetrievalPlan
+from recall import candidates as cand
+from recall import search_memory
+from recall.plan import RetrievalPlan
 from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db

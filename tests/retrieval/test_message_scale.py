@@ -8,17 +8,17 @@ import numpy as np
 import pytest
 from django.db import connection
 
-from memory.embeddings import get_embedder
+from infra.embeddings import get_embedder
 from memory.models import Conversation, ConversationTerm, Message
-from memory.pipeline import save_message
-from memory.pipeline.message_index import index_messages
-from memory.retrieval import messages as message_reads
-from memory.retrieval.candidates import query_tokens
-from memory.retrieval import message_scale
-from memory.retrieval.message_scale import keyword_best
-from memory.retrieval.messages import message_candidates
-from memory.retrieval.plan import make_plan
-from memory.services.erasure import conversation_unit, erase
+from memory.services.conversations import save_message
+from remember.message_index import index_messages
+from recall import messages as message_reads
+from recall.candidates import query_tokens
+from recall import message_scale
+from recall.message_scale import keyword_best
+from recall.messages import message_candidates
+from recall.plan import make_plan
+from records.erasure import conversation_unit, erase
 from tests.pipeline.factories import at
 
 pytestmark = pytest.mark.django_db

@@ -10,7 +10,7 @@ from django.core.management import call_command
 from showcase.evaluation.multisession import MUST_NOT, load_set
 from showcase.evaluation.multisession.runner import SYSTEMS, run_evaluation
 from memory.models import Firm, Message
-from memory.retrieval import search_memory
+from recall import search_memory
 
 pytestmark = pytest.mark.django_db
 

@@ -1,4 +1,4 @@
-"""The note read in two steps (memory/retrieval/candidates.py): what needs no query vector (the
+"""The note read in two steps (recall/candidates.py): what needs no query vector (the
 case-exactness EXPLAIN, the keyword read) runs while the query encodes, then one statement with
 the nearest-neighbour reads and the keyword candidates' distances. The keyword candidates must be
 those of the ORM under ``visible_to(user)`` — alice, bob (walled off from matter_deposit), charlie
@@ -8,11 +8,11 @@ from __future__ import annotations
 import pytest
 from django.db import connection
 
-from memory.embeddings import get_embedder
+from infra.embeddings import get_embedder
 from memory.models import Note
 from memory.models.conversations import SEARCH_CONFIG
-from memory.retrieval import candidates as cand
-from memory.retrieval.plan import make_plan
+from recall import candidates as cand
+from recall.plan import make_plan
 from tests.retrieval.searchers import searcher_and_matter
 
 pytestmark = pytest.mark.django_db

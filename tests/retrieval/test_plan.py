@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from memory.models import MemoryScope
-from memory.retrieval import make_plan
+from recall import make_plan
 
 
 def test_default_order_is_case_then_profile_cross_case_law_global():

@@ -1,4 +1,4 @@
-"""Remembered query vectors (``SEARCH_QUERY_CACHE_SIZE``, memory/embeddings): the same search
+"""Remembered query vectors (``SEARCH_QUERY_CACHE_SIZE``, infra/embeddings): the same search
 text asked again is not encoded again — counted as requests to a real (fake) embeddings server
 — while every search still applies its own access rule (alice, bob walled off, charlie of
 another firm); a failed encode is not remembered; the memory is bounded."""
@@ -8,8 +8,8 @@ import pytest
 from django.test import override_settings
 
 from memory import embeddings
-from memory.embeddings import EmbeddingUnavailable
-from memory.retrieval import search_memory
+from infra.embeddings import EmbeddingUnavailable
+from recall import search_memory
 
 pytestmark = pytest.mark.django_db
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from memory.retrieval import search_memory
-from memory.retrieval.injection import estimate_tokens
+from recall import search_memory
+from recall.injection import estimate_tokens
 import numpy as np
 
-from memory.embeddings import embed_query_in_background, get_embedder
-from memory.retrieval.query_text import query_texts
+from infra.embeddings import embed_query_in_background, get_embedder
+from recall.query_text import query_texts
 
 LONG = "原告与被告于2023年3月签订房屋租赁合同，约定月租金五千元，押金一万元，租期两年。" * 4 + "请问我们应当如何准备证据？"
 

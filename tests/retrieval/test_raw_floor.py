@@ -8,14 +8,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memory.models import Conversation, Note
-from memory.pipeline.message_index import index_messages
-from memory.retrieval import search_memory
-from memory.retrieval.injection import build_system_message
+from remember.message_index import index_messages
+from recall import search_memory
+from recall.injection import build_system_message
 
-from memory.retrieval.fusion import RAW_FLOOR_N, Entry, RawFloor, fuse, keep_raw_floor, select
-from memory.retrieval.plan import RetrievalPlan
-from memory.retrieval.scoring import ScoreBreakdown
-from memory.retrieval.types import MESSAGE, NOTE
+from recall.fusion import RAW_FLOOR_N, Entry, RawFloor, fuse, keep_raw_floor, select
+from recall.plan import RetrievalPlan
+from recall.scoring import ScoreBreakdown
+from recall.types import MESSAGE, NOTE
 from showcase.evaluation.metrics import rrf_fuse
 from tests.retrieval.test_turn_memory import NOISE_ZH, said
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from memory.embeddings import get_embedder
+from infra.embeddings import get_embedder
 from memory.models import LinkType, MemoryScope, Note
-from memory.retrieval import (
+from recall import (
     InvalidSearch,
     NotFound,
     UnknownStrategy,
@@ -16,7 +16,7 @@ from memory.retrieval import (
     search_memory,
     unregister_strategy,
 )
-from memory.retrieval.scoring import W_GRAPH, W_RECENCY, W_RELEVANCE, W_SUPPORT
+from recall.scoring import W_GRAPH, W_RECENCY, W_RELEVANCE, W_SUPPORT
 from memory.services.notes import correct_note, link_notes
 
 pytestmark = pytest.mark.django_db
@@ -170,8 +170,8 @@ def test_a_history_question_finds_superseded_notes_behind_many_nearer_active_one
     scale), the walk goes on until it has them (iterative scan), instead of keeping the few of
     its first nearest notes. bob sees the superseded note of his matter; charlie, not on it,
     none."""
-    from memory.retrieval import candidates as cand
-    from memory.retrieval.plan import make_plan
+    from recall import candidates as cand
+    from recall.plan import make_plan
 
     old = world.note("售后网点收费标准：三百元（旧价目表）。", matter=world.matter_laptop)
     Note.objects.filter(pk=old.pk).update(status=Note.Status.SUPERSEDED)
@@ -194,8 +194,8 @@ def test_the_notes_a_message_became_are_found_among_many_nearer_notes(world, mem
     this transaction only), the note a message
     became still comes back behind 30 nearer ones; bob, who is on the matter, gets it too, and
     charlie, who is not, gets nothing."""
-    from memory.retrieval import candidates as cand
-    from memory.retrieval.plan import make_plan
+    from recall import candidates as cand
+    from recall.plan import make_plan
 
     conversation, messages = laptop_conversation
     sourced = world.note("快递单号 SF1234 已寄出。", matter=world.matter_laptop, conversation=conversation,
@@ -273,7 +273,7 @@ def test_unknown_strategy_lists_the_registered_ones(world):
 
 
 def test_other_apps_can_register_a_strategy(world, memory):
-    from memory.retrieval import get_strategy
+    from recall import get_strategy
 
     def layered_twice(request):
         result = get_strategy("layered")(request)

@@ -9,15 +9,15 @@ import numpy as np
 import pytest
 
 from memory.models import Conversation, Message
-from memory.pipeline.message_index import index_messages
-from memory.retrieval import search_memory
-from memory.retrieval.fusion import (
+from remember.message_index import index_messages
+from recall import search_memory
+from recall.fusion import (
     DENSE, KEYWORD, NOTES, Entry, dense_ranking, fuse, keyword_ranking, lift_earlier_statements,
 )
-from memory.retrieval.messages import MessageCandidate, score_bm25, word_idf
-from memory.retrieval.scoring import score_message
-from memory.retrieval.topic import query_word_weights, rescore_keywords, topic_discount
-from memory.retrieval.types import MESSAGE, NOTE
+from recall.messages import MessageCandidate, score_bm25, word_idf
+from recall.scoring import score_message
+from recall.topic import query_word_weights, rescore_keywords, topic_discount
+from recall.types import MESSAGE, NOTE
 from tests.retrieval.test_fusion_fidelity import entry, statement
 from tests.pipeline.factories import at
 from tests.retrieval.test_turn_memory import said

@@ -10,9 +10,9 @@ import pytest
 from django.utils.timezone import localtime
 
 from memory.models import Conversation, Message
-from memory.pipeline import save_message
-from memory.pipeline.message_index import index_messages
-from memory.retrieval import build_system_message, search_memory
+from memory.services.conversations import save_message
+from remember.message_index import index_messages
+from recall import build_system_message, search_memory
 from memory.services.conversations import finish_reply
 from memory.services.notes import supersede_note
 from memory.services.tenancy import unassign_user
@@ -208,7 +208,7 @@ def test_excluded_messages_are_not_recalled(world, talk):
 
 
 def test_the_hnsw_read_for_users_with_very_many_messages_finds_the_same(world, talk, monkeypatch):
-    from memory.retrieval import messages as message_reads
+    from recall import messages as message_reads
 
     _, _, messages = talk
     monkeypatch.setattr(message_reads, "EXACT_MESSAGE_MAX_ROWS", 0)  # force the HNSW walk

@@ -2,7 +2,7 @@
 
 Built from the source with ``ast``: every ``import`` / ``from … import`` anywhere in a module
 — at the top, inside a function, or under ``if TYPE_CHECKING`` — is an edge, so a cycle
-cannot hide behind a function-local import. Importing a package (``memory.pipeline``) runs
+cannot hide behind a function-local import. Importing a package (``remember``) runs
 its ``__init__``, so an edge to a package is an edge to its ``__init__`` module (a package's
 ``__init__`` re-exporting its own modules is the public face of the package, not a cycle —
 unless one of those modules imports the package back).
@@ -59,7 +59,7 @@ def import_graph() -> dict[str, set[str]]:
     for name, path in modules.items():
         edges = set()
         for imported in imported_names(path, name, path.name == "__init__.py"):
-            # ``from memory.pipeline import turns`` names a module; ``from memory.models import
+            # ``from remember import turns`` names a module; ``from memory.models import
             # Note`` names an attribute of a package: the longest known prefix is the target.
             parts = imported.split(".")
             while parts and ".".join(parts) not in modules:
@@ -111,9 +111,9 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 def test_the_graph_is_read_from_the_real_source():
     graph = import_graph()
     assert len(graph) > 100
-    assert "memory.retrieval" in graph["chat.turns"]  # a top-level import
-    assert "memory.models" in graph["memory.pipeline.turns"]
-    assert "memory.pipeline" in graph["chat.turns"]  # an import of a package's name: its __init__
+    assert "recall" in graph["chat.turns"]  # a top-level import
+    assert "memory.models" in graph["remember.turns"]
+    assert "remember" in graph["chat.turns"]  # an import of a package's name: its __init__
 
 
 def test_a_function_local_import_cycle_is_found(tmp_path, monkeypatch):

@@ -11,8 +11,8 @@ from tests.site.test_configuration import run_manage
 @pytest.mark.parametrize(
     "variable, module",
     [
-        ("ROUTING_SAME_SLOT_SIMILARITY", "memory/pipeline/routing/thresholds.py"),
-        ("PERSONA_MIN_EVIDENCE", "memory/pipeline/persona.py"),
+        ("ROUTING_SAME_SLOT_SIMILARITY", "remember/routing/thresholds.py"),
+        ("PERSONA_MIN_EVIDENCE", "remember/persona.py"),
         ("NAV_M", "navigation/tuning.py"),
     ],
 )

@@ -245,7 +245,7 @@ def test_the_story_budget_stops_a_running_chunk_and_keeps_what_the_llm_wrote(fak
     wrote before is kept — the story is not thrown away because the budget ran out."""
     import time
 
-    from memory.llm import LLMClient
+    from infra.llm import LLMClient
     from showcase.story.generation import generate_story_in_chunks
 
     chunks = plan()[:3]

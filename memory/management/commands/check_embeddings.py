@@ -2,8 +2,8 @@
 backend/model recorded by the active embedding generation: docs/operations.md)."""
 from django.core.management.base import BaseCommand, CommandError
 
-from memory.embeddings import EmbeddingDimensionMismatch, check_dimensions, get_embedder
-from memory.services.reembed import record_active_generation
+from infra.embeddings import EmbeddingDimensionMismatch, check_dimensions, get_embedder
+from memory.reembed import record_active_generation
 
 
 class Command(BaseCommand):

@@ -19,7 +19,7 @@ import time
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from memory.embeddings import (
+from infra.embeddings import (
     Embedder,
     EmbeddingDimensionMismatch,
     EmbeddingUnavailable,
@@ -28,7 +28,7 @@ from memory.embeddings import (
     get_embedder,
 )
 from memory.models import EmbeddingGeneration
-from memory.services.reembed import (
+from memory.reembed import (
     ReembedError,
     abort,
     drop_old,
