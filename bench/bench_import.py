@@ -37,7 +37,7 @@ from bench.synthetic import conversations_for, reply, user_turn
 from infra.embeddings import get_embedder
 from memory.models import Conversation, Firm, Membership, Message, Role, SourceType, TurnExtraction
 from remember.ingest import import_transcript
-from remember.message_index import embedding_text
+from memory.embedding_text import embedding_text
 from remember.apply import reply_speaker
 from remember.extract import extract_turn, extractable_reply
 from remember.turns import items_to_write

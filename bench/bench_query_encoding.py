@@ -23,7 +23,7 @@ import time
 from django.conf import settings
 
 from infra.embeddings import get_embedder
-from recall.injection import estimate_tokens
+from infra.tokens import estimate_tokens
 from recall.query_text import query_texts
 
 SHORT_ZH = ["房东不退押金可以起诉吗？", "电脑花屏检测报告去哪里做", "加班费的证据需要哪些", "之前的租金是多少"]

@@ -32,7 +32,7 @@ def _insert(rows: int) -> list[str]:
     from memory.models import Conversation, Firm, Message, Note
     from django.contrib.auth import get_user_model
 
-    from remember.message_index import embedding_text
+    from memory.embedding_text import embedding_text
 
     rng = random.Random(17)
     firm = Firm.objects.create(name="bench", slug="bench-reembed")

@@ -13,7 +13,7 @@ import dataclasses
 from dataclasses import dataclass
 
 from recall import SearchResult, build_system_message
-from recall.injection import estimate_tokens
+from infra.tokens import estimate_tokens
 
 #: What the chat template adds around each message (role markers, separators).
 MESSAGE_OVERHEAD_TOKENS = 8

@@ -25,8 +25,9 @@ from infra.embeddings import EmbeddingUnavailable
 from memory.models import Conversation, Matter, Message
 from remember.turns import enqueue_turn_extraction
 from remember.working_memory import working_memory
-from recall import MAX_QUERY_CHARS, SearchError, SearchResult, search_memory
-from recall.payloads import contradictions_payload, message_hit_payload, said_payload
+from recall import (
+    MAX_QUERY_CHARS, SearchError, SearchResult, contradictions_payload, message_hit_payload, said_payload, search_memory,
+)
 from memory.services.conversations import finish_reply, save_message, start_conversation
 
 from chat.answering import ENGINE_OFFLINE

@@ -14,16 +14,12 @@ from __future__ import annotations
 import hmac
 import os
 import time
-from collections.abc import Iterator
 
 from django.conf import settings
-from django.db.models import Count, Min, Q
 from django.http import Http404, HttpRequest, HttpResponse
-from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram, generate_latest
-from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.multiprocess import MultiProcessCollector
 from prometheus_client.registry import REGISTRY, Collector
 
@@ -70,32 +66,16 @@ for _outcome in ("accepted", "unauthenticated"):
     WS_CONNECTIONS.labels(_outcome)
 
 
-class DatabaseCollector(Collector):
-    """Figures the database holds for every process: turn jobs and routing decisions."""
+# Collectors of figures the database holds for every process (read at scrape time). infra does not
+# read LegalMem's tables: the app that owns them registers its collector from AppConfig.ready()
+# (memory.metrics.DatabaseCollector: turn jobs and routing decisions).
+_database_collectors: list[Collector] = []
 
-    def collect(self) -> Iterator[GaugeMetricFamily]:
-        from memory.models import RoutingDecision, TurnExtraction
 
-        jobs = GaugeMetricFamily("legalmem_extraction_jobs", "Turn extraction jobs by status", labels=["status"])
-        counts = dict(TurnExtraction.objects.values_list("status").annotate(n=Count("id")).values_list("status", "n"))
-        for status in TurnExtraction.Status.values:
-            jobs.add_metric([status], counts.get(status, 0))
-        yield jobs
-        retried = TurnExtraction.objects.filter(attempts__gt=1).count()
-        yield GaugeMetricFamily("legalmem_extraction_jobs_retried", "Turn extraction jobs that needed more than one attempt",
-                                value=retried)
-        waiting = TurnExtraction.objects.filter(
-            Q(status=TurnExtraction.Status.PENDING) | Q(status=TurnExtraction.Status.RUNNING)
-        ).aggregate(oldest=Min("created_at"))["oldest"]
-        age = (timezone.now() - waiting).total_seconds() if waiting else 0.0
-        yield GaugeMetricFamily("legalmem_extraction_oldest_unfinished_seconds",
-                                "Age of the oldest pending or running turn extraction job", value=age)
-        actions = GaugeMetricFamily("legalmem_routing_decisions", "Routing decisions by action (notes written)",
-                                    labels=["action"])
-        by_action = dict(RoutingDecision.objects.values_list("action").annotate(n=Count("id")).values_list("action", "n"))
-        for action in RoutingDecision.Action.values:
-            actions.add_metric([action], by_action.get(action, 0))
-        yield actions
+def register_database_collector(collector: Collector) -> None:
+    """Add ``collector`` to every scrape (once: registering the same class again replaces it)."""
+    _database_collectors[:] = [c for c in _database_collectors if type(c) is not type(collector)]
+    _database_collectors.append(collector)
 
 
 def exposition() -> bytes:
@@ -107,7 +87,8 @@ def exposition() -> bytes:
     else:
         processes = REGISTRY
     database = CollectorRegistry()
-    database.register(DatabaseCollector())
+    for collector in _database_collectors:
+        database.register(collector)
     return generate_latest(processes) + generate_latest(database)
 
 

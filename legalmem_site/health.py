@@ -61,7 +61,8 @@ def _pgvector() -> str:
 
 
 def _embeddings() -> str:
-    from infra.embeddings import check_dimensions, get_embedder
+    from infra.embeddings import get_embedder
+    from memory.embedding_checks import check_dimensions
 
     embedder = get_embedder()
     width = check_dimensions(embedder)  # raises when the backend does not fit the note column

@@ -16,8 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from memory.labels import EVENT_TAG_PREFIX
 from memory.models import Membership, Role
-from remember.drafts import EVENT_TAG_PREFIX
 
 # Part of the key of anything cached from what a viewer is shown (the navigation graph's stored
 # snapshots): changing the rule changes the key, so nothing shown under an older rule is reused.

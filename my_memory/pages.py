@@ -11,9 +11,7 @@ from django.db.models import QuerySet
 from memory.contradictions import Contradiction, contradictions_for
 from memory.models import Matter, Message, Note
 from memory.models.conversations import SEARCH_CONFIG
-from recall import MAX_K, search_memory
-from recall.identifiers import holds_identifier, identifiers_in
-from recall.keywords import query_tokens
+from recall import MAX_K, holds_identifier, identifiers_in, query_tokens, search_memory
 from memory.selectors import visible_notes
 from memory.timeline import TimelineEntry, note_timeline
 

@@ -4,7 +4,7 @@ from rest_framework import serializers
 from memory.disclosure import Viewer, hides_private_trace, redact_note_payload, viewer_of
 from infra.http_input import MAX_DB_ID
 from memory.models import MemoryScope, Note
-from recall.payloads import contradictions_payload
+from recall import contradictions_payload
 
 
 def context_viewer(context: dict) -> Viewer:

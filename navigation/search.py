@@ -18,17 +18,12 @@ from django.utils.translation import gettext
 
 from infra.embeddings import get_embedder
 from memory.models import Matter, MemoryScope, Note
-from recall.fusion import (
-    DENSE, KEYWORD, NOTES, Entry, RawFloor, absorbed_said, dense_ranking, fuse, fusion_reason, keyword_ranking,
-    select,
-)
-from recall.keywords import query_tokens
-from recall.messages import message_candidates
-from recall.plan import MESSAGES
-from recall.scoring import ScoreBreakdown, keyword_score, recency_score, score_message
-from recall.strategies import MESSAGE_LIMIT, message_reasons
-from recall.types import MESSAGE, NOTE, Hit, InvalidSearch, SearchResult
 from memory.segmentation import segment
+from recall import (
+    DENSE, KEYWORD, MESSAGE, MESSAGE_LIMIT, MESSAGES, NOTE, NOTES, Entry, Hit, InvalidSearch, RawFloor, ScoreBreakdown,
+    SearchResult, absorbed_said, dense_ranking, fuse, fusion_reason, keyword_ranking, keyword_score, message_candidates,
+    message_reasons, query_tokens, recency_score, score_message, select,
+)
 from navigation.graph import query_scorer, trace
 from navigation.built import BuiltGraph
 from navigation.freshness import current_graph

@@ -3,11 +3,33 @@
     from recall import search_memory, register_strategy, build_system_message
 
 Other apps register strategies (``register_strategy("layered_nav", fn)``) from their
-``AppConfig.ready``; memory never imports them.
+``AppConfig.ready``; recall never imports them. This module is recall's whole public face:
+code outside ``recall`` imports from here, never from ``recall.<module>``
+(tests/site/test_import_graph.py). Besides the search itself it offers the pieces a strategy
+built elsewhere (navigation's ``layered_nav``) and the pages showing results need: the fusion
+and scoring steps, the raw-message candidates, the query words and identifiers, and the
+payloads of recalled hits.
 """
 from recall import strategies as _builtin_strategies  # noqa: F401  (registers semantic, layered)
+from recall.fusion import (
+    DENSE,
+    KEYWORD,
+    NOTES,
+    Entry,
+    RawFloor,
+    absorbed_said,
+    dense_ranking,
+    fuse,
+    fusion_reason,
+    keyword_ranking,
+    select,
+)
+from recall.identifiers import holds_identifier, identifiers_in
 from recall.injection import build_system_message, estimate_tokens
-from recall.plan import RetrievalPlan, make_plan
+from recall.keywords import query_tokens
+from recall.messages import message_candidates
+from recall.payloads import contradictions_payload, message_hit_payload, said_payload
+from recall.plan import MESSAGES, RetrievalPlan, make_plan
 from recall.registry import (
     StrategyFn,
     get_strategy,
@@ -15,10 +37,14 @@ from recall.registry import (
     registered_strategies,
     unregister_strategy,
 )
+from recall.scoring import ScoreBreakdown, keyword_score, recency_score, score_message
 from recall.search import search_memory
+from recall.strategies import MESSAGE_LIMIT, message_reasons
 from recall.types import (
     MAX_K,
     MAX_QUERY_CHARS,
+    MESSAGE,
+    NOTE,
     Hit,
     InvalidSearch,
     MessageMatch,
@@ -30,6 +56,7 @@ from recall.types import (
 )
 
 __all__ = [
+    # searching
     "MAX_K",
     "MAX_QUERY_CHARS",
     "Hit",
@@ -40,14 +67,45 @@ __all__ = [
     "SearchError",
     "SearchRequest",
     "SearchResult",
-    "StrategyFn",
     "UnknownStrategy",
-    "build_system_message",
-    "estimate_tokens",
-    "get_strategy",
     "make_plan",
+    "search_memory",
+    # strategies registered from other apps
+    "StrategyFn",
+    "get_strategy",
     "register_strategy",
     "registered_strategies",
-    "search_memory",
     "unregister_strategy",
+    # building blocks of a strategy (navigation's layered_nav)
+    "DENSE",
+    "KEYWORD",
+    "MESSAGE",
+    "MESSAGES",
+    "MESSAGE_LIMIT",
+    "NOTE",
+    "NOTES",
+    "Entry",
+    "RawFloor",
+    "ScoreBreakdown",
+    "absorbed_said",
+    "dense_ranking",
+    "fuse",
+    "fusion_reason",
+    "keyword_ranking",
+    "keyword_score",
+    "message_candidates",
+    "message_reasons",
+    "recency_score",
+    "score_message",
+    "select",
+    # query words and identifiers (the My memory page's filter)
+    "holds_identifier",
+    "identifiers_in",
+    "query_tokens",
+    # what a recalled hit looks like to a client, and in the prompt
+    "build_system_message",
+    "contradictions_payload",
+    "estimate_tokens",
+    "message_hit_payload",
+    "said_payload",
 ]

@@ -1,19 +1,15 @@
 """Context injection: recalled notes as one system message grouped by layer (docs/read-path.md, Inject), and
 the recalled raw messages as "what was said" (date, speaker, words), in the order they were said.
 
-Token budget: we count tokens without a tokenizer — each CJK character (and CJK
-punctuation) counts as one token, every other run of non-space characters as one token
-per 4 characters (rounded up). That is close to (slightly above) what DeepSeek / OpenAI
-tokenizers give for Chinese legal text, so staying under the budget is safe. Notes are
+Token budget: ``infra.tokens.estimate_tokens`` (no tokenizer; slightly above what DeepSeek /
+OpenAI tokenizers give for Chinese legal text, so staying under the budget is safe). Notes are
 added best-first; a note that does not fit is skipped (never cut in half).
 """
 from __future__ import annotations
 
-import math
-import re
-
 from django.utils.timezone import localtime
 
+from infra.tokens import estimate_tokens
 from memory.models import MemoryScope
 from recall.plan import MESSAGES
 from recall.types import Hit, SearchResult
@@ -41,13 +37,6 @@ LAYER_TITLES = {
 # A long raw message is quoted up to this many characters (marked "…"); notes are never cut.
 MESSAGE_QUOTE_CHARS = 300
 DEFAULT_TOKEN_BUDGET = 1200
-_CJK = re.compile(r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]")
-_OTHER = re.compile(r"[^\s\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]+")
-
-
-def estimate_tokens(text: str) -> int:
-    """CJK characters count one each; other non-space runs one per 4 characters."""
-    return len(_CJK.findall(text)) + sum(math.ceil(len(run) / 4) for run in _OTHER.findall(text))
 
 
 def _quote(message) -> str:

@@ -29,7 +29,8 @@ from django.utils import timezone
 
 from infra.embeddings import Embedder, get_embedder
 from memory.models import Message, TurnExtraction
-from remember.message_index import embedding_text, pending_messages, store_vectors
+from memory.embedding_text import embedding_text
+from remember.message_index import pending_messages, store_vectors
 from remember.apply import TurnGone
 from remember.decisions import read_decisions_of
 from remember.encoder import BackgroundEncoder

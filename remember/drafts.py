@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from memory.categories import Category
+from memory.labels import EVENT_TAG_PREFIX
 from remember.extraction import ExtractedItem
 from memory.models import Conversation, Matter, MemoryScope, Message, SourceType
 from memory.services.notes import NoteDraft
@@ -26,9 +27,6 @@ class Provenance:
         plain = [tag for tag in self.tags if not is_source_tag(tag)]
         if plain:
             raise ValueError(f"a source tag names its kind, e.g. 'event:…'; got {plain}")
-
-
-EVENT_TAG_PREFIX = "event:"  # the source tag naming the event a note came from (navigation filters by it)
 
 
 def event_tag(event_name: str) -> str:

@@ -34,7 +34,7 @@ from remember.extraction.prompt import EXTRACTION_SYSTEM_PROMPT
 from remember.extraction.quotes import new_in_reply
 from infra.llm import LLMClient, Role
 from memory.models import Message
-from recall.injection import estimate_tokens
+from infra.tokens import estimate_tokens
 
 logger = logging.getLogger("legalmem.pipeline")
 

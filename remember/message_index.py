@@ -26,20 +26,13 @@ from django.db.models import QuerySet
 
 from infra.logs.jobs import job_run
 from infra.embeddings import get_embedder
+from memory.embedding_text import embedding_text
 from memory.models import Message
 
 if TYPE_CHECKING:
     import numpy as np
 
 logger = logging.getLogger("legalmem.pipeline")
-
-
-def embedding_text(message: Message) -> str:
-    """What the encoder reads for a message: who said it, then what was said. The speaker's
-    name matters to questions such as "what did Caroline say about …"; a chat reply is labelled
-    by its role, not by the engine that wrote it."""
-    speaker = message.speaker if message.role == Message.Role.USER or message.external_id else message.role
-    return f"{speaker}: {message.content}" if speaker else message.content
 
 
 def pending_messages() -> QuerySet[Message]:

@@ -470,8 +470,7 @@ class LLMClient:
         bounded by ``LLM_MAX_CONCURRENT_REQUESTS``, chat before background work."""
         from django.conf import settings
 
-        from .modes import DatabaseModeStore
-        from .speeds import DatabaseSpeedStore
+        from .shared import shared_mode_store, shared_speed_store
 
         config = LLMConfig.from_settings(role)
         if config is None:
@@ -482,7 +481,7 @@ class LLMClient:
             wait_seconds=getattr(settings, "LLM_SLOT_WAIT_SECONDS", 600.0),
         )
         priority = Priority.CHAT if role == Role.CHAT else Priority.BACKGROUND
-        return cls(config, modes=DatabaseModeStore(), speeds=DatabaseSpeedStore(), gate=gate, priority=priority)
+        return cls(config, modes=shared_mode_store(), speeds=shared_speed_store(), gate=gate, priority=priority)
 
     def __repr__(self) -> str:
         return f"LLMClient(base_url={self.config.base_url!r}, model={self.config.model!r}, priority={self.priority.value!r})"

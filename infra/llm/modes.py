@@ -1,8 +1,9 @@
 """Where the client remembers which structured-output mode works on a server.
 
 ``ProcessModeStore`` keeps it in the process (scripts and tests that build a client by
-hand); ``DatabaseModeStore`` keeps it in ``LLMServerMode`` rows so every process and
-worker shares it — what ``LLMClient.from_settings`` uses.
+hand); ``memory.llm_stores.DatabaseModeStore`` keeps it in ``LLMServerMode`` rows so every
+process and worker shares it — what ``LLMClient.from_settings`` uses, through
+``infra.llm.shared`` (memory registers it from its ``AppConfig.ready``).
 """
 from __future__ import annotations
 
@@ -42,18 +43,3 @@ class ProcessModeStore:
     def save(self, base_url: str, model: str, mode: JSONMode, *, error: str = "") -> None:
         with self._lock:
             self._known[(base_url, model)] = KnownMode(mode, datetime.now(timezone.utc))
-
-
-class DatabaseModeStore:
-    """Known modes in the ``LLMServerMode`` table, shared by every process."""
-
-    def load(self, base_url: str, model: str) -> KnownMode | None:
-        from memory.models import LLMServerMode
-
-        row = LLMServerMode.objects.filter(base_url=base_url, model=model).only("json_mode", "probed_at").first()
-        return KnownMode(JSONMode(row.json_mode), row.probed_at) if row else None
-
-    def save(self, base_url: str, model: str, mode: JSONMode, *, error: str = "") -> None:
-        from memory.services.llm_servers import remember_json_mode
-
-        remember_json_mode(base_url=base_url, model=model, mode=mode.value, error=error)

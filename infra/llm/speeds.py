@@ -2,8 +2,8 @@
 of a request follows the server it goes to instead of one fixed timeout.
 
 ``ProcessSpeedStore`` keeps it in the process (scripts and tests that build a client by hand);
-``DatabaseSpeedStore`` keeps it in ``LLMServerSpeed`` rows so the chat server and every worker
-share it — what ``LLMClient.from_settings`` uses. Speeds are measured on streamed replies:
+``memory.llm_stores.DatabaseSpeedStore`` keeps it in ``LLMServerSpeed`` rows so the chat server
+and every worker share it — what ``LLMClient.from_settings`` uses, through ``infra.llm.shared``. Speeds are measured on streamed replies:
 tokens (content chunks) between the first and the last one, over the time between them, so
 the prompt's reading time does not count (``LLM_TIMEOUT_SECONDS`` covers that).
 """
@@ -40,18 +40,3 @@ class ProcessSpeedStore:
         with self._lock:
             key = (base_url, model)
             self._known[key] = blend(self._known.get(key), tokens_per_second)
-
-
-class DatabaseSpeedStore:
-    """Speeds in the ``LLMServerSpeed`` table, shared by every process."""
-
-    def load(self, base_url: str, model: str) -> float | None:
-        from memory.models import LLMServerSpeed
-
-        row = LLMServerSpeed.objects.filter(base_url=base_url[:500], model=model[:200]).only("tokens_per_second").first()
-        return row.tokens_per_second if row else None
-
-    def record(self, base_url: str, model: str, tokens_per_second: float) -> None:
-        from memory.services.llm_servers import remember_speed
-
-        remember_speed(base_url=base_url, model=model, tokens_per_second=tokens_per_second)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable, Iterable
 
 from django.http import HttpRequest, HttpResponse
 from django.utils.functional import SimpleLazyObject, empty
@@ -26,20 +27,30 @@ URL_IDS = ("conversation_id", "matter_id", "note_id")
 FIRMS_CACHE_SECONDS = 60.0  # a log line may name a firm the user left a minute ago; access never reads this
 FIRMS_CACHE_USERS = 10_000
 _firms_cache: dict[int, tuple[float, list[int]]] = {}
+# Who belongs to which firm is the memory app's to say: it registers the lookup (user id → firm
+# ids) from its AppConfig.ready(); infra reads no LegalMem table itself.
+_firm_lookup: Callable[[int], Iterable[int]] | None = None
 
 
-def firm_ids_of(user) -> list[int]:
+def register_firm_lookup(lookup: Callable[[int], Iterable[int]]) -> None:
+    """Name a user's firms on their request lines with ``lookup(user_id)``."""
+    global _firm_lookup
+    _firm_lookup = lookup
+    _firms_cache.clear()
+
+
+def firm_ids_of(user) -> list[int] | None:
     """The firms the user belongs to, for the log line: one small indexed query per user a minute
-    in each process (bench/bench_logs.py measures what a request pays)."""
-    from memory.models import Membership
-
+    in each process (bench/bench_logs.py measures what a request pays); None without a lookup."""
+    if _firm_lookup is None:
+        return None
     now = time.monotonic()
     cached = _firms_cache.get(user.pk)
     if cached is not None and now - cached[0] < FIRMS_CACHE_SECONDS:
         return cached[1]
     if len(_firms_cache) >= FIRMS_CACHE_USERS:
         _firms_cache.clear()
-    firm_ids = sorted(Membership.objects.filter(user_id=user.pk).values_list("firm_id", flat=True))
+    firm_ids = sorted(_firm_lookup(user.pk))
     _firms_cache[user.pk] = (now, firm_ids)
     return firm_ids
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from memory.models import Message
-from remember.message_index import embedding_text
+from memory.embedding_text import embedding_text
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,8 @@ from memory.models import (
     TurnExtraction,
 )
 from remember.turns import extract_turn_task
+from memory.erasure_hooks import erasure_hooks
+from memory.labels import format_counts
 from memory.services.audit import actor_label
 from records.erasure.plan import (
     ErasureError,
@@ -74,26 +76,6 @@ class ErasureResult:
                 "unit": self.unit.shown, "counts": format_counts(self.counts)}
         return gettext("%(unit)s erased: %(counts)s (tombstone: audit entry %(entry)s)") % {
             "unit": self.unit.shown, "counts": format_counts(self.counts), "entry": self.tombstone.pk}
-
-
-COUNT_LABELS = {
-    "notes": _("notes"),
-    "links": _("links"),
-    "messages": _("messages"),
-    "conversations": _("conversations"),
-    "turn_extractions": _("turn extractions"),
-    "routing_decisions": _("routing decisions"),
-    "consolidations": _("consolidations"),
-    "persona_traits": _("persona traits"),
-    "persona_evidence": _("persona evidence"),
-    "audit_entries_redacted": _("audit entries redacted"),
-    "jobs_cancelled": _("queued jobs cancelled"),
-    "navigation_snapshots": _("stored navigation graphs"),
-}
-
-
-def format_counts(counts: dict[str, int]) -> str:
-    return ", ".join(f"{value} {COUNT_LABELS.get(name, name)}" for name, value in counts.items())
 
 
 def _refuse_on_hold(plan: Plan) -> None:
@@ -141,10 +123,15 @@ def erase(unit: Unit, *, actor, reason: str) -> ErasureResult:
         tombstone = _tombstone(unit, actor=actor, reason=reason, counts=counts)
         _redact_audit(plan, tombstone)
         _scrub_survivors(unit, plan, tombstone)
-        counts["navigation_snapshots"] = _delete(unit, plan)
+        _delete(unit, plan)
+        hooks = erasure_hooks()  # other apps' copies (navigation's stored graphs)
+        for hook in hooks:
+            counts[hook.name] = hook.erase(unit)
         if unit.matter is not None:
             _retire_matter(unit.matter)
-        transaction.on_commit(_forget_cached_graphs)
+        for hook in hooks:
+            if hook.after_commit is not None:
+                transaction.on_commit(hook.after_commit)
     logger.info("erasure %s: %s (tombstone %s)", unit.label, counts, tombstone.pk)
     return ErasureResult(unit=unit, counts=counts, tombstone=tombstone)
 
@@ -237,7 +224,7 @@ def _scrub_survivors(unit: Unit, plan: Plan, tombstone: AuditLog) -> None:
     Consolidation.objects.filter(pk__in=plan.scrubbed_consolidations).update(items=[], decisions=[])
 
 
-def _delete(unit: Unit, plan: Plan) -> int:
+def _delete(unit: Unit, plan: Plan) -> None:
     """Children before parents (every foreign key between these rows is PROTECT). Django's
     delete, not a plain statement: a model added later with a foreign key to a note or a
     message gets its on_delete honoured (and the erasure scan test covers its text)."""
@@ -259,7 +246,6 @@ def _delete(unit: Unit, plan: Plan) -> int:
     Message.objects.filter(pk__in=plan.messages).delete()
     Conversation.objects.filter(pk__in=plan.conversations).delete()
     _delete_admin_log(plan)
-    return _delete_navigation_snapshots(unit)
 
 
 def _delete_admin_log(plan: Plan) -> None:
@@ -271,14 +257,6 @@ def _delete_admin_log(plan: Plan) -> None:
             ).delete()
 
 
-def _delete_navigation_snapshots(unit: Unit) -> int:
-    """Stored graphs of the firm hold note text; they are rebuilt on the next page view."""
-    from navigation.models import NavigationGraphSnapshot
-
-    deleted, _ = NavigationGraphSnapshot.objects.filter(firm=unit.firm).delete()
-    return deleted
-
-
 def _retire_matter(matter: Matter) -> None:
     """The matter row stays as the reference the tombstone names; its text and wall go."""
     MatterAssignment.objects.filter(matter=matter).delete()
@@ -286,9 +264,3 @@ def _retire_matter(matter: Matter) -> None:
         title="", description="", status=Matter.Status.CLOSED, erased_at=timezone.now(),
         closed_at=matter.closed_at or timezone.now(),
     )
-
-
-def _forget_cached_graphs() -> None:
-    from navigation import cache
-
-    cache.clear()

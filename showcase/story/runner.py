@@ -42,7 +42,8 @@ from remember.drafts import Provenance
 from remember.routing import thresholds
 from memory.services.conversations import ConversationConflict, keyed_conversation, save_message
 from showcase.story.generation import Generation, write_json
-from remember.drafts import EVENT_TAG_PREFIX, event_tag
+from remember.drafts import event_tag
+from memory.labels import EVENT_TAG_PREFIX
 from showcase.story.script import Story, StoryError, StoryTurn
 
 STORY_ACTOR = "system:story"

@@ -15,7 +15,7 @@ from memory.models import Message, Note, TurnExtraction
 from remember.extract import extract_turn
 from remember.turns import process_turn
 from memory.services.conversations import save_message
-from recall.injection import estimate_tokens
+from infra.tokens import estimate_tokens
 from tests.chat.test_consumer import connected, frames_until
 from tests.fake_llm import error_reply, json_reply, text_reply
 from tests.pipeline.factories import ConversationFactory

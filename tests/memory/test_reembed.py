@@ -23,13 +23,8 @@ from django.core.management.base import CommandError
 from django.db import connection
 from django.test import override_settings
 
-from infra.embeddings import (
-    EmbeddingBackendMismatch,
-    EmbeddingDimensionMismatch,
-    build_embedder,
-    check_dimensions,
-    note_column_dimensions,
-)
+from infra.embeddings import EmbeddingBackendMismatch, EmbeddingDimensionMismatch, build_embedder
+from memory.embedding_checks import check_dimensions, note_column_dimensions
 from infra.embeddings.backends import OpenAIEmbedder, Usem3Embedder
 from memory.models import AuditEvent, AuditLog, Conversation, EmbeddingGeneration, Note
 from remember.message_index import index_messages

@@ -14,7 +14,8 @@ from chat.turns import Recall, begin_turn, finish_turn
 from memory.models import Message
 from remember.ingest import import_transcript
 from memory.services.conversations import save_message
-from remember.message_index import embedding_text, pending_messages
+from memory.embedding_text import embedding_text
+from remember.message_index import pending_messages
 from recall import search_memory
 from tests.pipeline.test_import import transcript
 from tests.task_worker import run_worker_once

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from recall import search_memory
-from recall.injection import estimate_tokens
+from infra.tokens import estimate_tokens
 import numpy as np
 
 from infra.embeddings import embed_query_in_background, get_embedder

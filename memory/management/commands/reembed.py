@@ -24,9 +24,9 @@ from infra.embeddings import (
     EmbeddingDimensionMismatch,
     EmbeddingUnavailable,
     build_embedder,
-    check_dimensions,
     get_embedder,
 )
+from memory.embedding_checks import check_dimensions
 from memory.models import EmbeddingGeneration
 from memory.reembed import (
     ReembedError,

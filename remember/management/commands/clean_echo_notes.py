@@ -8,7 +8,7 @@ from __future__ import annotations
 from django.core.management.base import BaseCommand, CommandError
 
 from memory.models import Firm
-from memory.selectors import echo_notes
+from remember.echoes import echo_notes
 from memory.services.notes import delete_note
 
 ACTOR = "system:clean_echo_notes"

@@ -31,7 +31,7 @@ from showcase.evaluation.metrics import mean, recall_all_at_k, reciprocal_rank
 from showcase.evaluation.multisession import CATEGORIES, LANGUAGES, MUST_NOT, NO_RECALL, EvaluationSet
 from showcase.evaluation.runner import create_world, import_renamed
 from memory.models import Matter, MemoryScope, Message, Note
-from recall.types import Hit
+from recall import Hit
 
 SYSTEMS = ("product", *BASELINES)
 KS = (5, 10)
