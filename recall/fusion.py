@@ -36,7 +36,7 @@ behind a note about the question.
 the plain raw fusion (dense + keyword, RRF k = 60 — the baseline itself, over the same
 candidates) are always covered by the first k slots: a slot that covers none of them gives its
 place to one that does. Recall of the raw baseline's top ``RAW_FLOOR_N`` is therefore kept by
-construction, not by tuning (tests/retrieval/test_raw_floor.py checks it over random rankings).
+construction, not by tuning (tests/recall/test_raw_floor.py checks it over random rankings).
 """
 from __future__ import annotations
 

@@ -33,7 +33,7 @@ def fast_timestamps(cursor) -> None:
     """Read ``timestamptz`` columns on this Django cursor with psycopg's own C loader: Django's
     loader is a Python subclass of it (only to set the UTC tzinfo the session's ``TimeZone`` gives
     anyway) and costs ~4 µs a value; a search reads ~250 of them after the query vector. Same
-    values, same tzinfo (``tests/retrieval/test_instances.py``)."""
+    values, same tzinfo (``tests/recall/test_instances.py``)."""
     from psycopg.types.datetime import TimestamptzLoader
 
     cursor.cursor.adapters.register_loader("timestamptz", TimestamptzLoader)

@@ -1,7 +1,7 @@
 """The LLM side of knowledge extraction: the product's prompt, the JSON schema the
 answer must match, and the rule for skipping trivial turns (docs/write-path.md, Extraction).
 
-The prompt's wording is pinned by tests/extraction/test_prompt.py (its doubled braces are
+The prompt's wording is pinned by tests/remember/extraction/test_prompt.py (its doubled braces are
 what ``str.format`` turns into the literal JSON example). The schema stays within
 what every OpenAI-compatible server accepts in ``json_schema`` mode (no
 length or count keywords); the five-item and 1000-character limits are

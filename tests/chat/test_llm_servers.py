@@ -18,7 +18,7 @@ from memory.services.conversations import save_message
 from infra.tokens import estimate_tokens
 from tests.chat.test_consumer import connected, frames_until
 from tests.fake_llm import error_reply, json_reply, text_reply
-from tests.pipeline.factories import ConversationFactory
+from tests.remember.factories import ConversationFactory
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
 

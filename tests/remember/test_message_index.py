@@ -17,7 +17,7 @@ from memory.services.conversations import save_message
 from memory.embedding_text import embedding_text
 from remember.message_index import pending_messages
 from recall import search_memory
-from tests.pipeline.test_import import transcript
+from tests.remember.test_import import transcript
 from tests.task_worker import run_worker_once
 
 pytestmark = pytest.mark.django_db

@@ -6,7 +6,7 @@ import pytest
 from infra.llm import LLMBadOutput, LLMUnavailable
 from remember.extract import extract_turn
 from tests.fake_llm import json_reply
-from tests.pipeline.conftest import LAPTOP_REPLY, LAPTOP_USER
+from tests.remember.conftest import LAPTOP_REPLY, LAPTOP_USER
 
 
 def test_offline_engine_without_llm(settings):

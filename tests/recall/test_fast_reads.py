@@ -12,7 +12,7 @@ from memory.models import MemoryScope, Note
 from recall import candidates as cand
 from recall import search_memory
 from recall.plan import make_plan
-from tests.retrieval.searchers import searcher_and_matter
+from tests.recall.searchers import searcher_and_matter
 
 pytestmark = pytest.mark.django_db
 
@@ -110,7 +110,7 @@ def test_the_search_statement_can_use_the_partial_and_covering_indexes(world, se
     then EXPLAIN with the scans a small table would prefer switched off. (``enable_indexscan``
     stays on: switching it off also disables index-only scans.) The exact layers compared in
     PostgreSQL, as inside a transaction or with ``SEARCH_EXACT_VECTORS_MB=0``
-    (tests/retrieval/test_exact_vectors.py covers the kept vectors)."""
+    (tests/recall/test_exact_vectors.py covers the kept vectors)."""
     settings.SEARCH_EXACT_VECTORS_MB = 0
     _synthetic_notes(world)
     with connection.cursor() as cursor:

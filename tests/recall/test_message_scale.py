@@ -19,7 +19,7 @@ from recall.message_scale import keyword_best
 from recall.messages import message_candidates
 from recall.plan import make_plan
 from records.erasure import conversation_unit, erase
-from tests.pipeline.factories import at
+from tests.remember.factories import at
 
 pytestmark = pytest.mark.django_db
 

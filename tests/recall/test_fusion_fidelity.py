@@ -14,7 +14,7 @@ from recall.fusion import DENSE, KEYWORD, NOTES, Entry, fuse, fusion_reason, lif
 from recall.messages import Statement
 from recall.scoring import ScoreBreakdown, keyword_score
 from recall.types import MESSAGE, NOTE
-from tests.retrieval.test_turn_memory import said
+from tests.recall.test_turn_memory import said
 
 
 def entry(key, total: float, sources: tuple[int, ...] = ()) -> Entry:

@@ -7,7 +7,7 @@ import pytest
 from memory.models import Message, TurnExtraction
 from remember.turns import enqueue_turn_extraction, process_turn
 from memory.services.conversations import save_message
-from tests.pipeline.factories import ConversationFactory, at
+from tests.remember.factories import ConversationFactory, at
 
 LAPTOP_USER = "我在2024年3月5日花5999元买了一台笔记本电脑，笔记本电脑在购买后约两周出现大面积花屏。"
 LAPTOP_REPLY = "根据《消费者权益保护法》第二十四条，您可以要求商家退货。建议先保存好购买凭证和故障照片，再与商家协商。"

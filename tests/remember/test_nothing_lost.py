@@ -102,7 +102,7 @@ def test_a_live_chat_reply_is_the_assistant_whatever_engine_wrote_it(world, lapt
     product's assistant, not a second person, so its chatter never becomes a note."""
     from remember.turns import enqueue_turn_extraction, process_turn
     from memory.services.conversations import save_message
-    from tests.pipeline.factories import at
+    from tests.remember.factories import at
 
     question = save_message(laptop_conversation, "user", "I went to the Apple store yesterday about my laptop.",
                             speaker="alice", said_at=at(8))

@@ -18,9 +18,9 @@ from recall.messages import MessageCandidate, score_bm25, word_idf
 from recall.scoring import score_message
 from recall.topic import query_word_weights, rescore_keywords, topic_discount
 from recall.types import MESSAGE, NOTE
-from tests.retrieval.test_fusion_fidelity import entry, statement
-from tests.pipeline.factories import at
-from tests.retrieval.test_turn_memory import said
+from tests.recall.test_fusion_fidelity import entry, statement
+from tests.remember.factories import at
+from tests.recall.test_turn_memory import said
 
 pytestmark = pytest.mark.django_db
 

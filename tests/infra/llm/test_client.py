@@ -273,7 +273,7 @@ def test_working_mode_is_remembered(fake_llm: FakeLLMServer, client: LLMClient) 
 
     assert [r.response_format_type for r in fake_llm.chat_requests()] == ["json_schema", "json_object", "json_object"]
     # A hand-built client remembers in its own process-local store: a new one starts over
-    # (the app's clients share the database store, see tests/llm/test_modes.py).
+    # (the app's clients share the database store, see tests/infra/llm/test_modes.py).
     other = LLMClient(client.config)
     assert other.json_mode is JSONMode.JSON_SCHEMA
     other.close()

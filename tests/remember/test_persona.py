@@ -13,7 +13,7 @@ from memory.services.conversations import save_message
 from remember.drafts import TurnSource
 from remember import persona
 from remember.persona import persona_strength, qualifies, record_persona_item, time_decay
-from tests.pipeline.factories import at
+from tests.remember.factories import at
 
 PREFERENCE = "我希望你以后先给结论，再列证据清单，最后给协商、投诉、起诉路径。"
 REPLY = "好的，以后我会先给结论，再列证据清单和维权路径。"
@@ -152,7 +152,7 @@ def test_weaker_contrary_evidence_is_ignored(world, laptop_conversation):
 
 
 def test_persona_is_per_user(world, laptop_conversation):
-    from tests.pipeline.factories import ConversationFactory
+    from tests.remember.factories import ConversationFactory
 
     bobs = ConversationFactory(user=world.bob, firm=world.firm_a, matter=world.matter_laptop)
     for day in (1, 2):

@@ -14,7 +14,7 @@ from memory.models import AuditEvent, AuditLog, Message, Note, RoutingDecision, 
 from remember.turns import process_turn, resume_stalled_turns
 from remember.turns import claim_turn
 from tests.fake_llm import json_reply
-from tests.pipeline.conftest import LAPTOP_REPLY, LAPTOP_USER
+from tests.remember.conftest import LAPTOP_REPLY, LAPTOP_USER
 from tests.task_worker import run_worker_once
 
 KNOWLEDGE = {

@@ -10,7 +10,7 @@ import pytest
 
 from memory.models import Note, RoutingDecision
 from tests.fake_llm import json_reply
-from tests.pipeline.factories import ConversationFactory
+from tests.remember.factories import ConversationFactory
 
 
 @pytest.fixture

@@ -17,7 +17,7 @@ from recall.plan import RetrievalPlan
 from recall.scoring import ScoreBreakdown
 from recall.types import MESSAGE, NOTE
 from showcase.evaluation.metrics import rrf_fuse
-from tests.retrieval.test_turn_memory import NOISE_ZH, said
+from tests.recall.test_turn_memory import NOISE_ZH, said
 
 LAYERS = ("case", "user_profile", "cross_case", "general_law", "global")
 

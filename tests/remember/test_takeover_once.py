@@ -10,8 +10,8 @@ from django_tasks_db.models import DBTaskResult
 
 from remember.turns import resume_stalled_turns
 from tests.concurrency import all_at_once
-from tests.pipeline.conftest import LAPTOP_REPLY, LAPTOP_USER
-from tests.pipeline.test_worker_takeover import dead_pid, mark_running
+from tests.remember.conftest import LAPTOP_REPLY, LAPTOP_USER
+from tests.remember.test_worker_takeover import dead_pid, mark_running
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from memory.models import TurnExtraction
 from tests.clients import logged_in
 from tests.factories import UserFactory
-from tests.pipeline.conftest import LAPTOP_REPLY, LAPTOP_USER
-from tests.pipeline.factories import ConversationFactory
+from tests.remember.conftest import LAPTOP_REPLY, LAPTOP_USER
+from tests.remember.factories import ConversationFactory
 
 
 def failed_turn(world, conversation, make_turn) -> TurnExtraction:

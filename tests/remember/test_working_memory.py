@@ -10,7 +10,7 @@ from memory.services.conversations import save_message
 from remember.working_memory import working_memory
 from remember.working_memory import unconsolidated
 from memory.services.conversations import MessageError
-from tests.pipeline.factories import at
+from tests.remember.factories import at
 
 FILLER_USER = "好的"
 FILLER_REPLY = "收到。"

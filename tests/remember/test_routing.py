@@ -8,7 +8,7 @@ from django.utils import timezone
 
 from memory.models import AuditEvent, AuditLog, LinkType, MemoryScope, Note, NoteLink, RoutingDecision
 from remember.routing import conflict_between, lexical_overlap, thresholds
-from tests.pipeline.conftest import LAPTOP_REPLY, LAPTOP_USER
+from tests.remember.conftest import LAPTOP_REPLY, LAPTOP_USER
 
 PURCHASE = "我在2024年3月5日花5999元买了一台笔记本电脑。"
 PURCHASE_CORRECTED = "我在2024年3月5日花6999元买了一台笔记本电脑。"
@@ -93,7 +93,7 @@ def test_changed_amount_updates_and_keeps_the_old_version(world, laptop_conversa
 
 
 def test_negation_conflict_updates_the_landlords_position(world, make_turn):
-    from tests.pipeline.factories import ConversationFactory
+    from tests.remember.factories import ConversationFactory
 
     deposit = ConversationFactory(user=world.alice, firm=world.firm_a, matter=world.matter_deposit)
     old = world.note("房东已经退还了3000元押金。", matter=world.matter_deposit, confidence=0.7)
@@ -146,7 +146,7 @@ def test_links_temporal_and_supports(world, laptop_conversation, make_turn):
 
 
 def test_same_matter_link_across_conversations(world, laptop_conversation, make_turn):
-    from tests.pipeline.factories import ConversationFactory
+    from tests.remember.factories import ConversationFactory
 
     make_turn(laptop_conversation, "笔记本电脑在购买后约两周出现大面积花屏。", NO_REPLY)
     first = Note.objects.get()
@@ -206,7 +206,7 @@ RENT_2 = "2月5日我支付了第二期租金3500元。"
 
 
 def _deposit_conversation(world):
-    from tests.pipeline.factories import ConversationFactory
+    from tests.remember.factories import ConversationFactory
 
     return ConversationFactory(user=world.alice, firm=world.firm_a, matter=world.matter_deposit, title="租房押金")
 

@@ -6,7 +6,7 @@ import pytest
 
 from memory.models import Note, RoutingDecision
 from tests.fake_llm import json_reply
-from tests.pipeline.factories import ConversationFactory
+from tests.remember.factories import ConversationFactory
 
 USER = "我叫王磊，2024年3月1日租了房子，月租金8,000元，押金八千元。租约到期房东不退押金，这合法吗？"
 REPLY = (

@@ -30,7 +30,7 @@ def test_routing_texts_are_encoded_before_the_messages_queued_ahead_of_them():
 
 
 def test_messages_queued_while_stored_are_embedded_without_any_turn_running(world):
-    from tests.pipeline.factories import ConversationFactory
+    from tests.remember.factories import ConversationFactory
 
     conversation = ConversationFactory(firm=world.firm_a, user=world.alice, matter=world.matter_laptop)
     save_messages(conversation, [NewMessage("user", "押金是3000元。", speaker="alice", external_id="m1"),

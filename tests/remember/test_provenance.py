@@ -7,7 +7,7 @@ import pytest
 from memory.models import AuditEvent, AuditLog, Note
 from remember.turns import enqueue_turn_extraction, process_turn
 from remember.drafts import Provenance, is_source_tag
-from tests.pipeline.conftest import LAPTOP_REPLY, LAPTOP_USER
+from tests.remember.conftest import LAPTOP_REPLY, LAPTOP_USER
 
 FOLLOW_UP = "我在2024年3月20日把笔记本电脑送到商家维修点，商家说花屏是人为损坏，拒绝免费维修。"
 FOLLOW_UP_REPLY = "商家主张人为损坏应当举证。建议保留维修单和聊天记录，并申请第三方检测。"

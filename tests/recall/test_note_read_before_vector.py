@@ -13,7 +13,7 @@ from memory.models import Note
 from memory.models.conversations import SEARCH_CONFIG
 from recall import candidates as cand
 from recall.plan import make_plan
-from tests.retrieval.searchers import searcher_and_matter
+from tests.recall.searchers import searcher_and_matter
 
 pytestmark = pytest.mark.django_db
 

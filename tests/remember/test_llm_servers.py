@@ -10,7 +10,7 @@ from memory.models import LLMServerMode, Message, Note, TurnExtraction
 from remember.turns import enqueue_turn_extraction, process_turn
 from memory.services.conversations import save_message
 from tests.fake_llm import FakeLLMServer, error_reply, json_reply
-from tests.pipeline.conftest import LAPTOP_REPLY, LAPTOP_USER
+from tests.remember.conftest import LAPTOP_REPLY, LAPTOP_USER
 
 KNOWLEDGE = {
     "knowledge": [

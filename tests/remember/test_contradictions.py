@@ -13,7 +13,7 @@ from memory.models import AuditEvent, AuditLog, LinkType, Note, NoteLink, Routin
 from remember.routing.slots import disagreement
 from recall import search_memory
 from memory.services.notes import correct_note, forget_note
-from tests.pipeline.factories import ConversationFactory, at
+from tests.remember.factories import ConversationFactory, at
 
 FIRST = "租期在2026年2月28日到期，我当天退了房并交还了钥匙。房东说墙面有污渍，要扣2000元押金。"
 CHANGED = "房东今天改口了，房东说墙面有污渍，要扣3000元押金。"

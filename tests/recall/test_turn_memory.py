@@ -17,7 +17,7 @@ from memory.services.conversations import finish_reply
 from memory.services.notes import supersede_note
 from memory.services.tenancy import unassign_user
 from tests.clients import client_for
-from tests.pipeline.factories import at
+from tests.remember.factories import at
 
 pytestmark = pytest.mark.django_db
 

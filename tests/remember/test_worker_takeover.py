@@ -23,7 +23,7 @@ from remember.liveness import heartbeat
 from remember.apply import TurnTakenOver
 from remember.turns import apply_turn, claim_turn, extract_items
 from tests.live_server import test_database_url
-from tests.pipeline.conftest import LAPTOP_REPLY, LAPTOP_USER
+from tests.remember.conftest import LAPTOP_REPLY, LAPTOP_USER
 from tests.task_worker import run_worker_once
 
 BASE_DIR = Path(__file__).resolve().parents[2]
