@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from django.test import override_settings
 
-from memory import embeddings
+from infra import embeddings
 from infra.embeddings import EmbeddingUnavailable
 from recall import search_memory
 

@@ -14,7 +14,7 @@ from remember import turns as turn_jobs
 from remember.turns import TurnGone, claim_turn, process_turn
 from recall import search_memory
 from memory.services.notes import supersede_note
-from memory.services import erasure
+from records import erasure
 from records.erasure import (
     ErasureError,
     conversation_unit,
