@@ -22,7 +22,7 @@ from memory.labels import format_counts
 from memory.models import Firm, Matter, MatterAssignment, Membership
 from memory.services.tenancy import assign_user, create_matter, unassign_user, update_matter
 from records.erasure import ErasureError, Unit, erase, matter_unit, preview, user_unit
-from records.retention import RecordsError, close_matter, lift_legal_hold, reopen_matter, set_legal_hold
+from records.services.retention import RecordsError, close_matter, lift_legal_hold, reopen_matter, set_legal_hold
 from records.views import export_response
 
 RECORDS_READONLY = ("closed_at", "legal_hold", "legal_hold_reason", "erased_at", "export_links")
@@ -129,7 +129,7 @@ class MatterRecordsAdmin:
 
     def export_view(self, request: HttpRequest, matter_id: int) -> HttpResponse:
         """Behind the ethical wall like any other export: assigned firm admins only, else 404."""
-        from records.matter_transfer import FORMATS, exportable_matter
+        from records.services.matter_transfer import FORMATS, exportable_matter
 
         fmt = request.GET.get("format", "json")
         try:
@@ -171,7 +171,7 @@ class FirmRecordsAdmin:
 
     def save_model(self, request: HttpRequest, obj, form, change: bool) -> None:
         from memory.models import Firm
-        from records.retention import set_retention
+        from records.services.retention import set_retention
 
         if not change:
             super().save_model(request, obj, form, change)

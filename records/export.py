@@ -3,7 +3,7 @@
 ``matter_document`` is the JSON export (format ``legalmem-matter``, version 1): the matter, its
 walled notes with provenance, validity windows and evolution history, the links between them,
 their source messages (grouped by conversation) and the audit history of the matter and its
-notes. ``records.matter_transfer.import_matter`` reads it back. ``markdown_report``
+notes. ``records.services.matter_transfer.import_matter`` reads it back. ``markdown_report``
 renders the same document for people. Profile notes are never exported (they are their
 owner's alone); raw conversations are exported only as far as they are a note's source.
 """

@@ -15,7 +15,7 @@ __all__ = ["purge_expired_task", "schedule_retention"]
 def purge_expired_task() -> dict:
     """Purge closed matters past their firm's retention period (not on legal hold), then run
     again after ``RETENTION_CHECK_INTERVAL_SECONDS``: django-tasks has no periodic schedule."""
-    from records.retention import purge_expired
+    from records.services.retention import purge_expired
 
     try:
         with job_run("retention_purge") as run:

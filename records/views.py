@@ -7,7 +7,7 @@ from django.utils.translation import gettext
 from django.views.decorators.http import require_GET
 
 from memory.models import Matter
-from records.matter_transfer import FORMATS, export_matter, exportable_matter
+from records.services.matter_transfer import FORMATS, export_matter, exportable_matter
 
 
 def export_response(matter: Matter, *, actor, fmt: str) -> HttpResponse:

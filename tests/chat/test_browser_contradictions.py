@@ -12,7 +12,7 @@ import pytest
 from django.utils import timezone
 from playwright.sync_api import expect
 
-from records.reply_scrub import scrub_recalled_notes
+from records.services.reply_scrub import scrub_recalled_notes
 from chat.turns import begin_turn, recall
 from memory.labels import disagreement_reason
 from memory.models import LinkType, Message

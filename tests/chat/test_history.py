@@ -170,7 +170,7 @@ async def test_offline_answer_follows_the_page_language(world, llm_offline):
 
 @pytest.mark.django_db
 def test_erased_notes_leave_no_copy_in_saved_replies_and_forgotten_ones_are_not_shown(world):
-    from records.reply_scrub import scrub_recalled_notes
+    from records.services.reply_scrub import scrub_recalled_notes
 
     kept, erased = world.note("保留的记忆。", matter=world.matter_deposit), world.note("要删除的记忆。", matter=world.matter_deposit)
     conversation = Conversation.objects.create(firm=world.firm_a, user=world.alice, title="押金")

@@ -10,7 +10,7 @@ from django.test import Client
 
 from memory.models import AuditEvent, AuditLog, Matter, Note, NoteLink, Role
 from records.erasure import erase, matter_unit
-from records.matter_transfer import TransferError, import_matter
+from records.services.matter_transfer import TransferError, import_matter
 from memory.services.notes import supersede_note
 from tests.clients import client_for
 from tests.factories import FirmFactory, MembershipFactory, UserFactory

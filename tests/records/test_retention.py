@@ -10,7 +10,7 @@ from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
 
 from memory.models import AuditEvent, AuditLog, Matter, Note
-from records.retention import (
+from records.services.retention import (
     RecordsError,
     close_matter,
     lift_legal_hold,

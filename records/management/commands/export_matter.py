@@ -12,7 +12,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from memory.models import Matter
 from records.lookup import RecordLookupError, firm_by_slug, matter_by_reference, user_by_name
-from records.matter_transfer import FORMATS, TransferError, export_matter, exportable_matter
+from records.services.matter_transfer import FORMATS, TransferError, export_matter, exportable_matter
 
 
 class Command(BaseCommand):

@@ -8,7 +8,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from records.lookup import RecordLookupError, firm_by_slug, user_by_name
-from records.matter_transfer import TransferError, import_matter
+from records.services.matter_transfer import TransferError, import_matter
 
 
 class Command(BaseCommand):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
 
-from records.retention import purge_expired
+from records.services.retention import purge_expired
 from records.tasks import schedule_retention
 
 

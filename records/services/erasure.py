@@ -37,7 +37,7 @@ from remember.turns import extract_turn_task
 from memory.erasure_hooks import erasure_hooks
 from memory.labels import format_counts
 from memory.services.audit import actor_label
-from records.erasure.plan import (
+from records.erasure_plan import (
     ErasureError,
     Plan,
     Unit,
