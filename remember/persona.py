@@ -34,13 +34,11 @@ from pgvector.django import CosineDistance
 
 from remember.extraction import ExtractedItem, keywords_for
 from memory.models import (
-    AuditEvent,
     Category,
     LinkType,
     MemoryScope,
     MemoryType,
     Note,
-    PersonaEvidence,
     PersonaTrait,
     RoutingDecision,
 )
@@ -48,7 +46,6 @@ from remember.decisions import record_decision, recorded_decision
 from remember.drafts import TurnSource, category_slug, is_persona_item
 from remember.routing import conflict_between, lexical_overlap
 from remember.routing import thresholds
-from memory.services.audit import actor_label, record_note_event
 from memory.services.notes import (
     NoteDraft,
     content_hash,
@@ -57,6 +54,12 @@ from memory.services.notes import (
     link_notes,
     record_mention,
     supersede_note,
+)
+from memory.services.persona import (
+    persona_evidence_create,
+    persona_trait_create,
+    persona_trait_decide,
+    persona_trait_refresh,
 )
 
 # Tuning constants: they decide what becomes a profile, so they are code, changed with the
@@ -137,7 +140,7 @@ def record_persona_item(
         if existing is not None:
             return existing
         trait, how = _trait_for(item, embedding, firm, user)
-        PersonaEvidence.objects.create(
+        persona_evidence_create(
             trait=trait,
             firm=firm,
             user=user,
@@ -224,14 +227,14 @@ def _trait_for(item: ExtractedItem, embedding: np.ndarray, firm, user) -> tuple[
             )
             if contrary is not None and conflict_between(item.content, contrary.content) is None:
                 return contrary, f"evidence for a trait contrary to another ({conflict})"
-            trait = PersonaTrait.objects.create(
+            trait = persona_trait_create(
                 firm=firm, user=user, content=item.content, category=category_slug(item),
                 embedding=embedding, conflicts_with=match.trait,
             )
             return trait, f"contrary to trait {match.trait.pk} ({conflict})"
         if match.similarity >= SAME_TRAIT_SIMILARITY and overlap[0] >= SAME_TRAIT_MIN_OVERLAP:
             return match.trait, f"same trait as {match.trait.pk} (cosine {match.similarity:.3f})"
-    trait = PersonaTrait.objects.create(
+    trait = persona_trait_create(
         firm=firm, user=user, content=item.content, category=category_slug(item), embedding=embedding
     )
     return trait, "new trait"
@@ -239,14 +242,16 @@ def _trait_for(item: ExtractedItem, embedding: np.ndarray, firm, user) -> tuple[
 
 def _refresh_stats(trait: PersonaTrait, *, now: datetime) -> None:
     evidence = list(trait.evidence.all())
+    # The trait reads as its most recent, most confident statement; its strength is computed
+    # from the new figures (trait_strength reads them from the trait).
+    latest = max(evidence, key=lambda e: (e.said_at, e.confidence))
     trait.evidence_count = len(evidence)
     trait.base_confidence = sum(e.confidence for e in evidence) / len(evidence)
     trait.last_evidence_at = max(e.said_at for e in evidence)
-    # The trait reads as its most recent, most confident statement.
-    latest = max(evidence, key=lambda e: (e.said_at, e.confidence))
-    trait.content = latest.content
-    trait.strength = round(trait_strength(trait, now), 6)
-    trait.save()
+    persona_trait_refresh(
+        trait, evidence_count=trait.evidence_count, base_confidence=trait.base_confidence,
+        last_evidence_at=trait.last_evidence_at, content=latest.content, strength=round(trait_strength(trait, now), 6),
+    )
 
 
 def _promote_or_reinforce(trait: PersonaTrait, source: TurnSource, item: ExtractedItem, *, actor, now: datetime):
@@ -255,43 +260,36 @@ def _promote_or_reinforce(trait: PersonaTrait, source: TurnSource, item: Extract
     if trait.note_id is not None and trait.status in (PersonaTrait.Status.PROMOTED, PersonaTrait.Status.DISPUTED):
         note = record_mention(trait.note, actor=actor, source=source.source_key, confidence=item.confidence,
                               source_message_ids=[m.pk for m in source.messages_for(item.speaker)])
-        trait.decision = f"reinforced profile note; {threshold}"
-        trait.save(update_fields=["decision", "updated_at"])
+        persona_trait_decide(trait, f"reinforced profile note; {threshold}")
         return trait.decision, note
     if not qualifies(trait.strength, trait.evidence_count):
-        trait.decision = f"not promoted yet: {threshold}"
-        trait.save(update_fields=["decision", "updated_at"])
+        persona_trait_decide(trait, f"not promoted yet: {threshold}")
         return trait.decision, None
     old = trait.conflicts_with
     old_note = old.note if old is not None and old.note_id and old.note.status == Note.Status.ACTIVE else None
     if old_note is None:
         note = _profile_note(trait, source, actor=actor)
-        trait.status, trait.note, trait.decision = PersonaTrait.Status.PROMOTED, note, f"promoted: {threshold}"
-        trait.save(update_fields=["status", "note", "decision", "updated_at"])
+        persona_trait_decide(trait, f"promoted: {threshold}", status=PersonaTrait.Status.PROMOTED, note=note)
         return trait.decision, note
     old_strength = trait_strength(old, now)
     if trait.strength > old_strength + PERSONA_TIE_MARGIN:
         note = _profile_note(trait, source, actor=actor)
         reason = f"persona update: new trait stronger ({trait.strength:.3f} > {old_strength:.3f})"
         supersede_note(old_note, note, actor=actor, reason=reason)
-        old.status, old.decision = PersonaTrait.Status.SUPERSEDED, reason
-        old.save(update_fields=["status", "decision", "updated_at"])
-        trait.status, trait.note, trait.decision = PersonaTrait.Status.PROMOTED, note, reason
-        trait.save(update_fields=["status", "note", "decision", "updated_at"])
+        persona_trait_decide(old, reason, status=PersonaTrait.Status.SUPERSEDED)
+        persona_trait_decide(trait, reason, status=PersonaTrait.Status.PROMOTED, note=note)
         return reason, note
     if abs(trait.strength - old_strength) <= PERSONA_TIE_MARGIN:
         note = _profile_note(trait, source, actor=actor, tags=[DISPUTED_TAG])
         reason = f"disagreement kept: strengths {trait.strength:.3f} vs {old_strength:.3f} are within {PERSONA_TIE_MARGIN}"
         link_notes(note, old_note, link_type=LinkType.CONTRADICTS, weight=1.0, actor=actor, reason=reason)
         evolve_note(old_note, actor=actor, triggered_by=note, tags=[DISPUTED_TAG])
-        for t in (trait, old):
-            t.status, t.decision = PersonaTrait.Status.DISPUTED, reason
-        trait.note = note
-        trait.save(update_fields=["status", "note", "decision", "updated_at"])
-        old.save(update_fields=["status", "decision", "updated_at"])
+        persona_trait_decide(trait, reason, status=PersonaTrait.Status.DISPUTED, note=note)
+        persona_trait_decide(old, reason, status=PersonaTrait.Status.DISPUTED)
         return reason, note
-    trait.decision = f"ignored for now: weaker than the current profile ({trait.strength:.3f} < {old_strength:.3f})"
-    trait.save(update_fields=["decision", "updated_at"])
+    persona_trait_decide(
+        trait, f"ignored for now: weaker than the current profile ({trait.strength:.3f} < {old_strength:.3f})"
+    )
     return trait.decision, None
 
 
@@ -321,11 +319,7 @@ def _profile_note(trait: PersonaTrait, source: TurnSource, *, actor, tags: list[
     draft.keywords = keywords_for(trait.content)
     note = create_note(draft, actor=actor, embedding=np.asarray(trait.embedding, dtype=np.float32))
     if len(evidence) > 1:
-        before = note.snapshot()
-        note.append_history("promoted", {"mention_count": [1, len(evidence)]}, by=actor_label(actor),
-                            evidence=[e.pk for e in evidence])
-        note.mention_count = len(evidence)
-        note.save(update_fields=["mention_count", "evolution_history", "updated_at"])
-        record_note_event(actor=actor, event=AuditEvent.NOTE_UPDATED, note=note, before=before,
-                          after=note.snapshot(), reason="persona promotion: mentions = evidence count")
+        note = record_mention(note, actor=actor, source=None, mentions=len(evidence), event="promoted",
+                              reason="persona promotion: mentions = evidence count",
+                              details={"evidence": [e.pk for e in evidence]})
     return note

@@ -32,7 +32,8 @@ from typing import Any, Callable, Iterable
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
-from memory.models import Firm, Matter, MatterAssignment, Membership, MemoryScope, Message, Note, Role
+from memory.models import Firm, Matter, MemoryScope, Message, Note, Role
+from memory.services.tenancy import assign_user, create_firm, create_matter, set_membership
 
 DATASET = Path(__file__).with_name("month_story.json")
 ACTOR = "system:evaluate_retrieval"
@@ -144,16 +145,17 @@ def create_world(data: dict[str, Any], suffix: str) -> tuple[dict[str, Firm], di
     firms: dict[str, Firm] = {}
     users: dict[str, Any] = {}
     for spec in data["firms"]:
-        firm = Firm.objects.create(name=f"eval {spec['slug']} {suffix}", slug=f"eval-{spec['slug']}-{suffix}")
+        firm = create_firm(name=f"eval {spec['slug']} {suffix}", slug=f"eval-{spec['slug']}-{suffix}", actor=ACTOR)
         firms[spec["slug"]] = firm
         for name in spec["users"]:
-            user = users_model.objects.create(username=f"eval-{name}-{suffix}")
+            user = users_model.objects.create_user(username=f"eval-{name}-{suffix}")
             users[name] = user
-            Membership.objects.create(user=user, firm=firm, role=Role.LAWYER)
+            set_membership(firm=firm, user=user, role=Role.LAWYER, actor=ACTOR)
         for matter_spec in spec["matters"]:
-            matter = Matter.objects.create(firm=firm, title=matter_spec["title"], reference=matter_spec["reference"])
+            matter = create_matter(firm=firm, title=matter_spec["title"], reference=matter_spec["reference"],
+                                   actor=ACTOR)
             for name in matter_spec["assigned"]:
-                MatterAssignment.objects.create(matter=matter, user=users[name])
+                assign_user(matter=matter, user=users[name], actor=ACTOR)
     return firms, users
 
 

@@ -14,7 +14,6 @@ from remember import turns as turn_jobs
 from remember.turns import TurnGone, claim_turn, process_turn
 from recall import search_memory
 from memory.services.notes import supersede_note
-from records import erasure
 from records.services import erasure as erasure_service
 from records.erasure import (
     ErasureError,
