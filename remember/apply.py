@@ -18,6 +18,8 @@ from remember.extract import extract_turn, extractable_reply
 from remember.persona import episodic_twins, record_persona_item
 from remember.routing import route_and_write
 from memory.services.notes import NoteValidationError, content_hash
+from memory.services.consolidations import consolidation_save
+from memory.services.routing_decisions import routing_decision_get_or_create
 from memory.transaction_memo import first_time, in_memo_scope
 
 logger = logging.getLogger("legalmem.pipeline")
@@ -91,7 +93,7 @@ def apply_items(
         except (NoteValidationError, ItemError) as exc:
             logger.warning("item %d of %s refused: %s", index, source.source_key, exc)
             flush_decisions()  # a decision kept in memory is found by the read below
-            decision, _ = RoutingDecision.objects.get_or_create(
+            decision, _ = routing_decision_get_or_create(
                 source_key=source.source_key,
                 content_hash=content_hash(item.content),
                 defaults=dict(
@@ -123,7 +125,7 @@ def process_batch(
     )
     consolidation.engine = outcome.engine
     consolidation.items = [dataclasses.asdict(item) for item in outcome.items]
-    consolidation.save(update_fields=["engine", "items"])
+    consolidation_save(consolidation, ["engine", "items"])
     source = TurnSource(
         conversation=consolidation.conversation,
         user_message=None,
@@ -135,5 +137,5 @@ def process_batch(
     ).with_provenance(provenance)
     decisions = apply_items(outcome.items, source, actor=actor, consolidation=consolidation)
     consolidation.decisions = [d.as_dict() for d in decisions]
-    consolidation.save(update_fields=["decisions"])
+    consolidation_save(consolidation, ["decisions"])
     return decisions

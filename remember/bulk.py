@@ -37,6 +37,7 @@ from remember.encoder import BackgroundEncoder
 from remember.consolidation import consolidate_overflow
 from remember.liveness import heartbeat
 from memory.services.audit import batched as batched_audit
+from memory.services.turn_extractions import turn_extractions_save
 from memory.transaction_memo import memo_scope
 from remember.turns import (
     CLAIM_FIELDS,
@@ -89,7 +90,7 @@ def claim_turns(turn_ids: Iterable[int]) -> dict[int, TurnExtraction]:
         claimed = [turn for turn in rows if claimable(turn, now)]
         for turn in claimed:
             mark_running(turn, now)
-        TurnExtraction.objects.bulk_update(claimed, [*CLAIM_FIELDS, "updated_at"])
+        turn_extractions_save(claimed, CLAIM_FIELDS)
     return {turn.pk: turn for turn in claimed}
 
 
@@ -105,7 +106,7 @@ def store_extractions(turns: list[TurnExtraction]) -> set[int]:
         kept = [turn for turn in turns if turn.pk in alive]
         for turn in kept:
             turn.updated_at = now
-        TurnExtraction.objects.bulk_update(kept, [*EXTRACTION_FIELDS, "updated_at"])
+        turn_extractions_save(kept, EXTRACTION_FIELDS)
     return alive
 
 

@@ -4,9 +4,9 @@ job calls this after each turn; it uses ``apply`` and ``working_memory``, neithe
 from __future__ import annotations
 
 from django.conf import settings
-from django.db import transaction
 
-from memory.models import ConsolidatedMessage, Consolidation, Conversation, Message, TurnExtraction
+from memory.models import Consolidation, Conversation, Message, TurnExtraction
+from memory.services.consolidations import consolidated_messages_mark, consolidation_create
 from remember.apply import process_batch
 from remember.drafts import Provenance
 from remember.working_memory import unconsolidated
@@ -29,11 +29,9 @@ def consolidate_overflow(
             turns.values_list("assistant_message_id", flat=True)
         )
         leftover = [m for m in oldest if m.pk not in extracted and m.status == Message.Status.COMPLETE]
-        consolidation = Consolidation.objects.create(firm_id=conversation.firm_id, conversation=conversation)
+        consolidation = consolidation_create(conversation=conversation)
         if leftover:
             process_batch(consolidation, leftover, actor=actor, provenance=provenance)  # may raise: nothing is marked then
-        with transaction.atomic():
-            for message in oldest:
-                ConsolidatedMessage.objects.get_or_create(message=message, defaults={"consolidation": consolidation})
+        consolidated_messages_mark(oldest, consolidation)
         made.append(consolidation)
     return made

@@ -9,6 +9,7 @@ item. Outside it every decision is read and inserted at once, as before.
 from __future__ import annotations
 
 from memory.models import RoutingDecision
+from memory.services.routing_decisions import routing_decision_create, routing_decisions_create
 from memory.transaction_memo import in_memo_scope, remembered
 
 
@@ -34,7 +35,7 @@ def recorded_decision(source_key: str, fingerprint: str) -> RoutingDecision | No
 def record_decision(**fields) -> RoutingDecision:
     """Record a routing decision: inserted now, or with the turn's others in a bulk import."""
     if not in_memo_scope():
-        return RoutingDecision.objects.create(**fields)
+        return routing_decision_create(**fields)
     decision = RoutingDecision(**fields)
     _known(decision.source_key)[decision.content_hash] = decision
     _unsaved().append(decision)
@@ -47,7 +48,7 @@ def flush_decisions() -> None:
         return
     unsaved = _unsaved()
     if unsaved:
-        RoutingDecision.objects.bulk_create(unsaved)
+        routing_decisions_create(unsaved)
         unsaved.clear()
 
 

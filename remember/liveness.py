@@ -82,15 +82,13 @@ def heartbeat(*turn_ids: int) -> Iterator[None]:
 
 
 def _beat(turn_ids: list[int], stop: threading.Event) -> None:
-    from memory.models import TurnExtraction
+    from memory.services.turn_extractions import turn_extractions_beat
 
     host, pid = this_worker()
     try:
         while not stop.wait(settings.TURN_HEARTBEAT_SECONDS):
             try:
-                TurnExtraction.objects.filter(
-                    pk__in=turn_ids, status=TurnExtraction.Status.RUNNING, worker_host=host, worker_pid=pid
-                ).update(heartbeat_at=timezone.now())
+                turn_extractions_beat(turn_ids, host=host, pid=pid, at=timezone.now())
             except Exception:  # noqa: BLE001 - a missed beat is retried; the job itself goes on
                 logger.warning("heartbeat of turns %s failed", turn_ids[:5], exc_info=True)
     finally:

@@ -28,6 +28,7 @@ from infra.logs.jobs import job_run
 from infra.embeddings import get_embedder
 from memory.embedding_text import embedding_text
 from memory.models import Message
+from memory.services.conversations import message_embeddings_save
 
 if TYPE_CHECKING:
     import numpy as np
@@ -55,7 +56,7 @@ def index_batch(message_ids: Iterable[int]) -> int:
         for message, vector in zip(messages, vectors):
             message.embedding = vector
             message.embedding_model = embedder.name
-        Message.objects.bulk_update(messages, ["embedding", "embedding_model"])
+        message_embeddings_save(messages)
     return len(messages)
 
 
@@ -71,7 +72,7 @@ def store_vectors(vectors: dict[int, "np.ndarray"], model_name: str) -> int:
         for message in messages:
             message.embedding = vectors[message.pk]
             message.embedding_model = model_name
-        Message.objects.bulk_update(messages, ["embedding", "embedding_model"])
+        message_embeddings_save(messages)
     return len(messages)
 
 

@@ -21,7 +21,7 @@ from datetime import datetime, timedelta
 from functools import partial
 
 from django.conf import settings
-from django.db import IntegrityError, connection, transaction
+from django.db import connection, transaction
 from django.db.models import CharField, Q
 from django.db.models.functions import Cast
 from django.utils import timezone
@@ -42,6 +42,9 @@ from remember.message_index import index_conversation
 from remember.persona import episodic_twins
 from memory.services.audit import record
 from memory.services.conversations import mark_repeats_memory
+from memory.services.turn_extractions import (
+    turn_extraction_get_or_create, turn_extraction_save, turn_extraction_set_task, turn_extractions_add,
+)
 
 logger = logging.getLogger("legalmem.pipeline")
 
@@ -74,19 +77,8 @@ def _get_or_create_turn(
         raise TurnError("the user message and the reply belong to different conversations")
     if user_message.role != Message.Role.USER or assistant_message.role != Message.Role.ASSISTANT:
         raise TurnError("a turn is a user message followed by an assistant reply")
-    try:
-        with transaction.atomic():
-            return TurnExtraction.objects.get_or_create(
-                assistant_message=assistant_message,
-                defaults={
-                    "firm_id": assistant_message.firm_id,
-                    "conversation_id": assistant_message.conversation_id,
-                    "user_message": user_message,
-                    "source_type": source_type,
-                },
-            )
-    except IntegrityError:
-        return TurnExtraction.objects.get(assistant_message=assistant_message), False
+    return turn_extraction_get_or_create(user_message=user_message, assistant_message=assistant_message,
+                                         source_type=source_type)
 
 
 def get_or_create_turns(
@@ -108,7 +100,7 @@ def get_or_create_turns(
         for question, reply in pairs if reply.pk not in existing
     ]
     if missing:
-        TurnExtraction.objects.bulk_create(missing, ignore_conflicts=True)  # a concurrent import's rows win
+        turn_extractions_add(missing)  # a concurrent import's rows win
     rows = {turn.assistant_message_id: turn for turn in TurnExtraction.objects.filter(assistant_message_id__in=replies)}
     return [rows[reply] for reply in replies]
 
@@ -121,7 +113,7 @@ def _enqueue_task(turn_id: int, run_after: datetime | None = None) -> None:
     except Exception:  # the row is the source of truth; resume_stalled_turns re-enqueues
         logger.exception("could not enqueue extraction of turn %s; it stays pending", turn_id)
         return
-    TurnExtraction.objects.filter(pk=turn_id).update(task_id=str(result.id)[:64])
+    turn_extraction_set_task(turn_id, str(result.id))
 
 
 # --- run --------------------------------------------------------------------------------
@@ -138,7 +130,7 @@ def claim_turn(turn_id: int, *, now: datetime | None = None) -> TurnExtraction |
         if not claimable(turn, now):
             return None
         mark_running(turn, now)
-        turn.save(update_fields=[*CLAIM_FIELDS, "updated_at"])
+        turn_extraction_save(turn, CLAIM_FIELDS)
     return turn
 
 
@@ -226,7 +218,7 @@ def extract_items(turn: TurnExtraction) -> bool:
         run_extraction(turn)
         with transaction.atomic():
             hold_turn(turn)
-            turn.save(update_fields=[*EXTRACTION_FIELDS, "updated_at"])
+            turn_extraction_save(turn, EXTRACTION_FIELDS)
             if only_repeats_memory(turn.assistant_message):
                 mark_repeats_memory(turn.assistant_message)
     return unless_skipped(turn)
@@ -279,7 +271,7 @@ def _finish(turn: TurnExtraction, status: str) -> None:
     with transaction.atomic(savepoint=False):  # inside the bulk import's turn transaction: no savepoint
         hold_turn(turn)
         turn.decisions = [d.as_dict() for d in RoutingDecision.objects.filter(source_key=turn.source_key)]
-        turn.save(update_fields=["status", "finished_at", "next_attempt_at", "decisions", "updated_at"])
+        turn_extraction_save(turn, ["status", "finished_at", "next_attempt_at", "decisions"])
 
 
 def _after_failure(turn: TurnExtraction, exc: Exception) -> None:
@@ -295,7 +287,7 @@ def _after_failure(turn: TurnExtraction, exc: Exception) -> None:
             turn.status = TurnExtraction.Status.FAILED
             turn.finished_at = timezone.now()
             turn.next_attempt_at = None
-            turn.save(update_fields=["status", "last_error", "finished_at", "next_attempt_at", "updated_at"])
+            turn_extraction_save(turn, ["status", "last_error", "finished_at", "next_attempt_at"])
             record(
                 actor=SYSTEM_ACTOR,
                 event=AuditEvent.JOB_FAILED,
@@ -309,7 +301,7 @@ def _after_failure(turn: TurnExtraction, exc: Exception) -> None:
         delay = settings.TURN_RETRY_BACKOFF_SECONDS * (2 ** (turn.attempts - 1))
         turn.status = TurnExtraction.Status.PENDING
         turn.next_attempt_at = timezone.now() + timedelta(seconds=delay)
-        turn.save(update_fields=["status", "last_error", "next_attempt_at", "updated_at"])
+        turn_extraction_save(turn, ["status", "last_error", "next_attempt_at"])
         logger.warning(
             "turn %s attempt %d/%d failed (%s); retrying in %.0f s",
             turn.pk, turn.attempts, settings.TURN_MAX_ATTEMPTS, error, delay,

@@ -176,3 +176,10 @@ def mark_repeats_memory(reply: Message) -> None:
     quotation beside the original."""
     Message.objects.filter(pk=reply.pk).update(repeats_memory=True)
     reply.repeats_memory = True
+
+
+def message_embeddings_save(messages: list[Message]) -> None:
+    """Store the ``embedding`` and ``embedding_model`` set on each message, in one statement
+    (the message index; the caller holds the rows' locks)."""
+    with transaction.atomic(savepoint=False):
+        Message.objects.bulk_update(messages, ["embedding", "embedding_model"])
