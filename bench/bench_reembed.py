@@ -61,8 +61,8 @@ def _insert(rows: int) -> list[str]:
 
 def main() -> None:
     from infra.embeddings import build_embedder, get_embedder
-    from memory.reembed import drop_old, run, start_or_resume, switch
-    from memory.reembed.encoding import encode_pending
+    from memory.services.reembed import drop_old, run, start_or_resume, switch
+    from memory.embedding_schema.encoding import encode_pending
 
     rows = int(os.environ.get("BENCH_REEMBED_ROWS", "1000"))
     batch = int(os.environ.get("BENCH_REEMBED_BATCH", str(settings.EMBEDDING_BATCH_SIZE)))

@@ -1,5 +1,5 @@
 """What the encoder reads for a message: the live write path (``remember.message_index``) and a
-re-embedding run (``memory.reembed``) must encode the same text."""
+re-embedding run (``memory.services.reembed``) must encode the same text."""
 from __future__ import annotations
 
 from memory.models import Message

@@ -31,10 +31,10 @@ from remember.message_index import index_messages
 from recall import search_memory
 from memory.services.conversations import save_message
 from memory.services.notes import correct_note
-from memory.reembed import record_active_generation, table_progress
-from memory.reembed.lifecycle import ADVISORY_LOCK
-from memory.reembed.shadow import drop_columns, drop_trigger
-from memory.reembed.tables import VECTOR_TABLES
+from memory.services.reembed import record_active_generation, table_progress
+from memory.services.reembed.lifecycle import ADVISORY_LOCK
+from memory.embedding_schema.shadow import drop_columns, drop_trigger
+from memory.embedding_schema.tables import VECTOR_TABLES
 from tests.live_server import test_database_url
 
 pytestmark = pytest.mark.django_db(transaction=True)

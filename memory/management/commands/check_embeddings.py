@@ -4,7 +4,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from infra.embeddings import EmbeddingDimensionMismatch, get_embedder
 from memory.embedding_checks import check_dimensions
-from memory.reembed import record_active_generation
+from memory.services.reembed import record_active_generation
 
 
 class Command(BaseCommand):

@@ -28,7 +28,7 @@ from infra.embeddings import (
 )
 from memory.embedding_checks import check_dimensions
 from memory.models import EmbeddingGeneration
-from memory.reembed import (
+from memory.services.reembed import (
     ReembedError,
     abort,
     drop_old,

@@ -13,7 +13,7 @@ import re
 
 from django.db import connection
 
-from memory.reembed.tables import VECTOR_TABLES
+from memory.embedding_schema.tables import VECTOR_TABLES
 
 TRIGGER = "legalmem_reembed_stale"
 SHADOW_SUFFIX = "_next"

@@ -13,12 +13,12 @@ from dataclasses import dataclass
 from typing import Callable
 
 from django.db import connection, transaction
-from django.db.models import F
 from pgvector import Vector
 
 from infra.embeddings import Embedder
 from memory.models import EmbeddingGeneration
-from memory.reembed.tables import VECTOR_TABLES, VectorTable
+from memory.services.embedding_generations import embedding_generation_count_batch
+from memory.embedding_schema.tables import VECTOR_TABLES, VectorTable
 
 PENDING = "embedding IS NOT NULL AND embedding_next IS NULL"
 MAX_PASSES = 20  # passes over the tables before giving up on rows that keep changing
@@ -109,10 +109,7 @@ def encode_pending(
                 with transaction.atomic():  # the vectors and their count: a kill keeps both or neither
                     written = _write_batch(spec, rows, vectors, generation.identity)
                     seconds = time.perf_counter() - started
-                    EmbeddingGeneration.objects.filter(pk=generation.pk).update(
-                        encoded=F("encoded") + written, batches=F("batches") + 1,
-                        encode_seconds=F("encode_seconds") + seconds,
-                    )
+                    embedding_generation_count_batch(generation, written=written, seconds=seconds)
                 result.encoded += written
                 result.batches += 1
                 if report:

@@ -10,8 +10,8 @@ Public interface (what ``manage.py reembed`` and ``check_embeddings`` call):
 - ``drop_old()``, ``abort()``, ``record_active_generation(embedder)``, ``only_run()``
 - ``ReembedError``: a refused step, its message says why; nothing was changed
 """
-from memory.reembed.encoding import EncodeResult, table_progress
-from memory.reembed.lifecycle import (
+from memory.embedding_schema.encoding import EncodeResult, table_progress
+from memory.services.reembed.lifecycle import (
     ReembedError,
     abort,
     drop_old,
