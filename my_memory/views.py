@@ -57,7 +57,7 @@ def my_memory(request: HttpRequest) -> HttpResponse:
     query.pop("page", None)
     return render(
         request,
-        "my_memory/pages.html",
+        "memory/my_memory.html",
         {"form": form, "page": page, "listing": listing, "query_string": query.urlencode()},
         status=status,
     )
