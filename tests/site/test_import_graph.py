@@ -36,12 +36,11 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 PACKAGES = tuple(package for layer in LAYERS for package in layer)
 LAYER_OF = {package: depth for depth, layer in enumerate(LAYERS) for package in layer}
 
-# (importing package, imported package): why two packages of one layer may meet. Keep it short.
-SAME_LAYER_ALLOWED: dict[tuple[str, str], str] = {
-    # The showcase drives the real product end to end: its evaluations read through recall's
-    # strategies, including navigation's ``layered_nav`` it must compare.
-    ("showcase", "navigation"): "the evaluations compare navigation's layered_nav strategy",
-}
+# (importing package, imported package) → why two packages of one layer may meet. None today:
+# apps meet through registries of a lower layer (navigation's search strategy in
+# ``recall.register_strategy``, its erasure hook in ``memory.erasure_hooks``), and the write and
+# read paths share helpers through ``memory`` and ``infra``. An entry needs its reason.
+SAME_LAYER_ALLOWED: dict[tuple[str, str], str] = {}
 
 # Modules outside ``recall`` that may import a private ``recall.<module>``, and why.
 RECALL_PRIVATE_ALLOWED: dict[str, str] = {}
