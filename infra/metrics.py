@@ -4,7 +4,8 @@ Counters and histograms are kept by ``prometheus_client``; with ``PROMETHEUS_MUL
 set (``make run`` sets it for the server and the worker) every process writes its own files
 there and a scrape adds them up, so Daphne's and the worker's figures are one series. What the
 database already knows — extraction jobs by status and the age of the oldest waiting one, notes
-written by routing action — is read at scrape time, so it is right whichever process did it.
+written by routing action — is read at scrape time, so it is right whichever process did it, by
+the collectors apps register (``register_database_collector``; memory's is ``memory.metrics``).
 
 The endpoint is off (404) unless ``METRICS_TOKEN`` (``Authorization: Bearer …``) or
 ``METRICS_ALLOWED_IPS`` is set; nothing in it names a firm, a user or note content.
