@@ -26,7 +26,7 @@ VARIANTS = ("now", "in PostgreSQL")
 
 
 def main() -> None:
-    from memory.retrieval.exact_vectors import kept_vectors
+    from recall.exact_vectors import kept_vectors
 
     world = open_kept_world()
     queries = int(os.environ.get("BENCH_QUERIES", "100"))

@@ -34,13 +34,13 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from bench.synthetic import conversations_for, reply, user_turn
-from memory.embeddings import get_embedder
+from infra.embeddings import get_embedder
 from memory.models import Conversation, Firm, Membership, Message, Role, SourceType, TurnExtraction
-from memory.pipeline import import_transcript
-from memory.pipeline.message_index import embedding_text
-from memory.pipeline.apply import reply_speaker
-from memory.pipeline.extract import extract_turn, extractable_reply
-from memory.pipeline.turns import items_to_write
+from remember.ingest import import_transcript
+from memory.embedding_text import embedding_text
+from remember.apply import reply_speaker
+from remember.extract import extract_turn, extractable_reply
+from remember.turns import items_to_write
 from memory.services.tenancy import create_firm
 
 RNG = random.Random(20260301)
@@ -113,7 +113,7 @@ def _database_cpu_seconds() -> float | None:
 def run(turns: int, *, per_turn: bool = False) -> dict:
     embedder = get_embedder()
     embedder.embed_passages(["预热"])  # the model loads outside the timing
-    from memory.extraction import extract_offline
+    from remember.extraction import extract_offline
 
     extract_offline(user_turn(RNG, 0), reply(RNG))  # jieba's dictionary too
     load_before = os.getloadavg()

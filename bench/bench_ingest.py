@@ -28,10 +28,11 @@ from django.contrib.auth import get_user_model
 from django.db import connection
 
 from bench.synthetic import conversations_for, user_turn
-from memory.embeddings import get_embedder
+from infra.embeddings import get_embedder
 from memory.models import MemoryScope, Membership, Note, Role, SourceType
-from memory.pipeline import import_transcript, save_message
-from memory.pipeline.routing import route_and_write
+from remember.ingest import import_transcript
+from memory.services.conversations import save_message
+from remember.routing import route_and_write
 from memory.segmentation import search_text
 from memory.services.notes import NoteDraft, content_hash
 from memory.services.tenancy import assign_user, create_firm, create_matter
@@ -52,7 +53,7 @@ def bench_import(turns: int) -> None:
     firm, user = setup_firm()
     conversations = conversations_for(firm, user, turns, RNG, reply_for=lambda rng: REPLY)
     get_embedder().embed_passages(["预热"])  # load the model and jieba outside the timing
-    from memory.extraction import extract_offline
+    from remember.extraction import extract_offline
 
     extract_offline(user_turn(RNG, 0), REPLY)
     result = import_transcript({"firm": firm.slug, "conversations": conversations}, actor="system:bench")

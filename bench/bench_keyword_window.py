@@ -21,7 +21,7 @@ from bench.bench_search import QUERIES, _bare, _percentile, open_kept_world
 
 
 def main() -> None:
-    from memory.retrieval import message_scale, search_memory
+    from recall import message_scale, search_memory
 
     world = open_kept_world()
     queries = int(os.environ.get("BENCH_QUERIES", "200"))

@@ -30,9 +30,9 @@ import time
 
 import openai
 
-from memory.llm import LLMClient, LLMError, Role
+from infra.llm import LLMClient, LLMError, Role
 from memory.models import LLMServerMode
-from memory.pipeline import extract_turn
+from remember.extract import extract_turn
 
 TURNS = [
     ("我在2024年3月5日花5999元在京东买了一台笔记本电脑，两周后屏幕大面积花屏。",
@@ -175,7 +175,7 @@ async def bench_chat_turns(turns: int) -> None:
 
 
 def process_turn_now(turn_id: int):
-    from memory.pipeline import process_turn
+    from remember.turns import process_turn
 
     return process_turn(turn_id)
 

@@ -22,10 +22,10 @@ from django.conf import settings
 from django.test import Client, override_settings
 
 from bench.databases import throwaway_database
-from legalmem_site.logs import bind
-from legalmem_site.logs.formatters import ContextFilter, JsonFormatter
+from infra.logs import bind
+from infra.logs.formatters import ContextFilter, JsonFormatter
 
-LOG_MIDDLEWARE = "legalmem_site.logs.requests.RequestLogMiddleware"
+LOG_MIDDLEWARE = "infra.logs.requests.RequestLogMiddleware"
 
 
 def _turn_record() -> logging.LogRecord:

@@ -42,8 +42,9 @@ def rss_mb(pid: int | str = "self") -> float:
 def main() -> dict:
     from bench.bench_import import reply, user_turn
     from memory.models import Conversation, Membership, Role
-    from memory.pipeline import enqueue_turn_extraction, process_turn, save_message
-    from memory.retrieval import search_memory
+    from remember.turns import enqueue_turn_extraction, process_turn
+    from memory.services.conversations import save_message
+    from recall import search_memory
     from memory.services.tenancy import assign_user, create_firm, create_matter
 
     turns = int(os.environ.get("BENCH_CHAT_TURNS", "1000"))

@@ -81,7 +81,7 @@ def _synthetic(text: str, *, query: bool) -> np.ndarray:
 
 
 def _query_vector(text: str) -> np.ndarray:
-    from memory.embeddings import get_embedder
+    from infra.embeddings import get_embedder
 
     if os.environ.get("BENCH_NAV_VECTORS", "synthetic") == "model":
         return np.asarray(get_embedder().embed_query(text), dtype=np.float32)
@@ -89,7 +89,7 @@ def _query_vector(text: str) -> np.ndarray:
 
 
 def _passages(texts: list[str]) -> np.ndarray:
-    from memory.embeddings import get_embedder
+    from infra.embeddings import get_embedder
 
     if os.environ.get("BENCH_NAV_VECTORS", "synthetic") != "model":
         return np.stack([_synthetic(text, query=False) for text in texts])
@@ -134,7 +134,7 @@ def _run(sizes: list[int], query_count: int) -> list[dict]:
     from django.contrib.auth import get_user_model
     from django.test import Client
 
-    from memory.embeddings import get_embedder
+    from infra.embeddings import get_embedder
     from memory.models import Category, Firm, Matter, MatterAssignment, MemoryScope, Membership, Note, Role, SourceType
     from memory.segmentation import search_text, segment
     from memory.services.notes import content_hash
@@ -303,7 +303,7 @@ def _run(sizes: list[int], query_count: int) -> list[dict]:
 def _freshness(client, context, firm, matters, fresh, *, vectors_for) -> dict:
     """Page requests after notes change (see the module docstring); the notes added here are
     deleted again at the end, so the next size starts from the plain corpus."""
-    from memory.embeddings import get_embedder
+    from infra.embeddings import get_embedder
     from memory.models import Category, MemoryScope, Note, SourceType
     from memory.segmentation import search_text
     from memory.services.notes import content_hash

@@ -28,7 +28,7 @@ VARIANTS = ("now", "ef 200", "one statement", "settings apart")
 
 def _settings_apart(sql: str, params: list, ef_search: int, max_scan_tuples: int) -> list[tuple]:
     """The former form of ``candidates._fetch_with_local_hnsw``: a transaction with its own SET."""
-    from memory.retrieval import candidates as cand
+    from recall import candidates as cand
 
     with transaction.atomic():
         cand._set_local_hnsw(ef_search, max_scan_tuples)
@@ -38,8 +38,8 @@ def _settings_apart(sql: str, params: list, ef_search: int, max_scan_tuples: int
 
 
 def main() -> None:
-    from memory.retrieval import candidates as cand
-    from memory.retrieval import strategies
+    from recall import candidates as cand
+    from recall import strategies
 
     world = open_kept_world()
     queries = int(os.environ.get("BENCH_QUERIES", "100"))

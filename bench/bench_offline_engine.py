@@ -21,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from memory.extraction import extract_offline  # noqa: E402
+from remember.extraction import extract_offline  # noqa: E402
 
 RNG = random.Random(20260301)
 PLACES = ["the lake", "a pottery workshop", "the LGBTQ support group", "the museum", "the beach", "a charity race"]

@@ -9,7 +9,7 @@ Knobs: BENCH_REPEATS (default 30 encodings per kind of question).
 
 Kinds of question: a short Chinese question, a short English one, and a long chat query
 (a 157-character Chinese question with the previous question as context). "bounded" is what
-``search_memory`` encodes (``memory.retrieval.query_text.query_texts``: SEARCH_QUERY_MAX_TOKENS in
+``search_memory`` encodes (``recall.query_text.query_texts``: SEARCH_QUERY_MAX_TOKENS in
 all — the question, head and tail, and apart from it the context's latest
 SEARCH_CONTEXT_MAX_TOKENS, the two in one batch); "unbounded" encodes the question and the whole context as one text. Note the load average beside the
 figures: the machine has two cores shared with other work.
@@ -22,10 +22,10 @@ import time
 
 from django.conf import settings
 
-from memory.embeddings import get_embedder
-from memory.retrieval.injection import estimate_tokens
-from memory.retrieval.query_text import query_texts
-from memory.retrieval import query_text
+from infra.embeddings import get_embedder
+from infra.tokens import estimate_tokens
+from recall.query_text import query_texts
+from recall import query_text
 
 SHORT_ZH = ["房东不退押金可以起诉吗？", "电脑花屏检测报告去哪里做", "加班费的证据需要哪些", "之前的租金是多少"]
 SHORT_EN = ["When did the client sign the lease?", "What did Caroline say about adoption?",
@@ -61,7 +61,7 @@ def _interleaved(kinds: dict[str, list[tuple[str, ...]]], repeats: int) -> dict[
 
 
 def main() -> list[dict]:
-    from memory.retrieval import MAX_QUERY_CHARS
+    from recall import MAX_QUERY_CHARS
 
     repeats = int(os.environ.get("BENCH_REPEATS", "30"))
     get_embedder().embed_query("预热")

@@ -65,7 +65,7 @@ from django.core.management import CommandError, call_command
 from django.db import connection
 
 from bench.daphne import free_port, session_cookie, start_daphne
-from memory.llm import client as llm_client
+from infra.llm import client as llm_client
 
 DB_NAME = "legalmem_realllm"
 HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "content-length", "te", "trailers", "upgrade",
@@ -285,7 +285,7 @@ def _transcript(turns: int) -> dict[str, Any]:
 def _chat_phase(proxy: CountingProxy, llm_url: str) -> dict[str, Any]:
     from django.contrib.auth import get_user_model
     from memory.models import Matter, Message, Note, TurnExtraction
-    from memory.pipeline import process_turn
+    from remember.turns import process_turn
 
     alice = get_user_model().objects.get(username="alice")
     matter = Matter.objects.get(firm__slug="demo-firm", reference="M-001")
@@ -332,9 +332,9 @@ def _correction_phase(proxy: CountingProxy, llm_url: str) -> dict[str, Any]:
     or a verdict the client only asked about."""
     from django.contrib.auth import get_user_model
 
-    from memory.extraction.grounding import unsaid_number
+    from remember.extraction.grounding import unsaid_number
     from memory.models import Firm, Matter, MatterAssignment, Message, Note, TurnExtraction
-    from memory.pipeline import process_turn
+    from remember.turns import process_turn
 
     alice = get_user_model().objects.get(username="alice")
     matter = Matter.objects.create(firm=Firm.objects.get(slug="demo-firm"), title="王磊 押金纠纷", reference="M-030")

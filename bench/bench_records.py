@@ -22,8 +22,8 @@ from django.db import connection
 from django.utils import timezone
 
 from memory.models import AuditEvent, AuditLog, Conversation, Firm, Matter, Membership, Message, Note, Role
-from memory.matter_export import matter_document
-from memory.services.erasure import erase, matter_unit, preview
+from records.export import matter_document
+from records.erasure import erase, matter_unit, preview
 
 
 def _fill(firm: Firm, matter: Matter, user, size: int, rng: np.random.Generator) -> None:

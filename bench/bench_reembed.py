@@ -24,7 +24,7 @@ from django.utils import timezone
 
 from bench.databases import throwaway_database
 from bench.synthetic import reply, user_turn
-import memory.embeddings as embeddings
+import infra.embeddings as embeddings
 
 
 def _insert(rows: int) -> list[str]:
@@ -33,7 +33,7 @@ def _insert(rows: int) -> list[str]:
     from memory.models import Conversation, Firm, Message, Note
     from django.contrib.auth import get_user_model
 
-    from memory.pipeline.message_index import embedding_text
+    from memory.embedding_text import embedding_text
 
     rng = random.Random(17)
     firm = Firm.objects.create(name="bench", slug="bench-reembed")
@@ -61,9 +61,9 @@ def _insert(rows: int) -> list[str]:
 
 
 def main() -> None:
-    from memory.embeddings import build_embedder, get_embedder
+    from infra.embeddings import build_embedder, get_embedder
     from memory.services.reembed import drop_old, run, start_or_resume, switch
-    from memory.services.reembed.encoding import encode_pending
+    from memory.embedding_schema.encoding import encode_pending
 
     rows = int(os.environ.get("BENCH_REEMBED_ROWS", "1000"))
     batch = int(os.environ.get("BENCH_REEMBED_BATCH", str(embeddings.EMBEDDING_BATCH_SIZE)))

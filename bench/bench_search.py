@@ -46,7 +46,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from bench.databases import throwaway_database
-import memory.embeddings as embeddings
+import infra.embeddings as embeddings
 
 TOPICS = 300
 CASE_SHARE, PROFILE_SHARE, CROSS_SHARE, LAW_SHARE = 0.70, 0.05, 0.10, 0.10  # the rest: global
@@ -215,7 +215,7 @@ def _bare(world: World, query: str) -> float:
     """The bare cost of a search, in ms: one query encode plus one pgvector top-k read of the
     same table (the firm's notes by cosine distance, k = 10, HNSW) — what any vector search
     pays; the layered search is judged against it (ratio, docs/performance.md)."""
-    from memory.embeddings import get_embedder
+    from infra.embeddings import get_embedder
 
     started = time.perf_counter()
     vector = get_embedder().embed_query(query)
@@ -234,10 +234,10 @@ def _raw_turns(world: World, query: str, matter_id: int | None) -> float:
     encodes on the encoder's thread, then the HNSW walk with turn partners) and nothing else — the
     baseline the evaluation judges the memory's recall against (docs/evaluation.md); what the
     layered search costs beyond it is what the notes cost."""
-    from memory.embeddings import embed_query_in_background
-    from memory.retrieval.candidates import WALK_EF_SEARCH, query_tokens, reach_of
-    from memory.retrieval.messages import prepare_message_read, read_message_candidates
-    from memory.retrieval.plan import make_plan
+    from infra.embeddings import embed_query_in_background
+    from recall.candidates import WALK_EF_SEARCH, query_tokens, reach_of
+    from recall.messages import prepare_message_read, read_message_candidates
+    from recall.plan import make_plan
 
     started = time.perf_counter()
     pending = embed_query_in_background(query)
@@ -253,7 +253,7 @@ STAGES = ("plan", "messages_before_vector", "embed_wait", "vector", "messages", 
 
 
 def _latency(world: World, queries: int) -> dict:
-    from memory.retrieval import search_memory
+    from recall import search_memory
 
     rng = random.Random(7)
     totals, embeds, waits, bare, single, raw = [], [], [], [], [], []
@@ -332,8 +332,8 @@ def _rss_mb() -> float:
 
 
 def _recall(world: World, centres: np.ndarray, queries: int) -> dict:
-    from memory.retrieval.candidates import reach_of, vector_candidates_by_layer
-    from memory.retrieval.plan import make_plan
+    from recall.candidates import reach_of, vector_candidates_by_layer
+    from recall.plan import make_plan
 
     rng = np.random.default_rng(11)
     per_layer: dict[str, list[float]] = {}
@@ -361,11 +361,11 @@ def _plans(world: World) -> dict:
     """The indexes PostgreSQL uses in the hot-path statements (with and without a current matter),
     from EXPLAIN of the very statements ``read_candidates`` sends (the keyword read before the
     vector, the vector statement), for the report."""
-    from memory.embeddings import get_embedder
-    from memory.retrieval.candidates import (
+    from infra.embeddings import get_embedder
+    from recall.candidates import (
         _set_local_hnsw, query_tokens, reach_of, read_candidates, read_of_statement,
     )
-    from memory.retrieval.plan import make_plan
+    from recall.plan import make_plan
 
     vector = get_embedder().embed_query(QUERIES[0])
     found = {}
@@ -419,7 +419,7 @@ def interleaved_searches(world: World, variants: list[str], use, queries: int, *
     per query in a shuffled order so that every variant sees the same load, after 10 warm-up
     queries (the bench's 16 questions, 80% with a current matter). Yields (query index, current
     matter, variant, result, ms, the bare cost of that query in ms when ``bare``, else None)."""
-    from memory.retrieval import search_memory
+    from recall import search_memory
 
     rng = random.Random(7)
     for i in range(queries + 10):
@@ -470,7 +470,7 @@ def _run_kept(target: World, sizes: list[int], other: int, queries: int, recall_
 
 def _run(sizes: list[int], other: int, queries: int, recall_queries: int) -> list[dict]:
     from bench.databases import reusing_database
-    from memory.embeddings import get_embedder
+    from infra.embeddings import get_embedder
 
     rng = np.random.default_rng(3)
     centres = _centres(rng)

@@ -1,7 +1,7 @@
 """How fast a turn job left ``running`` by a killed worker is taken over (docs/production.md
 "After a crash"): a live, idle ``manage.py run_worker`` finds it through its watchdog, runs it, and
 the job is done. Reports seconds from "the worker died" to "the job is done" for JOBS jobs, at the
-heartbeat (``TURN_HEARTBEAT_SECONDS`` in memory/pipeline/liveness.py, 10 s); without it such a job
+heartbeat (``TURN_HEARTBEAT_SECONDS`` in remember/liveness.py, 10 s); without it such a job
 would wait for the lease (``TURN_LEASE_SECONDS``, 900 s).
 
     LEGALMEM_DATA_DIR=var/bench .venv/bin/python -m legalmem_site.launcher manage migrate -v 0
@@ -23,9 +23,9 @@ from django.contrib.auth import get_user_model
 from django.utils import timezone
 
 from memory.models import Conversation, Firm, Membership, Role, TurnExtraction
-from memory.pipeline import save_message
-from memory.pipeline.turns import _get_or_create_turn
-from memory.pipeline import liveness
+from memory.services.conversations import save_message
+from remember.turns import _get_or_create_turn
+from remember import liveness
 
 BASE_DIR = Path(__file__).resolve().parents[1]
 JOBS = int(os.environ.get("BENCH_JOBS", "5"))

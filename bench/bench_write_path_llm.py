@@ -14,7 +14,7 @@ baselines dense / bm25 / RRF are computed from the same messages). Reported per 
 - items rejected and why (``TurnExtraction.rejected``, grouped by reason);
 - corrections taken (``RoutingDecision`` UPDATEs, each with the old and the new text);
 - unsupported notes: notes whose numbers, dates or names do not appear in their source turn
-  (``memory.extraction.grounding.unsaid_number`` against the turn's messages, and every Chinese
+  (``remember.extraction.grounding.unsaid_number`` against the turn's messages, and every Chinese
   name ``lexicon.person_names`` finds in the note must be in the turn).
 
 Sessions: ``BENCH_SESSIONS`` (comma-separated ids) or ``BENCH_USER`` (default ``b_zhou``: 13
@@ -79,8 +79,8 @@ def unsupported(content: str, said: str, year: int | None = None) -> str | None:
     """What ``content`` states that ``said`` (its source turn) does not: a number, a date or a
     name — or None. A year equal to the year the turn was said in may be added to a date the
     turn names ("9月9日" → "2026年9月9日": dates are resolved against the day said)."""
-    from memory.extraction import lexicon
-    from memory.extraction.grounding import unsaid_number
+    from remember.extraction import lexicon
+    from remember.extraction.grounding import unsaid_number
 
     if year is not None:
         content = re.sub(rf"{year}\s*年(?=\s*\d{{1,2}}\s*月)", "", content)
@@ -152,7 +152,7 @@ def recall(report) -> dict[str, Any]:
 
 def run_engine(engine: str, data, proxy: CountingProxy | None) -> dict[str, Any]:
     """Import the set with one engine and ask its questions."""
-    from memory.llm import offline_only
+    from infra.llm import offline_only
     from showcase.evaluation.multisession.runner import ask, import_set
 
     started = time.perf_counter()

@@ -8,8 +8,8 @@ from typing import Any
 
 from django.utils.translation import gettext as _
 
-from memory.pipeline.extract import OFFLINE_ANSWER_ENGINE
-from memory.llm import (
+from remember.extract import OFFLINE_ANSWER_ENGINE
+from infra.llm import (
     LLMBadOutput,
     LLMClient,
     LLMConfig,

@@ -8,7 +8,7 @@ from rest_framework.response import Response
 
 from chat.selectors import conversations_of, messages_of, recalled_as_seen_by
 from chat.serializers import ConversationSerializer, MessageSerializer
-from memory.http_input import BoundedLimitOffsetPagination
+from infra.http_input import BoundedLimitOffsetPagination
 from memory.models import Conversation
 
 

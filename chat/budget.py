@@ -12,8 +12,8 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from memory.retrieval import SearchResult, build_system_message
-from memory.retrieval.injection import estimate_tokens
+from recall import SearchResult, build_system_message
+from infra.tokens import estimate_tokens
 
 #: What the chat template adds around each message (role markers, separators).
 MESSAGE_OVERHEAD_TOKENS = 8

@@ -27,12 +27,12 @@ from django.utils.translation import gettext as _
 
 from chat.answering import answer_stream, chat_client, describe_llm_error, engine_name, llm_config
 from chat.turns import Recall, TurnRejected, TurnStart, begin_turn, finish_turn, recall
-from legalmem_site import metrics
-from legalmem_site.logs import bind, log_event
-from legalmem_site.logs.context import request_id_from
-from memory.llm import LLMClient, LLMError
+from infra import metrics
+from infra.logs import bind, log_event
+from infra.logs.context import request_id_from
+from infra.llm import LLMClient, LLMError
 from memory.models import Firm, Message
-from memory.text_hygiene import MalformedJSON, UnsafeInput, parse_json
+from infra.text_hygiene import MalformedJSON, UnsafeInput, parse_json
 
 #: The largest chat frame the consumer reads; a larger one gets `frame_too_large` and a 4413 close
 #: (Daphne reads up to legalmem_site/serving.py CHAT_TRANSPORT_MAX_BYTES, so the page sees why).
@@ -220,7 +220,7 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
             metrics.WS_FRAMES.labels("in", "bad").inc()
             await self._error("bad_json", "无法解析的 JSON。")
             return
-        except UnsafeInput as unsafe:  # NUL, a lone surrogate or too deep (memory/text_hygiene.py)
+        except UnsafeInput as unsafe:  # NUL, a lone surrogate or too deep (infra/text_hygiene.py)
             metrics.WS_FRAMES.labels("in", "bad").inc()
             await self._error("bad_request", f"{unsafe.field}: {unsafe.message}", field=unsafe.field)
             return

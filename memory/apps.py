@@ -14,3 +14,15 @@ class MemoryConfig(AppConfig):
         from threadpoolctl import threadpool_limits
 
         threadpool_limits(limits=1, user_api="blas")
+
+        # infra reads none of memory's tables: memory fills its registries (docs/architecture.md).
+        from infra.llm.shared import register_shared_stores
+        from infra.logs.requests import register_firm_lookup
+        from infra.metrics import register_database_collector
+        from memory.llm_stores import DatabaseModeStore, DatabaseSpeedStore
+        from memory.metrics import DatabaseCollector
+        from memory.selectors import firm_ids_of_user
+
+        register_shared_stores(modes=DatabaseModeStore, speeds=DatabaseSpeedStore)
+        register_database_collector(DatabaseCollector())
+        register_firm_lookup(firm_ids_of_user)

@@ -15,9 +15,10 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from django.utils.translation import gettext
 
-from memory.labels import data_key_label, data_value_label, event_tag, link_reason, source_key_label, unit_label
+from memory.labels import (
+    data_key_label, data_value_label, event_tag, format_counts, link_reason, source_key_label, unit_label,
+)
 from memory.models import AuditLog, Firm, Matter, Membership, Note, NoteLink, TurnExtraction
-from memory.services.erasure import format_counts
 
 #: The model whose fields name the keys of an entry's before / after, by object type.
 MODELS: dict[str, type[models.Model]] = {

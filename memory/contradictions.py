@@ -2,7 +2,7 @@
 (docs/memory-model.md, "Contradictions"). Reads only.
 
 The write path stores the pair — routing links a new note ``contradicts`` to each current
-neighbour it disagrees with (``memory.pipeline.routing.slots.disagreement``), or to the better
+neighbour it disagrees with (``remember.routing.slots.disagreement``), or to the better
 supported note it could not replace; persona links disagreeing traits the same way. Whether a
 pair is still *open* is read here, each time: both notes active (a superseded, forgotten or
 deleted note closes it; a person's correction removes the link, ``services.notes.correct_note``)

@@ -8,7 +8,7 @@ history. They are shown only to the conversation's owner (the note's owner) and 
 auditors — superusers and staff firm admins of the note's firm, who read everything in admin.
 
 One rule (``hides_private_trace``), applied where notes leave the server: the notes API and
-search hits (``memory.serializers``), the chat's ``recalled`` frame (``chat.turns``) and the
+search hits (``my_memory.serializers``), the chat's ``recalled`` frame (``chat.turns``) and the
 navigation graph's trace and event list (``navigation``).
 """
 from __future__ import annotations
@@ -16,8 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from memory.labels import EVENT_TAG_PREFIX
 from memory.models import Membership, Role
-from memory.pipeline.drafts import EVENT_TAG_PREFIX
 
 # Part of the key of anything cached from what a viewer is shown (the navigation graph's stored
 # snapshots): changing the rule changes the key, so nothing shown under an older rule is reused.

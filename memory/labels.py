@@ -171,10 +171,13 @@ def link_reason(reason: str) -> str:
     return str(FIXED_REASONS.get(reason, reason))
 
 
+EVENT_TAG_PREFIX = "event:"  # the source tag naming the event a note came from (navigation filters by it)
+
+
 def event_tag(tag: str) -> str:
     """A note tag in words: ``event:电脑花屏`` → 事件：电脑花屏."""
-    if tag.startswith("event:"):
-        return gettext("event: %(name)s") % {"name": tag[6:]}
+    if tag.startswith(EVENT_TAG_PREFIX):
+        return gettext("event: %(name)s") % {"name": tag[len(EVENT_TAG_PREFIX):]}
     return tag
 
 
@@ -186,3 +189,24 @@ def source_key_label(key: str) -> str:
     if kind == "consolidation" and value:
         return gettext("working-memory consolidation #%(id)s") % {"id": value}
     return key
+
+
+# What an erasure removed, in words (its result, its tombstone in the audit log).
+COUNT_LABELS = {
+    "notes": _("notes"),
+    "links": _("links"),
+    "messages": _("messages"),
+    "conversations": _("conversations"),
+    "turn_extractions": _("turn extractions"),
+    "routing_decisions": _("routing decisions"),
+    "consolidations": _("consolidations"),
+    "persona_traits": _("persona traits"),
+    "persona_evidence": _("persona evidence"),
+    "audit_entries_redacted": _("audit entries redacted"),
+    "jobs_cancelled": _("queued jobs cancelled"),
+    "navigation_snapshots": _("stored navigation graphs"),
+}
+
+
+def format_counts(counts: dict[str, int]) -> str:
+    return ", ".join(f"{value} {COUNT_LABELS.get(name, name)}" for name, value in counts.items())

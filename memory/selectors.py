@@ -6,9 +6,7 @@ from uuid import UUID
 
 from django.db.models import Count, QuerySet
 
-from memory.extraction.quotes import new_in_reply
-from memory.models import Firm, Matter, MemoryScope, Message, Note
-from memory.pipeline.extract import OFFLINE_ANSWER_ENGINE, recalled_texts
+from memory.models import Firm, Matter, Membership, MemoryScope, Note
 
 
 def visible_notes(user) -> QuerySet[Note]:
@@ -57,26 +55,6 @@ def home_summary(user) -> HomeSummary:
     )
 
 
-
-def echo_notes(firm: Firm | None = None) -> list[Note]:
-    """Current notes the write path should never have made: every source message is an
-    assistant reply, and the note only repeats what that reply was given from memory (an answer
-    the offline engine composed repeats nothing else; an LLM's sentence that quotes a recalled
-    text is judged as the write path judges it — ``memory.extraction.quotes``)."""
-    notes = Note.objects.active().exclude(source_message_ids=[]).order_by("stored_at")
-    if firm is not None:
-        notes = notes.filter(firm=firm)
-    notes = list(notes.only("id", "content", "source_message_ids", "firm_id", "memory_scope"))
-    message_ids = {pk for note in notes for pk in note.source_message_ids}
-    replies = {m.pk: m for m in Message.objects.filter(pk__in=message_ids, role=Message.Role.ASSISTANT)
-               .only("id", "engine", "recalled")}
-    echoes = []
-    for note in notes:
-        sources = [replies.get(pk) for pk in note.source_message_ids]
-        if any(reply is None for reply in sources):
-            continue  # a user's message (or one gone) is among its sources: not an echo
-        composed = all(reply.engine == OFFLINE_ANSWER_ENGINE for reply in sources)
-        recalled = [text for reply in sources for text in recalled_texts(reply.recalled)]
-        if composed or not new_in_reply(note.content, recalled):
-            echoes.append(note)
-    return echoes
+def firm_ids_of_user(user_id: int) -> list[int]:
+    """The ids of the firms the user belongs to (the request log line names them)."""
+    return list(Membership.objects.filter(user_id=user_id).values_list("firm_id", flat=True))

@@ -19,7 +19,7 @@ from django.contrib.auth import get_user_model
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from legalmem_site import metrics
+from infra import metrics
 from memory.models import Note
 from navigation import cache, selectors, services, tuning
 from navigation.built import BuiltGraph

@@ -16,19 +16,14 @@ from typing import Any, Iterable
 import numpy as np
 from django.utils.translation import gettext
 
-from memory.embeddings import get_embedder
+from infra.embeddings import get_embedder
 from memory.models import Matter, MemoryScope, Note
-from memory.retrieval.fusion import (
-    DENSE, KEYWORD, NOTES, Entry, RawFloor, absorbed_said, dense_ranking, fuse, fusion_reason, keyword_ranking,
-    select,
-)
-from memory.retrieval.keywords import query_tokens
-from memory.retrieval.messages import message_candidates
-from memory.retrieval.plan import MESSAGES
-from memory.retrieval.scoring import ScoreBreakdown, keyword_score, recency_score, score_message
-from memory.retrieval.strategies import MESSAGE_LIMIT, message_reasons
-from memory.retrieval.types import MESSAGE, NOTE, Hit, InvalidSearch, SearchResult
 from memory.segmentation import segment
+from recall import (
+    DENSE, KEYWORD, MESSAGE, MESSAGE_LIMIT, MESSAGES, NOTE, NOTES, Entry, Hit, InvalidSearch, RawFloor, ScoreBreakdown,
+    SearchResult, absorbed_said, dense_ranking, fuse, fusion_reason, keyword_ranking, keyword_score, message_candidates,
+    message_reasons, query_tokens, recency_score, score_message, select,
+)
 from navigation.graph import query_scorer, trace
 from navigation.built import BuiltGraph
 from navigation.freshness import current_graph
@@ -136,12 +131,12 @@ def layered_nav_search(user, query: str, *, k: int, matter_id: int | None = None
 
 
 def layered_nav_strategy(request):
-    """``memory.retrieval`` strategy adapter: SearchRequest → SearchResult with per-note reasons.
+    """``recall`` strategy adapter: SearchRequest → SearchResult with per-note reasons.
 
     The plan's layers (and its matter) restrict the notes; their order is the fused score above,
     reported as ``breakdown.total`` (the other breakdown terms are the usual ones for display).
     The user's visible raw messages join as in ``layered``: the reciprocal-rank fusion of
-    ``memory.retrieval.fusion`` (raw dense + raw keyword + this note order; a note and its source
+    ``recall.fusion`` (raw dense + raw keyword + this note order; a note and its source
     messages share one slot), reported as ``breakdown.fused``."""
     started = time.perf_counter()
     try:

@@ -17,7 +17,7 @@ from django.db.models.functions import MD5, Cast, Concat, Left
 from django.utils.translation import gettext
 
 from memory.disclosure import DISCLOSURE_RULE, ProvenanceRef, Viewer, hides_private_trace, viewer_of
-from memory.embeddings import get_embedder
+from infra.embeddings import get_embedder
 from memory.models import Firm, Matter, MemoryScope, Note
 from memory.segmentation import segment
 from navigation import snapshots, tuning

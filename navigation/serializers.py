@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 from rest_framework import serializers
 
-from memory.http_input import MAX_DB_ID
+from infra.http_input import MAX_DB_ID
 from memory.models import MemoryScope, Note
 from navigation.built import BuiltGraph
 from navigation.events import event_key, event_label

@@ -69,3 +69,11 @@ def forget_unused(firm_id: int, *, before: datetime) -> int:
 def forget_page(firm_id: int, user_id: int, filters: dict) -> None:
     """Drop the stored graphs of a page its user may no longer open."""
     NavigationGraphSnapshot.objects.filter(firm_id=firm_id, user_id=user_id, filters=filters).delete()
+
+
+def erase_firm_snapshots(unit) -> int:
+    """An erasure's hook (``memory.erasure_hooks``, registered in ``NavigationConfig.ready``):
+    stored graphs of the unit's firm hold note text; they are rebuilt on the next page view.
+    Runs inside the erasure's transaction; returns how many snapshots went."""
+    deleted, _ = NavigationGraphSnapshot.objects.filter(firm=unit.firm).delete()
+    return deleted

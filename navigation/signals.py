@@ -6,7 +6,7 @@ from functools import partial
 from django.db import transaction
 
 from memory.models import Matter, MatterAssignment, Note
-from memory.services.transaction_memo import first_time
+from memory.transaction_memo import first_time
 
 
 def _after_commit(firm_id: int | None) -> None:
@@ -15,7 +15,7 @@ def _after_commit(firm_id: int | None) -> None:
     from navigation.tasks import schedule_refresh
 
     # In a bulk import's turn transaction dozens of notes change: one refresh check after the
-    # commit is enough (memory/services/transaction_memo.py).
+    # commit is enough (memory/transaction_memo.py).
     if first_time(("graph-refresh", firm_id)):
         transaction.on_commit(partial(schedule_refresh, firm_id), robust=True)
 

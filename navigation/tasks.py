@@ -9,8 +9,8 @@ from django.db import transaction
 from django.utils import timezone
 from django_tasks import task
 
-from legalmem_site.logs.jobs import job_run
-from legalmem_site.locks import lock_for_transaction
+from infra.logs.jobs import job_run
+from infra.locks import lock_for_transaction
 from navigation.freshness import refresh_firm
 from navigation import tuning
 

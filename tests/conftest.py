@@ -90,8 +90,8 @@ def _default_language():
 def _forget_recent_queries():
     """Each test starts with no remembered query vector (``SEARCH_QUERY_CACHE_SIZE``): a test's
     embeddings server, and its failures, are its own."""
-    from memory.embeddings import recent_queries
-    from memory.retrieval.exact_vectors import kept_vectors
+    from infra.embeddings import recent_queries
+    from recall.exact_vectors import kept_vectors
 
     recent_queries.clear()
     kept_vectors.clear()  # and no kept exact-layer vectors: each test's database is its own

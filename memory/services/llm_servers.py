@@ -37,7 +37,7 @@ def remember_speed(*, base_url: str, model: str, tokens_per_second: float) -> LL
     """Fold one measured generation speed into the server's row (upserted): the stored speed
     is the mean of the previous one and the new measurement, so one slow or fast reply moves
     the next budget half-way and a lasting change is followed within a few replies (the same
-    rule as ``memory.llm.speeds.blend``, which the in-process store uses)."""
+    rule as ``infra.llm.speeds.blend``, which the in-process store uses)."""
     with transaction.atomic():
         row, created = LLMServerSpeed.objects.select_for_update().get_or_create(
             base_url=base_url[:500], model=model[:200],

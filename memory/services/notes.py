@@ -12,7 +12,7 @@ from django.db import connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from memory.embeddings import get_embedder
+from infra.embeddings import get_embedder
 from memory.models import (
     AuditEvent,
     Category,
@@ -28,7 +28,7 @@ from memory.models import (
 )
 from memory.segmentation import search_text
 from memory.services.audit import actor_label, record, record_note_event
-from memory.services.transaction_memo import remembered
+from memory.transaction_memo import remembered
 
 MAX_NOTE_CHARS = 4000
 
@@ -553,16 +553,22 @@ def supersede_note(old: Note, new: Note, *, actor, reason: str, savepoint: bool 
 
 
 def record_mention(
-    note: Note, *, actor, source: str, confidence: float | None = None, source_message_ids: list[int] | None = None,
-    savepoint: bool = True,
+    note: Note, *, actor, source: str | None, confidence: float | None = None,
+    source_message_ids: list[int] | None = None, savepoint: bool = True,
+    mentions: int | None = None, event: str = "mentioned", reason: str = "mentioned again",
+    details: dict[str, Any] | None = None,
 ) -> Note:
     """The same knowledge was stated again: count it and, if a confidence is given, move the
-    note's confidence gradually towards it (0.9 × old + 0.1 × new). Audited."""
+    note's confidence gradually towards it (0.9 × old + 0.1 × new). Audited.
+
+    ``mentions`` sets the count instead of adding one, under its own history ``event``, audit
+    ``reason`` and ``details`` (a persona promotion counts its evidence: ``"promoted"``)."""
     with transaction.atomic(savepoint=savepoint):
         note = Note.objects.select_for_update().get(pk=note.pk)
         before = note.snapshot()
-        changes: dict[str, list[Any]] = {"mention_count": [note.mention_count, note.mention_count + 1]}
-        note.mention_count += 1
+        count = note.mention_count + 1 if mentions is None else mentions
+        changes: dict[str, list[Any]] = {"mention_count": [note.mention_count, count]}
+        note.mention_count = count
         if confidence is not None:
             blended = round(min(1.0, max(0.0, 0.9 * note.confidence + 0.1 * float(confidence))), 4)
             if blended != note.confidence:
@@ -572,10 +578,11 @@ def record_mention(
         if new_ids:
             changes["source_message_ids"] = [list(note.source_message_ids), [*note.source_message_ids, *new_ids]]
             note.source_message_ids = [*note.source_message_ids, *new_ids]
-        note.append_history("mentioned", changes, by=actor_label(actor), source=source)
+        where = {"source": source} if source is not None else {}
+        note.append_history(event, changes, by=actor_label(actor), **where, **(details or {}))
         note.save(update_fields=["mention_count", "confidence", "source_message_ids", "evolution_history", "updated_at"])
         record_note_event(
             actor=actor, event=AuditEvent.NOTE_UPDATED, note=note, before=before,
-            after=note.snapshot(), reason="mentioned again", source=source,
+            after=note.snapshot(), reason=reason, **where,
         )
     return note

@@ -75,7 +75,7 @@ class RawMessageIndex:
 def indexes_for(users: Sequence) -> dict[int, RawMessageIndex]:
     """One raw-message index per user over ``Message.objects.visible_to(user)``; each message
     is encoded once (passage encoder), however many users may see it."""
-    from memory.embeddings import get_embedder
+    from infra.embeddings import get_embedder
     from memory.models import Message
 
     visible = {user.pk: list(Message.objects.visible_to(user).order_by("said_at", "pk").values_list("pk", "content"))

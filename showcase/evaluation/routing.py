@@ -26,9 +26,10 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 
-from memory.embeddings import get_embedder
-from memory.models import Firm, Matter, MatterAssignment, Membership, MemoryScope, Role, SourceType
-from memory.pipeline.routing import route_and_write
+from infra.embeddings import get_embedder
+from memory.models import MemoryScope, Role, SourceType
+from memory.services.tenancy import assign_user, create_firm, create_matter, set_membership
+from remember.routing import route_and_write
 from memory.services.notes import NoteDraft, create_note
 
 PAIRS = Path(__file__).with_name("routing_pairs.json")
@@ -171,17 +172,17 @@ def evaluate_routing(
 def _evaluate(data: dict[str, Any], *, progress: Callable[[int, int], None] | None) -> RoutingReport:
     defaults = {"category": "fact", "old_confidence": 0.8, "new_confidence": 0.8, **data.get("defaults", {})}
     suffix = uuid.uuid4().hex[:8]
-    firm = Firm.objects.create(name=f"eval routing {suffix}", slug=f"eval-routing-{suffix}")
-    user = get_user_model().objects.create(username=f"eval-routing-{suffix}")
-    Membership.objects.create(user=user, firm=firm, role=Role.LAWYER)
+    firm = create_firm(name=f"eval routing {suffix}", slug=f"eval-routing-{suffix}", actor=ACTOR)
+    user = get_user_model().objects.create_user(username=f"eval-routing-{suffix}")
+    set_membership(firm=firm, user=user, role=Role.LAWYER, actor=ACTOR)
     pairs = data["pairs"]
     vectors = get_embedder().embed_passages([text for p in pairs for text in (p["old"], p["new"])])
     said = timezone.now() - timedelta(days=1)
     outcomes = []
     for index, pair in enumerate(pairs):
         spec = {**defaults, **pair}
-        matter = Matter.objects.create(firm=firm, title=f"routing pair {pair['id']}", reference=pair["id"][:80])
-        MatterAssignment.objects.create(matter=matter, user=user)
+        matter = create_matter(firm=firm, title=f"routing pair {pair['id']}", reference=pair["id"][:80], actor=ACTOR)
+        assign_user(matter=matter, user=user, actor=ACTOR)
 
         def draft(text: str, confidence: float, at, source_id: str, turn_words: str = "") -> NoteDraft:
             return NoteDraft(firm=firm, content=text, memory_scope=MemoryScope.CASE, category=spec["category"],

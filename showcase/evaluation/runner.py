@@ -2,7 +2,7 @@
 
 The story is imported into a fresh, throw-away firm pair (new slugs and users, so nothing
 collides with real data) through the real write path
-(``memory.pipeline.ingest.import_transcript``), then every question is asked through
+(``remember.ingest.import_transcript``), then every question is asked through
 ``search_memory`` as its user, in its matter. By default everything runs inside one
 transaction that is rolled back at the end: the database is left as it was.
 
@@ -32,7 +32,8 @@ from typing import Any, Callable, Iterable
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
-from memory.models import Firm, Matter, MatterAssignment, Membership, MemoryScope, Message, Note, Role
+from memory.models import Firm, Matter, MemoryScope, Message, Note, Role
+from memory.services.tenancy import assign_user, create_firm, create_matter, set_membership
 
 DATASET = Path(__file__).with_name("month_story.json")
 ACTOR = "system:evaluate_retrieval"
@@ -144,23 +145,24 @@ def create_world(data: dict[str, Any], suffix: str) -> tuple[dict[str, Firm], di
     firms: dict[str, Firm] = {}
     users: dict[str, Any] = {}
     for spec in data["firms"]:
-        firm = Firm.objects.create(name=f"eval {spec['slug']} {suffix}", slug=f"eval-{spec['slug']}-{suffix}")
+        firm = create_firm(name=f"eval {spec['slug']} {suffix}", slug=f"eval-{spec['slug']}-{suffix}", actor=ACTOR)
         firms[spec["slug"]] = firm
         for name in spec["users"]:
-            user = users_model.objects.create(username=f"eval-{name}-{suffix}")
+            user = users_model.objects.create_user(username=f"eval-{name}-{suffix}")
             users[name] = user
-            Membership.objects.create(user=user, firm=firm, role=Role.LAWYER)
+            set_membership(firm=firm, user=user, role=Role.LAWYER, actor=ACTOR)
         for matter_spec in spec["matters"]:
-            matter = Matter.objects.create(firm=firm, title=matter_spec["title"], reference=matter_spec["reference"])
+            matter = create_matter(firm=firm, title=matter_spec["title"], reference=matter_spec["reference"],
+                                   actor=ACTOR)
             for name in matter_spec["assigned"]:
-                MatterAssignment.objects.create(matter=matter, user=users[name])
+                assign_user(matter=matter, user=users[name], actor=ACTOR)
     return firms, users
 
 
 def import_renamed(data: dict[str, Any], firms: dict[str, Firm], users: dict[str, Any],
                    progress: Callable[[int, int], None] | None) -> str:
     """Import ``data["transcripts"]`` (import_conversation payloads) into the renamed world."""
-    from memory.pipeline.ingest import import_transcript  # the write path's importer
+    from remember.ingest import import_transcript  # the write path's importer
 
     summaries = []
     for transcript in data["transcripts"]:
@@ -192,7 +194,7 @@ def evaluate(
 
 def _evaluate(data: dict[str, Any], *, strategy: str, ks: tuple[int, ...],
               progress: Callable[[int, int], None] | None) -> Report:
-    from memory.retrieval import search_memory
+    from recall import search_memory
 
     suffix = uuid.uuid4().hex[:8]
     firms, users = create_world(data, suffix)
@@ -260,7 +262,7 @@ def _evaluate(data: dict[str, Any], *, strategy: str, ks: tuple[int, ...],
 def _baselines(questions: list[dict[str, Any]], users: dict[str, Any], message_pk: dict[str, int],
                ks: tuple[int, ...]) -> dict[str, dict[str, dict[str, float]]]:
     """Dense, BM25 and RRF over each asker's visible raw messages, scored like the product."""
-    from memory.embeddings import get_embedder
+    from infra.embeddings import get_embedder
     from showcase.evaluation.baselines import BASELINES, indexes_for
     from showcase.evaluation.metrics import recall_at_k, reciprocal_rank
 

@@ -13,7 +13,7 @@ Public interface (what ``manage.py generate_story`` calls):
 """
 from showcase.story.chunks import ChunkError, StoryChunk, plan_chunks
 from showcase.story.generation import Generation, StoryLLMFailed, generate_story_in_chunks, offline_generation
-from memory.pipeline.drafts import event_tag
+from remember.drafts import event_tag
 from showcase.story.provenance import delete_story_notes
 from showcase.story.runner import StoryRun, existing_story, run_story
 from showcase.story.script import STORY_SCHEMA, Story, StoryError, StoryEvent, StoryTurn, load_offline_script, parse_story

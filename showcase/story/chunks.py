@@ -18,7 +18,7 @@ from typing import Any
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from memory.llm import schema_hint, validate_json
+from infra.llm import schema_hint, validate_json
 
 CHUNK_SCHEMA_NAME = "legal_story_chunk"
 CHUNK_SCHEMA: dict[str, Any] = {

@@ -11,7 +11,7 @@ from typing import Any, Callable
 
 from django.utils import timezone
 
-from memory.llm import JSONReply, LLMBadOutput, LLMClient, LLMError, LLMTooSlow
+from infra.llm import JSONReply, LLMBadOutput, LLMClient, LLMError, LLMTooSlow
 from showcase.story.chunks import (
     CHUNK_SCHEMA,
     CHUNK_SCHEMA_NAME,

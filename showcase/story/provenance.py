@@ -1,9 +1,9 @@
 """Story provenance on notes: every note born in a story turn carries ``source_type =
 chat_story``, ``source_id = story-turn-017`` and the tag ``event:<事件名>``.
 
-The runner gives the turn job that provenance (``memory.pipeline.drafts.Provenance``), so
+The runner gives the turn job that provenance (``remember.drafts.Provenance``), so
 the pipeline creates each note with it (the event tag is named in
-``memory.pipeline.drafts``); this module deletes a story's notes for ``--fresh``.
+``remember.drafts``); this module deletes a story's notes for ``--fresh``.
 """
 from __future__ import annotations
 

@@ -25,7 +25,7 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
 
-from memory.embeddings import get_embedder
+from infra.embeddings import get_embedder
 from memory.models import (
     Conversation,
     Firm,
@@ -37,16 +37,18 @@ from memory.models import (
     SourceType,
     TurnExtraction,
 )
-from memory.pipeline import enqueue_turn_extraction, persona, process_turn
-from memory.pipeline.drafts import Provenance
-from memory.pipeline.routing import thresholds
-from memory.llm import client as llm_client
+from remember.turns import enqueue_turn_extraction, process_turn
+from remember import persona
+from remember.drafts import Provenance
+from remember.routing import thresholds
+from infra.llm import client as llm_client
 from memory.services.conversations import ConversationConflict, keyed_conversation, save_message
 from showcase.story.generation import Generation, write_json
-from memory.pipeline.drafts import EVENT_TAG_PREFIX, event_tag
+from remember.drafts import event_tag
+from memory.labels import EVENT_TAG_PREFIX
 from showcase.story.script import Story, StoryError, StoryTurn
 
-working_memory_module = importlib.import_module("memory.pipeline.working_memory")
+working_memory_module = importlib.import_module("remember.working_memory")
 
 STORY_ACTOR = "system:story"
 REPLY_DELAY = timedelta(seconds=30)
@@ -393,7 +395,7 @@ def _research(generation: Generation, run: StoryRun, turn_records: list[dict[str
             f"- in chunks that fit LLM_CONTEXT_TOKENS={request['context_tokens']}: {len(chunks)} chunk(s), one "
             "event (or part of one) each, on the outline of the shipped script (its events and turn times); "
             "`LLMClient.complete_json(prompt, schema=CHUNK_SCHEMA, schema_name=\"legal_story_chunk\", max_tokens=…)` "
-            "(memory/llm/client.py) with its json_schema → json_object → plain fallback.",
+            "(infra/llm/client.py) with its json_schema → json_object → plain fallback.",
             f"- each chunk checked (turn shape, event, times in order inside its window); a bad chunk is asked "
             f"for once more, then replaced by the shipped script's turns: {len(replaced)} replaced "
             f"({', '.join(str(c['chunk']) for c in replaced) or 'none'}).",
@@ -409,7 +411,7 @@ def _research(generation: Generation, run: StoryRun, turn_records: list[dict[str
         "",
         "## 2. Every turn through the write path",
         "",
-        "- per turn: `memory.pipeline.save_message` (user + assistant, external ids `turn-NNN:user|assistant`) → "
+        "- per turn: `remember.save_message` (user + assistant, external ids `turn-NNN:user|assistant`) → "
         "`enqueue_turn_extraction(..., source_type=chat_story)` → `process_turn` (synchronously): "
         "extraction, ADD/UPDATE/IGNORE routing, A-Mem linking and evolution, persona evidence and promotion, "
         "working-memory consolidation; the turn's job is given the story's provenance, so every note it makes "

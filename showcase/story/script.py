@@ -23,7 +23,7 @@ from typing import Any
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from memory.llm import validate_json
+from infra.llm import validate_json
 from memory.models import Firm, Matter
 
 OFFLINE_SCRIPT = Path(__file__).with_name("month_story.json")

@@ -5,7 +5,7 @@ import pytest
 from django.test import Client
 
 from memory.models import Conversation
-from memory.pipeline import save_message
+from memory.services.conversations import save_message
 from tests.clients import logged_in
 
 pytestmark = pytest.mark.django_db

@@ -12,11 +12,11 @@ import pytest
 from django.utils import timezone
 from playwright.sync_api import expect
 
-from chat.recall_records import scrub_recalled_notes
+from records.services.reply_scrub import scrub_recalled_notes
 from chat.turns import begin_turn, recall
 from memory.labels import disagreement_reason
 from memory.models import LinkType, Message
-from memory.pipeline import save_message
+from memory.services.conversations import save_message
 from memory.services.notes import link_notes
 from tests.factories import PASSWORD
 from tests.fake_llm.server import text_reply

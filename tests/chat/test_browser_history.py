@@ -11,7 +11,7 @@ import pytest
 from playwright.sync_api import expect
 
 from memory.models import Category, Conversation, Message, SourceType
-from memory.pipeline import save_message
+from memory.services.conversations import save_message
 from tests.factories import PASSWORD
 from tests.fake_llm.server import error_reply, text_reply
 from tests.screenshots import save_screenshot
@@ -27,7 +27,7 @@ FIRST_ANSWER_MS = 30_000  # the server's first recall loads the embedding model
 def server_env() -> dict[str, str]:
     # no client retries: a scripted model failure is seen once
     return overrides_env(constants={"chat.turns.CHAT_RATE_LIMIT_PER_MINUTE": RATE_LIMIT,
-                                    "memory.llm.client.LLM_MAX_RETRIES": 0})
+                                    "infra.llm.client.LLM_MAX_RETRIES": 0})
 
 
 @pytest.fixture

@@ -294,7 +294,7 @@ async def test_imported_history_does_not_count_against_the_rate_limit(world, llm
 
     @sync_to_async
     def import_history() -> None:
-        from memory.pipeline import save_message
+        from memory.services.conversations import save_message
 
         imported = Conversation.objects.create(firm=world.firm_a, user=world.alice, title="导入", external_id="story:1")
         for index in range(10):

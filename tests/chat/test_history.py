@@ -11,7 +11,7 @@ from django.utils.translation import override
 
 from chat.answering import compose_offline_answer
 from memory.models import Conversation, Note
-from memory.pipeline import save_message
+from memory.services.conversations import save_message
 from tests.chat.conftest import open_socket
 from tests.clients import logged_in
 from tests.factories import MatterFactory
@@ -171,7 +171,7 @@ async def test_offline_answer_follows_the_page_language(world, llm_offline):
 
 @pytest.mark.django_db
 def test_erased_notes_leave_no_copy_in_saved_replies_and_forgotten_ones_are_not_shown(world):
-    from chat.recall_records import scrub_recalled_notes
+    from records.services.reply_scrub import scrub_recalled_notes
 
     kept, erased = world.note("保留的记忆。", matter=world.matter_deposit), world.note("要删除的记忆。", matter=world.matter_deposit)
     conversation = Conversation.objects.create(firm=world.firm_a, user=world.alice, title="押金")

@@ -10,13 +10,15 @@ import pytest
 
 from chat.consumers import in_worker_thread
 from chat.turns import SYSTEM_PROMPT
-from memory.llm import LLMClient
+from infra.llm import LLMClient
 from memory.models import Message, Note, TurnExtraction
-from memory.pipeline import extract_turn, process_turn, save_message
-from memory.retrieval.injection import estimate_tokens
+from remember.extract import extract_turn
+from remember.turns import process_turn
+from memory.services.conversations import save_message
+from infra.tokens import estimate_tokens
 from tests.chat.test_consumer import connected, frames_until
 from tests.fake_llm import error_reply, json_reply, text_reply
-from tests.pipeline.factories import ConversationFactory
+from tests.remember.factories import ConversationFactory
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
 

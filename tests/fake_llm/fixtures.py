@@ -9,11 +9,11 @@ from collections.abc import Iterator
 
 import pytest
 
-from memory.llm.client import LLMConfig
+from infra.llm.client import LLMConfig
 
 from .profiles import PROFILE_NAMES
 from .server import FakeLLMServer
-from memory.llm import client as llm_client
+from infra.llm import client as llm_client
 
 #: Short enough to keep stall tests fast, long enough for a loaded CI box.
 TEST_TIMEOUT_SECONDS = 2.0

@@ -25,9 +25,9 @@ from playwright.sync_api import Page, sync_playwright
 
 from chat.turns import begin_turn, finish_turn, recall
 from memory.models import AuditEvent, AuditLog, Conversation, Firm, LinkType, Matter, Message, Note, NoteLink
-from memory.pipeline.message_index import index_messages
+from remember.message_index import index_messages
 from memory.services.conversations import save_message
-from memory.services.erasure import erase, matter_unit
+from records.erasure import erase, matter_unit
 from memory.services.notes import correct_note, evolve_note, forget_note, link_notes, supersede_note
 from tests.factories import PASSWORD
 from tests.live_server import CHROMIUM, CHROMIUM_ARGS, running_server

@@ -8,7 +8,7 @@ from django.test.utils import CaptureQueriesContext
 
 from memory.models import AuditEvent, AuditLog, LinkType, NoteLink
 from memory.services.notes import NoteValidationError, PlannedLink, link_notes, link_notes_in_bulk
-from memory.services.transaction_memo import first_time, in_memo_scope, memo_scope, remembered
+from memory.transaction_memo import first_time, in_memo_scope, memo_scope, remembered
 
 pytestmark = pytest.mark.django_db
 

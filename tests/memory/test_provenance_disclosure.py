@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from memory.models import Category, Conversation, MemoryScope, Message, Role, SourceType
-from memory.pipeline import save_message
+from memory.services.conversations import save_message
 from tests.chat.test_consumer import connected, frames_until
 from tests.clients import client_for
 from tests.factories import MembershipFactory, UserFactory

@@ -23,24 +23,19 @@ from django.core.management.base import CommandError
 from django.db import connection
 from django.test import override_settings
 
-import memory.embeddings as embeddings
-from memory.embeddings import (
-    EmbeddingBackendMismatch,
-    EmbeddingDimensionMismatch,
-    build_embedder,
-    check_dimensions,
-    note_column_dimensions,
-)
-from memory.embeddings.backends import OpenAIEmbedder, Usem3Embedder
+from infra import embeddings
+from infra.embeddings import EmbeddingBackendMismatch, EmbeddingDimensionMismatch, build_embedder
+from memory.embedding_checks import check_dimensions, note_column_dimensions
+from infra.embeddings.backends import OpenAIEmbedder, Usem3Embedder
 from memory.models import AuditEvent, AuditLog, Conversation, EmbeddingGeneration, Note
-from memory.pipeline.message_index import index_messages
-from memory.retrieval import search_memory
+from remember.message_index import index_messages
+from recall import search_memory
 from memory.services.conversations import save_message
 from memory.services.notes import correct_note
 from memory.services.reembed import record_active_generation, table_progress
 from memory.services.reembed.lifecycle import ADVISORY_LOCK
-from memory.services.reembed.shadow import drop_columns, drop_trigger
-from memory.services.reembed.tables import VECTOR_TABLES
+from memory.embedding_schema.shadow import drop_columns, drop_trigger
+from memory.embedding_schema.tables import VECTOR_TABLES
 from tests.live_server import test_database_url
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -7,7 +7,8 @@ import pytest
 from django.db import connection, transaction
 from django.db.utils import DatabaseError
 
-from memory.embeddings import get_embedder, note_column_dimensions
+from infra.embeddings import get_embedder
+from memory.embedding_checks import note_column_dimensions
 from memory.models import AuditLog, Note
 
 pytestmark = pytest.mark.django_db

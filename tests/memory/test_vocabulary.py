@@ -16,8 +16,8 @@ from chat.templatetags.memory_labels import labels
 from memory.audit_display import changes, extra_lines
 from memory.labels import actor_display, link_reason, object_type_label, speaker_label
 from memory.models import AuditEvent, AuditLog, MemoryScope
-from memory.retrieval import search_memory
-from memory.services.erasure import erase, matter_unit
+from recall import search_memory
+from records.erasure import erase, matter_unit
 from memory.services.notes import correct_note, forget_note
 from tests.clients import client_for
 

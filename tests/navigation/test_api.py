@@ -312,7 +312,7 @@ def test_the_page_renders_in_chinese_with_vendored_d3(world, notes):
 
 @pytest.mark.django_db
 def test_layered_nav_is_a_strategy_of_the_memory_search_api(world, notes):
-    from memory.retrieval import registered_strategies
+    from recall import registered_strategies
 
     assert "layered_nav" in registered_strategies()
     body = {"query": "电脑花屏商家不给退货", "k": 5, "strategy": "layered_nav", "matter": world.matter_laptop.pk}
@@ -337,9 +337,9 @@ def test_layered_nav_is_a_strategy_of_the_memory_search_api(world, notes):
 def test_layered_nav_also_recalls_what_was_said(world, notes):
     """layered_nav reads the raw messages too, fused with its graph-and-vector note order."""
     from memory.models import Conversation
-    from memory.pipeline import save_message
-    from memory.pipeline.message_index import index_messages
-    from memory.retrieval import search_memory
+    from memory.services.conversations import save_message
+    from remember.message_index import index_messages
+    from recall import search_memory
 
     conversation = Conversation.objects.create(firm=world.firm_a, user=world.bob, matter=world.matter_laptop)
     message = save_message(conversation, "user", "商家客服在电话里承认屏幕花屏是出厂质量问题。", speaker="bob")

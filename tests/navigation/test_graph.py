@@ -7,7 +7,7 @@ import uuid
 import numpy as np
 import pytest
 
-from memory.embeddings import get_embedder
+from infra.embeddings import get_embedder
 from memory.segmentation import segment
 from navigation.graph import (
     GraphInput,

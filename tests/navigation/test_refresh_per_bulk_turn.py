@@ -9,7 +9,7 @@ from django.db import connection, transaction
 
 from memory.models import Category, MemoryScope, SourceType
 from memory.services.notes import NoteDraft, create_note
-from memory.services.transaction_memo import memo_scope
+from memory.transaction_memo import memo_scope
 from navigation.tasks import schedule_refresh
 from tests.factories import FirmFactory
 

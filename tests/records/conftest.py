@@ -7,7 +7,7 @@ from django.db import connection
 from django.utils import translation
 
 from memory.models import Conversation, Message, Note
-from tests.pipeline.conftest import TurnMaker
+from tests.remember.conftest import TurnMaker
 
 # Unusual words, so a hit in the scan can only come from these turns.
 SECRET_NAME = "欧阳翠花"

@@ -10,12 +10,12 @@ from django.db import DatabaseError, connection, transaction
 from django_tasks_db.models import DBTaskResult
 
 from memory.models import AuditEvent, AuditLog, Conversation, Matter, Message, Note, TurnExtraction
-from memory.pipeline import turns as turn_jobs
-from memory.pipeline.turns import TurnGone, claim_turn, process_turn
-from memory.retrieval import search_memory
+from remember import turns as turn_jobs
+from remember.turns import TurnGone, claim_turn, process_turn
+from recall import search_memory
 from memory.services.notes import supersede_note
-from memory.services import erasure
-from memory.services.erasure import (
+from records.services import erasure as erasure_service
+from records.erasure import (
     ErasureError,
     conversation_unit,
     erase,
@@ -168,7 +168,7 @@ def test_a_crash_mid_erasure_leaves_everything_and_a_rerun_completes(world, depo
     def crash(plan):  # after tombstone, redaction, scrubbing and the first deletes
         raise RuntimeError("power cut")
 
-    monkeypatch.setattr(erasure.apply, "_delete_admin_log", crash)
+    monkeypatch.setattr(erasure_service, "_delete_admin_log", crash)
     with pytest.raises(RuntimeError):
         erase(matter_unit(world.matter_deposit), actor="system:test", reason="request")
     assert tables_containing(SECRET_NAME) == before
@@ -283,14 +283,14 @@ def test_a_job_that_reaches_its_write_during_an_erasure_waits_and_then_writes_no
     assert running.assistant_message.content
     assert running.conversation
     locked, proceed, outcome = threading.Event(), threading.Event(), {}
-    real_collect = erasure.apply.collect
+    real_collect = erasure_service.collect
 
     def collect_slowly(unit):
         locked.set()  # the turn rows are locked by now
         assert proceed.wait(30)
         return real_collect(unit)
 
-    monkeypatch.setattr(erasure.apply, "collect", collect_slowly)
+    monkeypatch.setattr(erasure_service, "collect", collect_slowly)
 
     def in_thread(name, work):
         try:

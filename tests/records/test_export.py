@@ -9,8 +9,8 @@ from django.core.management import call_command
 from django.test import Client
 
 from memory.models import AuditEvent, AuditLog, Matter, Note, NoteLink, Role
-from memory.services.erasure import erase, matter_unit
-from memory.services.matter_transfer import TransferError, import_matter
+from records.erasure import erase, matter_unit
+from records.services.matter_transfer import TransferError, import_matter
 from memory.services.notes import supersede_note
 from tests.clients import client_for
 from tests.factories import FirmFactory, MembershipFactory, UserFactory

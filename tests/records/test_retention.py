@@ -10,7 +10,7 @@ from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
 
 from memory.models import AuditEvent, AuditLog, Matter, Note
-from memory.services.retention import (
+from records.services.retention import (
     RecordsError,
     close_matter,
     lift_legal_hold,
@@ -19,7 +19,7 @@ from memory.services.retention import (
     set_legal_hold,
     set_retention,
 )
-from memory.tasks import purge_expired_task, schedule_retention
+from records.tasks import purge_expired_task, schedule_retention
 from tests.records.conftest import SECRET_NAME, tables_containing
 from tests.task_worker import run_worker_once
 

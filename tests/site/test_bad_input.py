@@ -13,7 +13,7 @@ from django.test import Client
 
 from memory.models import Conversation, Message
 from tests.clients import client_for
-from memory import http_input
+from infra import http_input
 
 JSON_APIS = ["/api/memory/search", "/api/navigation/search"]
 

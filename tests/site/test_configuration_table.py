@@ -65,7 +65,7 @@ def test_settings_write_the_middleware_once_in_order():
     assert source.count("MIDDLEWARE =") == 1
     assert not re.search(r"MIDDLEWARE\s*(\.(insert|append|extend|remove)\(|\+=)", source)
     assert not re.search(r"INSTALLED_APPS\s*(\.(insert|append|extend|remove)\(|\+=)", source)
-    assert settings.MIDDLEWARE[0] == "legalmem_site.logs.requests.RequestLogMiddleware"
+    assert settings.MIDDLEWARE[0] == "infra.logs.requests.RequestLogMiddleware"
     assert settings.MIDDLEWARE[-1] == "axes.middleware.AxesMiddleware"
     assert len(settings.MIDDLEWARE) == len(set(settings.MIDDLEWARE))
 

@@ -13,9 +13,9 @@ from django.test import Client
 from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
 
-from memory.extraction import KNOWLEDGE_ENVELOPE, KNOWLEDGE_SCHEMA
-from memory.llm import LLMClient, Role
-from memory.tasks import purge_expired_task
+from remember.extraction import KNOWLEDGE_ENVELOPE, KNOWLEDGE_SCHEMA
+from infra.llm import LLMClient, Role
+from records.tasks import purge_expired_task
 from tests.fake_llm import json_reply
 from tests.live_server import running_server
 

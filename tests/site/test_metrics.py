@@ -10,7 +10,7 @@ import pytest
 from django.test import Client
 
 from memory.models import Conversation
-from memory.pipeline.message_index import index_messages
+from remember.message_index import index_messages
 from memory.services.conversations import save_message
 from tests.clients import client_for
 from tests.live_server import running_server

@@ -18,13 +18,13 @@ from pathlib import Path
 import pytest
 from django.test import Client
 
-from legalmem_site.logs import bind, content_lengths, log_event
-from legalmem_site.logs import requests as request_logs
-from legalmem_site.logs.context import request_id_from
-from legalmem_site.logs.formatters import ContextFilter, JsonFormatter, TextFormatter
+from infra.logs import bind, content_lengths, log_event
+from infra.logs import requests as request_logs
+from infra.logs.context import request_id_from
+from infra.logs.formatters import ContextFilter, JsonFormatter, TextFormatter
 from tests.chat.conftest import open_socket  # imports the ASGI app, which configures logging: before json_log
 from tests.fake_llm.server import text_reply
-from legalmem_site.logs import events as log_events
+from infra.logs import events as log_events
 
 GENERATED_ID = re.compile(r"[0-9a-f]{32}")
 
@@ -206,7 +206,7 @@ def test_a_malformed_log_setting_is_one_line_naming_the_variable(env_changes, va
 def test_a_job_line_says_how_the_run_ended_and_a_raised_error_by_its_type_only(json_log):
     from prometheus_client import REGISTRY
 
-    from legalmem_site.logs.jobs import job_run
+    from infra.logs.jobs import job_run
 
     def runs(outcome: str) -> float:
         return REGISTRY.get_sample_value("legalmem_jobs_total", {"job": "test_job", "outcome": outcome}) or 0.0

@@ -16,13 +16,13 @@ from tests.site.test_configuration import BASE_DIR, run_manage
 @pytest.mark.parametrize(
     "variable, where",
     [
-        ("ROUTING_SAME_SLOT_SIMILARITY", "memory/pipeline/routing/thresholds.py"),
-        ("PERSONA_MIN_EVIDENCE", "memory/pipeline/persona.py"),
+        ("ROUTING_SAME_SLOT_SIMILARITY", "remember/routing/thresholds.py"),
+        ("PERSONA_MIN_EVIDENCE", "remember/persona.py"),
         ("NAV_M", "navigation/tuning.py"),
         ("NAV_MAX_NOTES", "navigation/tuning.py"),
-        ("LLM_MAX_RETRIES", "memory/llm/client.py"),
+        ("LLM_MAX_RETRIES", "infra/llm/client.py"),
         ("CHAT_RATE_LIMIT_PER_MINUTE", "chat/turns.py"),
-        ("TURN_HEARTBEAT_SECONDS", "memory/pipeline/liveness.py"),
+        ("TURN_HEARTBEAT_SECONDS", "remember/liveness.py"),
         ("SECURE_HSTS_SECONDS", "LEGALMEM_PRODUCTION"),
     ],
 )
@@ -52,22 +52,22 @@ def test_no_retired_name_is_still_declared_and_each_names_an_existing_file():
 # Where each retired variable's value lives now, as a constant of the same name (the Django
 # settings among them stay Django settings, fixed in legalmem_site/settings.py).
 CONSTANT_MODULES = {
-    "memory/pipeline/routing/thresholds.py": "memory.pipeline.routing.thresholds",
-    "memory/pipeline/persona.py": "memory.pipeline.persona",
+    "remember/routing/thresholds.py": "remember.routing.thresholds",
+    "remember/persona.py": "remember.persona",
     "navigation/tuning.py": "navigation.tuning",
-    "memory/llm/client.py": "memory.llm.client",
-    "memory/embeddings/__init__.py": "memory.embeddings",
-    "memory/retrieval/query_text.py": "memory.retrieval.query_text",
-    "memory/pipeline/message_index.py": "memory.pipeline.message_index",
-    "memory/pipeline/working_memory.py": "memory.pipeline.working_memory",
-    "memory/pipeline/turns.py": "memory.pipeline.turns",
-    "memory/pipeline/liveness.py": "memory.pipeline.liveness",
-    "memory/tasks.py": "memory.tasks",
-    "memory/http_input.py": "memory.http_input",
-    "memory/text_hygiene.py": "memory.text_hygiene",
+    "infra/llm/client.py": "infra.llm.client",
+    "infra/embeddings/__init__.py": "infra.embeddings",
+    "recall/query_text.py": "recall.query_text",
+    "remember/message_index.py": "remember.message_index",
+    "remember/working_memory.py": "remember.working_memory",
+    "remember/turns.py": "remember.turns",
+    "remember/liveness.py": "remember.liveness",
+    "records/tasks.py": "records.tasks",
+    "infra/http_input.py": "infra.http_input",
+    "infra/text_hygiene.py": "infra.text_hygiene",
     "chat/turns.py": "chat.turns",
     "chat/consumers.py": "chat.consumers",
-    "legalmem_site/logs/events.py": "legalmem_site.logs.events",
+    "infra/logs/events.py": "infra.logs.events",
     "legalmem_site/serving.py": "legalmem_site.serving",
 }
 

@@ -5,7 +5,7 @@ import pytest
 from django.core.management import call_command
 
 from memory.models import Firm
-from memory.llm import client as llm_client
+from infra.llm import client as llm_client
 
 
 @pytest.fixture

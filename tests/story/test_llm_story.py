@@ -14,7 +14,7 @@ from showcase.story import load_offline_script, plan_chunks
 from showcase.story.chunks import STORY_SYSTEM_PROMPT, StoryChunk, estimate_tokens
 from tests.fake_llm.server import error_reply, json_reply
 from tests.story.helpers import load, run_folder
-from memory.llm import client as llm_client
+from infra.llm import client as llm_client
 
 CONTEXT = 1536  # small enough that two turns fill a chunk: an event of five turns needs three
 SHORT = ("--events", "2", "--turns-per-event", "5", "--no-progress")
@@ -246,7 +246,7 @@ def test_the_story_budget_stops_a_running_chunk_and_keeps_what_the_llm_wrote(fak
     wrote before is kept — the story is not thrown away because the budget ran out."""
     import time
 
-    from memory.llm import LLMClient
+    from infra.llm import LLMClient
     from showcase.story.generation import generate_story_in_chunks
 
     chunks = plan()[:3]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from memory.extraction.offline.engine import extract_offline
+from remember.extraction.offline.engine import extract_offline
 from showcase.story.script import OFFLINE_SCRIPT
 
 

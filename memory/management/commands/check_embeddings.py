@@ -2,7 +2,8 @@
 backend/model recorded by the active embedding generation: docs/operations.md)."""
 from django.core.management.base import BaseCommand, CommandError
 
-from memory.embeddings import EmbeddingDimensionMismatch, check_dimensions, get_embedder
+from infra.embeddings import EmbeddingDimensionMismatch, get_embedder
+from memory.embedding_checks import check_dimensions
 from memory.services.reembed import record_active_generation
 
 

@@ -19,15 +19,15 @@ import time
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from memory import embeddings
-from memory.embeddings import (
+from infra import embeddings
+from infra.embeddings import (
     Embedder,
     EmbeddingDimensionMismatch,
     EmbeddingUnavailable,
     build_embedder,
-    check_dimensions,
     get_embedder,
 )
+from memory.embedding_checks import check_dimensions
 from memory.models import EmbeddingGeneration
 from memory.services.reembed import (
     ReembedError,

@@ -10,7 +10,7 @@ Public interface (what ``manage.py reembed`` and ``check_embeddings`` call):
 - ``drop_old()``, ``abort()``, ``record_active_generation(embedder)``, ``only_run()``
 - ``ReembedError``: a refused step, its message says why; nothing was changed
 """
-from memory.services.reembed.encoding import EncodeResult, table_progress
+from memory.embedding_schema.encoding import EncodeResult, table_progress
 from memory.services.reembed.lifecycle import (
     ReembedError,
     abort,

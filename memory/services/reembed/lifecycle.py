@@ -13,12 +13,12 @@ from typing import Callable, Iterator
 from django.db import OperationalError, connection, transaction
 from django.utils import timezone
 
-from memory.embeddings import Embedder, embedder_identity
+from infra.embeddings import Embedder, embedder_identity
 from memory.models import AuditEvent, EmbeddingGeneration
 from memory.services.audit import record
-from memory.services.reembed import shadow
-from memory.services.reembed.encoding import EncodeResult, encode_pending, table_progress
-from memory.services.reembed.tables import VECTOR_TABLES
+from memory.embedding_schema import shadow
+from memory.embedding_schema.encoding import EncodeResult, encode_pending, table_progress
+from memory.embedding_schema.tables import VECTOR_TABLES
 
 ACTOR = "system:reembed"
 ADVISORY_LOCK = 1_702_517_733  # one reembed command at a time, whatever the process

@@ -31,7 +31,7 @@ from showcase.evaluation.metrics import mean, recall_all_at_k, reciprocal_rank
 from showcase.evaluation.multisession import CATEGORIES, LANGUAGES, MUST_NOT, NO_RECALL, EvaluationSet
 from showcase.evaluation.runner import create_world, import_renamed
 from memory.models import Matter, MemoryScope, Message, Note
-from memory.retrieval.types import Hit
+from recall import Hit
 
 SYSTEMS = ("product", *BASELINES)
 KS = (5, 10)
@@ -293,8 +293,8 @@ def _run(data: EvaluationSet, *, strategy: str, progress: Callable[[int, int], N
 
 def ask(data: EvaluationSet, imported: Imported, *, strategy: str = "layered") -> MemoryReport:
     """Ask every question of ``data`` as its user and score the product beside the baselines."""
-    from memory.embeddings import get_embedder
-    from memory.retrieval import search_memory
+    from infra.embeddings import get_embedder
+    from recall import search_memory
 
     started = time.perf_counter()
     users, info, pk_of = imported.users, imported.info, imported.pk_of

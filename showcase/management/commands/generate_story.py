@@ -34,7 +34,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 from tqdm import tqdm
 
-from memory.llm import LLMClient, Role, llm_forced_offline, offline_only
+from infra.llm import LLMClient, Role, llm_forced_offline, offline_only
 from memory.models import Firm, Membership, Note, SourceType
 from showcase.story import (
     ChunkError,

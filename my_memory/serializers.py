@@ -1,0 +1,208 @@
+"""API representations of notes (read-only; writes go through services)."""
+from rest_framework import serializers
+
+from memory.disclosure import Viewer, hides_private_trace, redact_note_payload, viewer_of
+from infra.http_input import MAX_DB_ID
+from memory.models import MemoryScope, Note
+from recall import contradictions_payload
+
+
+def context_viewer(context: dict) -> Viewer:
+    """The viewer of a serializer's request, read once per request (cached in the context)."""
+    if "viewer" not in context:
+        request = context.get("request")
+        context["viewer"] = viewer_of(getattr(request, "user", None))
+    return context["viewer"]
+
+
+class NoteSerializer(serializers.ModelSerializer):
+    firm = serializers.CharField(source="firm.slug")
+    matter = serializers.SerializerMethodField()
+    owner = serializers.SerializerMethodField()
+    provenance_hidden = serializers.BooleanField(
+        read_only=True, default=False,
+        help_text="True when the note comes from a colleague's private conversation: its conversation id, "
+                  "source ids, event tags and history details are withheld (docs/memory-model.md).",
+    )
+
+    class Meta:
+        model = Note
+        fields = [
+            "id",
+            "firm",
+            "content",
+            "memory_scope",
+            "category",
+            "memory_type",
+            "keywords",
+            "tags",
+            "context",
+            "importance",
+            "confidence",
+            "mention_count",
+            "matter",
+            "owner",
+            "conversation_id",
+            "subject",
+            "source_type",
+            "source_id",
+            "source_message_ids",
+            "speaker",
+            "said_at",
+            "stored_at",
+            "updated_at",
+            "status",
+            "valid_from",
+            "valid_to",
+            "superseded_by_id",
+            "evolution_history",
+            "provenance_hidden",
+        ]
+        read_only_fields = fields
+
+    def to_representation(self, note: Note) -> dict:
+        """The note, without a colleague's private conversation traces (memory/disclosure.py)."""
+        return redact_note_payload(super().to_representation(note), note, context_viewer(self.context))
+
+    def get_matter(self, note: Note) -> dict | None:
+        if note.matter is None:
+            return None
+        return {"id": note.matter_id, "title": note.matter.title, "reference": note.matter.reference}
+
+    def get_owner(self, note: Note) -> str | None:
+        return note.owner.get_username() if note.owner else None
+
+
+# --- Search (POST /api/memory/search) -------------------------------------------------
+MAX_ID = MAX_DB_ID
+
+
+class SearchRequestSerializer(serializers.Serializer):
+    """What a client may ask; the view turns it into ``recall.search_memory``."""
+
+    query = serializers.CharField(max_length=2000, trim_whitespace=True, help_text="The question (≤ 2,000 characters).")
+    k = serializers.IntegerField(min_value=1, max_value=50, default=10)
+    strategy = serializers.CharField(
+        max_length=50,
+        default="layered",
+        help_text="A registered strategy: `semantic`, `layered`, and `layered_nav` when the navigation app is installed.",
+    )
+    matter = serializers.IntegerField(
+        min_value=1, max_value=MAX_ID, required=False, allow_null=True,
+        help_text="The current matter: its case facts come first (404 when you are not assigned to it).",
+    )
+    scopes = serializers.ListField(
+        child=serializers.ChoiceField(choices=MemoryScope.choices),
+        required=False,
+        allow_empty=False,
+        max_length=len(MemoryScope.choices),
+        help_text="Restrict to these layers.",
+    )
+    conversation = serializers.IntegerField(
+        min_value=1, max_value=MAX_ID, required=False, allow_null=True,
+        help_text="The current conversation (its archived messages answer explicit references).",
+    )
+
+
+class ScoreBreakdownSerializer(serializers.Serializer):
+    semantic = serializers.FloatField()
+    keyword = serializers.FloatField()
+    importance = serializers.FloatField()
+    confidence = serializers.FloatField()
+    graph = serializers.FloatField()
+    recency = serializers.FloatField()
+    layer_weight = serializers.FloatField()
+    total = serializers.FloatField()
+
+
+class RecalledMessageSerializer(serializers.Serializer):
+    """A raw message recalled as "what was said"."""
+
+    id = serializers.IntegerField()
+    conversation_id = serializers.IntegerField()
+    role = serializers.CharField()
+    speaker = serializers.CharField()
+    content = serializers.CharField()
+    said_at = serializers.DateTimeField()
+
+
+class SearchHitSerializer(serializers.Serializer):
+    kind = serializers.ChoiceField(choices=["note", "message"], help_text="A note, or a raw message (what was said).")
+    rank = serializers.IntegerField()
+    layer = serializers.CharField(help_text="The note's layer, or `conversation` for a raw message.")
+    note = NoteSerializer(allow_null=True, help_text="Set when kind is `note`.")
+    message = RecalledMessageSerializer(allow_null=True, help_text="Set when kind is `message`.")
+    partner = RecalledMessageSerializer(
+        allow_null=True, help_text="A message hit's turn partner (the reply to it, or the question it answers)."
+    )
+    source_message_ids = serializers.ListField(
+        child=serializers.IntegerField(), help_text="The raw messages this hit stands for (a note's provenance, or the turn: question and reply)."
+    )
+    score = ScoreBreakdownSerializer(source="breakdown")
+    reasons = serializers.ListField(child=serializers.CharField())
+    contradictions = serializers.SerializerMethodField(
+        help_text="Current notes of the same slot with another value (flagged until one is corrected): "
+                  "id, content, said_at, other_is_newer, url."
+    )
+
+    def get_contradictions(self, hit) -> list[dict]:
+        return contradictions_payload(hit)
+
+    def to_representation(self, hit) -> dict:
+        data = super().to_representation(hit)
+        if hit.note is not None and hides_private_trace(hit.note, context_viewer(self.context)):
+            data["source_message_ids"] = []
+        return data
+
+
+class SearchMessageSerializer(serializers.Serializer):
+    id = serializers.IntegerField(source="message.id")
+    conversation_id = serializers.IntegerField(source="message.conversation_id")
+    role = serializers.CharField(source="message.role")
+    speaker = serializers.CharField(source="message.speaker")
+    content = serializers.CharField(source="message.content")
+    said_at = serializers.DateTimeField(source="message.said_at")
+    rank = serializers.FloatField()
+
+
+class SearchPlanSerializer(serializers.Serializer):
+    layers = serializers.ListField(child=serializers.CharField())
+    layer_weights = serializers.DictField(child=serializers.FloatField())
+    matter_id = serializers.IntegerField(allow_null=True)
+    conversation_id = serializers.IntegerField(allow_null=True)
+    persona_first = serializers.BooleanField()
+    search_messages = serializers.BooleanField()
+    graph_expansion = serializers.BooleanField()
+    history = serializers.BooleanField()
+    cues = serializers.DictField(child=serializers.ListField(child=serializers.CharField()))
+    reasons = serializers.ListField(child=serializers.CharField())
+
+
+class SearchResponseSerializer(serializers.Serializer):
+    strategy = serializers.CharField()
+    query = serializers.CharField()
+    plan = SearchPlanSerializer()
+    hits = SearchHitSerializer(many=True)
+    messages = SearchMessageSerializer(many=True, help_text="The message hits again (kind `message`), best first.")
+    timings = serializers.DictField(child=serializers.FloatField(), help_text="Milliseconds per stage.")
+    stats = serializers.DictField(child=serializers.IntegerField())
+    nothing_on = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="Names or identifiers of the query that nothing the user may see holds: no hits, on purpose.")
+    system_message = serializers.CharField(allow_null=True, help_text="The context injected before an answer.")
+
+    def to_representation(self, result):
+        from recall import build_system_message
+
+        injected = build_system_message(result)
+        return {
+            "strategy": result.strategy,
+            "query": result.query,
+            "plan": result.plan.as_dict(),
+            "hits": SearchHitSerializer(result.hits, many=True, context=self.context).data,
+            "messages": SearchMessageSerializer(result.messages, many=True).data,
+            "timings": result.timings,
+            "stats": result.stats,
+            "nothing_on": result.nothing_on,
+            "system_message": injected["content"] if injected else None,
+        }

@@ -1,0 +1,153 @@
+"""``search_memory``: the one entry point other apps use to recall memories (a read)."""
+from __future__ import annotations
+
+import time
+from typing import Any, Iterable
+
+from infra import metrics
+from infra.embeddings import embed_query_in_background
+from memory.models import Conversation, MemoryScope
+from recall.anchors import question_anchors, unheld_anchors
+from recall.candidates import reach_of
+from recall.identifiers import exact_first
+from recall.newer_first import newer_first
+from recall.plan import make_plan
+from recall.query_text import CONTEXT_VECTOR_WEIGHT, query_texts
+from recall.registry import get_strategy
+from recall.types import (
+    MAX_K,
+    MAX_QUERY_CHARS,
+    InvalidSearch,
+    NotFound,
+    SearchRequest,
+    SearchResult,
+)
+
+MAX_DB_ID = 2**63 - 1
+
+
+def _check_id(name: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= MAX_DB_ID:
+        raise InvalidSearch(name, f"{name} must be a positive integer id")
+    return value
+
+
+def _check_scopes(scopes: Iterable[str] | None) -> tuple[str, ...] | None:
+    if scopes is None:
+        return None
+    scopes = tuple(scopes)
+    if not scopes:
+        raise InvalidSearch("scopes", "give at least one scope, or none to search every layer")
+    unknown = [scope for scope in scopes if scope not in MemoryScope.values]
+    if unknown:
+        raise InvalidSearch(
+            "scopes", f"unknown scope {unknown[0]!r}; expected one of {', '.join(MemoryScope.values)}"
+        )
+    return tuple(dict.fromkeys(scopes))
+
+
+def search_memory(
+    user,
+    query: str,
+    *,
+    k: int = 10,
+    strategy: str = "layered",
+    matter_id: int | None = None,
+    scopes: Iterable[str] | None = None,
+    conversation: Conversation | int | None = None,
+    context: str = "",
+    exclude_message_ids: Iterable[int] = (),
+) -> SearchResult:
+    """Recall the ``k`` memories ``user`` may see that best answer ``query``.
+
+    Raises ``InvalidSearch`` (bad input, incl. ``UnknownStrategy``) and ``NotFound`` (a matter or
+    conversation the user may not see — another firm's, or behind the ethical wall). Everything
+    read goes through ``visible_to(user)``; nothing is written.
+    """
+    started = time.perf_counter()
+    if not isinstance(query, str) or not query.strip():
+        raise InvalidSearch("query", "the query is empty")
+    query = query.strip()
+    if len(query) > MAX_QUERY_CHARS:
+        raise InvalidSearch("query", f"the query is longer than {MAX_QUERY_CHARS} characters")
+    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
+        raise InvalidSearch("k", f"k must be an integer between 1 and {MAX_K}")
+    strategy_fn = get_strategy(strategy)
+    scopes = _check_scopes(scopes)
+    if matter_id is not None:
+        matter_id = _check_id("matter", matter_id)
+    conversation_id = None
+    if conversation is not None:
+        conversation_id = (
+            conversation.pk if isinstance(conversation, Conversation) else _check_id("conversation", conversation)
+        )
+    # The input is well-formed: encode the query while the database answers who may see what.
+    texts = query_texts(query, context if isinstance(context, str) else "")
+    pending = embed_query_in_background(texts.question, texts.context, CONTEXT_VECTOR_WEIGHT)
+    reach = reach_of(user)
+    if matter_id is not None and matter_id not in reach.matter_ids:
+        raise NotFound("no such matter")
+    conversation_obj: Conversation | None = None
+    if conversation_id is not None:
+        conversation_obj = Conversation.objects.visible_to(user).filter(pk=conversation_id).first()
+        if conversation_obj is None:
+            raise NotFound("no such conversation")
+        if matter_id is None:
+            matter_id = conversation_obj.matter_id
+        elif conversation_obj.matter_id not in (None, matter_id):
+            raise InvalidSearch("conversation", "the conversation belongs to another matter")
+    plan = make_plan(
+        query,
+        matter_id=matter_id,
+        conversation_id=conversation_obj.pk if conversation_obj else None,
+        scopes=scopes,
+    )
+    checked = time.perf_counter()
+    request = SearchRequest(
+        user=user,
+        query=query,
+        k=k,
+        strategy=strategy,
+        plan=plan,
+        matter_id=matter_id,
+        scopes=scopes,
+        conversation=conversation_obj,
+        pending_vector=pending,
+        reach=reach,
+        exclude_message_ids=tuple(int(pk) for pk in exclude_message_ids),
+        context=context[:MAX_QUERY_CHARS] if isinstance(context, str) else "",
+    )
+    anchored = time.perf_counter()
+    nothing_on = unheld_anchors(user, reach, question_anchors(query), request.exclude_message_ids)
+    anchors_ms = round((time.perf_counter() - anchored) * 1000, 2)
+    if nothing_on:
+        result = SearchResult(strategy=strategy, query=query, plan=plan, hits=[], nothing_on=nothing_on)
+    else:
+        result = strategy_fn(request)
+        # Whatever the strategy: what holds an exact identifier of the question (an ID number, a
+        # case number) first; then of two contradicting notes, the newer statement just above the older.
+        ordered = time.perf_counter()
+        result.hits = newer_first(user, exact_first(request, result.hits), reach)
+        result.timings["order"] = round((time.perf_counter() - ordered) * 1000, 2)
+    request.query_vector  # noqa: B018 - a strategy that never needed the vector: its encode time still counts
+    embedding = request.embedding
+    result.timings = {
+        # "plan": validation, access and plan; "embed": the encoder's own time, of which only
+        # "embed_wait" was spent waiting (the rest ran alongside "plan" and the strategy's
+        # reads that need no vector).
+        "plan": round((checked - started) * 1000, 2),
+        "embed": embedding.encode_ms,
+        "embed_wait": request.embed_wait_ms,
+        "anchors": anchors_ms,  # names and numbers held by nothing visible (recall.anchors)
+        **result.timings,
+        "total": round((time.perf_counter() - started) * 1000, 2),
+    }
+    metrics.SEARCH_SECONDS.labels(strategy).observe(result.timings["total"] / 1000)
+    if not embedding.remembered:  # a remembered vector was not encoded: no encoder time to count
+        metrics.QUERY_ENCODE_SECONDS.observe(embedding.encode_ms / 1000)
+    for stage, ms in result.timings.items():  # every layer is read in one statement: stages, not layers
+        if stage != "total" and isinstance(ms, (int, float)):
+            metrics.SEARCH_STAGE_SECONDS.labels(strategy, stage).observe(ms / 1000)
+    for hit in result.hits:
+        metrics.RECALLED.labels(hit.layer).inc()
+    return result

@@ -1,0 +1,84 @@
+"""``manage.py erase (--matter REF | --conversation ID | --user NAME | --subject NAME) --reason TEXT``.
+
+Erases one unit for good in one transaction and leaves a tombstone in the audit log
+(docs/records.md). ``--dry-run`` prints the counts without changing anything.
+"""
+from __future__ import annotations
+
+from django.core.management.base import BaseCommand, CommandError
+
+from memory.models import AuditEvent, AuditLog, Conversation
+from records.lookup import RecordLookupError, firm_by_slug, matter_by_reference, only_firm_of, user_by_name
+from records.erasure import (
+    ErasureError,
+    Unit,
+    conversation_unit,
+    erase,
+    matter_unit,
+    preview,
+    subject_unit,
+    user_unit,
+)
+
+
+class Command(BaseCommand):
+    help = "Erase a matter, a conversation, a user's data or everything about a subject (GDPR/PIPL erasure)."
+
+    def add_arguments(self, parser) -> None:
+        unit = parser.add_mutually_exclusive_group(required=True)
+        unit.add_argument("--matter", help="the matter's reference (or id)")
+        unit.add_argument("--conversation", type=int, help="the conversation's id")
+        unit.add_argument("--user", help="a username: their conversations, private notes and persona in the firm")
+        unit.add_argument("--subject", help="a client's or party's name: every note and message naming them")
+        parser.add_argument("--firm", help="the firm's slug (needed for --subject, or when ambiguous)")
+        parser.add_argument("--reason", default="", help="why (kept in the tombstone; required unless --dry-run)")
+        parser.add_argument("--actor", default="", help="who asked (username); default system:erase")
+        parser.add_argument("--dry-run", action="store_true", help="print what would be erased; change nothing")
+
+    def handle(self, *args, **options) -> None:
+        try:
+            unit = self._unit(options)
+            if options["dry_run"]:
+                result = preview(unit)
+            else:
+                actor = user_by_name(options["actor"]) if options["actor"] else "system:erase"
+                result = erase(unit, actor=actor, reason=options["reason"])
+        except AlreadyErased as exc:
+            self.stdout.write(self.style.WARNING(str(exc)))
+            return
+        except (ErasureError, RecordLookupError) as exc:
+            raise CommandError(str(exc)) from None
+        style = self.style.WARNING if result.already_erased else self.style.SUCCESS
+        self.stdout.write(style(result.message))
+
+    def _unit(self, options) -> Unit:
+        firm = firm_by_slug(options["firm"])
+        if options["matter"]:
+            return matter_unit(matter_by_reference(options["matter"], firm))
+        if options["conversation"] is not None:
+            conversation = Conversation.objects.filter(pk=options["conversation"]).select_related("firm").first()
+            if conversation is not None:
+                return conversation_unit(conversation.firm, conversation.pk)
+            raise _missing_conversation(options["conversation"])
+        if options["user"]:
+            user = user_by_name(options["user"])
+            return user_unit(only_firm_of(user, firm), user)
+        if firm is None:
+            raise ErasureError("--subject needs --firm (a subject is named within one firm)")
+        return subject_unit(firm, options["subject"])
+
+
+class AlreadyErased(Exception):
+    """The unit is gone and a tombstone says so: a no-op, not an error."""
+
+
+def _missing_conversation(conversation_id: int) -> Exception:
+    tombstone = AuditLog.objects.filter(
+        event_type=AuditEvent.ERASED, object_type="conversation", object_id=str(conversation_id)
+    ).first()
+    if tombstone is not None:
+        return AlreadyErased(
+            f"conversation {conversation_id} was already erased at {tombstone.created_at:%Y-%m-%d %H:%M:%S} "
+            f"(audit entry {tombstone.pk}); nothing left to erase"
+        )
+    return ErasureError(f"no conversation {conversation_id}")

@@ -1,0 +1,47 @@
+"""``manage.py export_matter REF [--firm SLUG] [--user NAME] [--format json|markdown] [--output FILE]``.
+
+Writes a matter's memory as re-importable JSON or a Markdown report (docs/records.md). With
+``--user`` the export is made as that user: a matter they are not assigned to is "not found",
+as on the web.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from memory.models import Matter
+from records.lookup import RecordLookupError, firm_by_slug, matter_by_reference, user_by_name
+from records.services.matter_transfer import FORMATS, TransferError, export_matter, exportable_matter
+
+
+class Command(BaseCommand):
+    help = "Export a matter's notes, links, source messages and history (JSON or Markdown)."
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("reference", help="the matter's reference (or id)")
+        parser.add_argument("--firm", help="the firm's slug (when references repeat across firms)")
+        parser.add_argument("--user", help="export as this user (their ethical wall applies)")
+        parser.add_argument("--format", choices=FORMATS, default="json")
+        parser.add_argument("--output", help="file to write (default: standard output)")
+
+    def handle(self, *args, **options) -> None:
+        try:
+            matter = matter_by_reference(options["reference"], firm_by_slug(options["firm"]))
+            actor = "system:export_matter"
+            if options["user"]:
+                actor = user_by_name(options["user"])
+                try:
+                    matter = exportable_matter(actor, matter.pk)
+                except Matter.DoesNotExist:
+                    raise CommandError(f"no matter {options['reference']!r} that {actor.get_username()} may see") from None
+            if matter.erased_at is not None:
+                raise CommandError(f"matter {options['reference']!r} was erased on {matter.erased_at:%Y-%m-%d}")
+            name, _, text = export_matter(matter, actor=actor, fmt=options["format"])
+        except (RecordLookupError, TransferError) as exc:
+            raise CommandError(str(exc)) from None
+        if options["output"]:
+            Path(options["output"]).write_text(text, encoding="utf-8")
+            self.stderr.write(f"wrote {options['output']} ({name})")
+        else:
+            self.stdout.write(text)

@@ -1,0 +1,40 @@
+"""``manage.py import_matter FILE --firm SLUG --user NAME [--reference REF]``: read back a JSON
+export of ``export_matter`` into a firm as a new matter (docs/records.md, the round trip)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from records.lookup import RecordLookupError, firm_by_slug, user_by_name
+from records.services.matter_transfer import TransferError, import_matter
+
+
+class Command(BaseCommand):
+    help = "Import a matter exported with export_matter --format json."
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("file")
+        parser.add_argument("--firm", required=True, help="the firm's slug to import into")
+        parser.add_argument("--user", required=True,
+                            help="member who receives conversations and notes of users the firm does not have")
+        parser.add_argument("--reference", help="the new matter's reference (default: the exported one)")
+
+    def handle(self, *args, **options) -> None:
+        path = Path(options["file"])
+        try:
+            document = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise CommandError(f"{path}: no such file") from None
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise CommandError(f"{path}: not a JSON export ({exc})") from None
+        try:
+            firm = firm_by_slug(options["firm"])
+            user = user_by_name(options["user"])
+            matter = import_matter(document, firm=firm, actor=user, fallback_user=user, reference=options["reference"])
+        except (RecordLookupError, TransferError) as exc:
+            raise CommandError(f"{path}: {exc}") from None
+        self.stdout.write(self.style.SUCCESS(
+            f"imported matter {matter.reference or matter.pk} into {firm.slug}: {matter.notes.count()} notes"
+        ))

@@ -1,0 +1,41 @@
+"""``manage.py index_messages``: embed every message still without an embedding (backfill).
+
+``make run`` runs it before the worker starts, so a database created before messages were
+searchable, or messages a crashed worker left, become fully searchable (they are found by
+keywords meanwhile). Safe to run any time, from any process; re-running does nothing new.
+"""
+from __future__ import annotations
+
+import time
+
+from django.core.management.base import BaseCommand, CommandError
+
+from infra.logs.jobs import job_run
+from infra.embeddings import EmbeddingUnavailable
+from remember.message_index import index_messages, pending_messages
+
+
+class Command(BaseCommand):
+    help = "Embed the messages that have no embedding yet (in batches of MESSAGE_INDEX_BATCH)."
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("--limit", type=int, default=None, help="embed at most this many now")
+
+    def handle(self, *args, **options) -> None:
+        limit = options["limit"]
+        if limit is not None and limit < 1:
+            raise CommandError("--limit must be a positive number")
+        waiting = pending_messages().count()
+        started = time.perf_counter()
+        try:
+            with job_run("index_messages") as run:
+                done = index_messages(limit=limit)
+                run.note(messages=done, waiting=waiting)
+        except EmbeddingUnavailable as error:
+            raise CommandError(f"the embedding service failed ({error}); the messages stay queued") from None
+        seconds = time.perf_counter() - started
+        rate = f", {done / seconds:.0f} messages/s" if done and seconds > 0 else ""
+        self.stdout.write(
+            f"embedded {done} of {waiting} waiting message(s) in {seconds:.1f} s{rate}; "
+            f"{pending_messages().count()} still waiting"
+        )

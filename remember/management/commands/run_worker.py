@@ -1,0 +1,42 @@
+"""``manage.py run_worker``: django-tasks-db's ``db_worker`` plus a watchdog thread.
+
+The watchdog re-enqueues turn jobs whose worker died (remember/liveness.py) every
+``TURN_HEARTBEAT_SECONDS``, so a live worker takes them over within seconds even when idle.
+Told to stop (SIGTERM, Ctrl-C), the worker closes the LLM request it is collecting at once —
+the server stops generating it — and the job is asked again by the next worker
+(``infra.llm.stop_generations``); db_worker's own graceful stop would let it run to its end.
+Takes the same options as ``db_worker``; ``make run`` starts it (docs/production.md).
+"""
+from __future__ import annotations
+
+import threading
+from types import FrameType
+
+from django_tasks_db.management.commands import db_worker
+from django_tasks_db.management.commands.db_worker import Command as DBWorkerCommand
+
+from infra.llm import stop_generations
+from remember.turns import watch_stalled_turns
+
+
+class StoppingWorker(db_worker.Worker):
+    """db_worker's worker whose graceful stop first closes the LLM requests in flight."""
+
+    def shutdown(self, signum: int, frame: FrameType | None) -> None:
+        stop_generations()
+        super().shutdown(signum, frame)
+
+
+class Command(DBWorkerCommand):
+    help = "Run background tasks (db_worker) and take over turn jobs left by dead workers."
+
+    def handle(self, *args, **options) -> None:
+        stop = threading.Event()
+        watchdog = threading.Thread(target=watch_stalled_turns, args=(stop,), name="turn-watchdog", daemon=True)
+        watchdog.start()
+        library_worker, db_worker.Worker = db_worker.Worker, StoppingWorker  # db_worker's handle builds it
+        try:
+            super().handle(*args, **options)
+        finally:
+            db_worker.Worker = library_worker
+            stop.set()

@@ -1,0 +1,446 @@
+"""Is a new statement the same fact as a stored one, another value of the same slot, or
+another event? Read from the two texts (Chinese and English).
+
+A *slot* is a subject and an attribute: the contract's rent, the order's status, the
+client's address. A note may supersede another only when both fill the same slot and
+their values disagree. Everything that names *which* event a statement is about — a
+date, an instalment ordinal, a transaction id, a person, a statute — is an anchor:
+different anchors mean different events, which are kept side by side and linked, never
+superseded. Explicit correction cues (其实, 更正, 不是…而是, 改为, actually, correction,
+I meant, changed to) are what lets a date or a differently worded sentence correct a slot.
+
+``compare(new, old)`` returns a ``Relation``; its ``reason`` is what the routing decision
+records, so an auditor can see why two notes were (or were not) joined.
+"""
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+from enum import Enum
+from functools import lru_cache
+
+from remember.routing.mentions import Mentions, dates_compatible, read_mentions
+
+# --- lexicon -------------------------------------------------------------------------
+
+_CORRECTION = re.compile(
+    r"之前(?:说|算|记|搞|写|看|弄|填|打|听)错了?|(?:说|算|记|搞|写|看|弄|填|打|听)错了?|更正(?:一下)?|纠正|改正|其实|实际上|事实上|准确地说|确切地说"
+    r"|应该是|改为|改成|变更为|调整为|更改为|修改为|推迟到|延期到|提前到"
+    r"|\bactually\b|\bin fact\b|\bcorrection\b|\bto be precise\b|\bi meant?\b|\bi miscalculated\b"
+    r"|\bmy mistake\b|\bsorry\b|\bmis-?(?:spoke|stated|typed|remembered)\b|\bgot (?:that|it|this) wrong\b"
+    r"|\blet me correct\b|\bscratch that\b|\b(?:changed|moved|rescheduled|postponed|updated|revised|corrected) to\b"
+    r"|\bhas been (?:changed|moved|rescheduled|postponed)\b",
+    re.IGNORECASE,
+)
+# "不是X，而是Y" / "not X but Y" / "Y, not X": X is the value being rejected — drop it.
+_CLAUSE_CHAR = r"(?:[^，,。；;.]|(?<=\d)[,.](?=\d))"  # a number's "," or "." does not end the clause
+_REJECTED_VALUE = re.compile(
+    r"不是[^，,。；;而]{1,24}?[，,]?\s*而是|[，,]\s*(?:而)?不是" + _CLAUSE_CHAR + r"{1,24}(?=[。；;.]|$)"
+    r"|\bnot\s+" + _CLAUSE_CHAR + r"{1,24}?\s+but\b|,\s*not\s+" + _CLAUSE_CHAR + r"{1,24}?(?=[.;]|$)"
+    r"|\brather than\s+" + _CLAUSE_CHAR + r"{1,24}",
+    re.IGNORECASE,
+)
+_NEGATION = re.compile(
+    r"尚未|从未|并未|没有|拒不|拒绝|否认|并非|无法|不再|不|没|未"
+    r"|\bno longer\b|\bnot\b|n't\b|\bnever\b|\brefuse[sd]?\b|\bdeclined?\b|\bden(?:y|ies|ied)\b|\bfail(?:s|ed)? to\b",
+    re.IGNORECASE,
+)
+_ZH_FILLERS = ("已经", "已", "了", "的", "在", "于", "是", "为", "也", "都", "就", "将", "着", "过", "一共", "总共",
+               "共计", "共", "大约", "约", "曾经", "曾", "同意", "承认", "确实", "一下", "个")
+_EN_FILLERS = frozenset(
+    "the a an has have had was were is are be been being did does do to of on in at for by with that this these "
+    "already also just then and it its their his her s agree agreed agrees admit admitted admits indeed yet "
+    "some any".split()
+)
+_IRREGULAR = {"paid": "pay", "sent": "send", "gave": "give", "made": "make", "told": "tell", "sold": "sell",
+              "bought": "buy", "lent": "lend", "left": "leave", "held": "hold", "won": "win", "lost": "lose",
+              "spent": "spend", "got": "get", "came": "come", "took": "take", "brought": "bring", "found": "find",
+              "kept": "keep", "began": "begin", "wrote": "write", "saw": "see", "owed": "owe"}
+
+#: slot attribute → the words that name it (a statement may name several).
+ATTRIBUTES: dict[str, tuple[str, ...]] = {
+    "rent": ("租金", "房租", "月租", "rent"),
+    "security_deposit": ("押金", "保证金", "security deposit"),
+    "earnest_deposit": ("定金", "订金", "earnest money"),
+    "deposit": ("deposit",),
+    "final_payment": ("尾款", "final payment", "balance due"),
+    "down_payment": ("首付", "down payment"),
+    "price": ("价格", "售价", "价款", "总价", "单价", "price", "cost"),
+    "salary": ("工资", "月薪", "薪水", "薪资", "年薪", "salary", "wage"),
+    "overtime": ("加班费", "overtime"),
+    "address": ("地址", "住址", "住在", "居住", "address", "lives at", "live at", "living at", "resides"),
+    "phone": ("电话", "手机号", "phone"),
+    "status": ("状态", "进度", "status"),
+    "hearing": ("开庭", "庭审", "hearing", "trial"),
+    "deadline": ("截止", "期限", "到期", "deadline", "due date"),
+    "compensation": ("赔偿", "补偿", "compensation", "damages", "severance"),
+    "penalty": ("违约金", "penalty", "liquidated damages"),
+    "loan": ("借款", "欠款", "loan", "debt"),
+    "refund": ("退款", "refund"),
+    "repair_fee": ("维修费", "修理费", "repair"),
+    "legal_fee": ("律师费", "legal fee", "attorney fee", "attorney's fee"),
+    "fee": ("费用", "课程费", "学费", "fee", "tuition"),
+    "signing": ("签订", "签署", "签约", "签的", "signed", "signing"),
+    "area": ("面积", "平方米", "square met"),
+    "lease_term": ("租期", "lease term"),
+    "working_hours": ("工作时间", "工时", "每天工作", "hours a day", "hours per day"),
+    "employer": ("employer", "就职于", "任职于"),
+}
+#: Attributes whose value is words rather than a number or a date (an address, a status).
+TEXT_VALUED = frozenset({"address", "status", "employer"})
+_EVENT_VERB = re.compile(
+    r"付|支付|转账|转给|汇款|借给|借了|还了|偿还|收到|收取|买|购买|花(?!屏)|退还|赔付|缴纳|交了|到账"
+    r"|\b(?:paid|pays?|transferr?ed|transfers?|sent|received|bought|purchased|spent|lent|borrowed|repaid|"
+    r"refunded|deposited|wired|arrived)\b",
+    re.IGNORECASE,
+)
+_CJK = re.compile(r"[\u3400-\u9fff]")
+_WORD = re.compile(r"[a-z]+|\d+(?:\.\d+)?")
+
+
+def _stem(word: str) -> str:
+    word = _IRREGULAR.get(word, word)
+    for suffix, replacement in (("ies", "y"), ("ing", ""), ("ed", ""), ("es", ""), ("s", "")):
+        if len(word) > 4 and word.endswith(suffix):
+            word = word[: -len(suffix)] + replacement
+            break
+    return word[:-1] if len(word) > 3 and word.endswith("e") else word
+
+
+# --- a statement ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Statement:
+    """One text read for routing: its mentions, slot attributes, polarity, correction cue,
+    whether it reports an event (a payment, a purchase) rather than a state (the rent is…),
+    and the remaining meaning-bearing words (a multiset)."""
+
+    text: str
+    mentions: Mentions
+    attributes: frozenset[str]
+    negated: bool
+    correction: bool
+    event: bool
+    words: Counter
+
+
+@lru_cache(maxsize=4096)
+def read_statement(text: str) -> Statement:
+    """Read ``text`` once (cached: a note is compared with many new statements)."""
+    correction = bool(_CORRECTION.search(text)) or bool(_REJECTED_VALUE.search(text))
+    kept = _REJECTED_VALUE.sub(" ", text) if correction else text
+    kept = _CORRECTION.sub(" ", kept)
+    mentions = read_mentions(kept)
+    lowered = text.lower()
+    attributes = frozenset(slot for slot, words in ATTRIBUTES.items() if any(w in lowered for w in words))
+    rest = re.sub(r"n't\b", " not", mentions.rest.lower())
+    negated = bool(_NEGATION.search(rest))
+    rest = _NEGATION.sub(" ", rest)
+    for filler in _ZH_FILLERS:
+        rest = rest.replace(filler, " ")
+    words: Counter = Counter(_CJK.findall(rest))
+    words.update(_stem(w) for w in _WORD.findall(re.sub(r"[\u3400-\u9fff]", " ", rest)) if w not in _EN_FILLERS)
+    return Statement(
+        text=text,
+        mentions=mentions,
+        attributes=attributes,
+        negated=negated,
+        correction=correction,
+        event=bool(_EVENT_VERB.search(kept)),
+        words=words,
+    )
+
+
+# --- two statements --------------------------------------------------------------------------
+
+
+class Kind(str, Enum):
+    DUPLICATE = "duplicate"  # the same fact said again
+    CORRECTION = "correction"  # same slot, other value, with an explicit correction cue
+    VALUE_CHANGE = "value_change"  # same slot, other value, otherwise the same statement
+    NEGATION = "negation"  # the same statement, negated on one side
+    DISTINCT_EVENT = "distinct_event"  # alike, but another date / ordinal / id / person / statute
+    OTHER = "other"  # not the same fact
+
+
+@dataclass(frozen=True)
+class Relation:
+    kind: Kind
+    reason: str
+
+    @property
+    def replaces(self) -> bool:
+        """The new statement fills the old one's slot with another value (an UPDATE candidate)."""
+        return self.kind in (Kind.CORRECTION, Kind.VALUE_CHANGE, Kind.NEGATION)
+
+
+#: Word differences a correction may carry besides the value ("之前", "sorry", "owed").
+CORRECTION_MAX_WORD_DIFF = 2
+#: Words of the stored note a correction may leave out (the verb, the subject): at most this
+#: many, or this share of the stored note's words.
+CORRECTION_MAX_MISSING_WORDS = 4
+CORRECTION_MISSING_SHARE = 0.5
+#: Words that may differ between two statements of one fact (a particle, a measure word).
+DUPLICATE_MAX_WORD_DIFF = 0
+#: Two statements are look-alikes (sibling events) when this few of their words differ.
+LOOK_ALIKE_SHARE = 0.25
+LOOK_ALIKE_MIN_WORDS = 2
+
+
+def _short(values) -> str:
+    return ", ".join(sorted(_fmt(v) for v in values)) or "none"
+
+
+def _fmt(value) -> str:
+    if isinstance(value, tuple):
+        unit, number = value
+        return f"{number:g} {unit}" if unit != "money" else f"{number:g}"
+    return str(value)
+
+
+def _anchor_conflict(new: Mentions, old: Mentions, *, allow_dates: bool, allow_ids: bool = False) -> str | None:
+    """The first anchor naming another event: ids, ordinals, statutes, people, then dates.
+    A corrected date (or a corrected phone number, which reads like an id) is allowed."""
+    for label, a, b in (
+        ("transaction/document id", set() if allow_ids else new.ids, old.ids),
+        ("ordinal (instalment, round, instance)", new.ordinals, old.ordinals),
+        ("statute", new.law_refs, old.law_refs),
+        ("person", new.people, old.people),
+    ):
+        if a and b and a != b:
+            return f"other {label}: {_short(a)} vs {_short(b)}"
+    if not allow_dates and new.dates and old.dates and not _dates_agree(new.dates, old.dates):
+        return f"other date: {_short(new.dates)} vs {_short(old.dates)}"
+    return None
+
+
+def _dates_agree(a: set[str], b: set[str]) -> bool:
+    return all(any(dates_compatible(x, y) for y in b) for x in a) and all(any(dates_compatible(y, x) for x in a) for y in b)
+
+
+def _quantity_conflict(new: Mentions, old: Mentions) -> str | None:
+    """Both sides give a value in one unit and the values differ: '20000 vs 30000 (money)'."""
+    for unit in {u for u, _ in new.quantities} & {u for u, _ in old.quantities}:
+        a = {v for u, v in new.quantities if u == unit}
+        b = {v for u, v in old.quantities if u == unit}
+        if a != b:
+            return f"{unit} {_short(a)} vs {_short(b)}"
+    return None
+
+
+def _shared_anchor(new: Mentions, old: Mentions) -> str | None:
+    """An anchor both name identically — proof that two statements are about one event."""
+    for label, a, b in (("id", new.ids, old.ids), ("ordinal", new.ordinals, old.ordinals),
+                        ("person", new.people, old.people)):
+        if a and a == b:
+            return f"{label} {_short(a)}"
+    if new.dates and old.dates and _dates_agree(new.dates, old.dates) and any("?" not in d.split("-")[2] for d in new.dates):
+        return f"date {_short(new.dates)}"
+    return None
+
+
+def word_difference(new: Statement, old: Statement) -> int:
+    """How many meaning-bearing words one side has that the other lacks (order ignored)."""
+    return sum(((new.words - old.words) + (old.words - new.words)).values())
+
+
+def _only_the_slot(new: Statement, old: Statement) -> bool:
+    """The stored note says little beyond the slot a correction replaces: few of its words are
+    missing from the correction. "已经付了3万元定金，房东承诺月底前交房" is not superseded by
+    "定金其实是2万元" — the promise would vanish with it."""
+    missing = sum((old.words - new.words).values())
+    return missing <= max(CORRECTION_MAX_MISSING_WORDS, CORRECTION_MISSING_SHARE * sum(old.words.values()))
+
+
+def _one_value_replaced(new: Mentions, old: Mentions) -> bool:
+    """Exactly one of the stored note's values is gone from the correction: the corrected one.
+    A note holding other values too ("3万元定金和5000元中介费") is not superseded by a
+    correction of one of them."""
+    return len(old.quantities - new.quantities) == 1
+
+
+def look_alike(new: Statement, old: Statement, diff: int) -> bool:
+    """Worded alike apart from their mentions: at most a quarter of the shorter statement's
+    words (and at least two) differ. Only look-alikes are linked as sibling events."""
+    shorter = min(sum(new.words.values()), sum(old.words.values()))
+    return diff <= max(LOOK_ALIKE_MIN_WORDS, LOOK_ALIKE_SHARE * shorter)
+
+
+_SAID_SENTENCE_END = re.compile(r"(?<=[。！？!?；;\n])|(?<=[.])\s+")
+
+
+def turn_correction(said: str, new: Statement, old: Statement) -> str | None:
+    """Why the client's own words ``said`` make ``new`` a correction of ``old`` — or None.
+
+    A model that extracts "更正：月租金是8500元，不是8000元" may write "王磊的月租金为8500元":
+    the cue is gone from the item but not from the turn. The turn counts for this pair only
+    when a sentence of it with a cue (read with the sentence after it: "I misspoke. The rent
+    is $1,200.") names a slot both statements fill, or rejects a value the stored note holds
+    ("不是8000元"); names no person the stored note does not name; and every value the new
+    statement adds was said in it. Precision first: anything else is not a correction."""
+    if not said.strip():
+        return None
+    parts = [part.strip() for part in _SAID_SENTENCE_END.split(said) if part.strip()]
+    added = new.mentions.quantities - old.mentions.quantities
+    added_dates = {d for d in new.mentions.dates if not any(dates_compatible(d, o) for o in old.mentions.dates)}
+    for index, sentence in enumerate(parts):
+        if not (_CORRECTION.search(sentence) or _REJECTED_VALUE.search(sentence)):
+            continue
+        window = " ".join(parts[index:index + 2])
+        lowered = window.lower()
+        named = {slot for slot, words in ATTRIBUTES.items() if any(w in lowered for w in words)}
+        named &= new.attributes & old.attributes
+        rejected: set[tuple[str, float]] = set()
+        for match in _REJECTED_VALUE.finditer(window):
+            rejected |= read_mentions(match.group(0)).quantities
+        rejected &= old.mentions.quantities
+        if not named and not rejected:
+            continue
+        window_mentions = read_mentions(window)
+        if window_mentions.people - old.mentions.people:
+            continue  # "我同事李明的工资其实是…" corrects no note that does not name 李明
+        if not added <= window_mentions.quantities:
+            continue
+        if added_dates and not all(any(dates_compatible(d, w) for w in window_mentions.dates) for d in added_dates):
+            continue
+        what = ", ".join(sorted(named)) if named else f"the stored value {_short(rejected)}"
+        return f"the client's turn corrects {what}"
+    return None
+
+
+def compare(new_text: str, old_text: str, said: str = "") -> Relation:
+    """How the new statement relates to the stored one (see the module docstring). ``said``
+    is what the client said in the turn the new statement was taken from (``turn_correction``)."""
+    new, old = read_statement(new_text), read_statement(old_text)
+    relation = _compare(new, old, cue=new.correction)
+    if not said or new.correction or relation.kind == Kind.CORRECTION:
+        return relation
+    because = turn_correction(said, new, old)
+    if because is None:
+        return relation
+    turned = _compare(new, old, cue=True)
+    if turned.kind != Kind.CORRECTION:
+        return relation
+    return Relation(Kind.CORRECTION, f"{turned.reason} ({because})")
+
+
+def _compare(new: Statement, old: Statement, *, cue: bool) -> Relation:
+    diff = word_difference(new, old)
+    shared_slot = new.attributes & old.attributes
+    dates_differ = bool(new.mentions.dates and old.mentions.dates
+                        and not _dates_agree(new.mentions.dates, old.mentions.dates))
+    narrow = _only_the_slot(new, old)
+    date_correction = cue and dates_differ and narrow and (shared_slot or diff <= CORRECTION_MAX_WORD_DIFF)
+    phone_correction = cue and "phone" in shared_slot and narrow
+    anchor = _anchor_conflict(new.mentions, old.mentions, allow_dates=date_correction, allow_ids=phone_correction)
+    if anchor:
+        if look_alike(new, old, diff):
+            return Relation(Kind.DISTINCT_EVENT, f"distinct event ({anchor})")
+        return Relation(Kind.OTHER, f"another statement ({diff} word(s) differ; {anchor})")
+    quantities = _quantity_conflict(new.mentions, old.mentions)
+    if new.negated != old.negated:
+        if diff == 0 and not quantities and not dates_differ:
+            side = "new" if new.negated else "old"
+            return Relation(Kind.NEGATION, f"the same statement negated ({side} side)")
+        return Relation(Kind.OTHER, f"negation of a different statement ({diff} word(s) differ)")
+    slot = ", ".join(sorted(shared_slot)) or "same wording"
+    if date_correction:
+        return Relation(Kind.CORRECTION, f"explicit correction of {slot}: date "
+                                         f"{_short(new.mentions.dates)} vs {_short(old.mentions.dates)}")
+    if quantities:
+        if cue and narrow and _one_value_replaced(new.mentions, old.mentions) and (
+            shared_slot or diff <= CORRECTION_MAX_WORD_DIFF
+        ):
+            return Relation(Kind.CORRECTION, f"explicit correction of {slot}: {quantities}")
+        if diff == 0:
+            same_event = _shared_anchor(new.mentions, old.mentions)
+            if same_event:
+                return Relation(Kind.VALUE_CHANGE, f"same event ({same_event}), other value: {quantities}")
+            if not new.event and not old.event and shared_slot:
+                return Relation(Kind.VALUE_CHANGE, f"same attribute ({slot}), other value: {quantities}")
+            kind = f"{slot} event" if shared_slot else "event worded the same"
+            return Relation(Kind.DISTINCT_EVENT, f"distinct event (another {kind}, no shared date or id: {quantities})")
+        return Relation(Kind.OTHER, f"other values in a different statement ({diff} word(s) differ)")
+    if phone_correction and new.mentions.ids and old.mentions.ids and new.mentions.ids != old.mentions.ids:
+        return Relation(Kind.CORRECTION, f"explicit correction of phone: {_short(new.mentions.ids)} vs "
+                                         f"{_short(old.mentions.ids)}")
+    text_slots = shared_slot & TEXT_VALUED
+    if cue and text_slots and diff > 0 and not (new.mentions.quantities or old.mentions.quantities):
+        return Relation(Kind.CORRECTION, f"explicit correction of {', '.join(sorted(text_slots))}")
+    if dates_differ and look_alike(new, old, diff):
+        return Relation(Kind.DISTINCT_EVENT, f"distinct event (other date: {_short(new.mentions.dates)} vs "
+                                             f"{_short(old.mentions.dates)})")
+    same_mentions = all(
+        getattr(new.mentions, k) == getattr(old.mentions, k) for k in ("quantities", "ids", "ordinals", "people", "law_refs")
+    ) and (new.mentions.dates == old.mentions.dates or _dates_agree(new.mentions.dates, old.mentions.dates))
+    if same_mentions and diff <= DUPLICATE_MAX_WORD_DIFF and not cue:
+        return Relation(Kind.DUPLICATE, "the same statement (same values, same words)")
+    return Relation(Kind.OTHER, f"not the same fact ({diff} word(s) differ)")
+
+
+# --- two current statements that disagree ------------------------------------------------------
+
+#: A statement that adds to an earlier one ("要再扣1000元", "另外", "another $500") is not another
+#: value of it.
+_ADDITIVE = re.compile(r"再(?=[扣付交收借转加要收])|另外|额外|追加|\badditional(?:ly)?\b|\banother\b|\bextra\b",
+                       re.IGNORECASE)
+#: A wish, a demand or a bound ("希望…至少6万元", "wants at least $500") is not a value stated:
+#: it disagrees with no stated value (only with another wish or demand of the same kind).
+_MODAL = re.compile(r"希望|要求|主张|请求|打算|准备|至少|最多|不少于|不超过|不低于|不高于|否则"
+                    r"|\bwants?\b|\bwish(?:es)?\b|\bdemands?\b|\basks? for\b|\bat least\b|\bat most\b"
+                    r"|\bno (?:less|more) than\b", re.IGNORECASE)
+#: Words the shorter statement must share with the longer: "押金7000元" and "扣2000元押金" share
+#: only the attribute's words and are not one slot.
+DISAGREEMENT_MIN_SHARED_WORDS = 4
+#: Words of the shorter statement that may be missing from the longer one.
+DISAGREEMENT_MAX_MISSING_WORDS = 1
+
+
+def _disagreeing_values(new: Mentions, old: Mentions) -> str | None:
+    """A unit in which each side gives a value the other does not: '3000 vs 2000'."""
+    for unit in sorted({u for u, _ in new.quantities} & {u for u, _ in old.quantities}):
+        a = {v for u, v in new.quantities if u == unit}
+        b = {v for u, v in old.quantities if u == unit}
+        if a - b and b - a:
+            return f"{', '.join(f'{v:g}' for v in sorted(a - b))} vs {', '.join(f'{v:g}' for v in sorted(b - a))}"
+    return None
+
+
+def disagreement(newer_text: str, older_text: str) -> str | None:
+    """Whether two statements that both stay current contradict each other — the same slot
+    with another value — and the values ("3000 vs 2000"); None when they do not.
+
+    Looser than an UPDATE, because nothing is replaced: "房东说…要扣2000元押金" and a later
+    "房东今天改口了，…要扣3000元押金" are both true as what was said, yet a reader must see that
+    they disagree ("" when they disagree without a number: a negation). Every relation ``compare`` would let replace a note counts (an UPDATE routing
+    declined as less supported); otherwise both name the same slot attribute, no anchor says
+    they are other events (ids, ordinals, people, statutes, dates), neither is negated alone,
+    neither adds to the other ("再扣", "another"), a wish or a bound ("希望…至少") is not set
+    against a stated value, they are not two events (two payments of
+    different sums are two payments), each gives a value the other lacks, and the shorter
+    statement's words are nearly all in the longer one."""
+    relation = compare(newer_text, older_text)
+    if relation.replaces:
+        return _disagreeing_values(read_statement(newer_text).mentions, read_statement(older_text).mentions) or ""
+    if relation.kind in (Kind.DUPLICATE, Kind.DISTINCT_EVENT):
+        return None
+    new, old = read_statement(newer_text), read_statement(older_text)
+    if not new.attributes & old.attributes or new.negated != old.negated or (new.event and old.event):
+        return None
+    if _ADDITIVE.search(newer_text) or _ADDITIVE.search(older_text):
+        return None
+    if bool(_MODAL.search(newer_text)) != bool(_MODAL.search(older_text)):
+        return None
+    if _anchor_conflict(new.mentions, old.mentions, allow_dates=False):
+        return None
+    values = _disagreeing_values(new.mentions, old.mentions)
+    if values is None:
+        return None
+    shorter, longer = sorted((new, old), key=lambda s: sum(s.words.values()))
+    missing = sum((shorter.words - longer.words).values())
+    shared = sum((shorter.words & longer.words).values())
+    if missing > DISAGREEMENT_MAX_MISSING_WORDS or shared < DISAGREEMENT_MIN_SHARED_WORDS:
+        return None
+    return values

@@ -1,0 +1,194 @@
+"""Apply a routing decision: the note, its supersession or mention, its links and the
+neighbours' evolution (A-Mem), and the recorded decision — one transaction per item."""
+from __future__ import annotations
+
+import numpy as np
+from django.db import transaction
+from django.db.models import Value
+
+from memory.models import Category, LinkType, Note, RoutingDecision
+from remember.decisions import record_decision, recorded_decision
+from remember.drafts import is_source_tag
+from remember.routing import thresholds
+from remember.routing.decide import Decision, decide
+from remember.routing.neighbours import Neighbour, lock_context, nearest_notes
+from memory.labels import disagreement_reason
+from memory.services.audit import batched as batched_audit
+from memory.services.notes import (
+    NoteDraft,
+    PlannedLink,
+    content_hash,
+    create_note,
+    evolve_note,
+    link_notes_in_bulk,
+    record_mention,
+    supersede_note,
+)
+
+SUPPORTS_MAX = 3
+_CATEGORY_TAGS = frozenset({"事实", "证据", "法条", "诉求", "偏好", "行动建议"})
+
+
+def route_and_write(
+    draft: NoteDraft,
+    embedding: np.ndarray,
+    *,
+    actor,
+    source_key: str,
+    item_index: int,
+    turn=None,
+    consolidation=None,
+) -> RoutingDecision:
+    """Decide and apply one item in a single transaction: the note (if any), its links, the
+    neighbours' evolution and the recorded decision commit together or not at all."""
+    draft.validate()
+    fingerprint = content_hash(draft.content)
+    # No savepoint: the caller's transaction (one per item, or one per turn in the bulk import)
+    # rolls back as a whole on an error; a refused draft raises above, before anything is written.
+    with transaction.atomic(savepoint=False), batched_audit():  # the item's audit entries: one INSERT
+        lock_context(draft)
+        existing = recorded_decision(source_key, fingerprint)
+        if existing is not None:
+            return existing  # this item of this turn was already routed (resumed job)
+        neighbours = nearest_notes(draft, embedding)
+        decision = decide(draft, neighbours)
+        note = _apply(decision, draft, embedding, neighbours, actor=actor, source_key=source_key)
+        return record_decision(
+            firm=draft.firm,
+            matter=draft.matter,
+            owner=draft.owner,
+            source_key=source_key,
+            turn=turn,
+            consolidation=consolidation,
+            item_index=item_index,
+            content=draft.content,
+            content_hash=fingerprint,
+            category=draft.category,
+            action=decision.action,
+            reason=decision.reason[:500],
+            note=note,
+            previous=decision.previous,
+            similarity=decision.similarity,
+        )
+
+
+def _apply(decision: Decision, draft: NoteDraft, embedding: np.ndarray, neighbours: list[Neighbour], *,
+           actor, source_key: str) -> Note | None:
+    """Write what the decision says; returns the note written or reinforced."""
+    if decision.duplicate:
+        note = decision.previous
+        if note.source_id == draft.source_id and note.source_type == draft.source_type:
+            decision.reason += " from this same source (not counted again)"
+            return note
+        return record_mention(note, actor=actor, source=source_key, confidence=draft.confidence,
+                              source_message_ids=draft.source_message_ids, savepoint=False)
+    if decision.action not in (RoutingDecision.Action.ADD, RoutingDecision.Action.UPDATE):
+        return None
+    if decision.importance is not None:
+        draft.importance = decision.importance
+    # Everything below runs inside route_and_write's transaction, which rolls back as a whole
+    # on any error: no savepoints (docs/performance.md).
+    note = create_note(draft, actor=actor, embedding=embedding, savepoint=False)
+    if decision.action == RoutingDecision.Action.UPDATE:
+        supersede_note(decision.previous, note, actor=actor, reason=decision.reason, savepoint=False)
+    links = []
+    if decision.contradicts is not None:
+        links.append(PlannedLink(note, decision.contradicts, LinkType.CONTRADICTS, 1.0, decision.reason[:300]))
+    links += _distinct_event_links(note, decision.siblings)
+    links += [PlannedLink(note, other, LinkType.CONTRADICTS, 1.0, disagreement_reason(values))
+              for other, values in decision.disagrees]
+    superseded = decision.previous.pk if decision.action == RoutingDecision.Action.UPDATE else None
+    link_and_evolve(note, [nb for nb in neighbours if nb.note.pk != superseded], actor=actor, links=links)
+    return note
+
+
+def _said(note: Note):
+    return note.said_at or note.stored_at
+
+
+def _distinct_event_links(note: Note, siblings: list[Note]) -> list[PlannedLink]:
+    """Join a distinct event to its closest siblings in said-at order: the latest one said
+    before it → it → the earliest one said after it (``temporal_next``)."""
+    before = [s for s in siblings if _said(s) <= _said(note)]
+    after = [s for s in siblings if _said(s) > _said(note)]
+    reason = "distinct event of the same kind (kept, not superseded)"
+    links = []
+    if before:
+        links.append(PlannedLink(max(before, key=_said), note, LinkType.TEMPORAL_NEXT, 1.0, reason))
+    if after:
+        links.append(PlannedLink(note, min(after, key=_said), LinkType.TEMPORAL_NEXT, 1.0, reason))
+    return links
+
+
+def link_and_evolve(note: Note, neighbours: list[Neighbour], *, actor, links: list[PlannedLink] | None = None) -> None:
+    """A-Mem linking: semantic links to the nearest neighbours (weight = cosine, at most
+    ``LINK_MAX_SEMANTIC`` above ``LINK_MIN_SIMILARITY``), ``temporal_next`` from the previous
+    note of the conversation, ``same_matter`` to the matter's latest note from another
+    conversation, ``supports`` between evidence and facts of the matter; then evolution of the
+    closest neighbours' tags and context. All the links (after ``links``, those the routing
+    decision asked for) are written in one statement, in this order."""
+    links = list(links or [])
+    semantic = [nb for nb in neighbours if nb.similarity >= thresholds.LINK_MIN_SIMILARITY][: thresholds.LINK_MAX_SEMANTIC]
+    for nb in semantic:
+        links.append(PlannedLink(note, nb.note, LinkType.SEMANTIC, round(nb.similarity, 4),
+                                 f"nearest neighbour, cosine {nb.similarity:.3f}"))
+    previous, other = _previous_and_other(note)
+    if previous is not None and _same_wall(previous, note):
+        links.append(PlannedLink(previous, note, LinkType.TEMPORAL_NEXT, 1.0, "next note of the same conversation"))
+    if note.matter_id is not None:
+        if other is not None:
+            links.append(PlannedLink(note, other, LinkType.SAME_MATTER, 0.5, "same matter, another conversation"))
+        pairs = {Category.EVIDENCE: Category.FACT, Category.FACT: Category.EVIDENCE}
+        wanted = pairs.get(note.category)
+        if wanted is not None:
+            supports = [nb for nb in neighbours if nb.note.category == wanted and nb.note.matter_id == note.matter_id]
+            for nb in supports[:SUPPORTS_MAX]:
+                evidence, fact = (note, nb.note) if note.category == Category.EVIDENCE else (nb.note, note)
+                links.append(PlannedLink(evidence, fact, LinkType.SUPPORTS, round(nb.similarity, 4),
+                                         "evidence for a fact of the same matter"))
+    link_notes_in_bulk(links, actor=actor)
+    new_tags = [t for t in note.tags if t not in _CATEGORY_TAGS and not is_source_tag(t)]
+    for nb in neighbours[:2]:
+        if nb.similarity < thresholds.EVOLVE_MIN_SIMILARITY:
+            break
+        evolve_note(
+            nb.note,
+            actor=actor,
+            triggered_by=note,
+            tags=new_tags or None,
+            context=note.context if not nb.note.context and note.context else None,
+            savepoint=False,
+        )
+
+
+def _previous_and_other(note: Note) -> tuple[Note | None, Note | None]:
+    """In one statement: the conversation's active note stored just before ``note`` (for
+    ``temporal_next``) and the matter's latest active note of another conversation (for
+    ``same_matter``); None where the note has no conversation / matter or there is none."""
+    wanted = []
+    if note.conversation_id is not None:
+        wanted.append(
+            Note.objects.filter(conversation_id=note.conversation_id, firm_id=note.firm_id, status=Note.Status.ACTIVE)
+            .exclude(pk=note.pk)
+            .filter(stored_at__lte=note.stored_at)
+            .annotate(role=Value("previous"))
+            .order_by("-stored_at")[:1]
+        )
+    if note.matter_id is not None:
+        wanted.append(
+            Note.objects.filter(matter_id=note.matter_id, status=Note.Status.ACTIVE)
+            .exclude(pk=note.pk)
+            .exclude(conversation_id=note.conversation_id)
+            .annotate(role=Value("other"))
+            .order_by("-stored_at")[:1]
+        )
+    if not wanted:
+        return None, None
+    query = wanted[0] if len(wanted) == 1 else wanted[0].union(wanted[1], all=True)
+    found = {row.role: row for row in query}
+    return found.get("previous"), found.get("other")
+
+
+def _same_wall(a: Note, b: Note) -> bool:
+    """temporal_next only joins notes that share visibility (never a profile note to a case note)."""
+    return a.memory_scope == b.memory_scope and a.matter_id == b.matter_id

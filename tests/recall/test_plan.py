@@ -1,0 +1,49 @@
+"""The retrieval plan is decided from the question and its context alone (no database)."""
+from __future__ import annotations
+
+from memory.models import MemoryScope
+from recall import make_plan
+
+
+def test_default_order_is_case_then_profile_cross_case_law_global():
+    plan = make_plan("这个电脑花屏纠纷下一步怎么走？", matter_id=7)
+    assert plan.layers == ("case", "user_profile", "cross_case", "general_law", "global")
+    assert plan.matter_id == 7
+    assert not plan.graph_expansion
+    assert not plan.search_messages
+    assert not plan.persona_first
+    assert plan.layer_weight("case") == 1.0 > plan.layer_weight("user_profile") > plan.layer_weight("global")
+
+
+def test_questions_about_the_user_go_to_persona_first():
+    plan = make_plan("我的偏好是什么？我习惯怎么看材料？")
+    assert plan.layers[0] == MemoryScope.USER_PROFILE
+    assert plan.persona_first
+    assert "我的偏好" in plan.cues["persona"]
+
+
+def test_explicit_references_search_the_conversation():
+    for question in ("你之前说过检测报告要怎么做？", "上次聊的押金问题", "刚才那个方案"):
+        assert make_plan(question, conversation_id=3).search_messages, question
+
+
+def test_time_and_causal_words_switch_on_graph_expansion():
+    for question in ("为什么房东扣押金？", "加班费的时间线是怎样的", "先后顺序", "是什么导致的退款失败"):
+        assert make_plan(question).graph_expansion, question
+    assert not make_plan("电脑花屏的检测报告").graph_expansion
+
+
+def test_scope_filter_keeps_plan_order():
+    plan = make_plan("押金", scopes=["global", "case"])
+    assert plan.layers == ("case", "global")
+    assert plan.quota("case", 10) == 10
+    assert plan.quota("global", 10) == 4
+
+
+def test_plan_serialises_with_reasons():
+    data = make_plan("为什么你之前说过要检测？", matter_id=1).as_dict()
+    assert data["layers"][0] == "case"
+    assert data["graph_expansion"]
+    assert data["search_messages"]
+    assert data["reasons"]
+    assert data["layer_weights"]["case"] == 1.0

@@ -1,0 +1,132 @@
+"""The raw floor: whatever the note scores, the first messages of the plain raw fusion (dense +
+keyword RRF over the same candidates) are covered by the first k slots (docs/evaluation.md,
+"The raw floor"). A property test over random rankings, plus the cases a person reads."""
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memory.models import Conversation, Note
+from remember.message_index import index_messages
+from recall import search_memory
+from recall.injection import build_system_message
+
+from recall.fusion import RAW_FLOOR_N, Entry, RawFloor, fuse, keep_raw_floor, select
+from recall.plan import RetrievalPlan
+from recall.scoring import ScoreBreakdown
+from recall.types import MESSAGE, NOTE
+from showcase.evaluation.metrics import rrf_fuse
+from tests.recall.test_turn_memory import NOISE_ZH, said
+
+LAYERS = ("case", "user_profile", "cross_case", "general_law", "global")
+
+
+def entry(key, total: float, layer: str = "case", sources: tuple[int, ...] = ()) -> Entry:
+    breakdown = ScoreBreakdown(semantic=total, keyword=0.0, importance=0.5, confidence=0.5, graph=0.0,
+                               recency=0.0, layer_weight=1.0, total=total)
+    return Entry(key, breakdown, layer if key[0] == NOTE else "conversation", sources)
+
+
+def plan() -> RetrievalPlan:
+    return RetrievalPlan(layers=LAYERS, matter_id=None, conversation_id=None, persona_first=False,
+                         search_messages=False, graph_expansion=False)
+
+
+@st.composite
+def searches(draw):
+    """A random search: messages in turns of two, notes citing random messages of them, random
+    dense / keyword ranks over random subsets, random layered totals."""
+    turn_count = draw(st.integers(1, 14))
+    message_ids = list(range(1, 2 * turn_count + 1))
+    turns = {m: ((m, m + 1) if m % 2 else (m - 1, m)) for m in message_ids}
+    candidates = draw(st.lists(st.sampled_from(message_ids), min_size=1, unique=True))
+    dense = draw(st.permutations(candidates))
+    keyword = draw(st.lists(st.sampled_from(candidates), unique=True))
+    note_count = draw(st.integers(0, 25))
+    notes = [
+        entry((NOTE, f"n{i}"), draw(st.floats(0.0, 1.0)), draw(st.sampled_from(LAYERS)),
+              tuple(draw(st.lists(st.sampled_from(message_ids), min_size=1, max_size=3, unique=True))))
+        for i in range(note_count)
+    ]
+    messages = [entry((MESSAGE, m), draw(st.floats(0.0, 1.0))) for m in candidates]
+    k = draw(st.integers(1, 12))
+    return notes, messages, {m: r for r, m in enumerate(dense, 1)}, {m: r for r, m in enumerate(keyword, 1)}, turns, k
+
+
+@settings(max_examples=400, deadline=None)
+@given(searches())
+def test_the_raw_fusions_first_messages_are_always_in_the_first_k(search):
+    notes, messages, dense_rank, keyword_rank, turns, k = search
+    slots = fuse(notes, messages, dense_rank, keyword_rank, superseded_by={},
+                 turns={m.key[1]: turns[m.key[1]] for m in messages})
+    floor = RawFloor.of(dense_rank, keyword_rank)
+    chosen = select(slots, plan(), k, floor)
+    assert len(chosen) == min(k, len(slots))
+    assert len({slot.key for slot in chosen}) == len(chosen), "a slot twice"
+    covered = {message_id for slot in chosen for message_id in slot.covers}
+    must = floor.kept(k)
+    assert must == floor.ranked[:min(RAW_FLOOR_N, k)]
+    missing = [m for m in must if m not in covered]
+    assert not missing, f"raw floor {must}: {missing} not in the first {k}"
+    assert [s.fused for s in chosen] == sorted((s.fused for s in chosen), reverse=True)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(1, 60), unique=True), st.lists(st.integers(1, 60), unique=True))
+def test_the_floor_is_the_raw_rrf_baseline(dense, keyword):
+    """The floor's order is the evaluation's raw RRF (``rrf_fuse``) over the same two lists."""
+    floor = RawFloor.of({m: r for r, m in enumerate(dense, 1)}, {m: r for r, m in enumerate(keyword, 1)})
+    expected = rrf_fuse([dense, keyword])
+    scores = {m: sum(1 / (60 + lst.index(m) + 1) for lst in (dense, keyword) if m in lst) for m in expected}
+    assert [round(scores[m], 12) for m in floor.ranked] == [round(scores[m], 12) for m in expected]
+    assert set(floor.ranked) == set(expected)
+
+
+def test_notes_about_the_same_subject_do_not_push_out_the_reply_that_answers():
+    """Ten notes made from the client's own lines outscore everything by layered score; the
+    assistant's reply is first in both raw lists: it keeps a place, the last note gives way."""
+    notes = [entry((NOTE, f"client-{i}"), 0.9 - i / 100, sources=(100 + 2 * i,)) for i in range(10)]
+    reply = entry((MESSAGE, 7), 0.2)
+    dense_rank, keyword_rank = {7: 1, 100: 2}, {7: 1}
+    slots = fuse(notes, [reply, entry((MESSAGE, 100), 0.3)], dense_rank, keyword_rank, superseded_by={})
+    chosen = select(slots, plan(), 10, RawFloor.of(dense_rank, keyword_rank))
+    assert any(7 in slot.covers for slot in chosen)
+    assert (NOTE, "client-9") not in {slot.key for slot in chosen}
+
+
+def test_a_note_that_holds_the_turn_stands_for_its_reply():
+    """The note of a question absorbs the turn's reply: the slot covers the reply, so the floor
+    needs no second place for it, and the reply is shown with the note."""
+    note = entry((NOTE, "question-note"), 0.8, sources=(1,))
+    reply = entry((MESSAGE, 2), 0.4)
+    slots = fuse([note], [reply], {2: 1}, {2: 1}, superseded_by={}, turns={2: (1, 2)})
+    assert [slot.key for slot in slots] == [(NOTE, "question-note")]
+    assert slots[0].covers == (1, 2)
+    assert keep_raw_floor(slots, slots, RawFloor.of({2: 1}, {2: 1}), 1) == slots
+
+
+@pytest.mark.django_db
+def test_a_note_hit_shows_the_advice_of_the_turn_it_came_from(world):
+    """The client's question became a note; the question asked later is about the assistant's
+    advice in the same turn: the hit that holds the turn shows (and stands for) that reply, to
+    alice; bob, walled off the matter, and charlie, of another firm, get none of it."""
+    conversation = Conversation.objects.create(firm=world.firm_a, user=world.alice, matter=world.matter_deposit)
+    question = said(conversation, "房东扣了押金不退，我该怎么办？", minute=1)
+    advice = said(conversation, "建议先向房东寄送书面催告函，限期七日内返还押金；逾期可向租赁房屋所在地的区人民法院起诉。",
+                  role="assistant", minute=2)
+    for minute, text in enumerate(NOISE_ZH, start=3):
+        said(conversation, text, minute=minute)
+    index_messages()
+    Note.objects.create(firm=world.firm_a, content="房东扣留押金不退还。", memory_scope="case", category="fact",
+                        owner=world.alice, matter=world.matter_deposit, conversation=conversation,
+                        source_message_ids=[question.pk])
+    result = search_memory(world.alice, "你上次说催告函要限期几天，逾期去哪个法院？", k=5, matter_id=world.matter_deposit.pk)
+    holding = [hit for hit in result.hits if advice.pk in hit.stands_for]
+    assert holding, [(hit.kind, hit.stands_for) for hit in result.hits]
+    assert holding[0].kind == "note", "the note of the question holds the turn"
+    assert [m.pk for m in holding[0].said] == [advice.pk]
+    assert "催告函" in build_system_message(result)["content"]
+    for outsider in (world.bob, world.charlie):
+        hits = search_memory(outsider, "你上次说催告函要限期几天，逾期去哪个法院？", k=5).hits
+        assert not [hit for hit in hits if advice.pk in hit.stands_for]

@@ -1,0 +1,38 @@
+"""Chinese relative dates resolved against the day said (the English ones are in
+test_offline_english.py); without that day the engine writes them as before."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+
+from remember.extraction import extract_offline
+from remember.extraction.chinese_dates import resolve_zh
+
+SAID_ON = date(2023, 5, 8)  # a Monday
+
+
+@pytest.mark.parametrize(
+    ("phrase", "resolved"),
+    [("昨天", "2023年5月7日"), ("前天", "2023年5月6日"), ("上周三", "2023年5月3日"), ("上周", "2023年5月1日那一周"),
+     ("上个月", "2023年4月"), ("去年", "2022年"), ("去年12月", "2022年12月"), ("3月5日", "2023年3月5日"),
+     ("十二月二十日", "2023年12月20日"), ("三天前", "2023年5月5日"), ("两周前", "2023年4月24日那一周")],
+)
+def test_relative_dates(phrase: str, resolved: str) -> None:
+    assert resolve_zh(phrase, SAID_ON) == resolved
+
+
+@pytest.mark.parametrize("phrase", ["2024年3月5日", "购买后约两周", "2月30日", "半年前"])
+def test_absolute_impossible_and_event_anchored_dates_are_not_resolved(phrase: str) -> None:
+    assert resolve_zh(phrase, SAID_ON) is None
+
+
+def test_the_note_carries_the_resolution_beside_the_phrase() -> None:
+    text = "昨天我给客服打了电话，他们说最多只能换货不能退款，我录音了。"
+    item = extract_offline(text, "", user_name="alice", said_on=SAID_ON)[0]
+    assert item.content == "昨天（2023年5月7日）用户给客服打了电话，他们说最多只能换货不能退款，用户录音了。"
+    assert item.dates == ["2023年5月7日"]
+    assert "2023" not in "".join(item.keywords)
+    unanchored = extract_offline(text, "")[0]  # no day said: as written, as before
+    assert unanchored.content == "昨天用户给客服打了电话，他们说最多只能换货不能退款，用户录音了。"
