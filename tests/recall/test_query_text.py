@@ -12,6 +12,7 @@ import numpy as np
 from infra.embeddings import embed_query_in_background, get_embedder
 from recall.query_text import query_texts
 from recall import query_text
+from infra import embeddings
 
 LONG = "原告与被告于2023年3月签订房屋租赁合同，约定月租金五千元，押金一万元，租期两年。" * 4 + "请问我们应当如何准备证据？"
 
