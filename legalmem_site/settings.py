@@ -335,3 +335,10 @@ LOGGING = {
         "django": {"handlers": ["console"], "level": "WARNING", "propagate": False},
     },
 }
+
+# --- CONNECTORS ---
+# Personal access tokens for the REST API and the MCP server at /mcp (connectors/,
+# docs/connectors.md). Refused tokens are throttled with the login limits above.
+INSTALLED_APPS.append("connectors")
+REST_FRAMEWORK["DEFAULT_AUTHENTICATION_CLASSES"].append("connectors.authentication.AccessTokenAuthentication")
+# --- end CONNECTORS ---

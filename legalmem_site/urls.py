@@ -24,4 +24,5 @@ urlpatterns = [
     path("", include("chat.urls")),
     path("", include("navigation.urls")),
     path("", include("memory.urls")),
+    path("", include("connectors.urls")),
 ]

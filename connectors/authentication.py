@@ -1,0 +1,71 @@
+"""``Authorization: Bearer lm_…`` for the REST API (DRF): the token's user, with the same
+visibility as their session. A token that would see less than its user through the API's
+``visible_to`` reads (limited to matters, or made for one of several firms) is refused here
+rather than widened: the MCP server narrows those (docs/connectors.md)."""
+from __future__ import annotations
+
+from django.utils.translation import gettext as _
+from rest_framework import exceptions
+from rest_framework.authentication import BaseAuthentication, get_authorization_header
+from rest_framework.request import Request
+
+from connectors.models import AccessToken
+from connectors.selectors import RefusalReason, check_secret, narrows_anything
+from connectors.services import record_refusal, record_use
+
+KEYWORD = "Bearer"
+
+
+def bearer_secret(header: bytes | str) -> str | None:
+    """The secret of an ``Authorization: Bearer <secret>`` header, or None for another scheme."""
+    if isinstance(header, bytes):
+        header = header.decode("latin-1")
+    scheme, _sep, secret = header.strip().partition(" ")
+    if scheme.lower() != KEYWORD.lower():
+        return None
+    return secret.strip()
+
+
+def client_address(meta: dict) -> str | None:
+    return meta.get("REMOTE_ADDR") or None
+
+
+def refusal_message(reason: str) -> str:
+    """What the client is told: revoked and expired tokens say so (the owner made them), anything
+    else is "invalid" (no hint whether a guessed prefix exists)."""
+    if reason == RefusalReason.THROTTLED:
+        return _("Too many invalid tokens from this address; try again later.")
+    if reason == RefusalReason.REVOKED:
+        return _("This access token was revoked.")
+    if reason == RefusalReason.EXPIRED:
+        return _("This access token has expired.")
+    return _("Invalid access token.")
+
+
+class AccessTokenAuthentication(BaseAuthentication):
+    """DRF authentication by personal access token; every use and refusal is audited."""
+
+    def authenticate(self, request: Request) -> tuple[object, AccessToken] | None:
+        secret = bearer_secret(get_authorization_header(request))
+        if secret is None:
+            return None
+        address = client_address(request.META)
+        where = {"method": request.method, "path": request.path[:200]}
+        check = check_secret(secret, ip_address=address)
+        if not check.ok:
+            record_refusal(check, via="api", ip_address=address, **where)
+            if check.refused == RefusalReason.THROTTLED:
+                raise exceptions.Throttled(detail=refusal_message(check.refused))
+            raise exceptions.AuthenticationFailed(refusal_message(check.refused))
+        token = check.token
+        if narrows_anything(token):
+            record_refusal(check.__class__(token, "narrowed_token_on_api", check.prefix), via="api",
+                           ip_address=address, **where)
+            raise exceptions.PermissionDenied(_(
+                "This token is limited to some matters or to one of your firms; the REST API needs an "
+                "unlimited token. Use it with the MCP server instead."))
+        record_use(token, via="api", ip_address=address, **where)
+        return token.user, token
+
+    def authenticate_header(self, request: Request) -> str:
+        return f'{KEYWORD} realm="api"'
