@@ -7,3 +7,6 @@ class ConnectorsConfig(AppConfig):
 
     name = "connectors"
     verbose_name = _("Connected assistants")
+
+    def ready(self) -> None:
+        from connectors import schema  # noqa: F401 — registers the Bearer scheme with drf-spectacular

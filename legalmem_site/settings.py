@@ -340,5 +340,6 @@ LOGGING = {
 # Personal access tokens for the REST API and the MCP server at /mcp (connectors/,
 # docs/connectors.md). Refused tokens are throttled with the login limits above.
 INSTALLED_APPS.append("connectors")
-REST_FRAMEWORK["DEFAULT_AUTHENTICATION_CLASSES"].append("connectors.authentication.AccessTokenAuthentication")
+# First: DRF answers 401 with the first class's WWW-Authenticate (a session-only API answers 403).
+REST_FRAMEWORK["DEFAULT_AUTHENTICATION_CLASSES"].insert(0, "connectors.authentication.AccessTokenAuthentication")
 # --- end CONNECTORS ---

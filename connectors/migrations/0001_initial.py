@@ -11,7 +11,7 @@ class Migration(migrations.Migration):
     initial = True
 
     dependencies = [
-        ('memory', '0022_alter_auditlog_event_type'),
+        ('memory', '0021_message_repeats_memory'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
