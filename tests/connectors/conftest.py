@@ -31,12 +31,12 @@ def bearer(secret: str) -> dict[str, str]:
     return {"HTTP_AUTHORIZATION": f"Bearer {secret}"}
 
 
-def mcp_calls(token: AccessToken, calls: list[tuple[str, dict[str, Any]]]) -> list[Any]:
+def mcp_calls(token: AccessToken, calls: list[tuple[str, dict[str, Any]]], *, language: str | None = None) -> list[Any]:
     """Call tools as ``token`` through the SDK's client session (in process: the tools' ORM work
     runs on this thread, inside the test's transaction)."""
 
     async def go() -> list[Any]:
-        reset = current_caller.set(Caller(token, "127.0.0.1", "en"))
+        reset = current_caller.set(Caller(token, "127.0.0.1", language))
         try:
             async with create_connected_server_and_client_session(server) as session:
                 results = []
