@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from asgiref.sync import sync_to_async
+from django.db import close_old_connections
 from django.utils import translation
 from django.utils.translation import gettext as _
 from mcp.server.fastmcp import FastMCP
@@ -58,6 +59,7 @@ class Caller:
     ip_address: str | None = None
     language: str | None = None
     via: str = "mcp"
+    close_connections: bool = False  # a long-lived stdio process: no stale connection between calls
 
 
 current_caller: contextvars.ContextVar[Caller | None] = contextvars.ContextVar("legalmem_mcp_caller", default=None)
@@ -120,23 +122,27 @@ def _run(name: str, arguments: dict[str, Any], work: Callable[[AccessToken], Any
     if caller is None:
         raise error_class(_("No access token: connect with Authorization: Bearer <token>."))
     what = {"resource" if resource else "tool": name}
-    with translation.override(caller.language or translation.get_language()):
-        try:
-            check_tree(arguments, "arguments")
-            token = _still_usable(caller)
-            result = work(token)
-        except WriteRefused:  # audited as a refusal by the service
-            raise error_class(_("This token is read-only: nothing was written.")) from None
-        except Exception as error:  # noqa: BLE001 - every failure becomes an MCP error, never a traceback
-            message = _message_for(error)
-            if message is None:
-                logger.exception("MCP %s %s failed", "resource" if resource else "tool", name)
-                message = _("Internal error; it was logged for the administrators.")
-            if not isinstance(error, CallRefused):
-                record_use(caller.token, via=caller.via, ip_address=caller.ip_address, outcome="error", **what)
-            raise error_class(message) from None
-        record_use(token, via=caller.via, ip_address=caller.ip_address, outcome="ok", **what)
-        return result
+    try:
+        with translation.override(caller.language or translation.get_language()):
+            try:
+                check_tree(arguments, "arguments")
+                token = _still_usable(caller)
+                result = work(token)
+            except WriteRefused:  # audited as a refusal by the service
+                raise error_class(_("This token is read-only: nothing was written.")) from None
+            except Exception as error:  # noqa: BLE001 - every failure becomes an MCP error, never a traceback
+                message = _message_for(error)
+                if message is None:
+                    logger.exception("MCP %s %s failed", "resource" if resource else "tool", name)
+                    message = _("Internal error; it was logged for the administrators.")
+                if not isinstance(error, CallRefused):
+                    record_use(caller.token, via=caller.via, ip_address=caller.ip_address, outcome="error", **what)
+                raise error_class(message) from None
+            record_use(token, via=caller.via, ip_address=caller.ip_address, outcome="ok", **what)
+            return result
+    finally:
+        if caller.close_connections:
+            close_old_connections()
 
 
 async def _call(name: str, arguments: dict[str, Any], work: Callable[[AccessToken], Any], *,
@@ -165,7 +171,7 @@ def build_server() -> FastMCP:
         "may see that best answer the query, each with its layer, score, the reasons it was recalled and its "
         "provenance, plus the retrieval plan. `matter` puts that matter's facts first; `scopes` limits the layers "
         f"({', '.join(MemoryScope.values)})."))
-    async def search_memory_tool(query: str, k: int = 10, matter: int | None = None,
+    async def search_memory(query: str, k: int = 10, matter: int | None = None,
                                  scopes: list[str] | None = None, strategy: str = "layered") -> dict[str, Any]:
         arguments = {"query": query, "k": k, "matter": matter, "scopes": scopes, "strategy": strategy}
         return await _call("search_memory", arguments, lambda token: _search(token, arguments))

@@ -100,7 +100,8 @@ DATA_KEYS = {
 #: Values of some keys above, in words.
 DATA_VALUES = {
     "via": {"my_memory": _("the “my memory” page"), "admin": _("the audit admin"),
-            "mcp": _("a connected assistant (MCP)"), "api": _("the REST API")},
+            "mcp": _("a connected assistant (MCP)"), "mcp-stdio": _("a connected desktop assistant (MCP, stdio)"),
+            "api": _("the REST API")},
     "kind": {"matter": _("a matter"), "conversation": _("a conversation"), "user": _("a user's data"),
              "subject": _("everything about a subject"), "purge": _("a matter past its retention period")},
     "format": {"json": "JSON", "markdown": "Markdown"},
