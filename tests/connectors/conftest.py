@@ -31,8 +31,8 @@ def bearer(secret: str) -> dict[str, str]:
     return {"HTTP_AUTHORIZATION": f"Bearer {secret}"}
 
 
-def mcp_calls(token: AccessToken, calls: list[tuple[str, dict[str, Any]]], *, language: str | None = None) -> list[Any]:
-    """Call tools as ``token`` through the SDK's client session (in process: the tools' ORM work
+def mcp_calls(token: AccessToken, calls: list[tuple[str, dict[str, Any]]], *, language: str | None = "en") -> list[Any]:
+    """Call tools as ``token`` (reading ``language``) through the SDK's client session (in process: the tools' ORM work
     runs on this thread, inside the test's transaction)."""
 
     async def go() -> list[Any]:

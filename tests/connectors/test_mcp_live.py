@@ -14,7 +14,7 @@ import httpx
 import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
-from mcp.client.streamable_http import streamablehttp_client
+from mcp.client.streamable_http import streamable_http_client
 
 from connectors.services import revoke_token
 from memory.models import AuditEvent, AuditLog, Conversation, Message, Note
@@ -43,7 +43,8 @@ def live_daphne_env() -> dict[str, str]:
 
 
 async def _session_calls(url: str, secret: str, calls: list[tuple[str, dict[str, Any]]]) -> list[Any]:
-    async with streamablehttp_client(url, headers={"Authorization": f"Bearer {secret}"}) as (read, write, _id):
+    http = httpx.AsyncClient(headers={"Authorization": f"Bearer {secret}"}, timeout=httpx.Timeout(60, read=300))
+    async with http, streamable_http_client(url, http_client=http) as (read, write, _id):
         async with ClientSession(read, write) as session:
             await session.initialize()
             results = []

@@ -41,7 +41,7 @@ def test_the_tools_are_listed_with_their_schemas():
 def test_search_equals_the_web_api_for_the_same_user(world, memory):
     token = make_token(world.alice).token
     query = {"query": "这个电脑花屏纠纷下一步怎么走？", "k": 8, "matter": world.matter_laptop.pk}
-    [result] = mcp_calls(token, [("search_memory", query)])
+    [result] = mcp_calls(token, [("search_memory", query)], language="zh-hans")  # the web's default language
     by_mcp = payload(result)
     by_web = client_for(world.alice).post("/api/memory/search", data=json.dumps(query),
                                           content_type="application/json").json()
@@ -140,7 +140,7 @@ def test_get_correct_and_forget_use_the_users_own_rules(world, memory):
         ("get_note", {"note_id": str(mine.pk)}),
     ])
     [refused] = mcp_calls(make_token(world.bob, scope="read_write").token, [
-        ("correct_note", {"note_id": str(firm_wide.pk), "content": "改掉本所流程"})], language="en")
+        ("correct_note", {"note_id": str(firm_wide.pk), "content": "改掉本所流程"})])
     assert Note.objects.get(pk=firm_wide.pk).content == firm_wide.content
     assert payload(got)["note"]["content"] == mine.content and payload(got)["can_change"]
     assert payload(corrected)["content"] == "alice 希望先列证据清单，再给结论。"
@@ -192,3 +192,10 @@ def test_hostile_arguments_get_mcp_errors_never_a_traceback(world, memory):
         assert "Traceback" not in text and "File \"" not in text, (name, text)
         assert len(text) < 2000, (name, text[:200])
     assert Message.objects.count() == before
+
+
+def test_errors_speak_the_callers_language(world, memory):
+    token = make_token(world.bob).token
+    for language, expected in (("zh-hans", "这个令牌是只读的：未写入任何内容。"), ("en", "This token is read-only")):
+        [result] = mcp_calls(token, [("remember", {"message": "记住这个"})], language=language)
+        assert expected in error_text(result)
