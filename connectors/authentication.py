@@ -10,7 +10,7 @@ from rest_framework.authentication import BaseAuthentication, get_authorization_
 from rest_framework.request import Request
 
 from connectors.models import AccessToken
-from connectors.selectors import RefusalReason, check_secret, narrows_anything
+from connectors.selectors import RefusalReason, TokenCheck, check_secret, narrows_anything
 from connectors.services import record_refusal, record_use
 
 KEYWORD = "Bearer"
@@ -42,6 +42,34 @@ def refusal_message(reason: str) -> str:
     return _("Invalid access token.")
 
 
+class TokenRefused(Exception):
+    """A presented token that may not be used here: the HTTP status and the client's message."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+def authenticate_bearer(secret: str, *, address: str | None, method: str, path: str) -> AccessToken:
+    """The token a REST request presents, audited as used; ``TokenRefused`` (audited, counted for
+    the throttle) when it is dead, wrong, throttled, or narrower than its user."""
+    where = {"method": method, "path": path[:200]}
+    check = check_secret(secret, ip_address=address)
+    if not check.ok:
+        record_refusal(check, via="api", ip_address=address, **where)
+        raise TokenRefused(429 if check.refused == RefusalReason.THROTTLED else 401, refusal_message(check.refused))
+    token = check.token
+    if narrows_anything(token):
+        record_refusal(TokenCheck(token, "narrowed_token_on_api", check.prefix), via="api", ip_address=address,
+                       **where)
+        raise TokenRefused(403, _(
+            "This token is limited to some matters or to one of your firms; the REST API needs an "
+            "unlimited token. Use it with the MCP server instead."))
+    record_use(token, via="api", ip_address=address, **where)
+    return token
+
+
 class AccessTokenAuthentication(BaseAuthentication):
     """DRF authentication by personal access token; every use and refusal is audited."""
 
@@ -49,22 +77,15 @@ class AccessTokenAuthentication(BaseAuthentication):
         secret = bearer_secret(get_authorization_header(request))
         if secret is None:
             return None
-        address = client_address(request.META)
-        where = {"method": request.method, "path": request.path[:200]}
-        check = check_secret(secret, ip_address=address)
-        if not check.ok:
-            record_refusal(check, via="api", ip_address=address, **where)
-            if check.refused == RefusalReason.THROTTLED:
-                raise exceptions.Throttled(detail=refusal_message(check.refused))
-            raise exceptions.AuthenticationFailed(refusal_message(check.refused))
-        token = check.token
-        if narrows_anything(token):
-            record_refusal(check.__class__(token, "narrowed_token_on_api", check.prefix), via="api",
-                           ip_address=address, **where)
-            raise exceptions.PermissionDenied(_(
-                "This token is limited to some matters or to one of your firms; the REST API needs an "
-                "unlimited token. Use it with the MCP server instead."))
-        record_use(token, via="api", ip_address=address, **where)
+        try:
+            token = authenticate_bearer(secret, address=client_address(request.META), method=request.method,
+                                        path=request.path)
+        except TokenRefused as refused:
+            if refused.status == 429:
+                raise exceptions.Throttled(detail=refused.message) from None
+            if refused.status == 403:
+                raise exceptions.PermissionDenied(refused.message) from None
+            raise exceptions.AuthenticationFailed(refused.message) from None
         return token.user, token
 
     def authenticate_header(self, request: Request) -> str:

@@ -342,4 +342,5 @@ LOGGING = {
 INSTALLED_APPS.append("connectors")
 # First: DRF answers 401 with the first class's WWW-Authenticate (a session-only API answers 403).
 REST_FRAMEWORK["DEFAULT_AUTHENTICATION_CLASSES"].insert(0, "connectors.authentication.AccessTokenAuthentication")
+MIDDLEWARE.append("connectors.middleware.BearerOnPlainApiViews")  # the API's plain Django views (matter export)
 # --- end CONNECTORS ---

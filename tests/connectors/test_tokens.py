@@ -139,3 +139,16 @@ def test_a_token_limited_to_matters_is_refused_by_the_rest_api_not_widened(world
 def test_session_requests_are_unchanged(world, memory):
     assert client_for(world.alice).get("/api/memory/notes/").status_code == 200
     assert Client().get("/api/memory/notes/").status_code in (401, 403)
+
+
+def test_bearer_works_on_the_plain_django_api_view_too(world, memory):
+    """The matter export is a plain Django view (login_required), not DRF: same token, same wall."""
+    secret = make_token(world.bob).secret
+    ok = Client().get(f"/api/memory/matters/{world.matter_laptop.pk}/export", **bearer(secret))
+    assert ok.status_code == 200
+    assert Client().get(f"/api/memory/matters/{world.matter_deposit.pk}/export", **bearer(secret)).status_code == 404
+    assert Client().get(f"/api/memory/matters/{world.matter_laptop.pk}/export",
+                        **bearer("lm_00000000_wrong")).status_code == 401
+    limited = make_token(world.alice, matters=[world.matter_laptop]).secret
+    assert Client().get(f"/api/memory/matters/{world.matter_laptop.pk}/export", **bearer(limited)).status_code == 403
+    assert AuditLog.objects.filter(event_type=AuditEvent.TOKEN_USED, extra__path__endswith="/export").count() == 2
