@@ -17,6 +17,7 @@ import anyio
 from asgiref.sync import ThreadSensitiveContext, sync_to_async
 from django.conf import settings
 from django.db import close_old_connections
+from django.utils import translation
 from django.utils.translation import get_supported_language_variant
 from django.utils.translation.trans_real import parse_accept_lang_header
 from mcp.server.fastmcp import FastMCP
@@ -116,7 +117,9 @@ class McpEndpoint:
                 if not check.ok:
                     await sync_to_async(record_refusal)(check, via="mcp", ip_address=address, path=MCP_PATH)
                     status = 429 if check.refused == RefusalReason.THROTTLED else 401
-                    await _refuse(send, status, refusal_message(check.refused))
+                    with translation.override(_language(headers) or settings.LANGUAGE_CODE):
+                        message = refusal_message(check.refused)
+                    await _refuse(send, status, message)
                     return
                 reset = current_caller.set(Caller(check.token, address, _language(headers)))
                 try:

@@ -9,6 +9,7 @@ come back as MCP errors with a plain message, never a traceback.
 from __future__ import annotations
 
 import contextvars
+import dataclasses
 import logging
 import uuid
 from dataclasses import dataclass
@@ -24,7 +25,15 @@ from mcp.server.fastmcp.exceptions import ResourceError, ToolError
 from chat.turns import TurnRejected
 from connectors import payloads
 from connectors.models import AccessToken
-from connectors.selectors import RefusalReason, TokenCheck, narrowed_result, token_matters, token_notes
+from connectors.selectors import (
+    RefusalReason,
+    TokenCheck,
+    narrowed_result,
+    narrows_anything,
+    token_conversations,
+    token_matters,
+    token_notes,
+)
 from connectors.services import (
     TokenError,
     WriteRefused,
@@ -264,8 +273,17 @@ def _search(token: AccessToken, arguments: dict[str, Any]) -> dict[str, Any]:
 
 
 def _note_details(token: AccessToken, note_id: str) -> dict[str, Any]:
+    """The "my memory" note page's details; a narrowing token also hides source messages of
+    conversations it does not reach (counted as hidden, as the page counts others' messages)."""
     note = token_notes(token).get(pk=_note_id(note_id))
-    return payloads.note_details_payload(token.user, note_details(token.user, note))
+    details = note_details(token.user, note)
+    if narrows_anything(token):
+        reachable = set(token_conversations(token).filter(
+            pk__in={m.conversation_id for m in details.source_messages}).values_list("pk", flat=True))
+        kept = [m for m in details.source_messages if m.conversation_id in reachable]
+        details = dataclasses.replace(details, source_messages=kept,
+                                      hidden_sources=details.hidden_sources + len(details.source_messages) - len(kept))
+    return payloads.note_details_payload(token.user, details)
 
 
 def _matter(token: AccessToken, matter_id: str) -> dict[str, Any]:
