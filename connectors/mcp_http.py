@@ -59,14 +59,80 @@ def _language(headers: dict[str, str]) -> str | None:
     return None
 
 
-async def _refuse(send, status: int, message: str) -> None:
-    body = json.dumps({"jsonrpc": "2.0", "id": None, "error": {"code": -32001, "message": message}},
+async def _refuse(send, status: int, message: str, *, code: int = -32001) -> None:
+    """A JSON-RPC error response before the SDK is reached (no token, a refused token or body)."""
+    body = json.dumps({"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}},
                       ensure_ascii=False).encode("utf-8")
     headers = [(b"content-type", b"application/json; charset=utf-8"), (b"content-length", str(len(body)).encode())]
     if status == 401:
         headers.append((b"www-authenticate", b'Bearer realm="mcp"'))
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
+
+
+class BodyRefused(Exception):
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+def _too_deep(data: Any, limit: int) -> bool:
+    """Whether a decoded JSON value is nested more than ``limit`` levels (iterative)."""
+    stack = [(data, 0)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, (dict, list)):
+            if depth >= limit:
+                return True
+            stack.extend((item, depth + 1) for item in (value.values() if isinstance(value, dict) else value))
+    return False
+
+
+async def _buffered_body(receive) -> bytes:
+    """The whole request body, refused when larger than INPUT_MAX_BODY_BYTES (413) or nested
+    deeper than INPUT_MAX_JSON_DEPTH (400): the API bodies' limits (docs/hardening-input.md).
+    Malformed JSON is left to the SDK, which answers it with a JSON-RPC parse error."""
+    limit = settings.INPUT_MAX_BODY_BYTES
+    chunks, size = [], 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            break
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            raise BodyRefused(413, f"The request body is larger than {limit} bytes.")
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            break
+    body = b"".join(chunks)
+    try:
+        data = json.loads(body)
+    except RecursionError:
+        data = None
+        too_deep = True
+    except ValueError:
+        return body
+    else:
+        too_deep = _too_deep(data, settings.INPUT_MAX_JSON_DEPTH)
+    if too_deep:
+        raise BodyRefused(400, f"The request is nested more than {settings.INPUT_MAX_JSON_DEPTH} levels deep.")
+    return body
+
+
+def _replay(body: bytes, receive):
+    """A ``receive`` that hands the buffered body to the SDK, then waits for the client as before."""
+    sent = False
+
+    async def replay() -> dict[str, Any]:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replay
 
 
 class McpEndpoint:
@@ -121,6 +187,12 @@ class McpEndpoint:
                         message = refusal_message(check.refused)
                     await _refuse(send, status, message)
                     return
+                if scope.get("method") == "POST":
+                    try:
+                        receive = _replay(await _buffered_body(receive), receive)
+                    except BodyRefused as refused:
+                        await _refuse(send, refused.status, refused.message, code=-32600)
+                        return
                 reset = current_caller.set(Caller(check.token, address, _language(headers)))
                 try:
                     await manager.handle_request(scope, receive, send)

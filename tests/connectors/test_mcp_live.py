@@ -167,6 +167,15 @@ def test_dead_tokens_are_401_read_only_writes_nothing_and_a_remembered_turn_is_r
     too_big = raw_post(live_daphne, writer, {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
                                              "params": {"name": "search_memory", "arguments": {"query": "q" * 2_000_000}}})
     assert too_big.status_code == 413
+    nested = httpx.post(f"{live_daphne.url}/mcp", timeout=30, content=(
+        '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"search_memory","arguments":{"query":'
+        + "[" * 5000 + '"q"' + "]" * 5000 + "}}}"), headers={"Authorization": f"Bearer {writer}",
+        "Content-Type": "application/json", "Accept": "application/json, text/event-stream"})
+    assert nested.status_code < 500 and "error" in nested.json()
+    garbage = httpx.post(f"{live_daphne.url}/mcp", timeout=30, content=b"\x00{not json", headers={
+        "Authorization": f"Bearer {writer}", "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream"})
+    assert garbage.status_code < 500
     assert "Traceback" not in live_daphne.log_text()
 
 
