@@ -28,6 +28,8 @@ from connectors.authentication import bearer_secret, refusal_message
 from connectors.mcp_server import Caller, current_caller
 from connectors.selectors import RefusalReason, check_secret
 from connectors.services import record_refusal
+from memory.http_input import INPUT_MAX_BODY_BYTES
+from memory.text_hygiene import INPUT_MAX_JSON_DEPTH
 
 MCP_PATH = "/mcp"
 
@@ -93,7 +95,7 @@ async def _buffered_body(receive) -> bytes:
     """The whole request body, refused when larger than INPUT_MAX_BODY_BYTES (413) or nested
     deeper than INPUT_MAX_JSON_DEPTH (400): the API bodies' limits (docs/hardening-input.md).
     Malformed JSON is left to the SDK, which answers it with a JSON-RPC parse error."""
-    limit = settings.INPUT_MAX_BODY_BYTES
+    limit = INPUT_MAX_BODY_BYTES
     chunks, size = [], 0
     while True:
         message = await receive()
@@ -115,9 +117,9 @@ async def _buffered_body(receive) -> bytes:
     except ValueError:
         return body
     else:
-        too_deep = _too_deep(data, settings.INPUT_MAX_JSON_DEPTH)
+        too_deep = _too_deep(data, INPUT_MAX_JSON_DEPTH)
     if too_deep:
-        raise BodyRefused(400, f"The request is nested more than {settings.INPUT_MAX_JSON_DEPTH} levels deep.")
+        raise BodyRefused(400, f"The request is nested more than {INPUT_MAX_JSON_DEPTH} levels deep.")
     return body
 
 
@@ -151,7 +153,7 @@ class McpEndpoint:
             self.manager = StreamableHTTPSessionManager(
                 app=self.server._mcp_server,  # FastMCP's low-level server (what streamable_http_app() wraps)
                 json_response=True, stateless=True, security_settings=transport_security(),
-                max_request_body_size=settings.INPUT_MAX_BODY_BYTES,
+                max_request_body_size=INPUT_MAX_BODY_BYTES,
             )
             started = self._started
             manager = self.manager

@@ -51,7 +51,7 @@ class TokenCheck:
 
 def check_secret(secret: str, *, ip_address: str | None) -> TokenCheck:
     """Find the token a secret belongs to and say whether it may be used now. Throttled like
-    logins: LOGIN_FAILURE_LIMIT refusals from one address lock it out for LOGIN_LOCKOUT_MINUTES."""
+    logins: AXES_FAILURE_LIMIT refusals from one address lock it out for AXES_COOLOFF_TIME."""
     prefix = prefix_of(secret) or ""
     if is_throttled(ip_address):
         return TokenCheck(None, RefusalReason.THROTTLED, prefix)

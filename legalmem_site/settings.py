@@ -58,6 +58,7 @@ INSTALLED_APPS = [
     "memory",
     "chat",
     "navigation",
+    "connectors",  # access tokens and the MCP server at /mcp (docs/connectors.md)
     "showcase",
     "axes",
     "logins",
@@ -77,6 +78,7 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "connectors.middleware.BearerOnPlainApiViews",  # Bearer tokens on the API's plain Django views
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "axes.middleware.AxesMiddleware",  # last, as django-axes requires
@@ -228,6 +230,8 @@ TASKS = {
 # --- APIs -------------------------------------------------------------------------------------------
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
+        # first: a bad token is a 401 with its WWW-Authenticate (connectors/, docs/connectors.md)
+        "connectors.authentication.AccessTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
@@ -335,12 +339,3 @@ LOGGING = {
         "django": {"handlers": ["console"], "level": "WARNING", "propagate": False},
     },
 }
-
-# --- CONNECTORS ---
-# Personal access tokens for the REST API and the MCP server at /mcp (connectors/,
-# docs/connectors.md). Refused tokens are throttled with the login limits above.
-INSTALLED_APPS.append("connectors")
-# First: DRF answers 401 with the first class's WWW-Authenticate (a session-only API answers 403).
-REST_FRAMEWORK["DEFAULT_AUTHENTICATION_CLASSES"].insert(0, "connectors.authentication.AccessTokenAuthentication")
-MIDDLEWARE.append("connectors.middleware.BearerOnPlainApiViews")  # the API's plain Django views (matter export)
-# --- end CONNECTORS ---

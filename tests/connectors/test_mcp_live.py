@@ -16,6 +16,7 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
+from connectors.models import TokenRefusal
 from connectors.services import revoke_token
 from memory.models import AuditEvent, AuditLog, Conversation, Message, Note
 from tests.connectors.conftest import expire, make_token
@@ -34,12 +35,6 @@ def run_claimed(task: DBTaskResult) -> None:
     """Run a claimed task as ``manage.py db_worker`` does (tests/task_worker.py, outside a transaction)."""
     Worker(queue_names=["default"], interval=0, batch=True, backend_name="default", startup_delay=False,
            max_tasks=1, worker_id="test-worker", excluded_queue_names=[]).run_task(task)
-
-
-@pytest.fixture
-def live_daphne_env() -> dict[str, str]:
-    """Room for the refused tokens these tests present on purpose (the throttle: test_tokens.py)."""
-    return {"LOGIN_FAILURE_LIMIT": "50"}
 
 
 async def _session_calls(url: str, secret: str, calls: list[tuple[str, dict[str, Any]]]) -> list[Any]:
@@ -134,6 +129,8 @@ def test_dead_tokens_are_401_read_only_writes_nothing_and_a_remembered_turn_is_r
     refused = AuditLog.objects.filter(event_type=AuditEvent.TOKEN_REFUSED)
     assert {(e.object_id, e.extra["reason"]) for e in refused} >= {
         (str(revoked.token.pk), "revoked"), (str(expired.token.pk), "expired")}
+    assert raw_post(live_daphne, make_token(world.alice).secret).status_code == 429  # throttled like logins
+    TokenRefusal.objects.all().delete()  # the lockout's cooloff, passed (the throttle itself: test_tokens.py)
 
     reader = make_token(world.bob, scope="read").secret
     before = Message.objects.count(), Conversation.objects.count()
