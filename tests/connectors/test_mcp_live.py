@@ -21,7 +21,7 @@ from connectors.services import revoke_token
 from memory.models import AuditEvent, AuditLog, Conversation, Message, Note
 from tests.connectors.conftest import expire, make_token
 from tests.live_server import test_database_url
-from tests.site.conftest import live_daphne  # noqa: F401 — the real Daphne server
+from tests.site.conftest import live_daphne, live_daphne_env  # noqa: F401 — the real Daphne server
 from django.db import transaction
 from django_tasks_db.management.commands.db_worker import Worker
 from django_tasks_db.models import DBTaskResult
