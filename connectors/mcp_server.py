@@ -160,6 +160,12 @@ async def _call(name: str, arguments: dict[str, Any], work: Callable[[AccessToke
     return await sync_to_async(_run, thread_sensitive=True)(name, arguments, work, resource=resource)
 
 
+def _via() -> str:
+    """How the current caller is connected (``mcp`` over HTTP, ``mcp-stdio``), for the audit."""
+    caller = current_caller.get()
+    return caller.via if caller is not None else "mcp"
+
+
 def _note_id(value: str) -> uuid.UUID:
     try:
         return uuid.UUID(str(value))
@@ -195,7 +201,8 @@ def build_server() -> FastMCP:
         arguments = {"message": message, "reply": reply, "matter": matter, "conversation": conversation}
 
         def work(token: AccessToken) -> dict[str, Any]:
-            saved = remember_turn(token, message=message, reply=reply, matter_id=matter, conversation_id=conversation)
+            saved = remember_turn(token, message=message, reply=reply, matter_id=matter, conversation_id=conversation,
+                                  via=_via())
             return {"conversation_id": saved.conversation_id, "message_id": saved.user_message_id,
                     "reply_id": saved.reply_id, "extraction_job": saved.turn_id, "status": "queued"}
 
@@ -220,7 +227,8 @@ def build_server() -> FastMCP:
         arguments = {"note_id": note_id, "content": content, "category": category, "reason": reason}
 
         def work(token: AccessToken) -> dict[str, Any]:
-            note = correct_with_token(token, str(_note_id(note_id)), content=content, category=category, reason=reason)
+            note = correct_with_token(token, str(_note_id(note_id)), content=content, category=category, reason=reason,
+                                      via=_via())
             return payloads.note_payload(token.user, note)
 
         return await _call("correct_note", arguments, work)
@@ -230,7 +238,7 @@ def build_server() -> FastMCP:
         "keeps who made it forget and why). Needs a read-write token."))
     async def forget_note(note_id: str, reason: str = "") -> dict[str, Any]:
         def work(token: AccessToken) -> dict[str, Any]:
-            note = forget_with_token(token, str(_note_id(note_id)), reason=reason)
+            note = forget_with_token(token, str(_note_id(note_id)), reason=reason, via=_via())
             return {"id": str(note.pk), "status": note.status}
 
         return await _call("forget_note", {"note_id": note_id, "reason": reason}, work)

@@ -129,13 +129,13 @@ class Remembered:
 
 
 def remember_turn(token: AccessToken, *, message: str, reply: str = "", matter_id: int | None = None,
-                  conversation_id: int | None = None) -> Remembered:
+                  conversation_id: int | None = None, via: str = "mcp") -> Remembered:
     """Save a message (and the assistant's reply, when given) as a turn of the token user's own
     conversation, exactly as the chat saves one (``chat.turns``: validation, rate limit, the
     question first) and enqueue its extraction: the worker makes notes of it. A new
     conversation is started in the token's firm (and matter, when given)."""
     if not token.can_write:
-        refuse_write(token, via="mcp", tool="remember")
+        refuse_write(token, via=via, tool="remember")
     if len(reply) > MAX_REPLY_CHARS:
         raise TokenError(f"the reply is longer than {MAX_REPLY_CHARS} characters")
     with transaction.atomic():
@@ -159,10 +159,10 @@ def remember_turn(token: AccessToken, *, message: str, reply: str = "", matter_i
 
 
 def correct_with_token(token: AccessToken, note_id: str, *, content: str, category: str | None = None,
-                       reason: str = "") -> Note:
+                       reason: str = "", via: str = "mcp") -> Note:
     """A correction through the user's own rule (``correct_own_note``), of a note the token reaches."""
     if not token.can_write:
-        refuse_write(token, via="mcp", tool="correct_note", note=str(note_id))
+        refuse_write(token, via=via, tool="correct_note", note=str(note_id))
     note = token_notes(token).get(pk=note_id)
     changes: dict[str, Any] = {"content": content}
     if category:
@@ -170,9 +170,9 @@ def correct_with_token(token: AccessToken, note_id: str, *, content: str, catego
     return correct_own_note(note, changes, user=token.user, reason=reason or "corrected through a connected assistant")
 
 
-def forget_with_token(token: AccessToken, note_id: str, *, reason: str = "") -> Note:
+def forget_with_token(token: AccessToken, note_id: str, *, reason: str = "", via: str = "mcp") -> Note:
     """A "forget" through the user's own rule (``forget_note``), of a note the token reaches."""
     if not token.can_write:
-        refuse_write(token, via="mcp", tool="forget_note", note=str(note_id))
+        refuse_write(token, via=via, tool="forget_note", note=str(note_id))
     note = token_notes(token).get(pk=note_id)
-    return forget_note(note, user=token.user, reason=reason, via="mcp")
+    return forget_note(note, user=token.user, reason=reason, via=via)
