@@ -35,6 +35,7 @@ SYSTEM_ACTORS = {
     "seed_demo": _("demo setup"),
     "story": _("demo story"),
     "login-throttle": _("login throttling"),
+    "access-tokens": _("access tokens"),
     "erase": _("erasure command"),
     "retention": _("retention purge"),
     "export_matter": _("matter export"),
