@@ -1,4 +1,5 @@
-"""ASGI entry point: HTTP through Django, websockets through Channels.
+"""ASGI entry point: HTTP through Django (``/mcp`` through the MCP server of ``connectors``),
+websockets through Channels.
 
 ``get_asgi_application()`` must run before anything imports models, so the
 websocket routing is imported after it.
@@ -15,10 +16,11 @@ from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
 from chat.origin import StrictOriginValidator  # noqa: E402
 from chat.routing import websocket_urlpatterns  # noqa: E402
+from connectors.mcp_http import with_mcp  # noqa: E402
 
 application = ProtocolTypeRouter(
     {
-        "http": django_asgi_app,
+        "http": with_mcp(django_asgi_app),
         "websocket": StrictOriginValidator(
             AuthMiddlewareStack(URLRouter(websocket_urlpatterns))
         ),

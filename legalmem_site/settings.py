@@ -61,6 +61,7 @@ INSTALLED_APPS = [
     "my_memory",
     "chat",
     "navigation",
+    "connectors",  # access tokens and the MCP server at /mcp (docs/connectors.md)
     "showcase",
     "axes",
     "logins",
@@ -80,6 +81,7 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "connectors.middleware.BearerOnPlainApiViews",  # Bearer tokens on the API's plain Django views
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "axes.middleware.AxesMiddleware",  # last, as django-axes requires
@@ -231,6 +233,8 @@ TASKS = {
 # --- APIs -------------------------------------------------------------------------------------------
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
+        # first: a bad token is a 401 with its WWW-Authenticate (connectors/, docs/connectors.md)
+        "connectors.authentication.AccessTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],

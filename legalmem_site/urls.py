@@ -25,4 +25,5 @@ urlpatterns = [
     path("", include("chat.urls")),
     path("", include("navigation.urls")),
     path("", include("my_memory.urls")),
+    path("", include("connectors.urls")),
 ]

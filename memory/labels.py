@@ -22,6 +22,7 @@ OBJECT_TYPES = {
     "membership": _("membership"),
     "conversation": _("conversation"),
     "login": _("login"),
+    "access_token": _("access token"),
     "user": _("user"),
     "subject": _("subject of an erasure"),
     "turn_extraction": _("turn extraction"),
@@ -34,6 +35,7 @@ SYSTEM_ACTORS = {
     "seed_demo": _("demo setup"),
     "story": _("demo story"),
     "login-throttle": _("login throttling"),
+    "access-tokens": _("access tokens"),
     "erase": _("erasure command"),
     "retention": _("retention purge"),
     "export_matter": _("matter export"),
@@ -86,11 +88,21 @@ DATA_KEYS = {
     "username": _("username"),
     "ip_address": _("IP address"),
     "failures": _("failed attempts"),
+    "token_prefix": _("token"),
+    "tool": _("tool"),
+    "resource": _("resource"),
+    "path": _("address"),
+    "method": _("method"),
+    "scope": _("permission"),
+    "expires_at": _("expires"),
+    "matters": _("limited to matters"),
 }
 
 #: Values of some keys above, in words.
 DATA_VALUES = {
-    "via": {"my_memory": _("the “my memory” page"), "admin": _("the audit admin")},
+    "via": {"my_memory": _("the “my memory” page"), "admin": _("the audit admin"),
+            "mcp": _("a connected assistant (MCP)"), "mcp-stdio": _("a connected desktop assistant (MCP, stdio)"),
+            "api": _("the REST API")},
     "kind": {"matter": _("a matter"), "conversation": _("a conversation"), "user": _("a user's data"),
              "subject": _("everything about a subject"), "purge": _("a matter past its retention period")},
     "format": {"json": "JSON", "markdown": "Markdown"},

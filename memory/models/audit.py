@@ -47,6 +47,11 @@ class AuditEvent(models.TextChoices):
     REEMBED_SWITCHED = "reembed_switched", _("switched to new embeddings")
     REEMBED_OLD_DROPPED = "reembed_old_dropped", _("old embeddings dropped")
     REEMBED_ABORTED = "reembed_aborted", _("re-embedding aborted")
+    # --- personal access tokens (connectors/, docs/connectors.md) ---
+    TOKEN_CREATED = "token_created", _("access token created")
+    TOKEN_REVOKED = "token_revoked", _("access token revoked")
+    TOKEN_USED = "token_used", _("access token used")
+    TOKEN_REFUSED = "token_refused", _("access token refused")
 
 
 class AuditLogQuerySet(models.QuerySet["AuditLog"]):

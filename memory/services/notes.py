@@ -331,11 +331,12 @@ def delete_note(note: Note, *, actor, reason: str = "") -> None:
         note.delete()
 
 
-def forget_note(note: Note, *, user, reason: str = "") -> Note:
+def forget_note(note: Note, *, user, reason: str = "", via: str = "my_memory") -> Note:
     """A user's "forget this memory": the note is retired (status forgotten, validity closed)
     and never recalled again; the row stays for the audit trail, so an auditor can still see
     what was forgotten, by whom and why (docs/my-memory-and-admin.md). Erasing the content
-    itself is the firm's erasure procedure, not this."""
+    itself is the firm's erasure procedure, not this. ``via`` names where it was asked (the
+    page, or ``mcp`` for an assistant connected with an access token)."""
     with transaction.atomic():
         if not Note.objects.changeable_by(user).filter(pk=note.pk).exists():
             raise NoteNotChangeable("you may not forget this note")
@@ -354,7 +355,7 @@ def forget_note(note: Note, *, user, reason: str = "") -> Note:
         note.save(update_fields=["status", "valid_to", "evolution_history", "updated_at"])
         record_note_event(
             actor=user, event=AuditEvent.NOTE_FORGOTTEN, note=note, before=before,
-            after=note.snapshot(), reason=reason, via="my_memory",
+            after=note.snapshot(), reason=reason, via=via,
         )
     return note
 

@@ -10,6 +10,7 @@ unless one of those modules imports the package back).
 The layers, top to bottom (a module imports its own package, or packages of a lower layer):
 
     legalmem_site                                          configuration, URLs, ASGI, launcher, health
+    connectors                                             tokens and MCP: the apps' own faces, for other assistants
     chat  navigation  records  logins  showcase  my_memory  apps: pages, APIs, commands, admin
     recall  remember                                       the read path, the write path
     memory                                                 models, services, selectors
@@ -28,6 +29,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("legalmem_site",),
+    ("connectors",),
     ("chat", "navigation", "records", "logins", "showcase", "my_memory"),
     ("recall", "remember"),
     ("memory",),

@@ -1,0 +1,35 @@
+"""``manage.py mcp --token-file PATH``: the MCP server over stdio, for desktop clients that
+start the server themselves (Claude Desktop, editors). The token is read from a file (never from
+the command line, where other users of the machine could read it in the process list)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import anyio
+from django.core.management.base import BaseCommand, CommandError
+
+from connectors.authentication import refusal_message
+from connectors.mcp_server import Caller, current_caller, server
+from connectors.selectors import check_secret
+from connectors.services import record_refusal
+
+
+class Command(BaseCommand):
+    help = "Serve LegalMem's MCP server over stdio as the user of an access token."
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("--token-file", required=True, type=Path,
+                            help="A file holding one access token (lm_…), readable only by you.")
+
+    def handle(self, *args, token_file: Path, **options) -> None:
+        try:
+            secret = token_file.expanduser().read_text(encoding="utf-8").strip()
+        except (OSError, UnicodeDecodeError) as error:
+            raise CommandError(f"cannot read the token file {token_file}: {error}") from None
+        check = check_secret(secret, ip_address=None)
+        if not check.ok:
+            record_refusal(check, via="mcp-stdio")
+            raise CommandError(refusal_message(check.refused))
+        # stdout carries the protocol from here on: nothing else may print to it
+        current_caller.set(Caller(check.token, via="mcp-stdio", close_connections=True))
+        anyio.run(server.run_stdio_async)
