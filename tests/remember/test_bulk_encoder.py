@@ -2,6 +2,8 @@
 and messages queued while the file is stored are embedded with no turn run."""
 from __future__ import annotations
 
+import uuid
+
 from infra.embeddings import get_embedder
 from memory.models import Message, TurnExtraction
 from remember.bulk import BulkRun
@@ -13,7 +15,9 @@ from memory.services.conversations import NewMessage, save_messages
 def test_routing_texts_are_encoded_before_the_messages_queued_ahead_of_them():
     encoder = BackgroundEncoder(get_embedder())
     try:
-        messages = [f"alice: 第{i}条消息，关于押金和租期。" for i in range(12 * FILLER_STEP)]
+        # Texts never seen before, so the model really encodes them (tests/embedding_cache.py).
+        run = uuid.uuid4().hex[:8]
+        messages = [f"alice: 第{i}条消息，关于押金和租期。{run}" for i in range(12 * FILLER_STEP)]
         filler = encoder.submit(messages, urgent=False)
         urgent = encoder.submit(["房东拒绝退还3000元押金。", "房东拒绝退还3000元押金。"])
         vectors = urgent.result(timeout=120)
