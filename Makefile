@@ -41,7 +41,7 @@ run: install
 # `make test-fast` leaves out the slow kinds (pytest.ini's markers) for the edit–run loop;
 # `make test` runs every test.
 TEST_WORKERS ?= 2
-SLOW_KINDS := browser or live_server or subprocess or cluster
+SLOW_KINDS := browser or live_server or subprocess or cluster or end_to_end
 
 test: install browser redis
 	$(PY) -m legalmem_site.launcher test -n $(TEST_WORKERS) $(ARGS)

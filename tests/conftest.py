@@ -23,7 +23,8 @@ pytest_plugins = ["tests.fake_llm.fixtures", "tests.search_read_connections", "t
 
 
 BASE_DIR = Path(__file__).resolve().parent.parent
-SLOW_KINDS = ("browser", "live_server", "subprocess", "cluster")  # pytest.ini's markers; `make test-fast` skips them
+# The slow kinds that start processes (pytest.ini's markers; `make test-fast` skips them, and end_to_end).
+PROCESS_KINDS = ("browser", "live_server", "subprocess", "cluster")
 # a fixture that starts something slow → the markers that say so (a browser test's server is part of it)
 SLOW_FIXTURES = {"page": ("browser",), "asgi_server": ("live_server", "browser"), "live_daphne": ("live_server", "browser")}
 
@@ -53,7 +54,7 @@ def _started_by_project_code() -> bool:
 def _processes_need_a_slow_marker(request: pytest.FixtureRequest):
     """A test that starts a child process (a server, a worker, a command, a browser) carries one of
     the slow kinds' markers; one without fails after it ran, naming the command it started."""
-    if any(request.node.get_closest_marker(kind) for kind in SLOW_KINDS):
+    if any(request.node.get_closest_marker(kind) for kind in PROCESS_KINDS):
         yield
         return
     started: list[str] = []
@@ -70,7 +71,7 @@ def _processes_need_a_slow_marker(request: pytest.FixtureRequest):
     finally:
         subprocess.Popen.__init__ = original
     if started:
-        pytest.fail(f"started a process without a slow-kind marker ({', '.join(SLOW_KINDS)}): {started[0][:200]}",
+        pytest.fail(f"started a process without a slow-kind marker ({', '.join(PROCESS_KINDS)}): {started[0][:200]}",
                     pytrace=False)
 
 

@@ -30,6 +30,7 @@ def test_dataset_has_sixty_labelled_questions_and_negative_ones():
     assert {"电脑花屏", "租房押金", "课程退款", "加班费", "维修费"} <= titles
 
 
+@pytest.mark.end_to_end
 def test_evaluation_slice_has_no_leaks_and_recall_above_floor():
     firms_before = Firm.objects.count()
     report = evaluate(select(load_dataset(), conversations=SLICE))

@@ -12,7 +12,7 @@ from showcase.evaluation.multisession.runner import SYSTEMS, run_evaluation
 from memory.models import Firm, Message
 from recall import search_memory
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.end_to_end]
 
 # Morales intake + correction (emma), Zhao intake + correction (wang), the walled Greenway review
 # (zhou) and another firm's look-alike deposit case (dave).

@@ -160,6 +160,7 @@ def test_a_failing_turn_is_recorded_and_the_others_still_run(world, monkeypatch)
         assert not RoutingDecision.objects.filter(source_key=turn.source_key).exists()
 
 
+@pytest.mark.end_to_end
 def test_an_embedding_outage_during_a_bulk_import_is_loud_and_loses_nothing(world, monkeypatch):
     import socket
 

@@ -241,6 +241,7 @@ def test_a_later_said_sibling_is_linked_after_an_earlier_said_one(world, make_tu
     assert NoteLink.objects.filter(source=earlier, target=later, link_type=LinkType.TEMPORAL_NEXT).exists()
 
 
+@pytest.mark.end_to_end
 def test_a_200_turn_import_of_transfers_supersedes_nothing(world):
     """Transfers TX…0000 – TX…0199 read alike (cosine ≈ 1) but are 200 distinct events."""
     from datetime import datetime, timedelta, timezone as tz
@@ -336,6 +337,7 @@ def test_slot_comparison(old, new, kind):
     assert compare(new, old).kind.value == kind
 
 
+@pytest.mark.end_to_end
 def test_the_shipped_routing_set_keeps_supersede_precision_above_098(db):
     """The labelled pairs through the real routing path (embeddings, pgvector, writes),
     rolled back: the bar of issue 11 on both the tuning and the held-out half."""

@@ -16,6 +16,8 @@ from tests.fake_llm.server import error_reply, json_reply
 from tests.story.helpers import load, run_folder
 from infra.llm import client as llm_client
 
+pytestmark = pytest.mark.end_to_end  # the whole demo story, chunk by chunk
+
 CONTEXT = 1536  # small enough that two turns fill a chunk: an event of five turns needs three
 SHORT = ("--events", "2", "--turns-per-event", "5", "--no-progress")
 FALLBACK = "[legalmem] the LLM could not write the demo story"

@@ -42,6 +42,7 @@ def test_the_shipped_script_is_a_month_of_at_least_80_turns_over_5_events():
     assert matters == {"M-001", "M-002", "M-003", "M-004", "M-005"}
 
 
+@pytest.mark.end_to_end
 def test_offline_story_end_to_end_then_idempotent(demo_firm, no_llm, tmp_path, capsys):
     other = Firm.objects.get(slug="other-firm")
     charlie = get_user_model().objects.get(username="charlie")
