@@ -59,3 +59,8 @@ def tokens(world):
         (user.username, scope): make_token(user, scope=scope)
         for user in (world.alice, world.bob, world.charlie) for scope in ("read", "read_write")
     }
+
+
+def scores(hit: dict) -> dict:
+    """A hit's score breakdown to 4 places: recency decays between the two searches by ~1e-6."""
+    return {name: round(value, 4) if isinstance(value, float) else value for name, value in hit["score"].items()}

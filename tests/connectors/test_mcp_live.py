@@ -19,7 +19,7 @@ from mcp.client.streamable_http import streamable_http_client
 from connectors.models import TokenRefusal
 from connectors.services import revoke_token
 from memory.models import AuditEvent, AuditLog, Conversation, Message, Note
-from tests.connectors.conftest import expire, make_token
+from tests.connectors.conftest import expire, make_token, scores
 from tests.live_server import test_database_url
 from tests.site.conftest import live_daphne, live_daphne_env  # noqa: F401 — the real Daphne server
 from django.db import transaction
@@ -29,6 +29,7 @@ from django_tasks_db.models import DBTaskResult
 BASE_DIR = Path(__file__).resolve().parents[2]
 INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
     "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}}
+
 
 
 def run_claimed(task: DBTaskResult) -> None:
@@ -89,8 +90,8 @@ def test_mcp_over_http_keeps_the_walls_and_equals_the_web_api(world, memory, liv
     assert web.status_code == 200
     by_web = web.json()
     assert hit_ids(by_mcp) == hit_ids(by_web)  # the recall of the same search, through MCP and the web API
-    assert [(h["layer"], h["reasons"], h["score"]) for h in by_mcp["hits"]] == \
-        [(h["layer"], h["reasons"], h["score"]) for h in by_web["hits"]]
+    assert [(h["layer"], h["reasons"], scores(h)) for h in by_mcp["hits"]] == \
+        [(h["layer"], h["reasons"], scores(h)) for h in by_web["hits"]]
     assert by_mcp["plan"] == by_web["plan"]
     assert {m["id"] for m in data(matters)["matters"]} == {world.matter_laptop.pk, world.matter_deposit.pk}
     assert data(note)["note"]["content"] == memory["laptop_report"].content
