@@ -31,7 +31,6 @@ INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
     "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}}
 
 
-
 def run_claimed(task: DBTaskResult) -> None:
     """Run a claimed task as ``manage.py db_worker`` does (tests/task_worker.py, outside a transaction)."""
     Worker(queue_names=["default"], interval=0, batch=True, backend_name="default", startup_delay=False,

@@ -16,7 +16,6 @@ from tests.task_worker import run_worker_once
 pytestmark = pytest.mark.django_db
 
 
-
 def payload(result) -> dict:
     assert not result.isError, result.content[0].text
     return result.structuredContent if result.structuredContent is not None else json.loads(result.content[0].text)
