@@ -9,13 +9,17 @@ from __future__ import annotations
 import subprocess
 import sys
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from memory.models import Category, Firm, Matter, MemoryScope, Note, Role, SourceType
-from memory.services.notes import NoteDraft, create_note
+from django.utils import timezone
+
+from memory.labels import disagreement_reason
+from memory.models import Category, Firm, LinkType, Matter, MemoryScope, Note, Role, SourceType
+from memory.services.notes import NoteDraft, create_note, link_notes
 from tests.factories import AssignmentFactory, FirmFactory, MatterFactory, MembershipFactory, UserFactory
 
 pytest_plugins = ["tests.fake_llm.fixtures", "tests.search_read_connections", "tests.template_database",
@@ -129,6 +133,17 @@ class World:
             actor=actor,
         )
 
+    def contradicting_notes(self, old_text: str, new_text: str, values: str, *,
+                            actor: str = "system:test") -> tuple[Note, Note, Any]:
+        """Two current deposit-matter notes of one slot with other values (said three days and one
+        day ago), linked ``contradicts`` as routing links them; returns (older, newer, link)."""
+        now = timezone.now()
+        old = self.note(old_text, matter=self.matter_deposit, said_at=now - timedelta(days=3))
+        new = self.note(new_text, matter=self.matter_deposit, said_at=now - timedelta(days=1))
+        link = link_notes(new, old, link_type=LinkType.CONTRADICTS, weight=1.0, actor=actor,
+                          reason=disagreement_reason(values))
+        return old, new, link
+
 
 @pytest.fixture
 def world(db) -> World:
@@ -149,3 +164,11 @@ def world(db) -> World:
     AssignmentFactory(matter=matter_deposit, user=alice)
     AssignmentFactory(matter=matter_b, user=charlie)
     return World(firm_a, firm_b, alice, bob, charlie, matter_laptop, matter_deposit, matter_secret, matter_b)
+
+
+@pytest.fixture
+def contradicting_deposit(world) -> tuple[Note, Note]:
+    """The deposit deduction said as 2000 and, later, as 3000: (older, newer), both current."""
+    old, new, _link = world.contradicting_notes("房东说墙面有污渍，要扣2000元押金。",
+                                                "房东今天改口了，房东说墙面有污渍，要扣3000元押金。", "3000 vs 2000")
+    return old, new

@@ -5,19 +5,15 @@ from __future__ import annotations
 
 import os
 import shutil
-from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from django.utils import timezone
 from playwright.sync_api import expect
 
 from records.services.reply_scrub import scrub_recalled_notes
 from chat.turns import begin_turn, recall
-from memory.labels import disagreement_reason
-from memory.models import LinkType, Message
+from memory.models import Message
 from memory.services.conversations import save_message
-from memory.services.notes import link_notes
 from tests.factories import PASSWORD
 from tests.fake_llm.server import text_reply
 from tests.screenshots import save_screenshot
@@ -26,20 +22,8 @@ DOCS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 pytestmark = pytest.mark.browser
 
 
-@pytest.fixture
-def pair(world):
-    """Created before the browser starts: Playwright's sync API runs an event loop in this thread."""
-    now = timezone.now()
-    old = world.note("房东说墙面有污渍，要扣2000元押金。", matter=world.matter_deposit, said_at=now - timedelta(days=3))
-    new = world.note("房东今天改口了，房东说墙面有污渍，要扣3000元押金。", matter=world.matter_deposit,
-                     said_at=now - timedelta(days=1))
-    link_notes(new, old, link_type=LinkType.CONTRADICTS, weight=1.0, actor="system:test",
-               reason=disagreement_reason("3000 vs 2000"))
-    return old, new
-
-
-def test_the_recalled_payload_flags_both_and_only_for_who_may_see_them(world, pair):
-    old, new = pair
+def test_the_recalled_payload_flags_both_and_only_for_who_may_see_them(world, contradicting_deposit):
+    old, new = contradicting_deposit
     start = begin_turn(world.alice, question="房东要扣多少押金？", conversation_id=None,
                        matter_id=world.matter_deposit.pk)
     recalled = [item for item in recall(world.alice, start).recalled if item["kind"] == "note"]
@@ -54,8 +38,8 @@ def test_the_recalled_payload_flags_both_and_only_for_who_may_see_them(world, pa
         assert str(old.pk) not in shown and str(new.pk) not in shown and "2000元押金" not in shown
 
 
-def test_the_recalled_panel_shows_the_flag_on_both_notes(world, pair, asgi_server, fake_llm, page):
-    old, new = pair
+def test_the_recalled_panel_shows_the_flag_on_both_notes(world, contradicting_deposit, asgi_server, fake_llm, page):
+    old, new = contradicting_deposit
     fake_llm.script(text_reply("房东先后说扣2000元和3000元，说法不一致。"))
     page.goto(f"{asgi_server}/accounts/login/?next=/chat/")
     page.fill("input[name=username]", "alice")
@@ -84,8 +68,8 @@ def test_the_recalled_panel_shows_the_flag_on_both_notes(world, pair, asgi_serve
     expect(page.locator(f"#recalled .note[data-note-id='{old.pk}'] .contradiction")).to_contain_text("较新的说法")
 
 
-def test_erasing_a_note_scrubs_its_copy_shown_as_a_contradiction(world, pair):
-    old, new = pair
+def test_erasing_a_note_scrubs_its_copy_shown_as_a_contradiction(world, contradicting_deposit):
+    old, new = contradicting_deposit
     start = begin_turn(world.alice, question="房东要扣多少押金？", conversation_id=None,
                        matter_id=world.matter_deposit.pk)
     recalled = recall(world.alice, start).recalled

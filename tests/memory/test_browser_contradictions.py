@@ -7,15 +7,12 @@ from __future__ import annotations
 
 import os
 import shutil
-from datetime import timedelta
 
 import pytest
-from django.utils import timezone
 from playwright.sync_api import sync_playwright
 
-from memory.labels import disagreement_reason
-from memory.models import AuditEvent, AuditLog, LinkType
-from memory.services.notes import correct_note, link_notes
+from memory.models import AuditEvent, AuditLog
+from memory.services.notes import correct_note
 from tests.live_server import CHROMIUM, CHROMIUM_ARGS
 from tests.memory.test_browser_vocabulary import (  # noqa: F401  (server: the live-server fixture)
     DOCS, LANGUAGES, VIEWPORT, corpus, log_in, problems, server,
@@ -30,18 +27,11 @@ FLAG = {"zh": "说法矛盾", "en": "Contradiction"}
 @pytest.fixture
 def pairs(world):
     """An open pair on the deposit matter, and a settled one (a correction removed its link)."""
-    now = timezone.now()
-
-    def pair(old_text: str, new_text: str, values: str):
-        old = world.note(old_text, matter=world.matter_deposit, said_at=now - timedelta(days=3))
-        new = world.note(new_text, matter=world.matter_deposit, said_at=now - timedelta(days=1))
-        link = link_notes(new, old, link_type=LinkType.CONTRADICTS, weight=1.0, actor="system:pipeline",
-                          reason=disagreement_reason(values))
-        return old, new, link
-
-    old, new, link = pair("房东说墙面有污渍，要扣2000元押金。", "房东今天改口了，房东说墙面有污渍，要扣3000元押金。",
-                          "3000 vs 2000")
-    rent_old, _rent_new, _ = pair("月租金是3500元。", "月租金是3800元。", "3800 vs 3500")
+    old, new, link = world.contradicting_notes("房东说墙面有污渍，要扣2000元押金。",
+                                               "房东今天改口了，房东说墙面有污渍，要扣3000元押金。", "3000 vs 2000",
+                                               actor="system:pipeline")
+    rent_old, _rent_new, _ = world.contradicting_notes("月租金是3500元。", "月租金是3800元。", "3800 vs 3500",
+                                                       actor="system:pipeline")
     correct_note(rent_old, {"content": "月租金原为3500元，2026年3月起为3800元。"}, actor=world.alice, reason="核实")
     settled = AuditLog.objects.get(event_type=AuditEvent.LINK_DELETED)
     return {"old": old, "new": new, "link": link, "settled": settled}

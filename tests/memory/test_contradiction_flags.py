@@ -4,33 +4,16 @@ or charlie (another firm); and the my-memory search list is sorted by the releva
 from __future__ import annotations
 
 import re
-from datetime import timedelta
 
 import pytest
-from django.utils import timezone
 
-from memory.labels import disagreement_reason
-from memory.models import LinkType
-from memory.services.notes import link_notes
 from tests.clients import client_for
 
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def pair(world):
-    """Two current deposit notes of one slot with other values, linked as routing links them."""
-    now = timezone.now()
-    old = world.note("房东说墙面有污渍，要扣2000元押金。", matter=world.matter_deposit, said_at=now - timedelta(days=3))
-    new = world.note("房东今天改口了，房东说墙面有污渍，要扣3000元押金。", matter=world.matter_deposit,
-                     said_at=now - timedelta(days=1))
-    link_notes(new, old, link_type=LinkType.CONTRADICTS, weight=1.0, actor="system:test",
-               reason=disagreement_reason("3000 vs 2000"))
-    return old, new
-
-
-def test_my_memory_flags_both_notes_for_alice(world, pair):
-    old, new = pair
+def test_my_memory_flags_both_notes_for_alice(world, contradicting_deposit):
+    old, new = contradicting_deposit
     client = client_for(world.alice)
     client.cookies["django_language"] = "zh-hans"
     page = client.get("/memory/", HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
@@ -40,14 +23,14 @@ def test_my_memory_flags_both_notes_for_alice(world, pair):
     assert "较新的一条笔记说法不同" in detail and f"/memory/{new.pk}/" in detail
 
 
-def test_my_memory_flag_in_english(world, pair):
-    old, _new = pair
+def test_my_memory_flag_in_english(world, contradicting_deposit):
+    old, _new = contradicting_deposit
     page = client_for(world.alice).get(f"/memory/{old.pk}/", HTTP_ACCEPT_LANGUAGE="en").content.decode()
     assert "A newer note says otherwise:" in page
 
 
-def test_outsiders_see_neither_note_nor_flag(world, pair):
-    old, new = pair
+def test_outsiders_see_neither_note_nor_flag(world, contradicting_deposit):
+    old, new = contradicting_deposit
     for outsider in (world.bob, world.charlie):
         client = client_for(outsider)
         page = client.get("/memory/").content.decode()
@@ -55,8 +38,8 @@ def test_outsiders_see_neither_note_nor_flag(world, pair):
         assert client.get(f"/memory/{old.pk}/").status_code == 404
 
 
-def test_admin_flags_both_in_the_list_and_on_the_note(world, pair):
-    old, new = pair
+def test_admin_flags_both_in_the_list_and_on_the_note(world, contradicting_deposit):
+    old, new = contradicting_deposit
     client = client_for(world.alice)
     listing = client.get("/admin/memory/note/", HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
     assert listing.count("class='conflict'") == 2
@@ -68,8 +51,8 @@ def test_admin_flags_both_in_the_list_and_on_the_note(world, pair):
     assert "class='conflict'" not in charlie.get("/admin/memory/note/").content.decode()
 
 
-def test_a_correction_in_my_memory_removes_the_flag(world, pair):
-    old, _new = pair
+def test_a_correction_in_my_memory_removes_the_flag(world, contradicting_deposit):
+    old, _new = contradicting_deposit
     client = client_for(world.alice)
     response = client.post(f"/memory/{old.pk}/correct/", {"content": "房东起初要扣2000元押金，后改口为3000元。",
                                                          "category": "fact", "reason": "核实"})
@@ -77,7 +60,7 @@ def test_a_correction_in_my_memory_removes_the_flag(world, pair):
     assert "class=\"badge conflict\"" not in client.get("/memory/").content.decode()
 
 
-def test_my_memory_search_is_sorted_by_the_relevance_it_shows(world, pair, memory_notes):
+def test_my_memory_search_is_sorted_by_the_relevance_it_shows(world, contradicting_deposit, memory_notes):
     page = client_for(world.alice).get("/memory/", {"q": "押金 墙面 污渍"}).content.decode()
     shown = [float(value) for value in re.findall(r'<td class="relevance">([0-9.]+)</td>', page)]
     assert len(shown) >= 2
