@@ -31,6 +31,7 @@ from remember.extraction import (
     validate_items,
 )
 from remember.extraction.prompt import EXTRACTION_SYSTEM_PROMPT
+from remember.client_facts import with_client_facts
 from remember.extraction.quotes import new_in_reply
 from infra.llm import LLMClient, Role
 from infra.llm import client as llm_client
@@ -144,6 +145,8 @@ def extract_turn(
         client.close()
     turn = TurnText(user_msg, ai_resp, user_name=user_name, reply_name=reply_name)
     items, reasons = validate_items(data.get("knowledge", []), turn=turn)
+    items, floor_reasons = with_client_facts(items, user_msg, turn=turn, user_name=user_name, said_on=said_on)
+    reasons += floor_reasons
     for reason in reasons:
         logger.warning("extraction item rejected: %s", reason)
     return ExtractionOutcome(items=items, rejected_reasons=reasons, engine=f"llm:{client.config.model}")

@@ -56,6 +56,9 @@ class ExtractedItem:
     dates: list[str]
     amounts: list[str]
     speaker: str = field(default="turn")
+    #: Which engine wrote it when that is not the turn's: "rules" for a client fact the rule
+    #: engine added under an LLM's items (``remember.client_facts``); "" otherwise.
+    origin: str = ""
 
     @property
     def category_slug(self) -> str:
@@ -266,6 +269,8 @@ def speaker_rules(content: str, category: Category, speaker: str, turn: TurnText
     - The assistant's words are advice, law or its own statement, never the client's 事实 /
       证据: such an item is re-filed as 行动建议 when it advises, refused otherwise (unless the
       reply is a second person's, in an imported conversation).
+    - The assistant's 法条 item that cites no statute is its own opinion on the case, not law:
+      it is filed as 行动建议 (advice, the case layer), never as a 法条 note.
     - A yes/no verdict its speaker only asked about is refused (``asserted_question``).
     - A 事实 / 证据 item may hold only amounts, dates and ID-like numbers a person said
       (``unsaid_number``): sums the answer worked out, or took from recalled notes, are not
@@ -275,6 +280,8 @@ def speaker_rules(content: str, category: Category, speaker: str, turn: TurnText
         if not is_advice(content):
             return category, f"said by the assistant: an answer is advice or law, never the client's {category.zh}"
         category = Category.ACTION
+    if speaker == "assistant" and category is Category.LAW and not cites_statute(content):
+        category = Category.ACTION
     question = asserted_question(content, turn.said_by(speaker))
     if question:
         return category, f"turns the question {_snippet(question)!r} into an assertion"
@@ -283,6 +290,19 @@ def speaker_rules(content: str, category: Category, speaker: str, turn: TurnText
         if number:
             return category, f"the number {number} is not in what {turn.persons} said"
     return category, None
+
+
+def most_important(items: list[ExtractedItem], limit: int) -> tuple[list[ExtractedItem], list[ExtractedItem]]:
+    """The ``limit`` most important of ``items`` in their order, and the rest: the client's
+    words first, then the category's weight, then the item's importance (as ``_Candidate.rank``)."""
+    def rank(position: int) -> tuple[int, float, float, int]:
+        item = items[position]
+        category = Category.parse(item.category) or Category.FACT
+        return (_SPEAKER_RANK.get(item.speaker, 1), -_IMPORTANCE_BASE[category], -item.importance, position)
+
+    order = sorted(range(len(items)), key=rank)
+    kept = sorted(order[:limit])
+    return [items[i] for i in kept], [items[i] for i in order[limit:]]
 
 
 def validate_items(

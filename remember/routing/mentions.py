@@ -222,3 +222,21 @@ def _people(text: str) -> set[str]:
             if name.split()[0].rstrip(".") not in _NOT_NAMES and name.split()[0] not in _MONTHS:
                 people.add(name)
     return people
+
+
+_QUANTITY_RUN = re.compile(r"\$+")
+
+
+def quantity_spans(text: str) -> list[tuple[int, int, tuple[str, float]]]:
+    """Where ``text`` states each quantity, as ``(start, end, (unit, value))``: the spans
+    ``read_mentions`` blanks as quantities (after ids and dates, so "2025年" is no quantity)."""
+    rest = read_mentions(text).rest
+    spans = []
+    for run in _QUANTITY_RUN.finditer(rest):
+        start, end = run.span()
+        if text[start:end] == rest[start:end]:
+            continue  # a "$" the text itself holds, not a blanked quantity
+        quantities = read_mentions(text[start:end]).quantities
+        if len(quantities) == 1:
+            spans.append((start, end, next(iter(quantities))))
+    return spans

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from enum import Enum
 from functools import lru_cache
 
-from remember.routing.mentions import Mentions, dates_compatible, read_mentions
+from remember.routing.mentions import Mentions, dates_compatible, quantity_spans, read_mentions
 
 # --- lexicon -------------------------------------------------------------------------
 
@@ -169,6 +169,9 @@ class Kind(str, Enum):
 class Relation:
     kind: Kind
     reason: str
+    #: For a correction of one value in a stored note that holds more: the stored note's text
+    #: with that value replaced (``revision``) — the note that replaces it.
+    revised: str | None = None
 
     @property
     def replaces(self) -> bool:
@@ -312,18 +315,86 @@ def turn_correction(said: str, new: Statement, old: Statement) -> str | None:
 
 def compare(new_text: str, old_text: str, said: str = "") -> Relation:
     """How the new statement relates to the stored one (see the module docstring). ``said``
-    is what the client said in the turn the new statement was taken from (``turn_correction``)."""
+    is what the client said in the turn the new statement was taken from (``turn_correction``).
+    A correction of one value of a stored note that holds more is a correction with the
+    note's revised text (``revision``)."""
     new, old = read_statement(new_text), read_statement(old_text)
     relation = _compare(new, old, cue=new.correction)
-    if not said or new.correction or relation.kind == Kind.CORRECTION:
+    if relation.kind == Kind.CORRECTION:
         return relation
-    because = turn_correction(said, new, old)
+    because = "its own cue" if new.correction else (turn_correction(said, new, old) if said else None)
     if because is None:
         return relation
-    turned = _compare(new, old, cue=True)
-    if turned.kind != Kind.CORRECTION:
+    if not new.correction:
+        turned = _compare(new, old, cue=True)
+        if turned.kind == Kind.CORRECTION:
+            return Relation(Kind.CORRECTION, f"{turned.reason} ({because})")
+    revised = revision(new, old, rejected=rejected_values(f"{new_text}\n{said}"))
+    if revised is None:
         return relation
-    return Relation(Kind.CORRECTION, f"{turned.reason} ({because})")
+    return Relation(Kind.CORRECTION, f"explicit correction of one value of a note that holds more ({because})",
+                    revised=revised)
+
+
+def rejected_values(text: str) -> set[tuple[str, float]]:
+    """The quantities ``text`` rejects: "不是8000元", "not $1,000 but …"."""
+    rejected: set[tuple[str, float]] = set()
+    for match in _REJECTED_VALUE.finditer(text):
+        rejected |= read_mentions(match.group(0)).quantities
+    return rejected
+
+
+#: Where a clause ends: punctuation (not a number's ","), or an English "and" / "but".
+_CLAUSE_END = re.compile(r"[，；;。！？!?\n]|(?<!\d),|,(?!\d)|\b(?:and|but)\b", re.IGNORECASE)
+
+
+def _clauses(text: str) -> list[tuple[int, str]]:
+    """The clauses of ``text`` with where each starts."""
+    clauses, start = [], 0
+    for end in _CLAUSE_END.finditer(text):
+        clauses.append((start, text[start:end.start()]))
+        start = end.end()
+    clauses.append((start, text[start:]))
+    return [(at, clause) for at, clause in clauses if clause.strip()]
+
+
+def revision(new: Statement, old: Statement, *, rejected: set[tuple[str, float]] = frozenset()) -> str | None:
+    """The stored note's text with the one value a correction replaces, or None.
+
+    "更正：月租金是8500元" against "王磊…，月租金8000元，押金16000元。" gives "王磊…，月租金8500元，
+    押金16000元。": superseding the note with the bare correction would lose the deposit and the
+    date, adding it beside would leave 8000 current. Precision first — every condition holds or
+    nothing is revised: the correction states one quantity and names one slot the note names; it
+    names nobody the note does not; exactly one clause of the note names that slot and states
+    exactly one value in the quantity's unit, another value (the rejected one, when the client
+    rejects one); and the correction says little beyond that clause (at most
+    ``CORRECTION_MAX_WORD_DIFF`` words): "房东要扣押金3000元" is no revision of "押金16000元"."""
+    if len(new.mentions.quantities) != 1 or new.mentions.people - old.mentions.people:
+        return None
+    slots = new.attributes & old.attributes
+    if len(slots) != 1 or _anchor_conflict(new.mentions, old.mentions, allow_dates=False):
+        return None
+    unit, value = next(iter(new.mentions.quantities))
+    words = ATTRIBUTES[next(iter(slots))]
+    found = []
+    for at, clause in _clauses(old.text):
+        if not any(word in clause.lower() for word in words):
+            continue
+        values = [span for span in quantity_spans(clause) if span[2][0] == unit]
+        if len(values) == 1:
+            found.append((at, clause, values[0]))
+    if len(found) != 1:
+        return None
+    at, clause, (start, end, (_unit, old_value)) = found[0]
+    if old_value == value or (rejected and (unit, old_value) not in rejected):
+        return None
+    if sum((new.words - read_statement(clause).words).values()) > CORRECTION_MAX_WORD_DIFF:
+        return None
+    surface = next((new.text[s:e] for s, e, quantity in quantity_spans(new.text)
+                    if quantity == (unit, value)), None)
+    if surface is None:
+        return None
+    return old.text[:at + start] + surface + old.text[at + end:]
 
 
 def _compare(new: Statement, old: Statement, *, cue: bool) -> Relation:

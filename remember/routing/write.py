@@ -2,6 +2,8 @@
 neighbours' evolution (A-Mem), and the recorded decision — one transaction per item."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 from django.db import transaction
 from django.db.models import Value
@@ -88,7 +90,10 @@ def _apply(decision: Decision, draft: NoteDraft, embedding: np.ndarray, neighbou
         draft.importance = decision.importance
     # Everything below runs inside route_and_write's transaction, which rolls back as a whole
     # on any error: no savepoints (docs/performance.md).
-    note = create_note(draft, actor=actor, embedding=embedding, savepoint=False)
+    if decision.revised:  # the stored note with the corrected value: embedded as written
+        note = create_note(replace(draft, content=decision.revised), actor=actor, savepoint=False)
+    else:
+        note = create_note(draft, actor=actor, embedding=embedding, savepoint=False)
     if decision.action == RoutingDecision.Action.UPDATE:
         supersede_note(decision.previous, note, actor=actor, reason=decision.reason, savepoint=False)
     links = []

@@ -34,7 +34,9 @@ def test_llm_items_keep_chinese_and_at_most_five(db, fake_llm, llm_settings):
     assert len(outcome.items) == 5
     assert outcome.items[0].content.startswith("用户第1次")
     assert outcome.items[0].confidence == 0.8
-    assert sum("dropped: over the limit" in r for r in outcome.rejected_reasons) == 2
+    # the client's date and price, which no item of the model states, are kept first (the floor)
+    assert [item.origin for item in outcome.items].count("rules") == 1
+    assert sum("dropped: over the limit" in r for r in outcome.rejected_reasons) == 3
     request = fake_llm.chat_requests()[0]
     assert request.system_content == "You must respond with a JSON object."
 

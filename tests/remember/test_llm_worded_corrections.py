@@ -97,10 +97,12 @@ def test_an_english_correction_supersedes_the_slot_it_names(
     ("更正：月租金是8500元，不是8000元。", "月租金为8500元。", "王磊租住的房屋月租金为8000元。", "correction"),
     # the live model's own item for that turn (Qwen2.5 1.5B on llama.cpp, bench_real_llm's correction phase) …
     ("更正：月租金是8500元，不是8000元。", "月租金是8500元", "王磊的月租金为8000元。", "correction"),
-    # … beside a note that also says when he rented the flat: kept beside it, nothing lost (docs/routing.md)
-    ("更正：月租金是8500元，不是8000元。", "月租金是8500元", "王磊2025年3月租了一套房子，月租金8000元。", "other"),
+    # … against a note that also says when he rented the flat, or the deposit: that note revised
+    ("更正：月租金是8500元，不是8000元。", "月租金是8500元", "王磊2025年3月租了一套房子，月租金8000元。", "correction"),
     ("更正：是8500元，不是8000元。", "王磊的月租金为8500元。", "王磊租住的房屋月租金为8000元。", "correction"),
-    ("更正：月租金是8500元，不是8000元。", "月租金为8500元。", "王磊租住的房屋月租金为8000元，押金16000元。", "other"),
+    ("更正：月租金是8500元，不是8000元。", "月租金为8500元。", "王磊租住的房屋月租金为8000元，押金16000元。", "correction"),
+    # two rents in one clause: which one is corrected cannot be told, nothing is revised
+    ("更正：月租金是8500元，不是8000元。", "月租金为8500元。", "王磊的月租金从7000元涨到8000元。", "other"),
     ("另外押金其实是16000元。", "押金为16000元。", "月租金为8000元。", "other"),
     ("我的月租金是8500元。", "王磊的月租金为8500元。", "王磊租住的房屋月租金为8000元。", "other"),
     ("I got that wrong. My salary is $92,000 a year.", "John's salary is $92,000 per year.",
@@ -108,11 +110,26 @@ def test_an_english_correction_supersedes_the_slot_it_names(
 ])
 def test_the_turns_cue_in_the_slot_comparison(said, new, old, kind):
     """``compare(new, old, said=…)``: the turn's cue counts for the slot it names or the value
-    it rejects; a stored note holding another value too is not superseded; no cue, no
-    correction."""
+    it rejects; a stored note holding more than the corrected value is revised (the value
+    replaced in its text), never superseded by the bare correction; no cue, no correction."""
     from remember.routing import compare
 
     assert compare(new, old, said=said).kind.value == kind
+
+
+@pytest.mark.parametrize("said, new, old, revised", [
+    ("更正：月租金是8500元，不是8000元。", "月租金是8500元", "王磊2025年3月租了一套房子，月租金8000元。",
+     "王磊2025年3月租了一套房子，月租金8500元。"),
+    ("更正：月租金是8500元，不是8000元。", "月租金为8500元。", "王磊租住的房屋月租金为8000元，押金16000元。",
+     "王磊租住的房屋月租金为8500元，押金16000元。"),
+    ("I misspoke. The rent is $1,200, not $1,000.", "The rent is $1,200.",
+     "Wang moved in on March 3, 2025; the rent is $1,000 and the deposit $2,000.",
+     "Wang moved in on March 3, 2025; the rent is $1,200 and the deposit $2,000."),
+])
+def test_a_note_holding_more_is_revised_in_its_own_words(said, new, old, revised):
+    from remember.routing import compare
+
+    assert compare(new, old, said=said).revised == revised
 
 
 def test_the_llm_worded_routing_set_keeps_precision_on_dev_and_test(db):

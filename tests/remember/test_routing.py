@@ -320,7 +320,8 @@ def test_a_negation_of_a_different_statement_is_added(world, make_turn):
         ("The landlord has returned the deposit.", "The landlord returned the deposit.", "duplicate"),
         ("定金为2万元。", "押金为2万元。", "other"),
         # a correction of one value never supersedes a note that says more than that value
-        ("用户已经付了3万元定金，房东承诺月底前交房。", "定金其实是2万元。", "other"),
+        # … a note that says more than the value is revised instead (slots.revision) …
+        ("用户已经付了3万元定金，房东承诺月底前交房。", "定金其实是2万元。", "correction"),
         ("用户支付了3万元定金和5000元中介费。", "定金其实是2万元。", "other"),
         # a long digit run is an id; a phone number is corrected only with a cue
         ("发票号码04411200的金额为5999元。", "发票号码04411201的金额为5999元。", "distinct_event"),

@@ -140,7 +140,7 @@ def test_llm_extraction_with_json_schema_fallback(world, laptop_conversation, ma
 
 def test_item_without_content_is_refused_not_fatal(world, laptop_conversation, make_turn, fake_llm, llm_settings):
     fake_llm.script(json_reply({"knowledge": [
-        {"content": "用户的笔记本电脑出现大面积花屏", "category": "事实"},
+        {"content": "用户在2024年3月5日花5999元买的笔记本电脑出现大面积花屏", "category": "事实"},
         {"content": "  ", "category": "事实"},
     ]}))
     turn = make_turn(laptop_conversation, LAPTOP_USER, LAPTOP_REPLY)

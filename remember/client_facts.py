@@ -1,0 +1,82 @@
+"""The client's facts a model left out: the rule engine's floor under an LLM's extraction.
+
+A small local model often keeps one item of a turn and drops the rest — "我叫王磊，…月租金8000元，
+押金16000元" became only "房东不退押金是因为租约到期", so the later "更正：月租金是8500元" had no 8000
+note to supersede (docs/write-path.md, "The client's facts floor"). After an LLM extraction, the
+offline engine reads the client's message alone; each of its 事实 / 证据 items that states an
+amount, a date or an identifier the model's items do not state (values the client rejects —
+"不是8000元" — do not count) is added, marked ``origin="rules"``. The five-item limit then keeps the
+most important items of both, the client's words first, with a reason for each one dropped.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from datetime import date
+
+from memory.categories import Category
+from remember.extraction import MAX_ITEMS_PER_TURN, ExtractedItem, TurnText, extract_offline
+from remember.extraction.grounding import with_names
+from remember.extraction.lexicon import person_names
+from remember.extraction.items import most_important
+from remember.routing.mentions import Mentions
+from remember.routing.slots import read_statement
+
+#: ``ExtractedItem.origin`` of an item the rule engine added under an LLM's extraction.
+RULES_ORIGIN = "rules"
+#: The client's own categories: the only ones the floor adds.
+_CLIENT_CATEGORIES = frozenset({Category.FACT.zh, Category.EVIDENCE.zh})
+
+
+#: The offline engine's "用户叫王磊，…" for "我叫王磊，…": the name is the subject.
+_INTRODUCTION = re.compile(r"^(?:该)?用户(?:叫|名叫|是)([\u4e00-\u9fff]{2,4}?)[，,]\s*")
+
+
+def named(content: str, user_msg: str, turn: TurnText) -> str:
+    """``content`` naming the client as the turn does ("王磊2025年3月租了…", never "用户叫王磊，…")."""
+    introduced = _INTRODUCTION.match(content)
+    if introduced and introduced.group(1) in person_names(user_msg):
+        return introduced.group(1) + content[introduced.end():]
+    return with_names(content, turn)
+
+
+def values_of(text: str) -> set[object]:
+    """The amounts, dates and identifiers ``text`` states, normalised ('8,000元' = '8000元');
+    a value it rejects ("不是8000元", "not 8000") is left out."""
+    mentions: Mentions = read_statement(text).mentions
+    return {*mentions.quantities, *mentions.dates, *mentions.ids}
+
+
+def missed_client_facts(
+    items: list[ExtractedItem], user_msg: str, *, turn: TurnText, user_name: str = "", said_on: date | None = None
+) -> list[ExtractedItem]:
+    """The rule engine's client facts (from ``user_msg`` only) holding a value none of ``items``
+    states, named as the turn names the client, marked with the rules' origin."""
+    stated: set[object] = set()
+    for item in items:
+        stated |= values_of(item.content)
+    missed: list[ExtractedItem] = []
+    for item in extract_offline(user_msg, "", user_name=user_name, said_on=said_on):
+        if item.category not in _CLIENT_CATEGORIES or item.speaker != "user":
+            continue
+        values = values_of(item.content)
+        if values and not values <= stated:
+            missed.append(replace(item, content=named(item.content, user_msg, turn), origin=RULES_ORIGIN))
+            stated |= values
+    return missed
+
+
+def with_client_facts(
+    items: list[ExtractedItem], user_msg: str, *, turn: TurnText, user_name: str = "", said_on: date | None = None
+) -> tuple[list[ExtractedItem], list[str]]:
+    """``items`` with the client facts the model missed, at most ``MAX_ITEMS_PER_TURN`` by
+    importance; and one reason per item added or dropped (for the turn's record)."""
+    added = missed_client_facts(items, user_msg, turn=turn, user_name=user_name, said_on=said_on)
+    if not added:
+        return items, []
+    notes = [f"added from the client's words (the model's items leave out its values): {item.content[:30]!r}"
+             for item in added]
+    kept, dropped = most_important([*items, *added], MAX_ITEMS_PER_TURN)
+    notes += [f"dropped: over the limit of {MAX_ITEMS_PER_TURN} items per turn, less important: "
+              f"{item.content[:30]!r}" for item in dropped]
+    return kept, notes

@@ -1,0 +1,121 @@
+"""The client's facts floor under an LLM's extraction (issue 30, items 2–3): the values a small
+model leaves out of a turn are still noted from the client's own words, so a later correction
+has a note to supersede; the assistant's unsourced verdict is advice, not a 法条 note; the
+five-item limit keeps the client's facts before the assistant's items.
+
+Turns go through the fake OpenAI-compatible server over real HTTP and the real write path."""
+from __future__ import annotations
+
+import pytest
+
+from memory.models import Note, RoutingDecision
+from tests.fake_llm import json_reply
+from tests.remember.factories import ConversationFactory
+
+RENT_TURN = "我叫王磊，2025年3月租了一套房子，月租金8000元，押金16000元。现在租约到期了，房东不退押金，我该怎么办？"
+
+
+@pytest.fixture
+def rent_conversation(world):
+    return ConversationFactory(user=world.alice, firm=world.firm_a, matter=world.matter_deposit, title="押金")
+
+
+def _turn(fake_llm, make_turn, conversation, said: str, reply: str, *items: dict):
+    fake_llm.script(json_reply({"knowledge": list(items)}))
+    turn = make_turn(conversation, said, reply)
+    assert turn.status == "done", turn.last_error
+    return turn
+
+
+def _item(content: str, category: str = "事实", speaker: str = "user") -> dict:
+    return {"content": content, "category": category, "speaker": speaker}
+
+
+def test_the_rent_the_model_left_out_is_noted_and_the_correction_supersedes_it(
+    world, rent_conversation, make_turn, fake_llm, llm_settings
+):
+    """What the live Qwen 1.5B did: one item of the first turn, then the correction's value."""
+    first = _turn(fake_llm, make_turn, rent_conversation, RENT_TURN, "建议您先书面催告房东退还押金。",
+                  _item("房东不退押金是因为租约到期"))
+
+    floor_items = [item for item in first.items if item["origin"] == "rules"]
+    assert len(floor_items) == 1
+    assert "8000元" in floor_items[0]["content"]
+    assert floor_items[0]["content"].startswith("王磊2025年3月")  # the client is named, not "用户叫王磊"
+    assert floor_items[0]["speaker"] == "user"
+    assert any(reason.startswith("added from the client's words") for reason in first.rejected)
+    rent = Note.objects.get(content=floor_items[0]["content"])
+    assert rent.status == "active"
+
+    second = _turn(fake_llm, make_turn, rent_conversation, "更正：月租金是8500元，不是8000元。", "好的。",
+                   _item("月租金是8500元"))
+
+    assert [item["origin"] for item in second.items] == [""]  # 8500 stated, 8000 rejected: nothing to add
+    assert RoutingDecision.objects.get(turn=second).action == "update"
+    rent.refresh_from_db()
+    assert rent.status == "superseded"
+    # the stored note revised, not replaced by the bare correction: the date and deposit stay
+    assert rent.superseded_by.content == "王磊2025年3月租了一套房子，月租金8500元，押金16000元。"
+    assert rent.superseded_by.status == "active"
+    assert not Note.objects.filter(content="月租金是8500元").exists()
+
+
+def test_nothing_is_added_when_the_model_kept_every_value(world, rent_conversation, make_turn, fake_llm, llm_settings):
+    turn = _turn(fake_llm, make_turn, rent_conversation, RENT_TURN, "",
+                 _item("王磊2025年3月租了一套房子，月租金8000元。"), _item("王磊交了押金16000元。"))
+
+    assert [item["origin"] for item in turn.items] == ["", ""]
+    assert not any(reason.startswith("added") for reason in turn.rejected)
+    assert Note.objects.filter(status="active").count() == 2
+
+
+def test_the_assistants_unsourced_verdict_is_advice_and_a_cited_statute_stays_law(
+    world, rent_conversation, make_turn, fake_llm, llm_settings
+):
+    turn = _turn(
+        fake_llm, make_turn, rent_conversation, "房东说要扣一个月房租当违约金，这合法吗？",
+        "房东扣一个月房租作为违约金是不合法的。根据《民法典》第五百八十五条，违约金过高的可以请求适当减少。",
+        _item("房东扣一个月房租作为违约金是不合法的", "法条", "assistant"),
+        _item("根据《民法典》第五百八十五条，约定的违约金过分高于造成的损失的，可以请求予以适当减少。", "法条", "assistant"),
+    )
+
+    assert [item["category"] for item in turn.items] == ["行动建议", "法条"]
+    verdict = Note.objects.get(content="房东扣一个月房租作为违约金是不合法的")
+    assert verdict.category == "action"
+    assert verdict.memory_scope == "case"
+    assert Note.objects.get(content__startswith="根据《民法典》第五百八十五条").category == "law"
+
+
+def test_the_limit_keeps_the_clients_missed_facts_before_the_assistants_items(
+    world, rent_conversation, make_turn, fake_llm, llm_settings
+):
+    advice = [_item(f"根据《民法典》第{n}条，出租人应当按照约定返还押金。", "法条", "assistant")
+              for n in ("七百零三", "七百零四", "七百零五", "七百零六", "七百零七")]
+    turn = _turn(fake_llm, make_turn, rent_conversation, RENT_TURN, "《民法典》规定了租赁合同的义务。", *advice)
+
+    assert len(turn.items) == 5
+    assert [item["origin"] for item in turn.items].count("rules") == 1
+    assert any(reason.startswith("dropped: over the limit") for reason in turn.rejected)
+    assert Note.objects.filter(content__contains="8000元", status="active").exists()
+
+
+def test_the_offline_engine_revises_one_value_of_a_note_that_holds_more(world, rent_conversation, make_turn):
+    """Without an LLM the first turn is one note holding rent, deposit and date; the correction
+    revises the rent in it (it was added beside, leaving 8000 current)."""
+    make_turn(rent_conversation, RENT_TURN, "")
+    turn = make_turn(rent_conversation, "更正：月租金是8500元，不是8000元。", "")
+
+    decision = RoutingDecision.objects.get(turn=turn)
+    assert decision.action == "update", decision.reason
+    active = list(Note.objects.filter(status="active", category="fact").values_list("content", flat=True))
+    assert active == ["用户叫王磊，2025年3月租了一套房子，月租金8500元，押金16000元。"]
+
+
+def test_a_deduction_from_the_deposit_revises_nothing(world, rent_conversation, make_turn):
+    """"房东其实要扣押金3000元" names the deposit and a sum, but says more than the deposit clause:
+    the stored 16000 stays."""
+    make_turn(rent_conversation, RENT_TURN, "")
+    make_turn(rent_conversation, "房东其实要扣押金3000元。", "")
+
+    assert Note.objects.filter(status="active", content__contains="押金16000元").exists()
+    assert not Note.objects.filter(status="superseded").exists()
