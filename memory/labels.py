@@ -217,6 +217,9 @@ COUNT_LABELS = {
     "audit_entries_redacted": _("audit entries redacted"),
     "jobs_cancelled": _("queued jobs cancelled"),
     "navigation_snapshots": _("stored navigation graphs"),
+    "conversations_retitled": _("conversation titles blanked"),
+    "admin_history": _("admin history entries"),
+    "replies_redacted": _("replies with quotations redacted"),
 }
 
 
