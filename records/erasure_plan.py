@@ -50,6 +50,7 @@ class Unit:
     conversation_id: int | None = None
     user: object | None = None
     subject: str = ""
+    rows: dict | None = None  # a replayed erasure: the ids its journal entry names (records.journal)
 
     @property
     def shown(self) -> str:
@@ -80,6 +81,21 @@ def conversation_unit(firm: Firm, conversation_id: int) -> Unit:
 def user_unit(firm: Firm, user) -> Unit:
     return Unit(kind="user", firm=firm, object_type="user", object_id=str(user.pk),
                 label=f"user {user.pk}", user=user)
+
+
+def replay_unit(entry: dict) -> Unit:
+    """An erasure of the journal (records.journal) again, after a restore: the same rows by id."""
+    firm = Firm.objects.get(pk=entry["firm"])
+    matter = Matter.objects.filter(pk=entry.get("matter"), firm=firm).first() if entry.get("matter") else None
+    return Unit(kind=entry["kind"], firm=firm, object_type=entry["object_type"], object_id=entry["object_id"],
+                label=entry["label"], matter=matter, rows=entry["rows"])
+
+
+def journal_rows(plan: Plan) -> dict[str, list]:
+    """The ids a journal entry keeps of a plan (no content)."""
+    return {"conversations": sorted(plan.conversations), "messages": sorted(plan.messages),
+            "notes": sorted(plan.notes), "retitled_conversations": sorted(plan.retitled_conversations),
+            "traits": sorted(plan.traits), "evidence": sorted(plan.evidence)}
 
 
 def subject_hash(firm: Firm, subject: str) -> str:
@@ -141,6 +157,14 @@ def _ids(queryset) -> set:
 def _seed(unit: Unit, plan: Plan) -> None:
     """The rows the unit names directly."""
     firm = unit.firm
+    if unit.rows is not None:
+        rows = unit.rows
+        plan.conversations |= _ids(Conversation.objects.filter(firm=firm, pk__in=rows["conversations"]))
+        plan.retitled_conversations |= _ids(Conversation.objects.filter(firm=firm, pk__in=rows["retitled_conversations"]))
+        plan.messages |= _ids(Message.objects.filter(firm=firm, pk__in=rows["messages"]))
+        plan.notes |= {str(pk) for pk in _ids(Note.objects.filter(firm=firm, pk__in=rows["notes"]))}
+        plan.traits |= _ids(PersonaTrait.objects.filter(firm=firm, pk__in=rows["traits"]))
+        plan.evidence |= _ids(PersonaEvidence.objects.filter(firm=firm, pk__in=rows["evidence"]))
     if unit.matter is not None:
         plan.conversations |= _ids(Conversation.objects.filter(matter=unit.matter))
         plan.notes |= {str(pk) for pk in _ids(Note.objects.filter(matter=unit.matter))}
@@ -151,7 +175,7 @@ def _seed(unit: Unit, plan: Plan) -> None:
         plan.conversations |= _ids(Conversation.objects.filter(user=unit.user, firm=firm))
         plan.notes |= {str(pk) for pk in _ids(Note.objects.filter(firm=firm, owner=unit.user))}
         plan.traits |= _ids(PersonaTrait.objects.filter(firm=firm, user=unit.user))
-    elif unit.subject:
+    elif unit.subject and unit.rows is None:
         name = unit.subject
         plan.messages |= _ids(Message.objects.filter(firm=firm, content__icontains=name))
         plan.notes |= {str(pk) for pk in _ids(Note.objects.filter(firm=firm).filter(

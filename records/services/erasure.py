@@ -35,6 +35,7 @@ from remember.turns import extract_turn_task
 from memory.erasure_hooks import erasure_hooks
 from memory.labels import format_counts
 from memory.services.audit import actor_label
+from records import journal
 from records.fingerprints import Fingerprints
 from records.services.reply_scrub import quoted_clauses, redact_quoting_messages
 from records.erasure_plan import (
@@ -45,6 +46,7 @@ from records.erasure_plan import (
     collect,
     consolidated_marks,
     erased_texts,
+    journal_rows,
     held_matters,
     messages_recalling,
     surviving_notes_quoting,
@@ -136,6 +138,7 @@ def erase(unit: Unit, *, actor, reason: str) -> ErasureResult:
             counts[hook.name] = hook.erase(unit)
         if unit.matter is not None:
             _retire_matter(unit.matter)
+        transaction.on_commit(lambda: journal.append(_journal_entry(unit, plan, tombstone)))
         for hook in hooks:
             if hook.after_commit is not None:
                 transaction.on_commit(hook.after_commit)
@@ -143,11 +146,21 @@ def erase(unit: Unit, *, actor, reason: str) -> ErasureResult:
     return ErasureResult(unit=unit, counts=counts, tombstone=tombstone)
 
 
+def _journal_entry(unit: Unit, plan: Plan, tombstone: AuditLog) -> dict:
+    """What ``replay_erasures`` needs to erase the same rows after a restore: ids, never content."""
+    return {"tombstone": tombstone.pk, "at": tombstone.created_at.isoformat(), "firm": unit.firm.pk,
+            "kind": unit.kind, "object_type": unit.object_type, "object_id": unit.object_id, "label": unit.label,
+            "matter": unit.matter.pk if unit.matter is not None else None, "rows": journal_rows(plan)}
+
+
 def _lock_jobs(unit: Unit) -> None:
     """Take the row locks of the unit's turn jobs first: an extraction job holds its turn's row
     while it writes an item, so it either finishes that item before we collect, or waits and
     then finds its turn gone (remember.turns)."""
-    if unit.matter is not None:
+    if unit.rows is not None:
+        jobs = TurnExtraction.objects.filter(
+            Q(conversation_id__in=unit.rows["conversations"]) | Q(user_message_id__in=unit.rows["messages"]))
+    elif unit.matter is not None:
         jobs = TurnExtraction.objects.filter(conversation__matter=unit.matter)
     elif unit.conversation_id is not None:
         jobs = TurnExtraction.objects.filter(conversation_id=unit.conversation_id)

@@ -88,6 +88,14 @@ def english():
         yield
 
 
+@pytest.fixture(autouse=True)
+def data_folder(settings, tmp_path):
+    """A data folder of the test's own: the erasure journal and the verification scan stay in it."""
+    settings.DATA_DIR = tmp_path / "data"
+    settings.DATA_DIR.mkdir()
+    return settings.DATA_DIR
+
+
 @pytest.fixture
 def make_turn() -> TurnMaker:
     return TurnMaker()

