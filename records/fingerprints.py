@@ -4,7 +4,7 @@ An erasure keeps in its tombstone the fingerprints of what it removed (docs/reco
 "Verifying an erasure"):
 
 - **tokens** — every identifier (a run of six or more letters, digits and ``-_./@`` holding a
-  digit: an ID number, a case number, a marker) and every clause (text between punctuation,
+  digit, not a date or a time: an ID number, a case number, a marker) and every clause (text between punctuation,
   eight characters or more) of the erased rows;
 - **names** — the subject's name, the matter's title and the notes' subjects, matched anywhere
   inside a text (a name sits inside a clause without punctuation around it).
@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from django.conf import settings
 
 IDENTIFIER = re.compile(r"[0-9a-z][0-9a-z\-_./@]{5,}")
+# A date or a time names no one (and the retention purge's reason carries the closing date).
+DATE = re.compile(r"\d{4}[-./]\d{1,2}[-./]\d{1,2}|\d{1,2}[:.]\d{2}([:.]\d{2})?")
 CLAUSE_BREAK = re.compile(r"[\s,.;:!?，。；：！？、\"“”'‘’()（）《》【】\[\]{}<>=&|]+")
 CLAUSE_MIN = 8
 NAME_MIN = 2
@@ -40,7 +42,8 @@ def digest(text: str) -> str:
 def tokens_of(text: str) -> set[str]:
     """The identifiers and clauses of ``text`` (normalized), the units a fingerprint names."""
     text = normalized(text)
-    found = {match.strip("-_./@") for match in IDENTIFIER.findall(text) if any(c.isdigit() for c in match)}
+    found = {match.strip("-_./@") for match in IDENTIFIER.findall(text)
+             if any(c.isdigit() for c in match) and not DATE.fullmatch(match.strip("-_./@"))}
     found |= {" ".join(clause.split()) for clause in CLAUSE_BREAK.split(text) if len(clause) >= CLAUSE_MIN}
     return {token for token in found if len(token) >= 6}
 

@@ -16,6 +16,7 @@ from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext, gettext_lazy as _
 
+from infra.embeddings import recent_queries
 from memory.models import (
     AuditEvent,
     AuditLog,
@@ -139,6 +140,7 @@ def erase(unit: Unit, *, actor, reason: str) -> ErasureResult:
         if unit.matter is not None:
             _retire_matter(unit.matter)
         transaction.on_commit(lambda: journal.append(_journal_entry(unit, plan, tombstone)))
+        transaction.on_commit(recent_queries.clear)  # this process's search texts and their vectors
         for hook in hooks:
             if hook.after_commit is not None:
                 transaction.on_commit(hook.after_commit)

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import io
 import secrets
+import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 from urllib.parse import quote
 
@@ -106,7 +108,9 @@ def test_an_erased_matter_leaves_nothing_for_verify_erasure_pg_dump_or_a_byte_se
     assert files_holding(Path(settings.DATA_DIR), [id_number, marker, SECRET_NAME]) == []
 
     # a restore of the backup made before the erasure replays it from the journal
-    restored_folder = tmp_path / "restored"
+    # a folder of its own: another engineer's pytest run may prune old /tmp/pytest-of-* folders meanwhile
+    restored_folder = Path(tempfile.mkdtemp(prefix="legalmem-restored-"))
+    restored_folder.chmod(0o755)
     database = restore_backup(older_backup, restored_folder, journals=[journal_path()])
     try:
         assert "replayed 1 of 1 erasures" in capsys.readouterr().out
@@ -116,6 +120,7 @@ def test_an_erased_matter_leaves_nothing_for_verify_erasure_pg_dump_or_a_byte_se
         assert files_holding(restored_folder, [id_number, marker, SECRET_NAME]) == []
     finally:
         database.server.cleanup()
+        shutil.rmtree(restored_folder, ignore_errors=True)
 
 
 def test_a_subject_erasure_blanks_the_titles_naming_it_and_refuses_a_reason_naming_it(world, deposit_memory):
