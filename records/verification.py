@@ -76,15 +76,16 @@ def verify(tombstone: AuditLog, *, folders: Iterable[Path] = ()) -> Verdict:
     return verdict
 
 
-def text_columns() -> list[tuple[str, str]]:
-    """Every text, JSON, text-array and tsvector column of every table in the public schema."""
+def text_columns() -> list[tuple[str, str, str]]:
+    """(table, column, data type) of every text, JSON, text-array, tsvector and bytea column of
+    every table in the public schema (tables added later are covered)."""
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT c.table_name, c.column_name FROM information_schema.columns c "
+            "SELECT c.table_name, c.column_name, c.data_type FROM information_schema.columns c "
             "JOIN information_schema.tables t USING (table_schema, table_name) "
             "WHERE c.table_schema = 'public' AND t.table_type = 'BASE TABLE' "
-            "AND (c.data_type = ANY(%s) OR (c.data_type = 'ARRAY' AND c.udt_name IN ('_text', '_varchar'))) "
-            "ORDER BY 1, 2",
+            "AND (c.data_type = ANY(%s) OR (c.data_type = 'ARRAY' AND c.udt_name IN ('_text', '_varchar')) "
+            "OR c.data_type = 'bytea') ORDER BY 1, 2",
             [list(TEXT_TYPES)],
         )
         return cursor.fetchall()
@@ -93,10 +94,11 @@ def text_columns() -> list[tuple[str, str]]:
 def scan_database(fingerprints: Fingerprints, scanned: dict[str, int]) -> dict[str, int]:
     found: dict[str, int] = {}
     with connection.cursor() as cursor:
-        for table, column in text_columns():
+        for table, column, data_type in text_columns():
             scanned["columns"] = scanned.get("columns", 0) + 1
-            cursor.execute(f'SELECT "{column}"::text FROM "{table}" WHERE "{column}" IS NOT NULL')
-            hits = sum(fingerprints.matches(value) for (value,) in cursor.fetchall())
+            value = f"encode(\"{column}\", 'escape')" if data_type == "bytea" else f'"{column}"::text'
+            cursor.execute(f'SELECT {value} FROM "{table}" WHERE "{column}" IS NOT NULL')
+            hits = sum(fingerprints.matches(text) for (text,) in cursor.fetchall())
             if hits:
                 found[f"{table}.{column}"] = hits
     return found
