@@ -15,6 +15,7 @@ from django.contrib.contenttypes.models import ContentType
 from django.db.models import Q
 
 from memory.labels import unit_label
+from records.fingerprints import proper_names
 from memory.models import (
     AuditEvent,
     AuditLog,
@@ -319,7 +320,8 @@ def consolidated_marks(plan: Plan):
 
 def erased_texts(unit: Unit, plan: Plan) -> tuple[list[str], list[str]]:
     """The texts the unit's rows hold and the names it goes by (the subject, the matter's title,
-    the notes' subjects): what the tombstone's fingerprints are made of, read before the delete."""
+    the notes' subjects, the people named in the texts): what the tombstone's fingerprints are
+    made of, read before the delete."""
     texts: list[str] = []
     names: list[str] = [unit.subject] if unit.subject else []
     for content, context, subject in Note.objects.filter(pk__in=plan.notes).values_list("content", "context", "subject"):
@@ -331,6 +333,7 @@ def erased_texts(unit: Unit, plan: Plan) -> tuple[list[str], list[str]]:
     if unit.matter is not None:
         texts += [unit.matter.title, unit.matter.description]
         names.append(unit.matter.title)
+    names += [name for text in texts for name in proper_names(text or "")]
     return texts, names
 
 

@@ -6,8 +6,9 @@ An erasure keeps in its tombstone the fingerprints of what it removed (docs/reco
 - **tokens** — every identifier (a run of six or more letters, digits and ``-_./@`` holding a
   digit, not a date or a time: an ID number, a case number, a marker) and every clause (text between punctuation,
   eight characters or more) of the erased rows;
-- **names** — the subject's name, the matter's title and the notes' subjects, matched anywhere
-  inside a text (a name sits inside a clause without punctuation around it).
+- **names** — the subject's name, the matter's title, the notes' subjects and the people's names
+  in the erased texts (``proper_names``), matched anywhere inside a text (a name sits inside a
+  clause without punctuation around it).
 
 Each is ``blake2b(key=SECRET_KEY)`` of the NFKC-casefolded text, 16 hex digits: without the
 key nobody can test a guess against a tombstone, and a restored backup keeps the key.
@@ -22,12 +23,28 @@ from dataclasses import dataclass, field
 
 from django.conf import settings
 
+from remember.extraction.lexicon import person_names
+
 IDENTIFIER = re.compile(r"[0-9a-z][0-9a-z\-_./@]{5,}")
 # A date or a time names no one (and the retention purge's reason carries the closing date).
 DATE = re.compile(r"\d{4}[-./]\d{1,2}[-./]\d{1,2}|\d{1,2}[:.]\d{2}([:.]\d{2})?")
-CLAUSE_BREAK = re.compile(r"[\s,.;:!?，。；：！？、\"“”'‘’()（）《》【】\[\]{}<>=&|]+")
+CLAUSE_BREAK = re.compile(r"\s*[\n\r\t,.;:!?，。；：！？、\"“”'‘’()（）《》【】\[\]{}<>=&|]+\s*")
 CLAUSE_MIN = 8
 NAME_MIN = 2
+
+
+LATIN_NAME = re.compile(r"\b[A-Z][a-z]{2,}\b")
+
+
+def proper_names(text: str) -> list[str]:
+    """The people's names in ``text``: Chinese names jieba tags as a person (remember's lexicon),
+    and capitalised Latin words that do not open a sentence ("Whitfield", "Hangzhou")."""
+    found = person_names(text)
+    for match in LATIN_NAME.finditer(text or ""):
+        before = text[:match.start()].rstrip()
+        if before and before[-1] not in ".!?:;\"“。！？：；":
+            found.append(match.group())
+    return found
 
 
 def normalized(text: str) -> str:

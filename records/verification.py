@@ -18,7 +18,7 @@ import tempfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import unquote
+from urllib.parse import unquote_plus
 
 from django.db import connection
 from django.utils.translation import gettext
@@ -132,7 +132,7 @@ def _matches(fingerprints: Fingerprints, chunk: bytes) -> int:
     text = "\n".join(TEXT_RUN.findall(chunk.decode("utf-8", "ignore")))
     hits = fingerprints.matches(text)
     if "%" in text:
-        hits += fingerprints.matches(unquote(text))
+        hits += fingerprints.matches(unquote_plus(text))
     return hits
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from urllib.parse import quote
 
-from records.fingerprints import Fingerprints
+from records.fingerprints import Fingerprints, proper_names
 from records.verification import _matches
 
 ERASED = "委托人欧阳翠花的身份证号330102199001011234，于2026-10-21结案，押金八千元至今未退还给委托人。"
@@ -37,3 +37,13 @@ def test_the_stored_form_holds_no_content_and_reads_back_the_same():
     assert "欧阳翠花" not in str(stored) and "330102199001011234" not in str(stored)
     again = Fingerprints.from_json(stored)
     assert again.tokens == fingerprints().tokens and again.names == fingerprints().names
+
+
+def test_the_people_named_in_a_text_are_names_a_reason_may_not_carry():
+    text = "委托人王磊于三月起诉房东。The tenant met Mr Whitfield at the flat."
+    names = proper_names(text)
+    assert "王磊" in names and "Whitfield" in names and "The" not in names
+    found = Fingerprints.of([text], names)
+    assert found.matches("erased at the request of Whitfield") == 1
+    assert found.matches("王磊本人书面要求") == 1
+    assert found.matches("the tenant's written request") == 0

