@@ -62,6 +62,7 @@ DATA_KEYS = {
     "counts": _("what was removed"),
     "matter_reference": _("matter reference"),
     "redacted_by": _("redacted by erasure"),
+    "fingerprints": _("fingerprints of the erased content"),
     "format": _("format"),
     "from_firm": _("from firm"),
     "notes": _("notes"),
