@@ -54,13 +54,13 @@ manage: install
 	$(PY) -m legalmem_site.launcher manage $(ARGS)
 
 # Backup and restore of the embedded database with the secret key (docs/records.md).
-# make backup [FILE=path.tar]; make restore FILE=path.tar [FORCE=1]
+# make backup [FILE=path.tar]; make restore FILE=path.tar [FORCE=1] [JOURNAL=erasures.jsonl]
 backup: install
 	$(PY) -m legalmem_site.backup create $(FILE)
 
 restore: install
 	@test -n "$(FILE)" || { echo "usage: make restore FILE=path/to/backup.tar [FORCE=1]"; exit 2; }
-	$(PY) -m legalmem_site.backup restore $(FILE) $(if $(FORCE),--force)
+	$(PY) -m legalmem_site.backup restore $(FILE) $(if $(FORCE),--force) $(if $(JOURNAL),--journal=$(JOURNAL))
 
 # Benchmarks (speed and memory are measured here, not in tests); see bench/README.md.
 BENCH_DATA := $(CURDIR)/var/bench

@@ -1,13 +1,15 @@
 """Backup and restore of the embedded database with the data folder's secret key (docs/records.md).
 
     python -m legalmem_site.backup create [FILE]            # make backup [FILE=...]
-    python -m legalmem_site.backup restore FILE [--force]   # make restore FILE=... [FORCE=1]
+    python -m legalmem_site.backup restore FILE [--force] [--journal J]   # make restore FILE=... [FORCE=1] [JOURNAL=...]
 
 A backup is one tar file: ``manifest.json``, ``database.dump`` (``pg_dump --format=custom`` of
 the ``legalmem`` database, by the embedded server's own binaries) and ``secret_key`` (sessions
 and signed links stay valid after a restore). ``restore`` starts an embedded server in
 ``LEGALMEM_DATA_DIR`` (default ./var) and loads the dump; a folder that already holds a
-database or a secret key is refused unless ``--force`` (which replaces its database).
+database or a secret key is refused unless ``--force`` (which replaces its database). After
+loading, ``restore`` replays the erasures of the folder's journal (``erasures.jsonl``) and of any
+``--journal FILE`` (``JOURNAL=...``): what was erased after the backup was made is erased again.
 With ``DATABASE_URL`` set, ``create`` dumps that server (its administrator may prefer their
 own tools) and ``restore`` is refused: restore there with ``pg_restore`` (docs/records.md).
 """
@@ -27,6 +29,7 @@ from typing import Sequence
 import psycopg
 
 from legalmem_site.launcher import (
+    BASE_DIR,
     DATABASE_NAME,
     DataFolderLock,
     LaunchError,
@@ -120,9 +123,10 @@ def occupied(folder: Path) -> list[str]:
     return found
 
 
-def restore_backup(source: Path, folder: Path, *, force: bool = False):
-    """Load the backup into the embedded server of ``folder``; returns the running Database
-    (the caller stops it). Refuses a folder that holds data unless ``force``."""
+def restore_backup(source: Path, folder: Path, *, force: bool = False, journals: Sequence[Path] = ()):
+    """Load the backup into the embedded server of ``folder`` and replay the erasures of its
+    journal and ``journals``; returns the running Database (the caller stops it). Refuses a
+    folder that holds data unless ``force``."""
     in_use = occupied(folder)
     if in_use and not force:
         raise LaunchError(
@@ -145,7 +149,22 @@ def restore_backup(source: Path, folder: Path, *, force: bool = False):
             (folder / KEY_NAME).write_text(key.read_text())
             (folder / KEY_NAME).chmod(0o600)
     print(f"[legalmem] restored {source} ({manifest['created_at']}, {manifest['rows']}) into {folder}")
+    print(f"[legalmem] {replay_erasures(database.url, folder, journals)}")
     return database
+
+
+def replay_erasures(url: str, folder: Path, journals: Sequence[Path] = ()) -> str:
+    """``manage.py replay_erasures`` on the restored database: the erasures made after the
+    backup are made again (docs/records.md, "Backups and the replay"); returns its summary."""
+    env = {**os.environ, "DATABASE_URL": url, "LEGALMEM_DATA_DIR": str(folder)}
+    if (folder / KEY_NAME).exists():  # the fingerprints of the new tombstones are keyed by it
+        env["SECRET_KEY"] = (folder / KEY_NAME).read_text().strip()
+    command = [sys.executable, str(BASE_DIR / "manage.py"), "replay_erasures",
+               *(f"--journal={path}" for path in journals)]
+    result = subprocess.run(command, env=env, capture_output=True, text=True, cwd=BASE_DIR)
+    if result.returncode != 0:
+        raise LaunchError(f"replaying the erasures after the restore failed: {result.stderr.strip()[-2000:]}")
+    return result.stdout.strip().splitlines()[-1] if result.stdout.strip() else "no erasure to replay"
 
 
 def default_target(folder: Path) -> Path:
@@ -169,16 +188,17 @@ def command_create(args: Sequence[str]) -> int:
 
 def command_restore(args: Sequence[str]) -> int:
     force = "--force" in args
-    files = [a for a in args if a != "--force"]
+    journals = [Path(a.partition("=")[2]).resolve() for a in args if a.startswith("--journal=")]
+    files = [a for a in args if a != "--force" and not a.startswith("--journal=")]
     if len(files) != 1:
-        raise LaunchError("usage: make restore FILE=path/to/backup.tar [FORCE=1]")
+        raise LaunchError("usage: make restore FILE=path/to/backup.tar [FORCE=1] [JOURNAL=erasures.jsonl]")
     if os.environ.get("DATABASE_URL", "").strip():
         raise LaunchError("DATABASE_URL is set: restore into that server with pg_restore (docs/records.md)")
     folder = data_dir()
     lock = DataFolderLock(folder / "legalmem.lock", "LegalMem")
     lock.acquire()  # never under a running `make run`
     try:
-        restore_backup(Path(files[0]).resolve(), folder, force=force)
+        restore_backup(Path(files[0]).resolve(), folder, force=force, journals=journals)
     finally:
         lock.release()
     return 0

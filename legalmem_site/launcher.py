@@ -121,6 +121,9 @@ EMBEDDED_SERVER_SETTINGS = {
     "effective_cache_size": "8GB",
     "maintenance_work_mem": "512MB",
     "jit": "off",
+    # An erasure ends with a CHECKPOINT and a WAL switch (records/services/compaction.py): the
+    # finished segments, which still hold the erased rows, are then deleted, not renamed for reuse.
+    "wal_recycle": "off",
 }
 
 

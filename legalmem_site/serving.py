@@ -35,6 +35,9 @@ def daphne_command(host: str, port: int | str) -> list[str]:
     return [
         sys.executable, "-m", "daphne", "-b", host, "-p", str(port),
         "--websocket-max-message-size", size, "--websocket-max-frame-size", size,
+        # Daphne's own access log prints full query strings (a search's question, an ID number);
+        # ours (infra/logs/requests.py, logger legalmem.access) logs paths only.
+        "--access-log", os.devnull,
         "legalmem_site.asgi:application",
     ]
 

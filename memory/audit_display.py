@@ -134,6 +134,9 @@ def extra_lines(entry: AuditLog) -> list[tuple[str, str]]:
             lines.append((data_key_label(key), unit_label(str(extra.get("kind", "")), value.partition(" ")[2])))
         elif key == "redacted_by":
             lines.append((data_key_label(key), gettext("audit entry #%(id)s") % {"id": value}))
+        elif key == "fingerprints" and isinstance(value, dict):  # keyed hashes, for verify_erasure
+            count = len(value.get("tokens", [])) + sum(len(hashes) for hashes in value.get("names", {}).values())
+            lines.append((data_key_label(key), gettext("%(count)s keyed hashes") % {"count": count}))
         else:
             lines.append((data_key_label(key), value_text(MODELS.get(entry.object_type), key, value)))
     return lines

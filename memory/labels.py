@@ -62,6 +62,7 @@ DATA_KEYS = {
     "counts": _("what was removed"),
     "matter_reference": _("matter reference"),
     "redacted_by": _("redacted by erasure"),
+    "fingerprints": _("fingerprints of the erased content"),
     "format": _("format"),
     "from_firm": _("from firm"),
     "notes": _("notes"),
@@ -217,6 +218,9 @@ COUNT_LABELS = {
     "audit_entries_redacted": _("audit entries redacted"),
     "jobs_cancelled": _("queued jobs cancelled"),
     "navigation_snapshots": _("stored navigation graphs"),
+    "conversations_retitled": _("conversation titles blanked"),
+    "admin_history": _("admin history entries"),
+    "replies_redacted": _("replies with quotations redacted"),
 }
 
 

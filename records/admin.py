@@ -21,7 +21,7 @@ from memory.admin import RelatedOnly, WalledAdmin, is_firm_admin
 from memory.labels import format_counts
 from memory.models import Firm, Matter, MatterAssignment, Membership
 from memory.services.tenancy import assign_user, create_matter, unassign_user, update_matter
-from records.erasure import ErasureError, Unit, erase, matter_unit, preview, user_unit
+from records.erasure import ErasureError, Unit, compact_and_verify, erase, matter_unit, preview, user_unit
 from records.services.retention import RecordsError, close_matter, lift_legal_hold, reopen_matter, set_legal_hold
 from records.views import export_response
 
@@ -59,6 +59,10 @@ def _erase_all(modeladmin, request, units: list[tuple[Any, Unit]]) -> None:
             modeladmin.message_user(request, f"{row}: {exc}", messages.ERROR)
             continue
         modeladmin.message_user(request, result.message, messages.WARNING if result.already_erased else messages.SUCCESS)
+        verdict = compact_and_verify(result, folders=[])  # the database; the command also scans the files
+        if verdict is not None:
+            modeladmin.message_user(request, " ".join(verdict.lines()),
+                                    messages.SUCCESS if verdict.clean else messages.ERROR)
 
 
 class MatterRecordsAdmin:

@@ -10,12 +10,27 @@ from records.erasure_plan import (
     subject_unit,
     user_unit,
 )
+from pathlib import Path
+
+from records.services.compaction import compact_after_erasure
 from records.services.erasure import ErasureResult, erase, format_counts, preview
+from records.verification import Verdict, verify
+
+
+def compact_and_verify(result: ErasureResult, *, folders: list[Path]) -> Verdict | None:
+    """After a committed erasure: rewrite the touched tables and retire the WAL (the bytes go
+    from the files), then look for the fingerprints in the database and ``folders``."""
+    if result.tombstone is None or result.already_erased or result.dry_run:
+        return None
+    compact_after_erasure()
+    return verify(result.tombstone, folders=folders)
 
 __all__ = [
     "ErasureError",
     "ErasureResult",
     "Unit",
+    "Verdict",
+    "compact_and_verify",
     "conversation_unit",
     "erase",
     "format_counts",

@@ -10,9 +10,12 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 
+from django.contrib.admin.models import LogEntry
+from django.contrib.contenttypes.models import ContentType
 from django.db.models import Q
 
 from memory.labels import unit_label
+from records.fingerprints import proper_names
 from memory.models import (
     AuditEvent,
     AuditLog,
@@ -48,6 +51,7 @@ class Unit:
     conversation_id: int | None = None
     user: object | None = None
     subject: str = ""
+    rows: dict | None = None  # a replayed erasure: the ids its journal entry names (records.journal)
 
     @property
     def shown(self) -> str:
@@ -80,6 +84,21 @@ def user_unit(firm: Firm, user) -> Unit:
                 label=f"user {user.pk}", user=user)
 
 
+def replay_unit(entry: dict) -> Unit:
+    """An erasure of the journal (records.journal) again, after a restore: the same rows by id."""
+    firm = Firm.objects.get(pk=entry["firm"])
+    matter = Matter.objects.filter(pk=entry.get("matter"), firm=firm).first() if entry.get("matter") else None
+    return Unit(kind=entry["kind"], firm=firm, object_type=entry["object_type"], object_id=entry["object_id"],
+                label=entry["label"], matter=matter, rows=entry["rows"])
+
+
+def journal_rows(plan: Plan) -> dict[str, list]:
+    """The ids a journal entry keeps of a plan (no content)."""
+    return {"conversations": sorted(plan.conversations), "messages": sorted(plan.messages),
+            "notes": sorted(plan.notes), "retitled_conversations": sorted(plan.retitled_conversations),
+            "traits": sorted(plan.traits), "evidence": sorted(plan.evidence)}
+
+
 def subject_hash(firm: Firm, subject: str) -> str:
     """The tombstone's name for a subject: a keyed digest, never the name itself."""
     return hashlib.sha256(f"{firm.pk}:{subject.casefold().strip()}".encode()).hexdigest()
@@ -99,6 +118,7 @@ class Plan:
     """Row ids to delete, rows to scrub, and the counts a person confirms."""
 
     conversations: set[int] = field(default_factory=set)
+    retitled_conversations: set[int] = field(default_factory=set)  # kept, title naming the subject blanked
     messages: set[int] = field(default_factory=set)
     turns: set[int] = field(default_factory=set)
     consolidations: set[int] = field(default_factory=set)       # deleted with their marks
@@ -117,6 +137,7 @@ class Plan:
             "links": links,
             "messages": len(self.messages),
             "conversations": len(self.conversations),
+            "conversations_retitled": len(self.retitled_conversations),
             "turn_extractions": len(self.turns),
             "routing_decisions": len(self.decisions),
             "consolidations": len(self.consolidations) + len(self.scrubbed_consolidations),
@@ -126,7 +147,8 @@ class Plan:
         }
 
     def is_empty(self) -> bool:
-        return not (self.notes or self.messages or self.conversations or self.traits or self.evidence)
+        return not (self.notes or self.messages or self.conversations or self.traits or self.evidence
+                    or self.retitled_conversations)
 
 
 def _ids(queryset) -> set:
@@ -136,6 +158,14 @@ def _ids(queryset) -> set:
 def _seed(unit: Unit, plan: Plan) -> None:
     """The rows the unit names directly."""
     firm = unit.firm
+    if unit.rows is not None:
+        rows = unit.rows
+        plan.conversations |= _ids(Conversation.objects.filter(firm=firm, pk__in=rows["conversations"]))
+        plan.retitled_conversations |= _ids(Conversation.objects.filter(firm=firm, pk__in=rows["retitled_conversations"]))
+        plan.messages |= _ids(Message.objects.filter(firm=firm, pk__in=rows["messages"]))
+        plan.notes |= {str(pk) for pk in _ids(Note.objects.filter(firm=firm, pk__in=rows["notes"]))}
+        plan.traits |= _ids(PersonaTrait.objects.filter(firm=firm, pk__in=rows["traits"]))
+        plan.evidence |= _ids(PersonaEvidence.objects.filter(firm=firm, pk__in=rows["evidence"]))
     if unit.matter is not None:
         plan.conversations |= _ids(Conversation.objects.filter(matter=unit.matter))
         plan.notes |= {str(pk) for pk in _ids(Note.objects.filter(matter=unit.matter))}
@@ -146,7 +176,7 @@ def _seed(unit: Unit, plan: Plan) -> None:
         plan.conversations |= _ids(Conversation.objects.filter(user=unit.user, firm=firm))
         plan.notes |= {str(pk) for pk in _ids(Note.objects.filter(firm=firm, owner=unit.user))}
         plan.traits |= _ids(PersonaTrait.objects.filter(firm=firm, user=unit.user))
-    elif unit.subject:
+    elif unit.subject and unit.rows is None:
         name = unit.subject
         plan.messages |= _ids(Message.objects.filter(firm=firm, content__icontains=name))
         plan.notes |= {str(pk) for pk in _ids(Note.objects.filter(firm=firm).filter(
@@ -157,6 +187,7 @@ def _seed(unit: Unit, plan: Plan) -> None:
         plan.evidence |= _ids(PersonaEvidence.objects.filter(firm=firm, content__icontains=name))
         plan.traits |= _ids(PersonaTrait.objects.filter(firm=firm, content__icontains=name))
         plan.scrubbed_consolidations |= _ids(Consolidation.objects.filter(firm=firm, items__icontains=name))
+        plan.retitled_conversations |= _ids(Conversation.objects.filter(firm=firm, title__icontains=name))
 
 
 def _expand(plan: Plan) -> None:
@@ -241,6 +272,7 @@ def collect(unit: Unit) -> Plan:
     plan = Plan()
     _seed(unit, plan)
     _expand(plan)
+    plan.retitled_conversations -= plan.conversations
     _touched_matters(unit, plan)
     _audit_entries(unit, plan)
     return plan
@@ -284,3 +316,36 @@ def consolidated_marks(plan: Plan):
     return ConsolidatedMessage.objects.filter(
         Q(message_id__in=plan.messages) | Q(consolidation_id__in=plan.consolidations)
     )
+
+
+def erased_texts(unit: Unit, plan: Plan) -> tuple[list[str], list[str]]:
+    """The texts the unit's rows hold and the names it goes by (the subject, the matter's title,
+    the notes' subjects, the people named in the texts): what the tombstone's fingerprints are
+    made of, read before the delete."""
+    texts: list[str] = []
+    names: list[str] = [unit.subject] if unit.subject else []
+    for content, context, subject in Note.objects.filter(pk__in=plan.notes).values_list("content", "context", "subject"):
+        texts += [content, context]
+        names.append(subject)
+    texts += Message.objects.filter(pk__in=plan.messages).values_list("content", flat=True)
+    texts += Conversation.objects.filter(
+        pk__in=plan.conversations | plan.retitled_conversations).values_list("title", flat=True)
+    if unit.matter is not None:
+        texts += [unit.matter.title, unit.matter.description]
+        names.append(unit.matter.title)
+    names += [name for text in texts for name in proper_names(text or "")]
+    return texts, names
+
+
+def admin_history(unit: Unit, plan: Plan):
+    """Django admin history rows that name the unit's objects (``object_repr``, ``change_message``)."""
+    named = Q(pk__in=[])
+    conversations = plan.conversations | plan.retitled_conversations
+    for model, ids in ((Note, plan.notes), (Message, plan.messages), (Conversation, conversations)):
+        if ids:
+            named |= Q(content_type=ContentType.objects.get_for_model(model), object_id__in=[str(pk) for pk in ids])
+    if unit.matter is not None:
+        named |= Q(content_type=ContentType.objects.get_for_model(Matter), object_id=str(unit.matter.pk))
+    if unit.subject:
+        named |= Q(object_repr__icontains=unit.subject) | Q(change_message__icontains=unit.subject)
+    return LogEntry.objects.filter(named)

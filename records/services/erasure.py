@@ -11,13 +11,12 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 
-from django.contrib.admin.models import LogEntry
-from django.contrib.contenttypes.models import ContentType
 from django.db import connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext, gettext_lazy as _
 
+from infra.embeddings import recent_queries
 from memory.models import (
     AuditEvent,
     AuditLog,
@@ -37,12 +36,18 @@ from remember.turns import extract_turn_task
 from memory.erasure_hooks import erasure_hooks
 from memory.labels import format_counts
 from memory.services.audit import actor_label
+from records import journal
+from records.fingerprints import Fingerprints
+from records.services.reply_scrub import quoted_clauses, redact_quoting_messages
 from records.erasure_plan import (
     ErasureError,
     Plan,
     Unit,
+    admin_history,
     collect,
     consolidated_marks,
+    erased_texts,
+    journal_rows,
     held_matters,
     messages_recalling,
     surviving_notes_quoting,
@@ -118,9 +123,14 @@ def erase(unit: Unit, *, actor, reason: str) -> ErasureResult:
             if previous is not None:
                 return ErasureResult(unit=unit, tombstone=previous, already_erased=True)
             raise ErasureError(gettext("nothing to erase: %(unit)s holds no notes or messages") % {"unit": unit.shown})
+        texts, names = erased_texts(unit, plan)
+        fingerprints = Fingerprints.of(texts, names)
+        _refuse_naming_reason(reason, fingerprints)
         counts = plan.counts()
         counts["jobs_cancelled"] = _cancel_jobs(plan)
-        tombstone = _tombstone(unit, actor=actor, reason=reason, counts=counts)
+        counts["admin_history"] = admin_history(unit, plan).count()
+        counts["replies_redacted"] = len(redact_quoting_messages(unit.firm, plan.messages, quoted_clauses(texts)))
+        tombstone = _tombstone(unit, actor=actor, reason=reason, counts=counts, fingerprints=fingerprints)
         _redact_audit(plan, tombstone)
         _scrub_survivors(unit, plan, tombstone)
         _delete(unit, plan)
@@ -129,6 +139,8 @@ def erase(unit: Unit, *, actor, reason: str) -> ErasureResult:
             counts[hook.name] = hook.erase(unit)
         if unit.matter is not None:
             _retire_matter(unit.matter)
+        transaction.on_commit(lambda: journal.append(_journal_entry(unit, plan, tombstone)))
+        transaction.on_commit(recent_queries.clear)  # this process's search texts and their vectors
         for hook in hooks:
             if hook.after_commit is not None:
                 transaction.on_commit(hook.after_commit)
@@ -136,11 +148,21 @@ def erase(unit: Unit, *, actor, reason: str) -> ErasureResult:
     return ErasureResult(unit=unit, counts=counts, tombstone=tombstone)
 
 
+def _journal_entry(unit: Unit, plan: Plan, tombstone: AuditLog) -> dict:
+    """What ``replay_erasures`` needs to erase the same rows after a restore: ids, never content."""
+    return {"tombstone": tombstone.pk, "at": tombstone.created_at.isoformat(), "firm": unit.firm.pk,
+            "kind": unit.kind, "object_type": unit.object_type, "object_id": unit.object_id, "label": unit.label,
+            "matter": unit.matter.pk if unit.matter is not None else None, "rows": journal_rows(plan)}
+
+
 def _lock_jobs(unit: Unit) -> None:
     """Take the row locks of the unit's turn jobs first: an extraction job holds its turn's row
     while it writes an item, so it either finishes that item before we collect, or waits and
     then finds its turn gone (remember.turns)."""
-    if unit.matter is not None:
+    if unit.rows is not None:
+        jobs = TurnExtraction.objects.filter(
+            Q(conversation_id__in=unit.rows["conversations"]) | Q(user_message_id__in=unit.rows["messages"]))
+    elif unit.matter is not None:
         jobs = TurnExtraction.objects.filter(conversation__matter=unit.matter)
     elif unit.conversation_id is not None:
         jobs = TurnExtraction.objects.filter(conversation_id=unit.conversation_id)
@@ -166,14 +188,24 @@ def _cancel_jobs(plan: Plan) -> int:
     return deleted
 
 
-def _tombstone(unit: Unit, *, actor, reason: str, counts: dict[str, int]) -> AuditLog:
+def _refuse_naming_reason(reason: str, fingerprints: Fingerprints) -> None:
+    """The reason is kept for good (a tombstone is never redacted): it may not carry what is
+    erased — the subject's or a note's name, the matter's title, an ID number or a sentence."""
+    if fingerprints.matches(reason):
+        raise ErasureError(gettext(
+            "refused: the reason names what is being erased (a name, a title, an identifier or a sentence "
+            "of it); the reason is kept for good, so describe the request without them"))
+
+
+def _tombstone(unit: Unit, *, actor, reason: str, counts: dict[str, int], fingerprints: Fingerprints) -> AuditLog:
     """The tombstone: who, when, what kind and how many, and why — never the content. Stamped
     with the transaction's start (now()) so the audit trigger admits redactions only in this
     transaction (migration 0013)."""
     with connection.cursor() as cursor:
         cursor.execute("SELECT now()")
         started = cursor.fetchone()[0]
-    extra = {"kind": unit.kind, "unit": unit.label, "reason": reason[:1000], "counts": counts}
+    extra = {"kind": unit.kind, "unit": unit.label, "reason": reason[:1000], "counts": counts,
+             "fingerprints": fingerprints.to_json()}
     if unit.matter is not None:
         extra["matter_reference"] = unit.matter.reference
     return AuditLog.objects.create(
@@ -245,16 +277,14 @@ def _delete(unit: Unit, plan: Plan) -> None:
     TurnExtraction.objects.filter(pk__in=plan.turns).delete()
     Message.objects.filter(pk__in=plan.messages).delete()
     Conversation.objects.filter(pk__in=plan.conversations).delete()
-    _delete_admin_log(plan)
+    Conversation.objects.filter(pk__in=plan.retitled_conversations).update(title="")
+    _delete_admin_log(unit, plan)
 
 
-def _delete_admin_log(plan: Plan) -> None:
-    """Django's admin history names an edited object by its text (``object_repr``)."""
-    for model, ids in ((Note, plan.notes), (Message, plan.messages), (Conversation, plan.conversations)):
-        if ids:
-            LogEntry.objects.filter(
-                content_type=ContentType.objects.get_for_model(model), object_id__in=[str(pk) for pk in ids]
-            ).delete()
+def _delete_admin_log(unit: Unit, plan: Plan) -> None:
+    """Django's admin history names an edited object by its text (``object_repr``, and the
+    matter's "M-… <title>"): every row about an erased object, the matter, a blanked title."""
+    admin_history(unit, plan).delete()
 
 
 def _retire_matter(matter: Matter) -> None:

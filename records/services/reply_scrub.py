@@ -1,6 +1,7 @@
 """The recalled memories saved with chat replies (``Message.recalled``) hold a copy of each
 note's content as shown (docs/chat-page.md). When notes are erased, their copies must go too:
-:func:`scrub_recalled_notes` removes them from every reply that recalled them."""
+:func:`scrub_recalled_notes` removes them from every reply that recalled them, and
+:func:`redact_quoting_messages` the sentences a surviving reply repeated from erased content."""
 from __future__ import annotations
 
 import uuid
@@ -10,6 +11,8 @@ from django.db import transaction
 from django.db.models import Q
 
 from memory.models import Message
+from memory.segmentation import search_text
+from records.fingerprints import CLAUSE_BREAK, CLAUSE_MIN
 
 
 @transaction.atomic
@@ -40,3 +43,37 @@ def _without(entry, wanted: set[str]):
         return entry
     others = [other for other in entry["contradictions"] if not (isinstance(other, dict) and other.get("id") in wanted)]
     return {**entry, "contradictions": others} if len(others) != len(entry["contradictions"]) else entry
+
+
+REDACTED = "[…]"
+
+
+def quoted_clauses(texts: Iterable[str]) -> set[str]:
+    """The clauses of erased texts long enough that a reply repeating one quotes it (the
+    clauses the tombstone's fingerprints name, as written)."""
+    return {clause.strip() for text in texts for clause in CLAUSE_BREAK.split(text or "")
+            if len(clause.strip()) >= CLAUSE_MIN}
+
+
+@transaction.atomic
+def redact_quoting_messages(firm, erased_messages: Iterable[int], clauses: set[str]) -> list[int]:
+    """Replace, in every surviving message of the firm, each clause it quotes from the erased
+    content by ``[…]`` (an offline reply composed from an erased note repeats its sentences); the
+    message's search text is remade from what is left and its embedding dropped (the indexing job
+    embeds it again). Returns the ids of the messages redacted (the tombstone counts them)."""
+    if not clauses:
+        return []
+    ordered = sorted(clauses, key=len, reverse=True)
+    quoting = Q()
+    for clause in ordered:
+        quoting |= Q(content__contains=clause)
+    rows = Message.objects.select_for_update().filter(firm=firm).exclude(pk__in=list(erased_messages)).filter(quoting)
+    changed = []
+    for message in rows.only("id", "content"):
+        content = message.content
+        for clause in ordered:
+            content = content.replace(clause, REDACTED)
+        Message.objects.filter(pk=message.pk).update(
+            content=content, search_text=search_text(content), embedding=None, embedding_model="")
+        changed.append(message.pk)
+    return changed

@@ -13,6 +13,7 @@ from django.utils import timezone
 from memory.models import AuditEvent, Firm, Matter
 from memory.services.audit import record
 from records.erasure import ErasureError, erase, matter_unit
+from records.services.compaction import compact_after_erasure
 
 logger = logging.getLogger("legalmem.records")
 
@@ -136,7 +137,8 @@ def expired_matters(now: datetime | None = None) -> list[Matter]:
 
 
 def purge_expired(*, now: datetime | None = None, dry_run: bool = False) -> PurgeReport:
-    """Erase every expired matter not on legal hold, each in its own transaction."""
+    """Erase every expired matter not on legal hold, each in its own transaction, then rewrite
+    the touched tables once (records.services.compaction)."""
     from records.erasure import preview
 
     report = PurgeReport(dry_run=dry_run)
@@ -158,4 +160,6 @@ def purge_expired(*, now: datetime | None = None, dry_run: bool = False) -> Purg
         except Exception as exc:  # noqa: BLE001 - one matter's failure does not stop the others
             logger.exception("retention purge of matter %s failed", matter.pk)
             report.failed.append((matter, f"{type(exc).__name__}: {exc}"))
+    if report.purged and not dry_run:
+        compact_after_erasure()  # the purged rows' bytes out of the table and WAL files, once
     return report

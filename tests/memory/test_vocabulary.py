@@ -71,6 +71,7 @@ def test_an_erasure_names_its_unit_and_counts_in_words(world, memory_notes):
         assert lines["删除类型"] == "一个案件"
         assert "{" not in lines["删除内容"]
         assert "笔记" in lines["删除内容"]
+        assert lines["被删除内容的指纹"].endswith("个带密钥的哈希值")  # a count, not the hashes
 
 
 def test_actors_object_types_speakers_and_link_reasons_in_words():

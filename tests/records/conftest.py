@@ -7,6 +7,7 @@ from django.db import connection
 from django.utils import translation
 
 from memory.models import Conversation, Message, Note
+from records.verification import text_columns
 from tests.remember.conftest import TurnMaker
 
 # Unusual words, so a hit in the scan can only come from these turns.
@@ -16,22 +17,7 @@ SECRET_REPLY = f"根据《民法典》第七百零三条，{SECRET_NAME}无正�
 OTHER_TURN = "我在2024年3月5日花5999元买了一台笔记本电脑，笔记本电脑在购买后约两周出现大面积花屏。"
 OTHER_REPLY = "根据《消费者权益保护法》第二十四条，您可以要求商家退货。"
 
-TEXT_TYPES = ("text", "character varying", "jsonb", "json")
 SKIPPED_TABLES = ("django_migrations",)
-
-
-def text_columns() -> list[tuple[str, str, str]]:
-    """Every text, JSON and text-array column of every table (new tables included)."""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT table_name, column_name, data_type FROM information_schema.columns c "
-            "JOIN information_schema.tables t USING (table_schema, table_name) "
-            "WHERE c.table_schema = 'public' AND t.table_type = 'BASE TABLE' "
-            "AND (data_type = ANY(%s) OR (data_type = 'ARRAY' AND udt_name IN ('_text', '_varchar')) "
-            "OR data_type = 'bytea' OR data_type = 'tsvector') ORDER BY table_name, column_name",
-            [list(TEXT_TYPES)],
-        )
-        return [row for row in cursor.fetchall() if row[0] not in SKIPPED_TABLES]
 
 
 def vector_columns() -> list[tuple[str, str]]:
@@ -49,6 +35,8 @@ def tables_containing(text: str) -> dict[str, int]:
     found = {}
     with connection.cursor() as cursor:
         for table, column, data_type in text_columns():
+            if table in SKIPPED_TABLES:
+                continue
             if data_type == "bytea":
                 condition = f'position(convert_to(%s, \'UTF8\') in "{column}") > 0'
             else:
@@ -86,6 +74,14 @@ def english():
     """Messages and command output in English (the product's default language is zh-Hans)."""
     with translation.override("en"):
         yield
+
+
+@pytest.fixture(autouse=True)
+def data_folder(settings, tmp_path):
+    """A data folder of the test's own: the erasure journal and the verification scan stay in it."""
+    settings.DATA_DIR = tmp_path / "data"
+    settings.DATA_DIR.mkdir()
+    return settings.DATA_DIR
 
 
 @pytest.fixture

@@ -100,3 +100,21 @@ def test_the_matter_page_offers_the_export_and_shows_hold_and_closing(world):
     assert firm_page.status_code == 200
     assert 'name="retention_days"' in firm_page.content.decode()
     assert "保存期限（天）" in firm_page.content.decode()
+
+
+def test_the_admin_refuses_a_reason_naming_the_matter_then_shows_the_verification_verdict(world, deposit_memory):
+    client = client_for(world.alice)
+
+    def erase_with(reason: str) -> str:
+        response = client.post(CHANGELIST, {"action": "erase_matters", "_selected_action": [world.matter_deposit.pk],
+                                            "confirm": "yes", "reason": reason},
+                               HTTP_ACCEPT_LANGUAGE="en", follow=True)
+        assert response.status_code == 200
+        return response.content.decode()
+
+    refused = erase_with(f"{world.matter_deposit.title}: the client asked us to")
+    assert "the reason names what is being erased" in refused
+    assert tables_containing(SECRET_NAME)
+    done = erase_with("the client's written request")
+    assert "nothing remains" in done
+    assert tables_containing(SECRET_NAME) == {}

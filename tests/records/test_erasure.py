@@ -165,7 +165,7 @@ def test_a_crash_mid_erasure_leaves_everything_and_a_rerun_completes(world, depo
     before = tables_containing(SECRET_NAME)
     entries = AuditLog.objects.count()
 
-    def crash(plan):  # after tombstone, redaction, scrubbing and the first deletes
+    def crash(*_args):  # after tombstone, redaction, scrubbing and the first deletes
         raise RuntimeError("power cut")
 
     monkeypatch.setattr(erasure_service, "_delete_admin_log", crash)

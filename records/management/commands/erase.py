@@ -1,10 +1,14 @@
 """``manage.py erase (--matter REF | --conversation ID | --user NAME | --subject NAME) --reason TEXT``.
 
 Erases one unit for good in one transaction and leaves a tombstone in the audit log
-(docs/records.md). ``--dry-run`` prints the counts without changing anything.
+(docs/records.md), then rewrites the touched tables, retires the WAL and runs
+``verify_erasure`` on the result. ``--dry-run`` prints the counts without changing anything.
 """
 from __future__ import annotations
 
+from pathlib import Path
+
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from memory.models import AuditEvent, AuditLog, Conversation
@@ -12,6 +16,7 @@ from records.lookup import RecordLookupError, firm_by_slug, matter_by_reference,
 from records.erasure import (
     ErasureError,
     Unit,
+    compact_and_verify,
     conversation_unit,
     erase,
     matter_unit,
@@ -34,6 +39,8 @@ class Command(BaseCommand):
         parser.add_argument("--reason", default="", help="why (kept in the tombstone; required unless --dry-run)")
         parser.add_argument("--actor", default="", help="who asked (username); default system:erase")
         parser.add_argument("--dry-run", action="store_true", help="print what would be erased; change nothing")
+        parser.add_argument("--folder", action="append", default=[],
+                            help="a folder to verify besides the data folder (logs, backups); repeatable")
 
     def handle(self, *args, **options) -> None:
         try:
@@ -50,6 +57,9 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from None
         style = self.style.WARNING if result.already_erased else self.style.SUCCESS
         self.stdout.write(style(result.message))
+        verdict = compact_and_verify(result, folders=[Path(settings.DATA_DIR), *map(Path, options["folder"])])
+        if verdict is not None:
+            self.stdout.write((self.style.SUCCESS if verdict.clean else self.style.ERROR)("\n".join(verdict.lines())))
 
     def _unit(self, options) -> Unit:
         firm = firm_by_slug(options["firm"])
