@@ -20,7 +20,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from memory.models import AuditEvent, Document, DocumentChunk, DocumentPage, Matter
+from memory.models import AuditEvent, Document, DocumentChunk, DocumentPage, Matter, Message
 from memory.segmentation import search_text
 from memory.services.audit import record
 
@@ -230,12 +230,27 @@ def forget_unreferenced_files(hashes: Iterable[str]) -> int:
     return removed
 
 
+def _scrub_recalled_passages(document_ids: list[int]) -> int:
+    """Chat replies keep the passages recalled for them (``Message.recalled``): those of erased
+    documents are removed from every reply, in whatever conversation."""
+    scrubbed = 0
+    for document_id in document_ids:
+        for reply in Message.objects.filter(recalled__contains=[{"document_id": document_id}]).only("id", "recalled"):
+            kept = [entry for entry in reply.recalled
+                    if not (isinstance(entry, dict) and entry.get("document_id") == document_id)]
+            Message.objects.filter(pk=reply.pk).update(recalled=kept)
+            scrubbed += 1
+    return scrubbed
+
+
 def erase_unit_documents(unit) -> int:
     """An erasure's hook (``memory.erasure_hooks``, registered by the documents app): a matter's
     documents, pages and chunks go in the erasure's transaction, their files once it commits
     (a file another matter still refers to stays)."""
     if getattr(unit, "matter", None) is None:
         return 0
-    count, hashes = documents_erase(Document.objects.filter(matter=unit.matter))
+    documents = Document.objects.filter(matter=unit.matter)
+    _scrub_recalled_passages(list(documents.values_list("pk", flat=True)))
+    count, hashes = documents_erase(documents)
     transaction.on_commit(lambda: forget_unreferenced_files(hashes))
     return count

@@ -131,7 +131,15 @@
       reasons.append(li);
     }
     why.append(summary, scores, reasons);
-    if (note.provenance_url) {
+    if (note.kind === "document" && note.url) {
+      // a document passage: its citation opens the viewer at the page, the passage highlighted
+      const cite = document.createElement("a");
+      cite.href = note.url;
+      cite.target = "_blank";
+      cite.className = "citation";
+      cite.textContent = note.citation;
+      div.append(cite);
+    } else if (note.provenance_url) {
       const link = document.createElement("a");
       link.href = note.provenance_url;
       link.target = "_blank";
