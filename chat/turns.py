@@ -164,6 +164,8 @@ def hit_payload(hit, viewer: Viewer) -> dict[str, Any]:
         "matter": note.matter.title if note.matter_id else None,
         "matter_reference": note.matter.reference if note.matter_id else None,
         "provenance_url": f"/api/memory/notes/{note.pk}/",
+        "document_url": note.document_url(),  # a note made from a document: its page, highlighted
+        "document_citation": note.speaker if note.document_url() else "",
         # the turn messages this note's place stands for beside its provenance (the reply to
         # the question it was made from): shown under the note
         "said": [said_payload(message) for message in hit.said],

@@ -31,6 +31,7 @@ from memory.services.documents import (
     store_file,
 )
 from remember.documents.chunking import chunk_page
+from remember.documents.memory import remember_document
 from remember.documents.formats import DocumentRejected, Extracted, extract, kind_of
 
 #: Chunks embedded per encoder batch.
@@ -97,6 +98,7 @@ def process_document(document_id: int) -> str:
         document_store_extraction(document, pages=[(p.text, p.by_ocr) for p in extracted.pages],
                                   chunks=chunks, embedding_model=get_embedder().name, headers=extracted.headers)
         _attach(document, extracted)
+        _remember(document)
         return Document.Status.INDEXED
     except DocumentRejected as error:
         document_fail(document, str(error))
@@ -104,6 +106,15 @@ def process_document(document_id: int) -> str:
         logger.exception("document %s failed", document_id)
         document_fail(document, f"internal error: {type(error).__name__}: {error}")
     return Document.Status.FAILED
+
+
+def _remember(document: Document) -> None:
+    """Notes from the chunks (the document stays indexed and searchable if this fails)."""
+    try:
+        with transaction.atomic():
+            remember_document(document)
+    except Exception:
+        logger.exception("notes from document %s failed", document.pk)
 
 
 def _chunks(extracted: Extracted):

@@ -148,6 +148,15 @@
       why.append(link);
     }
     div.append(content);
+    if (note.document_url) {
+      // a note the write path made from a document: its source page, the passage highlighted
+      const source = document.createElement("a");
+      source.href = note.document_url;
+      source.target = "_blank";
+      source.className = "citation";
+      source.textContent = note.document_citation || t("source");
+      div.append(source);
+    }
     if (bits.length) div.append(facts);
     const contradictions = note.contradictions || [];
     if (contradictions.length) div.append(contradictionFlag(contradictions));

@@ -51,3 +51,15 @@ def test_saved_passages_follow_the_wall_and_go_with_an_erasure(world, django_cap
         erase(matter_unit(world.matter_deposit), actor=world.alice, reason="client asked")
     reply.refresh_from_db()  # the conversation has no matter: it stays, without the passages
     assert not [entry for entry in reply.recalled if entry.get("kind") == "document"]
+
+
+def test_a_note_made_from_a_document_links_to_its_page(world):
+    from tests.documents.files import docx_bytes
+
+    add_document(world.matter_deposit, "房屋租赁合同.docx", docx_bytes("房屋租赁合同", ["租客张三的月租金为8000元。"]),
+                 actor=world.alice)
+    _, memory = _ask(world.alice, world.matter_deposit, "张三的月租金是多少？")
+
+    notes = [r for r in memory.recalled if r["kind"] == "note" and r.get("document_url")]
+    assert notes and notes[0]["document_citation"] == "《房屋租赁合同》第 1 页"
+    assert notes[0]["document_url"].startswith("/documents/") and "&start=" in notes[0]["document_url"]
