@@ -1,6 +1,7 @@
 """Reads of a matter's documents, each from the one visibility rule (anything else is a 404)."""
 from __future__ import annotations
 
+from django.db.models import Count
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 
@@ -29,3 +30,8 @@ def document_page(document: Document, number: int) -> DocumentPage:
     if page is None:
         raise Http404
     return page
+
+
+def matters_with_documents(user):
+    """The matters the user is assigned to, with how many documents each holds."""
+    return Matter.objects.assigned_to(user).annotate(document_count=Count("documents")).order_by("reference", "title")

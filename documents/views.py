@@ -10,7 +10,13 @@ from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
-from documents.selectors import document_page, matter_documents, visible_document, visible_matter
+from documents.selectors import (
+    document_page,
+    matter_documents,
+    matters_with_documents,
+    visible_document,
+    visible_matter,
+)
 from memory.services.documents import (
     EmptyUpload,
     UploadTooLarge,
@@ -18,6 +24,12 @@ from memory.services.documents import (
     file_path,
 )
 from remember.documents import retry_document, upload_document
+
+
+@login_required
+def documents_home(request):
+    """The user's matters, each with its number of documents: the way to a matter's documents."""
+    return render(request, "documents/home.html", {"matters": matters_with_documents(request.user)})
 
 
 @login_required

@@ -81,6 +81,12 @@ def test_users_not_on_the_matter_get_404_for_everything_of_the_document(world, w
     assert not AuditLog.objects.filter(event_type=AuditEvent.DOCUMENT_VIEWED).exists()
 
 
+def test_the_documents_page_lists_only_assigned_matters(world):
+    html = logged_in(world.bob).get("/documents/").content.decode()
+    assert world.matter_laptop.title in html and world.matter_deposit.title not in html
+    assert world.matter_deposit.title not in logged_in(world.charlie).get("/documents/").content.decode()
+
+
 def test_bob_sees_the_documents_of_his_own_matter(world):
     document = add_document(world.matter_laptop, "invoice.txt", "Invoice: laptop screen repair RMB 1200".encode())
 
@@ -164,3 +170,26 @@ def test_erasing_the_matter_leaves_no_file_page_chunk_or_trace(world, document_s
     for path in Path(document_store).rglob("*"):
         if path.is_file():
             assert unique.encode() not in path.read_bytes()
+
+
+@pytest.mark.subprocess
+def test_backup_and_restore_carry_the_stored_files(world, document_store, tmp_path):
+    import os
+
+    from psycopg.conninfo import make_conninfo
+
+    from legalmem_site.backup import create_backup, restore_backup
+
+    document = add_document(world.matter_deposit, "lease.pdf", text_pdf(LEASE))
+    url = make_conninfo(os.environ["DATABASE_URL"], dbname=connection.settings_dict["NAME"])
+    archive = tmp_path / "backup.tar"
+    manifest = create_backup(url, archive, secret_key=None, documents=Path(document_store))
+    assert manifest["document_files"] == 1
+
+    target = tmp_path / "new-data"
+    database = restore_backup(archive, target)
+    try:
+        restored = target / "documents" / document.sha256[:2] / document.sha256
+        assert restored.read_bytes() == text_pdf(LEASE)
+    finally:
+        database.server.cleanup()
