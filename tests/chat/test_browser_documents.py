@@ -71,5 +71,5 @@ def test_alice_uploads_asks_and_opens_the_cited_page_bob_gets_404_charlie_sees_n
     _log_in(page, asgi_server, "charlie", "/documents/")
     expect(page.locator("main")).not_to_contain_text(world.matter_deposit.title)
     assert page.goto(f"{asgi_server}/documents/{document_id}/").status == 404
-    search = page.goto(f"{asgi_server}/api/documents/search/?q=monthly+rent")
+    search = page.goto(f"{asgi_server}/api/documents/search/?q=monthly+rent&format=json")
     assert search.status == 200 and search.json()["results"] == []
