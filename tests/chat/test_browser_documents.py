@@ -7,6 +7,7 @@ from __future__ import annotations
 import threading
 
 import pytest
+from django.db import connection
 from playwright.sync_api import expect
 
 from remember.documents import process_document
@@ -20,7 +21,13 @@ pytestmark = pytest.mark.browser
 
 def _in_a_thread(function, *args) -> None:
     """ORM work while Playwright's event loop owns this thread (Django refuses it here)."""
-    worker = threading.Thread(target=function, args=args)
+    def run() -> None:
+        try:
+            function(*args)
+        finally:
+            connection.close()  # the thread's own connection: the test database can be dropped
+
+    worker = threading.Thread(target=run)
     worker.start()
     worker.join()
 
