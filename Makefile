@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test test-fast install browser redis manage bench clean-data backup restore
+.PHONY: run test test-fast install browser fonts redis manage bench clean-data backup restore
 
 $(STAMP): requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -17,13 +17,16 @@ install: $(STAMP)
 
 # Debian's chromium serves the browser tests (Playwright's own download does not work offline),
 # with a CJK font for the screenshots they save.
-browser:
+browser: fonts
 	@command -v chromium >/dev/null 2>&1 || { \
 	  echo "[legalmem] installing Debian's chromium for browser tests"; \
 	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) >/dev/null; }
-	@# Headless screenshots of Chinese pages need a CJK font on the server (docs/my-memory-and-admin.md).
+
+# A CJK font: headless screenshots of Chinese pages (docs/my-memory-and-admin.md), and the scanned
+# pages the document tests write in Chinese for OCR to read (docs/documents.md).
+fonts:
 	@fc-list :lang=zh 2>/dev/null | grep -q . || { \
-	  echo "[legalmem] installing Debian's fonts-noto-cjk so headless chromium renders Chinese"; \
+	  echo "[legalmem] installing Debian's fonts-noto-cjk (Chinese pages and scans in the tests)"; \
 	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq fonts-noto-cjk) >/dev/null; }
 
 # Debian's redis-server for the scale-out test (tests/site/test_scale_out.py starts its own on a
@@ -46,7 +49,7 @@ SLOW_KINDS := browser or live_server or subprocess or cluster or end_to_end
 test: install browser redis
 	$(PY) -m legalmem_site.launcher test -n $(TEST_WORKERS) $(ARGS)
 
-test-fast: install
+test-fast: install fonts
 	$(PY) -m legalmem_site.launcher test -n $(TEST_WORKERS) -m "not ($(SLOW_KINDS))" $(ARGS)
 
 # e.g. make manage ARGS="createsuperuser"

@@ -20,7 +20,7 @@ from infra.llm import (
 )
 
 ENGINE_OFFLINE = OFFLINE_ANSWER_ENGINE  # the write path reads nothing new from these answers
-LAYER_ORDER = ("case", "user_profile", "cross_case", "general_law", "global", "conversation")
+LAYER_ORDER = ("case", "document", "user_profile", "cross_case", "general_law", "global", "conversation")
 
 
 def layer_heading(layer: str) -> str:
@@ -31,6 +31,7 @@ def layer_heading(layer: str) -> str:
         "general_law": _("相关法律依据"),
         "global": _("本所办案流程"),
         "conversation": _("对话原文（您或助手之前说过的话）"),
+        "document": _("案件文件原文（出处见各条开头）"),
     }.get(layer, layer)
 
 

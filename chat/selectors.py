@@ -8,7 +8,7 @@ from typing import Any
 from django.db.models import QuerySet
 
 from infra.http_input import MAX_DB_ID
-from memory.models import Conversation, Matter, Message, Note
+from memory.models import Conversation, DocumentChunk, Matter, Message, Note
 
 MESSAGE_ID_PREFIX = "message:"
 # What search reads and a page never shows: the vector alone is kilobytes per message.
@@ -52,6 +52,10 @@ def _message_pk(entry: dict[str, Any]) -> int | None:
         return None
 
 
+def _is_document(entry: dict[str, Any]) -> bool:
+    return entry.get("kind") == "document"
+
+
 def _is_message(entry: dict[str, Any]) -> bool:
     return entry.get("kind") == "message" or str(entry.get("id", "")).startswith(MESSAGE_ID_PREFIX)
 
@@ -75,7 +79,13 @@ def recalled_as_seen_by(user, messages: Sequence[Message]) -> dict[int, list[dic
     """Each reply's saved recalled memories, keeping only what ``user`` may still see now: a note
     behind a wall they left, or a message of a conversation no longer theirs, is left out."""
     entries = [entry for message in messages for entry in (message.recalled or []) if isinstance(entry, dict)]
-    note_ids = {pk for entry in entries if not _is_message(entry) and (pk := _note_uuid(entry))}
+    note_ids = {pk for entry in entries if not _is_message(entry) and not _is_document(entry)
+                and (pk := _note_uuid(entry))}
+    chunk_ids = {entry.get("chunk_id") for entry in entries if _is_document(entry)}
+    visible_chunks = (
+        set(DocumentChunk.objects.visible_to(user).filter(pk__in=chunk_ids).values_list("pk", flat=True))
+        if chunk_ids else set()
+    )
     # the other notes of the contradictions shown with a note: kept only while the user sees them
     contradicting = {pk for entry in entries if not _is_message(entry)
                      for other in entry.get("contradictions") or [] if isinstance(other, dict)
@@ -100,7 +110,10 @@ def recalled_as_seen_by(user, messages: Sequence[Message]) -> dict[int, list[dic
         for entry in message.recalled or []:
             if not isinstance(entry, dict):
                 continue
-            if _is_message(entry):
+            if _is_document(entry):
+                if entry.get("chunk_id") in visible_chunks:
+                    kept.append(entry)
+            elif _is_message(entry):
                 if _message_pk(entry) in visible_messages and "content" in entry:
                     kept.append(entry)
             elif (note := notes.get(_note_uuid(entry))) is not None:

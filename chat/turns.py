@@ -26,6 +26,7 @@ from memory.models import Conversation, Matter, Message
 from remember.turns import enqueue_turn_extraction
 from remember.working_memory import working_memory
 from recall import (
+    search_documents,
     MAX_QUERY_CHARS, SearchError, SearchResult, contradictions_payload, message_hit_payload, said_payload, search_memory,
 )
 from memory.services.conversations import finish_reply, save_message, start_conversation
@@ -37,6 +38,8 @@ from chat.budget import PromptTooLong, fit_prompt
 CHAT_MAX_QUESTION_CHARS = 4000  # longest question
 CHAT_RATE_LIMIT_PER_MINUTE = 20  # questions a minute per user, counted in the database (every process)
 CHAT_RECALL_K = 8  # notes recalled for an answer
+CHAT_DOCUMENT_K = 3  # document passages recalled beside them (docs/documents.md)
+CHAT_DOCUMENT_CHARS = 500  # of each passage, in the prompt
 
 logger = logging.getLogger("legalmem.chat")
 # How many earlier lines of the conversation a search reads as the question's context (the
@@ -161,6 +164,8 @@ def hit_payload(hit, viewer: Viewer) -> dict[str, Any]:
         "matter": note.matter.title if note.matter_id else None,
         "matter_reference": note.matter.reference if note.matter_id else None,
         "provenance_url": f"/api/memory/notes/{note.pk}/",
+        "document_url": note.document_url(),  # a note made from a document: its page, highlighted
+        "document_citation": note.speaker if note.document_url() else "",
         # the turn messages this note's place stands for beside its provenance (the reply to
         # the question it was made from): shown under the note
         "said": [said_payload(message) for message in hit.said],
@@ -209,9 +214,12 @@ def recall(user, start: TurnStart) -> Recall:
             "question_too_long", _("The question is too long for the language model's context window; please shorten it.")
         ) from too_long
     viewer = viewer_of(user)
+    passages = _document_passages(user, question, conversation.matter_id) if not warning else []
     llm_messages = [{"role": "system", "content": SYSTEM_PROMPT}]
     if fitted.memory_message:
         llm_messages.append(fitted.memory_message)
+    if passages:
+        llm_messages.append(_documents_message(passages))
     llm_messages.extend(fitted.history)
     llm_messages.append({"role": "user", "content": question})
     if len(fitted.history) < len(history):
@@ -222,12 +230,36 @@ def recall(user, start: TurnStart) -> Recall:
     return Recall(
         result=fitted.result,
         llm_messages=llm_messages,
-        recalled=[hit_payload(hit, viewer) for hit in fitted.result.hits] if fitted.result else [],
+        recalled=([hit_payload(hit, viewer) for hit in fitted.result.hits] if fitted.result else []) + passages,
         plan=result.plan.as_dict() if result is not None else None,
         warning=warning,
         answer_max_tokens=fitted.answer_tokens,
         nothing_on=list(result.nothing_on) if result is not None else [],
     )
+
+
+def _document_passages(user, question: str, matter_id: int | None) -> list[dict[str, Any]]:
+    """The matter's document passages for the question (every visible matter's when the
+    conversation has none), as the recalled panel shows them: citation first."""
+    try:
+        hits = search_documents(user, question[:MAX_QUERY_CHARS], matter_id=matter_id, limit=CHAT_DOCUMENT_K)
+    except EmbeddingUnavailable as error:
+        logger.error("document recall failed: %s", error)
+        return []
+    passages = []
+    for rank, hit in enumerate(hits, start=1):
+        payload = hit.payload()
+        payload.update({"id": f"document-chunk:{hit.chunk_id}", "layer": "document", "rank": rank,
+                        "content": f"{hit.citation}：{hit.text}", "score": {"total": payload["score"]},
+                        "provenance_url": payload["url"], "source_type": "document"})
+        passages.append(payload)
+    return passages
+
+
+def _documents_message(passages: list[dict[str, Any]]) -> dict[str, str]:
+    lines = [_("相关文件原文（回答时请注明出处，如《房屋租赁合同》第 3 页）：")]
+    lines += [f"【{p['citation']}】{p['text'][:CHAT_DOCUMENT_CHARS]}" for p in passages]
+    return {"role": "system", "content": "\n".join(lines)}
 
 
 def finish_turn(

@@ -114,8 +114,11 @@ class InputGuardMiddleware:
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         is_api = request.path.startswith(API_PREFIX)
-        if is_api and _content_length(request) > INPUT_MAX_BODY_BYTES:
-            return _json_error(413, {"detail": BodyTooLarge().detail})
+        limit = _body_limit(request, is_api)
+        if limit is not None and _content_length(request) > limit:
+            if is_api:
+                return _json_error(413, {"detail": f"the request body is larger than {limit} bytes"})
+            return HttpResponse(HTTPStatus.REQUEST_ENTITY_TOO_LARGE.phrase, status=413, content_type="text/plain")
         try:
             unsafe = _unsafe_field(request)
         except RequestDataTooBig:
@@ -143,6 +146,21 @@ class InputGuardMiddleware:
             return None
         logger.error("unhandled error in %s %s", request.method, request.path, exc_info=exception)
         return _json_error(500, {"detail": "internal server error"})
+
+
+# A file upload's form fields and boundaries, on top of the file itself.
+UPLOAD_FORM_OVERHEAD_BYTES = 64 * 1024
+# Paths that take files: a multipart POST to ``…/documents/`` (docs/documents.md).
+UPLOAD_PATH_SUFFIX = "/documents/"
+
+
+def _body_limit(request: HttpRequest, is_api: bool) -> int | None:
+    """The largest body this request may send: DOCUMENT_MAX_UPLOAD_MB for a file upload,
+    INPUT_MAX_BODY_BYTES for any other API request, Django's own limits elsewhere."""
+    if (request.method == "POST" and request.path.endswith(UPLOAD_PATH_SUFFIX)
+            and request.content_type == "multipart/form-data"):
+        return settings.DOCUMENT_MAX_UPLOAD_BYTES + UPLOAD_FORM_OVERHEAD_BYTES
+    return INPUT_MAX_BODY_BYTES if is_api else None
 
 
 def _content_length(request: HttpRequest) -> int:

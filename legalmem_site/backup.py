@@ -62,8 +62,12 @@ def _run(command: list[str], what: str) -> None:
         raise LaunchError(f"{what} failed (exit {result.returncode}): {detail[-1] if detail else 'no output'}")
 
 
-def create_backup(url: str, target: Path, *, secret_key: str | None) -> dict:
-    """Dump ``url`` into the tar file ``target`` with the secret key; returns the manifest."""
+DOCUMENTS_NAME = "documents"  # the matters' stored files (docs/documents.md), content-addressed
+
+
+def create_backup(url: str, target: Path, *, secret_key: str | None, documents: Path | None = None) -> dict:
+    """Dump ``url`` into the tar file ``target`` with the secret key and the stored document
+    files of the ``documents`` folder; returns the manifest."""
     target.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="legalmem-backup-") as work:
         dump = Path(work) / DUMP_NAME
@@ -79,6 +83,7 @@ def create_backup(url: str, target: Path, *, secret_key: str | None) -> dict:
             "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
             "database": DATABASE_NAME, "dump_bytes": dump.stat().st_size, "rows": counts,
             "dump_seconds": round(time.monotonic() - started, 2), "secret_key": secret_key is not None,
+            "document_files": _document_files(documents),
         }
         (Path(work) / MANIFEST_NAME).write_text(json.dumps(manifest, indent=2))
         if secret_key is not None:
@@ -90,9 +95,28 @@ def create_backup(url: str, target: Path, *, secret_key: str | None) -> dict:
             for name in (MANIFEST_NAME, DUMP_NAME, KEY_NAME):
                 if (Path(work) / name).exists():
                     archive.add(Path(work) / name, arcname=name)
+            for path in _document_paths(documents):
+                archive.add(path, arcname=f"{DOCUMENTS_NAME}/{path.relative_to(documents).as_posix()}")
         partial.chmod(0o600)
         partial.replace(target)  # a crash never leaves a half-written backup under the real name
     return manifest
+
+
+def _document_paths(documents: Path | None) -> list[Path]:
+    """The stored files (``<2 hex>/<sha256>``), not a half-written ``.incoming-`` one."""
+    if documents is None or not documents.is_dir():
+        return []
+    return sorted(p for p in documents.glob("*/*") if p.is_file() and not p.name.startswith("."))
+
+
+def _document_files(documents: Path | None) -> int:
+    return len(_document_paths(documents))
+
+
+def _is_document_member(name: str) -> bool:
+    parts = name.split("/")
+    return (len(parts) == 3 and parts[0] == DOCUMENTS_NAME and len(parts[1]) == 2
+            and len(parts[2]) == 64 and all(c in "0123456789abcdef" for c in parts[1] + parts[2]))
 
 
 def _read_backup(source: Path, work: Path) -> dict:
@@ -104,7 +128,8 @@ def _read_backup(source: Path, work: Path) -> dict:
             if not {MANIFEST_NAME, DUMP_NAME} <= names:
                 raise LaunchError(f"{source}: not a LegalMem backup (no {MANIFEST_NAME} and {DUMP_NAME})")
             archive.extractall(work, members=[m for m in archive.getmembers() if m.name in
-                                              (MANIFEST_NAME, DUMP_NAME, KEY_NAME)], filter="data")
+                                              (MANIFEST_NAME, DUMP_NAME, KEY_NAME) or
+                                              (m.isfile() and _is_document_member(m.name))], filter="data")
     except tarfile.TarError as exc:
         raise LaunchError(f"{source}: not a LegalMem backup ({exc})") from None
     manifest = json.loads((work / MANIFEST_NAME).read_text())
@@ -148,6 +173,10 @@ def restore_backup(source: Path, folder: Path, *, force: bool = False, journals:
         if key.exists():
             (folder / KEY_NAME).write_text(key.read_text())
             (folder / KEY_NAME).chmod(0o600)
+        for path in _document_paths(Path(work) / DOCUMENTS_NAME):
+            stored = folder / DOCUMENTS_NAME / path.parent.name / path.name
+            stored.parent.mkdir(parents=True, exist_ok=True)
+            path.replace(stored)
     print(f"[legalmem] restored {source} ({manifest['created_at']}, {manifest['rows']}) into {folder}")
     print(f"[legalmem] {replay_erasures(database.url, folder, journals)}")
     return database
@@ -180,7 +209,7 @@ def command_create(args: Sequence[str]) -> int:
     else:
         url = start_embedded_database(folder / "pgdata").url
         key = ensure_secret_key(folder)
-    manifest = create_backup(url, target, secret_key=key)
+    manifest = create_backup(url, target, secret_key=key, documents=folder / DOCUMENTS_NAME)
     print(f"[legalmem] backup written: {target} ({manifest['dump_bytes']} bytes of dump, rows {manifest['rows']}, "
           f"{manifest['dump_seconds']} s)")
     return 0

@@ -232,6 +232,9 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("SEARCH_EXACT_VECTORS_MB", "search", "int", 256, "`256`",
              "megabytes of exact-layer vectors (a matter's case notes, a user's profile) each process keeps "
              "for its searches, ~1.6 KB a note; `0` compares every note in PostgreSQL", minimum=0),
+    Variable("DOCUMENT_MAX_UPLOAD_MB", "search", "int", 200, "`200`",
+             "the largest document a matter accepts (web page, REST API, `import_documents`); a larger "
+             "upload is a 413 (docs/documents.md)", minimum=1),
     Variable("CHAT_TURN_TIMEOUT_SECONDS", "search", "float", 180.0, "`180`",
              "the least time an answer may stream before it is cut off; raise it for a slow LLM server",
              minimum=1.0),

@@ -63,6 +63,7 @@ INSTALLED_APPS = [
     "navigation",
     "connectors",  # access tokens and the MCP server at /mcp (docs/connectors.md)
     "showcase",
+    "documents",  # a matter's documents (docs/documents.md)
     "axes",
     "logins",
     *(["csp"] if CSP_MODE != "off" else []),
@@ -221,6 +222,10 @@ if REDIS_URL:
     }
 else:
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+
+# A matter's documents (docs/documents.md): the largest upload, and where the files live.
+DOCUMENT_MAX_UPLOAD_BYTES = read("DOCUMENT_MAX_UPLOAD_MB") * 1024 * 1024
+DOCUMENT_STORE_DIR = DATA_DIR / "documents"
 
 # Background jobs, durable in PostgreSQL (django-tasks).
 TASKS = {

@@ -22,8 +22,10 @@ urlpatterns = [
     path("api/memory/", include("my_memory.api_urls")),
     path("api/memory/", include("records.api_urls")),
     path("api/chat/", include("chat.api_urls")),
+    path("api/", include("documents.api_urls")),
     path("", include("chat.urls")),
     path("", include("navigation.urls")),
     path("", include("my_memory.urls")),
     path("", include("connectors.urls")),
+    path("", include("documents.urls")),
 ]

@@ -27,11 +27,14 @@ OBJECT_TYPES = {
     "subject": _("subject of an erasure"),
     "turn_extraction": _("turn extraction"),
     "embedding_generation": _("embedding generation"),
+    "document": _("document"),
 }
 
 #: ``system:<component>`` actors, by component.
 SYSTEM_ACTORS = {
     "pipeline": _("memory extraction"),
+    "documents": _("document extraction"),
+    "import_documents": _("document import"),
     "seed_demo": _("demo setup"),
     "story": _("demo story"),
     "login-throttle": _("login throttling"),

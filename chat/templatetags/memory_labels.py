@@ -22,6 +22,7 @@ def labels() -> dict[str, dict[str, str]]:
         "layer": {
             **{value: str(label) for value, label in MemoryScope.choices},
             "conversation": pgettext("memory layer", "What was said"),
+            "document": pgettext("memory layer", "Documents"),
         },
         "category": {
             "fact": pgettext("note category", "Fact"),

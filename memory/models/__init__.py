@@ -1,5 +1,6 @@
 """Memory models: tenancy, working memory (conversations), notes and links, the audit log."""
 from memory.models.audit import AuditEvent, AuditLog
+from memory.models.documents import Document, DocumentChunk, DocumentPage
 from memory.models.conversations import Conversation, ConversationTerm, Message
 from memory.models.embeddings import EmbeddingGeneration
 from memory.models.llm import LLMServerMode, LLMServerSpeed
@@ -30,6 +31,9 @@ __all__ = [
     "Consolidation",
     "Conversation",
     "ConversationTerm",
+    "Document",
+    "DocumentChunk",
+    "DocumentPage",
     "EmbeddingGeneration",
     "Firm",
     "LLMServerMode",

@@ -52,6 +52,12 @@ class AuditEvent(models.TextChoices):
     TOKEN_REVOKED = "token_revoked", _("access token revoked")
     TOKEN_USED = "token_used", _("access token used")
     TOKEN_REFUSED = "token_refused", _("access token refused")
+    # --- a matter's documents (docs/documents.md) ---
+    DOCUMENT_UPLOADED = "document_uploaded", _("document uploaded")
+    DOCUMENT_VIEWED = "document_viewed", _("document viewed")
+    DOCUMENT_DOWNLOADED = "document_downloaded", _("document downloaded")
+    DOCUMENT_INDEXED = "document_indexed", _("document indexed")
+    DOCUMENT_FAILED = "document_failed", _("document failed")
 
 
 class AuditLogQuerySet(models.QuerySet["AuditLog"]):

@@ -46,6 +46,7 @@ class SourceType(models.TextChoices):
     IMPORT = "import", _("import")
     CHAT_STORY = "chat_story", _("chat story")
     MANUAL = "manual", _("manual")
+    DOCUMENT = "document", _("document")
 
 
 class NoteQuerySet(models.QuerySet["Note"]):
@@ -241,6 +242,17 @@ class Note(models.Model):
         ]
         verbose_name = _("note")
         verbose_name_plural = _("notes")
+
+    def document_url(self) -> str:
+        """The viewer at the page and passage a document-made note came from ("" otherwise):
+        its ``source_id`` is ``document:<id>:p<page>:<start>-<end>`` (docs/documents.md)."""
+        if self.source_type != SourceType.DOCUMENT:
+            return ""
+        parts = self.source_id.split(":")
+        if len(parts) != 4 or not parts[1].isdigit() or not parts[2].startswith("p"):
+            return ""
+        start, _, end = parts[3].partition("-")
+        return f"/documents/{parts[1]}/?page={parts[2][1:]}&start={start}&end={end}"
 
     def __str__(self) -> str:
         return self.content[:80]

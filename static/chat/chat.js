@@ -131,7 +131,15 @@
       reasons.append(li);
     }
     why.append(summary, scores, reasons);
-    if (note.provenance_url) {
+    if (note.kind === "document" && note.url) {
+      // a document passage: its citation opens the viewer at the page, the passage highlighted
+      const cite = document.createElement("a");
+      cite.href = note.url;
+      cite.target = "_blank";
+      cite.className = "citation";
+      cite.textContent = note.citation;
+      div.append(cite);
+    } else if (note.provenance_url) {
       const link = document.createElement("a");
       link.href = note.provenance_url;
       link.target = "_blank";
@@ -140,6 +148,15 @@
       why.append(link);
     }
     div.append(content);
+    if (note.document_url) {
+      // a note the write path made from a document: its source page, the passage highlighted
+      const source = document.createElement("a");
+      source.href = note.document_url;
+      source.target = "_blank";
+      source.className = "citation";
+      source.textContent = note.document_citation || t("source");
+      div.append(source);
+    }
     if (bits.length) div.append(facts);
     const contradictions = note.contradictions || [];
     if (contradictions.length) div.append(contradictionFlag(contradictions));

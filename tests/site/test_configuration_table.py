@@ -1,5 +1,5 @@
 """The configuration a firm reads: every environment variable the product reads is declared once
-(legalmem_site/environment.py), there are at most 45 of them, docs/configuration.md shows exactly
+(legalmem_site/environment.py), there are at most 46 of them, docs/configuration.md shows exactly
 that declaration, and settings.py writes its middleware as one list in order."""
 from __future__ import annotations
 
@@ -46,7 +46,7 @@ def test_every_declared_variable_is_read():
 
 
 def test_at_most_45_variables_each_in_a_known_group_and_documented():
-    assert len(VARIABLES) == len(DECLARED) <= 45
+    assert len(VARIABLES) == len(DECLARED) <= 46
     for variable in VARIABLES:
         assert variable.group in GROUPS, variable.name
         assert variable.doc and variable.shown, variable.name

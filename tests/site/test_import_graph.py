@@ -11,7 +11,7 @@ The layers, top to bottom (a module imports its own package, or packages of a lo
 
     legalmem_site                                          configuration, URLs, ASGI, launcher, health
     connectors                                             tokens and MCP: the apps' own faces, for other assistants
-    chat  navigation  records  logins  showcase  my_memory  apps: pages, APIs, commands, admin
+    chat  navigation  records  logins  showcase  my_memory  documents  apps: pages, APIs, commands, admin
     recall  remember                                       the read path, the write path
     memory                                                 models, services, selectors
     infra                                                  metrics, logs, locks, input limits, LLM, embeddings
@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parents[2]
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("legalmem_site",),
     ("connectors",),
-    ("chat", "navigation", "records", "logins", "showcase", "my_memory"),
+    ("chat", "navigation", "records", "logins", "showcase", "my_memory", "documents"),
     ("recall", "remember"),
     ("memory",),
     ("infra",),

@@ -1,0 +1,74 @@
+"""Documents REST API (DRF): upload to a matter, list, status, retry, search with citations."""
+from __future__ import annotations
+
+from rest_framework.exceptions import APIException, ValidationError
+from rest_framework.parsers import MultiPartParser
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from documents.selectors import matter_documents, visible_document, visible_matter
+from documents.serializers import DocumentSerializer
+from memory.services.documents import EmptyUpload, UploadTooLarge
+from recall import search_documents
+from remember.documents import retry_document, upload_document
+
+
+class PayloadTooLarge(APIException):
+    status_code = 413
+    default_code = "too_large"
+
+
+class MatterDocumentsApi(APIView):
+    """GET: the matter's documents with their status. POST (multipart ``file``, one or more):
+    upload; each is queued for the worker (202)."""
+
+    parser_classes = [MultiPartParser]
+
+    def get(self, request, matter_id: int):
+        matter = visible_matter(request.user, matter_id)
+        return Response(DocumentSerializer(matter_documents(request.user, matter), many=True).data)
+
+    def post(self, request, matter_id: int):
+        matter = visible_matter(request.user, matter_id)
+        files = request.FILES.getlist("file")
+        if not files:
+            raise ValidationError({"file": ["choose a file to upload"]})
+        created = []
+        for upload in files:
+            try:
+                created.append(upload_document(actor=request.user, matter=matter, stream=upload, filename=upload.name))
+            except UploadTooLarge as error:
+                raise PayloadTooLarge(str(error))
+            except EmptyUpload as error:
+                raise ValidationError({"file": [f"{upload.name}: {error}"]})
+        return Response(DocumentSerializer(created, many=True).data, status=202)
+
+
+class DocumentDetailApi(APIView):
+    def get(self, request, document_id: int):
+        return Response(DocumentSerializer(visible_document(request.user, document_id)).data)
+
+
+class DocumentRetryApi(APIView):
+    def post(self, request, document_id: int):
+        document = visible_document(request.user, document_id)
+        if not document.can_retry:
+            raise ValidationError({"status": [f"only a failed document can be retried (it is {document.status})"]})
+        return Response(DocumentSerializer(retry_document(document, actor=request.user)).data, status=202)
+
+
+class DocumentSearchApi(APIView):
+    """The best passages of the documents the user may see, each with its citation and viewer URL."""
+
+    def get(self, request):
+        query = request.query_params.get("q", "").strip()
+        if not query:
+            raise ValidationError({"q": ["a query is required"]})
+        matter = request.query_params.get("matter")
+        matter_id = None
+        if matter:
+            if not (matter.isascii() and matter.isdigit()):
+                raise ValidationError({"matter": ["matter must be a numeric id"]})
+            matter_id = visible_matter(request.user, int(matter)).pk
+        hits = search_documents(request.user, query[:2000], matter_id=matter_id)
+        return Response({"query": query, "results": [hit.payload() for hit in hits]})

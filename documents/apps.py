@@ -1,0 +1,18 @@
+from django.apps import AppConfig
+from django.utils.translation import gettext_lazy as _
+
+
+class DocumentsConfig(AppConfig):
+    """A matter's documents: the upload page and API, the viewer, the file download, the
+    document search; no models (they live in ``memory``)."""
+
+    name = "documents"
+    label = "documents"
+    verbose_name = _("Documents")
+
+    def ready(self) -> None:
+        """Erasing a matter erases its documents, pages, chunks and stored files."""
+        from memory.erasure_hooks import register_erasure_hook
+        from memory.services.documents import erase_unit_documents
+
+        register_erasure_hook("documents", erase_unit_documents)

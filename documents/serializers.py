@@ -1,0 +1,18 @@
+from rest_framework import serializers
+
+from memory.models import Document
+
+
+class DocumentSerializer(serializers.ModelSerializer):
+    uploaded_by = serializers.CharField(source="uploaded_by.username", default=None, read_only=True)
+    viewer_url = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Document
+        fields = ["id", "matter", "parent", "filename", "title", "kind", "sha256", "size_bytes", "status", "error",
+                  "attempts", "page_count", "ocr_pages", "headers", "uploaded_by", "uploaded_at", "indexed_at",
+                  "viewer_url"]
+        read_only_fields = fields
+
+    def get_viewer_url(self, document: Document) -> str:
+        return f"/documents/{document.pk}/"

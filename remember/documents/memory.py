@@ -1,0 +1,99 @@
+"""Notes from a matter's documents: the write path reads each chunk as it reads a turn.
+
+Each chunk is given to the same extraction as a chat turn (the LLM when one is configured, the
+offline engine otherwise) as the words of the document; its episodic items become case notes of
+the document's matter with the document's provenance — ``source_type=document``,
+``source_id=document:<id>:p<page>:<start>-<end>``, the citation as speaker — and go through the
+same routing as chat notes (ADD / UPDATE of the same slot with history kept / IGNORE, links to
+the notes the chat made about the same facts). Persona items are not taken from documents. A
+document without an uploader (``import_documents`` without ``--user``) is searchable but makes
+no notes: routing compares with the notes its owner may see.
+"""
+from __future__ import annotations
+
+import logging
+
+from django.db import transaction
+
+from infra.embeddings import get_embedder
+from memory.models import Document, DocumentChunk, MemoryScope, SourceType
+from memory.services.notes import NoteDraft, NoteValidationError
+from remember.drafts import ItemError, category_slug, is_persona_item
+from remember.extract import extract_turn
+from remember.routing import route_and_write
+
+#: Chunks of one document read for notes (the longest documents are bundles: their first chunks
+#: hold the parties, the subject and the key terms; every chunk is searchable regardless).
+DOCUMENT_NOTE_CHUNKS = 60
+
+logger = logging.getLogger("legalmem.pipeline")
+ACTOR = "system:documents"
+
+
+def provenance_id(chunk: DocumentChunk) -> str:
+    return f"document:{chunk.document_id}:p{chunk.page.number}:{chunk.start}-{chunk.end}"
+
+
+def remember_document(document: Document) -> int:
+    """Extract and route the notes of the document's chunks; returns how many items were routed."""
+    if document.uploaded_by_id is None:  # routing reads the notes their owner may see: no owner, no notes
+        logger.info("document %s has no uploader: no notes made from it", document.pk)
+        return 0
+    routed = 0
+    chunks = DocumentChunk.objects.filter(document=document).select_related("page", "document").order_by("ordinal")
+    for chunk in chunks[:DOCUMENT_NOTE_CHUNKS]:
+        outcome = extract_turn(f"{chunk.heading}\n{chunk.text}".strip(), "",
+                               user_name=document.citation(chunk.page.number),
+                               said_on=document.uploaded_at.date())
+        citation = document.citation(chunk.page.number)
+        items = [item for item in outcome.items if not is_persona_item(item) and not _restates_heading(item, chunk, citation)]
+        if not items:
+            continue
+        vectors = get_embedder().embed_passages([item.content for item in items])
+        for index, (item, vector) in enumerate(zip(items, vectors)):
+            try:
+                draft = _draft(item, document, chunk)
+                with transaction.atomic():
+                    route_and_write(draft, vector, actor=ACTOR, source_key=f"document-chunk:{chunk.pk}",
+                                    item_index=index)
+                routed += 1
+            except (NoteValidationError, ItemError) as error:
+                logger.warning("document %s chunk %s item %d refused: %s", document.pk, chunk.pk, index, error)
+    return routed
+
+
+def _restates_heading(item, chunk: DocumentChunk, citation: str) -> bool:
+    """The offline engine reads a lone heading line ("房屋租赁合同") as a statement: not a fact."""
+    said = item.content.removeprefix(f"{citation}说：").strip("。. ")
+    return said in {chunk.heading.strip(), chunk.document.title.strip()}
+
+
+def document_wording(content: str, chunk_text: str) -> str:
+    """The engine writes chat statements in the third person ("用户…"); a document's sentence is
+    the document's, not the user's: a leading "用户" the document does not say is dropped."""
+    if content.startswith("用户") and "用户" not in chunk_text:
+        return content.removeprefix("用户").lstrip("：:，, ")
+    return content
+
+
+def _draft(item, document: Document, chunk: DocumentChunk) -> NoteDraft:
+    citation = document.citation(chunk.page.number)
+    return NoteDraft(
+        firm=document.firm,
+        content=document_wording(item.content, chunk.text),
+        memory_scope=MemoryScope.CASE,  # a matter's document: behind its wall, whatever the extractor says
+        category=category_slug(item),
+        source_type=SourceType.DOCUMENT,
+        memory_type=item.memory_type,
+        keywords=list(item.keywords),
+        tags=[*item.tags, f"document:{document.title}"[:100]],
+        context=citation,
+        importance=item.importance,
+        confidence=item.confidence,
+        matter=document.matter,
+        owner=document.uploaded_by,
+        source_id=provenance_id(chunk),
+        speaker=citation[:200],
+        said_at=document.uploaded_at,
+        said=chunk.text,
+    )

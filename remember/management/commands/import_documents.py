@@ -1,0 +1,74 @@
+"""``manage.py import_documents PATH… --matter REF [--user NAME] [--queue]``: add files to a
+matter's documents. Each file is stored and extracted here (``--queue``: left to the worker);
+prints one line per document with its status."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand, CommandError
+from django.db import transaction
+
+from memory.models import Matter
+from memory.services.documents import EmptyUpload, UploadTooLarge
+from remember.documents import process_document, upload_document
+
+
+class Command(BaseCommand):
+    help = "Upload files (PDF, scans and images, DOCX, .eml, TXT/Markdown) to a matter's documents."
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("paths", nargs="+", type=Path)
+        parser.add_argument("--matter", required=True, help="the matter's reference (e.g. M-001) or id")
+        parser.add_argument("--firm", help="the firm's slug, when two firms use the reference")
+        parser.add_argument("--user", help="the uploader's username (recorded and audited)")
+        parser.add_argument("--queue", action="store_true", help="leave extraction to the worker")
+
+    def handle(self, *args, paths: list[Path], matter: str, firm: str | None, user: str | None,
+               queue: bool, **options) -> None:
+        target = self._matter(matter, firm)
+        actor = self._user(user) if user else "system:import_documents"
+        files = [p for path in paths for p in (sorted(x for x in path.rglob("*") if x.is_file()) if path.is_dir() else [path])]
+        failed = 0
+        for path in files:
+            if not path.is_file():
+                raise CommandError(f"{path}: no such file")
+            try:
+                with path.open("rb") as stream, transaction.atomic():
+                    document = upload_document(actor=actor, matter=target, stream=stream, filename=path.name,
+                                               enqueue=queue)
+            except (UploadTooLarge, EmptyUpload) as error:
+                failed += 1
+                self.stderr.write(f"{path}: {error}")
+                continue
+            status = document.status if queue else process_document(document.pk)
+            document.refresh_from_db()
+            for attachment in document.attachments.all():
+                if not queue:
+                    process_document(attachment.pk)
+            failed += status == "failed"
+            line = f"{path}: document {document.pk} {status}"
+            if document.error:
+                line += f": {document.error}"
+            self.stdout.write(line + (f" ({document.page_count} pages)" if document.page_count else ""))
+        if failed:
+            raise CommandError(f"{failed} of {len(files)} files failed")
+
+    def _matter(self, reference: str, firm: str | None) -> Matter:
+        matters = Matter.objects.filter(reference=reference)
+        if reference.isdigit():
+            matters = Matter.objects.filter(pk=int(reference)) | matters
+        if firm:
+            matters = matters.filter(firm__slug=firm)
+        found = list(matters[:2])
+        if not found:
+            raise CommandError(f"no matter {reference!r}")
+        if len(found) > 1:
+            raise CommandError(f"two matters are {reference!r}: name the firm with --firm")
+        return found[0]
+
+    def _user(self, username: str):
+        user = get_user_model().objects.filter(username=username).first()
+        if user is None:
+            raise CommandError(f"no user {username!r}")
+        return user

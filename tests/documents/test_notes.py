@@ -1,0 +1,40 @@
+"""Notes from documents: the write path makes case notes of the matter from the chunks, with
+the document, page and offsets as provenance; a later document that says otherwise updates the
+same slot and keeps the history."""
+from __future__ import annotations
+
+from memory.models import DocumentPage, Note, SourceType
+from tests.documents.conftest import add_document
+from tests.documents.files import docx_bytes
+
+LEASE_TERMS = ["租客张三的月租金为8000元。","租客张三于2026年3月1日签订租赁合同，月租金为8000元，押金为16000元。",
+               "租赁期限为一年，自2026年3月1日起至2027年2月28日止。"]
+
+
+def test_a_document_becomes_case_notes_with_page_and_offsets(world):
+    document = add_document(world.matter_deposit, "房屋租赁合同.docx", docx_bytes("房屋租赁合同", LEASE_TERMS),
+                            actor=world.alice)
+
+    notes = list(Note.objects.filter(source_type=SourceType.DOCUMENT, status=Note.Status.ACTIVE))
+    assert notes, "the lease's terms should become notes"
+    for note in notes:
+        assert (note.matter_id, note.memory_scope, note.owner_id) == (world.matter_deposit.pk, "case", world.alice.pk)
+        kind, document_id, page, offsets = note.source_id.split(":")
+        start, end = map(int, offsets.split("-"))
+        assert (kind, int(document_id), page) == ("document", document.pk, "p1")
+        assert DocumentPage.objects.get(document=document, number=1).text[start:end]
+        assert note.speaker == "《房屋租赁合同》第 1 页"
+    assert any("8000" in note.content for note in notes)
+
+
+def test_a_later_document_that_says_otherwise_updates_the_slot_and_keeps_history(world):
+    add_document(world.matter_deposit, "房屋租赁合同.docx", docx_bytes("房屋租赁合同", LEASE_TERMS), actor=world.alice)
+    add_document(world.matter_deposit, "补充协议.docx", docx_bytes("补充协议", [
+        "租客张三的月租金为9000元。"]), actor=world.alice)
+
+    old = Note.objects.get(source_type=SourceType.DOCUMENT, content="租客张三的月租金为8000元。")
+    new = Note.objects.get(source_type=SourceType.DOCUMENT, content="租客张三的月租金为9000元。")
+    assert (old.status, new.status) == (Note.Status.SUPERSEDED, Note.Status.ACTIVE)
+    assert old.source_id.startswith("document:") and new.source_id.startswith("document:")
+    assert new.source_id.split(":")[1] != old.source_id.split(":")[1]  # another document
+    assert not Note.objects.filter(content__contains="说：房屋租赁合同").exists()  # a heading is not a fact
