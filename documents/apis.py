@@ -1,6 +1,7 @@
 """Documents REST API (DRF): upload to a matter, list, status, retry, search with citations."""
 from __future__ import annotations
 
+from django.utils.translation import gettext as _
 from rest_framework.exceptions import APIException, ValidationError
 from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
@@ -8,6 +9,7 @@ from rest_framework.views import APIView
 
 from documents.selectors import matter_documents, visible_document, visible_matter
 from documents.serializers import DocumentSerializer
+from documents.views import empty_message, too_large_message
 from memory.services.documents import EmptyUpload, UploadTooLarge
 from recall import search_documents
 from remember.documents import retry_document, upload_document
@@ -32,15 +34,15 @@ class MatterDocumentsApi(APIView):
         matter = visible_matter(request.user, matter_id)
         files = request.FILES.getlist("file")
         if not files:
-            raise ValidationError({"file": ["choose a file to upload"]})
+            raise ValidationError({"file": [_("Choose a file to upload.")]})
         created = []
         for upload in files:
             try:
                 created.append(upload_document(actor=request.user, matter=matter, stream=upload, filename=upload.name))
             except UploadTooLarge as error:
-                raise PayloadTooLarge(str(error))
-            except EmptyUpload as error:
-                raise ValidationError({"file": [f"{upload.name}: {error}"]})
+                raise PayloadTooLarge(too_large_message(error))
+            except EmptyUpload:
+                raise ValidationError({"file": [empty_message(upload.name)]})
         return Response(DocumentSerializer(created, many=True).data, status=202)
 
 
@@ -53,7 +55,8 @@ class DocumentRetryApi(APIView):
     def post(self, request, document_id: int):
         document = visible_document(request.user, document_id)
         if not document.can_retry:
-            raise ValidationError({"status": [f"only a failed document can be retried (it is {document.status})"]})
+            raise ValidationError({"status": [
+                _("Only a failed document can be retried (it is %(status)s).") % {"status": document.get_status_display()}]})
         return Response(DocumentSerializer(retry_document(document, actor=request.user)).data, status=202)
 
 
@@ -63,12 +66,12 @@ class DocumentSearchApi(APIView):
     def get(self, request):
         query = request.query_params.get("q", "").strip()
         if not query:
-            raise ValidationError({"q": ["a query is required"]})
+            raise ValidationError({"q": [_("A query is required.")]})
         matter = request.query_params.get("matter")
         matter_id = None
         if matter:
             if not (matter.isascii() and matter.isdigit()):
-                raise ValidationError({"matter": ["matter must be a numeric id"]})
+                raise ValidationError({"matter": [_("The matter must be a numeric ID.")]})
             matter_id = visible_matter(request.user, int(matter)).pk
         hits = search_documents(request.user, query[:2000], matter_id=matter_id)
         return Response({"query": query, "results": [hit.payload() for hit in hits]})

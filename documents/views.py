@@ -24,6 +24,7 @@ from memory.services.documents import (
     file_path,
 )
 from remember.documents import retry_document, upload_document
+from memory.document_reasons import reason_label
 
 
 @login_required
@@ -44,12 +45,14 @@ def matter_documents_page(request, matter_id: int):
             try:
                 upload_document(actor=request.user, matter=matter, stream=upload, filename=upload.name)
             except UploadTooLarge as error:
-                return HttpResponse(str(error), status=413, content_type="text/plain; charset=utf-8")
-            except EmptyUpload as error:
-                messages.error(request, f"{upload.name}: {error}")
+                return HttpResponse(too_large_message(error), status=413, content_type="text/plain; charset=utf-8")
+            except EmptyUpload:
+                messages.error(request, empty_message(upload.name))
         return redirect("matter-documents", matter_id=matter.pk)
-    return render(request, "documents/matter_documents.html",
-                  {"matter": matter, "documents": matter_documents(request.user, matter)})
+    documents = list(matter_documents(request.user, matter))
+    for document in documents:
+        document.reason = reason_label(document.error)
+    return render(request, "documents/matter_documents.html", {"matter": matter, "documents": documents})
 
 
 @login_required
@@ -64,7 +67,7 @@ def document_viewer(request, document_id: int):
         start = end = 0
     document_access_record(document, actor=request.user, downloaded=False, page=number if page else None)
     return render(request, "documents/viewer.html", {
-        "document": document, "page": page, "number": number, "pages": range(1, pages + 1),
+        "document": document, "reason": reason_label(document.error), "page": page, "number": number, "pages": range(1, pages + 1),
         "before": text[:start], "passage": text[start:end], "after": text[end:],
         "citation": document.citation(number),
     })
@@ -84,6 +87,15 @@ def document_retry(request, document_id: int):
     if document.can_retry:
         retry_document(document, actor=request.user)
     return redirect("matter-documents", matter_id=document.matter_id)
+
+
+def too_large_message(error: UploadTooLarge) -> str:
+    """The 413 of an upload, in the reader's language."""
+    return _("The file is larger than the limit of %(limit)s MB.") % {"limit": error.limit // (1024 * 1024)}
+
+
+def empty_message(filename: str) -> str:
+    return _("%(filename)s: the file is empty.") % {"filename": filename}
 
 
 def _int(raw: str | None, default: int) -> int:

@@ -18,12 +18,13 @@ from django.utils.translation import gettext
 from memory.labels import (
     data_key_label, data_value_label, event_tag, format_counts, link_reason, source_key_label, unit_label,
 )
-from memory.models import AuditLog, Firm, Matter, Membership, Note, NoteLink, TurnExtraction
+from memory.document_reasons import reason_label
+from memory.models import AuditLog, Document, Firm, Matter, Membership, Note, NoteLink, TurnExtraction
 
 #: The model whose fields name the keys of an entry's before / after, by object type.
 MODELS: dict[str, type[models.Model]] = {
     "note": Note, "link": NoteLink, "matter": Matter, "firm": Firm, "membership": Membership,
-    "turn_extraction": TurnExtraction,
+    "turn_extraction": TurnExtraction, "document": Document,
 }
 MAX_VALUE_CHARS = 300
 _TIME_KEYS = ("valid_from", "valid_to", "said_at", "closed_at", "erased_at", "previous_valid_from")
@@ -92,6 +93,8 @@ def value_text(model: type[models.Model] | None, key: str, value: Any) -> str:
         return source_key_label(value)
     if key == "reason" and isinstance(value, str):
         return _short(link_reason(value))
+    if model is Document and key == "error" and isinstance(value, str):
+        return _short(reason_label(value))  # stored in English, said in the reader's language
     text = str(value)
     if key in _TIME_KEYS or key.endswith("_at"):
         moment = parse_datetime(text) if isinstance(value, str) else None

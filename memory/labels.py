@@ -70,6 +70,10 @@ DATA_KEYS = {
     "from_firm": _("from firm"),
     "notes": _("notes"),
     "error": _("error"),
+    "pages": _("pages"),
+    "page": _("page"),
+    "chunks": _("passages"),
+    "retry": _("retry"),
     "attempts": _("attempts"),
     "user": _("user"),
     "target": _("target note"),
@@ -163,6 +167,8 @@ _NEIGHBOUR = re.compile(r"^nearest neighbour, cosine ([0-9.]+)$")
 #: Reasons written in fixed words by a service.
 FIXED_REASONS = {
     "settled by a correction": _("settled by a person's correction"),
+    "same matter, another conversation": _("same matter, said in another conversation"),
+    "evidence for a fact of the same matter": _("evidence for a fact of the same matter"),
 }
 _DISAGREEMENT = re.compile(r"^same slot, other value(?:: (.+) vs (.+))?$")
 

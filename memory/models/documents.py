@@ -11,7 +11,7 @@ from django.conf import settings
 from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.db import models
-from django.utils.translation import gettext_lazy as _
+from django.utils.translation import gettext, gettext_lazy as _
 from pgvector.django import VectorField
 
 from memory.models.conversations import SEARCH_CONFIG
@@ -79,8 +79,9 @@ class Document(models.Model):
         return self.title
 
     def citation(self, page: int) -> str:
-        """How an answer cites a page of it: 《房屋租赁合同》第 3 页."""
-        return f"《{self.title}》第 {page} 页"
+        """How an answer cites a page of it, in the reader's language: 《房屋租赁合同》第 3 页
+        ("Lease contract", page 3 in English)."""
+        return gettext("《%(title)s》第 %(page)s 页") % {"title": self.title, "page": page}
 
     @property
     def can_retry(self) -> bool:

@@ -21,11 +21,15 @@
         window.location.reload();
       } else {
         let detail = request.statusText;
-        try { const body = JSON.parse(request.responseText); detail = body.detail || JSON.stringify(body); } catch (e) { /* not JSON */ }
-        status.textContent = request.status + " " + detail;
+        try {
+          const body = JSON.parse(request.responseText);
+          // DRF: {"detail": "…"} or {"file": ["…"]}; the messages are in the reader's language
+          detail = body.detail || Object.values(body).flat().join(" ");
+        } catch (e) { detail = request.responseText || detail; /* the page's plain-text 413 */ }
+        status.textContent = detail;
       }
     });
-    request.addEventListener("error", function () { status.textContent = "upload failed"; });
+    request.addEventListener("error", function () { status.textContent = form.dataset.failed; });
     request.send(data);
   });
   const busy = document.querySelector("tr[data-status=queued], tr[data-status=extracting], tr[data-status=ocr]");

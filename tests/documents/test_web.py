@@ -10,6 +10,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command
 from django.db import connection
+from django.test import Client
 
 from memory.models import AuditEvent, AuditLog, Document, DocumentChunk, DocumentPage
 from memory.services.documents import file_path
@@ -118,7 +119,14 @@ def test_the_matter_page_uploads_lists_and_offers_retry(world):
     process_document(document.pk)
 
     html = client.get(f"/matters/{world.matter_deposit.pk}/documents/").content.decode()
-    assert "bad" in html and "the extension says .pdf" in html and f"/documents/{document.pk}/retry" in html
+    assert "bad" in html and f"/documents/{document.pk}/retry" in html
+    assert "文件扩展名为 .pdf，但文件内容并非该类型" in html  # the reason, in the reader's language
+    document.refresh_from_db()
+    assert "the extension says .pdf" in document.error  # … stored as the worker wrote it
+    english = Client(HTTP_ACCEPT_LANGUAGE="en")
+    english.force_login(world.alice)
+    assert "ends in .pdf but the content is not a file of that type" in english.get(
+        f"/matters/{world.matter_deposit.pk}/documents/").content.decode()
     assert client.post(f"/documents/{document.pk}/retry").status_code == 302
     document.refresh_from_db()
     assert document.status == "queued"

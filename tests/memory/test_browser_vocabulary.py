@@ -2,7 +2,8 @@
 the Content-Security-Policy enforced as by default): alice (firm admin), bob (lawyer) and
 charlie (another firm's admin) walk every page they can open — home, chat with its recalled
 panel, navigation, my memory (list, search, a note), the 404 page, the export API's 404, and
-for the admins every admin list and the audit entries of each kind — in Chinese and in English.
+for the admins every admin list and the audit entries of each kind, and the documents pages (the
+list, a matter's documents with an indexed and a failed one, the viewer) — in Chinese and in English.
 
 Each page's visible text must hold no snake_case word, no internal key ("system:pipeline",
 "event:…", "matter:7", "story-turn-4"), no raw JSON and no recall internals ("RRF", "cos",
@@ -18,13 +19,18 @@ import re
 import shutil
 from pathlib import Path
 
+import io
+
 import pytest
 from django.conf import settings
 from django.utils import translation
 from playwright.sync_api import Page, sync_playwright
 
 from chat.turns import begin_turn, finish_turn, recall
-from memory.models import AuditEvent, AuditLog, Conversation, Firm, LinkType, Matter, Message, Note, NoteLink
+from memory.models import (
+    AuditEvent, AuditLog, Conversation, Document, DocumentPage, Firm, LinkType, Matter, Message, Note, NoteLink,
+)
+from remember.documents import process_document, upload_document
 from remember.message_index import index_messages
 from memory.services.conversations import save_message
 from records.erasure import erase, matter_unit
@@ -41,7 +47,7 @@ LANGUAGES = {"zh": "zh-CN", "en": "en-US"}
 # Proper names and codes a page may show in either language.
 ALLOWED = {
     "LegalMem", "JSON", "Markdown", "API", "IP", "ID", "LLM", "L", "M", "Alpha", "Beta", "Law", "English",
-    "alice", "bob", "charlie",
+    "alice", "bob", "charlie", "PDF", "Word", "SHA",
 }
 SNAKE = re.compile(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b")
 INTERNAL = re.compile(
@@ -62,12 +68,27 @@ def server(transactional_db, fake_llm, tmp_path):
         yield f"http://127.0.0.1:{port}"
 
 
+def add_document(matter, filename: str, content: bytes, *, actor) -> Document:
+    """Upload through the real service and run the worker's job on it (as tests/documents does)."""
+    document = upload_document(actor=actor, matter=matter, stream=io.BytesIO(content), filename=filename)
+    process_document(document.pk)
+    document.refresh_from_db()
+    return document
+
+
 @pytest.fixture
-def story(world, memory_notes) -> dict:
+def story(world, memory_notes, settings, tmp_path) -> dict:
     """Everything a page can show: a conversation whose reply recalled what was said (speakers
     alice and the offline engine), an evolved note with an event tag, a correction, a forgotten
-    note, a superseded one, a link the linker made, and an erasure's tombstone."""
+    note, a superseded one, a link the linker made, an erasure's tombstone, and a matter's
+    documents: one indexed, one failed (its reason shown on the page)."""
     w, n = world, memory_notes
+    settings.DOCUMENT_STORE_DIR = tmp_path / "documents"
+    contract = add_document(w.matter_laptop, "电脑买卖合同.txt", (
+        "电脑买卖合同\n\n第一条 买方向卖方购买笔记本电脑一台，价款八千元。\n\n"
+        "第二条 电脑自交付之日起七日内出现质量问题的，买方可以要求退货。\n").encode(), actor=w.alice)
+    failed = add_document(w.matter_laptop, "发票扫描件.pdf", b"not a real file", actor=w.bob)
+    assert contract.status == Document.Status.INDEXED and failed.status == Document.Status.FAILED
     talk = Conversation.objects.create(firm=w.firm_a, user=w.alice, matter=w.matter_deposit, title="押金什么时候退")
     save_message(talk, "user", "房东说押金下周五退还三千元。", speaker="alice")
     save_message(talk, "assistant", "好的，已记下房东承诺下周五退还三千元押金。", speaker="offline")
@@ -88,7 +109,8 @@ def story(world, memory_notes) -> dict:
                reason="nearest neighbour, cosine 0.913")
     erase(matter_unit(w.matter_secret), actor=w.alice, reason="委托人要求删除")
     tombstone = AuditLog.objects.get(event_type=AuditEvent.ERASED)
-    return {"talk": talk, "tombstone": tombstone, "evolved": n["law"], "laptop": n["laptop"], "rent": rent}
+    return {"talk": talk, "tombstone": tombstone, "evolved": n["law"], "laptop": n["laptop"], "rent": rent,
+            "contract": contract, "failed": failed}
 
 
 def corpus() -> str:
@@ -109,6 +131,10 @@ def corpus() -> str:
                 texts.append(state["content"])
         if isinstance(extra, dict) and isinstance(extra.get("reason"), str):
             texts.append(extra["reason"])
+    texts += Document.objects.values_list("title", flat=True)
+    texts += Document.objects.values_list("filename", flat=True)
+    texts += Document.objects.values_list("sha256", flat=True)  # the file's fingerprint, shown as it is
+    texts += DocumentPage.objects.values_list("text", flat=True)
     texts += ["日期有误", "客户撤回", "租金调整", "委托人要求删除", "与电脑花屏退货有关", "电脑花屏"]
     return "\n".join(texts)
 
@@ -143,7 +169,11 @@ def pages_for(username: str, story: dict, world, memory_notes) -> list[tuple[str
     """(name, path) of every page the user can open, and some they cannot (the 404 page)."""
     common = [("home", "/"), ("chat", "/chat/"), ("navigation", "/navigation/"), ("my-memory", "/memory/"),
               ("my-memory-search", "/memory/?q=押金"), ("not-found", "/no-such-page/"),
-              ("my-memory-note", f"/memory/{memory_notes['laptop'].pk}/")]
+              ("my-memory-note", f"/memory/{memory_notes['laptop'].pk}/"), ("documents", "/documents/")]
+    if username in ("alice", "bob"):  # both are assigned to the laptop matter; charlie is walled off
+        common += [("matter-documents", f"/matters/{world.matter_laptop.pk}/documents/"),
+                   ("document-viewer", f"/documents/{story['contract'].pk}/"),
+                   ("document-viewer-failed", f"/documents/{story['failed'].pk}/")]
     if username == "alice":
         admin = [
             ("chat-recalled", f"/chat/{story['talk'].pk}/"),
@@ -174,7 +204,7 @@ def pages_for(username: str, story: dict, world, memory_notes) -> list[tuple[str
 
 SCREENSHOTS = {"home", "chat-recalled", "navigation", "my-memory", "my-memory-evolved", "admin-index", "admin-notes",
                "admin-audit", "admin-matters", "admin-audit-note_updated-note", "admin-audit-erased-matter",
-               "admin-note-history", "not-found"}
+               "admin-note-history", "not-found", "matter-documents", "document-viewer"}
 
 
 def fits_the_page(page: Page) -> bool:
