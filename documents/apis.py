@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 from django.utils.translation import gettext as _
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema
 from rest_framework.exceptions import APIException, ValidationError
 from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
@@ -24,6 +26,7 @@ class MatterDocumentsApi(APIView):
     """GET: the matter's documents with their status. POST (multipart ``file``, one or more):
     upload; each is queued for the worker (202)."""
 
+    serializer_class = DocumentSerializer
     parser_classes = [MultiPartParser]
 
     def get(self, request, matter_id: int):
@@ -47,11 +50,13 @@ class MatterDocumentsApi(APIView):
 
 
 class DocumentDetailApi(APIView):
+    serializer_class = DocumentSerializer
     def get(self, request, document_id: int):
         return Response(DocumentSerializer(visible_document(request.user, document_id)).data)
 
 
 class DocumentRetryApi(APIView):
+    serializer_class = DocumentSerializer
     def post(self, request, document_id: int):
         document = visible_document(request.user, document_id)
         if not document.can_retry:
@@ -60,6 +65,7 @@ class DocumentRetryApi(APIView):
         return Response(DocumentSerializer(retry_document(document, actor=request.user)).data, status=202)
 
 
+@extend_schema(responses=OpenApiTypes.OBJECT)
 class DocumentSearchApi(APIView):
     """The best passages of the documents the user may see, each with its citation and viewer URL."""
 
