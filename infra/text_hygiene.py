@@ -26,10 +26,17 @@ INPUT_MAX_JSON_DEPTH = 32
 _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
 
 
+def printable_field(name: str) -> str:
+    """``name`` with each unstorable character written as its escape (``\\ud800``), so the
+    400 that names the field can itself be encoded and stored."""
+    return _UNSTORABLE.sub(lambda found: f"\\u{ord(found.group()):04x}", name)
+
+
 class UnsafeInput(ValueError):
     """Input that cannot be taken as it is; ``field`` names where, ``message`` says why."""
 
     def __init__(self, field: str, message: str) -> None:
+        field = printable_field(field)  # a key may itself hold the character refused
         super().__init__(f"{field}: {message}" if field else message)
         self.field = field or "body"
         self.message = message

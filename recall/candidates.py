@@ -44,6 +44,7 @@ from pgvector.django import CosineDistance
 
 from memory.models import Firm, Matter, MemoryScope, Note
 from memory.models.conversations import SEARCH_CONFIG
+from memory.erasure_hooks import LATEST_ERASURE_SQL, follow_erasures
 from memory.models.notes import FIRM_WIDE_SCOPES
 from recall import exact_vectors
 from recall.instances import fast_timestamps, instance_from_row
@@ -100,13 +101,15 @@ class Reach:
 
 def reach_of(user) -> Reach:
     """The user's firms and assigned matters (``Firm.objects.of_user``, ``Matter.objects.assigned_to``)
-    in ONE round trip: a search pays it before anything else (docs/performance.md, Search)."""
+    in ONE round trip: a search pays it before anything else (docs/performance.md, Search). The
+    same statement reads the newest erasure's id (``memory.erasure_hooks.follow_erasures``)."""
     if not user.is_authenticated:
         return Reach(0, (), ())
     sql, params = _reach_statement(user.pk)
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
-        firm_ids, matter_ids = cursor.fetchone()
+        firm_ids, matter_ids, latest_erasure = cursor.fetchone()
+    follow_erasures(latest_erasure)  # another process erased: forget what this one cached
     return Reach(user_id=user.pk, firm_ids=tuple(sorted(firm_ids)), matter_ids=tuple(sorted(matter_ids)))
 
 
@@ -118,7 +121,8 @@ def _reach_statement(user_id: int) -> tuple[str, tuple]:
     user = get_user_model()(pk=user_id)
     firms_sql, firms_params = Firm.objects.of_user(user).order_by().values("pk").query.sql_with_params()
     matters_sql, matters_params = Matter.objects.assigned_to(user).order_by().values("pk").query.sql_with_params()
-    return f"SELECT ARRAY({firms_sql}), ARRAY({matters_sql})", (*firms_params, *matters_params)
+    return (f"SELECT ARRAY({firms_sql}), ARRAY({matters_sql}), {LATEST_ERASURE_SQL}",
+            (*firms_params, *matters_params))
 
 
 # --- the layer rule: declared once, rendered as a Q (ORM reads) and as SQL (the hot path) ---

@@ -36,6 +36,8 @@ import numpy as np
 from django.conf import settings
 from django.db import connection
 
+from memory.erasure_hooks import register_cached_content
+
 ANY = "*"  # an owner or matter condition that is not there
 
 
@@ -172,6 +174,7 @@ class ExactVectors:
 
 
 kept_vectors = ExactVectors()
+register_cached_content("kept_vectors", kept_vectors.clear)
 
 
 def in_use() -> bool:

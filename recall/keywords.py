@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 from typing import Iterable
 
+from memory.erasure_hooks import register_cached_content
 from memory.segmentation import segment
 
 # Function words that carry no retrieval signal in a question (Chinese and English).
@@ -38,6 +39,9 @@ def term(word: str) -> str:
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
             return word[: -len(suffix)] + _REPLACEMENTS.get(suffix, "")
     return word
+
+
+register_cached_content("keyword_terms", term.cache_clear)
 
 
 def query_tokens(query: str) -> list[str]:

@@ -119,6 +119,11 @@ class RecentQueries:
             while len(self._vectors) > size:
                 self._vectors.popitem(last=False)
 
+    def texts(self) -> list[str]:
+        """The search texts kept now (with their context after a space, if any), oldest first."""
+        with self._lock:  # key: (embedder identity, dimensions, text, context, context weight)
+            return [f"{key[2]} {key[3]}".strip() for key in self._vectors]
+
     def clear(self) -> None:
         with self._lock:
             self._vectors.clear()

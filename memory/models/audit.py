@@ -110,7 +110,11 @@ class AuditLog(models.Model):
 
     class Meta:
         ordering = ["-created_at", "-id"]
-        indexes = [models.Index(fields=["object_type", "object_id"], name="audit_object_idx")]
+        indexes = [
+            models.Index(fields=["object_type", "object_id"], name="audit_object_idx"),
+            # the newest erasure, read by every search (memory.erasure_hooks.LATEST_ERASURE_SQL)
+            models.Index(fields=["id"], condition=models.Q(event_type="erased"), name="audit_erased_idx"),
+        ]
         verbose_name = _("audit log entry")
         verbose_name_plural = _("audit log")
 

@@ -16,7 +16,6 @@ from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext, gettext_lazy as _
 
-from infra.embeddings import recent_queries
 from memory.models import (
     AuditEvent,
     AuditLog,
@@ -33,7 +32,7 @@ from memory.models import (
     TurnExtraction,
 )
 from remember.turns import extract_turn_task
-from memory.erasure_hooks import erasure_hooks
+from memory.erasure_hooks import erasure_hooks, forget_cached_content
 from memory.labels import format_counts
 from memory.services.audit import actor_label
 from records import journal
@@ -140,10 +139,8 @@ def erase(unit: Unit, *, actor, reason: str) -> ErasureResult:
         if unit.matter is not None:
             _retire_matter(unit.matter)
         transaction.on_commit(lambda: journal.append(_journal_entry(unit, plan, tombstone)))
-        transaction.on_commit(recent_queries.clear)  # this process's search texts and their vectors
-        for hook in hooks:
-            if hook.after_commit is not None:
-                transaction.on_commit(hook.after_commit)
+        # this process forgets its cached content now; the others at their next search or job
+        transaction.on_commit(forget_cached_content)
     logger.info("erasure %s: %s (tombstone %s)", unit.label, counts, tombstone.pk)
     return ErasureResult(unit=unit, counts=counts, tombstone=tombstone)
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from enum import Enum
 from functools import lru_cache
 
+from memory.erasure_hooks import register_cached_content
 from remember.routing.mentions import Mentions, dates_compatible, quantity_spans, read_mentions
 
 # --- lexicon -------------------------------------------------------------------------
@@ -151,6 +152,9 @@ def read_statement(text: str) -> Statement:
         event=bool(_EVENT_VERB.search(kept)),
         words=words,
     )
+
+
+register_cached_content("read_statements", read_statement.cache_clear)
 
 
 # --- two statements --------------------------------------------------------------------------

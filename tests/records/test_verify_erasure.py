@@ -9,6 +9,7 @@ import secrets
 import shutil
 import subprocess
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
@@ -29,16 +30,52 @@ from records.erasure import ErasureError, compact_and_verify, conversation_unit,
 from records.verification import verify
 from tests.clients import client_for
 from tests.live_server import test_database_url
-from tests.records.conftest import SECRET_NAME, SECRET_TURN, tables_containing
-from tests.records.test_erasure import graph_text, searched_text
+from tests.factories import AssignmentFactory, MatterFactory
+from tests.records.conftest import tables_containing
+from tests.records.test_erasure import graph_text
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.subprocess]
 
+# Every clause the erased rows hold carries something drawn per test (a name, an amount, a tag):
+# the test databases of the other pytest workers live in the same PostgreSQL cluster and write
+# the same WAL, so a sentence another test also writes (the records fixtures' landlord, the
+# world's matter titles) would be "found" in their files and segments, not left by this erasure.
+SURNAMES = ("司徒", "上官", "皇甫", "诸葛", "慕容", "东方")
+GIVEN = "雪梅秀英桂兰淑珍玉凤丽娟海燕春霞晓红德明建华志刚国平"
+
+
+@dataclass
+class UniqueMemory:
+    """A matter of alice's, named and talked about only by this test."""
+
+    name: str
+    id_number: str
+    marker: str
+    matter: Matter
+    conversation: Conversation
+    turn: str
+
 
 @pytest.fixture
-def markers() -> tuple[str, str]:
-    """An ID number and a marker no other test writes."""
-    return f"33010219{secrets.randbelow(10**10):010d}", f"MARKQ{secrets.token_hex(4).upper()}"
+def unique_memory(world, make_turn) -> UniqueMemory:
+    """A matter (title with a tag no other test writes), alice assigned, one conversation whose
+    turn names a drawn person, an ID number and a marker, run through the turn job."""
+    name = secrets.choice(SURNAMES) + secrets.choice(GIVEN[0::2]) + secrets.choice(GIVEN[1::2])
+    id_number = f"33010219{secrets.randbelow(10**10):010d}"
+    marker = f"MARKQ{secrets.token_hex(4).upper()}"
+    amount = 10000 + secrets.randbelow(80000)
+    # the title, the subject's turn and the identifiers' turn share nothing: a conversation or a
+    # subject erasure takes one of them, and what it did not take must not look like a leftover
+    matter = MatterFactory(firm=world.firm_a, title=f"合伙账款纠纷（{secrets.token_hex(4)}）")
+    AssignmentFactory(matter=matter, user=world.alice)
+    conversation = Conversation.objects.create(firm=world.firm_a, user=world.alice, matter=matter, title="合伙账款")
+    turn = f"我的合伙人{name}在2023年6月{secrets.randbelow(28) + 1}日私自转走合伙账款{amount}元，还拒绝对账。"
+    done = make_turn(conversation, turn,
+                     f"根据《民法典》第九百七十二条，{name}擅自转走合伙财产{amount}元，您可以要求{name}返还{amount}元。")
+    assert done.status == "done"
+    make_turn(conversation, f"委托人身份证号{id_number}，案件标记{marker}，请记住这个编号。",
+              f"好的，已记下{marker}的委托人身份证号。")
+    return UniqueMemory(name, id_number, marker, matter, conversation, turn)
 
 
 def pg_dump_text(url: str | None = None) -> bytes:
@@ -65,31 +102,33 @@ def pgdata() -> Path:
         return Path(cursor.fetchone()[0])
 
 
-def test_an_erased_matter_leaves_nothing_for_verify_erasure_pg_dump_or_a_byte_search(world, deposit_memory, make_turn,
-                                                                                      markers, tmp_path, capsys):
-    id_number, marker = markers
-    secret, _other = deposit_memory
-    make_turn(secret, f"委托人身份证号{id_number}，案件标记{marker}，请记住这个编号。", "好的，已记下委托人的身份证号。")
+def test_an_erased_matter_leaves_nothing_for_verify_erasure_pg_dump_or_a_byte_search(world, unique_memory,
+                                                                                      tmp_path, capsys):
+    memory = unique_memory
+    needles = [memory.id_number, memory.marker, memory.name]
     # a reply in a conversation without a matter that quotes the erased turn
     loose = Conversation.objects.create(firm=world.firm_a, user=world.alice, title="咨询")
     quoted = Message.objects.create(firm=world.firm_a, conversation=loose, role="assistant", speaker="assistant",
-                                    content=f"您之前说过：{SECRET_TURN}", said_at=timezone.now())
+                                    content=f"您之前说过：{memory.turn}", said_at=timezone.now())
     # the matter's admin history names it "M-… <title>"
-    matter = world.matter_deposit
+    matter = memory.matter
     LogEntry.objects.create(user=world.alice, content_type=ContentType.objects.get_for_model(Matter),
                             object_id=str(matter.pk), object_repr=str(matter), action_flag=CHANGE,
                             change_message=f"title {matter.title}")
-    assert SECRET_NAME in searched_text(world.alice)
-    assert SECRET_NAME in graph_text(world.alice)
+    search = client_for(world.alice).post("/api/memory/search", {"query": f"{memory.name} 合伙账款", "k": 20},
+                                          format="json")
+    assert search.status_code == 200 and memory.name in search.content.decode()
+    assert memory.name in graph_text(world.alice)
     export = client_for(world.alice).get(f"/api/memory/matters/{matter.pk}/export", {"format": "json"})
-    assert export.status_code == 200 and id_number in export.content.decode()
-    assert tables_containing(id_number) and id_number.encode() in pg_dump_text()
+    assert export.status_code == 200 and memory.id_number in export.content.decode()
+    assert tables_containing(memory.id_number) and memory.id_number.encode() in pg_dump_text()
+    assert files_holding(pgdata(), needles)  # the scan can fail: before erasure the bytes are there
     older_backup = tmp_path / "older.tar"
     create_backup(test_database_url(), older_backup, secret_key=settings.SECRET_KEY)
 
     with translation.override("en"), pytest.raises(Exception, match="names what is being erased"):
         call_command("erase", "--matter", matter.reference, "--firm", world.firm_a.slug,
-                     "--reason", f"client {id_number} asked", stdout=io.StringIO())
+                     "--reason", f"client {memory.id_number} asked", stdout=io.StringIO())
     out = io.StringIO()
     with translation.override("en"):  # the pages requested above left the product's language active
         call_command("erase", "--matter", matter.reference, "--firm", world.firm_a.slug,
@@ -97,15 +136,16 @@ def test_an_erased_matter_leaves_nothing_for_verify_erasure_pg_dump_or_a_byte_se
     assert "nothing remains" in out.getvalue(), out.getvalue()
 
     tombstone = AuditLog.objects.get(event_type=AuditEvent.ERASED, object_id=str(matter.pk))
-    assert verify(tombstone, folders=[pgdata()]).clean
+    verdict = verify(tombstone, folders=[pgdata()])
+    assert verdict.clean, verdict.found
     assert not LogEntry.objects.filter(object_id=str(matter.pk), content_type__model="matter").exists()
     quoted.refresh_from_db()
-    assert SECRET_NAME not in quoted.content and "[…]" in quoted.content
-    for needle in (id_number, marker, SECRET_NAME):
+    assert memory.name not in quoted.content and "[…]" in quoted.content
+    for needle in needles:
         assert tables_containing(needle) == {}
         assert needle.encode() not in pg_dump_text()
-    assert files_holding(pgdata(), [id_number, marker, SECRET_NAME]) == []
-    assert files_holding(Path(settings.DATA_DIR), [id_number, marker, SECRET_NAME]) == []
+    assert files_holding(pgdata(), needles) == []
+    assert files_holding(Path(settings.DATA_DIR), needles) == []
 
     # a restore of the backup made before the erasure replays it from the journal
     # a folder of its own: another engineer's pytest run may prune old /tmp/pytest-of-* folders meanwhile
@@ -115,36 +155,37 @@ def test_an_erased_matter_leaves_nothing_for_verify_erasure_pg_dump_or_a_byte_se
     try:
         assert "replayed 1 of 1 erasures" in capsys.readouterr().out
         restored = pg_dump_text(database.url)
-        assert marker.encode() not in restored and id_number.encode() not in restored
-        assert SECRET_NAME.encode() not in restored
-        assert files_holding(restored_folder, [id_number, marker, SECRET_NAME]) == []
+        assert not [needle for needle in needles if needle.encode() in restored]
+        assert files_holding(restored_folder, needles) == []
     finally:
         database.server.cleanup()
         shutil.rmtree(restored_folder, ignore_errors=True)
 
 
-def test_a_subject_erasure_blanks_the_titles_naming_it_and_refuses_a_reason_naming_it(world, deposit_memory):
-    secret, _other = deposit_memory
-    Conversation.objects.filter(pk=secret.pk).update(title=f"{SECRET_NAME}的押金")
-    unit = subject_unit(world.firm_a, SECRET_NAME)
+def test_a_subject_erasure_blanks_the_titles_naming_it_and_refuses_a_reason_naming_it(world, unique_memory):
+    memory = unique_memory
+    Conversation.objects.filter(pk=memory.conversation.pk).update(title=f"{memory.name}的合伙账款")
+    unit = subject_unit(world.firm_a, memory.name)
     with pytest.raises(ErasureError, match="names what is being erased"):
-        erase(unit, actor="system:test", reason=f"{SECRET_NAME}本人要求删除")
+        erase(unit, actor="system:test", reason=f"{memory.name}本人要求删除")
     result = erase(unit, actor="system:test", reason="本人书面要求")
     assert result.counts["conversations_retitled"] == 1
-    assert not Conversation.objects.filter(title__contains=SECRET_NAME).exists()
-    assert tables_containing(SECRET_NAME) == {}
-    assert SECRET_NAME not in str(result.tombstone.extra)
-    assert compact_and_verify(result, folders=[pgdata()]).clean
-    assert SECRET_NAME.encode() not in pg_dump_text()
-    assert files_holding(pgdata(), [SECRET_NAME]) == []
+    assert not Conversation.objects.filter(title__contains=memory.name).exists()
+    assert tables_containing(memory.name) == {}
+    assert memory.name not in str(result.tombstone.extra)
+    verdict = compact_and_verify(result, folders=[pgdata()])
+    assert verdict.clean, verdict.found
+    assert memory.name.encode() not in pg_dump_text()
+    assert files_holding(pgdata(), [memory.name]) == []
 
 
-def test_verify_erasure_names_where_a_copy_remains(world, deposit_memory, tmp_path):
-    secret, _other = deposit_memory
-    result = erase(conversation_unit(world.firm_a, secret.pk), actor="system:test", reason="request")
-    assert compact_and_verify(result, folders=[pgdata()]).clean
+def test_verify_erasure_names_where_a_copy_remains(world, unique_memory, tmp_path):
+    memory = unique_memory
+    result = erase(conversation_unit(world.firm_a, memory.conversation.pk), actor="system:test", reason="request")
+    verdict = compact_and_verify(result, folders=[pgdata()])
+    assert verdict.clean, verdict.found
     (tmp_path / "logs").mkdir()
-    (tmp_path / "logs" / "access.log").write_text(f'"GET /memory/?q={quote(SECRET_TURN)}" 200\n')
+    (tmp_path / "logs" / "access.log").write_text(f'"GET /memory/?q={quote(memory.turn)}" 200\n')
     verdict = verify(result.tombstone, folders=[tmp_path])
     assert not verdict.clean and any("access.log" in where for where in verdict.found), verdict.found
     out = io.StringIO()

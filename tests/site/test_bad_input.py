@@ -41,7 +41,9 @@ def test_deeply_nested_json_is_a_400_not_a_recursion_error(world, path):
 @pytest.mark.parametrize("body, field", [
     ('{"query": "押金\\u0000问题"}', "query"),
     ('{"query": "\\ud800"}', "query"),
-    ('{"query": "押金", "extra": {"k\\u0000": 1}}', "extra.k\x00"),
+    ('{"query": "押金", "extra": {"k\\u0000": 1}}', "extra.k\\u0000"),
+    # a key that is itself a lone surrogate is named by its escape (the 400 must be encodable)
+    ('{"query": "押金", "\\ud800": 2249}', "\\ud800"),
     ('{"query": "押金", "scopes": ["case", "\\udc00"]}', "scopes[1]"),
 ])
 def test_nul_and_lone_surrogates_in_a_body_are_a_400_naming_the_field(world, path, body, field):

@@ -5,6 +5,7 @@ The watchdog re-enqueues turn jobs whose worker died (remember/liveness.py) ever
 Told to stop (SIGTERM, Ctrl-C), the worker closes the LLM request it is collecting at once —
 the server stops generating it — and the job is asked again by the next worker
 (``infra.llm.stop_generations``); db_worker's own graceful stop would let it run to its end.
+Before each job it checks for an erasure made by another process (``memory.erasure_hooks``).
 Takes the same options as ``db_worker``; ``make run`` starts it (docs/production.md).
 """
 from __future__ import annotations
@@ -16,11 +17,17 @@ from django_tasks_db.management.commands import db_worker
 from django_tasks_db.management.commands.db_worker import Command as DBWorkerCommand
 
 from infra.llm import stop_generations
+from memory.erasure_hooks import follow_erasures, latest_erasure
 from remember.turns import watch_stalled_turns
 
 
 class StoppingWorker(db_worker.Worker):
-    """db_worker's worker whose graceful stop first closes the LLM requests in flight."""
+    """db_worker's worker whose graceful stop first closes the LLM requests in flight, and which
+    forgets its cached content before a job when another process erased something since."""
+
+    def run_task(self, db_task_result) -> None:
+        follow_erasures(latest_erasure())
+        super().run_task(db_task_result)
 
     def shutdown(self, signum: int, frame: FrameType | None) -> None:
         stop_generations()
