@@ -32,6 +32,9 @@ REASONS = [
     (r"unknown text encoding: .*", _("Unknown text encoding: save the file as UTF-8 (or GBK) and upload it again.")),
     (r"the text file contains NUL bytes.*", _("The text file contains binary data, not text.")),
     (r"the stored file is missing from the data folder", _("The stored file is missing: upload it again.")),
+    (r"the worker stopped while reading this document (?P<attempts>\d+) times .*",
+     _("The worker stopped %(attempts)s times while reading this document (it may be too large for this "
+       "server); it is not tried again automatically. Retry it once the cause is dealt with.")),
     (r"internal error: .*", _("An internal error occurred: retry.")),
 ]
 _PATTERNS = [(re.compile(pattern, re.DOTALL), message) for pattern, message in REASONS]

@@ -75,6 +75,8 @@ DATA_KEYS = {
     "chunks": _("passages"),
     "retry": _("retry"),
     "attempts": _("attempts"),
+    "worker": _("worker process"),
+    "last_sign_of_life": _("last sign of life"),
     "user": _("user"),
     "target": _("target note"),
     "corrected_note": _("corrected note"),

@@ -12,7 +12,7 @@ import logging
 import os
 import socket
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime, timedelta
 
@@ -43,9 +43,12 @@ def lease_cutoff(now: datetime) -> datetime:
     return now - timedelta(seconds=TURN_LEASE_SECONDS)
 
 
-def holder_is_gone(turn, now: datetime) -> bool:
-    """True when the worker that marked ``turn`` running can no longer finish it."""
-    if turn.started_at is None or turn.started_at < lease_cutoff(now):
+def holder_is_gone(turn, now: datetime, *, lease: bool = True) -> bool:
+    """True when the worker that marked ``turn`` running (a turn job, or a document being read:
+    anything with ``started_at``, ``worker_host``, ``worker_pid`` and ``heartbeat_at``) can no
+    longer finish it. ``lease=False``: no upper bound on a run that still beats (a 500-page scan
+    reads for longer than any lease)."""
+    if turn.started_at is None or (lease and turn.started_at < lease_cutoff(now)):
         return True
     if turn.worker_host and turn.worker_host == socket.gethostname()[:255] and turn.worker_pid:
         if not _process_alive(turn.worker_pid):
@@ -67,15 +70,29 @@ def _process_alive(pid: int) -> bool:
 @contextmanager
 def heartbeat(*turn_ids: int) -> Iterator[None]:
     """Beat the heartbeat of the jobs this process holds among ``turn_ids`` from a side thread
-    while the body runs. Inside a caller's transaction (the demo story runs turns that way) the
-    claim is not visible to other processes until it commits, so there is nothing to beat, and
-    a beat would wait on our lock."""
-    if connection.in_atomic_block or not turn_ids:
+    while the body runs (``beating``)."""
+    from memory.services.turn_extractions import turn_extractions_beat
+
+    if not turn_ids:
+        yield
+        return
+    name = f"turn-{turn_ids[0]}-heartbeat" if len(turn_ids) == 1 else f"{len(turn_ids)}-turns-heartbeat"
+    host, pid = this_worker()
+    with beating(name, lambda at: turn_extractions_beat(list(turn_ids), host=host, pid=pid, at=at)):
+        yield
+
+
+@contextmanager
+def beating(name: str, beat: Callable[[datetime], object]) -> Iterator[None]:
+    """Call ``beat(now)`` every ``TURN_HEARTBEAT_SECONDS`` from a side thread (``name``) while
+    the body runs; a failed beat is logged and retried at the next one. Inside a caller's
+    transaction (the demo story runs turns that way) the claim is not visible to other processes
+    until it commits, so there is nothing to beat, and a beat would wait on our lock."""
+    if connection.in_atomic_block:
         yield
         return
     stop = threading.Event()
-    name = f"turn-{turn_ids[0]}-heartbeat" if len(turn_ids) == 1 else f"{len(turn_ids)}-turns-heartbeat"
-    thread = threading.Thread(target=_beat, args=(list(turn_ids), stop), name=name, daemon=True)
+    thread = threading.Thread(target=_beat, args=(name, beat, stop), name=name, daemon=True)
     thread.start()
     try:
         yield
@@ -84,15 +101,12 @@ def heartbeat(*turn_ids: int) -> Iterator[None]:
         thread.join(timeout=TURN_HEARTBEAT_SECONDS + 5)
 
 
-def _beat(turn_ids: list[int], stop: threading.Event) -> None:
-    from memory.services.turn_extractions import turn_extractions_beat
-
-    host, pid = this_worker()
+def _beat(name: str, beat: Callable[[datetime], object], stop: threading.Event) -> None:
     try:
         while not stop.wait(TURN_HEARTBEAT_SECONDS):
             try:
-                turn_extractions_beat(turn_ids, host=host, pid=pid, at=timezone.now())
+                beat(timezone.now())
             except Exception:  # noqa: BLE001 - a missed beat is retried; the job itself goes on
-                logger.warning("heartbeat of turns %s failed", turn_ids[:5], exc_info=True)
+                logger.warning("heartbeat %s failed", name, exc_info=True)
     finally:
         connection.close()  # this thread's own connection

@@ -34,6 +34,7 @@ from infra.llm import LLMRejected, LLMStopped
 from memory.models import AuditEvent, Message, RoutingDecision, SourceType, TurnExtraction
 from remember.apply import TurnGone, apply_items, hold_turn, reply_speaker
 from remember.consolidation import consolidate_overflow
+from remember.documents.takeover import resume_stalled_documents
 from remember.drafts import Provenance, TurnSource
 from remember.extract import ENGINE_SKIPPED, extract_turn, extractable_reply, only_repeats_memory
 from remember import liveness
@@ -392,14 +393,16 @@ def extract_turn_task(turn_id: int) -> dict:
 
 
 def watch_stalled_turns(stop: threading.Event) -> None:
-    """A live worker's side thread: every heartbeat period, re-enqueue jobs whose worker is gone,
-    so an idle worker takes them over within seconds (``manage.py run_worker`` starts it)."""
+    """A live worker's side thread: every heartbeat period, re-enqueue jobs — and documents
+    being read — whose worker is gone, so an idle worker takes them over within seconds
+    (``manage.py run_worker`` starts it; documents: ``remember.documents.takeover``)."""
     try:
         while not stop.wait(liveness.TURN_HEARTBEAT_SECONDS):
             try:
                 resume_stalled_turns(limit=10)
+                resume_stalled_documents(limit=10)
             except Exception:  # noqa: BLE001 - the next round tries again
-                logger.warning("looking for abandoned turn jobs failed", exc_info=True)
+                logger.warning("looking for abandoned turn jobs or documents failed", exc_info=True)
             finally:
                 connection.close()
     finally:

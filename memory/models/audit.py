@@ -58,6 +58,7 @@ class AuditEvent(models.TextChoices):
     DOCUMENT_DOWNLOADED = "document_downloaded", _("document downloaded")
     DOCUMENT_INDEXED = "document_indexed", _("document indexed")
     DOCUMENT_FAILED = "document_failed", _("document failed")
+    DOCUMENT_RESUMED = "document_resumed", _("document taken over from a stopped worker")
 
 
 class AuditLogQuerySet(models.QuerySet["AuditLog"]):

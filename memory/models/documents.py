@@ -66,6 +66,12 @@ class Document(models.Model):
     headers = models.JSONField(_("e-mail headers"), default=dict, blank=True)
     uploaded_at = models.DateTimeField(_("uploaded at"), auto_now_add=True)
     indexed_at = models.DateTimeField(_("indexed at"), null=True, blank=True)
+    # The worker reading it (extracting / OCR): who, since when, and its last sign of life, so
+    # that another worker takes a document over from one that died (remember.documents.takeover).
+    started_at = models.DateTimeField(_("started at"), null=True, blank=True)
+    worker_host = models.CharField(_("worker host"), max_length=255, blank=True)
+    worker_pid = models.PositiveIntegerField(_("worker pid"), null=True, blank=True)
+    heartbeat_at = models.DateTimeField(_("heartbeat at"), null=True, blank=True)
 
     objects = DocumentQuerySet.as_manager()
 
@@ -77,6 +83,11 @@ class Document(models.Model):
 
     def __str__(self) -> str:
         return self.title
+
+    @property
+    def is_being_read(self) -> bool:
+        """A worker holds it (extracting or OCR)."""
+        return self.status in (self.Status.EXTRACTING, self.Status.OCR)
 
     def citation(self, page: int) -> str:
         """How an answer cites a page of it, in the reader's language: 《房屋租赁合同》第 3 页

@@ -108,13 +108,44 @@ def document_create(*, actor, matter: Matter, stored: StoredFile, filename: str,
     return document
 
 
-def document_claim(document_id: int) -> Document | None:
-    """Take a queued document for extraction (queued → extracting, one more attempt); None when
-    it is not queued (another worker has it, it is done, or it is gone)."""
+def document_claim(document_id: int, *, host: str = "", pid: int | None = None) -> Document | None:
+    """Take a queued document for extraction (queued → extracting, one more attempt, this worker
+    as its holder); None when it is not queued (another worker has it, it is done, or it is gone)."""
+    now = timezone.now()
     with transaction.atomic():
         claimed = Document.objects.filter(pk=document_id, status=Document.Status.QUEUED).update(
-            status=Document.Status.EXTRACTING, attempts=F("attempts") + 1)
+            status=Document.Status.EXTRACTING, attempts=F("attempts") + 1,
+            started_at=now, heartbeat_at=now, worker_host=host, worker_pid=pid)
     return Document.objects.filter(pk=document_id).first() if claimed else None
+
+
+def document_beat(document_id: int, *, host: str, pid: int | None, at) -> int:
+    """The heartbeat of a document this worker is reading; returns 1 when it beat."""
+    with transaction.atomic(savepoint=False):
+        return Document.objects.filter(
+            pk=document_id, status__in=(Document.Status.EXTRACTING, Document.Status.OCR),
+            worker_host=host, worker_pid=pid,
+        ).update(heartbeat_at=at)
+
+
+def document_resume(document: Document, *, gone_since) -> bool:
+    """A document whose worker stopped while reading it goes back to the queue (the caller
+    enqueues its job); audited. False when it is no longer held by that worker (it finished,
+    failed, or another watchdog took it first). ``gone_since``: its last heartbeat or start."""
+    with transaction.atomic():
+        updated = Document.objects.filter(
+            pk=document.pk, status__in=(Document.Status.EXTRACTING, Document.Status.OCR),
+            worker_host=document.worker_host, worker_pid=document.worker_pid, started_at=document.started_at,
+        ).update(status=Document.Status.QUEUED, worker_host="", worker_pid=None, heartbeat_at=None)
+        if not updated:
+            return False
+        record(actor="system:documents", event=AuditEvent.DOCUMENT_RESUMED, firm_id=document.firm_id,
+               matter_id=document.matter_id, object_type="document", object_id=document.pk,
+               before={"worker": f"{document.worker_host}:{document.worker_pid}",
+                       "last_sign_of_life": gone_since.isoformat() if gone_since else None},
+               after={"attempts": document.attempts})
+    document.status = Document.Status.QUEUED
+    return True
 
 
 def document_set_status(document: Document, status: str, *, kind: str | None = None) -> None:

@@ -21,6 +21,7 @@ from infra.logs.jobs import job_run
 from memory.models import Document, Matter
 from memory.services.documents import (
     ExtractedChunk,
+    document_beat,
     document_claim,
     document_create,
     document_fail,
@@ -33,6 +34,7 @@ from memory.services.documents import (
 from remember.documents.chunking import chunk_page
 from remember.documents.memory import remember_document
 from remember.documents.formats import DocumentRejected, Extracted, extract, kind_of
+from remember.liveness import beating, this_worker
 
 #: Chunks embedded per encoder batch.
 DOCUMENT_EMBED_BATCH = 64
@@ -80,10 +82,18 @@ def process_document_task(document_id: int) -> dict:
 
 def process_document(document_id: int) -> str:
     """Extract, chunk, embed and index one document; returns its final status."""
-    document = document_claim(document_id)
+    host, pid = this_worker()
+    document = document_claim(document_id, host=host, pid=pid)
     if document is None:
         current = Document.objects.filter(pk=document_id).values_list("status", flat=True).first()
         return current or "gone"
+    with beating(f"document-{document_id}-heartbeat",
+                 lambda at: document_beat(document_id, host=host, pid=pid, at=at)):
+        return _read(document)
+
+
+def _read(document: Document) -> str:
+    """Extract, chunk, embed, store and remember ``document`` (claimed); its final status."""
     path = file_path(document.sha256)
     try:
         if not path.exists():
@@ -103,7 +113,7 @@ def process_document(document_id: int) -> str:
     except DocumentRejected as error:
         document_fail(document, str(error))
     except Exception as error:  # a bug or an outage: failed with the reason, retryable
-        logger.exception("document %s failed", document_id)
+        logger.exception("document %s failed", document.pk)
         document_fail(document, f"internal error: {type(error).__name__}: {error}")
     return Document.Status.FAILED
 
