@@ -26,7 +26,7 @@ from memory.models import Conversation, Matter, Message
 from remember.turns import enqueue_turn_extraction
 from remember.working_memory import working_memory
 from recall import (
-    search_documents,
+    DocumentHit,
     MAX_QUERY_CHARS, SearchError, SearchResult, contradictions_payload, message_hit_payload, said_payload, search_memory,
 )
 from memory.services.conversations import finish_reply, save_message, start_conversation
@@ -214,7 +214,7 @@ def recall(user, start: TurnStart) -> Recall:
             "question_too_long", _("The question is too long for the language model's context window; please shorten it.")
         ) from too_long
     viewer = viewer_of(user)
-    passages = _document_passages(user, question, conversation.matter_id) if not warning else []
+    passages = _document_passages(result.passages) if result is not None else []
     llm_messages = [{"role": "system", "content": SYSTEM_PROMPT}]
     if fitted.memory_message:
         llm_messages.append(fitted.memory_message)
@@ -238,16 +238,11 @@ def recall(user, start: TurnStart) -> Recall:
     )
 
 
-def _document_passages(user, question: str, matter_id: int | None) -> list[dict[str, Any]]:
-    """The matter's document passages for the question (every visible matter's when the
+def _document_passages(hits: list[DocumentHit]) -> list[dict[str, Any]]:
+    """The search's best document passages (its matter's, every visible matter's when the
     conversation has none), as the recalled panel shows them: citation first."""
-    try:
-        hits = search_documents(user, question[:MAX_QUERY_CHARS], matter_id=matter_id, limit=CHAT_DOCUMENT_K)
-    except EmbeddingUnavailable as error:
-        logger.error("document recall failed: %s", error)
-        return []
     passages = []
-    for rank, hit in enumerate(hits, start=1):
+    for rank, hit in enumerate(hits[:CHAT_DOCUMENT_K], start=1):
         payload = hit.payload()
         payload.update({"id": f"document-chunk:{hit.chunk_id}", "layer": "document", "rank": rank,
                         "content": f"{hit.citation}：{hit.text}", "score": {"total": payload["score"]},

@@ -184,8 +184,9 @@ def build_server() -> FastMCP:
     @server.tool(name="search_memory", description=(
         "Search the firm's memory the way LegalMem's own assistant does: the notes (and saved messages) this user "
         "may see that best answer the query, each with its layer, score, the reasons it was recalled and its "
-        "provenance, plus the retrieval plan. `matter` puts that matter's facts first; `scopes` limits the layers "
-        f"({', '.join(MemoryScope.values)})."))
+        "provenance, plus the retrieval plan and `passages`: the best passages of the matter's documents, each with "
+        "its citation (《房屋租赁合同》第 3 页), page, offsets and viewer link. `matter` puts that matter's facts "
+        f"first; `scopes` limits the layers ({', '.join(MemoryScope.values)})."))
     async def search_memory(query: str, k: int = 10, matter: int | None = None,
                                  scopes: list[str] | None = None, strategy: str = "layered") -> dict[str, Any]:
         arguments = {"query": query, "k": k, "matter": matter, "scopes": scopes, "strategy": strategy}

@@ -125,8 +125,9 @@ def narrows_anything(token: AccessToken) -> bool:
 
 
 def narrowed_result(token: AccessToken, result: SearchResult) -> SearchResult:
-    """``result`` without the hits the token may not reach (another firm of the user, a matter the
-    token is not limited to); unchanged — the very same object — when the token narrows nothing."""
+    """``result`` without the hits and document passages the token may not reach (another firm of
+    the user, a matter the token is not limited to); unchanged — the very same object — when the
+    token narrows nothing."""
     if not narrows_anything(token):
         return result
     conversation_ids = {m.conversation_id for hit in result.hits for m in _messages_of(hit)}
@@ -141,7 +142,10 @@ def narrowed_result(token: AccessToken, result: SearchResult) -> SearchResult:
             continue
         said = [m for m in hit.said if m.conversation_id in allowed_conversations]
         kept.append(dataclasses.replace(hit, rank=len(kept) + 1, said=said))
-    return dataclasses.replace(result, hits=kept)
+    matters = set(token_matters(token).filter(pk__in={p.matter_id for p in result.passages})
+                  .values_list("pk", flat=True)) if result.passages else set()
+    passages = [passage for passage in result.passages if passage.matter_id in matters]
+    return dataclasses.replace(result, hits=kept, passages=passages)
 
 
 def _messages_of(hit: Hit):

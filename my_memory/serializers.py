@@ -165,6 +165,24 @@ class SearchMessageSerializer(serializers.Serializer):
     rank = serializers.FloatField()
 
 
+class DocumentPassageSerializer(serializers.Serializer):
+    """A passage of a document page the user may see, with its citation and the viewer's link."""
+
+    citation = serializers.CharField(help_text="How to cite it, in the reader's language: 《房屋租赁合同》第 3 页.")
+    document_id = serializers.IntegerField()
+    matter_id = serializers.IntegerField(allow_null=True)
+    title = serializers.CharField(help_text="The document's title.")
+    page = serializers.IntegerField(help_text="The page number (1-based).")
+    start = serializers.IntegerField(help_text="Where the passage starts in the page's extracted text.")
+    end = serializers.IntegerField(help_text="Where it ends (exclusive).")
+    heading = serializers.CharField(allow_blank=True, help_text="The heading the passage sits under, if any.")
+    text = serializers.CharField(help_text="The passage: the page's text[start:end].")
+    chunk_id = serializers.IntegerField()
+    score = serializers.FloatField(help_text="Reciprocal-rank fusion of its keyword and embedding ranks.")
+    reasons = serializers.ListField(child=serializers.CharField(), help_text="Its ranks, e.g. `keyword #1`.")
+    url = serializers.CharField(help_text="The viewer at this page with the passage highlighted.")
+
+
 class SearchPlanSerializer(serializers.Serializer):
     layers = serializers.ListField(child=serializers.CharField())
     layer_weights = serializers.DictField(child=serializers.FloatField())
@@ -189,6 +207,9 @@ class SearchResponseSerializer(serializers.Serializer):
     nothing_on = serializers.ListField(
         child=serializers.CharField(),
         help_text="Names or identifiers of the query that nothing the user may see holds: no hits, on purpose.")
+    passages = DocumentPassageSerializer(
+        many=True, help_text="Passages of the documents the user may see (the search's matter, or every matter "
+                             "they may see), best first, at most min(k, 5); beside the hits, not among them.")
     system_message = serializers.CharField(allow_null=True, help_text="The context injected before an answer.")
 
     def to_representation(self, result):
@@ -204,5 +225,6 @@ class SearchResponseSerializer(serializers.Serializer):
             "timings": result.timings,
             "stats": result.stats,
             "nothing_on": result.nothing_on,
+            "passages": DocumentPassageSerializer(result.passages, many=True).data,
             "system_message": injected["content"] if injected else None,
         }

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
 from django.contrib.postgres.search import SearchQuery, SearchRank
 from django.db.models import F
 from pgvector.django import CosineDistance
@@ -25,6 +26,9 @@ DOCUMENT_QUERY_WORDS = 24
 
 @dataclass(frozen=True)
 class DocumentHit:
+    """One passage of a document page: where it is (document, page, offsets in the page's text),
+    what it says, how to cite it (《房屋租赁合同》第 3 页) and why it was found."""
+
     chunk_id: int
     document_id: int
     title: str
@@ -36,19 +40,29 @@ class DocumentHit:
     score: float
     citation: str
     reasons: list[str] = field(default_factory=list)
+    matter_id: int | None = None  # the document's matter (a token limited to matters narrows by it)
+
+    @property
+    def url(self) -> str:
+        """The viewer at this page, the passage highlighted."""
+        return f"/documents/{self.document_id}/?page={self.page}&start={self.start}&end={self.end}"
 
     def payload(self) -> dict:
         return {
             "kind": "document", "chunk_id": self.chunk_id, "document_id": self.document_id,
-            "title": self.title, "page": self.page, "start": self.start, "end": self.end,
-            "heading": self.heading, "text": self.text, "score": round(self.score, 6),
-            "citation": self.citation, "reasons": self.reasons,
-            "url": f"/documents/{self.document_id}/?page={self.page}&start={self.start}&end={self.end}",
+            "matter_id": self.matter_id, "title": self.title, "page": self.page, "start": self.start,
+            "end": self.end, "heading": self.heading, "text": self.text, "score": round(self.score, 6),
+            "citation": self.citation, "reasons": self.reasons, "url": self.url,
         }
 
 
-def search_documents(user, query: str, *, matter_id: int | None = None, limit: int = 10) -> list[DocumentHit]:
-    """The chunks best matching the query among those the user may see (optionally one matter's)."""
+def search_documents(
+    user, query: str, *, matter_id: int | None = None, limit: int = 10, vector: np.ndarray | None = None,
+) -> list[DocumentHit]:
+    """The chunks best matching the query among those the user may see (optionally one matter's).
+
+    ``vector`` is the query's embedding when the caller already has it (``search_memory``'s),
+    so the query is not encoded twice; without it the query is encoded here."""
     query = (query or "").strip()
     if not query:
         return []
@@ -56,7 +70,7 @@ def search_documents(user, query: str, *, matter_id: int | None = None, limit: i
     if matter_id is not None:
         chunks = chunks.filter(matter_id=matter_id)
     keyword = _keyword_ids(chunks, query)
-    dense = _dense_ids(chunks, query)
+    dense = _dense_ids(chunks, query, vector)
     scores: dict[int, float] = {}
     reasons: dict[int, list[str]] = {}
     for name, ranking in (("keyword", keyword), ("dense", dense)):
@@ -69,7 +83,7 @@ def search_documents(user, query: str, *, matter_id: int | None = None, limit: i
         DocumentHit(
             chunk_id=c.pk, document_id=c.document_id, title=c.document.title, page=c.page.number,
             start=c.start, end=c.end, heading=c.heading, text=c.text, score=scores[c.pk],
-            citation=c.document.citation(c.page.number), reasons=reasons[c.pk],
+            citation=c.document.citation(c.page.number), reasons=reasons[c.pk], matter_id=c.matter_id,
         )
         for c in (rows[chunk_id] for chunk_id in best if chunk_id in rows)
     ]
@@ -90,8 +104,9 @@ def _keyword_ids(chunks, query: str) -> list[int]:
     )
 
 
-def _dense_ids(chunks, query: str) -> list[int]:
-    vector = get_embedder().embed_query(query)
+def _dense_ids(chunks, query: str, vector: np.ndarray | None = None) -> list[int]:
+    if vector is None:
+        vector = get_embedder().embed_query(query)
     return list(
         chunks.filter(embedding__isnull=False)
         .annotate(distance=CosineDistance("embedding", list(map(float, vector))))

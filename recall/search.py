@@ -1,6 +1,7 @@
 """``search_memory``: the one entry point other apps use to recall memories (a read)."""
 from __future__ import annotations
 
+import re
 import time
 from typing import Any, Iterable
 
@@ -9,6 +10,7 @@ from infra.embeddings import embed_query_in_background
 from memory.models import Conversation, MemoryScope
 from recall.anchors import question_anchors, unheld_anchors
 from recall.candidates import reach_of
+from recall.documents import DocumentHit, search_documents
 from recall.identifiers import exact_first
 from recall.newer_first import newer_first
 from recall.plan import make_plan
@@ -24,6 +26,11 @@ from recall.types import (
 )
 
 MAX_DB_ID = 2**63 - 1
+#: At most this many document passages per search (fewer when ``k`` is smaller). A passage is a
+#: piece of a page, many times a note's length: a handful is what a reader (and a prompt) can
+#: take beside the notes, and the best few already name the pages to open in the viewer.
+MAX_PASSAGES = 5
+_NOT_IN_ANCHORS = re.compile(r"[\s,，·]")
 
 
 def _check_id(name: str, value: Any) -> int:
@@ -129,6 +136,9 @@ def search_memory(
         ordered = time.perf_counter()
         result.hits = newer_first(user, exact_first(request, result.hits), reach)
         result.timings["order"] = round((time.perf_counter() - ordered) * 1000, 2)
+    read_documents = time.perf_counter()
+    result.passages = document_passages(request, result.nothing_on)
+    result.timings["documents"] = round((time.perf_counter() - read_documents) * 1000, 2)
     request.query_vector  # noqa: B018 - a strategy that never needed the vector: its encode time still counts
     embedding = request.embedding
     result.timings = {
@@ -151,3 +161,25 @@ def search_memory(
     for hit in result.hits:
         metrics.RECALLED.labels(hit.layer).inc()
     return result
+
+
+def document_passages(request: SearchRequest, nothing_on: list[str]) -> list[DocumentHit]:
+    """The document passages for a search, whatever its strategy: the search's matter (every
+    matter the user may see without one), at most ``min(k, MAX_PASSAGES)``, ranked by
+    ``search_documents`` with the search's own query vector.
+
+    None when the search is limited to layers without the case layer (documents are a matter's
+    material, as case facts are). When the question names something no note or message holds
+    (``nothing_on``), only passages naming all of it are kept: a passage about someone else is
+    no answer, one quoting the very name or number is."""
+    if request.scopes is not None and MemoryScope.CASE not in request.scopes:
+        return []
+    limit = min(request.k, MAX_PASSAGES)
+    passages = search_documents(
+        request.user, request.query, matter_id=request.matter_id, limit=limit * 4 if nothing_on else limit,
+        vector=request.query_vector,
+    )
+    if nothing_on:
+        anchors = [_NOT_IN_ANCHORS.sub("", anchor).casefold() for anchor in nothing_on]
+        passages = [p for p in passages if all(a in _NOT_IN_ANCHORS.sub("", p.text).casefold() for a in anchors)]
+    return passages[:limit]

@@ -10,6 +10,7 @@ import numpy as np
 
 from memory.contradictions import Contradiction
 from memory.models import Conversation, Message, Note
+from recall.documents import DocumentHit
 from recall.plan import RetrievalPlan
 from recall.scoring import ScoreBreakdown
 
@@ -154,6 +155,9 @@ class SearchResult:
     # The question's names and identifiers nothing the user may see holds: the search returned
     # nothing rather than memories about something else (recall/anchors.py).
     nothing_on: list[str] = field(default_factory=list)
+    # The document passages for the query (recall/search.py, ``search_memory`` adds them after
+    # any strategy ran): a separate source beside the notes and messages, each with its citation.
+    passages: list[DocumentHit] = field(default_factory=list)
 
     @property
     def notes(self) -> list[Note]:

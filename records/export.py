@@ -2,8 +2,9 @@
 
 ``matter_document`` is the JSON export (format ``legalmem-matter``, version 1): the matter, its
 walled notes with provenance, validity windows and evolution history, the links between them,
-their source messages (grouped by conversation) and the audit history of the matter and its
-notes. ``records.services.matter_transfer.import_matter`` reads it back. ``markdown_report``
+their source messages (grouped by conversation), its documents (file name, SHA-256, uploader,
+status and each page's extracted text; not the files' bytes) and the audit history of the matter
+and its notes. ``records.services.matter_transfer.import_matter`` reads it back. ``markdown_report``
 renders the same document for people. Profile notes are never exported (they are their
 owner's alone); raw conversations are exported only as far as they are a note's source.
 """
@@ -14,7 +15,7 @@ from typing import Any
 from django.db.models import Q
 from django.utils import timezone
 
-from memory.models import AuditLog, Firm, Matter, MemoryScope, Message, Note, NoteLink
+from memory.models import AuditLog, Document, Firm, Matter, MemoryScope, Message, Note, NoteLink
 
 FORMAT = "legalmem-matter"
 VERSION = 1
@@ -92,6 +93,34 @@ def _conversations(matter: Matter, notes: list[Note], viewer) -> list[dict[str, 
     return list(grouped.values())
 
 
+def document_ref(pk: int) -> str:
+    return f"document:{pk}"
+
+
+def _documents(matter: Matter) -> list[dict[str, Any]]:
+    """The matter's documents with their pages' extracted text. The original file is named by its
+    SHA-256 (the store and a backup hold it under that hash), not embedded."""
+    documents = (Document.objects.filter(matter=matter).select_related("uploaded_by")
+                 .prefetch_related("pages").order_by("uploaded_at", "pk"))
+    return [{
+        "ref": document_ref(document.pk),
+        "title": document.title,
+        "filename": document.filename,
+        "kind": document.kind,
+        "sha256": document.sha256,
+        "size_bytes": document.size_bytes,
+        "uploaded_by": document.uploaded_by.get_username() if document.uploaded_by else None,
+        "uploaded_at": _iso(document.uploaded_at),
+        "status": document.status,
+        "error": document.error,
+        "page_count": document.page_count,
+        "indexed_at": _iso(document.indexed_at),
+        "attached_to": document_ref(document.parent_id) if document.parent_id else None,
+        "headers": document.headers,
+        "pages": [{"number": page.number, "by_ocr": page.by_ocr, "text": page.text} for page in document.pages.all()],
+    } for document in documents]
+
+
 def _history(matter: Matter, note_ids: list[str]) -> list[dict[str, Any]]:
     entries = AuditLog.objects.filter(
         Q(matter=matter) | Q(object_type="note", object_id__in=note_ids) | Q(object_type="matter", object_id=str(matter.pk))
@@ -119,6 +148,7 @@ def matter_document(matter: Matter, viewer=None) -> dict[str, Any]:
         "links": [{"source": str(link.source_id), "target": str(link.target_id), "link_type": link.link_type,
                    "weight": link.weight, "reason": link.reason} for link in links],
         "conversations": _conversations(matter, notes, viewer),
+        "documents": _documents(matter),
         "history": _history(matter, ids),
     }
 
@@ -139,7 +169,8 @@ def markdown_report(document: dict[str, Any]) -> str:
         f"- Status: {matter['status']}" + (f" (closed {matter['closed_at'][:10]})" if matter["closed_at"] else ""),
         f"- Exported: {document['exported_at']}",
         f"- Notes: {len(document['notes'])}, links: {len(document['links'])}, "
-        f"source messages: {len(messages)}, history entries: {len(document['history'])}",
+        f"source messages: {len(messages)}, documents: {len(document.get('documents', []))}, "
+        f"history entries: {len(document['history'])}",
         "",
     ]
     if matter["description"]:
@@ -160,6 +191,20 @@ def markdown_report(document: dict[str, Any]) -> str:
                 if ref in messages:
                     lines.append(f"  > {_md(messages[ref]['speaker'])}: {_md(messages[ref]['content'])}")
         lines.append("")
+    documents = document.get("documents", [])
+    if documents:
+        lines += ["## Documents", ""]
+        for item in documents:
+            lines.append(f"### {_md(item['title'])}")
+            lines.append("")
+            lines.append(f"- File: {_md(item['filename'])} (SHA-256 {item['sha256']}), {item['status']}, "
+                         f"{item['page_count']} pages, uploaded by {_md(item['uploaded_by']) or '?'} "
+                         f"on {(item['uploaded_at'] or '?')[:10]}")
+            lines.append("")
+            for page in item["pages"]:
+                lines += [f"Page {page['number']}:", ""]
+                lines += [f"> {_md(line)}" for line in page["text"].splitlines() if line.strip()] or ["> "]
+                lines.append("")
     if document["history"]:
         lines += ["## History", ""]
         lines += [f"- {e['at'][:19]} {_md(e['actor'])} {e['event']} {e['object_type']}:{e['object_id']}"
