@@ -5,6 +5,7 @@ search over the data folder. The reason may not name what is erased."""
 from __future__ import annotations
 
 import io
+import logging
 import secrets
 import shutil
 import subprocess
@@ -103,7 +104,8 @@ def pgdata() -> Path:
 
 
 def test_an_erased_matter_leaves_nothing_for_verify_erasure_pg_dump_or_a_byte_search(world, unique_memory,
-                                                                                      tmp_path, capsys):
+                                                                                      tmp_path, capsys, caplog):
+    caplog.set_level(logging.INFO)
     memory = unique_memory
     needles = [memory.id_number, memory.marker, memory.name]
     # a reply in a conversation without a matter that quotes the erased turn
@@ -119,6 +121,9 @@ def test_an_erased_matter_leaves_nothing_for_verify_erasure_pg_dump_or_a_byte_se
                                           format="json")
     assert search.status_code == 200 and memory.name in search.content.decode()
     assert memory.name in graph_text(world.alice)
+    # searched with the content in a query string, as the my-memory page's search box sends it
+    page = client_for(world.alice).get("/memory/", {"q": memory.id_number})
+    assert page.status_code == 200 and memory.id_number in page.content.decode()
     export = client_for(world.alice).get(f"/api/memory/matters/{matter.pk}/export", {"format": "json"})
     assert export.status_code == 200 and memory.id_number in export.content.decode()
     assert tables_containing(memory.id_number) and memory.id_number.encode() in pg_dump_text()
@@ -146,6 +151,8 @@ def test_an_erased_matter_leaves_nothing_for_verify_erasure_pg_dump_or_a_byte_se
         assert needle.encode() not in pg_dump_text()
     assert files_holding(pgdata(), needles) == []
     assert files_holding(Path(settings.DATA_DIR), needles) == []
+    # what the product logged through it all (access log lines, jobs, the erasure) names none of it
+    assert not [needle for needle in needles if needle in caplog.text]
 
     # a restore of the backup made before the erasure replays it from the journal
     # a folder of its own: another engineer's pytest run may prune old /tmp/pytest-of-* folders meanwhile
