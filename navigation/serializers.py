@@ -13,7 +13,7 @@ import numpy as np
 from rest_framework import serializers
 
 from infra.http_input import MAX_DB_ID
-from memory.models import MemoryScope, Note
+from memory.models import Document, MemoryScope, Note
 from navigation.built import BuiltGraph
 from navigation.events import event_key, event_label
 from navigation.graph import Edge, Trace
@@ -292,6 +292,9 @@ class NoteDetailSerializer(serializers.Serializer):
     provenance_hidden = serializers.BooleanField(
         required=False, help_text="Set when the note's private-conversation provenance is withheld from this reader."
     )
+    document = serializers.DictField(
+        allow_null=True, help_text="A document-made note's source: id, citation (《title》第 N 页) and viewer url."
+    )
 
     def to_representation(self, found: NoteTrace) -> dict[str, Any]:
         note = found.note
@@ -311,7 +314,20 @@ class NoteDetailSerializer(serializers.Serializer):
             "event_label": event_label(event, {note.matter_id: note.matter.title} if note.matter_id else {}) if event else "",
             "importance": note.importance,
             "confidence": note.confidence,
+            "document": document_source(note),
         }
+
+
+def document_source(note: Note) -> dict[str, Any] | None:
+    """Where a document-made note was read: the document, its citation and the viewer at the
+    passage (the note is in the document's matter, so whoever sees the note may open it)."""
+    source = note.document_source()
+    if source is None:
+        return None
+    document = Document.objects.filter(pk=source[0], matter_id=note.matter_id).first()
+    if document is None:
+        return None
+    return {"id": document.pk, "citation": document.citation(source[1]), "url": note.document_url()}
 
 
 class TraceResponseSerializer(serializers.Serializer):

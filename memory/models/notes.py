@@ -243,16 +243,24 @@ class Note(models.Model):
         verbose_name = _("note")
         verbose_name_plural = _("notes")
 
-    def document_url(self) -> str:
-        """The viewer at the page and passage a document-made note came from ("" otherwise):
-        its ``source_id`` is ``document:<id>:p<page>:<start>-<end>`` (docs/documents.md)."""
+    def document_source(self) -> tuple[int, int, str, str] | None:
+        """(document id, page, start, end) of a document-made note, None otherwise: its
+        ``source_id`` is ``document:<id>:p<page>:<start>-<end>`` (docs/documents.md)."""
         if self.source_type != SourceType.DOCUMENT:
-            return ""
+            return None
         parts = self.source_id.split(":")
-        if len(parts) != 4 or not parts[1].isdigit() or not parts[2].startswith("p"):
-            return ""
+        if len(parts) != 4 or not parts[1].isdigit() or not parts[2][1:].isdigit() or not parts[2].startswith("p"):
+            return None
         start, _, end = parts[3].partition("-")
-        return f"/documents/{parts[1]}/?page={parts[2][1:]}&start={start}&end={end}"
+        return int(parts[1]), int(parts[2][1:]), start, end
+
+    def document_url(self) -> str:
+        """The viewer at the page and passage a document-made note came from ("" otherwise)."""
+        source = self.document_source()
+        if source is None:
+            return ""
+        document_id, page, start, end = source
+        return f"/documents/{document_id}/?page={page}&start={start}&end={end}"
 
     def __str__(self) -> str:
         return self.content[:80]

@@ -304,10 +304,21 @@
     document.getElementById("d-level").textContent = `L${note.level}`;
     document.getElementById("d-scope").textContent = scopeLabel[note.memory_scope] || note.memory_scope;
     document.getElementById("d-category").textContent = categoryLabel(note.category);
-    document.getElementById("d-source").textContent = sourceLabel(note.source_type);
+    showSource(note);
     document.getElementById("d-matter").textContent = note.matter
       ? [note.matter.reference, note.matter.title].filter(Boolean).join(" ") : T.noMatter;
     document.getElementById("d-event").textContent = note.event_label || "—";
+  }
+
+  // A document-made note names its page and opens the viewer at the passage it was read from.
+  function showSource(note) {
+    const cell = document.getElementById("d-source");
+    cell.textContent = sourceLabel(note.source_type);
+    if (!note.document) return;
+    const link = document.createElement("a");
+    link.href = note.document.url;
+    link.textContent = note.document.citation;
+    cell.append(" · ", link);
   }
 
   function showQuery(query) {
