@@ -199,25 +199,79 @@ def check_zip(path: Path) -> None:
 
 
 def _docx(path: Path, on_ocr: Callable[[], None]) -> Extracted:
+    """Paragraphs and tables in the order they stand, cut into pages where the file says a page
+    ends (``DocxPages``)."""
     import docx
     from docx.opc.exceptions import PackageNotFoundError
+    from docx.table import Table
 
     check_zip(path)
     try:
         document = docx.Document(str(path))
     except (PackageNotFoundError, KeyError, ValueError, zipfile.BadZipFile) as error:
         raise DocumentRejected(f"not a readable DOCX ({error})")
-    lines: list[str] = []
-    for paragraph in document.paragraphs:
-        text = paragraph.text.strip()
-        if not text:
-            continue
-        style = (paragraph.style.name if paragraph.style is not None else "") or ""
-        lines.append(("# " if style.lower().startswith(("heading", "title")) else "") + text)
-    for table in document.tables:
-        for row in table.rows:
-            lines.append(" | ".join(cell.text.strip() for cell in row.cells))
-    return Extracted([Page("\n\n".join(lines))])
+    pages = DocxPages()
+    for block in document.iter_inner_content():
+        if isinstance(block, Table):
+            for row in block.rows:
+                pages.add_line(" | ".join(cell.text.strip() for cell in row.cells))
+        else:
+            style = (block.style.name if block.style is not None else "") or ""
+            heading = style.lower().startswith(("heading", "title"))
+            pages.add_paragraph(block._p, heading=heading, break_before=bool(block.paragraph_format.page_break_before))
+    return Extracted([Page(text) for text in pages.texts()])
+
+
+_W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
+
+
+class DocxPages:
+    """A DOCX has no pages of its own: Word lays them out when it opens the file. The file does
+    say where a page ends by hand (a page break, "page break before" on a paragraph), and Word
+    saves where its last layout broke the pages (``w:lastRenderedPageBreak``) — the pages the
+    author saw, which a lawyer cites. Both start a new page here; a break on a page with no
+    text yet is the same break said twice (Word writes a rendered break right after a hard one)
+    and is not counted. A file written by a tool that records neither is one page."""
+
+    def __init__(self) -> None:
+        self.pages: list[list[str]] = [[]]
+        self.fragment: list[str] = []
+
+    def add_line(self, text: str) -> None:
+        if text.strip():
+            self.pages[-1].append(text.strip())
+
+    def add_paragraph(self, paragraph, *, heading: bool, break_before: bool) -> None:
+        if break_before:
+            self.break_page()
+        self.fragment = ["# "] if heading else []
+        for element in paragraph.iter():
+            tag = element.tag
+            if tag == f"{_W}t":
+                self.fragment.append(element.text or "")
+            elif tag == f"{_W}tab":
+                self.fragment.append("\t")
+            elif tag == f"{_W}br" and element.get(f"{_W}type") == "page" or tag == f"{_W}lastRenderedPageBreak":
+                self.break_page()
+                self.fragment = ["# "] if heading else []
+            elif tag in (f"{_W}br", f"{_W}cr"):
+                self.fragment.append("\n")
+        self._end_fragment()
+
+    def break_page(self) -> None:
+        self._end_fragment()
+        if self.pages[-1]:
+            self.pages.append([])
+
+    def _end_fragment(self) -> None:
+        text = "".join(self.fragment)
+        if text.removeprefix("# ").strip():
+            self.pages[-1].append(text.strip())
+        self.fragment = []
+
+    def texts(self) -> list[str]:
+        pages = ["\n\n".join(lines) for lines in self.pages]
+        return pages[:-1] if len(pages) > 1 and not pages[-1] else pages
 
 
 # --- e-mail -------------------------------------------------------------------------------------

@@ -85,6 +85,41 @@ def test_a_docx_keeps_its_headings(world):
     assert chunk.heading == "判决书"
 
 
+def paged_docx() -> bytes:
+    """A judgment as Word saves it: a hard page break after page 1 (and the rendered break Word
+    writes right after it), a table on page 2, then a page Word's layout broke by itself."""
+    import docx
+    from docx.enum.text import WD_BREAK
+    from docx.oxml import OxmlElement
+
+    document = docx.Document()
+    document.add_heading("民事判决书", level=1)
+    document.add_paragraph("原告张三诉被告李四房屋租赁合同纠纷一案。").add_run().add_break(WD_BREAK.PAGE)
+    rendered = document.add_paragraph()
+    rendered.add_run()._r.append(OxmlElement("w:lastRenderedPageBreak"))
+    rendered.add_run("本院查明：月租金8000元，押金16000元。")
+    table = document.add_table(rows=1, cols=2)
+    table.rows[0].cells[0].text, table.rows[0].cells[1].text = "押金", "16000元"
+    laid_out = document.add_paragraph("被告应于判决生效之日起十日内")
+    laid_out.add_run()._r.append(OxmlElement("w:lastRenderedPageBreak"))
+    laid_out.add_run("返还押金16000元。")
+    out = io.BytesIO()
+    document.save(out)
+    return out.getvalue()
+
+
+def test_a_docx_is_cut_into_the_pages_its_author_saw(world):
+    document = add_document(world.matter_deposit, "judgment.docx", paged_docx())
+
+    assert (document.status, document.page_count) == ("indexed", 3)
+    pages = [page.text for page in DocumentPage.objects.filter(document=document).order_by("number")]
+    assert pages[0] == "# 民事判决书\n\n原告张三诉被告李四房屋租赁合同纠纷一案。"
+    assert pages[1] == "本院查明：月租金8000元，押金16000元。\n\n押金 | 16000元\n\n被告应于判决生效之日起十日内"
+    assert pages[2] == "返还押金16000元。"
+    chunk = DocumentChunk.objects.filter(document=document, text__contains="月租金8000元").get()
+    assert chunk.page.number == 2 and document.citation(chunk.page.number) == "《judgment》第 2 页"
+
+
 def test_an_email_keeps_its_headers_and_its_attachments_become_documents(world):
     eml = eml_bytes(subject="押金退还 deposit refund", body="Dear client, the landlord refuses to return the deposit.",
                     attachments=[("notice.txt", "解除通知：合同于2026年3月31日解除。".encode("utf-8"), "text/plain")])
