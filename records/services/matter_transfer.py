@@ -2,6 +2,7 @@
 (docs/records.md, "Export and the round trip")."""
 from __future__ import annotations
 
+import io
 import json
 from datetime import datetime
 from typing import Any
@@ -10,10 +11,13 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 
 from records.export import FORMAT, VERSION, markdown_report, matter_document
-from memory.models import AuditEvent, Conversation, Firm, Matter, Membership, Note
+from memory.models import AuditEvent, Conversation, Document, Firm, Matter, Membership, Note, SourceType
+from memory.services.documents import forget_unreferenced_files
 from memory.services.conversations import save_message
 from memory.services.audit import record
 from memory.services.notes import NoteDraft, NoteValidationError, create_note, link_notes
+from records.services.matter_bundle import BundleError, BundleFiles
+from remember.documents import restore_document, upload_document
 
 FORMATS = ("json", "markdown")
 
@@ -55,12 +59,19 @@ def _check(document: Any) -> None:
             raise TransferError(f"the export has no {key!r}")
 
 
-def import_matter(document: dict, *, firm: Firm, actor, fallback_user, reference: str | None = None) -> Matter:
+def import_matter(document: dict, *, firm: Firm, actor, fallback_user, reference: str | None = None,
+                  files: BundleFiles | None = None) -> Matter:
     """Recreate an exported matter in ``firm`` in one transaction: a new matter, the source
-    messages, the notes (re-embedded, with status, validity windows and history as exported)
-    and their links. Users are matched by username among the firm's members; anyone else's
-    conversations and notes go to ``fallback_user``. Everything is audited as new rows."""
+    messages, the documents when ``files`` (a bundle's) hold them, the notes (re-embedded, with
+    status, validity windows and history as exported) and their links. Users are matched by
+    username among the firm's members; anyone else's conversations and notes go to
+    ``fallback_user``. Everything is audited as new rows. Without ``files`` the documents are
+    not re-created, and a note made from one keeps its citation but no link to it."""
     _check(document)
+    if files is not None:
+        missing = [item["filename"] for item in document.get("documents", []) if item["sha256"] not in files]
+        if missing:
+            raise TransferError(f"the bundle lacks the file of {len(missing)} document(s), e.g. {missing[0]!r}")
     if not Membership.objects.filter(firm=firm, user=fallback_user).exists():
         raise TransferError(f"{fallback_user.get_username()} is not a member of {firm.slug}")
     source = document["matter"]
@@ -72,6 +83,7 @@ def import_matter(document: dict, *, firm: Firm, actor, fallback_user, reference
     def user_named(name: str | None):
         return members.get(name or "", fallback_user)
 
+    stored: list[str] = []
     try:
         with transaction.atomic():
             matter = Matter.objects.create(firm=firm, title=source["title"], reference=reference,
@@ -81,16 +93,53 @@ def import_matter(document: dict, *, firm: Firm, actor, fallback_user, reference
                    after={"reference": reference, "from_firm": document.get("firm", {}).get("slug"),
                           "notes": len(document["notes"])})
             conversations, messages = _messages(document, firm, matter, user_named)
-            notes = _notes(document, firm, matter, conversations, messages, user_named, actor)
+            documents = _documents(document, matter, files, actor, stored) if files is not None else {}
+            notes = _notes(document, firm, matter, conversations, messages, user_named, actor, documents)
             for link in document["links"]:
                 if link["source"] in notes and link["target"] in notes:
                     link_notes(notes[link["source"]], notes[link["target"]], link_type=link["link_type"],
                                weight=float(link["weight"]), actor=actor, reason=link.get("reason", ""))
     except (KeyError, TypeError, ValueError) as exc:
+        forget_unreferenced_files(stored)  # the rows are rolled back: the files they named go too
         if isinstance(exc, TransferError):
             raise
+        if isinstance(exc, BundleError):
+            raise TransferError(str(exc)) from None
         raise TransferError(f"the export is malformed: {type(exc).__name__}: {exc}") from exc
+    except BaseException:
+        forget_unreferenced_files(stored)
+        raise
     return matter
+
+
+def _documents(document, matter, files: BundleFiles, actor, stored: list[str]) -> dict[str, int]:
+    """The bundle's documents in ``matter``: an indexed one with its pages as exported (chunks
+    and embeddings made here), any other queued for the worker; exported ref → new id."""
+    created: dict[str, Document] = {}
+    for item in document.get("documents", []):
+        content = files.read(item["sha256"])
+        stored.append(item["sha256"])
+        parent = created.get(item.get("attached_to") or "")
+        pages = [(page["text"], bool(page.get("by_ocr"))) for page in item.get("pages", [])]
+        if item.get("status") == Document.Status.INDEXED and pages:
+            created[item["ref"]] = restore_document(
+                actor=actor, matter=matter, content=content, filename=item["filename"], kind=item.get("kind", ""),
+                pages=pages, headers=item.get("headers") or {}, parent=parent)
+        else:  # failed or never read where it came from: read again here
+            created[item["ref"]] = upload_document(actor=actor, matter=matter, stream=io.BytesIO(content),
+                                                   filename=item["filename"], parent=parent)
+    return {ref: new.pk for ref, new in created.items()}
+
+
+def _source_id(item: dict, documents: dict[str, int]) -> str:
+    """A document-made note's provenance pointed at the document's new copy ("" when the
+    document did not come along: its citation stays in the note's speaker)."""
+    source_id = item["source_id"]
+    if item["source_type"] != SourceType.DOCUMENT or not source_id.startswith("document:"):
+        return source_id
+    _kind, old_id, rest = source_id.split(":", 2)
+    new_id = documents.get(f"document:{old_id}")
+    return f"document:{new_id}:{rest}" if new_id is not None else ""
 
 
 def _messages(document, firm, matter, user_named) -> tuple[dict[str, Conversation], dict[str, int]]:
@@ -109,7 +158,8 @@ def _messages(document, firm, matter, user_named) -> tuple[dict[str, Conversatio
     return conversations, messages
 
 
-def _notes(document, firm, matter, conversations, messages, user_named, actor) -> dict[str, Note]:
+def _notes(document, firm, matter, conversations, messages, user_named, actor,
+           documents: dict[str, int]) -> dict[str, Note]:
     notes: dict[str, Note] = {}
     for item in document["notes"]:
         owner = user_named(item["owner"]) if item.get("owner") else None
@@ -119,7 +169,7 @@ def _notes(document, firm, matter, conversations, messages, user_named, actor) -
             tags=item["tags"], context=item["context"], importance=item["importance"],
             confidence=item["confidence"], matter=matter, owner=owner,
             conversation=conversations.get(item.get("conversation") or ""), subject=item["subject"],
-            source_id=item["source_id"], speaker=item["speaker"], said_at=_when(item["said_at"]),
+            source_id=_source_id(item, documents), speaker=item["speaker"], said_at=_when(item["said_at"]),
             source_message_ids=[messages[ref] for ref in item["source_messages"] if ref in messages],
         )
         try:

@@ -4,8 +4,10 @@ from remember.documents.ingest import (
     DocumentRejected,
     enqueue_document,
     process_document,
+    restore_document,
     retry_document,
     upload_document,
 )
 
-__all__ = ["DocumentRejected", "enqueue_document", "process_document", "retry_document", "upload_document"]
+__all__ = ["DocumentRejected", "enqueue_document", "process_document", "restore_document", "retry_document",
+           "upload_document"]

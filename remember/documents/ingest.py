@@ -33,7 +33,7 @@ from memory.services.documents import (
 )
 from remember.documents.chunking import chunk_page
 from remember.documents.memory import remember_document
-from remember.documents.formats import DocumentRejected, Extracted, extract, kind_of
+from remember.documents.formats import DocumentRejected, Extracted, Page, extract, kind_of
 from remember.liveness import beating, this_worker
 
 #: Chunks embedded per encoder batch.
@@ -41,7 +41,8 @@ DOCUMENT_EMBED_BATCH = 64
 
 logger = logging.getLogger("legalmem.pipeline")
 
-__all__ = ["DocumentRejected", "enqueue_document", "process_document", "retry_document", "upload_document"]
+__all__ = ["DocumentRejected", "enqueue_document", "process_document", "restore_document", "retry_document",
+           "upload_document"]
 
 
 def upload_document(*, actor, matter: Matter, stream: IO[bytes], filename: str,
@@ -65,6 +66,25 @@ def _enqueue(document_id: int) -> None:
         process_document_task.enqueue(document_id)
     except Exception:  # the queue is down: the document stays queued; retry re-enqueues it
         logger.exception("could not enqueue document %s", document_id)
+
+
+def restore_document(*, actor, matter: Matter, content: bytes, filename: str, kind: str,
+                     pages: list[tuple[str, bool]], headers: dict | None = None,
+                     parent: Document | None = None) -> Document:
+    """An exported document brought back into ``matter`` (``import_matter`` of a bundle): the file
+    kept as on upload, its pages as exported, chunks, keyword terms and embeddings made here with
+    this installation's model. No notes: the matter's notes come with the export (those made
+    from this document point to it). Runs in the caller's transaction; the file, written to the
+    store first, is the caller's to forget if that transaction rolls back."""
+    stored = store_file(io.BytesIO(content))
+    document = document_create(actor=actor, matter=matter, stored=stored, filename=filename, kind=kind,
+                               parent=parent, headers=headers)
+    extracted = Extracted([Page(text, by_ocr) for text, by_ocr in pages], headers=headers or {})
+    chunks = list(_chunks(extracted))
+    _embed(chunks)
+    document_store_extraction(document, pages=pages, chunks=chunks, embedding_model=get_embedder().name,
+                              headers=headers)
+    return document
 
 
 def retry_document(document: Document, *, actor) -> Document:
