@@ -215,7 +215,7 @@ class SearchResponseSerializer(serializers.Serializer):
     def to_representation(self, result):
         from recall import build_system_message
 
-        injected = build_system_message(result)
+        injected = build_system_message(result, with_passages=True)
         return {
             "strategy": result.strategy,
             "query": result.query,

@@ -34,6 +34,7 @@ LAYER_TITLES = {
     MemoryScope.GLOBAL: "【全局记忆层 global】",
     MESSAGES: "【对话原文 what was said】",
 }
+DOCUMENTS_TITLE = "【文件原文 documents（回答时请注明出处，如《房屋租赁合同》第 3 页）】"
 # A long raw message is quoted up to this many characters (marked "…"); notes are never cut.
 MESSAGE_QUOTE_CHARS = 300
 DEFAULT_TOKEN_BUDGET = 1200
@@ -76,8 +77,11 @@ def nothing_held_message(result: SearchResult) -> dict | None:
     return {"role": "system", "content": NOTHING_HELD % {"names": names}}
 
 
-def build_system_message(result: SearchResult, *, token_budget: int = DEFAULT_TOKEN_BUDGET) -> dict | None:
-    """``{"role": "system", "content": ...}`` with the hits grouped in plan order, or None if nothing fits."""
+def build_system_message(result: SearchResult, *, token_budget: int = DEFAULT_TOKEN_BUDGET,
+                         with_passages: bool = False) -> dict | None:
+    """``{"role": "system", "content": ...}`` with the hits grouped in plan order, or None if nothing fits.
+    ``with_passages``: the search's document passages follow as a block of their own, each under
+    its citation, in what the budget leaves (the chat sends them in a message of its own)."""
     titles = dict(LAYER_TITLES)
     if result.plan.matter_id is None:
         titles[MemoryScope.CASE] = CASE_FACTS_OF_MATTERS
@@ -94,10 +98,26 @@ def build_system_message(result: SearchResult, *, token_budget: int = DEFAULT_TO
             continue
         chosen.setdefault(hit.layer, []).append(line)
         used += cost
-    if not chosen:
+    passages = _passage_lines(result, token_budget - used - estimate_tokens(DOCUMENTS_TITLE)) if with_passages else []
+    if not chosen and not passages:
         return nothing_held_message(result)
     if MESSAGES in chosen:  # what was said reads best in the order it was said
         chosen[MESSAGES].sort(key=lambda line: said_at[line])
     order = list(result.plan.layers) + [layer for layer in chosen if layer not in result.plan.layers]
     blocks = [titles.get(layer, layer) + "\n" + "\n".join(chosen[layer]) for layer in order if layer in chosen]
+    if passages:
+        blocks.append(DOCUMENTS_TITLE + "\n" + "\n".join(passages))
     return {"role": "system", "content": HEADER + "\n\n" + "\n\n".join(blocks)}
+
+
+def _passage_lines(result: SearchResult, budget: int) -> list[str]:
+    """The document passages best first, each "- 【《…》第 N 页】words", as many as ``budget`` takes."""
+    lines: list[str] = []
+    for passage in result.passages:
+        words = passage.text if len(passage.text) <= MESSAGE_QUOTE_CHARS else passage.text[:MESSAGE_QUOTE_CHARS] + "…"
+        line = f"- 【{passage.citation}】{' '.join(words.split())}"
+        if estimate_tokens(line) > budget:
+            continue
+        lines.append(line)
+        budget -= estimate_tokens(line)
+    return lines

@@ -48,6 +48,8 @@ def test_alice_s_search_returns_the_lease_passage_with_its_citation(world, lease
         assert top["url"] == f"/documents/{lease.pk}/?page=2&start={top['start']}&end={top['end']}"
         assert top["reasons"] and top["score"] > 0
         assert all(p["document_id"] == lease.pk for p in passages)
+        # the context an assistant injects carries the passage under its citation
+        assert f"【{CITATION}】" in response.json()["system_message"]
 
 
 def test_the_passages_are_not_hits(world, lease):
@@ -58,6 +60,7 @@ def test_the_passages_are_not_hits(world, lease):
 def test_bob_and_charlie_get_no_passage_of_the_walled_matter(world, lease):
     bob = search(world.bob)  # every matter bob may see: the laptop matter only
     assert bob.status_code == 200 and bob.json()["passages"] == []
+    assert CITATION not in (bob.json()["system_message"] or "")
     assert search(world.bob, matter=world.matter_deposit.pk).status_code == 404
     assert search(world.bob, matter=world.matter_laptop.pk).json()["passages"] == []
 
