@@ -10,7 +10,6 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 from django.utils.translation import gettext
 
-from documents.views import empty_message, too_large_message
 from memory.document_reasons import reason_label
 from memory.models import Document, Matter
 from memory.services.documents import EmptyUpload, UploadTooLarge
@@ -42,11 +41,12 @@ class Command(BaseCommand):
                                                enqueue=queue)
             except UploadTooLarge as error:
                 failed += 1
-                self.stderr.write(f"{path}: {too_large_message(error)}")
+                self.stderr.write(f"{path}: " + gettext("The file is larger than the limit of %(limit)s MB.") % {
+                    "limit": error.limit // (1024 * 1024)})  # the words of the web's 413
                 continue
             except EmptyUpload:
                 failed += 1
-                self.stderr.write(empty_message(str(path)))
+                self.stderr.write(gettext("%(filename)s: the file is empty.") % {"filename": path})
                 continue
             status = document.status if queue else process_document(document.pk)
             document.refresh_from_db()
