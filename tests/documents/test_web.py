@@ -11,6 +11,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command
 from django.db import connection
 from django.test import Client
+from django.utils import translation
 
 from memory.models import AuditEvent, AuditLog, Document, DocumentChunk, DocumentPage
 from memory.services.documents import file_path
@@ -132,6 +133,7 @@ def test_the_matter_page_uploads_lists_and_offers_retry(world):
     assert document.status == "queued"
 
 
+@translation.override("en")  # asserts the command's English output
 def test_import_documents_command(world, tmp_path):
     (tmp_path / "lease.pdf").write_bytes(text_pdf(LEASE))
     (tmp_path / "notes.md").write_text("# Deposit\n\nThe deposit is RMB 16000.", encoding="utf-8")

@@ -22,6 +22,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.db import connection
 from django.test import override_settings
+from django.utils import translation
 
 from infra import embeddings
 from infra.embeddings import EmbeddingBackendMismatch, EmbeddingDimensionMismatch, build_embedder
@@ -52,7 +53,8 @@ def columns(table: str) -> set[str]:
 
 def reembed(*args: str) -> str:
     out = io.StringIO()
-    call_command("reembed", *args, stdout=out)
+    with translation.override("en"):  # the assertions read its English output
+        call_command("reembed", *args, stdout=out)
     return out.getvalue()
 
 

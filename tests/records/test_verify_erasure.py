@@ -160,7 +160,7 @@ def test_an_erased_matter_leaves_nothing_for_verify_erasure_pg_dump_or_a_byte_se
     restored_folder.chmod(0o755)
     database = restore_backup(older_backup, restored_folder, journals=[journal_path()])
     try:
-        assert "replayed 1 of 1 erasures" in capsys.readouterr().out
+        assert "按删除日志重新执行了 1 项删除（日志中共 1 项）" in capsys.readouterr().out  # replay_erasures, in zh-hans
         restored = pg_dump_text(database.url)
         assert not [needle for needle in needles if needle.encode() in restored]
         assert files_holding(restored_folder, needles) == []

@@ -7,6 +7,7 @@ from io import StringIO
 
 import pytest
 from django.core.management import call_command
+from django.utils import translation
 
 from memory.contradictions import contradictions_for
 from memory.models import AuditEvent, AuditLog, LinkType, Note, NoteLink, RoutingDecision
@@ -116,6 +117,7 @@ def test_forgetting_one_side_closes_the_contradiction(world, deposit_conversatio
     assert NoteLink.objects.filter(link_type=LinkType.CONTRADICTS).exists()  # kept as history
 
 
+@translation.override("en")  # asserts the command's English output
 def test_notes_written_before_the_rule_are_linked_by_the_command_once(world):
     old = world.note("房东说墙面有污渍，要扣2000元押金。", matter=world.matter_deposit, owner=world.alice, said_at=at(1))
     new = world.note("房东今天改口了，房东说墙面有污渍，要扣3000元押金。", matter=world.matter_deposit, owner=world.alice,

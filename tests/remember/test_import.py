@@ -5,6 +5,7 @@ import json
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.utils import translation
 
 from memory.models import Conversation, Message, Note, TurnExtraction
 from remember.ingest import import_transcript
@@ -37,6 +38,7 @@ def write(tmp_path, data) -> str:
     return str(path)
 
 
+@translation.override("en")  # asserts the command's English output
 def test_import_runs_the_pipeline_and_reimport_changes_nothing(world, tmp_path, capsys):
     path = write(tmp_path, transcript(world))
     call_command("import_conversation", path)
@@ -101,6 +103,7 @@ def test_user_must_be_assigned_to_the_matter(world, tmp_path):
         call_command("import_conversation", write(tmp_path, data), "--no-progress")
 
 
+@translation.override("en")  # asserts the command's English output
 def test_not_json_and_missing_file(world, tmp_path):
     with pytest.raises(CommandError, match="not valid JSON"):
         call_command("import_conversation", write(tmp_path, '{"firm": "alpha", "conv'))
@@ -119,6 +122,7 @@ def test_firm_option(world, tmp_path):
         import_transcript({**data, "firm": "alpha"}, actor="x", firm="beta")
 
 
+@translation.override("en")  # asserts the command's English output
 def test_failed_extractions_are_counted_listed_and_exit_non_zero(world, tmp_path, capsys, llm_online, settings, monkeypatch):
     """The LLM fails on the first turn (HTTP 500) and answers the second: the summary says so,
     the failed turn's error is listed, the exit status is 1 — and nothing is lost."""

@@ -8,6 +8,7 @@ import socket
 import pytest
 from django.core.management import CommandError, call_command
 from django.test import override_settings
+from django.utils import translation
 
 import infra.embeddings as embeddings
 from chat.turns import Recall, begin_turn, finish_turn
@@ -60,6 +61,7 @@ def test_import_embeds_every_message_and_says_so(world):
     assert "0 embedded for search" in again.summary()
 
 
+@translation.override("en")  # asserts the command's English output
 def test_index_messages_backfills_and_is_idempotent(world, laptop_conversation, capsys):
     for minute in range(3):
         save_message(laptop_conversation, "user", f"第{minute}条旧消息：发票编号 INV-{minute}", speaker="alice")
@@ -70,6 +72,7 @@ def test_index_messages_backfills_and_is_idempotent(world, laptop_conversation, 
     assert "embedded 0 of 0 waiting message(s)" in capsys.readouterr().out
 
 
+@translation.override("en")  # asserts the command's English output
 def test_embedding_outage_fails_loudly_and_keeps_messages_queued_and_findable(world, laptop_conversation, monkeypatch):
     message = save_message(laptop_conversation, "user", "对方律师的传真号码是 021-5555-0101。", speaker="alice")
     sock = socket.socket()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 from django.core.management import call_command
+from django.utils import translation
 
 from memory.models import Note, PersonaEvidence, RoutingDecision, TurnExtraction
 
@@ -35,6 +36,7 @@ def english_transcript() -> dict:
     return {"firm": "alpha", "conversations": [{"id": "locomo-like-1", "user": "alice", "messages": messages}]}
 
 
+@translation.override("en")  # asserts the command's English output
 def test_an_english_conversation_becomes_active_notes(world, tmp_path, capsys):
     path = tmp_path / "english.json"
     path.write_text(json.dumps(english_transcript()), encoding="utf-8")

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from django.core.management import call_command
-from django.utils import timezone
+from django.utils import timezone, translation
 
 from memory.models import Note, TurnExtraction
 from remember.turns import resume_stalled_turns
@@ -50,7 +50,8 @@ def mark_running(turn: TurnExtraction, *, host: str, pid: int, heartbeat_age: fl
 def resume_step() -> str:
     """What `make run` runs before starting the worker."""
     out = io.StringIO()
-    call_command("resume_turn_extractions", stdout=out)
+    with translation.override("en"):  # the assertions read its English output
+        call_command("resume_turn_extractions", stdout=out)
     return out.getvalue()
 
 

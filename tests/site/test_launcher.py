@@ -76,7 +76,7 @@ def test_make_run_serves_refuses_a_second_run_stops_cleanly_and_keeps_data(tmp_p
                    **overrides_env(constants={"infra.llm.client.LLM_MAX_RETRIES": 0}))
     try:
         output = wait_for_line(first, "Ctrl-C stops", timeout=600)
-        assert any("demo firm created" in line for line in output)
+        assert any("示例律所已创建" in line for line in output)  # "demo firm created": commands speak zh-hans
         fallback = [line for line in output if line.startswith("[legalmem] the LLM could not write the demo story")]
         assert len(fallback) == 1, output
         assert "HTTP 500" in fallback[0], output
@@ -110,7 +110,7 @@ def test_make_run_serves_refuses_a_second_run_stops_cleanly_and_keeps_data(tmp_p
     again = launch(data_dir, port)
     try:
         output = wait_for_line(again, "Ctrl-C stops")
-        assert any("demo firm already present" in line for line in output)
+        assert any("示例律所已存在" in line for line in output)  # "demo firm already present"
         assert any("already has story notes; nothing to do" in line for line in output), output
         assert not any("restarted to apply" in line for line in output), output
         assert any("shared_buffers 2GB" in line for line in output), output

@@ -1,6 +1,7 @@
 """Refuse to start when the embedding backend and the stored vectors disagree (width, or the
 backend/model recorded by the active embedding generation: docs/operations.md)."""
 from django.core.management.base import BaseCommand, CommandError
+from django.utils.translation import gettext
 
 from infra.embeddings import EmbeddingDimensionMismatch, get_embedder
 from memory.embedding_checks import check_dimensions
@@ -18,4 +19,5 @@ class Command(BaseCommand):
             raise CommandError(str(error)) from None
         embedder.embed_query("健康检查")
         record_active_generation(embedder)  # a database older than generations adopts this backend
-        self.stdout.write(f"embeddings: {embedder.name}, {dimensions}-d, column agrees")
+        self.stdout.write(gettext("embeddings: %(backend)s, %(dimensions)s-d, column agrees") % {
+            "backend": embedder.name, "dimensions": dimensions})

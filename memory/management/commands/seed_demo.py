@@ -4,6 +4,7 @@ from __future__ import annotations
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 from django.db import transaction
+from django.utils.translation import gettext
 
 from memory.models import Firm, Role
 from memory.services.tenancy import assign_user, create_firm, create_matter, set_membership
@@ -26,14 +27,14 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options) -> None:
         if Firm.objects.filter(slug=DEMO_FIRM[0]).exists():
-            self.stdout.write("demo firm already present; nothing to do")
+            self.stdout.write(gettext("demo firm already present; nothing to do"))
             return
         with transaction.atomic():
             self._seed()
-        self.stdout.write(
-            f"demo firm created: log in as alice (firm admin), bob (lawyer) or charlie (other firm), "
-            f"password {DEMO_PASSWORD!r}"
-        )
+        self.stdout.write(gettext(
+            "demo firm created: log in as alice (firm admin), bob (lawyer) or charlie (other firm), "
+            "password '%(password)s'"
+        ) % {"password": DEMO_PASSWORD})
 
     def _seed(self) -> None:
         User = get_user_model()

@@ -10,7 +10,10 @@ from pathlib import Path
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
+from django.utils import timezone
+from django.utils.translation import gettext
 
+from memory.labels import unit_label
 from memory.models import AuditEvent, AuditLog, Conversation
 from records.lookup import RecordLookupError, firm_by_slug, matter_by_reference, only_firm_of, user_by_name
 from records.erasure import (
@@ -74,7 +77,7 @@ class Command(BaseCommand):
             user = user_by_name(options["user"])
             return user_unit(only_firm_of(user, firm), user)
         if firm is None:
-            raise ErasureError("--subject needs --firm (a subject is named within one firm)")
+            raise ErasureError(gettext("--subject needs --firm (a subject is named within one firm)"))
         return subject_unit(firm, options["subject"])
 
 
@@ -88,7 +91,8 @@ def _missing_conversation(conversation_id: int) -> Exception:
     ).first()
     if tombstone is not None:
         return AlreadyErased(
-            f"conversation {conversation_id} was already erased at {tombstone.created_at:%Y-%m-%d %H:%M:%S} "
-            f"(audit entry {tombstone.pk}); nothing left to erase"
+            gettext("%(unit)s was already erased at %(when)s (audit entry %(entry)s); nothing left to erase") % {
+                "unit": unit_label("conversation", str(conversation_id)),
+                "when": f"{timezone.localtime(tombstone.created_at):%Y-%m-%d %H:%M:%S}", "entry": tombstone.pk}
         )
-    return ErasureError(f"no conversation {conversation_id}")
+    return ErasureError(gettext("no conversation %(id)s") % {"id": conversation_id})

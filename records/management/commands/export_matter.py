@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
+from django.utils.translation import gettext
 
 from memory.models import Matter
 from records.lookup import RecordLookupError, firm_by_slug, matter_by_reference, user_by_name
@@ -34,14 +35,16 @@ class Command(BaseCommand):
                 try:
                     matter = exportable_matter(actor, matter.pk)
                 except Matter.DoesNotExist:
-                    raise CommandError(f"no matter {options['reference']!r} that {actor.get_username()} may see") from None
+                    raise CommandError(gettext("no matter '%(reference)s' that %(user)s may see") % {
+                        "reference": options["reference"], "user": actor.get_username()}) from None
             if matter.erased_at is not None:
-                raise CommandError(f"matter {options['reference']!r} was erased on {matter.erased_at:%Y-%m-%d}")
+                raise CommandError(gettext("matter '%(reference)s' was erased on %(date)s") % {
+                    "reference": options["reference"], "date": f"{matter.erased_at:%Y-%m-%d}"})
             name, _, text = export_matter(matter, actor=actor, fmt=options["format"])
         except (RecordLookupError, TransferError) as exc:
             raise CommandError(str(exc)) from None
         if options["output"]:
             Path(options["output"]).write_text(text, encoding="utf-8")
-            self.stderr.write(f"wrote {options['output']} ({name})")
+            self.stderr.write(gettext("wrote %(path)s (%(name)s)") % {"path": options["output"], "name": name})
         else:
             self.stdout.write(text)

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
+from django.utils.translation import gettext
 
 from records.lookup import RecordLookupError, firm_by_slug, user_by_name
 from records.services.matter_transfer import TransferError, import_matter
@@ -26,9 +27,9 @@ class Command(BaseCommand):
         try:
             document = json.loads(path.read_text(encoding="utf-8"))
         except FileNotFoundError:
-            raise CommandError(f"{path}: no such file") from None
+            raise CommandError(gettext("%(path)s: no such file") % {"path": path}) from None
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise CommandError(f"{path}: not a JSON export ({exc})") from None
+            raise CommandError(gettext("%(path)s: not a JSON export (%(error)s)") % {"path": path, "error": exc}) from None
         try:
             firm = firm_by_slug(options["firm"])
             user = user_by_name(options["user"])
@@ -36,5 +37,6 @@ class Command(BaseCommand):
         except (RecordLookupError, TransferError) as exc:
             raise CommandError(f"{path}: {exc}") from None
         self.stdout.write(self.style.SUCCESS(
-            f"imported matter {matter.reference or matter.pk} into {firm.slug}: {matter.notes.count()} notes"
+            gettext("imported matter %(matter)s into %(firm)s: %(notes)s notes") % {
+                "matter": matter.reference or matter.pk, "firm": firm.slug, "notes": matter.notes.count()}
         ))

@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from django.core.management.base import BaseCommand
+from django.utils.translation import gettext
 
 from memory.models import Firm, Matter
 from records import journal
@@ -33,7 +34,8 @@ class Command(BaseCommand):
                 replayed += self._replay(entry)
         if replayed:
             compact_after_erasure()
-        self.stdout.write(f"replayed {replayed} of {len(seen)} erasures from the journal")
+        self.stdout.write(gettext("replayed %(replayed)s of %(total)s erasures from the journal") % {
+            "replayed": replayed, "total": len(seen)})
 
     def _replay(self, entry: dict) -> int:
         if entry.get("matter") and Matter.objects.filter(pk=entry["matter"], erased_at__isnull=False).exists():

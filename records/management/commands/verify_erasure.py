@@ -11,6 +11,7 @@ from pathlib import Path
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
+from django.utils.translation import gettext
 
 from memory.models import AuditLog
 from records.verification import NoFingerprints, verify
@@ -29,7 +30,7 @@ class Command(BaseCommand):
     def handle(self, *args, **options) -> None:
         tombstone = AuditLog.objects.filter(pk=options["tombstone"]).first()
         if tombstone is None:
-            raise CommandError(f"no audit entry {options['tombstone']}")
+            raise CommandError(gettext("no audit entry %(id)s") % {"id": options["tombstone"]})
         folders = [*([] if options["no_data_folder"] else [Path(settings.DATA_DIR)]), *map(Path, options["folder"])]
         try:
             verdict = verify(tombstone, folders=folders)

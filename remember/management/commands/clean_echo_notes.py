@@ -6,6 +6,7 @@ before. Without ``--apply`` it only lists them."""
 from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
+from django.utils.translation import gettext
 
 from memory.models import Firm
 from remember.echoes import echo_notes
@@ -26,13 +27,15 @@ class Command(BaseCommand):
         if options["firm"]:
             firm = Firm.objects.filter(slug=options["firm"]).first()
             if firm is None:
-                raise CommandError(f"no firm with the slug {options['firm']!r}")
+                raise CommandError(gettext("no firm with the slug '%(slug)s'") % {"slug": options["firm"]})
         notes = echo_notes(firm)
         for note in notes:
             self.stdout.write(f"{note.pk}  {note.content[:70]}")
         if not options["apply"]:
-            self.stdout.write(f"{len(notes)} echo note(s); run again with --apply to delete them (audited)")
+            self.stdout.write(gettext("%(count)s echo note(s); run again with --apply to delete them (audited)")
+                              % {"count": len(notes)})
             return
         for note in notes:
             delete_note(note, actor=ACTOR, reason="made from the assistant's echo of recalled memory")
-        self.stdout.write(self.style.SUCCESS(f"deleted {len(notes)} echo note(s), each recorded in the audit log"))
+        self.stdout.write(self.style.SUCCESS(
+            gettext("deleted %(count)s echo note(s), each recorded in the audit log") % {"count": len(notes)}))

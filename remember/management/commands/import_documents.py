@@ -8,8 +8,10 @@ from pathlib import Path
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
+from django.utils.translation import gettext
 
-from memory.models import Matter
+from memory.document_reasons import reason_label
+from memory.models import Document, Matter
 from memory.services.documents import EmptyUpload, UploadTooLarge
 from remember.documents import process_document, upload_document
 
@@ -32,14 +34,19 @@ class Command(BaseCommand):
         failed = 0
         for path in files:
             if not path.is_file():
-                raise CommandError(f"{path}: no such file")
+                raise CommandError(gettext("%(path)s: no such file") % {"path": path})
             try:
                 with path.open("rb") as stream, transaction.atomic():
                     document = upload_document(actor=actor, matter=target, stream=stream, filename=path.name,
                                                enqueue=queue)
-            except (UploadTooLarge, EmptyUpload) as error:
+            except UploadTooLarge as error:
                 failed += 1
-                self.stderr.write(f"{path}: {error}")
+                self.stderr.write(f"{path}: " + gettext("The file is larger than the limit of %(limit)s MB.") % {
+                    "limit": error.limit // (1024 * 1024)})  # the words of the web's 413
+                continue
+            except EmptyUpload:
+                failed += 1
+                self.stderr.write(gettext("%(filename)s: the file is empty.") % {"filename": path})
                 continue
             status = document.status if queue else process_document(document.pk)
             document.refresh_from_db()
@@ -47,12 +54,9 @@ class Command(BaseCommand):
                 if not queue:
                     process_document(attachment.pk)
             failed += status == "failed"
-            line = f"{path}: document {document.pk} {status}"
-            if document.error:
-                line += f": {document.error}"
-            self.stdout.write(line + (f" ({document.page_count} pages)" if document.page_count else ""))
+            self.stdout.write(_document_line(path, document, status))
         if failed:
-            raise CommandError(f"{failed} of {len(files)} files failed")
+            raise CommandError(gettext("%(failed)s of %(total)s files failed") % {"failed": failed, "total": len(files)})
 
     def _matter(self, reference: str, firm: str | None) -> Matter:
         matters = Matter.objects.filter(reference=reference)
@@ -62,13 +66,27 @@ class Command(BaseCommand):
             matters = matters.filter(firm__slug=firm)
         found = list(matters[:2])
         if not found:
-            raise CommandError(f"no matter {reference!r}")
+            raise CommandError(gettext("no matter '%(reference)s'") % {"reference": reference})
         if len(found) > 1:
-            raise CommandError(f"two matters are {reference!r}: name the firm with --firm")
+            raise CommandError(gettext("two matters are '%(reference)s': name the firm with --firm")
+                               % {"reference": reference})
         return found[0]
 
     def _user(self, username: str):
         user = get_user_model().objects.filter(username=username).first()
         if user is None:
-            raise CommandError(f"no user {username!r}")
+            raise CommandError(gettext("no user '%(username)s'") % {"username": username})
         return user
+
+
+def _document_line(path: Path, document: Document, status: str) -> str:
+    """One document's line: its status and, when it has them, its failure reason and page count."""
+    fields = {"path": path, "id": document.pk, "status": Document.Status(status).label,
+              "error": reason_label(document.error) if document.error else "", "pages": document.page_count}
+    if document.error and document.page_count:
+        return gettext("%(path)s: document %(id)s %(status)s: %(error)s (%(pages)s pages)") % fields
+    if document.error:
+        return gettext("%(path)s: document %(id)s %(status)s: %(error)s") % fields
+    if document.page_count:
+        return gettext("%(path)s: document %(id)s %(status)s (%(pages)s pages)") % fields
+    return gettext("%(path)s: document %(id)s %(status)s") % fields

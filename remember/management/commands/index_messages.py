@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 
 from django.core.management.base import BaseCommand, CommandError
+from django.utils.translation import gettext
 
 from infra.logs.jobs import job_run
 from infra.embeddings import EmbeddingUnavailable
@@ -24,7 +25,7 @@ class Command(BaseCommand):
     def handle(self, *args, **options) -> None:
         limit = options["limit"]
         if limit is not None and limit < 1:
-            raise CommandError("--limit must be a positive number")
+            raise CommandError(gettext("--limit must be a positive number"))
         waiting = pending_messages().count()
         started = time.perf_counter()
         try:
@@ -32,10 +33,14 @@ class Command(BaseCommand):
                 done = index_messages(limit=limit)
                 run.note(messages=done, waiting=waiting)
         except EmbeddingUnavailable as error:
-            raise CommandError(f"the embedding service failed ({error}); the messages stay queued") from None
+            raise CommandError(gettext("the embedding service failed (%(error)s); the messages stay queued")
+                               % {"error": error}) from None
         seconds = time.perf_counter() - started
-        rate = f", {done / seconds:.0f} messages/s" if done and seconds > 0 else ""
-        self.stdout.write(
-            f"embedded {done} of {waiting} waiting message(s) in {seconds:.1f} s{rate}; "
-            f"{pending_messages().count()} still waiting"
-        )
+        numbers = {"done": done, "waiting": waiting, "seconds": f"{seconds:.1f}", "left": pending_messages().count()}
+        if done and seconds > 0:
+            self.stdout.write(gettext("embedded %(done)s of %(waiting)s waiting message(s) in %(seconds)s s, "
+                                      "%(rate)s messages/s; %(left)s still waiting")
+                              % {**numbers, "rate": f"{done / seconds:.0f}"})
+        else:
+            self.stdout.write(gettext("embedded %(done)s of %(waiting)s waiting message(s) in %(seconds)s s; "
+                                      "%(left)s still waiting") % numbers)

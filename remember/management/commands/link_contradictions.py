@@ -3,6 +3,7 @@ written before routing linked such pairs (docs/memory-model.md, "Contradictions"
 from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
+from django.utils.translation import gettext
 
 from memory.models import Firm
 from remember.routing.backfill import link_contradictions
@@ -19,6 +20,6 @@ class Command(BaseCommand):
         if options["firm"]:
             firm = Firm.objects.filter(slug=options["firm"]).first()
             if firm is None:
-                raise CommandError(f"unknown firm {options['firm']!r}")
+                raise CommandError(gettext("unknown firm '%(slug)s'") % {"slug": options["firm"]})
         created = link_contradictions(firm=firm)
-        self.stdout.write(f"{created} contradiction(s) linked")
+        self.stdout.write(gettext("%(count)s contradiction(s) linked") % {"count": created})

@@ -8,6 +8,7 @@ finished turn task, and every ``run_worker`` watchdog round, also does this for 
 from __future__ import annotations
 
 from django.core.management.base import BaseCommand
+from django.utils.translation import gettext
 
 from remember.turns import resume_stalled_turns
 
@@ -20,4 +21,8 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options) -> None:
         ids = resume_stalled_turns(limit=options["limit"])
-        self.stdout.write(f"re-enqueued {len(ids)} turn extraction job(s)" + (f": {ids}" if ids else ""))
+        if ids:
+            self.stdout.write(gettext("re-enqueued %(count)s turn extraction job(s): %(ids)s") % {
+                "count": len(ids), "ids": ids})
+        else:
+            self.stdout.write(gettext("re-enqueued %(count)s turn extraction job(s)") % {"count": 0})
