@@ -11,6 +11,8 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from django.core.management import CommandError, call_command
+from django.utils import translation
 
 from memory.models import AuditEvent, AuditLog, Document, DocumentChunk, DocumentPage, Matter, Note, SourceType
 from memory.services.documents import file_path
@@ -156,3 +158,19 @@ def test_an_import_that_fails_after_storing_a_file_leaves_no_file(world, lease, 
         import_matter(document, firm=firm, actor=dave, fallback_user=dave, files=files)
     assert not Matter.objects.filter(firm=firm).exists() and not Document.objects.filter(firm=firm).exists()
     assert not file_path(lease.sha256).exists()
+
+
+def test_the_commands_write_and_read_a_bundle(world, lease, tmp_path, another_installation):
+    path = tmp_path / "deposit.zip"
+    with translation.override("en"):
+        call_command("export_matter", world.matter_deposit.reference, "--firm", world.firm_a.slug, "--format", "bundle",
+                     "--output", str(path), stderr=(err := io.StringIO()))
+        assert "(1 documents, 1 files)" in err.getvalue()
+        with pytest.raises(CommandError, match="give --output"):
+            call_command("export_matter", world.matter_deposit.reference, "--firm", world.firm_a.slug,
+                         "--format", "bundle")
+        firm, dave = another_installation()
+        call_command("import_matter", str(path), "--firm", "gamma", "--user", "dave", stdout=(out := io.StringIO()))
+    assert ", 1 documents" in out.getvalue()
+    [copy] = Document.objects.filter(firm=firm)
+    assert copy.sha256 == lease.sha256 and file_path(copy.sha256).exists()

@@ -13,17 +13,19 @@ from django.utils.translation import gettext
 
 from memory.models import Matter
 from records.lookup import RecordLookupError, firm_by_slug, matter_by_reference, user_by_name
+from records.services.matter_bundle import BUNDLE, write_bundle
 from records.services.matter_transfer import FORMATS, TransferError, export_matter, exportable_matter
 
 
 class Command(BaseCommand):
-    help = "Export a matter's notes, links, source messages and history (JSON or Markdown)."
+    help = "Export a matter's notes, links, source messages, documents and history (JSON, Markdown or a bundle)."
 
     def add_arguments(self, parser) -> None:
         parser.add_argument("reference", help="the matter's reference (or id)")
         parser.add_argument("--firm", help="the firm's slug (when references repeat across firms)")
         parser.add_argument("--user", help="export as this user (their ethical wall applies)")
-        parser.add_argument("--format", choices=FORMATS, default="json")
+        parser.add_argument("--format", choices=(*FORMATS, BUNDLE), default="json",
+                            help="json, markdown, or bundle: a zip of the JSON and the documents' files (needs --output)")
         parser.add_argument("--output", help="file to write (default: standard output)")
 
     def handle(self, *args, **options) -> None:
@@ -40,6 +42,13 @@ class Command(BaseCommand):
             if matter.erased_at is not None:
                 raise CommandError(gettext("matter '%(reference)s' was erased on %(date)s") % {
                     "reference": options["reference"], "date": f"{matter.erased_at:%Y-%m-%d}"})
+            if options["format"] == BUNDLE:
+                if not options["output"]:
+                    raise CommandError(gettext("a bundle is a zip file: give --output FILE.zip"))
+                documents, files = write_bundle(matter, actor=actor, path=Path(options["output"]))
+                self.stderr.write(gettext("wrote %(path)s (%(documents)s documents, %(files)s files)") % {
+                    "path": options["output"], "documents": documents, "files": files})
+                return
             name, _, text = export_matter(matter, actor=actor, fmt=options["format"])
         except (RecordLookupError, TransferError) as exc:
             raise CommandError(str(exc)) from None

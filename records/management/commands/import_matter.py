@@ -9,11 +9,12 @@ from django.core.management.base import BaseCommand, CommandError
 from django.utils.translation import gettext
 
 from records.lookup import RecordLookupError, firm_by_slug, user_by_name
+from records.services.matter_bundle import BundleError, is_bundle, read_bundle
 from records.services.matter_transfer import TransferError, import_matter
 
 
 class Command(BaseCommand):
-    help = "Import a matter exported with export_matter --format json."
+    help = "Import a matter exported with export_matter --format json or bundle (a bundle brings its documents)."
 
     def add_arguments(self, parser) -> None:
         parser.add_argument("file")
@@ -24,19 +25,27 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options) -> None:
         path = Path(options["file"])
+        files = None
         try:
-            document = json.loads(path.read_text(encoding="utf-8"))
+            if is_bundle(path):
+                document, files = read_bundle(path)
+            else:
+                document = json.loads(path.read_text(encoding="utf-8"))
         except FileNotFoundError:
             raise CommandError(gettext("%(path)s: no such file") % {"path": path}) from None
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise CommandError(gettext("%(path)s: not a JSON export (%(error)s)") % {"path": path, "error": exc}) from None
+        except BundleError as exc:
+            raise CommandError(f"{path}: {exc}") from None
         try:
             firm = firm_by_slug(options["firm"])
             user = user_by_name(options["user"])
-            matter = import_matter(document, firm=firm, actor=user, fallback_user=user, reference=options["reference"])
+            matter = import_matter(document, firm=firm, actor=user, fallback_user=user, reference=options["reference"],
+                                   files=files)
         except (RecordLookupError, TransferError) as exc:
             raise CommandError(f"{path}: {exc}") from None
         self.stdout.write(self.style.SUCCESS(
-            gettext("imported matter %(matter)s into %(firm)s: %(notes)s notes") % {
-                "matter": matter.reference or matter.pk, "firm": firm.slug, "notes": matter.notes.count()}
+            gettext("imported matter %(matter)s into %(firm)s: %(notes)s notes, %(documents)s documents") % {
+                "matter": matter.reference or matter.pk, "firm": firm.slug, "notes": matter.notes.count(),
+                "documents": matter.documents.count()}
         ))
