@@ -154,8 +154,8 @@ class Command(BaseCommand):
                       "started": f"{g.started_at:%Y-%m-%d %H:%M}"}
             if g.state == EmbeddingGeneration.State.ENCODING:
                 progress = table_progress()
-                fields.update(vectors=g.encoded, batches=g.batches, tables=", ".join(
-                    f"{table} {p['encoded']}/{p['total']}" for table, p in progress.items()))
+                fields = {**fields, "vectors": g.encoded, "batches": g.batches, "tables": ", ".join(
+                    f"{table} {p['encoded']}/{p['total']}" for table, p in progress.items())}
                 line = gettext(
                     "#%(id)s %(generation)s %(dimensions)s-d %(state)s, started %(started)s; %(vectors)s vector(s) "
                     "written in %(batches)s batch(es); %(tables)s; ready to switch"
