@@ -20,7 +20,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from django.db import connection
+
 from infra.embeddings import recent_queries
+from memory.models import AuditEvent
 
 
 @dataclass(frozen=True)
@@ -56,7 +59,7 @@ def erasure_hooks() -> list[ErasureHook]:
 
 #: The newest erasure's id (0 before the first), as one SQL expression: the audit log's partial
 #: index on erased entries answers it without reading the log.
-LATEST_ERASURE_SQL = "(SELECT coalesce(max(id), 0) FROM memory_auditlog WHERE event_type = 'erased')"
+LATEST_ERASURE_SQL = f"(SELECT coalesce(max(id), 0) FROM memory_auditlog WHERE event_type = '{AuditEvent.ERASED.value}')"
 
 _cached_content: dict[str, Callable[[], None]] = {"recent_queries": recent_queries.clear}
 _seen_erasure: int | None = None
@@ -94,8 +97,6 @@ def follow_erasures(latest: int) -> bool:
 
 def latest_erasure() -> int:
     """The newest erasure's id (one indexed read), for a caller that runs no statement of its own."""
-    from django.db import connection
-
     with connection.cursor() as cursor:
         cursor.execute(f"SELECT {LATEST_ERASURE_SQL}")
         return cursor.fetchone()[0]

@@ -146,7 +146,8 @@ def extract_turn(
     turn = TurnText(user_msg, ai_resp, user_name=user_name, reply_name=reply_name)
     items, reasons = validate_items(data.get("knowledge", []), turn=turn)
     items, floor_reasons = with_client_facts(items, user_msg, turn=turn, user_name=user_name, said_on=said_on)
-    reasons += floor_reasons
     for reason in reasons:
         logger.warning("extraction item rejected: %s", reason)
-    return ExtractionOutcome(items=items, rejected_reasons=reasons, engine=f"llm:{client.config.model}")
+    for reason in floor_reasons:  # what the client said and the model left out: added, not refused
+        logger.info("extraction item %s", reason)
+    return ExtractionOutcome(items=items, rejected_reasons=reasons + floor_reasons, engine=f"llm:{client.config.model}")
