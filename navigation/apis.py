@@ -98,7 +98,7 @@ class TraceApi(APIView):
         if target is None:
             raise Http404(gettext("This note is not in the navigation graph (replaced by a newer version, not searchable yet, or filtered out)."))
         result = selectors.trace_query(built, note.content, k=data["k"], target=target)
-        payload = TraceResponseSerializer(NoteTrace(note, built, target, result)).data
+        payload = TraceResponseSerializer(NoteTrace(note, built, target, result), context={"user": request.user}).data
         payload["note"] = redact_note_payload(dict(payload["note"]), note, viewer_of(request.user))
         return Response(payload)
 

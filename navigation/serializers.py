@@ -314,17 +314,17 @@ class NoteDetailSerializer(serializers.Serializer):
             "event_label": event_label(event, {note.matter_id: note.matter.title} if note.matter_id else {}) if event else "",
             "importance": note.importance,
             "confidence": note.confidence,
-            "document": document_source(note),
+            "document": document_source(note, self.context.get("user")),
         }
 
 
-def document_source(note: Note) -> dict[str, Any] | None:
-    """Where a document-made note was read: the document, its citation and the viewer at the
-    passage (the note is in the document's matter, so whoever sees the note may open it)."""
+def document_source(note: Note, user) -> dict[str, Any] | None:
+    """Where a document-made note was read: the document (if ``user`` may see it), its citation
+    and the viewer at the passage."""
     source = note.document_source()
-    if source is None:
+    if source is None or user is None:
         return None
-    document = Document.objects.filter(pk=source[0], matter_id=note.matter_id).first()
+    document = Document.objects.visible_to(user).filter(pk=source[0]).first()
     if document is None:
         return None
     return {"id": document.pk, "citation": document.citation(source[1]), "url": note.document_url()}
@@ -339,7 +339,7 @@ class TraceResponseSerializer(serializers.Serializer):
 
     def to_representation(self, found: NoteTrace) -> dict[str, Any]:
         return {
-            "note": NoteDetailSerializer().to_representation(found),
+            "note": NoteDetailSerializer(context=self.context).to_representation(found),
             "query": found.note.content,
             "params": graph_params(found.built),
             "version": found.built.version,

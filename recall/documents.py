@@ -15,6 +15,7 @@ from pgvector.django import CosineDistance
 from infra.embeddings import get_embedder
 from memory.models import DocumentChunk
 from memory.models.conversations import SEARCH_CONFIG
+from memory.models.documents import passage_url
 from memory.segmentation import segment
 
 #: Candidates read from each ranking before fusion, and the reciprocal-rank constant.
@@ -45,7 +46,7 @@ class DocumentHit:
     @property
     def url(self) -> str:
         """The viewer at this page, the passage highlighted."""
-        return f"/documents/{self.document_id}/?page={self.page}&start={self.start}&end={self.end}"
+        return passage_url(self.document_id, self.page, self.start, self.end)
 
     def payload(self) -> dict:
         return {

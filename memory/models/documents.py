@@ -26,6 +26,12 @@ class DocumentQuerySet(models.QuerySet["Document"]):
         return self.filter(matter__in=Matter.objects.assigned_to(user))
 
 
+def passage_url(document_id: int, page: int, start: int | str, end: int | str) -> str:
+    """The document viewer at ``page`` with the passage ``start``–``end`` highlighted (the one
+    form of that address: recalled passages and document-made notes both link to it)."""
+    return f"/documents/{document_id}/?page={page}&start={start}&end={end}"
+
+
 class Document(models.Model):
     """One uploaded file of a matter; the bytes live once per hash under the data folder."""
 

@@ -15,6 +15,7 @@ from pgvector.django import HnswIndex, VectorField
 
 from memory.categories import Category  # noqa: F401  (the one enum, re-exported)
 from memory.models.conversations import SEARCH_CONFIG, Conversation, Message
+from memory.models.documents import passage_url
 from memory.models.tenancy import Firm, Matter
 
 
@@ -259,8 +260,7 @@ class Note(models.Model):
         source = self.document_source()
         if source is None:
             return ""
-        document_id, page, start, end = source
-        return f"/documents/{document_id}/?page={page}&start={start}&end={end}"
+        return passage_url(*source)
 
     def __str__(self) -> str:
         return self.content[:80]

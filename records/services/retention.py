@@ -9,7 +9,9 @@ from datetime import datetime, timedelta
 
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext
 
+from memory.labels import format_counts
 from memory.models import AuditEvent, Firm, Matter
 from memory.services.audit import record
 from records.erasure import ErasureError, erase, matter_unit
@@ -116,13 +118,19 @@ class PurgeReport:
     dry_run: bool = False
 
     def lines(self) -> list[str]:
-        verb = "would purge" if self.dry_run else "purged"
-        out = [f"{verb} matter {m.reference or m.pk} (closed {m.closed_at:%Y-%m-%d}): "
-               + ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in counts.items() if v) for m, counts in self.purged]
-        out += [f"kept matter {m.reference or m.pk} (closed {m.closed_at:%Y-%m-%d}): legal hold — {m.legal_hold_reason}"
-                for m in self.held]
-        out += [f"failed matter {m.reference or m.pk}: {error}" for m, error in self.failed]
-        return out or ["nothing is past its retention period"]
+        """The report in the reader's language (zh-Hans by default, or English)."""
+        would = gettext("would purge matter %(matter)s (closed %(closed)s): %(counts)s")
+        done = gettext("purged matter %(matter)s (closed %(closed)s): %(counts)s")
+        out = [(would if self.dry_run else done) % {
+            "matter": m.reference or m.pk, "closed": f"{m.closed_at:%Y-%m-%d}",
+            "counts": format_counts({name: value for name, value in counts.items() if value})}
+            for m, counts in self.purged]
+        out += [gettext("kept matter %(matter)s (closed %(closed)s): legal hold — %(reason)s") % {
+            "matter": m.reference or m.pk, "closed": f"{m.closed_at:%Y-%m-%d}", "reason": m.legal_hold_reason}
+            for m in self.held]
+        out += [gettext("failed matter %(matter)s: %(error)s") % {"matter": m.reference or m.pk, "error": error}
+                for m, error in self.failed]
+        return out or [gettext("nothing is past its retention period")]
 
 
 def expired_matters(now: datetime | None = None) -> list[Matter]:

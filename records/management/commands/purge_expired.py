@@ -9,9 +9,7 @@ from __future__ import annotations
 from django.core.management.base import BaseCommand, CommandError
 from django.utils.translation import gettext
 
-from memory.labels import format_counts
-
-from records.services.retention import PurgeReport, purge_expired
+from records.services.retention import purge_expired
 from records.tasks import schedule_retention
 
 
@@ -29,24 +27,9 @@ class Command(BaseCommand):
                               else gettext("retention purge job already waiting"))
             return
         report = purge_expired(dry_run=options["dry_run"])
-        for line in report_lines(report):
+        for line in report.lines():
             self.stdout.write(line)
         if report.failed:
             raise CommandError(gettext("%(count)s matter(s) could not be purged (see above)") % {
                 "count": len(report.failed)})
 
-
-def report_lines(report: PurgeReport) -> list[str]:
-    """What ``PurgeReport.lines`` says, in the reader's language (zh-Hans by default, or English)."""
-    would = gettext("would purge matter %(matter)s (closed %(closed)s): %(counts)s")
-    done = gettext("purged matter %(matter)s (closed %(closed)s): %(counts)s")
-    out = [(would if report.dry_run else done) % {
-        "matter": m.reference or m.pk, "closed": f"{m.closed_at:%Y-%m-%d}",
-        "counts": format_counts({name: value for name, value in counts.items() if value})}
-        for m, counts in report.purged]
-    out += [gettext("kept matter %(matter)s (closed %(closed)s): legal hold — %(reason)s") % {
-        "matter": m.reference or m.pk, "closed": f"{m.closed_at:%Y-%m-%d}", "reason": m.legal_hold_reason}
-        for m in report.held]
-    out += [gettext("failed matter %(matter)s: %(error)s") % {"matter": m.reference or m.pk, "error": error}
-            for m, error in report.failed]
-    return out or [gettext("nothing is past its retention period")]
