@@ -10,14 +10,12 @@ most important items of both, the client's words first, with a reason for each o
 """
 from __future__ import annotations
 
-import re
 from dataclasses import replace
 from datetime import date
 
 from memory.categories import Category
 from remember.extraction import MAX_ITEMS_PER_TURN, ExtractedItem, TurnText, extract_offline
 from remember.extraction.grounding import with_names
-from remember.extraction.lexicon import person_names
 from remember.extraction.items import most_important
 from remember.routing.mentions import Mentions
 from remember.routing.slots import read_statement
@@ -26,18 +24,6 @@ from remember.routing.slots import read_statement
 RULES_ORIGIN = "rules"
 #: The client's own categories: the only ones the floor adds.
 _CLIENT_CATEGORIES = frozenset({Category.FACT.zh, Category.EVIDENCE.zh})
-
-
-#: The offline engine's "用户叫王磊，…" for "我叫王磊，…": the name is the subject.
-_INTRODUCTION = re.compile(r"^(?:该)?用户(?:叫|名叫|是)([\u4e00-\u9fff]{2,4}?)[，,]\s*")
-
-
-def named(content: str, user_msg: str, turn: TurnText) -> str:
-    """``content`` naming the client as the turn does ("王磊2025年3月租了…", never "用户叫王磊，…")."""
-    introduced = _INTRODUCTION.match(content)
-    if introduced and introduced.group(1) in person_names(user_msg):
-        return introduced.group(1) + content[introduced.end():]
-    return with_names(content, turn)
 
 
 def values_of(text: str) -> set[object]:
@@ -61,7 +47,7 @@ def missed_client_facts(
             continue
         values = values_of(item.content)
         if values and not values <= stated:
-            missed.append(replace(item, content=named(item.content, user_msg, turn), origin=RULES_ORIGIN))
+            missed.append(replace(item, content=with_names(item.content, turn), origin=RULES_ORIGIN))
             stated |= values
     return missed
 

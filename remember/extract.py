@@ -30,6 +30,7 @@ from remember.extraction import (
     is_trivial_turn,
     validate_items,
 )
+from remember.extraction.items import true_to_turn
 from remember.extraction.prompt import EXTRACTION_SYSTEM_PROMPT
 from remember.client_facts import with_client_facts
 from remember.extraction.quotes import new_in_reply
@@ -113,6 +114,7 @@ def extract_turn(
     client: LLMClient | None = None,
     user_name: str = "",
     reply_name: str = "",
+    client_name: str = "",
     said_on: date | None = None,
 ) -> ExtractionOutcome:
     """Extract the turn's knowledge; trivial turns (docs/write-path.md, Extraction) yield nothing.
@@ -122,14 +124,18 @@ def extract_turn(
     speakers' names and the day said let the offline engine write "Caroline went …
     yesterday (7 May 2023)"; on the LLM path the names tell the speaker rules whose words the
     reply is (``TurnText``: items are checked against what their speaker said).
+    ``client_name`` is the name the client gave earlier in the matter: notes call the client
+    by it rather than "用户" (``grounding.with_names``), on both engines.
     Raises ``infra.llm.LLMError`` subclasses when the LLM fails after its retries.
     """
     if is_trivial_turn(user_msg, ai_resp):
         return ExtractionOutcome(items=[], engine=ENGINE_SKIPPED)
     client = client if client is not None else LLMClient.from_settings(Role.EXTRACTION)
     if client is None:
+        turn = TurnText(user_msg, ai_resp, user_name=user_name, reply_name=reply_name,
+                        client_name=client_name, said_on=said_on)
         items = extract_offline(user_msg, ai_resp, user_name=user_name, reply_name=reply_name, said_on=said_on)
-        return ExtractionOutcome(items=items, engine=ENGINE_OFFLINE)
+        return ExtractionOutcome(items=[true_to_turn(item, turn) for item in items], engine=ENGINE_OFFLINE)
     ai_resp = fit_reply_to_context(user_msg, ai_resp)
     try:
         data = client.complete_json(
@@ -143,7 +149,8 @@ def extract_turn(
         )
     finally:
         client.close()
-    turn = TurnText(user_msg, ai_resp, user_name=user_name, reply_name=reply_name)
+    turn = TurnText(user_msg, ai_resp, user_name=user_name, reply_name=reply_name,
+                    client_name=client_name, said_on=said_on)
     items, reasons = validate_items(data.get("knowledge", []), turn=turn)
     items, floor_reasons = with_client_facts(items, user_msg, turn=turn, user_name=user_name, said_on=said_on)
     for reason in reasons:

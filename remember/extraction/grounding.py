@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
+from datetime import date
 from decimal import Decimal
 
 from . import lexicon
@@ -32,12 +33,16 @@ class TurnText:
     ``user_name`` / ``reply_name`` are the speakers as stored on the messages; a reply
     without a name (live chat) or named like the assistant is the product's answer, a
     named reply (an imported conversation between two people) is a person's words.
+    ``client_name`` is the name the user message's speaker gave earlier in the matter ("我叫王磊"),
+    for a turn that names nobody (``remember.client_name``); ``said_on`` the day it was said.
     """
 
     user_msg: str
     reply: str = ""
     user_name: str = ""
     reply_name: str = ""
+    client_name: str = ""
+    said_on: date | None = None
 
     @property
     def reply_is_person(self) -> bool:
@@ -287,15 +292,47 @@ _PERSON_WORDS_RE = re.compile(r"该用户|用户(?!名|端|协议)|该客户|客
 _USER_WORDS_RE = re.compile(r"该用户|用户(?!名|端|协议)|\b[Tt]he user\b")
 
 
+#: The offline engine's "用户叫王磊，…" for "我叫王磊，…": the name becomes the subject.
+_INTRODUCTION_RE = re.compile(r"^(?:该)?用户(?:叫|名叫|是)([\u4e00-\u9fff]{2,4}?)(?=[，,])")
+
+
+#: "我叫王磊", "我是王磊", "我的名字是王磊", "本人王磊": the speaker's name follows the phrase.
+SELF_INTRODUCTION_RE = re.compile(r"(?:我叫|我名叫|我的名字(?:是|叫)|我是|本人(?:是|叫)?)([\u4e00-\u9fff]{2,3})")
+
+
+def introduced_names(text: str) -> list[str]:
+    """Names ``text`` introduces its speaker by: the words after "我叫 / 我是 / 本人" that
+    jieba also calls a person ("我是宁波峰华公司的法务" introduces nobody)."""
+    if not text or not SELF_INTRODUCTION_RE.search(text):
+        return []
+    names = lexicon.person_names(text)
+    found: list[str] = []
+    for match in SELF_INTRODUCTION_RE.finditer(text):
+        name = next((n for n in names if match.group(1).startswith(n)), None)
+        if name and name not in found:
+            found.append(name)
+    return found
+
+
 def with_names(content: str, turn: TurnText) -> str:
     """``content`` with "用户" / "客户" / "the user" replaced by the person's name when the turn
-    names one person: the one Chinese name in the user's message ("我是王磊…"); without one, in
-    a conversation between two people, the user message's speaker (live chat's speaker is the
-    lawyer's login, not the client, so it names nobody). Several names, or content that already
-    holds the name, leave the content as it is."""
+    names one person: the one Chinese name in the user's message ("我是王磊…"), unless jieba's
+    dictionary knows it as a common word and the message does not introduce its speaker by it
+    ("我下午去余杭…" names nobody); when the turn names nobody, "用户" becomes the name its
+    speaker gave earlier in the matter (``turn.client_name``); in a conversation between two
+    people, the user message's speaker (live chat's speaker is the lawyer's login, not the
+    client, so it names nobody). "用户叫王磊，月租金…" becomes "王磊，月租金…". Several names, or
+    content that already holds the name, leave the content as it is."""
     names = lexicon.person_names(turn.user_msg)
-    if len(names) == 1:
-        name, words = names[0], _PERSON_WORDS_RE
+    introduced = introduced_names(turn.user_msg)
+    people = [name for name in names if name in introduced or not lexicon.is_common_word(name)]
+    opening = _INTRODUCTION_RE.match(content)
+    if opening and opening.group(1) in (*people, turn.client_name):
+        content = opening.group(1) + content[opening.end():]
+    if len(names) == 1 and people:
+        name, words = people[0], _PERSON_WORDS_RE
+    elif not people and turn.client_name:  # the speaker's own name: "客户" is someone else
+        name, words = turn.client_name, _USER_WORDS_RE
     elif not names and turn.reply_is_person and turn.user_name.strip():
         name, words = turn.user_name.strip(), _USER_WORDS_RE
     else:

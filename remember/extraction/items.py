@@ -13,13 +13,14 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from memory.categories import Category
 
 from . import lexicon, prompt
 from .grounding import TurnText, asserted_question, fragment_reason, unsaid_number, with_names
+from .statutes import repealed, uncited
 
 #: At most five items are stored per turn (docs/write-path.md, Extraction).
 MAX_ITEMS_PER_TURN = 5
@@ -228,6 +229,9 @@ def _snippet(text: str, limit: int = 30) -> str:
 _SPEAKER_RANK: dict[str, int] = {"user": 0, "turn": 1, "assistant": 2}
 #: The client's own categories: what the assistant said is never one of them.
 CLIENT_CATEGORIES: frozenset[Category] = frozenset({Category.FACT, Category.EVIDENCE})
+#: Categories whose "用户" is not the client: a statute names nobody, and a preference belongs
+#: to the profile of the product's user.
+UNNAMED_CATEGORIES: frozenset[Category] = frozenset({Category.LAW, Category.PREFERENCE})
 
 
 @dataclass
@@ -275,6 +279,7 @@ def speaker_rules(content: str, category: Category, speaker: str, turn: TurnText
     - A 事实 / 证据 item may hold only amounts, dates and ID-like numbers a person said
       (``unsaid_number``): sums the answer worked out, or took from recalled notes, are not
       the client's facts.
+    - A 法条 item cites only statutes its speaker cited (``statutes.uncited``).
     """
     if speaker == "assistant" and category in CLIENT_CATEGORIES and not turn.reply_is_person:
         if not is_advice(content):
@@ -289,7 +294,44 @@ def speaker_rules(content: str, category: Category, speaker: str, turn: TurnText
         number = unsaid_number(content, turn.persons_text)
         if number:
             return category, f"the number {number} is not in what {turn.persons} said"
+    if category is Category.LAW:
+        citation = uncited(content, turn.said_by(speaker))
+        if citation:
+            return category, f"cites {citation}, which {_who(speaker, turn)} did not cite"
     return category, None
+
+
+def _who(speaker: str, turn: TurnText) -> str:
+    """How a reason calls the speaker of an item."""
+    if speaker == "assistant":
+        return turn.reply_name if turn.reply_is_person else "the assistant"
+    return turn.persons if speaker == "turn" else (turn.user_name or "the client")
+
+
+def with_repealed_law_noted(content: str, category: Category, speaker: str, turn: TurnText) -> tuple[str, Category]:
+    """A 法条 item citing a law repealed before the turn was said ("《合同法》第四十条…" after
+    2021) is its speaker's statement, not law in force: filed as 行动建议 when the assistant
+    said it, as 事实 when a person did, with the repeal said beside it."""
+    found = repealed(content, turn.said_on) if category is Category.LAW else None
+    if found is None:
+        return content, category
+    citation, successor, _ = found
+    remark = f"（注：《{citation.title}》已废止，现行为《{successor}》。）"
+    if remark not in content:
+        content = content[: MAX_CONTENT_CHARS - len(remark)] + remark
+    person = speaker == "user" or turn.reply_is_person
+    return content, Category.FACT if person else Category.ACTION
+
+
+def true_to_turn(item: ExtractedItem, turn: TurnText) -> ExtractedItem:
+    """The offline engine's item as the LLM path leaves one: the client called by name
+    (``with_names``), a repealed statute noted (``with_repealed_law_noted``)."""
+    category = Category.parse(item.category) or Category.FACT
+    content = item.content if category in UNNAMED_CATEGORIES else with_names(item.content, turn)[:MAX_CONTENT_CHARS]
+    content, settled = with_repealed_law_noted(content, category, item.speaker, turn)
+    if content == item.content and settled is category:
+        return item
+    return replace(item, content=content, category=settled.zh)
 
 
 def most_important(items: list[ExtractedItem], limit: int) -> tuple[list[ExtractedItem], list[ExtractedItem]]:
@@ -358,7 +400,7 @@ def validate_items(
             reasons.append((index, f"{fragment}: {_snippet(content)!r}"))
             continue
         speaker = _speaker(entry, turn)
-        if turn is not None and category is not Category.LAW:  # a statute names nobody
+        if turn is not None and category not in UNNAMED_CATEGORIES:
             content = with_names(content, turn)[:MAX_CONTENT_CHARS]
         key = content_key(content)
         if key in seen:
@@ -369,6 +411,7 @@ def validate_items(
             if refused:
                 reasons.append((index, f"{refused}: {_snippet(content)!r}"))
                 continue
+            content, category = with_repealed_law_noted(content, category, speaker, turn)
         seen.add(key)
         candidates.append(_Candidate(index, entry, content, settle_category(category, content), speaker))
     ranked = sorted(candidates, key=lambda c: c.rank)

@@ -400,9 +400,23 @@ COMMON_SURNAMES: frozenset[str] = frozenset(
 )
 
 
+#: A word jieba's dictionary counts more often than this is a common word ("余杭" 56, "申请书"
+#: 83) or a famous person's name (李强 159): never taken for a client's name unless introduced.
+MAX_NAME_FREQUENCY = 5
+
+
+def is_common_word(word: str) -> bool:
+    """Whether jieba's dictionary counts ``word`` more often than ``MAX_NAME_FREQUENCY``."""
+    _jieba()
+    import jieba
+
+    return (jieba.dt.FREQ.get(word) or 0) > MAX_NAME_FREQUENCY
+
+
 def person_names(text: str) -> list[str]:
     """Chinese personal names in ``text`` ('王磊', '李强'), distinct, in order: words jieba's
-    part-of-speech tagger calls a person, two or three characters, opening with a common surname."""
+    part-of-speech tagger calls a person, two or three characters, opening with a common surname.
+    It also tags some common words so ("余杭", "申请书"): ``is_common_word`` tells them apart."""
     if not text or not _CJK_RE.search(text):
         return []
     _jieba()

@@ -41,7 +41,7 @@ def test_the_rent_the_model_left_out_is_noted_and_the_correction_supersedes_it(
     floor_items = [item for item in first.items if item["origin"] == "rules"]
     assert len(floor_items) == 1
     assert "8000元" in floor_items[0]["content"]
-    assert floor_items[0]["content"].startswith("王磊2025年3月")  # the client is named, not "用户叫王磊"
+    assert floor_items[0]["content"].startswith("王磊，2025年3月")  # the client is named, not "用户叫王磊"
     assert floor_items[0]["speaker"] == "user"
     assert any(reason.startswith("added from the client's words") for reason in first.rejected)
     rent = Note.objects.get(content=floor_items[0]["content"])
@@ -55,7 +55,7 @@ def test_the_rent_the_model_left_out_is_noted_and_the_correction_supersedes_it(
     rent.refresh_from_db()
     assert rent.status == "superseded"
     # the stored note revised, not replaced by the bare correction: the date and deposit stay
-    assert rent.superseded_by.content == "王磊2025年3月租了一套房子，月租金8500元，押金16000元。"
+    assert rent.superseded_by.content == "王磊，2025年3月租了一套房子，月租金8500元，押金16000元。"
     assert rent.superseded_by.status == "active"
     assert not Note.objects.filter(content="月租金是8500元").exists()
 
@@ -108,7 +108,7 @@ def test_the_offline_engine_revises_one_value_of_a_note_that_holds_more(world, r
     decision = RoutingDecision.objects.get(turn=turn)
     assert decision.action == "update", decision.reason
     active = list(Note.objects.filter(status="active", category="fact").values_list("content", flat=True))
-    assert active == ["用户叫王磊，2025年3月租了一套房子，月租金8500元，押金16000元。"]
+    assert active == ["王磊，2025年3月租了一套房子，月租金8500元，押金16000元。"]  # named, not "用户叫王磊"
 
 
 def test_a_deduction_from_the_deposit_revises_nothing(world, rent_conversation, make_turn):

@@ -104,7 +104,8 @@ def test_advice_labelled_as_law_stays_out_of_the_firm_wide_layer(world, private_
         {"content": "建议先与房东协商退还押金", "category": "行动建议", "scope_hint": "general_law"},
     ]}))
 
-    turn = make_turn(private_conversation, "房东不退押金，押金条也丢了，我该怎么办？", "可以先协商，再考虑诉讼。")
+    turn = make_turn(private_conversation, "房东不退押金，押金条也丢了，我该怎么办？",
+                     "可以先协商，再考虑诉讼。《民法典》第五百零九条规定当事人应当按照约定全面履行自己的义务。")
 
     assert turn.status == "done", turn.last_error
     layers = dict(Note.objects.values_list("content", "memory_scope"))

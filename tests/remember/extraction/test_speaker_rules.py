@@ -4,13 +4,16 @@ numbers are the client's, items are whole sentences that keep names, and the fiv
 keeps the most important items."""
 from __future__ import annotations
 
+from datetime import date
+
 import pytest
 
 from remember.extraction import TurnText, validate_items
 from remember.extraction.grounding import amount_value, chinese_number, fragment_reason, unsaid_number
 
 DEPOSIT_USER = "我叫王磊，2024年3月1日租了房子，月租金8,000元，押金七千元。租约到期房东不退押金，这合法吗？"
-DEPOSIT_REPLY = "押金一共是14000元。房东无正当理由不退押金属于违约。建议您先书面催告房东退还押金。"
+DEPOSIT_REPLY = ("押金一共是14000元。房东无正当理由不退押金属于违约，《民法典》第五百零九条规定当事人应当全面履行义务。"
+                 "建议您先书面催告房东退还押金。")
 #: Live chat: alice (the logged-in lawyer) asks, the product's assistant answers.
 CHAT = TurnText(DEPOSIT_USER, DEPOSIT_REPLY, user_name="alice")
 
@@ -45,6 +48,55 @@ def test_the_assistants_law_and_the_users_facts_keep_their_categories() -> None:
     )
     assert reasons == []
     assert [(i.category, i.speaker) for i in items] == [("法条", "assistant"), ("事实", "user")]
+
+
+def test_a_statute_nobody_in_the_turn_cited_is_refused() -> None:
+    """The model's own addition, a law or an article the reply never named, is no source's."""
+    items, reasons = check(
+        {"content": "《民法典》第七百零三条规定租赁合同是出租人将租赁物交付承租人使用的合同。", "category": "法条",
+         "speaker": "assistant"},
+        {"content": "《消费者权益保护法》第二十四条规定经营者应当退货。", "category": "法条", "speaker": "assistant"},
+    )
+    assert items == []
+    assert reasons == [
+        "item 1: cites 《民法典》第703条, which the assistant did not cite: '《民法典》第七百零三条规定租赁合同是出租人将租赁物交付承租人…'",
+        "item 2: cites 《消费者权益保护法》第24条, which the assistant did not cite: '《消费者权益保护法》第二十四条规定经营者应当退货。'",
+    ]
+
+
+def test_a_cited_statute_is_kept_whether_its_article_is_in_digits_or_words() -> None:
+    turn = TurnText(DEPOSIT_USER, "依据《中华人民共和国民法典》第509条，房东应当履行约定。", user_name="alice")
+    (item,), reasons = check({"content": "《民法典》第五百零九条规定当事人应当全面履行义务。", "category": "法条",
+                              "speaker": "assistant"}, turn=turn)
+    assert (reasons, item.category) == ([], "法条")
+
+
+def test_a_repealed_law_the_assistant_cited_is_its_statement_not_law() -> None:
+    """"《合同法》第四十条…" said in 2026 is the answer's claim, kept as its advice with the repeal said."""
+    reply = "根据《合同法》第四十条，房东到期不退押金，您可以撤销合同。"
+    turn = TurnText("房东到期不退押金，我能怎么办？", reply, user_name="alice", said_on=date(2026, 3, 10))
+    (item,), reasons = check({"content": "《合同法》第四十条规定承租人可以撤销合同。", "category": "法条",
+                              "speaker": "assistant"}, turn=turn)
+    assert reasons == []
+    assert (item.category, item.speaker, item.scope_hint) == ("行动建议", "assistant", "case")
+    assert item.content == "《合同法》第四十条规定承租人可以撤销合同。（注：《合同法》已废止，现行为《民法典》。）"
+    said_in_2019 = TurnText("房东到期不退押金，我能怎么办？", reply, user_name="alice", said_on=date(2019, 6, 1))
+    (item,), _ = check({"content": "《合同法》第四十条规定承租人可以撤销合同。", "category": "法条",
+                        "speaker": "assistant"}, turn=said_in_2019)
+    assert (item.category, item.content) == ("法条", "《合同法》第四十条规定承租人可以撤销合同。")
+    labour = TurnText("公司不续签，我能怎么办？", "依据《劳动合同法》第四十六条，公司应支付经济补偿。", said_on=date(2026, 3, 10))
+    (item,), _ = check({"content": "《劳动合同法》第四十六条规定用人单位应支付经济补偿。", "category": "法条",
+                        "speaker": "assistant"}, turn=labour)
+    assert item.category == "法条"  # 劳动合同法 is in force: only the whole title counts
+
+
+def test_a_client_named_earlier_is_named_in_a_turn_that_names_nobody() -> None:
+    turn = TurnText("昨天我去鼓楼医院复查了，医生让我再休息两周。", "", user_name="alice", client_name="王磊")
+    (item,), _ = check({"content": "昨天用户去鼓楼医院复查了，医生让用户再休息两周。", "category": "事实",
+                        "speaker": "user"}, turn=turn)
+    assert item.content == "昨天王磊去鼓楼医院复查了，医生让王磊再休息两周。"
+    (preference,), _ = check({"content": "用户希望回答先给结论。", "category": "偏好", "speaker": "user"}, turn=turn)
+    assert preference.content == "用户希望回答先给结论。"  # the product user's profile, not the client's
 
 
 def test_without_a_reply_every_item_is_the_users_and_an_unknown_speaker_is_the_turn() -> None:

@@ -1,0 +1,39 @@
+"""The name the speaker gave earlier in the matter ("我叫王磊"), so later notes call them by it.
+
+A turn like "昨天我去鼓楼医院复查了" names nobody; its note would say "用户去鼓楼医院复查了" and a
+lawyer reading the matter a month later would not know whom it is about. The extraction engines
+replace "用户" (the speaker, never "客户": a lawyer who says "我是范晓，客户孙立强…" is not the
+client) with this name (``extraction.grounding.with_names``). Read only from introductions by the
+same user in the same matter (or, without a matter, the same conversation), said before the turn:
+another user of the matter is another speaker. Two different names mean we cannot tell, and
+notes keep "用户".
+"""
+
+from __future__ import annotations
+
+from memory.models import Message
+from remember.extraction.grounding import introduced_names
+
+#: The phrases of ``grounding.SELF_INTRODUCTION_RE`` for the database, to read only messages holding one.
+_INTRODUCTION_SQL = r"我叫|我名叫|我的名字|我是|本人"
+#: Introductions read per turn: a client introduces themselves once or twice, not a hundred times.
+_MAX_INTRODUCTIONS = 20
+
+
+def client_name_before(message: Message) -> str:
+    """The one name ``message``'s user introduced themselves by in its matter (its conversation
+    when it has none) before ``message``; "" when none or several."""
+    conversation = message.conversation
+    earlier = Message.objects.filter(role=Message.Role.USER, content__regex=_INTRODUCTION_SQL)
+    if conversation.matter_id:
+        earlier = earlier.filter(conversation__matter_id=conversation.matter_id, conversation__user_id=conversation.user_id)
+    else:
+        earlier = earlier.filter(conversation_id=conversation.pk)
+    if message.said_at:
+        earlier = earlier.filter(said_at__lt=message.said_at)
+    else:
+        earlier = earlier.filter(pk__lt=message.pk)
+    names: set[str] = set()
+    for text in earlier.order_by("said_at", "pk").values_list("content", flat=True)[:_MAX_INTRODUCTIONS]:
+        names.update(introduced_names(text))
+    return names.pop() if len(names) == 1 else ""
