@@ -14,6 +14,7 @@ baselines dense / bm25 / RRF are computed from the same messages). Reported per 
 - items rejected and why (``TurnExtraction.rejected``, grouped by reason);
 - corrections taken (``RoutingDecision`` UPDATEs, each with the old and the new text);
 - unsupported notes: notes whose numbers, dates or names do not appear in their source turn
+  (the name the speaker gave earlier in the matter counts as said)
   (``remember.extraction.grounding.unsaid_number`` against the turn's messages, and every Chinese
   name ``lexicon.person_names`` finds in the note must be in the turn).
 
@@ -92,6 +93,16 @@ def unsupported(content: str, said: str, year: int | None = None) -> str | None:
     return f"name {missing[0]}" if missing else None
 
 
+def speakers_name(message_ids: list[int]) -> str:
+    """The name the speaker of the first of ``message_ids`` gave earlier in the matter: notes
+    may call them by it though the turn only says "我"."""
+    from memory.models import Message
+    from remember.client_name import client_name_before
+
+    first = Message.objects.filter(pk__in=message_ids, role=Message.Role.USER).select_related("conversation").first()
+    return client_name_before(first) if first else ""
+
+
 def write_stats(firm_ids: list[int]) -> dict[str, Any]:
     """What the write path did in these firms: turns, notes, rejections, corrections, and notes
     that state something their source turn does not."""
@@ -107,6 +118,7 @@ def write_stats(firm_ids: list[int]) -> dict[str, Any]:
     bad = []
     for note in notes:
         said = "\n".join(texts.get(pk, "") for pk in note.source_message_ids)
+        said += "\n" + speakers_name(note.source_message_ids)  # "用户" becomes it (remember/client_name.py)
         year = next((years[pk] for pk in note.source_message_ids if pk in years), None)
         why = unsupported(note.content, said, year) if said else "no source message"
         if why:
@@ -132,6 +144,9 @@ def write_stats(firm_ids: list[int]) -> dict[str, Any]:
         "unsupported_notes": len(bad),
         "unsupported_share": round(len(bad) / len(notes), 3) if notes else None,
         "unsupported_examples": bad[:15],
+        # The client called "用户" where the matter knows their name (issue 30); preferences and
+        # statutes keep their words (docs/write-path.md, "Speaker rules").
+        "notes_saying_user": [n.content[:160] for n in notes if "用户" in n.content and n.category not in ("preference", "law")],
         "failures": [f"{t.pk} {t.status}: {t.last_error[:160]}" for t in turns if t.status not in ("done", "skipped")],
     }
 
@@ -204,7 +219,7 @@ def _print(result: dict[str, Any]) -> None:
     print(f"[bench]   notes {write['notes_written']} ({write['notes_per_turn']} a turn; active {write['notes_active']}), "
           f"items kept {write['items_kept']}, rejected {write['rejected']}, decisions {write['decisions']}, "
           f"corrections taken {write['corrections_taken']}, unsupported notes {write['unsupported_notes']} "
-          f"({write['unsupported_share']})", flush=True)
+          f"({write['unsupported_share']}), notes saying 用户 {len(write['notes_saying_user'])}", flush=True)
     for reason, count in write["rejected_by_reason"].items():
         print(f"[bench]     rejected ×{count}: {reason}", flush=True)
     for update in write["corrections"]:

@@ -9,6 +9,7 @@ from typing import Any, Iterable
 
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from chat.turns import Recall, begin_turn, finish_turn
 from connectors.models import AccessToken, TokenRefusal, TokenScope, digest_of, new_secret
@@ -25,7 +26,8 @@ MCP_ENGINE = "mcp"
 
 
 class TokenError(ValueError):
-    """A token cannot be made or changed as asked; the message says why."""
+    """A token cannot be made or changed as asked; the message says why, in the active language
+    (the token page and the MCP client show it as it is)."""
 
 
 class WriteRefused(PermissionError):
@@ -47,18 +49,18 @@ def create_token(user, *, firm: Firm, name: str, scope: str, days: int, matters:
     """A new token of ``user`` for ``firm``; only its digest is kept. ``matters`` must be matters
     of that firm the user is assigned to (a limit narrows, it never widens)."""
     if scope not in TokenScope.values:
-        raise TokenError(f"unknown permission {scope!r}")
+        raise TokenError(gettext("unknown permission %(scope)r") % {"scope": scope})
     if not 1 <= days <= MAX_TOKEN_DAYS:
-        raise TokenError(f"a token lasts between 1 and {MAX_TOKEN_DAYS} days")
+        raise TokenError(gettext("a token lasts between 1 and %(days)s days") % {"days": MAX_TOKEN_DAYS})
     name = name.strip()
     if not name:
-        raise TokenError("a token needs a name")
+        raise TokenError(gettext("a token needs a name"))
     if not user.memberships.filter(firm=firm).exists():
-        raise TokenError("you are not a member of this firm")
+        raise TokenError(gettext("you are not a member of this firm"))
     matters = list(matters)
     allowed = set(Matter.objects.assigned_to(user).filter(firm=firm).values_list("pk", flat=True))
     if any(matter.pk not in allowed for matter in matters):
-        raise TokenError("a token can only be limited to matters of this firm you are assigned to")
+        raise TokenError(gettext("a token can only be limited to matters of this firm you are assigned to"))
     secret, prefix = new_secret()
     now = timezone.now()
     with transaction.atomic():
@@ -137,7 +139,7 @@ def remember_turn(token: AccessToken, *, message: str, reply: str = "", matter_i
     if not token.can_write:
         refuse_write(token, via=via, tool="remember")
     if len(reply) > MAX_REPLY_CHARS:
-        raise TokenError(f"the reply is longer than {MAX_REPLY_CHARS} characters")
+        raise TokenError(gettext("the reply is longer than %(limit)s characters") % {"limit": MAX_REPLY_CHARS})
     with transaction.atomic():
         if conversation_id is not None:
             if not token_conversations(token).filter(pk=conversation_id, user=token.user).exists():

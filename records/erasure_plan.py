@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from django.contrib.admin.models import LogEntry
 from django.contrib.contenttypes.models import ContentType
 from django.db.models import Q
+from django.utils.translation import gettext
 
 from memory.labels import unit_label
 from records.fingerprints import proper_names
@@ -107,7 +108,7 @@ def subject_hash(firm: Firm, subject: str) -> str:
 def subject_unit(firm: Firm, subject: str) -> Unit:
     subject = subject.strip()
     if len(subject) < 2:
-        raise ErasureError("the subject must be at least two characters (a name, not a letter)")
+        raise ErasureError(gettext("the subject must be at least two characters (a name, not a letter)"))
     digest = subject_hash(firm, subject)
     return Unit(kind="subject", firm=firm, object_type="subject", object_id=digest,
                 label=f"subject {digest[:12]}", subject=subject)

@@ -2,12 +2,14 @@
 from __future__ import annotations
 
 from django.contrib.auth import get_user_model
+from django.utils.translation import gettext
 
 from memory.models import Firm, Matter
 
 
 class RecordLookupError(ValueError):
-    """Nothing, or more than one thing, matches; the message says which and how to narrow it."""
+    """Nothing, or more than one thing, matches; the message says which and how to narrow it
+    (in the operator's language: the commands print it as it is)."""
 
 
 def firm_by_slug(slug: str | None) -> Firm | None:
@@ -15,7 +17,7 @@ def firm_by_slug(slug: str | None) -> Firm | None:
         return None
     firm = Firm.objects.filter(slug=slug).first()
     if firm is None:
-        raise RecordLookupError(f"no firm with slug {slug!r}")
+        raise RecordLookupError(gettext("no firm with slug %(slug)r") % {"slug": slug})
     return firm
 
 
@@ -27,17 +29,21 @@ def matter_by_reference(reference: str, firm: Firm | None) -> Matter:
     found = list(matters.filter(reference=reference))
     if not found and reference.isdigit():
         found = list(matters.filter(pk=int(reference)))
+    if not found and firm is not None:
+        raise RecordLookupError(gettext("no matter with reference %(reference)r in firm %(firm)s") % {
+            "reference": reference, "firm": firm.slug})
     if not found:
-        raise RecordLookupError(f"no matter with reference {reference!r}" + (f" in firm {firm.slug}" if firm else ""))
+        raise RecordLookupError(gettext("no matter with reference %(reference)r") % {"reference": reference})
     if len(found) > 1:
-        raise RecordLookupError(f"{len(found)} matters have reference {reference!r}; name the firm with --firm")
+        raise RecordLookupError(gettext("%(count)s matters have reference %(reference)r; name the firm with --firm") % {
+            "count": len(found), "reference": reference})
     return found[0]
 
 
 def user_by_name(username: str):
     user = get_user_model().objects.filter(username=username).first()
     if user is None:
-        raise RecordLookupError(f"no user {username!r}")
+        raise RecordLookupError(gettext("no user %(username)r") % {"username": username})
     return user
 
 
@@ -47,5 +53,6 @@ def only_firm_of(user, firm: Firm | None) -> Firm:
         return firm
     firms = list(Firm.objects.of_user(user))
     if len(firms) != 1:
-        raise RecordLookupError(f"{user.get_username()} belongs to {len(firms)} firms; name one with --firm")
+        raise RecordLookupError(gettext("%(user)s belongs to %(count)s firms; name one with --firm") % {
+            "user": user.get_username(), "count": len(firms)})
     return firms[0]

@@ -11,7 +11,7 @@ notes keep "用户".
 
 from __future__ import annotations
 
-from memory.models import Message
+from memory.models import Conversation, Message
 from remember.extraction.grounding import introduced_names
 
 #: The phrases of ``grounding.SELF_INTRODUCTION_RE`` for the database, to read only messages holding one.
@@ -23,12 +23,17 @@ _MAX_INTRODUCTIONS = 20
 def client_name_before(message: Message) -> str:
     """The one name ``message``'s user introduced themselves by in its matter (its conversation
     when it has none) before ``message``; "" when none or several."""
-    conversation = message.conversation
+    # Read fresh, not ``message.conversation``: an erasure may have removed it under a running job
+    # (the job finds that out at its next write and stops: ``TurnGone``).
+    conversation = Conversation.objects.filter(pk=message.conversation_id).values("matter_id", "user_id").first()
+    if conversation is None:
+        return ""
     earlier = Message.objects.filter(role=Message.Role.USER, content__regex=_INTRODUCTION_SQL)
-    if conversation.matter_id:
-        earlier = earlier.filter(conversation__matter_id=conversation.matter_id, conversation__user_id=conversation.user_id)
+    if conversation["matter_id"]:
+        earlier = earlier.filter(conversation__matter_id=conversation["matter_id"],
+                                 conversation__user_id=conversation["user_id"])
     else:
-        earlier = earlier.filter(conversation_id=conversation.pk)
+        earlier = earlier.filter(conversation_id=message.conversation_id)
     if message.said_at:
         earlier = earlier.filter(said_at__lt=message.said_at)
     else:

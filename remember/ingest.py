@@ -36,6 +36,7 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
+from django.utils.translation import gettext
 
 from memory.models import Conversation, Firm, Matter, Membership, Message, RoutingDecision, SourceType, TurnExtraction
 from infra.embeddings import EmbeddingUnavailable
@@ -47,7 +48,8 @@ from infra.text_hygiene import UnsafeInput, check_tree
 
 
 class TranscriptError(ValueError):
-    """The transcript is not in the documented format or names unknown firms/users/matters."""
+    """The transcript is not in the documented format or names unknown firms/users/matters; the
+    message is in the active language (``import_conversation`` prints it as it is)."""
 
 
 @dataclass
@@ -131,87 +133,94 @@ def _text(obj: dict, key: str, where: str, *, required: bool = True, default: st
     value = obj.get(key, None)
     if value is None or (isinstance(value, str) and not value.strip() and required):
         if required:
-            raise TranscriptError(f"{where}: missing {key!r}")
+            raise TranscriptError(gettext("%(where)s: missing %(key)r") % {"where": where, "key": key})
         return default
     if not isinstance(value, (str, int)) or isinstance(value, bool):
-        raise TranscriptError(f"{where}: {key!r} must be text")
+        raise TranscriptError(gettext("%(where)s: %(key)r must be text") % {"where": where, "key": key})
     return str(value)
 
 
 def parse_transcript(data: Any, *, firm_slug: str | None = None) -> tuple[Firm, list[_ConversationSpec]]:
     """Validate the whole transcript against the database; raise TranscriptError naming the place."""
     if not isinstance(data, dict):
-        raise TranscriptError("the transcript must be a JSON object with 'firm' and 'conversations'")
+        raise TranscriptError(gettext("the transcript must be a JSON object with 'firm' and 'conversations'"))
     try:
         check_tree(data)  # no NUL or lone surrogate anywhere, bounded nesting (infra/text_hygiene.py)
     except UnsafeInput as unsafe:
         raise TranscriptError(str(unsafe)) from None
     slug = data.get("firm") or firm_slug
     if firm_slug and data.get("firm") and data["firm"] != firm_slug:
-        raise TranscriptError(f"the file is for firm {data['firm']!r}, not {firm_slug!r}")
+        raise TranscriptError(gettext("the file is for firm %(firm)r, not %(given)r") % {
+            "firm": data["firm"], "given": firm_slug})
     if not slug or not isinstance(slug, str):
-        raise TranscriptError("missing 'firm' (give it in the file or with --firm)")
+        raise TranscriptError(gettext("missing 'firm' (give it in the file or with --firm)"))
     firm = Firm.objects.filter(slug=slug).first()
     if firm is None:
-        raise TranscriptError(f"unknown firm {slug!r}")
+        raise TranscriptError(gettext("unknown firm %(slug)r") % {"slug": slug})
     conversations = data.get("conversations")
     if not isinstance(conversations, list) or not conversations:
-        raise TranscriptError("'conversations' must be a non-empty list")
+        raise TranscriptError(gettext("'conversations' must be a non-empty list"))
     users = get_user_model().objects
     specs: list[_ConversationSpec] = []
     seen_conversations: set[str] = set()
     for ci, conv in enumerate(conversations):
         where = f"conversations[{ci}]"
         if not isinstance(conv, dict):
-            raise TranscriptError(f"{where}: must be an object")
+            raise TranscriptError(gettext("%(where)s: must be an object") % {"where": where})
         external_id = _text(conv, "id", where)
-        where = f"conversation {external_id!r}"
+        where = gettext("conversation %(id)r") % {"id": external_id}
         if external_id in seen_conversations:
-            raise TranscriptError(f"{where}: the id appears twice in the file")
+            raise TranscriptError(gettext("%(where)s: the id appears twice in the file") % {"where": where})
         seen_conversations.add(external_id)
         username = _text(conv, "user", where)
         user = users.filter(username=username).first()
         if user is None:
-            raise TranscriptError(f"{where}: unknown user {username!r}")
+            raise TranscriptError(gettext("%(where)s: unknown user %(user)r") % {"where": where, "user": username})
         if not Membership.objects.filter(firm=firm, user=user).exists():
-            raise TranscriptError(f"{where}: user {username!r} is not a member of firm {slug!r}")
+            raise TranscriptError(gettext("%(where)s: user %(user)r is not a member of firm %(firm)r") % {
+                "where": where, "user": username, "firm": slug})
         matter = None
         reference = _text(conv, "matter", where, required=False)
         if reference:
             matches = list(Matter.objects.filter(firm=firm, reference=reference)[:2])
             if not matches:
-                raise TranscriptError(f"{where}: unknown matter {reference!r} in firm {slug!r}")
+                raise TranscriptError(gettext("%(where)s: unknown matter %(reference)r in firm %(firm)r") % {
+                    "where": where, "reference": reference, "firm": slug})
             if len(matches) > 1:
-                raise TranscriptError(f"{where}: matter reference {reference!r} is ambiguous in firm {slug!r}")
+                raise TranscriptError(gettext("%(where)s: matter reference %(reference)r is ambiguous in firm %(firm)r")
+                                      % {"where": where, "reference": reference, "firm": slug})
             matter = matches[0]
             if not matter.is_assigned(user):
-                raise TranscriptError(f"{where}: user {username!r} is not assigned to matter {reference!r}")
+                raise TranscriptError(gettext("%(where)s: user %(user)r is not assigned to matter %(reference)r") % {
+                    "where": where, "user": username, "reference": reference})
         existing = Conversation.objects.filter(firm=firm, external_id=external_id).first()
         if existing is not None and (existing.user_id != user.pk or existing.matter_id != (matter.pk if matter else None)):
-            raise TranscriptError(f"{where}: already imported with another user or matter")
+            raise TranscriptError(gettext("%(where)s: already imported with another user or matter") % {"where": where})
         messages = conv.get("messages")
         if not isinstance(messages, list) or not messages:
-            raise TranscriptError(f"{where}: 'messages' must be a non-empty list")
+            raise TranscriptError(gettext("%(where)s: 'messages' must be a non-empty list") % {"where": where})
         parsed: list[_MessageSpec] = []
         ids: set[str] = set()
         for mi, msg in enumerate(messages):
             mwhere = f"{where} messages[{mi}]"
             if not isinstance(msg, dict):
-                raise TranscriptError(f"{mwhere}: must be an object")
+                raise TranscriptError(gettext("%(where)s: must be an object") % {"where": mwhere})
             mid = _text(msg, "id", mwhere)
             if mid in ids:
-                raise TranscriptError(f"{mwhere}: message id {mid!r} appears twice")
+                raise TranscriptError(gettext("%(where)s: message id %(id)r appears twice") % {"where": mwhere, "id": mid})
             ids.add(mid)
             role = _text(msg, "role", mwhere)
             if role not in Message.Role.values:
-                raise TranscriptError(f"{mwhere}: role must be one of {', '.join(Message.Role.values)}, got {role!r}")
+                raise TranscriptError(gettext("%(where)s: role must be one of %(roles)s, got %(role)r") % {
+                    "where": mwhere, "roles": ", ".join(Message.Role.values), "role": role})
             content = msg.get("content")
             if not isinstance(content, str) or not content.strip():
-                raise TranscriptError(f"{mwhere}: missing 'content' text")
+                raise TranscriptError(gettext("%(where)s: missing 'content' text") % {"where": mwhere})
             raw_time = _text(msg, "timestamp", mwhere)
             said_at = parse_datetime(raw_time)
             if said_at is None:
-                raise TranscriptError(f"{mwhere}: timestamp {raw_time!r} is not ISO 8601")
+                raise TranscriptError(gettext("%(where)s: timestamp %(timestamp)r is not ISO 8601") % {
+                    "where": mwhere, "timestamp": raw_time})
             if timezone.is_naive(said_at):
                 said_at = timezone.make_aware(said_at)
             default_speaker = username if role == Message.Role.USER else role

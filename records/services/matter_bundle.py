@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import IO
 
 from django.conf import settings
+from django.utils.translation import gettext
 
 from memory.models import AuditEvent, Matter
 from memory.services.audit import record
@@ -32,7 +33,8 @@ _MEMBER_FILE = re.compile(r"documents/([0-9a-f]{64})")
 
 
 class BundleError(ValueError):
-    """The file is not a bundle this installation can read (the reason says which member)."""
+    """The file is not a bundle this installation can read (the reason says which member, in the
+    active language: the operator reads it as it is)."""
 
 
 def write_bundle(matter: Matter, *, actor, path: Path | IO[bytes]) -> tuple[int, int]:
@@ -73,7 +75,8 @@ class BundleFiles:
         with zipfile.ZipFile(self.path) as bundle:
             content = bundle.read(f"documents/{sha}")
         if hashlib.sha256(content).hexdigest() != sha:
-            raise BundleError(f"member 'documents/{sha}' does not hash to its name (damaged or altered)")
+            raise BundleError(gettext("member 'documents/%(sha)s' does not hash to its name (damaged or altered)") % {
+                "sha": sha})
         return content
 
 
@@ -85,17 +88,18 @@ def read_bundle(path: Path) -> tuple[dict, BundleFiles]:
             members = bundle.infolist()
             for member in members:
                 if member.filename != BUNDLE_JSON and not _MEMBER_FILE.fullmatch(member.filename):
-                    raise BundleError(f"unexpected member {member.filename!r} (a bundle holds {BUNDLE_JSON} "
-                                      "and documents/<sha256>)")
+                    raise BundleError(gettext(
+                        "unexpected member %(member)r (a bundle holds %(json)s and documents/<sha256>)"
+                    ) % {"member": member.filename, "json": BUNDLE_JSON})
                 if member.file_size > (BUNDLE_MAX_JSON_BYTES if member.filename == BUNDLE_JSON else limit):
-                    raise BundleError(f"member {member.filename!r} would unpack to {member.file_size} bytes, "
-                                      "over the limit")
+                    raise BundleError(gettext("member %(member)r would unpack to %(size)s bytes, over the limit") % {
+                        "member": member.filename, "size": member.file_size})
             if BUNDLE_JSON not in {member.filename for member in members}:
-                raise BundleError(f"no {BUNDLE_JSON} in the bundle")
+                raise BundleError(gettext("no %(json)s in the bundle") % {"json": BUNDLE_JSON})
             document = json.loads(bundle.read(BUNDLE_JSON).decode("utf-8"))
     except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError) as error:
-        raise BundleError(f"not a readable zip ({error})") from None
+        raise BundleError(gettext("not a readable zip (%(error)s)") % {"error": error}) from None
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise BundleError(f"{BUNDLE_JSON} is not JSON ({error})") from None
+        raise BundleError(gettext("%(json)s is not JSON (%(error)s)") % {"json": BUNDLE_JSON, "error": error}) from None
     hashes = {found.group(1) for member in members if (found := _MEMBER_FILE.fullmatch(member.filename))}
     return document, BundleFiles(path, hashes)

@@ -9,6 +9,7 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.db import transaction
+from django.utils.translation import gettext
 
 from records.export import FORMAT, VERSION, markdown_report, matter_document
 from memory.models import AuditEvent, Conversation, Document, Firm, Matter, Membership, Note, SourceType
@@ -23,7 +24,8 @@ FORMATS = ("json", "markdown")
 
 
 class TransferError(ValueError):
-    """The export cannot be made or read back (unknown format, wrong file, clashing reference)."""
+    """The export cannot be made or read back (unknown format, wrong file, clashing reference);
+    the message is in the active language, as the commands and the API show it."""
 
 
 def exportable_matter(user, matter_id: int) -> Matter:
@@ -35,7 +37,8 @@ def exportable_matter(user, matter_id: int) -> Matter:
 def export_matter(matter: Matter, *, actor, fmt: str = "json") -> tuple[str, str, str]:
     """(file name, content type, text) of the export, recorded in the audit log."""
     if fmt not in FORMATS:
-        raise TransferError(f"unknown export format {fmt!r}; expected one of {', '.join(FORMATS)}")
+        raise TransferError(gettext("unknown export format %(format)r; expected one of %(formats)s") % {
+            "format": fmt, "formats": ", ".join(FORMATS)})
     document = matter_document(matter, viewer=None if isinstance(actor, str) else actor)
     record(actor=actor, event=AuditEvent.MATTER_EXPORTED, firm=matter.firm, object_type="matter",
            object_id=matter.pk, matter_id=matter.pk, after={"format": fmt, "notes": len(document["notes"])})
@@ -51,12 +54,14 @@ def _when(value: str | None) -> datetime | None:
 
 def _check(document: Any) -> None:
     if not isinstance(document, dict) or document.get("format") != FORMAT:
-        raise TransferError(f"not a LegalMem matter export (expected \"format\": \"{FORMAT}\")")
+        raise TransferError(gettext('not a LegalMem matter export (expected "format": "%(format)s")') % {
+            "format": FORMAT})
     if document.get("version") != VERSION:
-        raise TransferError(f"export version {document.get('version')!r} is not supported (this is version {VERSION})")
+        raise TransferError(gettext("export version %(version)r is not supported (this is version %(supported)s)") % {
+            "version": document.get("version"), "supported": VERSION})
     for key in ("matter", "notes", "links", "conversations"):
         if key not in document:
-            raise TransferError(f"the export has no {key!r}")
+            raise TransferError(gettext("the export has no %(key)r") % {"key": key})
 
 
 def import_matter(document: dict, *, firm: Firm, actor, fallback_user, reference: str | None = None,
@@ -71,13 +76,16 @@ def import_matter(document: dict, *, firm: Firm, actor, fallback_user, reference
     if files is not None:
         missing = [item["filename"] for item in document.get("documents", []) if item["sha256"] not in files]
         if missing:
-            raise TransferError(f"the bundle lacks the file of {len(missing)} document(s), e.g. {missing[0]!r}")
+            raise TransferError(gettext("the bundle lacks the file of %(count)s document(s), e.g. %(filename)r") % {
+                "count": len(missing), "filename": missing[0]})
     if not Membership.objects.filter(firm=firm, user=fallback_user).exists():
-        raise TransferError(f"{fallback_user.get_username()} is not a member of {firm.slug}")
+        raise TransferError(gettext("%(user)s is not a member of %(firm)s") % {
+            "user": fallback_user.get_username(), "firm": firm.slug})
     source = document["matter"]
     reference = source["reference"] if reference is None else reference
     if reference and Matter.objects.filter(firm=firm, reference=reference).exists():
-        raise TransferError(f"firm {firm.slug} already has a matter {reference!r}; give another with --reference")
+        raise TransferError(gettext("firm %(firm)s already has a matter %(reference)r; give another with --reference") % {
+            "firm": firm.slug, "reference": reference})
     members = {u.get_username(): u for u in get_user_model().objects.filter(memberships__firm=firm)}
 
     def user_named(name: str | None):
@@ -105,7 +113,8 @@ def import_matter(document: dict, *, firm: Firm, actor, fallback_user, reference
             raise
         if isinstance(exc, BundleError):
             raise TransferError(str(exc)) from None
-        raise TransferError(f"the export is malformed: {type(exc).__name__}: {exc}") from exc
+        raise TransferError(gettext("the export is malformed: %(error)s") % {
+            "error": f"{type(exc).__name__}: {exc}"}) from exc
     except BaseException:
         forget_unreferenced_files(stored)
         raise
@@ -175,7 +184,7 @@ def _notes(document, firm, matter, conversations, messages, user_named, actor,
         try:
             notes[item["ref"]] = create_note(draft, actor=actor)
         except NoteValidationError as exc:
-            raise TransferError(f"note {item['ref']}: {exc}") from exc
+            raise TransferError(gettext("note %(ref)s: %(error)s") % {"ref": item["ref"], "error": exc}) from exc
     for item in document["notes"]:
         # What the note went through stays as exported: status, validity window, history.
         Note.objects.filter(pk=notes[item["ref"]].pk).update(

@@ -23,13 +23,14 @@ RETENTION_ACTOR = "system:retention"
 
 
 class RecordsError(ValueError):
-    """A retention or hold change that cannot be made (wrong state, missing reason)."""
+    """A retention or hold change that cannot be made (wrong state, missing reason); the message
+    is in the active language (the admin shows it to the firm admin as it is)."""
 
 
 def _locked(matter: Matter) -> Matter:
     matter = Matter.objects.select_for_update().get(pk=matter.pk)
     if matter.erased_at is not None:
-        raise RecordsError(f"matter {matter.reference or matter.pk} was erased")
+        raise RecordsError(gettext("matter %(matter)s was erased") % {"matter": matter.reference or matter.pk})
     return matter
 
 
@@ -67,7 +68,7 @@ def set_legal_hold(matter: Matter, *, actor, reason: str) -> Matter:
     """Nothing of a matter on hold is purged or erased until the hold is lifted."""
     reason = (reason or "").strip()
     if not reason:
-        raise RecordsError("a legal hold needs a reason (the litigation or request it preserves for)")
+        raise RecordsError(gettext("a legal hold needs a reason (the litigation or request it preserves for)"))
     with transaction.atomic():
         matter = _locked(matter)
         before = {"legal_hold": matter.legal_hold, "reason": matter.legal_hold_reason}
@@ -94,7 +95,7 @@ def lift_legal_hold(matter: Matter, *, actor, reason: str = "") -> Matter:
 def set_retention(firm: Firm, days: int | None, *, actor) -> Firm:
     """The firm's retention period in days after closing (None: kept until erased by hand)."""
     if days is not None and (isinstance(days, bool) or not isinstance(days, int) or days < 0):
-        raise RecordsError("the retention period is a whole number of days (0 or more), or empty")
+        raise RecordsError(gettext("the retention period is a whole number of days (0 or more), or empty"))
     with transaction.atomic():
         firm = Firm.objects.select_for_update().get(pk=firm.pk)
         before = {"retention_days": firm.retention_days}

@@ -288,12 +288,14 @@ def unsaid_number(content: str, said: str) -> str | None:
 #: How an item may call the person the turn is about.
 #: ("当事人" is left alone: statutes use it for anyone.)
 _PERSON_WORDS_RE = re.compile(r"该用户|用户(?!名|端|协议)|该客户|客户(?!端)|\b[Tt]he (?:user|client)\b")
+#: How a lawyer speaks of their client.
+_CLIENT_WORDS_RE = re.compile(r"客户(?!端)|\b(?:my|our) client\b", re.IGNORECASE)
 #: How an item may call the speaker of the user message.
 _USER_WORDS_RE = re.compile(r"该用户|用户(?!名|端|协议)|\b[Tt]he user\b")
 
 
 #: The offline engine's "用户叫王磊，…" for "我叫王磊，…": the name becomes the subject.
-_INTRODUCTION_RE = re.compile(r"^(?:该)?用户(?:叫|名叫|是)([\u4e00-\u9fff]{2,4}?)(?=[，,])")
+_INTRODUCTION_RE = re.compile(r"(^|[：:]\s*)(?:该)?用户(?:叫|名叫|是)([\u4e00-\u9fff]{2,4}?)(?=[，,])")
 
 
 #: "我叫王磊", "我是王磊", "我的名字是王磊", "本人王磊": the speaker's name follows the phrase.
@@ -314,25 +316,39 @@ def introduced_names(text: str) -> list[str]:
     return found
 
 
+def _introduction_as_name(content: str, names: set[str]) -> str:
+    """"用户叫王磊，…" → "王磊，…" when 王磊 is one of ``names`` (the speaker's own)."""
+    match = _INTRODUCTION_RE.search(content)
+    if match is None or match.group(2) not in names:
+        return content
+    return content[: match.start()] + match.group(1) + match.group(2) + content[match.end():]
+
+
 def with_names(content: str, turn: TurnText) -> str:
-    """``content`` with "用户" / "客户" / "the user" replaced by the person's name when the turn
-    names one person: the one Chinese name in the user's message ("我是王磊…"), unless jieba's
-    dictionary knows it as a common word and the message does not introduce its speaker by it
-    ("我下午去余杭…" names nobody); when the turn names nobody, "用户" becomes the name its
-    speaker gave earlier in the matter (``turn.client_name``); in a conversation between two
-    people, the user message's speaker (live chat's speaker is the lawyer's login, not the
-    client, so it names nobody). "用户叫王磊，月租金…" becomes "王磊，月租金…". Several names, or
+    """``content`` with the person the turn is about named, in this order:
+
+    - the user message introduces its speaker ("我叫王磊…"): "用户" / "客户" / "the user" / "the
+      client" becomes that name, except "客户" when the speaker speaks of a client ("我是范晓，
+      客户孙立强…": a lawyer, whose client is someone else);
+    - the speaker gave a name earlier in the matter (``turn.client_name``): the same, with it;
+    - the message names one person jieba's dictionary does not know as a common word ("余杭"):
+      "用户" / "客户" / "the user" / "the client" becomes that name;
+    - in a conversation between two people, the user message's speaker (live chat's speaker is
+      the lawyer's login, not the client, so it names nobody).
+
+    "用户叫王磊，月租金…" (also after "alice说：") becomes "王磊，月租金…". Several names, or
     content that already holds the name, leave the content as it is."""
-    names = lexicon.person_names(turn.user_msg)
     introduced = introduced_names(turn.user_msg)
-    people = [name for name in names if name in introduced or not lexicon.is_common_word(name)]
-    opening = _INTRODUCTION_RE.match(content)
-    if opening and opening.group(1) in (*people, turn.client_name):
-        content = opening.group(1) + content[opening.end():]
-    if len(names) == 1 and people:
-        name, words = people[0], _PERSON_WORDS_RE
-    elif not people and turn.client_name:  # the speaker's own name: "客户" is someone else
-        name, words = turn.client_name, _USER_WORDS_RE
+    content = _introduction_as_name(content, {*introduced, turn.client_name} - {""})
+    names = lexicon.person_names(turn.user_msg)
+    # A speaker who talks of "客户" is a lawyer: their client is someone else.
+    speakers_words = _USER_WORDS_RE if _CLIENT_WORDS_RE.search(turn.user_msg) else _PERSON_WORDS_RE
+    if len(introduced) == 1:
+        name, words = introduced[0], speakers_words
+    elif not introduced and turn.client_name:
+        name, words = turn.client_name, speakers_words
+    elif len(names) == 1 and not lexicon.is_common_word(names[0]):
+        name, words = names[0], _PERSON_WORDS_RE
     elif not names and turn.reply_is_person and turn.user_name.strip():
         name, words = turn.user_name.strip(), _USER_WORDS_RE
     else:

@@ -88,6 +88,7 @@ def test_import_transcript_api_reports_counts(world):
         (lambda d: d.pop("conversations"), "'conversations' must be a non-empty list"),
     ],
 )
+@translation.override("en")  # asserts the English message of remember.ingest
 def test_bad_transcripts_are_refused_before_anything_is_written(world, tmp_path, mutate, message):
     data = transcript(world)
     mutate(data)
@@ -97,6 +98,7 @@ def test_bad_transcripts_are_refused_before_anything_is_written(world, tmp_path,
     assert not Message.objects.exists()
 
 
+@translation.override("en")  # asserts the English message of remember.ingest
 def test_user_must_be_assigned_to_the_matter(world, tmp_path):
     data = transcript(world, user="bob", matter=world.matter_deposit.reference)
     with pytest.raises(CommandError, match="'bob' is not assigned to matter"):
@@ -111,6 +113,7 @@ def test_not_json_and_missing_file(world, tmp_path):
         call_command("import_conversation", str(tmp_path / "missing.json"))
 
 
+@translation.override("en")  # asserts the English message of remember.ingest
 def test_firm_option(world, tmp_path):
     data = transcript(world)
     data.pop("firm")

@@ -11,7 +11,7 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
-from django.utils.translation import gettext
+from django.utils.translation import gettext, gettext_lazy
 
 from memory.labels import unit_label
 from memory.models import AuditEvent, AuditLog, Conversation
@@ -30,20 +30,29 @@ from records.erasure import (
 
 
 class Command(BaseCommand):
-    help = "Erase a matter, a conversation, a user's data or everything about a subject (GDPR/PIPL erasure)."
+    @property
+    def help(self) -> str:
+        """``--help``'s description in the operator's language (a str: argparse cannot take a lazy one)."""
+        return gettext(
+            "Erase a matter, a conversation, a user's data or everything about a subject (GDPR/PIPL erasure)."
+        )
 
     def add_arguments(self, parser) -> None:
         unit = parser.add_mutually_exclusive_group(required=True)
-        unit.add_argument("--matter", help="the matter's reference (or id)")
-        unit.add_argument("--conversation", type=int, help="the conversation's id")
-        unit.add_argument("--user", help="a username: their conversations, private notes and persona in the firm")
-        unit.add_argument("--subject", help="a client's or party's name: every note and message naming them")
-        parser.add_argument("--firm", help="the firm's slug (needed for --subject, or when ambiguous)")
-        parser.add_argument("--reason", default="", help="why (kept in the tombstone; required unless --dry-run)")
-        parser.add_argument("--actor", default="", help="who asked (username); default system:erase")
-        parser.add_argument("--dry-run", action="store_true", help="print what would be erased; change nothing")
+        unit.add_argument("--matter", help=gettext_lazy("the matter's reference (or id)"))
+        unit.add_argument("--conversation", type=int, help=gettext_lazy("the conversation's id"))
+        unit.add_argument("--user",
+                          help=gettext_lazy("a username: their conversations, private notes and persona in the firm"))
+        unit.add_argument("--subject",
+                          help=gettext_lazy("a client's or party's name: every note and message naming them"))
+        parser.add_argument("--firm", help=gettext_lazy("the firm's slug (needed for --subject, or when ambiguous)"))
+        parser.add_argument("--reason", default="",
+                            help=gettext_lazy("why (kept in the tombstone; required unless --dry-run)"))
+        parser.add_argument("--actor", default="", help=gettext_lazy("who asked (username); default system:erase"))
+        parser.add_argument("--dry-run", action="store_true",
+                            help=gettext_lazy("print what would be erased; change nothing"))
         parser.add_argument("--folder", action="append", default=[],
-                            help="a folder to verify besides the data folder (logs, backups); repeatable")
+                            help=gettext_lazy("a folder to verify besides the data folder (logs, backups); repeatable"))
 
     def handle(self, *args, **options) -> None:
         try:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
-from django.utils.translation import gettext
+from django.utils.translation import gettext, gettext_lazy
 
 from memory.models import Matter
 from records.lookup import RecordLookupError, firm_by_slug, matter_by_reference, user_by_name
@@ -18,15 +18,22 @@ from records.services.matter_transfer import FORMATS, TransferError, export_matt
 
 
 class Command(BaseCommand):
-    help = "Export a matter's notes, links, source messages, documents and history (JSON, Markdown or a bundle)."
+    @property
+    def help(self) -> str:
+        """``--help``'s description in the operator's language (a str: argparse cannot take a lazy one)."""
+        return gettext(
+            "Export a matter's notes, links, source messages, documents and history (JSON, Markdown or a bundle)."
+        )
 
     def add_arguments(self, parser) -> None:
-        parser.add_argument("reference", help="the matter's reference (or id)")
-        parser.add_argument("--firm", help="the firm's slug (when references repeat across firms)")
-        parser.add_argument("--user", help="export as this user (their ethical wall applies)")
+        parser.add_argument("reference", help=gettext_lazy("the matter's reference (or id)"))
+        parser.add_argument("--firm", help=gettext_lazy("the firm's slug (when references repeat across firms)"))
+        parser.add_argument("--user", help=gettext_lazy("export as this user (their ethical wall applies)"))
         parser.add_argument("--format", choices=(*FORMATS, BUNDLE), default="json",
-                            help="json, markdown, or bundle: a zip of the JSON and the documents' files (needs --output)")
-        parser.add_argument("--output", help="file to write (default: standard output)")
+                            help=gettext_lazy(
+                                "json, markdown, or bundle: a zip of the JSON and the documents' files (needs --output)"
+                            ))
+        parser.add_argument("--output", help=gettext_lazy("file to write (default: standard output)"))
 
     def handle(self, *args, **options) -> None:
         try:

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
-from django.utils.translation import gettext
+from django.utils.translation import gettext, gettext_lazy
 
 from records.lookup import RecordLookupError, firm_by_slug, user_by_name
 from records.services.matter_bundle import BundleError, is_bundle, read_bundle
@@ -14,14 +14,21 @@ from records.services.matter_transfer import TransferError, import_matter
 
 
 class Command(BaseCommand):
-    help = "Import a matter exported with export_matter --format json or bundle (a bundle brings its documents)."
+    @property
+    def help(self) -> str:
+        """``--help``'s description in the operator's language (a str: argparse cannot take a lazy one)."""
+        return gettext(
+            "Import a matter exported with export_matter --format json or bundle (a bundle brings its documents)."
+        )
 
     def add_arguments(self, parser) -> None:
         parser.add_argument("file")
-        parser.add_argument("--firm", required=True, help="the firm's slug to import into")
+        parser.add_argument("--firm", required=True, help=gettext_lazy("the firm's slug to import into"))
         parser.add_argument("--user", required=True,
-                            help="member who receives conversations and notes of users the firm does not have")
-        parser.add_argument("--reference", help="the new matter's reference (default: the exported one)")
+                            help=gettext_lazy(
+                                "member who receives conversations and notes of users the firm does not have"
+                            ))
+        parser.add_argument("--reference", help=gettext_lazy("the new matter's reference (default: the exported one)"))
 
     def handle(self, *args, **options) -> None:
         path = Path(options["file"])

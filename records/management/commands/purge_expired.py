@@ -7,18 +7,23 @@ runs the purge periodically (``make run`` does this at start).
 from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
-from django.utils.translation import gettext
+from django.utils.translation import gettext, gettext_lazy
 
 from records.services.retention import purge_expired
 from records.tasks import schedule_retention
 
 
 class Command(BaseCommand):
-    help = "Purge closed matters past their firm's retention period (legal holds are kept)."
+    @property
+    def help(self) -> str:
+        """``--help``'s description in the operator's language (a str: argparse cannot take a lazy one)."""
+        return gettext("Purge closed matters past their firm's retention period (legal holds are kept).")
 
     def add_arguments(self, parser) -> None:
-        parser.add_argument("--dry-run", action="store_true", help="list what would be purged; change nothing")
-        parser.add_argument("--schedule", action="store_true", help="enqueue the periodic purge job and exit")
+        parser.add_argument("--dry-run", action="store_true",
+                            help=gettext_lazy("list what would be purged; change nothing"))
+        parser.add_argument("--schedule", action="store_true",
+                            help=gettext_lazy("enqueue the periodic purge job and exit"))
 
     def handle(self, *args, **options) -> None:
         if options["schedule"]:

@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
-from django.utils.translation import gettext
+from django.utils.translation import gettext, gettext_lazy
 from tqdm import tqdm
 
 from memory.models import RoutingDecision, TurnExtraction
@@ -21,14 +21,19 @@ from remember.ingest import ImportResult, TranscriptError, import_transcript
 
 
 class Command(BaseCommand):
-    help = "Import conversations from a JSON transcript (idempotent: re-importing changes nothing)."
+    @property
+    def help(self) -> str:
+        """``--help``'s description in the operator's language (a str: argparse cannot take a lazy one)."""
+        return gettext("Import conversations from a JSON transcript (idempotent: re-importing changes nothing).")
 
     def add_arguments(self, parser) -> None:
-        parser.add_argument("file", help="path to the JSON transcript")
-        parser.add_argument("--firm", help="the firm's slug, if the file does not name it")
-        parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+        parser.add_argument("file", help=gettext_lazy("path to the JSON transcript"))
+        parser.add_argument("--firm", help=gettext_lazy("the firm's slug, if the file does not name it"))
+        parser.add_argument("--no-progress", action="store_true", help=gettext_lazy("no progress bar"))
         parser.add_argument("--per-turn", action="store_true",
-                            help="run each turn on its own (the chat's path) instead of the bulk path; same results")
+                            help=gettext_lazy(
+                                "run each turn on its own (the chat's path) instead of the bulk path; same results"
+                            ))
 
     def handle(self, *args, **options) -> None:
         path = Path(options["file"])

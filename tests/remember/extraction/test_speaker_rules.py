@@ -97,6 +97,16 @@ def test_a_client_named_earlier_is_named_in_a_turn_that_names_nobody() -> None:
     assert item.content == "昨天王磊去鼓楼医院复查了，医生让王磊再休息两周。"
     (preference,), _ = check({"content": "用户希望回答先给结论。", "category": "偏好", "speaker": "user"}, turn=turn)
     assert preference.content == "用户希望回答先给结论。"  # the product user's profile, not the client's
+    # The other party named in the turn is not the speaker: 韩涛 does not replace "用户".
+    other_party = TurnText("我看错了认定书，是韩涛主要责任，我次要责任。", "", user_name="b_zhou", client_name="周敏")
+    (item,), _ = check({"content": "用户看错了认定书，韩涛主要责任，用户次要责任。", "category": "事实",
+                        "speaker": "user"}, turn=other_party)
+    assert item.content == "周敏看错了认定书，韩涛主要责任，周敏次要责任。"
+    # A place jieba tags as a name ("余杭") names nobody.
+    place = TurnText("我下午去余杭仲裁委递交了仲裁申请书。", "", user_name="alice")
+    (item,), _ = check({"content": "用户下午去余杭仲裁委递交了仲裁申请书。", "category": "事实", "speaker": "user"},
+                       turn=place)
+    assert item.content == "用户下午去余杭仲裁委递交了仲裁申请书。"
 
 
 def test_without_a_reply_every_item_is_the_users_and_an_unknown_speaker_is_the_turn() -> None:
