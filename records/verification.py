@@ -59,10 +59,10 @@ class NoFingerprints(ValueError):
 
 def tombstone_fingerprints(tombstone: AuditLog) -> Fingerprints:
     if tombstone.event_type != AuditEvent.ERASED:
-        raise NoFingerprints(f"audit entry {tombstone.pk} is not an erasure tombstone")
+        raise NoFingerprints(gettext("audit entry %(id)s is not an erasure tombstone") % {"id": tombstone.pk})
     fingerprints = Fingerprints.from_json((tombstone.extra or {}).get("fingerprints"))
     if not fingerprints:
-        raise NoFingerprints(f"erasure {tombstone.pk} keeps no fingerprints")
+        raise NoFingerprints(gettext("erasure %(id)s keeps no fingerprints") % {"id": tombstone.pk})
     return fingerprints
 
 

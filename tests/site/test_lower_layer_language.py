@@ -14,6 +14,8 @@ from django.core.management import load_command_class
 from django.utils import translation
 
 from connectors.services import TokenError, create_token
+from memory.models import AuditEvent
+from memory.services.audit import record
 from records.services.retention import RecordsError, set_legal_hold, set_retention
 from tests.site.test_command_language import CJK, ENGLISH_WORDS, run
 
@@ -31,7 +33,11 @@ def cases(world, folder: Path) -> list[tuple[tuple[str, ...], str, str]]:
     transcript = folder / "transcript.json"
     transcript.write_text(json.dumps({"firm": "alpha", "conversations": [{"id": "conv-1", "user": "mallory", "messages": [
         {"id": "m1", "role": "user", "timestamp": "2026-03-01T10:00:00+08:00", "content": "押金"}]}]}), encoding="utf-8")
+    entry = record(actor=world.alice, event=AuditEvent.MATTER_CREATED, firm=world.firm_a, object_type="matter",
+                   object_id=world.matter_laptop.pk)
     return [
+        (("verify_erasure", str(entry.pk), "--no-data-folder"),
+         f"audit entry {entry.pk} is not an erasure tombstone", f"审计记录 {entry.pk} 不是删除的墓碑记录"),
         (("export_matter", "NOPE-1"), "no matter with reference 'NOPE-1'", "没有编号为 'NOPE-1' 的案件"),
         (("export_matter", "NOPE-1", "--firm", "alpha"),
          "no matter with reference 'NOPE-1' in firm alpha", "律所 alpha 中没有编号为 'NOPE-1' 的案件"),
