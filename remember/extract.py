@@ -124,8 +124,9 @@ def extract_turn(
     speakers' names and the day said let the offline engine write "Caroline went …
     yesterday (7 May 2023)"; on the LLM path the names tell the speaker rules whose words the
     reply is (``TurnText``: items are checked against what their speaker said).
-    ``client_name`` is the name the client gave earlier in the matter: notes call the client
-    by it rather than "用户" (``grounding.with_names``), on both engines.
+    ``client_name`` is the name the user message's speaker gave earlier in the matter
+    (``remember.client_name``): notes call them by it rather than "用户"
+    (``grounding.with_names``), on both engines.
     Raises ``infra.llm.LLMError`` subclasses when the LLM fails after its retries.
     """
     if is_trivial_turn(user_msg, ai_resp):
