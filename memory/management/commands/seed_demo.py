@@ -4,7 +4,7 @@ from __future__ import annotations
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 from django.db import transaction
-from django.utils.translation import gettext
+from django.utils.translation import gettext, gettext_lazy
 
 from memory.models import Firm, Role
 from memory.services.tenancy import assign_user, create_firm, create_matter, set_membership
@@ -23,7 +23,10 @@ ACTOR = "system:seed_demo"
 
 
 class Command(BaseCommand):
-    help = "Create the demo firm (alice: firm admin, bob: lawyer) and another firm (charlie)."
+    @property
+    def help(self) -> str:
+        """``--help``'s description in the operator's language (a str: argparse cannot take a lazy one)."""
+        return gettext("Create the demo firm (alice: firm admin, bob: lawyer) and another firm (charlie).")
 
     def handle(self, *args, **options) -> None:
         if Firm.objects.filter(slug=DEMO_FIRM[0]).exists():

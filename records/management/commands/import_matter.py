@@ -22,7 +22,7 @@ class Command(BaseCommand):
         )
 
     def add_arguments(self, parser) -> None:
-        parser.add_argument("file")
+        parser.add_argument("file", help=gettext_lazy("the export: a JSON file or a bundle (.zip)"))
         parser.add_argument("--firm", required=True, help=gettext_lazy("the firm's slug to import into"))
         parser.add_argument("--user", required=True,
                             help=gettext_lazy(

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from django.core.management.base import BaseCommand
-from django.utils.translation import gettext
+from django.utils.translation import gettext, gettext_lazy
 
 from memory.models import Firm, Matter
 from records import journal
@@ -18,11 +18,14 @@ from records.services.compaction import compact_after_erasure
 
 
 class Command(BaseCommand):
-    help = "Erase again, after a restore, what the erasure journal says was erased."
+    @property
+    def help(self) -> str:
+        """``--help``'s description in the operator's language (a str: argparse cannot take a lazy one)."""
+        return gettext("Erase again, after a restore, what the erasure journal says was erased.")
 
     def add_arguments(self, parser) -> None:
         parser.add_argument("--journal", action="append", default=[],
-                            help="a journal file besides the data folder's erasures.jsonl; repeatable")
+                            help=gettext_lazy("a journal file besides the data folder's erasures.jsonl; repeatable"))
 
     def handle(self, *args, **options) -> None:
         seen, replayed = set(), 0

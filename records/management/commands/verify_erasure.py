@@ -11,21 +11,29 @@ from pathlib import Path
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
-from django.utils.translation import gettext
+from django.utils.translation import gettext, gettext_lazy
 
 from memory.models import AuditLog
 from records.verification import NoFingerprints, verify
 
 
 class Command(BaseCommand):
-    help = "Check that nothing of an erasure's content remains in the database, the data folder or the logs."
+    @property
+    def help(self) -> str:
+        """``--help``'s description in the operator's language (a str: argparse cannot take a lazy one)."""
+        return gettext(
+            "Check that nothing of an erasure's content remains in the database, the data folder or the logs."
+        )
 
     def add_arguments(self, parser) -> None:
-        parser.add_argument("tombstone", type=int, help="the erasure's audit entry id (its tombstone)")
+        parser.add_argument("tombstone", type=int,
+                            help=gettext_lazy("the erasure's audit entry id (its tombstone)"))
         parser.add_argument("--folder", action="append", default=[],
-                            help="another folder to scan (a log folder, a backup folder); repeatable")
+                            help=gettext_lazy("another folder to scan (a log folder, a backup folder); repeatable"))
         parser.add_argument("--no-data-folder", action="store_true",
-                            help="skip the data folder (the database and any --folder are still scanned)")
+                            help=gettext_lazy(
+                                "skip the data folder (the database and any --folder are still scanned)"
+                            ))
 
     def handle(self, *args, **options) -> None:
         tombstone = AuditLog.objects.filter(pk=options["tombstone"]).first()

@@ -6,7 +6,7 @@ before. Without ``--apply`` it only lists them."""
 from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
-from django.utils.translation import gettext
+from django.utils.translation import gettext, gettext_lazy
 
 from memory.models import Firm
 from remember.echoes import echo_notes
@@ -16,11 +16,17 @@ ACTOR = "system:clean_echo_notes"
 
 
 class Command(BaseCommand):
-    help = "List (or with --apply delete, audited) notes made from the assistant's echoes of recalled memory."
+    @property
+    def help(self) -> str:
+        """``--help``'s description in the operator's language (a str: argparse cannot take a lazy one)."""
+        return gettext(
+            "List (or with --apply delete, audited) notes made from the assistant's echoes of recalled memory."
+        )
 
     def add_arguments(self, parser) -> None:
-        parser.add_argument("--firm", help="only this firm's notes (its slug)")
-        parser.add_argument("--apply", action="store_true", help="delete them (each deletion is in the audit log)")
+        parser.add_argument("--firm", help=gettext_lazy("only this firm's notes (its slug)"))
+        parser.add_argument("--apply", action="store_true",
+                            help=gettext_lazy("delete them (each deletion is in the audit log)"))
 
     def handle(self, *args, **options) -> None:
         firm = None

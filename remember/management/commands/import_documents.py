@@ -8,7 +8,7 @@ from pathlib import Path
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
-from django.utils.translation import gettext
+from django.utils.translation import gettext, gettext_lazy
 
 from memory.document_reasons import reason_label
 from memory.models import Document, Matter
@@ -17,14 +17,18 @@ from remember.documents import process_document, upload_document
 
 
 class Command(BaseCommand):
-    help = "Upload files (PDF, scans and images, DOCX, .eml, TXT/Markdown) to a matter's documents."
+    @property
+    def help(self) -> str:
+        """``--help``'s description in the operator's language (a str: argparse cannot take a lazy one)."""
+        return gettext("Upload files (PDF, scans and images, DOCX, .eml, TXT/Markdown) to a matter's documents.")
 
     def add_arguments(self, parser) -> None:
-        parser.add_argument("paths", nargs="+", type=Path)
-        parser.add_argument("--matter", required=True, help="the matter's reference (e.g. M-001) or id")
-        parser.add_argument("--firm", help="the firm's slug, when two firms use the reference")
-        parser.add_argument("--user", help="the uploader's username (recorded and audited)")
-        parser.add_argument("--queue", action="store_true", help="leave extraction to the worker")
+        parser.add_argument("paths", nargs="+", type=Path, help=gettext_lazy("the files to upload"))
+        parser.add_argument("--matter", required=True,
+                            help=gettext_lazy("the matter's reference (e.g. M-001) or id"))
+        parser.add_argument("--firm", help=gettext_lazy("the firm's slug, when two firms use the reference"))
+        parser.add_argument("--user", help=gettext_lazy("the uploader's username (recorded and audited)"))
+        parser.add_argument("--queue", action="store_true", help=gettext_lazy("leave extraction to the worker"))
 
     def handle(self, *args, paths: list[Path], matter: str, firm: str | None, user: str | None,
                queue: bool, **options) -> None:

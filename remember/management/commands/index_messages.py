@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 
 from django.core.management.base import BaseCommand, CommandError
-from django.utils.translation import gettext
+from django.utils.translation import gettext, gettext_lazy
 
 from infra.logs.jobs import job_run
 from infra.embeddings import EmbeddingUnavailable
@@ -17,10 +17,13 @@ from remember.message_index import index_messages, pending_messages
 
 
 class Command(BaseCommand):
-    help = "Embed the messages that have no embedding yet (in batches of MESSAGE_INDEX_BATCH)."
+    @property
+    def help(self) -> str:
+        """``--help``'s description in the operator's language (a str: argparse cannot take a lazy one)."""
+        return gettext("Embed the messages that have no embedding yet (in batches of MESSAGE_INDEX_BATCH).")
 
     def add_arguments(self, parser) -> None:
-        parser.add_argument("--limit", type=int, default=None, help="embed at most this many now")
+        parser.add_argument("--limit", type=int, default=None, help=gettext_lazy("embed at most this many now"))
 
     def handle(self, *args, **options) -> None:
         limit = options["limit"]

@@ -3,17 +3,22 @@ written before routing linked such pairs (docs/memory-model.md, "Contradictions"
 from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
-from django.utils.translation import gettext
+from django.utils.translation import gettext, gettext_lazy
 
 from memory.models import Firm
 from remember.routing.backfill import link_contradictions
 
 
 class Command(BaseCommand):
-    help = "Link current notes of the same slot with other values 'contradicts' (audited; safe to run again)."
+    @property
+    def help(self) -> str:
+        """``--help``'s description in the operator's language (a str: argparse cannot take a lazy one)."""
+        return gettext(
+            "Link current notes of the same slot with other values 'contradicts' (audited; safe to run again)."
+        )
 
     def add_arguments(self, parser) -> None:
-        parser.add_argument("--firm", help="only this firm (its short name)")
+        parser.add_argument("--firm", help=gettext_lazy("only this firm (its short name)"))
 
     def handle(self, *args, **options) -> None:
         firm = None

@@ -8,16 +8,20 @@ finished turn task, and every ``run_worker`` watchdog round, also does this for 
 from __future__ import annotations
 
 from django.core.management.base import BaseCommand
-from django.utils.translation import gettext
+from django.utils.translation import gettext, gettext_lazy
 
 from remember.turns import resume_stalled_turns
 
 
 class Command(BaseCommand):
-    help = "Re-enqueue turn extraction jobs left running by a dead worker or whose task was lost."
+    @property
+    def help(self) -> str:
+        """``--help``'s description in the operator's language (a str: argparse cannot take a lazy one)."""
+        return gettext("Re-enqueue turn extraction jobs left running by a dead worker or whose task was lost.")
 
     def add_arguments(self, parser) -> None:
-        parser.add_argument("--limit", type=int, default=1000)
+        parser.add_argument("--limit", type=int, default=1000,
+                            help=gettext_lazy("re-enqueue at most this many jobs (default %(default)s)"))
 
     def handle(self, *args, **options) -> None:
         ids = resume_stalled_turns(limit=options["limit"])

@@ -13,12 +13,35 @@ from __future__ import annotations
 import threading
 from types import FrameType
 
+from django.utils.translation import gettext, gettext_lazy
 from django_tasks_db.management.commands import db_worker
 from django_tasks_db.management.commands.db_worker import Command as DBWorkerCommand
 
 from infra.llm import stop_generations
 from memory.erasure_hooks import follow_erasures, latest_erasure
 from remember.turns import watch_stalled_turns
+
+
+# db_worker's option help (django-tasks-db 0.13), by destination; an option it adds later keeps its own.
+DB_WORKER_HELP = {
+    "queue_name": gettext_lazy(
+        "The queues to process. Separate multiple with a comma. To process all queues, use '*' (default: %(default)r)"
+    ),
+    "exclude_queues": gettext_lazy("Queues to exclude. Separate multiple with a comma."),
+    "interval": gettext_lazy(
+        "The interval (in seconds) to wait, when there are no tasks in the queue, before checking for tasks again "
+        "(default: %(default)r)"
+    ),
+    "batch": gettext_lazy("Process all outstanding tasks, then exit. Can be used in combination with --max-tasks."),
+    "reload": gettext_lazy(
+        "Reload the worker on code changes. Not recommended for production as tasks may not be stopped cleanly "
+        "(default: DEBUG)"
+    ),
+    "backend_name": gettext_lazy("The backend to operate on (default: %(default)r)"),
+    "startup_delay": gettext_lazy("Don't add a small delay at startup."),
+    "max_tasks": gettext_lazy("If provided, the maximum number of tasks the worker will execute before exiting."),
+    "worker_id": gettext_lazy("Worker id. MUST be unique across worker pool (default: auto-generate)"),
+}
 
 
 class StoppingWorker(db_worker.Worker):
@@ -35,7 +58,17 @@ class StoppingWorker(db_worker.Worker):
 
 
 class Command(DBWorkerCommand):
-    help = "Run background tasks (db_worker) and take over turn jobs left by dead workers."
+    @property
+    def help(self) -> str:
+        """``--help``'s description in the operator's language (a str: argparse cannot take a lazy one)."""
+        return gettext("Run background tasks (db_worker) and take over turn jobs left by dead workers.")
+
+    def add_arguments(self, parser) -> None:
+        """db_worker's options, with their help in the operator's language (the wording is db_worker's)."""
+        super().add_arguments(parser)
+        for action in parser._actions:
+            if action.dest in DB_WORKER_HELP:
+                action.help = DB_WORKER_HELP[action.dest]
 
     def handle(self, *args, **options) -> None:
         stop = threading.Event()

@@ -32,6 +32,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
+from django.utils.translation import gettext, gettext_lazy
 from tqdm import tqdm
 
 from infra.llm import LLMClient, Role, llm_forced_offline, offline_only
@@ -65,26 +66,40 @@ def _default_source() -> str:
 
 
 class Command(BaseCommand):
-    help = "Generate the month-long story for a user and run every turn through the memory write path."
+    @property
+    def help(self) -> str:
+        """``--help``'s description in the operator's language (a str: argparse cannot take a lazy one)."""
+        return gettext(
+            "Generate the month-long story for a user and run every turn through the memory write path."
+        )
 
     def add_arguments(self, parser) -> None:
-        parser.add_argument("--firm", default="demo-firm", help="the firm's slug (default demo-firm)")
-        parser.add_argument("--user", default="alice", help="whose month it is (default alice)")
+        parser.add_argument("--firm", default="demo-firm", help=gettext_lazy("the firm's slug (default demo-firm)"))
+        parser.add_argument("--user", default="alice", help=gettext_lazy("whose month it is (default alice)"))
         parser.add_argument("--source", choices=SOURCES, default=None,
-                            help="auto (LLM if configured, else / on failure the shipped script), llm, or offline "
-                                 "(default: LEGALMEM_DEMO_STORY, else auto)")
-        parser.add_argument("--offline", action="store_true", help="same as --source offline: no LLM in this run")
-        parser.add_argument("--fresh", action="store_true", help="delete the story's notes and run a new edition")
-        parser.add_argument("--if-empty", action="store_true", help="do nothing when the firm has story notes")
-        parser.add_argument("--out", help="parent folder of the run folder (default DATA_DIR/story_runs)")
-        parser.add_argument("--events", type=int, default=None, help="a short story: only the first N events")
-        parser.add_argument("--turns-per-event", type=int, default=None, help="a short story: N turns per event")
+                            help=gettext_lazy(
+                                "auto (LLM if configured, else / on failure the shipped script), llm, or offline "
+                                "(default: LEGALMEM_DEMO_STORY, else auto)"
+                            ))
+        parser.add_argument("--offline", action="store_true",
+                            help=gettext_lazy("same as --source offline: no LLM in this run"))
+        parser.add_argument("--fresh", action="store_true",
+                            help=gettext_lazy("delete the story's notes and run a new edition"))
+        parser.add_argument("--if-empty", action="store_true",
+                            help=gettext_lazy("do nothing when the firm has story notes"))
+        parser.add_argument("--out", help=gettext_lazy("parent folder of the run folder (default DATA_DIR/story_runs)"))
+        parser.add_argument("--events", type=int, default=None,
+                            help=gettext_lazy("a short story: only the first N events"))
+        parser.add_argument("--turns-per-event", type=int, default=None,
+                            help=gettext_lazy("a short story: N turns per event"))
         parser.add_argument("--chunk-turns", type=int, default=CHUNK_MAX_TURNS,
-                            help=f"LLM story: at most N turns per request (default {CHUNK_MAX_TURNS})")
+                            help=gettext_lazy("LLM story: at most N turns per request (default %(default)s)"))
         parser.add_argument("--budget", type=float, default=None,
-                            help="seconds the LLM may spend on the story: after them the remaining chunks are the "
-                                 "shipped script's and the remaining turns are left to the background worker")
-        parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+                            help=gettext_lazy(
+                                "seconds the LLM may spend on the story: after them the remaining chunks are the "
+                                "shipped script's and the remaining turns are left to the background worker"
+                            ))
+        parser.add_argument("--no-progress", action="store_true", help=gettext_lazy("no progress bar"))
 
     def handle(self, *args, **options) -> None:
         source = "offline" if options["offline"] else (options["source"] or _default_source())
