@@ -10,16 +10,52 @@ and checkpoints twice, so every segment that logged the erased rows is older tha
 checkpoint's redo point and is removed (``wal_recycle = off`` on the embedded server: removed,
 not renamed for reuse). docs/records.md, "Physical removal", says why this and not per-firm keys.
 
-Runs outside any transaction (VACUUM cannot run in one), after the erasure committed.
+Runs outside any transaction (VACUUM cannot run in one), after the erasure committed. A row
+version that another session's snapshot may still see is "recently dead": VACUUM FULL copies it
+into the new file. So compaction first waits (at most ``SNAPSHOT_WAIT_SECONDS``) for every other
+session of the database whose transaction began before the erasure committed; one that is still
+open after that is named in the result's ``refused`` (its pid, state and start), and
+``verify_erasure`` will find what it pins until it ends and compaction runs again. A table another
+session holds a lock on is skipped after the same time (``lock_timeout``) and named too, rather
+than holding the erasure command forever.
 """
 from __future__ import annotations
 
 import logging
 import time
 
-from django.db import DatabaseError, connection
+from django.db import DatabaseError, OperationalError, connection
 
 logger = logging.getLogger("legalmem.records")
+
+#: How long compaction waits for older transactions of other sessions to end.
+SNAPSHOT_WAIT_SECONDS = 30.0
+_SNAPSHOT_POLL_SECONDS = 0.2
+#: Other sessions of this database holding a snapshot or a transaction id older than ``%s``.
+_OLDER_SESSIONS_SQL = (
+    "SELECT pid, state, xact_start FROM pg_stat_activity WHERE datname = current_database() "
+    "AND pid <> pg_backend_pid() AND (backend_xmin IS NOT NULL OR backend_xid IS NOT NULL) "
+    "AND xact_start < %s ORDER BY xact_start"
+)
+
+
+def sessions_pinning_old_rows(since) -> list[tuple[int, str, object]]:
+    """(pid, state, transaction start) of the other sessions whose transaction began before
+    ``since`` and still holds a snapshot: VACUUM must keep the row versions they may see."""
+    with connection.cursor() as cursor:
+        cursor.execute(_OLDER_SESSIONS_SQL, [since])
+        return list(cursor.fetchall())
+
+
+def wait_for_older_snapshots(since, timeout: float = SNAPSHOT_WAIT_SECONDS) -> list[tuple[int, str, object]]:
+    """Wait until no other session pins rows older than ``since``; what still does after ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while True:
+        pinning = sessions_pinning_old_rows(since)
+        if not pinning or time.monotonic() >= deadline:
+            return pinning
+        time.sleep(_SNAPSHOT_POLL_SECONDS)
+
 
 #: Tables an erasure deletes from or rewrites rows of (prefixes of the apps' tables).
 TOUCHED_PREFIXES = ("memory_", "navigation_", "django_admin_log", "django_tasks_db")
@@ -41,9 +77,28 @@ def compact_after_erasure() -> dict[str, object]:
         logger.warning("erasure compaction: %s", done)
         return done
     with connection.cursor() as cursor:
-        for table in touched_tables():
-            cursor.execute(f'VACUUM (FULL, ANALYZE) "{table}"')
-            done["tables"] += 1
+        cursor.execute("SELECT now()")  # outside a transaction: after the erasure committed
+        (committed_by,) = cursor.fetchone()
+    pinning = wait_for_older_snapshots(committed_by)
+    if pinning:
+        done["refused"].append(
+            "older transactions still open, their row versions kept: "
+            + ", ".join(f"pid {pid} ({state}, since {started:%H:%M:%S})" for pid, state, started in pinning)
+        )
+    with connection.cursor() as cursor:
+        # VACUUM FULL waits for every lock on its table: a session idle in a transaction that read
+        # it would hold the erasure forever. Wait as long as for snapshots, then name the table.
+        cursor.execute("SELECT set_config('lock_timeout', %s, false)", [f"{int(SNAPSHOT_WAIT_SECONDS * 1000)}ms"])
+        try:
+            for table in touched_tables():
+                try:
+                    cursor.execute(f'VACUUM (FULL, ANALYZE) "{table}"')
+                except OperationalError as error:  # lock_timeout: another session holds the table
+                    done["refused"].append(f"{table}: {str(error).strip().splitlines()[0]}")
+                    continue
+                done["tables"] += 1
+        finally:
+            cursor.execute("RESET lock_timeout")
         for statement in ("VACUUM FULL pg_catalog.pg_statistic", "SELECT pg_switch_wal()", "CHECKPOINT",
                           "SELECT pg_switch_wal()", "CHECKPOINT"):
             try:

@@ -1,0 +1,71 @@
+"""Compaction after an erasure waits for other sessions' older transactions: a snapshot taken
+before the erasure committed keeps the erased row versions alive, and VACUUM FULL would copy
+them into the new files (docs/records.md, "Physical removal")."""
+from __future__ import annotations
+
+import threading
+
+import pytest
+from django.db import connection
+
+from records.services import compaction
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def open_session(statement: str):
+    """A second session of the test database, left inside a transaction after ``statement``."""
+    other = connection.get_new_connection(connection.get_connection_params())
+    other.autocommit = False
+    with other.cursor() as cursor:
+        cursor.execute(statement)
+        cursor.execute("SELECT pg_backend_pid()")
+        (pid,) = cursor.fetchone()
+    return other, pid
+
+
+def open_snapshot():
+    """A transaction with an id and no lock on the erased tables (a session busy elsewhere)."""
+    return open_session("SELECT pg_current_xact_id()")
+
+
+def test_an_older_transaction_that_stays_open_is_named_not_silently_compacted_around(world, monkeypatch):
+    monkeypatch.setattr(compaction, "SNAPSHOT_WAIT_SECONDS", 0.6)
+    other, pid = open_snapshot()
+    try:
+        done = compaction.compact_after_erasure()
+    finally:
+        other.rollback()
+        other.close()
+    refusals = [line for line in done["refused"] if line.startswith("older transactions still open")]
+    assert len(refusals) == 1 and f"pid {pid} (idle in transaction" in refusals[0], done
+    assert done["tables"] > 0  # it still compacts what it can
+
+
+def test_compaction_waits_for_an_older_transaction_that_ends(world, monkeypatch):
+    monkeypatch.setattr(compaction, "SNAPSHOT_WAIT_SECONDS", 20.0)
+    other, _pid = open_snapshot()
+    ender = threading.Timer(0.5, lambda: (other.rollback(), other.close()))
+    ender.start()
+    try:
+        done = compaction.compact_after_erasure()
+    finally:
+        ender.join()
+    assert not [line for line in done["refused"] if line.startswith("older transactions")], done
+    assert done["seconds"] >= 0.4  # it waited for the other session
+
+
+def test_a_table_another_session_holds_is_named_not_waited_for_forever(world, monkeypatch):
+    """A session idle in a transaction that read the notes holds a lock VACUUM FULL must wait for."""
+    monkeypatch.setattr(compaction, "SNAPSHOT_WAIT_SECONDS", 0.5)
+    other, _pid = open_session("SELECT count(*) FROM memory_note")
+    try:
+        done = compaction.compact_after_erasure()
+    finally:
+        other.rollback()
+        other.close()
+    assert any(line.startswith("memory_note: ") and "lock timeout" in line for line in done["refused"]), done
+    assert done["tables"] > 0
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW lock_timeout")
+        assert cursor.fetchone() == ("0",)  # the session's setting is back
