@@ -28,7 +28,7 @@ from django_tasks import TaskResultStatus, task
 from django_tasks_db.models import DBTaskResult
 
 from infra.logs.jobs import job_run
-from infra.locks import lock_for_transaction
+from infra.locks import lock_for_transaction, release_if_frozen
 from remember.extraction import ExtractedItem
 from infra.llm import LLMRejected, LLMStopped
 from memory.models import AuditEvent, Message, RoutingDecision, SourceType, TurnExtraction
@@ -130,6 +130,7 @@ def claim_turn(turn_id: int, *, now: datetime | None = None) -> TurnExtraction |
     by a live worker. A ``running`` job whose worker is gone is taken over (crash-and-resume)."""
     now = now or timezone.now()
     with transaction.atomic():
+        release_if_frozen()  # a worker stopped holding this row would block every takeover of it
         turn = TurnExtraction.objects.select_for_update().filter(pk=turn_id).first()
         if turn is None:  # erased before its job ran
             return None

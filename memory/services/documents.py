@@ -20,6 +20,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+from infra.locks import release_if_frozen
 from memory.models import AuditEvent, Document, DocumentChunk, DocumentPage, Matter, Message
 from memory.segmentation import search_text
 from memory.services.audit import record
@@ -120,8 +121,10 @@ def document_claim(document_id: int, *, host: str = "", pid: int | None = None) 
 
 
 def document_beat(document_id: int, *, host: str, pid: int | None, at) -> int:
-    """The heartbeat of a document this worker is reading; returns 1 when it beat."""
+    """The heartbeat of a document this worker is reading; returns 1 when it beat. A worker
+    frozen in mid-beat loses its session, not the row (``release_if_frozen``)."""
     with transaction.atomic(savepoint=False):
+        release_if_frozen()
         return Document.objects.filter(
             pk=document_id, status__in=(Document.Status.EXTRACTING, Document.Status.OCR),
             worker_host=host, worker_pid=pid,

@@ -12,6 +12,7 @@ from datetime import datetime
 
 from django.db import IntegrityError, transaction
 
+from infra.locks import release_if_frozen
 from memory.models import Message, TurnExtraction
 
 
@@ -58,8 +59,10 @@ def turn_extractions_save(turns: Sequence[TurnExtraction], fields: Iterable[str]
 
 
 def turn_extractions_beat(turn_ids: Sequence[int], *, host: str, pid: int, at: datetime) -> int:
-    """The heartbeat of the running jobs this worker holds; returns how many beat."""
+    """The heartbeat of the running jobs this worker holds; returns how many beat. A worker
+    frozen in mid-beat loses its session, not the rows (``release_if_frozen``)."""
     with transaction.atomic(savepoint=False):
+        release_if_frozen()
         return TurnExtraction.objects.filter(
             pk__in=turn_ids, status=TurnExtraction.Status.RUNNING, worker_host=host, worker_pid=pid
         ).update(heartbeat_at=at)

@@ -9,13 +9,17 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
 from django.core.management import call_command
+from django.db import DatabaseError, connection
 from django.utils import timezone, translation
+from django_tasks import TaskResultStatus
+from django_tasks_db.models import DBTaskResult
 
 from memory.models import Note, TurnExtraction
 from remember.turns import resume_stalled_turns
@@ -25,7 +29,8 @@ from remember.turns import apply_turn, claim_turn, extract_items
 from tests.live_server import test_database_url
 from tests.remember.conftest import LAPTOP_REPLY, LAPTOP_USER
 from tests.task_worker import run_worker_once
-from remember import liveness
+from infra import locks
+from remember import liveness, turns
 from tests.overrides import overrides_env
 
 BASE_DIR = Path(__file__).resolve().parents[2]
@@ -169,3 +174,48 @@ def test_a_frozen_worker_that_wakes_after_a_takeover_writes_nothing(world, lapto
     assert (turn.status, turn.attempts) == ("done", taker.attempts)
     assert sorted(Note.objects.filter(firm=world.firm_a, source_id=f"turn:{turn.pk}").values_list("pk", flat=True)) == written
     assert not Note.objects.filter(firm=world.firm_b).exists()  # charlie's firm untouched
+
+
+def test_a_worker_frozen_inside_its_watchdog_round_does_not_stop_the_takeover(
+        transactional_db, world, laptop_conversation, make_turn, monkeypatch):
+    """SIGSTOP can land while a worker's watchdog holds the lock every watchdog takes: PostgreSQL
+    ends the frozen session after ``FROZEN_HOLDER_SECONDS`` and the live worker goes on."""
+    monkeypatch.setattr(liveness, "TURN_HEARTBEAT_SECONDS", 10)
+    monkeypatch.setattr(locks, "FROZEN_HOLDER_SECONDS", 1.0)
+    turn = make_turn(laptop_conversation, LAPTOP_USER, LAPTOP_REPLY, run=False)
+    mark_running(turn, host="other-host", pid=1234, heartbeat_age=31)
+    turn.refresh_from_db()
+    DBTaskResult.objects.filter(id=turn.task_id).update(status=TaskResultStatus.RUNNING)  # the stopped worker's
+    inside, thaw = threading.Event(), threading.Event()
+    enqueue = turns._enqueue_task
+
+    def enqueue_unless_frozen(turn_id, *args):
+        if threading.current_thread().name == "frozen-worker":
+            inside.set()
+            thaw.wait(30)  # stopped between two statements of its round, the lock held
+            return
+        enqueue(turn_id, *args)
+
+    monkeypatch.setattr(turns, "_enqueue_task", enqueue_unless_frozen)
+    errors: list[Exception] = []
+
+    def frozen_round() -> None:
+        try:
+            resume_stalled_turns()
+        except Exception as exc:  # noqa: BLE001 - what the frozen worker meets when it wakes
+            errors.append(exc)
+        finally:
+            connection.close()
+
+    frozen = threading.Thread(target=frozen_round, name="frozen-worker")
+    frozen.start()
+    assert inside.wait(10), errors
+    started = time.monotonic()
+    assert resume_stalled_turns() == [turn.pk]  # waited for the frozen holder's session to end
+    waited = time.monotonic() - started
+    thaw.set()
+    frozen.join(10)
+    assert 0.5 < waited < 20
+    assert len(errors) == 1 and isinstance(errors[0], DatabaseError), errors  # its session was ended, not ours
+    assert "idle-in-transaction timeout" in str(errors[0])
+    assert claim_turn(turn.pk) is not None
