@@ -5,12 +5,17 @@ process answers any request and each request carries its own ``Authorization: Be
 Daphne sends no ASGI lifespan events, so the manager is started by the first request and runs
 for the life of the process. Each request is authenticated here, before the SDK sees it: no
 token, a wrong, revoked or expired one → 401 (too many from one address → 429), audited.
+``/mcp`` does not pass through Django's middleware, so it writes its own request line (the same
+``http_request`` event, with the request id sent back in ``X-Request-ID``) and counts itself in
+the same HTTP metrics.
 """
 from __future__ import annotations
 
 import asyncio
 import contextvars
 import json
+import logging
+import time
 from typing import Any
 
 import anyio
@@ -29,9 +34,14 @@ from connectors.mcp_server import Caller, current_caller
 from connectors.selectors import RefusalReason, check_secret
 from connectors.services import record_refusal
 from infra.http_input import INPUT_MAX_BODY_BYTES
+from infra.logs.context import bind, request_id_from
+from infra.logs.events import log_event
+from infra.logs.requests import REQUEST_ID_HEADER
+from infra.metrics import HTTP_REQUESTS, HTTP_SECONDS
 from infra.text_hygiene import INPUT_MAX_JSON_DEPTH
 
 MCP_PATH = "/mcp"
+access_logger = logging.getLogger("legalmem.access")
 
 
 def is_mcp_path(path: str) -> bool:
@@ -172,8 +182,16 @@ class McpEndpoint:
     async def __call__(self, scope: dict[str, Any], receive, send) -> None:
         if scope["type"] != "http":
             return
-        manager = await self._running_manager()
         headers = {key.decode("latin-1").lower(): value.decode("latin-1") for key, value in scope.get("headers", [])}
+        served = ServedRequest(scope, request_id_from(headers.get(REQUEST_ID_HEADER.lower())))
+        with bind(request_id=served.request_id):
+            try:
+                await self._serve(scope, receive, served.sending(send), headers, served)
+            finally:
+                served.log()
+
+    async def _serve(self, scope: dict[str, Any], receive, send, headers: dict[str, str], served: "ServedRequest") -> None:
+        manager = await self._running_manager()
         address = (scope.get("client") or (None,))[0]
         secret = bearer_secret(headers.get("authorization", ""))
         async with ThreadSensitiveContext():  # this request's ORM work on its own thread, as Django does
@@ -195,6 +213,7 @@ class McpEndpoint:
                     except BodyRefused as refused:
                         await _refuse(send, refused.status, refused.message, code=-32600)
                         return
+                served.user_id, served.firm_id = check.token.user_id, check.token.firm_id
                 reset = current_caller.set(Caller(check.token, address, _language(headers)))
                 try:
                     await manager.handle_request(scope, receive, send)
@@ -202,6 +221,42 @@ class McpEndpoint:
                     current_caller.reset(reset)
             finally:
                 await sync_to_async(close_old_connections)()
+
+
+class ServedRequest:
+    """One ``/mcp`` request's line in the request log and its count in the HTTP metrics: what
+    Django's ``RequestLogMiddleware`` and ``RequestMetricsMiddleware`` do for every other path."""
+
+    def __init__(self, scope: dict[str, Any], request_id: str) -> None:
+        self.method = str(scope.get("method", ""))
+        self.path = str(scope.get("path", ""))
+        self.request_id = request_id
+        self.status = 500  # no response started: the endpoint failed
+        self.user_id: int | None = None
+        self.firm_id: int | None = None
+        self.started = time.perf_counter()
+
+    def sending(self, send):
+        """``send`` that notes the status and adds the request id to the response headers."""
+        async def send_noted(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                self.status = message["status"]
+                message = {**message, "headers": [*message.get("headers", []),
+                                                  (REQUEST_ID_HEADER.lower().encode(), self.request_id.encode())]}
+            await send(message)
+        return send_noted
+
+    def log(self) -> None:
+        seconds = time.perf_counter() - self.started
+        method = self.method if self.method in {"GET", "POST", "DELETE", "HEAD", "OPTIONS"} else "other"
+        HTTP_REQUESTS.labels(method, f"{self.status // 100}xx").inc()
+        HTTP_SECONDS.labels(method).observe(seconds)
+        log_event(
+            access_logger, "http_request", level=logging.ERROR if self.status >= 500 else logging.INFO,
+            method=self.method, path=self.path, route="mcp", status=self.status,
+            duration_ms=round(seconds * 1000, 1), user_id=self.user_id,
+            firm_ids=[self.firm_id] if self.firm_id is not None else None,
+        )
 
 
 class WithMcp:
