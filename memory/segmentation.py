@@ -31,6 +31,19 @@ def segment(text: str) -> list[str]:
     return [token.lower() for token in (t.strip() for t in tokens) if token and _TOKEN.search(token)]
 
 
+#: A word jieba's dictionary counts more often than this is a common word it may mis-tag as a
+#: person's name ("余杭" 56, "申请书" 83, "段时间" in "那段时间") or a famous person (李强 159);
+#: real clients' names are rare or unknown to it. Shared by the write path (who a client is)
+#: and the read path (which names anchor a question).
+MAX_NAME_FREQUENCY = 5
+
+
+def is_common_word(word: str) -> bool:
+    """Whether jieba's dictionary counts ``word`` more often than ``MAX_NAME_FREQUENCY``."""
+    ensure_initialised()
+    return (jieba.dt.FREQ.get(word) or 0) > MAX_NAME_FREQUENCY
+
+
 def search_text(text: str) -> str:
     """Space-joined tokens, stored beside a note or message for PostgreSQL full-text search
     with the ``simple`` configuration (which cannot segment Chinese itself)."""

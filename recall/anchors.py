@@ -29,15 +29,12 @@ from django.db.models import Q, QuerySet
 from memory.models import Conversation, Message, Note
 from memory.models.conversations import SEARCH_CONFIG
 from recall.identifiers import court_case_numbers
-from memory.segmentation import ensure_initialised, search_text, segment
+from memory.segmentation import ensure_initialised, is_common_word, search_text, segment
 
 # jieba's part-of-speech tag for people's names. Its place, organisation and transliteration
 # tags also mark common words ("上门", "新店" as places, "年卡加私教" -> "卡加"), and an English
 # name may be the memory's Chinese one in pinyin ("Liu Jianguo" for 刘建国): none is an anchor.
 NAME_TAG = "nr"
-# A word jieba's dictionary counts more often than this is a common word it mis-tags as a name
-# ("段时间" in "那段时间", "通知书", "过敏"); real clients' names are rare or unknown to it.
-MAX_NAME_FREQUENCY = 5
 MIN_NAME_CHARS, MAX_NAME_CHARS = 2, 4
 # A person's name starts with a surname: the 150 commonest cover nearly everyone, and keep
 # out the words jieba guesses to be names ("年卡加私教" -> "卡加"). Two-character surnames
@@ -96,7 +93,7 @@ def _chinese_names(question: str) -> list[str]:
     ensure_initialised()  # jieba's dictionary, loaded once
     names = []
     for word, flag in jieba.posseg.cut(question):
-        if flag != NAME_TAG or word.isascii() or jieba.dt.FREQ.get(word, 0) > MAX_NAME_FREQUENCY:
+        if flag != NAME_TAG or word.isascii() or is_common_word(word):
             continue
         name = word.rstrip(_TRAILING_PARTICLES)
         if name[:1] in SURNAMES and MIN_NAME_CHARS <= len(name) <= MAX_NAME_CHARS:

@@ -21,6 +21,7 @@ from types import ModuleType
 from typing import Protocol, Sequence
 
 from memory.categories import Category
+from memory.segmentation import is_common_word  # noqa: F401 (grounding reads it here)
 
 from .english import dates as english_dates
 from .english.keywords import english_keywords
@@ -398,19 +399,6 @@ COMMON_SURNAMES: frozenset[str] = frozenset(
     "吉缪简车项连芦麦褚娄窦戚岑景党宫费卜冷晏席卫米柏宗瞿桂全佟应臧闵苟邬边卞姬师和仇栾隋商刁沙荣巫"
     "寇桑郎甄丛仲虞敖巩明佘池查麻苑迟邝"
 )
-
-
-#: A word jieba's dictionary counts more often than this is a common word ("余杭" 56, "申请书"
-#: 83) or a famous person's name (李强 159): never taken for a client's name unless introduced.
-MAX_NAME_FREQUENCY = 5
-
-
-def is_common_word(word: str) -> bool:
-    """Whether jieba's dictionary counts ``word`` more often than ``MAX_NAME_FREQUENCY``."""
-    _jieba()
-    import jieba
-
-    return (jieba.dt.FREQ.get(word) or 0) > MAX_NAME_FREQUENCY
 
 
 def person_names(text: str) -> list[str]:
