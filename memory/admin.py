@@ -491,7 +491,7 @@ class TurnExtractionAdmin(ReadOnlyWalledAdmin):
         "id", "firm", "conversation", "source_type", "status", "attempts", "last_error", "engine",
         "task_id", "next_attempt_at", "started_at", "finished_at", "created_at", "updated_at",
     )
-    operator_fields = ("user_message", "assistant_message", "items_display", "rejected_display", "decisions_display")
+    operator_fields = ("user_message", "assistant_message", "items_display", "rejected_display", "added_display", "decisions_display")
     inlines = [RoutingDecisionInline]
 
     class Media:
@@ -521,6 +521,10 @@ class TurnExtractionAdmin(ReadOnlyWalledAdmin):
     @admin.display(description=_("rejected items"))
     def rejected_display(self, turn: TurnExtraction) -> str:
         return _pretty_json(turn.rejected) if turn.rejected else "—"
+
+    @admin.display(description=_("added items"))
+    def added_display(self, turn: TurnExtraction) -> str:
+        return _pretty_json(turn.added) if turn.added else "—"
 
     @admin.display(description=_("decisions"))
     def decisions_display(self, turn: TurnExtraction) -> str:

@@ -10,7 +10,7 @@ most important items of both, the client's words first, with a reason for each o
 """
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from datetime import date
 
 from memory.categories import Category
@@ -52,17 +52,28 @@ def missed_client_facts(
     return missed
 
 
+@dataclass(frozen=True)
+class WithClientFacts:
+    """The turn's items after the floor, and one line per item it added (kept) or dropped."""
+
+    items: list[ExtractedItem]
+    added: list[str] = field(default_factory=list)  # the turn's ``added`` record
+    dropped: list[str] = field(default_factory=list)  # refused: among the turn's ``rejected``
+
+
 def with_client_facts(
     items: list[ExtractedItem], user_msg: str, *, turn: TurnText, user_name: str = "", said_on: date | None = None
-) -> tuple[list[ExtractedItem], list[str]]:
+) -> WithClientFacts:
     """``items`` with the client facts the model missed, at most ``MAX_ITEMS_PER_TURN`` by
     importance; and one reason per item added or dropped (for the turn's record)."""
     added = missed_client_facts(items, user_msg, turn=turn, user_name=user_name, said_on=said_on)
     if not added:
-        return items, []
-    notes = [f"added from the client's words (the model's items leave out its values): {item.content[:30]!r}"
-             for item in added]
+        return WithClientFacts(items)
     kept, dropped = most_important([*items, *added], MAX_ITEMS_PER_TURN)
-    notes += [f"dropped: over the limit of {MAX_ITEMS_PER_TURN} items per turn, less important: "
-              f"{item.content[:30]!r}" for item in dropped]
-    return kept, notes
+    return WithClientFacts(
+        kept,
+        added=[f"added from the client's words (the model's items leave out its values): {item.content[:30]!r}"
+               for item in added if item in kept],
+        dropped=[f"dropped: over the limit of {MAX_ITEMS_PER_TURN} items per turn, less important: "
+                 f"{item.content[:30]!r}" for item in dropped],
+    )

@@ -47,10 +47,12 @@ ENGINE_SKIPPED = "skipped"
 
 @dataclass
 class ExtractionOutcome:
-    """What one turn yielded: the items kept, why others were refused, and which engine ran."""
+    """What one turn yielded: the items kept, why others were refused, what was added from the
+    client's own words the model left out, and which engine ran."""
 
     items: list[ExtractedItem]
     rejected_reasons: list[str] = field(default_factory=list)
+    added_reasons: list[str] = field(default_factory=list)
     engine: str = ENGINE_OFFLINE
 
     @property
@@ -153,9 +155,10 @@ def extract_turn(
     turn = TurnText(user_msg, ai_resp, user_name=user_name, reply_name=reply_name,
                     client_name=client_name, said_on=said_on)
     items, reasons = validate_items(data.get("knowledge", []), turn=turn)
-    items, floor_reasons = with_client_facts(items, user_msg, turn=turn, user_name=user_name, said_on=said_on)
-    for reason in reasons:
+    floor = with_client_facts(items, user_msg, turn=turn, user_name=user_name, said_on=said_on)
+    for reason in [*reasons, *floor.dropped]:
         logger.warning("extraction item rejected: %s", reason)
-    for reason in floor_reasons:  # what the client said and the model left out: added, not refused
+    for reason in floor.added:  # what the client said and the model left out: added, not refused
         logger.info("extraction item %s", reason)
-    return ExtractionOutcome(items=items, rejected_reasons=reasons + floor_reasons, engine=f"llm:{client.config.model}")
+    return ExtractionOutcome(items=floor.items, rejected_reasons=[*reasons, *floor.dropped], added_reasons=floor.added,
+                             engine=f"llm:{client.config.model}")

@@ -232,7 +232,7 @@ def extract_items(turn: TurnExtraction) -> bool:
 
 
 #: What an extraction sets on the row (the bulk import stores a window's extractions at once).
-EXTRACTION_FIELDS = ("items", "rejected", "engine")
+EXTRACTION_FIELDS = ("items", "rejected", "added", "engine")
 
 
 def run_extraction(turn: TurnExtraction) -> None:
@@ -246,6 +246,7 @@ def run_extraction(turn: TurnExtraction) -> None:
     )
     turn.items = [dataclasses.asdict(item) for item in outcome.items]
     turn.rejected = outcome.rejected_reasons
+    turn.added = outcome.added_reasons
     turn.engine = outcome.engine
 
 

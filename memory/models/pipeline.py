@@ -57,6 +57,10 @@ class TurnExtraction(models.Model):
     engine = models.CharField(max_length=200, blank=True, verbose_name=_("engine"))
     items = models.JSONField(null=True, blank=True, help_text=_("What the extractor returned."), verbose_name=_("items"))
     rejected = models.JSONField(default=list, blank=True, help_text=_("Items the validator refused, with reasons."), verbose_name=_("rejected"))
+    added = models.JSONField(
+        default=list, blank=True, verbose_name=_("added"),
+        help_text=_("Items added from the client's own words that the model left out, with reasons."),
+    )
     decisions = models.JSONField(default=list, blank=True, help_text=_("ADD / UPDATE / IGNORE per item."), verbose_name=_("decisions"))
     task_id = models.CharField(max_length=64, blank=True, help_text=_("Last background task enqueued."), verbose_name=_("task id"))
     next_attempt_at = models.DateTimeField(null=True, blank=True, verbose_name=_("next attempt at"))

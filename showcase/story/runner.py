@@ -269,7 +269,7 @@ def _turn_record(turn: StoryTurn, conversation: Conversation) -> dict[str, Any]:
         "conversation": conversation.external_id,
         "input": {"user": _message(job.user_message), "assistant": _message(job.assistant_message)},
         "extraction": {"job": job.pk, "status": job.status, "engine": job.engine, "attempts": job.attempts,
-                       "last_error": job.last_error, "items": job.items or [], "rejected": job.rejected},
+                       "last_error": job.last_error, "items": job.items or [], "rejected": job.rejected, "added": job.added},
         "routing": [
             {"item": d.item_index, "action": d.action, "reason": d.reason, "category": d.category,
              "content": d.content, "note": str(d.note_id) if d.note_id else None,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from memory.models import Note, RoutingDecision
+from memory.models import Note, RoutingDecision, TurnExtraction
 from tests.fake_llm import json_reply
 from tests.remember.factories import ConversationFactory
 
@@ -43,7 +43,8 @@ def test_the_rent_the_model_left_out_is_noted_and_the_correction_supersedes_it(
     assert "8000元" in floor_items[0]["content"]
     assert floor_items[0]["content"].startswith("王磊，2025年3月")  # the client is named, not "用户叫王磊"
     assert floor_items[0]["speaker"] == "user"
-    assert any(reason.startswith("added from the client's words") for reason in first.rejected)
+    assert any(reason.startswith("added from the client's words") for reason in first.added)
+    assert not any(reason.startswith("added") for reason in first.rejected)  # nothing was refused
     rent = Note.objects.get(content=floor_items[0]["content"])
     assert rent.status == "active"
 
@@ -65,7 +66,7 @@ def test_nothing_is_added_when_the_model_kept_every_value(world, rent_conversati
                  _item("王磊2025年3月租了一套房子，月租金8000元。"), _item("王磊交了押金16000元。"))
 
     assert [item["origin"] for item in turn.items] == ["", ""]
-    assert not any(reason.startswith("added") for reason in turn.rejected)
+    assert turn.added == []
     assert Note.objects.filter(status="active").count() == 2
 
 
@@ -119,3 +120,29 @@ def test_a_deduction_from_the_deposit_revises_nothing(world, rent_conversation, 
 
     assert Note.objects.filter(status="active", content__contains="押金16000元").exists()
     assert not Note.objects.filter(status="superseded").exists()
+
+
+def test_lines_added_before_the_added_column_move_out_of_the_refused_items(world, rent_conversation, make_turn):
+    """Migration 0026: the floor's lines were kept among the refused items, where an auditor read
+    them as refusals; they move to ``added``, the refusals stay."""
+    from importlib import import_module
+
+    from django.apps import apps
+
+    migration = import_module("memory.migrations.0026_turn_extraction_added")
+    turn = make_turn(rent_conversation, RENT_TURN, "建议您先书面催告房东退还押金。", run=False)
+    added = "added from the client's words (the model's items leave out its values): '王磊，2025年3月租了一套房子'"
+    refused = "item 1: cites 《民法典》第703条, which the assistant did not cite"
+    TurnExtraction.objects.filter(pk=turn.pk).update(rejected=[refused, added], added=[])
+    untouched = make_turn(rent_conversation, "押金的事怎么办？", "先催告。", run=False)
+    TurnExtraction.objects.filter(pk=untouched.pk).update(rejected=[refused], added=[])
+
+    migration.move_added_lines(apps, None)
+
+    turn.refresh_from_db()
+    untouched.refresh_from_db()
+    assert (turn.rejected, turn.added) == ([refused], [added])
+    assert (untouched.rejected, untouched.added) == ([refused], [])
+    migration.keep_added_lines_among_rejected(apps, None)  # and back
+    turn.refresh_from_db()
+    assert turn.rejected == [refused, added]
