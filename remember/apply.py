@@ -10,6 +10,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from infra.embeddings import get_embedder
+from infra.locks import release_if_frozen
 from remember.extraction import ExtractedItem
 from memory.models import Consolidation, Message, RoutingDecision, SourceType, TurnExtraction
 from remember.decisions import flush_decisions, remember_decision
@@ -81,6 +82,7 @@ def apply_items(
                 draft = draft_for(item, source)
                 draft.validate()
             with transaction.atomic(savepoint=savepoint):
+                release_if_frozen()  # it holds the turn's row: a frozen worker must not hold it for ever
                 hold_turn(turn)
                 if draft is None:
                     decision = record_persona_item(
