@@ -7,7 +7,7 @@ builds it; ``BENCH_KEEP_DB=1``).
         shell -c "from bench.bench_note_read import main; main()"
 
 Variants (``BENCH_VARIANTS``, comma-separated, default all): ``now`` (the code as it is),
-``ef 200`` (the hot-path HNSW walks at the former ``hnsw.ef_search``), ``one statement`` (the case
+``notes ef 100`` (the note statement's HNSW walk at its former ``hnsw.ef_search``), ``one statement`` (the case
 layer without a current matter inside the note statement again), ``settings apart`` (BEGIN,
 ``set_config``, the note read, COMMIT: four round trips). Knobs: BENCH_DB_NAME (legalmem_bench_search),
 BENCH_QUERIES (100), SEARCH_PARALLEL_READS (the deployment's). Prints p50 / p95 of the search,
@@ -23,7 +23,7 @@ from django.db import connection, transaction
 
 from bench.bench_search import _percentile, interleaved_searches, open_kept_world
 
-VARIANTS = ("now", "ef 200", "one statement", "settings apart")
+VARIANTS = ("now", "notes ef 100", "one statement", "settings apart")
 
 
 def _settings_apart(sql: str, params: list, ef_search: int, max_scan_tuples: int) -> list[tuple]:
@@ -44,10 +44,10 @@ def main() -> None:
     world = open_kept_world()
     queries = int(os.environ.get("BENCH_QUERIES", "100"))
     variants = [v.strip() for v in os.environ.get("BENCH_VARIANTS", ",".join(VARIANTS)).split(",")]
-    ef, apart, fetch = cand.WALK_EF_SEARCH, strategies._case_read_apart, cand._fetch_with_local_hnsw
+    ef, apart, fetch = cand.NOTE_WALK_EF_SEARCH, strategies._case_read_apart, cand._fetch_with_local_hnsw
 
     def use(variant: str) -> None:
-        cand.WALK_EF_SEARCH = 200 if variant == "ef 200" else ef
+        cand.NOTE_WALK_EF_SEARCH = 100 if variant == "notes ef 100" else ef
         strategies._case_read_apart = (lambda *args: False) if variant == "one statement" else apart
         cand._fetch_with_local_hnsw = _settings_apart if variant == "settings apart" else fetch
 

@@ -52,12 +52,16 @@ from recall.keywords import STOP_WORDS, query_tokens  # noqa: F401  (re-exported
 from recall.plan import RetrievalPlan
 
 DEFAULT_EF_SEARCH = 200
-# The candidate list of the hot path's HNSW walks (the firm-wide layers here, the raw messages in
-# ``strategies.layered``). At 100k notes recall@10 per layer (bench ``_recall``, 100 queries) is
-# 1.0 at 200, 100 and 60 and 0.99 at 40; the firm-wide walk costs ~3.8 ms at 200, ~2 ms at 100
-# (docs/performance.md, Search). 100 keeps a margin over 60 (60 measured no faster search:
-# docs/performance.md, "Fifth round").
+# The candidate list of the raw messages' HNSW walk (``strategies.layered``): recall@10 against
+# exact 1.0 at 40, 100 and 200 (10k messages of one user); 100 keeps a margin.
 WALK_EF_SEARCH = 100
+# The candidate list of the note statement's walks (the firm-wide layers share one). Where the firm
+# is most of the table, PostgreSQL walks the index instead of reading the firm's rows exactly:
+# at 10k firm notes beside 10k of other firms, recall@10 per firm-wide layer against exact is
+# 0.84–0.87 at 100 and 1.000 at 200, 400 and 800 (bench ``_recall``, 100 queries, 3 Dec 2026).
+# At 100k other-firm notes the firm's rows are read exactly: 1.0 at any value. The walk costs
+# ~3.8 ms at 200, ~2 ms at 100 (docs/performance.md, Search).
+NOTE_WALK_EF_SEARCH = 200
 DEFAULT_MAX_SCAN_TUPLES = 20_000
 # Candidates carry only what scoring and reasons need; the final hits are loaded in full
 # (``hydrate``) — a few hundred light rows instead of a few hundred full notes.
@@ -508,10 +512,10 @@ def read_prepared_notes(
     max_scan_tuples: int = DEFAULT_MAX_SCAN_TUPLES,
 ) -> tuple[dict[str, list[NoteCandidate]], list[NoteCandidate]]:
     """The nearest-neighbour reads of a prepared note read and the distances of its keyword
-    candidates, as ONE statement (``ef_search`` default: ``WALK_EF_SEARCH``). A keyword candidate
+    candidates, as ONE statement (``ef_search`` default: ``NOTE_WALK_EF_SEARCH``). A keyword candidate
     that is no longer visible and active when the vector statement runs is dropped; one without
     an embedding keeps no distance."""
-    ef_search = WALK_EF_SEARCH if ef_search is None else ef_search
+    ef_search = NOTE_WALK_EF_SEARCH if ef_search is None else ef_search
     visible, plan, reach, layers, limits = read.visible, read.plan, read.reach, read.layers, read.limits
     if visible is None or not layers:
         return {layer: [] for layer in layers}, []
