@@ -41,6 +41,9 @@ def cases(world) -> list[tuple[tuple[str, ...], str, str]]:
         (("purge_expired", "--dry-run"), "nothing is past its retention period", "没有超过保存期限的案件"),
         (("link_contradictions", "--firm", "nope"), "unknown firm 'nope'", "未知律所 'nope'"),
         (("resume_turn_extractions",), "re-enqueued 0 turn extraction job(s)", "已重新排队 0 个轮次抽取任务"),
+        (("mcp", "--token-file", "/nonexistent/legalmem-token"),
+         "cannot read the token file /nonexistent/legalmem-token: it does not exist",
+         "无法读取令牌文件 /nonexistent/legalmem-token：文件不存在"),
     ]
 
 

@@ -29,7 +29,8 @@ class Command(BaseCommand):
         try:
             secret = token_file.expanduser().read_text(encoding="utf-8").strip()
         except (OSError, UnicodeDecodeError) as error:
-            raise CommandError(f"cannot read the token file {token_file}: {error}") from None
+            raise CommandError(gettext("cannot read the token file %(path)s: %(reason)s")
+                               % {"path": token_file, "reason": unreadable_reason(error)}) from None
         check = check_secret(secret, ip_address=None)
         if not check.ok:
             record_refusal(check, via="mcp-stdio")
@@ -37,3 +38,16 @@ class Command(BaseCommand):
         # stdout carries the protocol from here on: nothing else may print to it
         current_caller.set(Caller(check.token, via="mcp-stdio", close_connections=True))
         anyio.run(server.run_stdio_async)
+
+
+def unreadable_reason(error: Exception) -> str:
+    """Why the token file could not be read, in the operator's language (the OS's own words are English)."""
+    if isinstance(error, FileNotFoundError):
+        return gettext("it does not exist")
+    if isinstance(error, PermissionError):
+        return gettext("permission denied")
+    if isinstance(error, IsADirectoryError):
+        return gettext("it is a folder")
+    if isinstance(error, UnicodeDecodeError):
+        return gettext("it is not UTF-8 text")
+    return str(error)
