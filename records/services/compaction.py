@@ -13,7 +13,9 @@ not renamed for reuse). docs/records.md, "Physical removal", says why this and n
 Runs outside any transaction (VACUUM cannot run in one), after the erasure committed. A row
 version that another session's snapshot may still see is "recently dead": VACUUM FULL copies it
 into the new file. So compaction first waits (at most ``SNAPSHOT_WAIT_SECONDS``) for every other
-session of the database whose transaction began before the erasure committed; one that is still
+session of the database whose transaction began before the erasure committed — and for every
+writing transaction of another database on the server that did, whose id keeps the horizon of
+every snapshot here, VACUUM FULL's own included; one that is still
 open after that is named in the result's ``refused`` (its pid, state and start), and
 ``verify_erasure`` will find what it pins until it ends and compaction runs again. A table another
 session holds a lock on is skipped after the same time (``lock_timeout``) and named too, rather
@@ -31,11 +33,15 @@ logger = logging.getLogger("legalmem.records")
 #: How long compaction waits for older transactions of other sessions to end.
 SNAPSHOT_WAIT_SECONDS = 30.0
 _SNAPSHOT_POLL_SECONDS = 0.2
-#: Other sessions of this database holding a snapshot or a transaction id older than ``%s``.
+#: Other sessions whose transaction began before ``%s`` and keeps the erased row versions: in
+#: this database, any snapshot or transaction id; in another database of the same server, a
+#: transaction id (xids are server-wide: while it runs, every snapshot taken here — VACUUM FULL's
+#: own included — counts it as running, and rows deleted after it began are kept). A session of
+#: another role is seen only with ``pg_read_all_stats`` (docs/records.md, "Physical removal").
 _OLDER_SESSIONS_SQL = (
-    "SELECT pid, state, xact_start FROM pg_stat_activity WHERE datname = current_database() "
-    "AND pid <> pg_backend_pid() AND (backend_xmin IS NOT NULL OR backend_xid IS NOT NULL) "
-    "AND xact_start < %s ORDER BY xact_start"
+    "SELECT pid, state, xact_start FROM pg_stat_activity WHERE pid <> pg_backend_pid() "
+    "AND xact_start < %s AND (backend_xid IS NOT NULL "
+    "OR (datname = current_database() AND backend_xmin IS NOT NULL)) ORDER BY xact_start"
 )
 
 

@@ -42,6 +42,42 @@ def test_an_older_transaction_that_stays_open_is_named_not_silently_compacted_ar
     assert done["tables"] > 0  # it still compacts what it can
 
 
+def test_a_writing_transaction_in_another_database_of_the_server_is_named_too(world, monkeypatch):
+    """Its transaction id is server-wide: while it runs, VACUUM FULL's own snapshot here counts it
+    as running and keeps every row deleted after it began (what made verify_erasure find erased
+    bytes when another pytest worker's database held a transaction)."""
+    monkeypatch.setattr(compaction, "SNAPSHOT_WAIT_SECONDS", 0.6)
+    params = {**connection.get_connection_params(), "dbname": "postgres"}
+    other = connection.get_new_connection(params)
+    other.autocommit = False
+    with other.cursor() as cursor:
+        cursor.execute("SELECT pg_current_xact_id(), pg_backend_pid()")
+        (_xid, pid), = cursor.fetchall()
+    try:
+        done = compaction.compact_after_erasure()
+    finally:
+        other.rollback()
+        other.close()
+    refusals = [line for line in done["refused"] if line.startswith("older transactions still open")]
+    assert len(refusals) == 1 and f"pid {pid} (idle in transaction" in refusals[0], done
+
+
+def test_a_read_only_snapshot_in_another_database_is_not_waited_for(world, monkeypatch):
+    """Without a transaction id it holds nothing back here: compaction does not wait for it."""
+    monkeypatch.setattr(compaction, "SNAPSHOT_WAIT_SECONDS", 5.0)
+    other = connection.get_new_connection({**connection.get_connection_params(), "dbname": "postgres"})
+    other.autocommit = False
+    with other.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM pg_class")
+    try:
+        done = compaction.compact_after_erasure()
+    finally:
+        other.rollback()
+        other.close()
+    assert not [line for line in done["refused"] if line.startswith("older transactions")], done
+    assert done["seconds"] < 5.0
+
+
 def test_compaction_waits_for_an_older_transaction_that_ends(world, monkeypatch):
     monkeypatch.setattr(compaction, "SNAPSHOT_WAIT_SECONDS", 20.0)
     other, _pid = open_snapshot()

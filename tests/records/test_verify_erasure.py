@@ -28,6 +28,7 @@ from legalmem_site.backup import create_backup, restore_backup
 from memory.models import AuditEvent, AuditLog, Conversation, Matter, Message
 from records.journal import journal_path
 from records.erasure import ErasureError, compact_and_verify, conversation_unit, erase, subject_unit
+from records.services import compaction
 from records.verification import verify
 from tests.clients import client_for
 from tests.live_server import test_database_url
@@ -43,6 +44,14 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.subprocess]
 # world's matter titles) would be "found" in their files and segments, not left by this erasure.
 SURNAMES = ("司徒", "上官", "皇甫", "诸葛", "慕容", "东方")
 GIVEN = "雪梅秀英桂兰淑珍玉凤丽娟海燕春霞晓红德明建华志刚国平"
+
+
+@pytest.fixture(autouse=True)
+def patient_compaction(monkeypatch):
+    """Compaction waits for the writing transactions of the other pytest workers' databases that
+    began before the erasure committed (their ids keep the erased rows: records/services/compaction.py);
+    a slow test there may hold one for longer than a deployment's 30 s."""
+    monkeypatch.setattr(compaction, "SNAPSHOT_WAIT_SECONDS", 300.0)
 
 
 @dataclass
