@@ -37,7 +37,7 @@ from infra.http_input import INPUT_MAX_BODY_BYTES
 from infra.logs.context import bind, request_id_from
 from infra.logs.events import log_event
 from infra.logs.requests import REQUEST_ID_HEADER
-from infra.metrics import HTTP_REQUESTS, HTTP_SECONDS
+from infra.metrics import count_request
 from infra.text_hygiene import INPUT_MAX_JSON_DEPTH
 
 MCP_PATH = "/mcp"
@@ -248,9 +248,7 @@ class ServedRequest:
 
     def log(self) -> None:
         seconds = time.perf_counter() - self.started
-        method = self.method if self.method in {"GET", "POST", "DELETE", "HEAD", "OPTIONS"} else "other"
-        HTTP_REQUESTS.labels(method, f"{self.status // 100}xx").inc()
-        HTTP_SECONDS.labels(method).observe(seconds)
+        count_request(self.method, self.status, seconds)
         log_event(
             access_logger, "http_request", level=logging.ERROR if self.status >= 500 else logging.INFO,
             method=self.method, path=self.path, route="mcp", status=self.status,

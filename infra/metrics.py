@@ -121,7 +121,12 @@ class RequestMetricsMiddleware:
     def __call__(self, request: HttpRequest) -> HttpResponse:
         started = time.perf_counter()
         response = self.get_response(request)
-        method = request.method if request.method in {"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"} else "other"
-        HTTP_REQUESTS.labels(method, f"{response.status_code // 100}xx").inc()
-        HTTP_SECONDS.labels(method).observe(time.perf_counter() - started)
+        count_request(request.method or "", response.status_code, time.perf_counter() - started)
         return response
+
+
+def count_request(method: str, status: int, seconds: float) -> None:
+    """One answered HTTP request in the metrics (also for ``/mcp``, which skips the middleware)."""
+    method = method if method in {"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"} else "other"
+    HTTP_REQUESTS.labels(method, f"{status // 100}xx").inc()
+    HTTP_SECONDS.labels(method).observe(seconds)

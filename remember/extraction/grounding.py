@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal
 
+from memory.segmentation import is_common_word
+
 from . import lexicon
 
 #: Speaker names that mean the product's assistant rather than a second person.
@@ -347,7 +349,7 @@ def with_names(content: str, turn: TurnText) -> str:
         name, words = introduced[0], speakers_words
     elif not introduced and turn.client_name:
         name, words = turn.client_name, speakers_words
-    elif len(names) == 1 and not lexicon.is_common_word(names[0]):
+    elif len(names) == 1 and not is_common_word(names[0]):
         name, words = names[0], _PERSON_WORDS_RE
     elif not names and turn.reply_is_person and turn.user_name.strip():
         name, words = turn.user_name.strip(), _USER_WORDS_RE

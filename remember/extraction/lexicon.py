@@ -21,7 +21,6 @@ from types import ModuleType
 from typing import Protocol, Sequence
 
 from memory.categories import Category
-from memory.segmentation import is_common_word  # noqa: F401 (grounding reads it here)
 
 from .english import dates as english_dates
 from .english.keywords import english_keywords
@@ -404,7 +403,7 @@ COMMON_SURNAMES: frozenset[str] = frozenset(
 def person_names(text: str) -> list[str]:
     """Chinese personal names in ``text`` ('王磊', '李强'), distinct, in order: words jieba's
     part-of-speech tagger calls a person, two or three characters, opening with a common surname.
-    It also tags some common words so ("余杭", "申请书"): ``is_common_word`` tells them apart."""
+    It also tags some common words so ("余杭", "申请书"): ``memory.segmentation.is_common_word`` tells them apart."""
     if not text or not _CJK_RE.search(text):
         return []
     _jieba()

@@ -13,9 +13,11 @@ from records.services import compaction
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-def open_session(statement: str):
-    """A second session of the test database, left inside a transaction after ``statement``."""
-    other = connection.get_new_connection(connection.get_connection_params())
+def open_session(statement: str, database: str | None = None):
+    """A second session of the test database (or of ``database`` on the same server), left
+    inside a transaction after ``statement``."""
+    params = connection.get_connection_params()
+    other = connection.get_new_connection({**params, "dbname": database} if database else params)
     other.autocommit = False
     with other.cursor() as cursor:
         cursor.execute(statement)
@@ -47,12 +49,7 @@ def test_a_writing_transaction_in_another_database_of_the_server_is_named_too(wo
     as running and keeps every row deleted after it began (what made verify_erasure find erased
     bytes when another pytest worker's database held a transaction)."""
     monkeypatch.setattr(compaction, "SNAPSHOT_WAIT_SECONDS", 0.6)
-    params = {**connection.get_connection_params(), "dbname": "postgres"}
-    other = connection.get_new_connection(params)
-    other.autocommit = False
-    with other.cursor() as cursor:
-        cursor.execute("SELECT pg_current_xact_id(), pg_backend_pid()")
-        (_xid, pid), = cursor.fetchall()
+    other, pid = open_session("SELECT pg_current_xact_id()", database="postgres")
     try:
         done = compaction.compact_after_erasure()
     finally:
@@ -65,10 +62,7 @@ def test_a_writing_transaction_in_another_database_of_the_server_is_named_too(wo
 def test_a_read_only_snapshot_in_another_database_is_not_waited_for(world, monkeypatch):
     """Without a transaction id it holds nothing back here: compaction does not wait for it."""
     monkeypatch.setattr(compaction, "SNAPSHOT_WAIT_SECONDS", 5.0)
-    other = connection.get_new_connection({**connection.get_connection_params(), "dbname": "postgres"})
-    other.autocommit = False
-    with other.cursor() as cursor:
-        cursor.execute("SELECT count(*) FROM pg_class")
+    other, _pid = open_session("SELECT count(*) FROM pg_class", database="postgres")
     try:
         done = compaction.compact_after_erasure()
     finally:
