@@ -249,7 +249,8 @@ def _raw_turns(world: World, query: str, matter_id: int | None) -> float:
 
 # search_memory's timings: "vector" is the note statement (on the second connection when
 # SEARCH_PARALLEL_READS), "notes_wait" what it still added after the message reads.
-STAGES = ("plan", "messages_before_vector", "embed_wait", "vector", "messages", "notes_wait", "graph", "fusion")
+STAGES = ("plan", "anchors", "messages_before_vector", "embed_wait", "vector", "messages", "notes_wait", "graph",
+          "fusion", "order", "documents")
 
 
 def _latency(world: World, queries: int) -> dict:

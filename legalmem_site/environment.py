@@ -227,8 +227,8 @@ VARIABLES: tuple[Variable, ...] = (
              "its vectors' width (required with `openai`)", minimum=0),
     # search and chat
     Variable("SEARCH_PARALLEL_READS", "search", "bool", True, "on",
-             "a search reads its notes on up to two more database connections while its own reads the raw "
-             "messages; size `max_connections` for 1 + 4 per web process, or `0` where connections are scarce"),
+             "a search reads its notes and its document passages on up to three more database connections "
+             "while its own reads the raw messages; size `max_connections` for 1 + 4 per web process, or `0` where connections are scarce"),
     Variable("SEARCH_EXACT_VECTORS_MB", "search", "int", 256, "`256`",
              "megabytes of exact-layer vectors (a matter's case notes, a user's profile) each process keeps "
              "for its searches, ~1.6 KB a note; `0` compares every note in PostgreSQL", minimum=0),

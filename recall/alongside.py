@@ -28,7 +28,9 @@ from django.db import DEFAULT_DB_ALIAS, connection, connections
 
 T = TypeVar("T")
 
-# One read per running search; a few searches at once (Daphne's thread pool) each get a worker.
+# A search runs up to three reads here (its note statement, the case layer read apart, its document
+# passages); a second search at once queues for a free worker. Size the database's connections
+# for them (SEARCH_PARALLEL_READS in docs/configuration.md).
 WORKERS = 4
 # A kept connection idle for longer than this is checked (one ``SELECT 1``) before it is used.
 IDLE_CHECK_SECONDS = 5.0

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import httpx
 import pytest
+from django.db import connection
 
 from memory.models import DocumentPage
 from recall import MAX_K, registered_strategies, search_memory
+from recall.alongside import can_run_alongside
 from tests.clients import client_for
 from tests.connectors.conftest import make_token, mcp_calls
 from tests.connectors.test_mcp_tools import error_text, payload
@@ -72,6 +74,50 @@ def test_bob_and_charlie_get_no_passage_of_the_walled_matter(world, lease):
 
 def test_another_matter_of_alice_holds_no_passage_of_the_lease(world, lease):
     assert search(world.alice, matter=world.matter_laptop.pk).json()["passages"] == []
+
+
+def _passages_and_statements_here(user, settings, *, parallel: bool) -> tuple[list[tuple[int, str]], int]:
+    """The passages of one search, and how many document statements ran on this thread's connection."""
+    settings.SEARCH_PARALLEL_READS = parallel
+    here = []
+
+    def count(execute, sql, params, many, context):
+        if "memory_documentchunk" in sql:
+            here.append(sql)
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(count):
+        result = search_memory(user, RENT, k=10)
+    return [(p.chunk_id, p.citation) for p in result.passages], len(here)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_outside_a_transaction_the_passages_are_read_beside_the_strategy_with_the_same_answer(world, lease, settings):
+    """Committed rows: the document statements leave the request's connection (they run while the
+    strategy reads), and alice's, bob's and charlie's passages are those of one connection."""
+    assert can_run_alongside()
+    for user in (world.alice, world.bob, world.charlie):
+        alongside, here = _passages_and_statements_here(user, settings, parallel=True)
+        assert here == 0, "a document statement ran on the request's connection"
+        single, here = _passages_and_statements_here(user, settings, parallel=False)
+        assert alongside == single, user.username
+        if user == world.alice:
+            assert here >= 1 and alongside[0][1] == CITATION
+        else:
+            assert alongside == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_failing_document_read_beside_the_strategy_reaches_the_caller(world, lease, monkeypatch):
+    """An error of the worker's document read is the search's error, not passages silently missing."""
+    from recall import documents
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("document read failed")
+
+    monkeypatch.setattr(documents, "_dense_ids", broken)
+    with pytest.raises(RuntimeError, match="document read failed"):
+        search_memory(world.alice, RENT, k=5)
 
 
 @pytest.mark.parametrize("strategy", sorted(registered_strategies()))
