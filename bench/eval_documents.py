@@ -28,7 +28,7 @@ from django.contrib.auth import get_user_model
 
 from memory.models import DocumentChunk, Firm, Matter, MatterAssignment, Membership
 from recall import search_documents, search_memory
-from recall.documents import _dense_ids, _keyword_ids
+from recall.documents import document_rankings
 from remember.documents import process_document, upload_document
 from tests.documents.files import docx_bytes, eml_bytes, image_bytes, scan_image, text_pdf
 
@@ -121,12 +121,10 @@ def _report(label: str, asked: list, firm: Firm) -> None:
     total = 0
     for user, matter_id, question, gold in asked:
         total += 1
-        chunks = DocumentChunk.objects.visible_to(user)
-        if matter_id is not None:
-            chunks = chunks.filter(matter_id=matter_id)
         fused = [(h.document_id, h.page) for h in search_documents(user, question, matter_id=matter_id, limit=K)]
-        dense = _page_hits(_dense_ids(chunks, question)[:K])
-        bm25 = _page_hits(_keyword_ids(chunks, question)[:K])
+        keyword_ids, dense_ids = document_rankings(user, question, matter_id=matter_id)
+        dense = _page_hits(dense_ids[:K])
+        bm25 = _page_hits(keyword_ids[:K])
         notes = []
         for hit in search_memory(user, question, k=K, matter_id=matter_id).hits:
             if hit.note is not None and hit.note.document_url():

@@ -320,7 +320,7 @@ def _compiled_visible_where(user_id: int, reach: Reach) -> _Visible | None:
     return _Visible(sql, tuple(params))
 
 
-def _vector_literal(vector: np.ndarray) -> str:
+def vector_literal(vector: np.ndarray) -> str:
     """The query vector as pgvector text. A search sends the same vector in its note and message
     statements (on two threads): the last one written is kept, by identity."""
     global _last_literal
@@ -526,7 +526,7 @@ def read_prepared_notes(
     # index scan accepts the InitPlan value as its ORDER BY argument.
     qvec = "(SELECT v FROM query_vector)"
     statements: list[str] = []
-    params: list = [_vector_literal(vector)]
+    params: list = [vector_literal(vector)]
     distance = f"(\"memory_note\".\"embedding\" <=> {qvec})"
     parts = read.parts or tuple(_vector_parts(plan, reach, layers, limits, exact_case=read.exact_case))
     for index, part in enumerate(parts):
@@ -751,7 +751,7 @@ def notes_from_messages(
             f"WITH query_vector AS MATERIALIZED (SELECT %s::vector AS v) "
             f"SELECT {', '.join(columns)}, {distance} AS distance FROM memory_note "
             f"WHERE ({visible.sql}) AND {layer_sql} AND {sourced.sql} ORDER BY {distance} + 0 LIMIT %s",
-            [_vector_literal(vector), *visible.params, *layer_params, *sourced.params, limit],
+            [vector_literal(vector), *visible.params, *layer_params, *sourced.params, limit],
         )
         rows = cursor.fetchall()
     alias, width = connection.alias, len(names)

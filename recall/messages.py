@@ -30,7 +30,7 @@ from django.db.models import Q
 
 from memory.models import Conversation, Message, Note
 from memory.models.conversations import SEARCH_CONFIG
-from recall.candidates import Reach, _vector_literal
+from recall.candidates import Reach, vector_literal
 from recall.instances import fast_timestamps, instance_from_row
 from recall.keywords import term
 from recall.message_scale import keyword_best, read_frequencies
@@ -323,7 +323,7 @@ def _read_exact(cursor, scope: str, scope_params: list, vector: np.ndarray, word
         "found.src, ARRAY(SELECT w.i FROM weights w ORDER BY w.i), ARRAY(SELECT w.idf FROM weights w ORDER BY w.i) "
         "FROM found JOIN pool p ON p.id = found.id JOIN memory_message m ON m.id = found.id"
     )
-    cursor.execute(sql, [_vector_literal(vector), SEARCH_CONFIG, words, *scope_params, limit, limit])
+    cursor.execute(sql, [vector_literal(vector), SEARCH_CONFIG, words, *scope_params, limit, limit])
     rows = cursor.fetchall()
     idf = [0.0] * len(words)
     if rows:
@@ -353,7 +353,7 @@ def _read_walk(cursor, read: MessageRead, vector: np.ndarray, *, limit: int, ef_
         "ARRAY(SELECT w.i FROM query_words w WHERE numnode(w.q) > 0 AND m.search_vector @@ w.q "
         f"AND w.i = ANY(%s) ORDER BY w.i), found.src, {partner_columns()} "
         f"FROM found JOIN memory_message m ON m.id = found.id {join}",
-        [str(max(ef_search, limit)), _vector_literal(vector), SEARCH_CONFIG, read.words, *read.scope_params, limit,
+        [str(max(ef_search, limit)), vector_literal(vector), SEARCH_CONFIG, read.words, *read.scope_params, limit,
          read.keyword_ids, [i + 1 for i, weight in enumerate(read.idf) if weight > 0], *join_params],
     )
     cursor.nextset()

@@ -181,7 +181,7 @@ def document_passages(request: SearchRequest, nothing_on: list[str]) -> list[Doc
     limit = min(request.k, MAX_PASSAGES)
     passages = search_documents(
         request.user, request.query, matter_id=request.matter_id, limit=limit * 4 if nothing_on else limit,
-        vector=request.query_vector,
+        vector=request.query_vector, reach=request.reach,
     )
     if nothing_on:
         anchors = [_NOT_IN_ANCHORS.sub("", anchor).casefold() for anchor in nothing_on]

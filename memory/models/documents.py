@@ -7,6 +7,8 @@ their embedding, so every derived row points to document, page and offsets (docs
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from django.conf import settings
 from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVector, SearchVectorField
@@ -124,8 +126,15 @@ class DocumentPage(models.Model):
 
 
 class DocumentChunkQuerySet(models.QuerySet["DocumentChunk"]):
-    def visible_to(self, user) -> "DocumentChunkQuerySet":
-        return self.filter(document__in=Document.objects.visible_to(user))
+    def visible_to(self, user, *, matter_ids: Sequence[int] | None = None) -> "DocumentChunkQuerySet":
+        """A chunk is seen by exactly the users who see its document. ``matter_ids``: the user's
+        assigned matters (``Matter.objects.assigned_to``) when the caller has just read them, as
+        literals instead of the subquery (a search's hot path); only ever pass what that returned."""
+        if matter_ids is None:
+            return self.filter(document__in=Document.objects.visible_to(user))
+        if not user.is_authenticated:
+            return self.none()
+        return self.filter(document__in=Document.objects.filter(matter_id__in=list(matter_ids)))
 
 
 class DocumentChunk(models.Model):

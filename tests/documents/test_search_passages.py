@@ -115,7 +115,7 @@ def test_a_failing_document_read_beside_the_strategy_reaches_the_caller(world, l
     def broken(*args, **kwargs):
         raise RuntimeError("document read failed")
 
-    monkeypatch.setattr(documents, "_dense_ids", broken)
+    monkeypatch.setattr(documents, "document_rankings", broken)
     with pytest.raises(RuntimeError, match="document read failed"):
         search_memory(world.alice, RENT, k=5)
 

@@ -68,6 +68,9 @@ def _split_outside_quotes(text: str, is_boundary: Callable[[str, int], bool]) ->
 _ABBREVIATIONS = frozenset({"mr", "mrs", "ms", "dr", "prof", "st", "jr", "sr", "vs", "etc", "e.g", "i.e", "no", "inc", "ltd", "co"})
 
 
+_LATIN_TAIL_RE = re.compile(r"[A-Za-z][A-Za-z.]*$")
+
+
 def _sentence_boundary(text: str, i: int) -> bool:
     ch = text[i]
     if ch in _TERMINATORS:
@@ -79,8 +82,9 @@ def _sentence_boundary(text: str, i: int) -> bool:
         if text[i - 1].isdigit():  # "1. " is a list number; "in 2023. " and "$3,500. " end sentences
             number = re.search(r"[\d,]+$", text[max(0, i - 12) : i])
             return number is not None and len(number.group(0)) >= 3 and i + 1 < len(text)
-        word = text[max(0, i - 5) : i].rsplit(None, 1)[-1].lower() if text[max(0, i - 5) : i].strip() else ""
-        return word not in _ABBREVIATIONS
+        # The Latin letters right before the stop, also straight after Chinese ("一张是No. 04618823").
+        word = _LATIN_TAIL_RE.search(text, max(0, i - 6), i)
+        return word is None or word.group(0).lower() not in _ABBREVIATIONS
     return False
 
 

@@ -208,6 +208,16 @@ def test_amounts_in_several_notations() -> None:
     assert ["两周后"] in [i.dates for i in items]
 
 
+def test_a_number_abbreviation_right_after_chinese_does_not_end_the_sentence() -> None:
+    """"一张是No. 04618823" is one sentence: cut at "No." the invoice numbers were lost and the
+    note read "发票也是两张，一张是No。"."""
+    items = extract_offline("发票也是两张，一张是No. 04618823，金额68,000元，是蒸烤箱和炒灶；"
+                            "另一张No. 04618832，24,500元，是排烟系统。", "")
+    notes = " ".join(i.content for i in items)
+    assert "No. 04618823" in notes and "No. 04618832" in notes, [i.content for i in items]
+    assert not any(i.content.rstrip("。.").endswith("No") for i in items)
+
+
 def test_quotes_are_kept_whole_and_not_rewritten() -> None:
     items = extract_offline("客服说：“你这是人为损坏，我们不能退。”然后我在2024年3月20日又打了一次电话。", "")
     assert items[0].content == "客服说：“你这是人为损坏，我们不能退。”"
