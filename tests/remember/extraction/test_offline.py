@@ -121,10 +121,21 @@ def test_the_reply_never_adds_facts_of_its_own() -> None:
         "你好，我想咨询一下",
         "明白了",
         "帮我写一份起诉状",
+        "另一件事。",
+        "起诉状最后的请求是怎么写的？我想确认一下。",
     ],
 )
 def test_questions_and_chitchat_give_nothing(message: str) -> None:
     assert extract_offline(message, "") == []
+
+
+def test_a_new_subject_keeps_its_facts_without_the_marker() -> None:
+    """"另一件事。" only turns to the next subject: the facts after it are kept, the marker is not
+    a note ("a_liu说：另一件事。" was)."""
+    items = extract_offline("另一件事。我们从新加坡进口不锈钢水槽，合同号LS-FH-2025-07，2025年11月3日签的。", "")
+    assert items and not any("另一件事" in i.content for i in items)
+    assert any("LS-FH-2025-07" in i.content for i in items)
+    assert extract_offline("我想确认一下合同第5条写的是30天。", "") != []  # what follows is a statement
 
 
 def test_trivial_turns_are_skipped() -> None:
