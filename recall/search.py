@@ -129,7 +129,7 @@ def search_memory(
     nothing_on = unheld_anchors(user, reach, question_anchors(query), request.exclude_message_ids)
     anchors_ms = round((time.perf_counter() - anchored) * 1000, 2)
     # The document passages need only the query vector: read on a connection of their own while
-    # the strategy reads (13 ms with no document at all, 10k notes: docs/performance.md).
+    # the strategy reads, so a search does not wait for them after it (docs/performance.md).
     passages = run_alongside(lambda: document_passages(request, nothing_on))
     if nothing_on:
         result = SearchResult(strategy=strategy, query=query, plan=plan, hits=[], nothing_on=nothing_on)
