@@ -21,10 +21,15 @@ from memory.models.tenancy import Firm, Matter
 
 
 class DocumentQuerySet(models.QuerySet["Document"]):
-    def visible_to(self, user) -> "DocumentQuerySet":
-        """A document is seen by exactly the users assigned to its matter (the ethical wall)."""
+    def visible_to(self, user, *, matter_ids: Sequence[int] | None = None) -> "DocumentQuerySet":
+        """A document is seen by exactly the users assigned to its matter (the ethical wall).
+        ``matter_ids``: the user's assigned matters (``Matter.objects.assigned_to``) when the
+        caller has just read them, as literals instead of the subquery (a search's hot path);
+        only ever pass what that returned."""
         if not user.is_authenticated:
             return self.none()
+        if matter_ids is not None:
+            return self.filter(matter_id__in=list(matter_ids))
         return self.filter(matter__in=Matter.objects.assigned_to(user))
 
 
@@ -127,14 +132,8 @@ class DocumentPage(models.Model):
 
 class DocumentChunkQuerySet(models.QuerySet["DocumentChunk"]):
     def visible_to(self, user, *, matter_ids: Sequence[int] | None = None) -> "DocumentChunkQuerySet":
-        """A chunk is seen by exactly the users who see its document. ``matter_ids``: the user's
-        assigned matters (``Matter.objects.assigned_to``) when the caller has just read them, as
-        literals instead of the subquery (a search's hot path); only ever pass what that returned."""
-        if matter_ids is None:
-            return self.filter(document__in=Document.objects.visible_to(user))
-        if not user.is_authenticated:
-            return self.none()
-        return self.filter(document__in=Document.objects.filter(matter_id__in=list(matter_ids)))
+        """A chunk is seen by exactly the users who see its document (``matter_ids`` as there)."""
+        return self.filter(document__in=Document.objects.visible_to(user, matter_ids=matter_ids))
 
 
 class DocumentChunk(models.Model):

@@ -31,14 +31,20 @@ def open_snapshot():
     return open_session("SELECT pg_current_xact_id()")
 
 
-def test_an_older_transaction_that_stays_open_is_named_not_silently_compacted_around(world, monkeypatch):
-    monkeypatch.setattr(compaction, "SNAPSHOT_WAIT_SECONDS", 0.6)
-    other, pid = open_snapshot()
+def compact_beside(statement: str, database: str | None = None) -> tuple[dict, int]:
+    """Compact while another session sits in a transaction after ``statement``; that session is
+    rolled back and closed afterwards. Returns compaction's report and the other session's pid."""
+    other, pid = open_session(statement, database)
     try:
-        done = compaction.compact_after_erasure()
+        return compaction.compact_after_erasure(), pid
     finally:
         other.rollback()
         other.close()
+
+
+def test_an_older_transaction_that_stays_open_is_named_not_silently_compacted_around(world, monkeypatch):
+    monkeypatch.setattr(compaction, "SNAPSHOT_WAIT_SECONDS", 0.6)
+    done, pid = compact_beside("SELECT pg_current_xact_id()")
     refusals = [line for line in done["refused"] if line.startswith("older transactions still open")]
     assert len(refusals) == 1 and f"pid {pid} (idle in transaction" in refusals[0], done
     assert done["tables"] > 0  # it still compacts what it can
@@ -49,12 +55,7 @@ def test_a_writing_transaction_in_another_database_of_the_server_is_named_too(wo
     as running and keeps every row deleted after it began (what made verify_erasure find erased
     bytes when another pytest worker's database held a transaction)."""
     monkeypatch.setattr(compaction, "SNAPSHOT_WAIT_SECONDS", 0.6)
-    other, pid = open_session("SELECT pg_current_xact_id()", database="postgres")
-    try:
-        done = compaction.compact_after_erasure()
-    finally:
-        other.rollback()
-        other.close()
+    done, pid = compact_beside("SELECT pg_current_xact_id()", database="postgres")
     refusals = [line for line in done["refused"] if line.startswith("older transactions still open")]
     assert len(refusals) == 1 and f"pid {pid} (idle in transaction" in refusals[0], done
 
@@ -62,12 +63,7 @@ def test_a_writing_transaction_in_another_database_of_the_server_is_named_too(wo
 def test_a_read_only_snapshot_in_another_database_is_not_waited_for(world, monkeypatch):
     """Without a transaction id it holds nothing back here: compaction does not wait for it."""
     monkeypatch.setattr(compaction, "SNAPSHOT_WAIT_SECONDS", 5.0)
-    other, _pid = open_session("SELECT count(*) FROM pg_class", database="postgres")
-    try:
-        done = compaction.compact_after_erasure()
-    finally:
-        other.rollback()
-        other.close()
+    done, _pid = compact_beside("SELECT count(*) FROM pg_class", database="postgres")
     assert not [line for line in done["refused"] if line.startswith("older transactions")], done
     assert done["seconds"] < 5.0
 
@@ -88,12 +84,7 @@ def test_compaction_waits_for_an_older_transaction_that_ends(world, monkeypatch)
 def test_a_table_another_session_holds_is_named_not_waited_for_forever(world, monkeypatch):
     """A session idle in a transaction that read the notes holds a lock VACUUM FULL must wait for."""
     monkeypatch.setattr(compaction, "SNAPSHOT_WAIT_SECONDS", 0.5)
-    other, _pid = open_session("SELECT count(*) FROM memory_note")
-    try:
-        done = compaction.compact_after_erasure()
-    finally:
-        other.rollback()
-        other.close()
+    done, _pid = compact_beside("SELECT count(*) FROM memory_note")
     assert any(line.startswith("memory_note: ") and "lock timeout" in line for line in done["refused"]), done
     assert done["tables"] > 0
     with connection.cursor() as cursor:
