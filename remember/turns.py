@@ -21,7 +21,7 @@ from datetime import datetime, timedelta
 from functools import partial
 
 from django.db import connection, transaction
-from django.db.models import CharField, Q
+from django.db.models import CharField, Exists, OuterRef, Q
 from django.db.models.functions import Cast
 from django.utils import timezone
 from django_tasks import TaskResultStatus, task
@@ -333,6 +333,7 @@ def resume_stalled_turns(*, now: datetime | None = None, limit: int = 100) -> li
         running = (
             TurnExtraction.objects.filter(status=TurnExtraction.Status.RUNNING)
             .exclude(task_id__in=_queued_task_ids())  # already re-enqueued, its task not started yet
+            .exclude(Exists(_task_taking_over(now)))  # its new task started and is claiming it now
             .order_by("created_at")
             .only("pk", "started_at", "heartbeat_at", "worker_host", "worker_pid")
         )
@@ -358,6 +359,18 @@ def _queued_task_ids():
         DBTaskResult.objects.filter(status=TaskResultStatus.READY)
         .annotate(text_id=Cast("id", CharField()))
         .values("text_id")
+    )
+
+
+def _task_taking_over(now: datetime):
+    """The job's last task, started after the job's last claim and less than a heartbeat
+    cutoff ago: a worker is taking the job over right now (between starting the task and
+    claiming the row), so another watchdog does not enqueue it a third time. Should that worker
+    die before its claim, its task looks stale after the cutoff and the job is enqueued again."""
+    return (
+        DBTaskResult.objects.annotate(text_id=Cast("id", CharField()))
+        .filter(text_id=OuterRef("task_id"), status=TaskResultStatus.RUNNING,
+                started_at__gt=OuterRef("started_at"), started_at__gte=liveness.heartbeat_cutoff(now))
     )
 
 
