@@ -53,9 +53,10 @@ def sessions_pinning_old_rows(since) -> list[tuple[int, str, object]]:
         return list(cursor.fetchall())
 
 
-def wait_for_older_snapshots(since, timeout: float = SNAPSHOT_WAIT_SECONDS) -> list[tuple[int, str, object]]:
-    """Wait until no other session pins rows older than ``since``; what still does after ``timeout``."""
-    deadline = time.monotonic() + timeout
+def wait_for_older_snapshots(since, timeout: float | None = None) -> list[tuple[int, str, object]]:
+    """Wait until no other session pins rows older than ``since``; what still does after ``timeout``
+    (default: ``SNAPSHOT_WAIT_SECONDS`` as it is when called, not when this module was loaded)."""
+    deadline = time.monotonic() + (SNAPSHOT_WAIT_SECONDS if timeout is None else timeout)
     while True:
         pinning = sessions_pinning_old_rows(since)
         if not pinning or time.monotonic() >= deadline:

@@ -4,6 +4,8 @@ them into the new files (docs/records.md, "Physical removal")."""
 from __future__ import annotations
 
 import threading
+import time
+from types import SimpleNamespace
 
 import pytest
 from django.db import connection
@@ -93,3 +95,22 @@ def test_a_table_another_session_holds_is_named_not_waited_for_forever(world, mo
     with connection.cursor() as cursor:
         cursor.execute("SHOW lock_timeout")
         assert cursor.fetchone() == ("0",)  # the session's setting is back
+
+
+def test_the_wait_is_the_bound_set_when_compaction_runs(world, monkeypatch):
+    """``SNAPSHOT_WAIT_SECONDS`` is read when compaction runs, not when the module was loaded (a
+    default argument had kept 30 s whatever a deployment or test set; verify_erasure's patient
+    300 s then gave up after 30 s behind another pytest worker's long test). At 0 it names the
+    session at once, without one pause."""
+    monkeypatch.setattr(compaction, "SNAPSHOT_WAIT_SECONDS", 0.0)
+    monkeypatch.setattr(compaction, "time", SimpleNamespace(  # this module's clock, its pause refused
+        monotonic=time.monotonic, sleep=lambda seconds: pytest.fail(f"compaction paused {seconds} s")))
+    other, pid = open_snapshot()
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT now()")
+            (now,) = cursor.fetchone()
+        assert pid in [found for found, _state, _start in compaction.wait_for_older_snapshots(now)]
+    finally:
+        other.rollback()
+        other.close()
