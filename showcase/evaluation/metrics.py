@@ -5,6 +5,7 @@ raw-message baseline, the source messages for a note). Gold is the set of eviden
 """
 from __future__ import annotations
 
+import random
 from collections.abc import Hashable, Iterable, Sequence
 
 RRF_K = 60
@@ -51,3 +52,21 @@ def rrf_fuse(rankings: Iterable[Sequence[Hashable]], k: int = RRF_K) -> list[Has
 def mean(values: Iterable[float]) -> float:
     values = list(values)
     return round(sum(values) / len(values), 4) if values else 0.0
+
+
+def paired_bootstrap(differences: Sequence[float], *, draws: int = 2000, seed: int = 0,
+                     level: float = 0.95) -> tuple[float, float, float]:
+    """The mean of per-question ``differences`` (product minus a baseline) and its ``level``
+    interval by a paired bootstrap: ``draws`` resamples of the questions with replacement, the
+    same seed every run (the same figures twice). An interval that holds 0 says the data cannot
+    tell the two apart: on a category of 2–10 questions one question moving one place is enough
+    to flip its sign."""
+    if not differences:
+        raise ValueError("a bootstrap needs at least one question")
+    values = list(differences)
+    count = len(values)
+    rng = random.Random(seed)
+    means = sorted(sum(rng.choices(values, k=count)) / count for _ in range(draws))
+    tail = (1.0 - level) / 2
+    low, high = means[int(tail * draws)], means[min(draws - 1, int((1.0 - tail) * draws))]
+    return round(sum(values) / count, 4), round(low, 4), round(high, 4)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from showcase.evaluation.baselines import BM25, RawMessageIndex
-from showcase.evaluation.metrics import recall_all_at_k, recall_at_k, reciprocal_rank, rrf_fuse
+from showcase.evaluation.metrics import paired_bootstrap, recall_all_at_k, recall_at_k, reciprocal_rank, rrf_fuse
 
 
 def test_recall_all_needs_every_gold_message_within_k():
@@ -105,3 +105,28 @@ def test_leak_rules_name_every_way_a_hit_can_cross_a_wall():
     assert check(message_hit, [1]) == []
     assert check(message_hit, [4])
     assert "raw message" in check(message_hit, [4])[0]
+
+
+def test_paired_bootstrap_of_a_constant_difference_is_that_difference():
+    assert paired_bootstrap([0.5] * 7) == (0.5, 0.5, 0.5)
+
+
+def test_paired_bootstrap_interval_holds_zero_when_one_question_decides():
+    # ten questions, the product one place lower on one of them (MRR 1 → 0.5): below, by noise
+    difference, low, high = paired_bootstrap([0.0] * 9 + [-0.5])
+    assert difference == -0.05
+    assert low < 0 <= high == 0.0
+    # the same figures every run (a seeded resample), another seed other draws
+    assert paired_bootstrap([0.0] * 9 + [-0.5]) == (difference, low, high)
+
+
+def test_paired_bootstrap_interval_excludes_zero_for_a_consistent_lead():
+    difference, low, high = paired_bootstrap([0.5, 0.25, 0.5, 0.0, 0.5, 0.75, 0.5, 0.25, 0.5, 0.5] * 5)
+    assert 0 < low < difference < high
+    wide = paired_bootstrap([1.0, -1.0, 1.0, -1.0])
+    assert wide[0] == 0.0 and wide[1] <= -0.5 and wide[2] >= 0.5
+
+
+def test_paired_bootstrap_needs_a_question():
+    with pytest.raises(ValueError):
+        paired_bootstrap([])

@@ -27,7 +27,7 @@ from typing import Any, Callable
 from django.db import transaction
 
 from showcase.evaluation.baselines import BASELINES, indexes_for
-from showcase.evaluation.metrics import mean, recall_all_at_k, reciprocal_rank
+from showcase.evaluation.metrics import mean, paired_bootstrap, recall_all_at_k, reciprocal_rank
 from showcase.evaluation.multisession import CATEGORIES, LANGUAGES, MUST_NOT, NO_RECALL, EvaluationSet
 from showcase.evaluation.runner import create_world, import_renamed
 from memory.models import Matter, MemoryScope, Message, Note
@@ -85,6 +85,22 @@ class MemoryReport:
     def rows(self) -> list[dict[str, Any]]:
         """Figures per (category, language), per category, per language, overall (recall
         questions), and by whose words the gold is (``gold_speaker``: the assistant's or the user's)."""
+        rows = []
+        for (category, language), outcomes in self._groups().items():
+            row: dict[str, Any] = {"category": category, "language": language, "questions": len(outcomes),
+                                   "leaks": sum(len(o.leaks) for o in outcomes)}
+            if category in NO_RECALL:
+                row["empty"] = mean(1.0 if not o.returned else 0.0 for o in outcomes)
+            else:
+                for system in SYSTEMS:
+                    row[system] = {metric: mean(o.scores[system][metric] for o in outcomes)
+                                   for metric in ("r@5", "r@10", "mrr")}
+                row["noted"] = mean(1.0 if o.noted else 0.0 for o in outcomes)
+            rows.append(row)
+        return rows
+
+    def _groups(self) -> dict[tuple[str, str], list[Outcome]]:
+        """The outcomes of every row of ``rows``, in its order."""
         groups: dict[tuple[str, str], list[Outcome]] = defaultdict(list)
         for outcome in self.outcomes:
             category, language = outcome.question["category"], outcome.question["language"]
@@ -98,20 +114,8 @@ class MemoryReport:
                     groups[(f"gold {speaker}", "all")].append(outcome)
         speakers = sorted({category for category, _ in groups if category.startswith("gold ")})
         order = [*CATEGORIES, "all", *speakers]
-        rows = []
-        for (category, language), outcomes in sorted(
-                groups.items(), key=lambda item: (order.index(item[0][0]), [*LANGUAGES, "all"].index(item[0][1]))):
-            row: dict[str, Any] = {"category": category, "language": language, "questions": len(outcomes),
-                                   "leaks": sum(len(o.leaks) for o in outcomes)}
-            if category in NO_RECALL:
-                row["empty"] = mean(1.0 if not o.returned else 0.0 for o in outcomes)
-            else:
-                for system in SYSTEMS:
-                    row[system] = {metric: mean(o.scores[system][metric] for o in outcomes)
-                                   for metric in ("r@5", "r@10", "mrr")}
-                row["noted"] = mean(1.0 if o.noted else 0.0 for o in outcomes)
-            rows.append(row)
-        return rows
+        return dict(sorted(
+            groups.items(), key=lambda item: (order.index(item[0][0]), [*LANGUAGES, "all"].index(item[0][1]))))
 
     def for_split(self, split: str) -> "MemoryReport":
         """The same run's figures on one split's questions (``question["split"]``)."""
@@ -119,16 +123,36 @@ class MemoryReport:
         return replace(self, outcomes=outcomes, split=split)
 
     def below_baselines(self) -> list[str]:
-        """Rows (category / language) where the product is below raw RRF or raw dense at R@10 or MRR."""
+        """Rows (category / language) where the product is below raw RRF or raw dense at R@10 or
+        MRR, each with the difference's 95% paired-bootstrap interval over its questions."""
         losing = []
-        for row in self.rows():
-            if "product" not in row:
+        for (category, language), outcomes in self._groups().items():
+            if category in NO_RECALL:
                 continue
             for baseline in ("rrf", "dense"):
                 for metric in ("r@10", "mrr"):
-                    if row["product"][metric] < row[baseline][metric]:
-                        losing.append(f"{row['category']}/{row['language']} {metric} < {baseline}")
+                    if mean(o.scores["product"][metric] for o in outcomes) >= mean(o.scores[baseline][metric]
+                                                                                    for o in outcomes):
+                        continue
+                    difference, low, high = self.difference(outcomes, baseline, metric)
+                    losing.append(f"{category}/{language} {metric} < {baseline} "
+                                  f"({difference:+.3f}, 95% {low:+.3f}..{high:+.3f}, n={len(outcomes)})")
         return losing
+
+    def overall_differences(self) -> list[dict[str, Any]]:
+        """Product minus raw RRF and raw dense on every recall question, at R@10 and MRR, with
+        the 95% paired-bootstrap interval: whether the product's lead (or loss) is more than noise."""
+        outcomes = self._groups().get(("all", "all"), [])
+        if not outcomes:
+            return []
+        return [dict(zip(("baseline", "metric", "difference", "low", "high"),
+                         (baseline, metric, *self.difference(outcomes, baseline, metric))))
+                for baseline in ("rrf", "dense") for metric in ("r@10", "mrr")]
+
+    @staticmethod
+    def difference(outcomes: list[Outcome], baseline: str, metric: str) -> tuple[float, float, float]:
+        """Mean of product minus ``baseline`` at ``metric`` over ``outcomes``, and its 95% interval."""
+        return paired_bootstrap([o.scores["product"][metric] - o.scores[baseline][metric] for o in outcomes])
 
     def lines(self) -> list[str]:
         header = f"{'category':<16}{'lang':<5}{'n':>4} "
@@ -159,7 +183,15 @@ class MemoryReport:
         if kept:
             out.append(f"raw floor: of the raw RRF baseline's first {FLOOR_CHECKED} messages, {mean(kept):.3f} are in the "
                        f"product's top 10 ({sum(k == 1.0 for k in kept)} of {len(kept)} questions keep all)")
-        out.append("product below raw RRF or raw dense (R@10, MRR) in: " + (", ".join(self.below_baselines()) or "none"))
+        below = self.below_baselines()
+        out.append("product below raw RRF or raw dense (R@10, MRR) in: " + (", ".join(below) or "none")
+                   + (" — (difference, 95% paired-bootstrap interval, questions): an interval holding 0 is within noise"
+                      if below else ""))
+        overall = self.overall_differences()
+        if overall:
+            out.append("product minus baseline on every recall question (95% paired bootstrap): " + ", ".join(
+                f"{d['metric']} vs {d['baseline']} {d['difference']:+.3f} ({d['low']:+.3f}..{d['high']:+.3f})"
+                for d in overall))
         for half in self.halves():
             out.append(f"half {half['half']:<5}{half['questions']:>4} " + "".join(
                 f"| {system:<7}{half[system]['r@5']:>6.3f}{half[system]['r@10']:>6.3f}{half[system]['mrr']:>6.3f} "
@@ -221,7 +253,8 @@ class MemoryReport:
             "strategy": self.strategy, "embedder": self.embedder, "messages": self.messages, "notes_stored": self.notes_stored,
             "import_summary": self.import_summary, "seconds": self.seconds, "leaks": self.leaks,
             "messages_per_hit": self.messages_per_hit, "hit_kinds": self._kinds(), "split": self.split,
-            "rows": self.rows(), "halves": self.halves(),
+            "rows": self.rows(), "halves": self.halves(), "below": self.below_baselines(),
+            "overall_differences": self.overall_differences(),
             "questions": [{**o.question, "scores": o.scores, "leaks": o.leaks, "noted": o.noted,
                            "product_returned": o.returned, "product_kinds": o.kinds, "product_texts": o.texts,
                            "product_semantic": o.semantic,
