@@ -19,11 +19,18 @@ from tests.remember.test_worker_takeover import dead_pid, mark_running
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
+def left_by_a_dead_worker(make_turn, conversation, *, heartbeat_age: float):
+    """A job marked running by a worker whose pid is gone, its last beat ``heartbeat_age`` s
+    ago, and no task row left: what the watchdog finds after a crash."""
+    turn = make_turn(conversation, LAPTOP_USER, LAPTOP_REPLY, run=False)
+    mark_running(turn, host=socket.gethostname(), pid=dead_pid(), heartbeat_age=heartbeat_age)
+    DBTaskResult.objects.all().delete()
+    return turn
+
+
 @pytest.mark.subprocess
 def test_a_dead_workers_job_is_re_enqueued_once_while_its_task_waits(world, laptop_conversation, make_turn):
-    turn = make_turn(laptop_conversation, LAPTOP_USER, LAPTOP_REPLY, run=False)
-    mark_running(turn, host=socket.gethostname(), pid=dead_pid(), heartbeat_age=1)
-    DBTaskResult.objects.all().delete()
+    turn = left_by_a_dead_worker(make_turn, laptop_conversation, heartbeat_age=1)
     assert resume_stalled_turns() == [turn.pk]
     assert resume_stalled_turns() == []  # its task has not started yet
     assert DBTaskResult.objects.filter(status="READY").count() == 1
@@ -31,9 +38,7 @@ def test_a_dead_workers_job_is_re_enqueued_once_while_its_task_waits(world, lapt
 
 @pytest.mark.subprocess
 def test_watchdogs_looking_at_once_enqueue_the_job_once(world, laptop_conversation, make_turn):
-    turn = make_turn(laptop_conversation, LAPTOP_USER, LAPTOP_REPLY, run=False)
-    mark_running(turn, host=socket.gethostname(), pid=dead_pid(), heartbeat_age=1)
-    DBTaskResult.objects.all().delete()
+    turn = left_by_a_dead_worker(make_turn, laptop_conversation, heartbeat_age=1)
     outcomes = all_at_once(resume_stalled_turns, times=6)
     assert sorted(outcomes, key=len) == [[]] * 5 + [[turn.pk]], outcomes
     assert DBTaskResult.objects.filter(status="READY").count() == 1
@@ -48,9 +53,7 @@ def start_task(result: DBTaskResult, *, seconds_ago: float = 0) -> None:
 @pytest.mark.subprocess
 def test_a_takeover_between_its_task_starting_and_its_claim_is_not_enqueued_again(world, laptop_conversation,
                                                                                  make_turn):
-    turn = make_turn(laptop_conversation, LAPTOP_USER, LAPTOP_REPLY, run=False)
-    mark_running(turn, host=socket.gethostname(), pid=dead_pid(), heartbeat_age=1)
-    DBTaskResult.objects.all().delete()
+    turn = left_by_a_dead_worker(make_turn, laptop_conversation, heartbeat_age=1)
     assert resume_stalled_turns() == [turn.pk]
     start_task(DBTaskResult.objects.get())  # a worker started it; the row still names the dead holder
     assert resume_stalled_turns() == []
@@ -59,9 +62,7 @@ def test_a_takeover_between_its_task_starting_and_its_claim_is_not_enqueued_agai
 
 @pytest.mark.subprocess
 def test_a_takeover_whose_worker_died_before_its_claim_is_enqueued_again(world, laptop_conversation, make_turn):
-    turn = make_turn(laptop_conversation, LAPTOP_USER, LAPTOP_REPLY, run=False)
-    mark_running(turn, host=socket.gethostname(), pid=dead_pid(), heartbeat_age=60)
-    DBTaskResult.objects.all().delete()
+    turn = left_by_a_dead_worker(make_turn, laptop_conversation, heartbeat_age=60)
     assert resume_stalled_turns() == [turn.pk]
     start_task(DBTaskResult.objects.get(), seconds_ago=40)  # started, then nothing for a heartbeat cutoff
     assert resume_stalled_turns() == [turn.pk]
