@@ -21,8 +21,8 @@ from datetime import datetime, timedelta
 from functools import partial
 
 from django.db import connection, transaction
-from django.db.models import CharField, Exists, OuterRef, Q
-from django.db.models.functions import Cast
+from django.db.models import CharField, Exists, OuterRef, Q, UUIDField, Value
+from django.db.models.functions import Cast, NullIf
 from django.utils import timezone
 from django_tasks import TaskResultStatus, task
 from django_tasks_db.models import DBTaskResult
@@ -367,11 +367,10 @@ def _task_taking_over(now: datetime):
     cutoff ago: a worker is taking the job over right now (between starting the task and
     claiming the row), so another watchdog does not enqueue it a third time. Should that worker
     die before its claim, its task looks stale after the cutoff and the job is enqueued again."""
-    return (
-        DBTaskResult.objects.annotate(text_id=Cast("id", CharField()))
-        .filter(text_id=OuterRef("task_id"), status=TaskResultStatus.RUNNING,
-                started_at__gt=OuterRef("started_at"), started_at__gte=liveness.heartbeat_cutoff(now))
-    )
+    # By primary key (the task table keeps every task ever run); a job without a task has ''.
+    task = Cast(NullIf(OuterRef("task_id"), Value("")), UUIDField())
+    return DBTaskResult.objects.filter(id=task, status=TaskResultStatus.RUNNING, started_at__gt=OuterRef("started_at"),
+                                       started_at__gte=liveness.heartbeat_cutoff(now))
 
 
 def _overdue(cutoff: datetime) -> Q:

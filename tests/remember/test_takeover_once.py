@@ -10,6 +10,7 @@ import pytest
 from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
 
+from memory.models import TurnExtraction
 from remember.liveness import TURN_LEASE_SECONDS
 from remember.turns import resume_stalled_turns
 from tests.concurrency import all_at_once
@@ -76,4 +77,12 @@ def test_the_dead_workers_own_running_task_does_not_hide_its_job(world, laptop_c
     assert resume_stalled_turns(now=timezone.now() + timedelta(seconds=TURN_LEASE_SECONDS + 1)) == [turn.pk]
     start_task(DBTaskResult.objects.get(), seconds_ago=1)  # the task that claimed the job, then died with it
     mark_running(turn, host=socket.gethostname(), pid=dead_pid(), heartbeat_age=0)
+    assert resume_stalled_turns() == [turn.pk]
+
+
+@pytest.mark.subprocess
+def test_a_job_claimed_without_a_task_is_still_taken_over(world, laptop_conversation, make_turn):
+    """The bulk import claims jobs with no task of their own (``task_id`` empty)."""
+    turn = left_by_a_dead_worker(make_turn, laptop_conversation, heartbeat_age=1)
+    TurnExtraction.objects.filter(pk=turn.pk).update(task_id="")
     assert resume_stalled_turns() == [turn.pk]
