@@ -21,7 +21,7 @@ from datetime import datetime, timedelta
 from functools import partial
 
 from django.db import connection, transaction
-from django.db.models import CharField, Exists, OuterRef, Q, UUIDField, Value
+from django.db.models import CharField, Exists, OuterRef, Q, QuerySet, UUIDField, Value
 from django.db.models.functions import Cast, NullIf
 from django.utils import timezone
 from django_tasks import TaskResultStatus, task
@@ -362,7 +362,7 @@ def _queued_task_ids():
     )
 
 
-def _task_taking_over(now: datetime):
+def _task_taking_over(now: datetime) -> QuerySet[DBTaskResult]:
     """The job's last task, started after the job's last claim and less than a heartbeat
     cutoff ago: a worker is taking the job over right now (between starting the task and
     claiming the row), so another watchdog does not enqueue it a third time. Should that worker
