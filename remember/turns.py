@@ -21,8 +21,8 @@ from datetime import datetime, timedelta
 from functools import partial
 
 from django.db import connection, transaction
-from django.db.models import CharField, Exists, OuterRef, Q, QuerySet, UUIDField, Value
-from django.db.models.functions import Cast, NullIf
+from django.db.models import Exists, OuterRef, Q, QuerySet, UUIDField, Value
+from django.db.models.functions import Cast, Coalesce, NullIf
 from django.utils import timezone
 from django_tasks import TaskResultStatus, task
 from django_tasks_db.models import DBTaskResult
@@ -332,15 +332,14 @@ def resume_stalled_turns(*, now: datetime | None = None, limit: int = 100) -> li
         lock_for_transaction("turns.resume", 0)
         running = (
             TurnExtraction.objects.filter(status=TurnExtraction.Status.RUNNING)
-            .exclude(task_id__in=_queued_task_ids())  # already re-enqueued, its task not started yet
-            .exclude(Exists(_task_taking_over(now)))  # its new task started and is claiming it now
+            .exclude(Exists(_task_on_its_way(now)))  # already re-enqueued: its task waits or is claiming it
             .order_by("created_at")
             .only("pk", "started_at", "heartbeat_at", "worker_host", "worker_pid")
         )
         abandoned = [turn.pk for turn in running if holder_is_gone(turn, now)][:limit]
         overdue = (
             TurnExtraction.objects.filter(_overdue(lease_cutoff(now)))
-            .exclude(task_id__in=_queued_task_ids())  # its task is only waiting in a long queue
+            .exclude(Exists(_task_on_its_way(now)))  # its task is only waiting in a long queue
             .order_by("created_at")
             .values_list("pk", flat=True)
         )
@@ -352,25 +351,16 @@ def resume_stalled_turns(*, now: datetime | None = None, limit: int = 100) -> li
     return ids
 
 
-def _queued_task_ids():
-    """Ids (as text) of background tasks still waiting to run: their jobs are not lost, so the
-    watchdog does not enqueue them again every round."""
-    return (
-        DBTaskResult.objects.filter(status=TaskResultStatus.READY)
-        .annotate(text_id=Cast("id", CharField()))
-        .values("text_id")
-    )
-
-
-def _task_taking_over(now: datetime) -> QuerySet[DBTaskResult]:
-    """The job's last task, started after the job's last claim and less than a heartbeat
-    cutoff ago: a worker is taking the job over right now (between starting the task and
-    claiming the row), so another watchdog does not enqueue it a third time. Should that worker
-    die before its claim, its task looks stale after the cutoff and the job is enqueued again."""
-    # By primary key (the task table keeps every task ever run); a job without a task has ''.
-    task = Cast(NullIf(OuterRef("task_id"), Value("")), UUIDField())
-    return DBTaskResult.objects.filter(id=task, status=TaskResultStatus.RUNNING, started_at__gt=OuterRef("started_at"),
-                                       started_at__gte=liveness.heartbeat_cutoff(now))
+def _task_on_its_way(now: datetime) -> QuerySet[DBTaskResult]:
+    """The job's last task, if the job is not lost: still waiting to run, or started after the
+    job's last claim (its creation, if never claimed) less than a heartbeat cutoff ago — a worker
+    is between starting the task and claiming the row. The watchdog does not enqueue such a job
+    again. Should that worker die before its claim, its task looks stale after the cutoff and the
+    job is enqueued again. Read by primary key: the task table keeps every task ever run."""
+    task = Cast(NullIf(OuterRef("task_id"), Value("")), UUIDField())  # a job without a task has ''
+    claiming = Q(status=TaskResultStatus.RUNNING, started_at__gte=liveness.heartbeat_cutoff(now),
+                 started_at__gt=Coalesce(OuterRef("started_at"), OuterRef("created_at")))
+    return DBTaskResult.objects.filter(Q(status=TaskResultStatus.READY) | claiming, id=task)
 
 
 def _overdue(cutoff: datetime) -> Q:
