@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Callable, Iterable
 from uuid import UUID
 
 from django.db import connection
@@ -38,10 +38,13 @@ def said_order(note: Note) -> tuple:
     return (note.said_at or note.stored_at, note.stored_at, str(note.pk))
 
 
-def open_contradictions(note_ids: Iterable[UUID], *, visible: QuerySet[Note]) -> dict[UUID, list[Contradiction]]:
+def open_contradictions(
+    note_ids: Iterable[UUID], *, visible: QuerySet[Note] | Callable[[], QuerySet[Note]]
+) -> dict[UUID, list[Contradiction]]:
     """For each of ``note_ids``: the current notes of ``visible`` it disagrees with. One short
     statement (by the links' indexed ends, both ends current; a search runs it for every answer)
-    and, only when a pair is found, a second one: the notes at both ends under ``visible``."""
+    and, only when a pair is found, a second one: the notes at both ends under ``visible`` — given
+    as a function when building it costs more than the first statement (the search's)."""
     ids = set(note_ids)
     if not ids:
         return {}
@@ -51,6 +54,8 @@ def open_contradictions(note_ids: Iterable[UUID], *, visible: QuerySet[Note]) ->
     if not pairs:
         return {}
     ends = {pk for pair in pairs for pk in pair}
+    if callable(visible):
+        visible = visible()
     notes = visible.filter(pk__in=ends).order_by().only(*SHOWN_FIELDS).in_bulk()
     found: dict[UUID, list[Contradiction]] = defaultdict(list)
     for source_id, target_id in pairs:

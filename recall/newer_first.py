@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from django.db.models import QuerySet
+
 from memory.contradictions import open_contradictions
 from memory.models import Note
 from recall.candidates import Reach
@@ -16,7 +18,9 @@ def newer_first(user, hits: list[Hit], reach: Reach | None = None) -> list[Hit]:
     """``hits`` with their contradictions, a newer statement moved just above the older one it
     contradicts when it ranked below it; ranks numbered anew. One statement, none without notes
     (the user's firms and matters of ``reach`` as literals, as the search's own reads)."""
-    visible = Note.objects.visible_to(user, **reach.literals()) if reach is not None else Note.objects.visible_to(user)
+    def visible() -> QuerySet[Note]:  # built only when a pair is found: most answers have none
+        return Note.objects.visible_to(user, **reach.literals()) if reach is not None else Note.objects.visible_to(user)
+
     found = open_contradictions([hit.note.pk for hit in hits if hit.note is not None], visible=visible)
     if not found:
         return hits
