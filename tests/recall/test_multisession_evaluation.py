@@ -122,3 +122,22 @@ def test_command_rejects_a_bad_limit_and_an_empty_selection():
         call_command("evaluate_memory", "--limit", "0")
     with pytest.raises(CommandError, match="no question"):
         call_command("evaluate_memory", "--sessions", "no-such-session")
+
+
+def test_command_runs_one_part_of_a_set_written_in_parts(tmp_path, capsys):
+    target = tmp_path / "figures.json"
+    call_command("evaluate_memory", "--set", "consultations", "--part", "part_b", "--sessions", "b-c1-s01,b-c1-s02",
+                 "--limit", "1", "--json", str(target))
+    figures = json.loads(target.read_text(encoding="utf-8"))["consultations"]
+    asked = [q["id"] for split in figures.values() for q in split["questions"]]
+    assert asked and all(question_id.startswith("b-") for question_id in asked)
+    assert "leaks: 0" in capsys.readouterr().out
+
+
+def test_command_rejects_an_unknown_part_and_a_part_of_a_whole_set():
+    from django.core.management.base import CommandError
+
+    with pytest.raises(CommandError, match="no part part_z"):
+        call_command("evaluate_memory", "--set", "consultations", "--part", "part_z")
+    with pytest.raises(CommandError, match="multisession is not"):
+        call_command("evaluate_memory", "--part", "part_a")

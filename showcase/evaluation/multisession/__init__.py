@@ -11,7 +11,7 @@ import json
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 HERE = Path(__file__).parent
 # Every category of either set, in the order tables print them (the consultation set adds what
@@ -73,14 +73,20 @@ class EvaluationSet:
         return data
 
 
-def load_set(directory: Path | str = HERE) -> EvaluationSet:
+def load_set(directory: Path | str = HERE, *, parts: Sequence[str] | None = None) -> EvaluationSet:
     """Read world.json, transcript-*.json and questions.json from ``directory`` — or, for a set
-    written in parts (``part_*/`` folders, e.g. the consultation set), every part merged, with
-    each question's ``split`` from the set's ``split.json``."""
+    written in parts (``part_*/`` folders, e.g. the consultation set), every part merged (only
+    the named ``parts`` when given: each part has firms of its own, so a part's figures alone are
+    what they are in the whole set), with each question's ``split`` from the set's ``split.json``."""
     directory = Path(directory)
-    parts = sorted(path for path in directory.glob("part_*") if path.is_dir())
-    if parts:
-        loaded = [_load_one(part) for part in parts]
+    found = sorted(path for path in directory.glob("part_*") if path.is_dir())
+    if parts is not None:
+        unknown = sorted(set(parts) - {path.name for path in found})
+        if unknown:
+            raise ValueError(f"no part {', '.join(unknown)} in {directory} (parts: {', '.join(p.name for p in found) or 'none'})")
+        found = [path for path in found if path.name in parts]
+    if found:
+        loaded = [_load_one(part) for part in found]
         data = EvaluationSet(
             world={"firms": [firm for one in loaded for firm in one.world["firms"]]},
             transcripts=[t for one in loaded for t in one.transcripts],

@@ -31,6 +31,9 @@ class Command(BaseCommand):
                             help="Only this set (repeatable; default: every set).")
         parser.add_argument("--dataset", help="Another folder with world.json, transcript-*.json, questions.json "
                                               "(or part_*/ folders and split.json).")
+        parser.add_argument("--part", dest="parts", action="append", metavar="PART",
+                            help="Only this part of a set written in parts, e.g. part_c (repeatable; "
+                                 "each part has firms of its own, so its figures are those it has in the whole set).")
         parser.add_argument("--split", choices=(*SPLITS, "all"), default="all",
                             help="Only this split's questions (sets without splits: all of them).")
         parser.add_argument("--strategy", default="layered", help="A registered search strategy.")
@@ -50,6 +53,11 @@ class Command(BaseCommand):
             raise CommandError("--limit must be a positive number")
         folders = ([options["dataset"]] if options["dataset"]
                    else [SETS[name] for name in (options["sets"] or ("consultations", "multisession"))])
+        if options["parts"]:
+            whole = [Path(folder).name for folder in folders if not any(Path(folder).glob("part_*"))]
+            if whole:
+                raise CommandError(f"--part applies to a set written in parts; {', '.join(whole)} is not "
+                                   "(choose the set with --set consultations)")
         figures, leaks = {}, 0
         for folder in folders:
             report = self._evaluate(Path(folder), options, alone=len(folders) == 1)
@@ -70,7 +78,7 @@ class Command(BaseCommand):
         """One set: import, ask, print a table per split (dev, then test); the reports by split.
         None (the set skipped) when the selection leaves it no question and other sets are run."""
         try:
-            data = load_set(folder)
+            data = load_set(folder, parts=options["parts"])
         except (OSError, ValueError, KeyError) as error:
             raise CommandError(f"cannot read the evaluation set {folder}: {error}") from None
         sessions = options["sessions"].split(",") if options["sessions"] else None
