@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import re
 
+from ..quoting import outside_quotes, rewritten_outside_quotes
 from .stopwords import STOPWORDS
 
-_QUOTED_RE = re.compile(r"\"[^\"]*\"|“[^”]*”")
 _PLURAL_RE = re.compile(r"\b(?:we|we're|we've|we'll|we'd|us|our|ours|ourselves)\b", re.IGNORECASE)
 _NOT_PRESENT = frozenset(
     """am is are was were be been being have has had do does did can could will would shall should may might
@@ -52,7 +52,7 @@ _YOU: tuple[tuple[str, str], ...] = (
 )
 _YOU_RES = tuple((re.compile(p, re.IGNORECASE), r) for p, r in _YOU)
 _I_AUX_RE = re.compile(r"\bI(?P<aux>'m|'ve|'d|'ll| am not| am| was| have not| haven't| have| do not| don't| do)\b", re.IGNORECASE)
-_I_VERB_RE = re.compile(rf"\b[Ii]\s+(?P<adv>{_ADVERBS}\s+)?(?P<verb>[a-z]+)\b")
+_I_VERB_RE = re.compile(rf"\b[Ii]\s+(?P<adv>{_ADVERBS}\s+)?(?P<verb>[a-z]+(?:-[a-z]+)*)\b")
 _I_RE = re.compile(r"\b(?:I|i(?=\s))\b")
 _FIRST_SINGULAR: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\bmy\b", re.IGNORECASE), "{n}'s"),
@@ -73,17 +73,6 @@ def third_person_singular(verb: str) -> str:
     return verb + "s"
 
 
-def _outside_quotes(text: str, rewrite) -> str:
-    out: list[str] = []
-    last = 0
-    for match in _QUOTED_RE.finditer(text):
-        out.append(rewrite(text[last : match.start()]))
-        out.append(match.group(0))
-        last = match.end()
-    out.append(rewrite(text[last:]))
-    return "".join(out)
-
-
 def _you(text: str, other: str) -> str:
     for pattern, replacement in _YOU_RES:
         text = pattern.sub(replacement.format(o=other), text)
@@ -92,13 +81,14 @@ def _you(text: str, other: str) -> str:
 
 def _direct(text: str, name: str, other: str) -> str:
     def verb(match: re.Match[str]) -> str:
-        word = match.group("verb")
+        prefix, _, word = match.group("verb").rpartition("-")  # "re-read": the verb is its last part
+        prefix = f"{prefix}-" if prefix else ""
         adverb = match.group("adv") or ""
         if word in _AGREEMENT:
-            return f"{name} {adverb}{_AGREEMENT[word]}"
+            return f"{name} {adverb}{prefix}{_AGREEMENT[word]}"
         if word in _NOT_PRESENT or word.endswith("ed"):
-            return f"{name} {adverb}{word}"
-        return f"{name} {adverb}{third_person_singular(word)}"
+            return f"{name} {adverb}{prefix}{word}"
+        return f"{name} {adverb}{prefix}{third_person_singular(word)}"
 
     text = _I_AUX_RE.sub(lambda m: f"{name} {_AUX[m.group('aux').lower()]}", text)
     text = _I_VERB_RE.sub(verb, text)
@@ -125,9 +115,9 @@ def _lower_first_word(text: str) -> str:
 def in_third_person(text: str, name: str, other: str, *, person: bool = True) -> str:
     """The statement with the speaker's name for "I" (direct form), or in reported form when
     it speaks for several people ("we") or does not mention the speaker; quotes untouched."""
-    if _PLURAL_RE.search(_QUOTED_RE.sub("", text)):
+    if _PLURAL_RE.search(outside_quotes(text)):
         return reported(text, name, other)
-    direct = _outside_quotes(text, lambda part: _direct(part, name, other))
+    direct = rewritten_outside_quotes(text, lambda part: _direct(part, name, other))
     if person and name not in direct:  # "It's been a dream to …" only makes sense as something Caroline said
         return reported(text, name, other)
     return direct
@@ -135,5 +125,5 @@ def in_third_person(text: str, name: str, other: str, *, person: bool = True) ->
 
 def reported(text: str, name: str, other: str) -> str:
     """'Caroline said they …': what the speaker said, in reported speech."""
-    body = _outside_quotes(text, lambda part: _reported(part, other))
+    body = rewritten_outside_quotes(text, lambda part: _reported(part, other))
     return f"{name} said {_lower_first_word(body)}"

@@ -175,7 +175,7 @@ def _worded(
 
 def _worth_keeping(text: str) -> bool:
     """More than small talk: two content words in English, four Chinese characters."""
-    if CJK_RE.search(text):
+    if not is_english(text):
         return len(CJK_RE.findall(text)) >= MIN_UNIT_CHARS - 1
     words = re.findall(r"[A-Za-z][A-Za-z'-]{2,29}", text)
     content_words = [w for w in words if w.lower() not in english_stopwords.STOPWORDS]
@@ -188,7 +188,7 @@ def _said_item(texts: list[str], voice: Voice, said_on: date | None) -> Extracte
     texts = [t for t in texts if _worth_keeping(t)]
     if not texts:
         return None
-    if any(CJK_RE.search(t) for t in texts):
+    if not all(is_english(t) for t in texts):
         bodies = [TRAILING_PUNCT_RE.sub("", third_person_zh(t, voice)) for t in texts]
         content = finish(f"{chinese_name(voice)}说：" + "；".join(bodies))
         content, dates = with_resolved_chinese_dates(content, lexicon.extract_dates(content), said_on)

@@ -7,6 +7,7 @@ import re
 from typing import Callable
 
 from ..english import cues as english_cues
+from ..quoting import close_and_reopen
 
 _QUOTE_PAIRS = {"“": "”", "「": "」", "『": "』", "‘": "’"}
 _CLOSERS = frozenset(_QUOTE_PAIRS.values())
@@ -15,14 +16,20 @@ _MAX_QUOTE_CHARS = 200
 
 
 def _split_outside_quotes(text: str, is_boundary: Callable[[str, int], bool]) -> list[str]:
-    """Split ``text`` after each boundary character that is not inside quotes.
+    """Split ``text`` after each boundary character that is not inside quotes."""
+    return [text[start:end].strip() for start, end in _split_offsets(text, is_boundary) if text[start:end].strip()]
+
+
+def _split_offsets(text: str, is_boundary: Callable[[str, int], bool]) -> list[tuple[int, int]]:
+    """(start, end) of the pieces of ``text`` split after each boundary character that is not
+    inside quotes.
 
     A closing quote right after a terminator ('他说：“不能退。”') ends the
     sentence with the quote kept; an unbalanced quote stops counting after
     200 characters so one stray '“' cannot swallow the rest of the text.
     Newlines always split.
     """
-    parts: list[str] = []
+    parts: list[tuple[int, int]] = []
     start = 0
     depth = 0
     ascii_open = False
@@ -32,7 +39,7 @@ def _split_outside_quotes(text: str, is_boundary: Callable[[str, int], bool]) ->
     while i < n:
         ch = text[i]
         if ch == "\n":
-            parts.append(text[start:i])
+            parts.append((start, i))
             start, depth, ascii_open, quote_len = i + 1, 0, False, 0
             i += 1
             continue
@@ -42,7 +49,7 @@ def _split_outside_quotes(text: str, is_boundary: Callable[[str, int], bool]) ->
         elif ch in _CLOSERS and depth:
             depth -= 1
             if depth == 0 and not ascii_open and i > 0 and text[i - 1] in _TERMINATORS:
-                parts.append(text[start : i + 1])
+                parts.append((start, i + 1))
                 start = i + 1
         elif ch == '"':
             ascii_open = not ascii_open
@@ -53,15 +60,16 @@ def _split_outside_quotes(text: str, is_boundary: Callable[[str, int], bool]) ->
                 depth, ascii_open, quote_len = 0, False, 0
         if not depth and not ascii_open and is_boundary(text, i):
             end = i + 1
-            while end < n and (text[end] in _TERMINATORS or text[end] in _CLOSERS):
+            while end < n and (text[end] in _TERMINATORS or text[end] in _CLOSERS
+                               or text[end] in _STRAIGHT_CLOSERS and _ends_before_space(text, end + 1)):
                 end += 1
-            parts.append(text[start:end])
+            parts.append((start, end))
             start = end
             i = end
             continue
         i += 1
-    parts.append(text[start:])
-    return [p.strip() for p in parts if p.strip()]
+    parts.append((start, n))
+    return parts
 
 
 #: English abbreviations whose full stop does not end a sentence.
@@ -69,6 +77,12 @@ _ABBREVIATIONS = frozenset({"mr", "mrs", "ms", "dr", "prof", "st", "jr", "sr", "
 
 
 _LATIN_TAIL_RE = re.compile(r"[A-Za-z][A-Za-z.]*$")
+#: Marks that close a quote after its full stop ("… RMB 99,000.' I never …").
+_STRAIGHT_CLOSERS = frozenset("'\"’")
+
+
+def _ends_before_space(text: str, i: int) -> bool:
+    return i >= len(text) or text[i].isspace()
 
 
 def _sentence_boundary(text: str, i: int) -> bool:
@@ -76,7 +90,9 @@ def _sentence_boundary(text: str, i: int) -> bool:
     if ch in _TERMINATORS:
         return True
     if ch == ".":  # ASCII full stop ends a sentence only before a space, not in 3.5 or 1. or "Dr."
-        after_space = i + 1 == len(text) or text[i + 1].isspace()
+        after_space = _ends_before_space(text, i + 1) or (
+            i + 1 < len(text) and text[i + 1] in _STRAIGHT_CLOSERS and _ends_before_space(text, i + 2)
+        )
         if not after_space or i == 0:
             return False
         if text[i - 1].isdigit():  # "1. " is a list number; "in 2023. " and "$3,500. " end sentences
@@ -98,8 +114,10 @@ def _clause_boundary(text: str, i: int) -> bool:
 
 
 def split_sentences(text: str) -> list[str]:
-    """Sentences of ``text``: split at 。！？；… and their ASCII forms and at newlines, quotes kept whole."""
-    return _split_outside_quotes(text, _sentence_boundary)
+    """Sentences of ``text``: split at 。！？；… and their ASCII forms and at newlines, short quotes
+    kept whole; a sentence inside a longer quote is closed and reopened as a quote of its own
+    (``quoting.close_and_reopen``), so it is never rewritten as the speaker's own words."""
+    return close_and_reopen(text, _split_offsets(text, _sentence_boundary))
 
 
 def split_clauses(sentence: str) -> list[str]:
@@ -151,9 +169,19 @@ LATIN_WORD_RE = re.compile(r"[A-Za-z]{2,}")
 DEPENDENT_RE = re.compile(r"^(?:根据|依据|按照|依照|鉴于|如果|若|假如|虽然|尽管|因为|由于|为了)")
 
 
+_FIRST_LETTER_RE = re.compile(r"[A-Za-z\u4e00-\u9fff]")
+
+
 def is_english(text: str) -> bool:
-    """Text without a Chinese character (English, or any Latin-script language)."""
-    return not CJK_RE.search(text)
+    """Text that reads as English (or any Latin-script language): without a Chinese character,
+    or an English sentence around a few Chinese words — a company's name in brackets, a term
+    like 协商解除 — which opens with a Latin letter and has at least as many Latin words as
+    Chinese characters ("合同里有一条rent review的英文条款" is Chinese)."""
+    chinese = len(CJK_RE.findall(text))
+    if not chinese:
+        return True
+    first = _FIRST_LETTER_RE.search(text)
+    return first is not None and first.group(0).isascii() and len(LATIN_WORD_RE.findall(text)) >= max(3, chinese)
 
 
 def tidy(clause: str) -> str:

@@ -15,10 +15,10 @@ from ..chinese_dates import resolve_zh
 from ..english import dates as english_dates
 from ..grounding import ASSISTANT_NAMES
 from ..items import MAX_CONTENT_CHARS
+from ..quoting import rewritten_outside_quotes
 
 # --- rewriting into self-contained notes ------------------------------------------------
 
-_QUOTED_RE = re.compile(r"“[^”]*”|「[^」]*」|『[^』]*』|\"[^\"]*\"")
 _USER_PRONOUNS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     (re.compile(p), r)
     for p, r in (
@@ -48,19 +48,7 @@ _SUBJECTLESS_RE = re.compile(
 def third_person(text: str, speaker: str) -> str:
     """Rewrite pronouns outside quotes: the user's "我" becomes "用户", the assistant's "您" too."""
     rules = _USER_PRONOUNS if speaker == "user" else _ASSISTANT_PRONOUNS
-    return _outside_quotes(rules, text).replace("用户用户", "用户")
-
-
-def _outside_quotes(rules: tuple[tuple[re.Pattern[str], str], ...], text: str) -> str:
-    """Apply the pronoun rules to ``text`` except inside quotes (what others said stays as said)."""
-    out: list[str] = []
-    last = 0
-    for match in _QUOTED_RE.finditer(text):
-        out.append(_apply(rules, text[last : match.start()]))
-        out.append(match.group(0))
-        last = match.end()
-    out.append(_apply(rules, text[last:]))
-    return "".join(out)
+    return rewritten_outside_quotes(text, lambda part: _apply(rules, part)).replace("用户用户", "用户")
 
 
 def _apply(rules: tuple[tuple[re.Pattern[str], str], ...], text: str) -> str:
@@ -154,7 +142,7 @@ def third_person_zh(text: str, voice: Voice) -> str:
         (re.compile(r"我(?![国院])"), voice.name),
         (re.compile(r"你们|您们|[你您]"), voice.other if voice.other != "the user" else "用户"),
     )
-    return _outside_quotes(rules, text)
+    return rewritten_outside_quotes(text, lambda part: _apply(rules, part))
 
 
 def with_resolved_dates(text: str, said_on: date | None) -> tuple[str, list[str]]:
@@ -200,6 +188,8 @@ def english_tags(category: Category, dates: list[str], amounts: list[str], *extr
 def finish_english(text: str) -> str:
     """End with a full stop, cut to the content limit (names keep their case: 'alice')."""
     text = text.strip()[: MAX_CONTENT_CHARS - 1]
-    if not text.endswith((".", "!", "?", '"', "”")):
+    if text.startswith(("the assistant ", "the user ")):  # a sentence that opened with "I"
+        text = text[0].upper() + text[1:]
+    if not text.endswith((".", "!", "?", '"', "”")) and not (text.endswith(("'", "’")) and text[-2:-1] in ".!?"):
         text += "."
     return text

@@ -158,6 +158,31 @@ def test_mixed_chinese_and_english() -> None:
     assert {"MacBook", "Apple"} <= set(item.keywords)
 
 
+def test_an_english_sentence_around_a_chinese_term_is_written_as_english() -> None:
+    said = "On Friday 13 March I got a bilingual 解除劳动合同通知书 by e-mail and in hard copy."
+    item = only(extract_offline(said, "Noted.", user_name="claire", reply_name="assistant", said_on=date(2026, 3, 16)))
+    assert item.content == "On Friday 13 March (13 March 2026) claire got a bilingual 解除劳动合同通知书 by e-mail and in hard copy."
+    assert item.dates == ["13 March 2026"]
+    assert "fact" in item.tags  # English tags, not 事实
+
+
+def test_a_quote_over_several_sentences_keeps_its_words() -> None:
+    said = ("The English part of the notice: 'Pursuant to Article 40(3) of the Labor Contract Law, your labor "
+            "contract will terminate on 31 March 2026. The Company will pay three months' base salary, totalling "
+            "RMB 99,000.' Nobody ever offered me another role.")
+    items = extract_offline(said, "Noted.", user_name="claire", reply_name="assistant", said_on=date(2026, 3, 16))
+    text = " ".join(item.content for item in items)
+    assert "your labor contract will terminate on 31 March 2026." in text
+    assert "three months' base salary" in text
+    assert "the assistant's" not in text and "The assistant's" not in text
+    assert "claire said nobody ever offered them another role" in text
+
+
+def test_a_hyphenated_verb_agrees_at_its_last_part() -> None:
+    item = only(person_turn("I always re-check the lease before I sign anything on 7 May 2023."))
+    assert item.content.startswith("Caroline always re-checks the lease")
+
+
 def test_more_than_five_statements_are_folded_not_dropped() -> None:
     sentences = [f"I bought {n} new {thing} for the shop on 7 May 2023." for n, thing in
                  enumerate(["chairs", "tables", "lamps", "rugs", "shelves", "mirrors", "clocks"], start=2)]

@@ -1,0 +1,132 @@
+"""Where a message quotes someone: the spans of “…”, 「…」, 『…』, "…", ‘…’ and '…'.
+
+A quoted termination notice says "your labor contract will terminate"; rewritten in the third
+person as if the client had said it, the note would read "the assistant's labor contract".
+Quoted words are kept as they were said, and so they must be found, also when the quote runs
+over several sentences and the message is cut into sentences before anything is rewritten
+(``offline.text.split_sentences`` closes and reopens the quote around each piece).
+
+A straight or curly single quote is also an apostrophe ("I'm", "three months' pay"): it
+opens a quote only after a space, a bracket, a colon or a dash and before a letter or digit,
+and closes one only after a non-space and before a space, punctuation or the end. A quote
+that does not close within ``MAX_QUOTE_CHARS`` or before the end of its paragraph is a stray
+mark, not a quote.
+"""
+from __future__ import annotations
+
+from bisect import bisect_right
+
+#: Pairs of quote marks; a straight double quote opens and closes alike.
+PAIRS = {"“": "”", "「": "」", "『": "』", "‘": "’", "'": "'", '"': '"'}
+#: Longest quote: a quoted clause or notice, not the rest of a pasted document.
+MAX_QUOTE_CHARS = 1000
+_APOSTROPHE_LIKE = frozenset("'’")
+_CLOSING_MARKS = frozenset(PAIRS.values())
+_OPENS_AFTER = frozenset(" \t([{:：—–-“\"，,")
+_CLOSES_BEFORE = frozenset(" \t.,;:!?)]}—–-”\"。，；：！？")
+
+
+def _opens(text: str, i: int) -> bool:
+    """Whether the mark at ``i`` can open a quote."""
+    mark = text[i]
+    if mark not in PAIRS:
+        return False
+    if mark not in ("'", "‘"):
+        return True
+    before_ok = i == 0 or text[i - 1] in _OPENS_AFTER
+    after_ok = i + 1 < len(text) and (text[i + 1].isalnum())
+    return before_ok and after_ok
+
+
+def _closes_apostrophe(text: str, i: int) -> bool:
+    """Whether the single quote mark at ``i`` can close a quote (after a non-space, before a
+    space, punctuation or the end)."""
+    before_ok = i > 0 and not text[i - 1].isspace()
+    after_ok = i + 1 == len(text) or text[i + 1] in _CLOSES_BEFORE or text[i + 1] == "\n"
+    return before_ok and after_ok
+
+
+def _possessive(text: str, i: int) -> bool:
+    """"three months' base": a plural's apostrophe before a lower-case word, not a closing mark."""
+    return text[i] in _APOSTROPHE_LIKE and text[i - 1] == "s" and text[i + 1:i + 3].startswith(" ") \
+        and text[i + 2:i + 3].islower()
+
+
+def quote_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each quote in ``text``, marks included, outermost only, in order. A
+    plural's apostrophe inside a quote ("three months' base") closes it only when no other
+    closing mark follows in the paragraph. One pass over the marks (a message of a million
+    quote marks is read in well under a second)."""
+    closers: dict[str, tuple[list[int], list[int]]] = {}  # mark -> (closing positions, possessive ones)
+    newlines: list[int] = []
+    for j, char in enumerate(text):
+        if char == "\n":
+            newlines.append(j)
+        elif char in _CLOSING_MARKS and j > 0:
+            strong, weak = closers.setdefault(char, ([], []))
+            if char not in _APOSTROPHE_LIKE or _closes_apostrophe(text, j):
+                (weak if _possessive(text, j) else strong).append(j)
+    spans: list[tuple[int, int]] = []
+    i, n = 0, len(text)
+    while i < n:
+        if not _opens(text, i):
+            i += 1
+            continue
+        strong, weak = closers.get(PAIRS[text[i]], ([], []))
+        paragraph_end = newlines[bisect_right(newlines, i)] if bisect_right(newlines, i) < len(newlines) else n
+        limit = min(paragraph_end, i + 1 + MAX_QUOTE_CHARS)
+        close = next((c for c in (_first_after(strong, i), _first_after(weak, i)) if c is not None and c < limit), None)
+        if close is None:
+            i += 1  # a stray mark
+            continue
+        spans.append((i, close + 1))
+        i = close + 1
+    return spans
+
+
+def _first_after(positions: list[int], i: int) -> int | None:
+    at = bisect_right(positions, i)
+    return positions[at] if at < len(positions) else None
+
+
+def outside_quotes(text: str) -> str:
+    """``text`` without its quotes."""
+    return "".join(part for part, quoted in pieces(text) if not quoted)
+
+
+def pieces(text: str) -> list[tuple[str, bool]]:
+    """``text`` cut into its unquoted and quoted runs, in order: (run, is_quoted)."""
+    runs: list[tuple[str, bool]] = []
+    last = 0
+    for start, end in quote_spans(text):
+        if start > last:
+            runs.append((text[last:start], False))
+        runs.append((text[start:end], True))
+        last = end
+    if last < len(text):
+        runs.append((text[last:], False))
+    return runs
+
+
+def rewritten_outside_quotes(text: str, rewrite) -> str:
+    """``text`` with ``rewrite`` applied to every run outside quotes; quotes as they were."""
+    return "".join(run if quoted else rewrite(run) for run, quoted in pieces(text))
+
+
+def close_and_reopen(text: str, parts: list[tuple[int, int]]) -> list[str]:
+    """The pieces ``parts`` ((start, end) offsets) of ``text``, each a quote of its own where a
+    quote runs across it: the opening mark put back in front of a piece that starts inside a
+    quote, the closing one after a piece that ends inside it."""
+    spans = quote_spans(text)
+    out: list[str] = []
+    for start, end in parts:
+        piece = text[start:end].strip()
+        if not piece:
+            continue
+        for q_start, q_end in spans:  # q_end - 1 is the closing mark
+            if q_start < start < q_end - 1:
+                piece = text[q_start] + piece
+            if q_start < end <= q_end - 1:
+                piece = piece + PAIRS[text[q_start]]
+        out.append(piece)
+    return out
