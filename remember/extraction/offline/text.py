@@ -7,7 +7,7 @@ import re
 from typing import Callable
 
 from ..english import cues as english_cues
-from ..quoting import close_and_reopen
+from ..quoting import close_and_reopen, outside_quotes
 
 _QUOTE_PAIRS = {"“": "”", "「": "」", "『": "』", "‘": "’"}
 _CLOSERS = frozenset(_QUOTE_PAIRS.values())
@@ -176,7 +176,11 @@ def is_english(text: str) -> bool:
     """Text that reads as English (or any Latin-script language): without a Chinese character,
     or an English sentence around a few Chinese words — a company's name in brackets, a term
     like 协商解除 — which opens with a Latin letter and has at least as many Latin words as
-    Chinese characters ("合同里有一条rent review的英文条款" is Chinese)."""
+    Chinese characters ("合同里有一条rent review的英文条款" is Chinese). Only the speaker's own words
+    count: a Chinese sentence quoting an English e-mail is Chinese."""
+    own = outside_quotes(text)
+    if _FIRST_LETTER_RE.search(own):
+        text = own
     chinese = len(CJK_RE.findall(text))
     if not chinese:
         return True

@@ -215,3 +215,12 @@ def test_english_items_from_an_llm_get_english_keywords_dates_and_context() -> N
     assert "puppy" in item.keywords
     assert item.dates == ["in 2022"]
     assert item.context == "Event about Oscar and Caroline"
+
+
+def test_a_chinese_sentence_quoting_an_english_email_stays_chinese() -> None:
+    said = ("Nordvik市场部回邮件了，原文：“All images in the NORDVIK 2025 Press Kit were shot by our in-house studio "
+            "in Aarhus in August 2024. Nordvik ApS owns all copyrights.”")
+    text = " ".join(item.content for item in extract_offline(said, "好的。", user_name="c_xu", reply_name="assistant"))
+    assert "c_xu说" in text or text.startswith("Nordvik市场部")
+    assert "c_xu said" not in text
+    assert "“All images in the NORDVIK 2025 Press Kit were shot by our in-house studio in Aarhus" in text
