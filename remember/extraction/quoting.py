@@ -14,12 +14,13 @@ mark, not a quote.
 """
 from __future__ import annotations
 
+import re
 from bisect import bisect_right
 
 #: Pairs of quote marks; a straight double quote opens and closes alike.
 PAIRS = {"“": "”", "「": "」", "『": "』", "‘": "’", "'": "'", '"': '"'}
 #: Longest quote: a quoted clause or notice, not the rest of a pasted document.
-MAX_QUOTE_CHARS = 1000
+MAX_QUOTE_CHARS = 2000
 _APOSTROPHE_LIKE = frozenset("'’")
 _CLOSING_MARKS = frozenset(PAIRS.values())
 _OPENS_AFTER = frozenset(" \t([{:：—–-“\"，,")
@@ -130,3 +131,27 @@ def close_and_reopen(text: str, parts: list[tuple[int, int]]) -> list[str]:
                 piece = piece + PAIRS[text[q_start]]
         out.append(piece)
     return out
+
+
+#: A reply's line that offers wording to send or sign: "- Chinese (to send): …", "Demand letter,
+#: English: …", "函件正文建议：…", "可以这样写：…" — a label of at most ~50 characters, a colon,
+#: and the wording to the end of the line.
+_PROPOSED_WORDING_RE = re.compile(
+    r"^(?P<label>[ \t]*(?:[-*•][ \t]*)?[^:：\n]{0,40}?"
+    r"(?:to send|draft|wording|letter|template|english|chinese|中文|英文|函|稿|范本|模板|正文|这样写|写法|措辞)"
+    r"[^:：\n]{0,12}[:：][ \t]*)(?P<wording>[^\n]+)$",
+    re.IGNORECASE | re.MULTILINE,
+)
+
+
+def proposed_wording_quoted(reply: str) -> str:
+    """``reply`` with the wording it proposes put in quotes: in a draft letter "我" / "I" is the
+    client who will send it, not the assistant, and the words are to be kept as proposed."""
+
+    def quoted(match: re.Match[str]) -> str:
+        wording = match.group("wording").rstrip()
+        if wording[:1] in PAIRS:  # already quoted
+            return match.group(0)
+        return f"{match.group('label')}“{wording}”"
+
+    return _PROPOSED_WORDING_RE.sub(quoted, reply)

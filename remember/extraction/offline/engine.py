@@ -24,6 +24,7 @@ from ..items import (
     item_tags,
 )
 from ..prompt import is_trivial_turn
+from ..quoting import proposed_wording_quoted
 from .text import CJK_RE, LATIN_WORD_RE, TRAILING_PUNCT_RE, is_english
 from .units import Scores, Unit, score, units_of
 from .wording import (
@@ -246,8 +247,10 @@ def extract_offline(
         return []
     user_text = clean_text(user_msg[:MAX_INPUT_CHARS], keep_newlines=True)
     reply_text = clean_text(ai_resp[:MAX_INPUT_CHARS], keep_newlines=True)
-    turn_topic = lexicon.detect_topic(user_text) or lexicon.detect_topic(reply_text)
     user_voice, reply_voice = voices(user_name, reply_name)
+    if not reply_voice.person:  # the assistant's drafts speak for the client: kept as proposed
+        reply_text = proposed_wording_quoted(reply_text)
+    turn_topic = lexicon.detect_topic(user_text) or lexicon.detect_topic(reply_text)
 
     candidates: list[_Candidate] = []
     said: dict[Voice, list[tuple[int, str]]] = {user_voice: [], reply_voice: []}

@@ -224,3 +224,22 @@ def test_a_chinese_sentence_quoting_an_english_email_stays_chinese() -> None:
     assert "c_xu说" in text or text.startswith("Nordvik市场部")
     assert "c_xu said" not in text
     assert "“All images in the NORDVIK 2025 Press Kit were shot by our in-house studio in Aarhus" in text
+
+
+def test_a_draft_the_assistant_proposes_keeps_the_clients_voice() -> None:
+    reply = ("- Your claim: RMB 18,200.\n"
+             "- Demand letter, Chinese (to send): 黄先生：根据租赁合同第8条，押金应于交房后7日内退还。逾期我将向南山区人民法院起诉。\n"
+             "- English: Mr. Huang, under Clause 8 the deposit is due within 7 days of handover. Otherwise I will sue "
+             "in the Nanshan District People's Court.")
+    items = extract_offline("The landlord kept RMB 18,200 of my deposit on 24 May 2026.", reply,
+                            user_name="claire", reply_name="assistant")
+    text = " ".join(item.content for item in items if item.speaker == "assistant")
+    assert "“黄先生：根据租赁合同第8条，押金应于交房后7日内退还。逾期我将向南山区人民法院起诉。”" in text
+    assert "助手将" not in text and "the assistant will" not in text.lower()
+
+
+def test_a_line_that_only_names_a_language_is_not_a_draft_for_a_second_person() -> None:
+    # In a conversation between two people nobody drafts for the other: pronouns are rewritten as usual.
+    items = extract_offline("ok", "Chinese: I bought the flat in Shekou on 7 May 2023.", user_name="Caroline",
+                            reply_name="Melanie", said_on=SAID_ON)
+    assert "Melanie bought the flat" in " ".join(item.content for item in items)
