@@ -15,7 +15,8 @@ mark, not a quote.
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
+from collections.abc import Callable
 
 #: Pairs of quote marks; a straight double quote opens and closes alike.
 PAIRS = {"“": "”", "「": "」", "『": "』", "‘": "’", "'": "'", '"': '"'}
@@ -48,7 +49,8 @@ def _closes_apostrophe(text: str, i: int) -> bool:
 
 
 def _possessive(text: str, i: int) -> bool:
-    """"three months' base": a plural's apostrophe before a lower-case word, not a closing mark."""
+    """Whether the mark at ``i`` is a plural's apostrophe before a lower-case word (the one in
+    "three months' base"), which closes a quote only when nothing better does."""
     return text[i] in _APOSTROPHE_LIKE and text[i - 1] == "s" and text[i + 1:i + 3].startswith(" ") \
         and text[i + 2:i + 3].islower()
 
@@ -74,8 +76,8 @@ def quote_spans(text: str) -> list[tuple[int, int]]:
             i += 1
             continue
         strong, weak = closers.get(PAIRS[text[i]], ([], []))
-        paragraph_end = newlines[bisect_right(newlines, i)] if bisect_right(newlines, i) < len(newlines) else n
-        limit = min(paragraph_end, i + 1 + MAX_QUOTE_CHARS)
+        paragraph_end = _first_after(newlines, i)
+        limit = min(n if paragraph_end is None else paragraph_end, i + 1 + MAX_QUOTE_CHARS)
         close = next((c for c in (_first_after(strong, i), _first_after(weak, i)) if c is not None and c < limit), None)
         if close is None:
             i += 1  # a stray mark
@@ -109,7 +111,7 @@ def pieces(text: str) -> list[tuple[str, bool]]:
     return runs
 
 
-def rewritten_outside_quotes(text: str, rewrite) -> str:
+def rewritten_outside_quotes(text: str, rewrite: Callable[[str], str]) -> str:
     """``text`` with ``rewrite`` applied to every run outside quotes; quotes as they were."""
     return "".join(run if quoted else rewrite(run) for run, quoted in pieces(text))
 
@@ -119,16 +121,23 @@ def close_and_reopen(text: str, parts: list[tuple[int, int]]) -> list[str]:
     quote runs across it: the opening mark put back in front of a piece that starts inside a
     quote, the closing one after a piece that ends inside it."""
     spans = quote_spans(text)
+    starts = [q_start for q_start, _ in spans]
+
+    def around(offset: int) -> tuple[int, int] | None:
+        """The quote that begins before ``offset`` and is still open there (at most one)."""
+        at = bisect_left(starts, offset) - 1
+        return spans[at] if at >= 0 and offset < spans[at][1] else None
+
     out: list[str] = []
     for start, end in parts:
         piece = text[start:end].strip()
         if not piece:
             continue
-        for q_start, q_end in spans:  # q_end - 1 is the closing mark
-            if q_start < start < q_end - 1:
-                piece = text[q_start] + piece
-            if q_start < end <= q_end - 1:
-                piece = piece + PAIRS[text[q_start]]
+        opened, closing = around(start), around(end)
+        if opened is not None and start < opened[1] - 1:  # opened[1] - 1 is the closing mark
+            piece = text[opened[0]] + piece
+        if closing is not None and end <= closing[1] - 1:
+            piece = piece + PAIRS[text[closing[0]]]
         out.append(piece)
     return out
 

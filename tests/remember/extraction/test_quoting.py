@@ -48,3 +48,12 @@ def test_a_megabyte_of_quote_marks_is_read_in_one_pass() -> None:
         started = time.perf_counter()
         quote_spans(text)
         assert time.perf_counter() - started < 5
+
+
+def test_many_short_quotes_are_cut_into_sentences_in_one_pass() -> None:
+    text = "他说：“现在付。”" * 50_000
+    started = time.perf_counter()
+    sentences = split_sentences(text)
+    assert time.perf_counter() - started < 5
+    assert sentences[:2] == ["他说：“现在付。”", "他说：“现在付。”"]
+    assert len(sentences) == 50_000
