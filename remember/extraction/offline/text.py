@@ -7,9 +7,10 @@ import re
 from typing import Callable
 
 from ..english import cues as english_cues
-from ..quoting import close_and_reopen, outside_quotes
+from ..quoting import PAIRS, close_and_reopen, outside_quotes
 
-_QUOTE_PAIRS = {"“": "”", "「": "」", "『": "』", "‘": "’"}
+#: Quotes kept whole when short: the marks that cannot be apostrophes or straight quotes.
+_QUOTE_PAIRS = {opening: closing for opening, closing in PAIRS.items() if opening not in "'\""}
 _CLOSERS = frozenset(_QUOTE_PAIRS.values())
 _TERMINATORS = frozenset("。！？；!?;…")
 _MAX_QUOTE_CHARS = 200

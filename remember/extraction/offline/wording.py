@@ -112,13 +112,17 @@ class Voice:
     person: bool
 
 
+#: How a note calls the product's assistant and an unnamed user inside a sentence.
+THE_ASSISTANT, THE_USER = "the assistant", "the user"
+
+
 def voices(user_name: str, reply_name: str) -> tuple[Voice, Voice]:
     """The user's voice and the reply's: a named reply speaker other than the assistant is a person."""
     user_name = (user_name or "").strip()
     reply_name = (reply_name or "").strip()
     reply_is_person = reply_name.lower() not in ASSISTANT_NAMES
-    user = Voice("user", user_name, reply_name if reply_is_person else "the assistant", True)
-    reply = Voice("assistant", reply_name if reply_is_person else "the assistant", user_name or "the user", reply_is_person)
+    user = Voice("user", user_name, reply_name if reply_is_person else THE_ASSISTANT, True)
+    reply = Voice("assistant", reply_name if reply_is_person else THE_ASSISTANT, user_name or THE_USER, reply_is_person)
     return user, reply
 
 
@@ -188,7 +192,7 @@ def english_tags(category: Category, dates: list[str], amounts: list[str], *extr
 def finish_english(text: str) -> str:
     """End with a full stop, cut to the content limit (names keep their case: 'alice')."""
     text = text.strip()[: MAX_CONTENT_CHARS - 1]
-    if text.startswith(("the assistant ", "the user ")):  # a sentence that opened with "I"
+    if text.startswith((f"{THE_ASSISTANT} ", f"{THE_USER} ")):  # a sentence that opened with "I"
         text = text[0].upper() + text[1:]
     if not text.endswith((".", "!", "?", '"', "”")) and not (text.endswith(("'", "’")) and text[-2:-1] in ".!?"):
         text += "."
