@@ -12,11 +12,15 @@ not renamed for reuse). docs/records.md, "Physical removal", says why this and n
 
 Runs outside any transaction (VACUUM cannot run in one), after the erasure committed. A row
 version that another session's snapshot may still see is "recently dead": VACUUM FULL copies it
-into the new file. So compaction first waits (at most ``SNAPSHOT_WAIT_SECONDS``) for every other
-session of the database whose transaction began before the erasure committed — and for every
-writing transaction of another database on the server that did, whose id keeps the horizon of
-every snapshot here, VACUUM FULL's own included; one that is still
-open after that is named in the result's ``refused`` (its pid, state and start), and
+into the new file. Which rows those are is decided by transaction id, not by time: a row deleted
+by transaction E is kept while any session of this database has an xmin (the oldest transaction
+its snapshot counts as running) or an id not after E, and while any writing transaction of the
+server older than E runs (its id keeps the horizon of every snapshot here, VACUUM FULL's own
+included). A session that began after the erasure committed can still hold such an xmin, if it
+took its snapshot while an older transaction ran. So compaction first reads the next transaction
+id (after E, since the erasure committed) and waits (at most ``SNAPSHOT_WAIT_SECONDS``) until no
+other session holds an xmin or id before it; one that still does is named in the result's
+``refused`` (its pid, state and start), and
 ``verify_erasure`` will find what it pins until it ends and compaction runs again. A table another
 session holds a lock on is skipped after the same time (``lock_timeout``) and named too, rather
 than holding the erasure command forever.
@@ -33,32 +37,45 @@ logger = logging.getLogger("legalmem.records")
 #: How long compaction waits for older transactions of other sessions to end.
 SNAPSHOT_WAIT_SECONDS = 30.0
 _SNAPSHOT_POLL_SECONDS = 0.2
-#: Other sessions whose transaction began before ``%s`` and keeps the erased row versions: in
-#: this database, any snapshot or transaction id; in another database of the same server, a
-#: transaction id (xids are server-wide: while it runs, every snapshot taken here — VACUUM FULL's
-#: own included — counts it as running, and rows deleted after it began are kept). A session of
+#: Other sessions that keep row versions deleted before transaction id ``horizon`` (the next id when
+#: compaction began, so after the erasure's): in this database, a snapshot whose xmin or an id
+#: that precedes it; in another database of the same server, an id that precedes it (xids are
+#: server-wide: while it runs, every snapshot taken here — VACUUM FULL's own included — counts it
+#: as running). ``age`` compares xids across wraparound: the older, the greater. A session of
 #: another role is seen only with ``pg_read_all_stats`` (docs/records.md, "Physical removal").
 _OLDER_SESSIONS_SQL = (
     "SELECT pid, state, xact_start FROM pg_stat_activity WHERE pid <> pg_backend_pid() "
-    "AND xact_start < %s AND (backend_xid IS NOT NULL "
-    "OR (datname = current_database() AND backend_xmin IS NOT NULL)) ORDER BY xact_start"
+    "AND (age(backend_xid) > age(%(horizon)s::xid) "
+    "OR (datname = current_database() AND age(backend_xmin) > age(%(horizon)s::xid))) ORDER BY xact_start"
 )
+#: A transaction id of its own, taken outside any transaction (so committed at once): every
+#: transaction that began before it (the erasure's included) has a smaller one. A snapshot's
+#: xmax would not do: it is one past the last *completed* id, and a running one may be above it.
+_NEXT_XID_SQL = "SELECT xid(pg_current_xact_id())::text"
 
 
-def sessions_pinning_old_rows(since) -> list[tuple[int, str, object]]:
-    """(pid, state, transaction start) of the other sessions whose transaction began before
-    ``since`` and still holds a snapshot: VACUUM must keep the row versions they may see."""
+def next_transaction_id() -> str:
+    """A transaction id newer than every one begun so far: the horizon compaction waits for."""
     with connection.cursor() as cursor:
-        cursor.execute(_OLDER_SESSIONS_SQL, [since])
+        cursor.execute(_NEXT_XID_SQL)
+        return cursor.fetchone()[0]
+
+
+def sessions_pinning_old_rows(horizon: str) -> list[tuple[int, str, object]]:
+    """(pid, state, transaction start) of the other sessions that keep row versions deleted
+    before transaction id ``horizon``: VACUUM must keep the row versions they may see."""
+    with connection.cursor() as cursor:
+        cursor.execute(_OLDER_SESSIONS_SQL, {"horizon": horizon})
         return list(cursor.fetchall())
 
 
-def wait_for_older_snapshots(since, timeout: float | None = None) -> list[tuple[int, str, object]]:
-    """Wait until no other session pins rows older than ``since``; what still does after ``timeout``
-    (default: ``SNAPSHOT_WAIT_SECONDS`` as it is when called, not when this module was loaded)."""
+def wait_for_older_snapshots(horizon: str, timeout: float | None = None) -> list[tuple[int, str, object]]:
+    """Wait until no other session keeps rows deleted before ``horizon``; what still does after
+    ``timeout`` (default: ``SNAPSHOT_WAIT_SECONDS`` as it is when called, not when this module
+    was loaded)."""
     deadline = time.monotonic() + (SNAPSHOT_WAIT_SECONDS if timeout is None else timeout)
     while True:
-        pinning = sessions_pinning_old_rows(since)
+        pinning = sessions_pinning_old_rows(horizon)
         if not pinning or time.monotonic() >= deadline:
             return pinning
         time.sleep(_SNAPSHOT_POLL_SECONDS)
@@ -83,10 +100,7 @@ def compact_after_erasure() -> dict[str, object]:
         done["refused"].append("compaction skipped: called inside a transaction")
         logger.warning("erasure compaction: %s", done)
         return done
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT now()")  # outside a transaction: after the erasure committed
-        (committed_by,) = cursor.fetchone()
-    pinning = wait_for_older_snapshots(committed_by)
+    pinning = wait_for_older_snapshots(next_transaction_id())  # outside a transaction: after the erasure
     if pinning:
         done["refused"].append(
             "older transactions still open, their row versions kept: "

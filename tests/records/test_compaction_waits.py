@@ -107,10 +107,41 @@ def test_the_wait_is_the_bound_set_when_compaction_runs(world, monkeypatch):
         monotonic=time.monotonic, sleep=lambda seconds: pytest.fail(f"compaction paused {seconds} s")))
     other, pid = open_snapshot()
     try:
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT now()")
-            (now,) = cursor.fetchone()
-        assert pid in [found for found, _state, _start in compaction.wait_for_older_snapshots(now)]
+        horizon = compaction.next_transaction_id()
+        assert pid in [found for found, _state, _start in compaction.wait_for_older_snapshots(horizon)]
     finally:
         other.rollback()
         other.close()
+
+
+def test_a_later_snapshot_taken_while_an_older_transaction_ran_is_waited_for_too(world, monkeypatch):
+    """A session of this database that began *after* the erasure committed, while another
+    database's older writing transaction still ran, holds that transaction's id as its xmin:
+    VACUUM keeps every row deleted after it, the erased ones included, for as long as the later
+    session lives. Compaction waits by transaction id, not by start time (a start-time rule let
+    verify_erasure find erased bytes once in a full suite)."""
+    monkeypatch.setattr(compaction, "SNAPSHOT_WAIT_SECONDS", 1.0)
+    writer, writer_pid = open_session("SELECT pg_current_xact_id()", database="postgres")
+    later: dict[str, object] = {}
+    real_sleep = time.sleep
+
+    def first_pause_opens_the_later_snapshot(seconds: float) -> None:
+        if not later:  # compaction is waiting for the writer: a session here takes a snapshot now
+            later["session"], later["pid"] = open_session(
+                "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ; SELECT count(*) FROM pg_class")
+            writer.commit()  # then the older transaction ends
+        real_sleep(seconds)
+
+    monkeypatch.setattr(compaction, "time", SimpleNamespace(monotonic=time.monotonic,
+                                                            sleep=first_pause_opens_the_later_snapshot))
+    try:
+        done = compaction.compact_after_erasure()
+    finally:
+        writer.close()
+        if later:
+            later["session"].rollback()
+            later["session"].close()
+    assert later, "compaction never waited for the writing transaction of the other database"
+    refusals = [line for line in done["refused"] if line.startswith("older transactions still open")]
+    assert len(refusals) == 1 and f"pid {later['pid']} (idle in transaction" in refusals[0], done
+    assert f"pid {writer_pid} " not in refusals[0], done
