@@ -83,6 +83,7 @@ class Entry:
     rank_priority: dict[str, float] = field(default_factory=dict)  # of the member that reached it
     fused: float = 0.0
     lifted_below: tuple[str, Any] | None = None  # history: the later statement it was ranked under
+    lifted_above: tuple[str, Any] | None = None  # first-version question: the later one it was ranked over
 
     @property
     def kind(self) -> str:
@@ -194,9 +195,11 @@ def first_message_id(slot: Entry) -> int | None:
     return slot.key[1] if slot.kind != NOTE else None
 
 
-def lift_earlier_statements(slots: list[Entry], statements: dict[int, Statement]) -> list[Entry]:
-    """Best first again after ranking, below each of the first ``HISTORY_ANCHORS`` slots, the
-    most similar slot said before it (``statements``: message id -> ``Statement``)."""
+def lift_earlier_statements(slots: list[Entry], statements: dict[int, Statement], *,
+                            above: bool = False) -> list[Entry]:
+    """Best first again after ranking, below each of the first ``HISTORY_ANCHORS`` slots — or
+    right above it, when the first version given is the answer (``above``) — the most similar
+    slot said before it (``statements``: message id -> ``Statement``)."""
     def statement(slot: Entry) -> Statement | None:
         return statements.get(first_message_id(slot))
 
@@ -214,7 +217,12 @@ def lift_earlier_statements(slots: list[Entry], statements: dict[int, Statement]
                                (np.linalg.norm(said.vector) * np.linalg.norm(earlier.vector) or 1.0))
             if similarity >= best_similarity:
                 best, best_similarity = other, similarity
-        if best is not None:
+        if best is None:
+            continue
+        if above:
+            best.fused = max(best.fused, round(anchor.fused / BELOW_SUCCESSOR, 6))
+            best.lifted_above = anchor.key
+        else:
             best.fused = max(best.fused, round(anchor.fused * BELOW_SUCCESSOR, 6))
             best.lifted_below = anchor.key
     return sorted(slots, key=lambda e: e.fused, reverse=True)
@@ -348,4 +356,6 @@ def fusion_reason(entry: Entry) -> str:
         parts.append(text + (gettext(" (through the other message of its turn)") if member != entry.key else ""))
     if entry.lifted_below is not None:
         parts.append(gettext("an earlier statement of the same subject, ranked below the later one"))
+    if entry.lifted_above is not None:
+        parts.append(gettext("the first version of the same subject, ranked above the later one"))
     return gettext("combined ranking: %(parts)s") % {"parts": gettext("; ").join(parts)}

@@ -8,7 +8,8 @@ Rules (docs/read-path.md, Plan):
 - the user's visible raw messages are always a candidate source (every turn is memory); an
   explicit reference to earlier talk (你之前说过 / 上次 / 刚才 …) weights them up;
 - a history question (之前的 / 原来 / 以前 / previously / used to …) also reads superseded notes,
-  shown with their validity window and ranked below the current value;
+  shown with their validity window and ranked below the current value; a question for the first
+  version given (最早 / 一开始 / 第一次说 / originally / "did I first give") ranks it above;
 - time or causal words (之前 / 之后 / 为什么 / 导致 / 因为 / 时间线 / 先后 …) switch on
   graph expansion over typed note links.
 
@@ -16,6 +17,7 @@ The plan is pure (no database access) and is returned with every search result.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable
 
@@ -45,6 +47,17 @@ HISTORY_CUES: tuple[str, ...] = (
     "历史", "旧的", "previously", "used to", "before", "formerly", "originally", "earlier", "in the past",
     "old value", "history",
 )
+# A question for the FIRST version someone gave ("我最早报给你的定金", "the date I first gave
+# you"): the earlier statement is the answer itself, so it ranks right above the later one, not
+# below it. Narrower than the history cues: "之前" / "before" also ask for the current value.
+FIRST_VERSION_CUES: tuple[str, ...] = (
+    "最早", "一开始", "最初", "最开始", "起初", "起先", "头一回", "头一次", "第一次报", "第一次说",
+    "第一次跟你说", "第一次告诉", "第一次给", "刚来时", "刚来的时候",
+)
+FIRST_VERSION_PATTERN = re.compile(  # English, as words: "did I first give", "the first one I told you"
+    r"\b(?:originally|initially|at first|before i (?:corrected|changed))\b"
+    r"|\bfirst\b(?:\s+\w+){0,2}?\s+(?:said|say|told|tell|gave|give|given|reported|report|mentioned|mention|quoted|quote)\b"
+)
 PERSONA_CUES: tuple[str, ...] = (
     "我的偏好", "我偏好", "我喜欢", "我习惯", "我的习惯", "我一般", "我通常", "我希望", "我倾向",
     "我更", "我讨厌", "我不喜欢", "我的风格", "我是什么样", "了解我", "我的要求", "关于我",
@@ -73,6 +86,7 @@ class RetrievalPlan:
     search_messages: bool  # an explicit reference to earlier talk (messages are searched anyway)
     graph_expansion: bool
     history: bool = False  # superseded notes answer too
+    first_version: bool = False  # the first version given is the answer: earlier statements rank above
     cues: dict[str, list[str]] = field(default_factory=dict)
     reasons: tuple[str, ...] = ()
 
@@ -119,7 +133,8 @@ def make_plan(
     explicit = _found(question, EXPLICIT_REFERENCE_CUES)
     temporal = _found(question, TEMPORAL_CAUSAL_CUES)
     persona = _found(question, PERSONA_CUES)
-    history = _found(question, HISTORY_CUES)
+    first_version = _found(question, FIRST_VERSION_CUES) + FIRST_VERSION_PATTERN.findall(question.lower())
+    history = _found(question, HISTORY_CUES) + first_version
     order = list(DEFAULT_LAYER_ORDER)
     reasons: list[str] = []
     if matter_id is not None:
@@ -139,6 +154,8 @@ def make_plan(
         reasons.append(f"显式指代 ({'、'.join(explicit)}) → 对话原文加权 archived messages weighted up")
     if history:
         reasons.append(f"历史问题 ({'、'.join(history)}) → 含已被取代的旧版本 superseded notes with their validity window")
+    if first_version:
+        reasons.append("问最初的说法 → 较早的说法排在较晚的之上 the first version given ranks above the later one")
     if temporal:
         reasons.append(f"时间/因果词 ({'、'.join(temporal)}) → 启用图扩展 graph expansion")
     return RetrievalPlan(
@@ -149,6 +166,7 @@ def make_plan(
         search_messages=bool(explicit),
         graph_expansion=bool(temporal),
         history=bool(history),
+        first_version=bool(first_version),
         cues={"explicit_reference": explicit, "temporal_causal": temporal, "persona": persona, "history": history},
         reasons=tuple(reasons),
     )

@@ -229,7 +229,7 @@ def layered(request: SearchRequest) -> SearchResult:
     if plan.history:  # earlier statements of the same subject as the best slots rank just below them
         slots = lift_earlier_statements(slots, statements_of(user, {
             first_message_id(slot) for slot in slots[:HISTORY_WINDOW]
-        } - {None}))
+        } - {None}), above=plan.first_version)
     selected = select(slots, plan, k, floor)
     full = cand.hydrate(user, access, [e.key[1] for e in selected if e.kind == NOTE])
     hits: list[Hit] = []

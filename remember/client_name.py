@@ -1,4 +1,5 @@
-"""The name the speaker gave earlier in the matter ("我叫王磊"), so later notes call them by it.
+"""The name the speaker gave earlier in the matter ("我叫王磊", "I'm Claire Donovan"), so later
+notes call them by it.
 
 A turn like "昨天我去鼓楼医院复查了" names nobody; its note would say "用户去鼓楼医院复查了" and a
 lawyer reading the matter a month later would not know whom it is about. The extraction engines
@@ -14,8 +15,9 @@ from __future__ import annotations
 from memory.models import Conversation, Message
 from remember.extraction.grounding import introduced_names
 
-#: The phrases of ``grounding.SELF_INTRODUCTION_RE`` for the database, to read only messages holding one.
-_INTRODUCTION_SQL = r"我叫|我名叫|我的名字|我是|本人"
+#: The phrases of ``grounding.SELF_INTRODUCTION_RE`` and ``ENGLISH_SELF_INTRODUCTION_RE`` for the
+#: database (case-insensitive), to read only messages holding one.
+_INTRODUCTION_SQL = r"我叫|我名叫|我的名字|我是|本人|my name is|i['’]m |i am "
 #: Introductions read per turn: a client introduces themselves once or twice, not a hundred times.
 _MAX_INTRODUCTIONS = 20
 
@@ -28,7 +30,7 @@ def client_name_before(message: Message) -> str:
     conversation = Conversation.objects.filter(pk=message.conversation_id).values("matter_id", "user_id").first()
     if conversation is None:
         return ""
-    earlier = Message.objects.filter(role=Message.Role.USER, content__regex=_INTRODUCTION_SQL)
+    earlier = Message.objects.filter(role=Message.Role.USER, content__iregex=_INTRODUCTION_SQL)
     if conversation["matter_id"]:
         earlier = earlier.filter(conversation__matter_id=conversation["matter_id"],
                                  conversation__user_id=conversation["user_id"])

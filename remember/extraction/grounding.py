@@ -304,16 +304,37 @@ _INTRODUCTION_RE = re.compile(r"(^|[：:]\s*)(?:该)?用户(?:叫|名叫|是)([\
 SELF_INTRODUCTION_RE = re.compile(r"(?:我叫|我名叫|我的名字(?:是|叫)|我是|本人(?:是|叫)?)([\u4e00-\u9fff]{2,3})")
 
 
+#: "My name is Claire Donovan", "I'm Claire Donovan": capitalised words after the phrase — after
+#: "I'm" / "I am" at least two (a first and a last name: "I'm Canadian" names nobody).
+ENGLISH_SELF_INTRODUCTION_RE = re.compile(
+    r"\b(?:(?i:my name is)\s+(?P<named>[A-Z][a-z'’-]+(?:\s+[A-Z][a-z'’-]+){0,2})"
+    r"|(?i:i[’']m|i am)\s+(?P<full>[A-Z][a-z'’-]+(?:\s+[A-Z][a-z'’-]+){1,2}))\b"
+)
+#: Capitalised words that are a title, a role or a nationality, not a name: "I'm Senior Counsel
+#: at Hongbo" introduces nobody.
+NOT_NAME_WORDS = frozenset({
+    "senior", "junior", "chief", "head", "general", "legal", "counsel", "manager", "director", "partner",
+    "associate", "lead", "principal", "product", "design", "sales", "project", "engineer", "officer",
+    "president", "vice", "executive", "assistant", "secretary", "founder", "owner", "consultant",
+    "canadian", "chinese", "american", "british", "english", "french", "german", "australian",
+    "the", "a", "an", "mr", "ms", "mrs", "dr", "not", "just", "still", "now", "here", "back", "sorry",
+})
+
+
 def introduced_names(text: str) -> list[str]:
     """Names ``text`` introduces its speaker by: the words after "我叫 / 我是 / 本人" that
-    jieba also calls a person ("我是宁波峰华公司的法务" introduces nobody)."""
-    if not text or not SELF_INTRODUCTION_RE.search(text):
-        return []
-    names = lexicon.person_names(text)
+    jieba also calls a person ("我是宁波峰华公司的法务" introduces nobody), or the capitalised
+    words after "My name is / I'm" that are no title, role or nationality."""
     found: list[str] = []
-    for match in SELF_INTRODUCTION_RE.finditer(text):
-        name = next((n for n in names if match.group(1).startswith(n)), None)
-        if name and name not in found:
+    if text and SELF_INTRODUCTION_RE.search(text):
+        names = lexicon.person_names(text)
+        for match in SELF_INTRODUCTION_RE.finditer(text):
+            name = next((n for n in names if match.group(1).startswith(n)), None)
+            if name and name not in found:
+                found.append(name)
+    for match in ENGLISH_SELF_INTRODUCTION_RE.finditer(text or ""):
+        name = match.group("named") or match.group("full")
+        if name not in found and not any(word.lower() in NOT_NAME_WORDS for word in name.split()):
             found.append(name)
     return found
 
@@ -326,6 +347,15 @@ def _introduction_as_name(content: str, names: set[str]) -> str:
     return content[: match.start()] + match.group(1) + match.group(2) + content[match.end():]
 
 
+def _login_as_name(content: str, login: str, name: str) -> str:
+    """The speaker's login ("c_donovan", which English notes use for "I") replaced by the name
+    they introduced themselves by, as a whole word."""
+    login = (login or "").strip()
+    if not login or login == name:
+        return content
+    return re.sub(rf"(?<!\w){re.escape(login)}(?!\w)", lambda _match: name, content)
+
+
 def with_names(content: str, turn: TurnText) -> str:
     """``content`` with the person the turn is about named, in this order:
 
@@ -333,6 +363,7 @@ def with_names(content: str, turn: TurnText) -> str:
       client" becomes that name, except "客户" when the speaker speaks of a client ("我是范晓，
       客户孙立强…": a lawyer, whose client is someone else);
     - the speaker gave a name earlier in the matter (``turn.client_name``): the same, with it;
+    - in both cases the speaker's login, which English notes use for "I", becomes the name too;
     - the message names one person jieba's dictionary does not know as a common word ("余杭"):
       "用户" / "客户" / "the user" / "the client" becomes that name;
     - in a conversation between two people, the user message's speaker (live chat's speaker is
@@ -347,8 +378,10 @@ def with_names(content: str, turn: TurnText) -> str:
     speakers_words = _USER_WORDS_RE if _CLIENT_WORDS_RE.search(turn.user_msg) else _PERSON_WORDS_RE
     if len(introduced) == 1:
         name, words = introduced[0], speakers_words
+        content = _login_as_name(content, turn.user_name, name)
     elif not introduced and turn.client_name:
         name, words = turn.client_name, speakers_words
+        content = _login_as_name(content, turn.user_name, name)
     elif len(names) == 1 and not is_common_word(names[0]):
         name, words = names[0], _PERSON_WORDS_RE
     elif not names and turn.reply_is_person and turn.user_name.strip():

@@ -65,6 +65,22 @@ def test_the_earlier_statement_of_a_top_slots_subject_is_lifted_right_below_it()
     assert all(slot.lifted_below is None for slot in ordered if slot.key[1] != 6)
 
 
+def test_for_the_first_version_given_the_earlier_statement_ranks_right_above_the_later_one():
+    slots = [entry((MESSAGE, pk), 0.0) for pk in range(1, 5)]
+    for fused, slot in zip((0.05, 0.04, 0.03, 0.02), slots):
+        slot.fused = fused
+    statements = {
+        1: statement([1.0, 0.0, 0.0], day=20),  # the current value
+        2: statement([0.0, 1.0, 0.0], day=20),
+        3: statement([0.0, 0.0, 1.0], day=20),
+        4: statement([1.0, 0.1, 0.0], day=2),   # the value first given, same subject
+    }
+    ordered = lift_earlier_statements(slots, statements, above=True)
+    assert [slot.key[1] for slot in ordered] == [4, 1, 2, 3]
+    assert ordered[0].lifted_above == (MESSAGE, 1) and ordered[0].lifted_below is None
+    assert "最初的说法" in fusion_reason(ordered[0])
+
+
 EARLIER = "I collect Lily from school at 3:15 on Tuesdays and Thursdays, so no late calls on those days."
 LATER = "Lily's school pick-up days have changed: Mondays and Fridays now, still at 3:15."
 ASIDES = [

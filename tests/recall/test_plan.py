@@ -47,3 +47,23 @@ def test_plan_serialises_with_reasons():
     assert data["search_messages"]
     assert data["reasons"]
     assert data["layer_weights"]["case"] == 1.0
+
+
+def test_a_question_for_the_first_version_given_reads_history_and_ranks_it_above():
+    for question in ("我最早报给你的定金是多少？", "第二期我一开始报的是多少？", "医疗费我第一次报给你的是多少？",
+                     "担保人的地址，我头一回给你的是哪个？", "What was the first one I told you?",
+                     "What price did Daniel first give for his Trek bike?",
+                     "Before I corrected it, what did I originally say my bonus would be?"):
+        plan = make_plan(question)
+        assert plan.history and plan.first_version, question
+        assert plan.cues["history"], question
+
+
+def test_other_history_words_still_rank_the_earlier_statement_below_the_current_one():
+    """"之前" / "before" also ask for the current value: the earlier one stays below it."""
+    for question in ("之前的押金是多少？", "What was Sofia's old phone number? She used to have another."):
+        plan = make_plan(question)
+        assert plan.history and not plan.first_version, question
+    for question in ("How much did that first transfer come to?", "第一次开庭的时候，仲裁员要我补什么材料？",
+                     "押金是多少？"):
+        assert not make_plan(question).first_version, question

@@ -22,6 +22,31 @@ def test_introductions_name_people_not_companies() -> None:
     assert introduced_names("我是被告，怎么办？") == []
 
 
+def test_english_introductions_name_people_not_titles_roles_or_nationalities() -> None:
+    assert introduced_names("Hi, I'm Claire Donovan, Canadian, Senior Product Design Manager at Hongbo.") == [
+        "Claire Donovan"]
+    assert introduced_names("My name is Claire and I rent a flat in Futian.") == ["Claire"]
+    assert introduced_names("I’m Claire Donovan.") == ["Claire Donovan"]
+    assert introduced_names("I'm Senior Counsel at Hongbo, writing for the company.") == []
+    assert introduced_names("I'm Canadian, and my permit was cancelled.") == []
+    assert introduced_names("I'm not sure the notice is valid. My name is on the lease.") == []
+
+
+def test_a_later_english_session_names_the_client(world, make_turn) -> None:
+    """An English note says "Claire Donovan", the name she gave, not "the user" or her login."""
+    first = ConversationFactory(user=world.alice, firm=world.firm_a, matter=world.matter_deposit, title="intake")
+    make_turn(first, "Hello, I'm Claire Donovan, a design manager in Shenzhen. My landlord keeps the deposit.", "",
+              day=1)
+    later = ConversationFactory(user=world.alice, firm=world.firm_a, matter=world.matter_deposit, title="follow-up")
+    turn = make_turn(later, "Yesterday I sent the landlord a demand letter for the 12,000 yuan deposit.", "", day=3)
+
+    assert turn.status == "done", turn.last_error
+    assert client_name_before(turn.user_message) == "Claire Donovan"
+    notes = fact_notes(later)
+    assert any("Claire Donovan sent the landlord a demand letter" in note for note in notes), notes
+    assert not any("the user" in note.lower() or "alice" in note for note in notes), notes
+
+
 def test_a_later_session_of_the_matter_names_the_client(world, make_turn) -> None:
     """alice's first session introduces 王磊; the next session, another conversation of the same
     matter, says only "我": its note is about 王磊."""
