@@ -83,7 +83,7 @@ class Entry:
     rank_priority: dict[str, float] = field(default_factory=dict)  # of the member that reached it
     fused: float = 0.0
     lifted_below: tuple[str, Any] | None = None  # history: the later statement it was ranked under
-    lifted_above: tuple[str, Any] | None = None  # first-version question: the later one it was ranked over
+    raised_above: tuple[str, Any] | None = None  # first-version question: the later statement it outranks
 
     @property
     def kind(self) -> str:
@@ -177,6 +177,27 @@ def _rank_history(slots: list[Entry], superseded_by: dict[Any, Any]) -> None:
             entry.fused = round(min(entry.fused, successor.fused * BELOW_SUCCESSOR), 6)
 
 
+def raise_first_versions(slots: list[Entry], superseded_by: dict[Any, Any]) -> list[Entry]:
+    """Best first again, each superseded version right ABOVE its successor when both are slots:
+    for a question asking for the first version given, the correction the write path recorded
+    (``Note.superseded_by``) says which note it is. A chain (first → second → current) ends
+    with the first on top."""
+    by_key = {slot.key: slot for slot in slots}
+    pairs = [(by_key.get((NOTE, note_id)), by_key.get((NOTE, successor_id)))
+             for note_id, successor_id in superseded_by.items()]
+    pairs = [(entry, successor) for entry, successor in pairs if entry is not None and successor is not None]
+    for _link in range(len(pairs)):  # a chain of n links settles in n passes
+        moved = False
+        for entry, successor in pairs:
+            if entry.fused <= successor.fused:
+                entry.fused = round(successor.fused / BELOW_SUCCESSOR, 6)
+                entry.raised_above = successor.key
+                moved = True
+        if not moved:
+            break
+    return sorted(slots, key=lambda e: e.fused, reverse=True)
+
+
 # History questions: an earlier statement about the same subject as one of the first few slots
 # ("I collect her on Tuesdays" before "the pick-up days have changed: Mondays now") ranks just
 # below it, like a superseded version below its successor. "The same subject" is cosine
@@ -196,33 +217,44 @@ def first_message_id(slot: Entry) -> int | None:
 
 
 def lift_earlier_statements(slots: list[Entry], statements: dict[int, Statement], *,
-                            above: bool = False) -> list[Entry]:
-    """Best first again after ranking, below each of the first ``HISTORY_ANCHORS`` slots — or
-    right above it, when the first version given is the answer (``above``) — the most similar
-    slot said before it (``statements``: message id -> ``Statement``)."""
+                            first_version: bool = False) -> list[Entry]:
+    """Best first again after ranking, below each of the first ``HISTORY_ANCHORS`` slots, the
+    most similar slot said before it (``statements``: message id -> ``Statement``). For a
+    question asking for the first version given (``first_version``), right ABOVE an anchor that
+    says it corrects something ("更正一下…", "actually…"): what it corrected is the answer."""
     def statement(slot: Entry) -> Statement | None:
         return statements.get(first_message_id(slot))
 
+    def same_subject(said: Statement, earlier: Statement) -> float:
+        return float(said.vector @ earlier.vector /
+                     (np.linalg.norm(said.vector) * np.linalg.norm(earlier.vector) or 1.0))
+
     anchors, rest = slots[:HISTORY_ANCHORS], slots[HISTORY_ANCHORS:HISTORY_WINDOW]
-    for anchor in anchors:
+    for position, anchor in enumerate(anchors):
         said = statement(anchor)
         if said is None:
             continue
-        best, best_similarity = None, SAME_SUBJECT_SIMILARITY
-        for other in rest:
-            earlier = statement(other)
-            if earlier is None or earlier.said_at >= said.said_at:
-                continue
-            similarity = float(said.vector @ earlier.vector /
-                               (np.linalg.norm(said.vector) * np.linalg.norm(earlier.vector) or 1.0))
-            if similarity >= best_similarity:
-                best, best_similarity = other, similarity
-        if best is None:
+        raising = first_version and said.corrects
+        # What a correction replaced may rank anywhere below it, another anchor included.
+        below = slots[position + 1:HISTORY_WINDOW] if raising else rest
+        earlier = [(other, same_subject(said, found)) for other in below
+                   if (found := statement(other)) is not None and found.said_at < said.said_at]
+        earlier = [(other, similarity) for other, similarity in earlier if similarity >= SAME_SUBJECT_SIMILARITY]
+        if not earlier:
             continue
-        if above:
-            best.fused = max(best.fused, round(anchor.fused / BELOW_SUCCESSOR, 6))
-            best.lifted_above = anchor.key
+        if raising:
+            # What the correction replaced answers the question: of the earlier statements of its
+            # subject, the best ranked for the question, placed between the anchor and the slot
+            # above it (never over a slot that outranked the anchor).
+            best = earlier[0][0]
+            ceiling = min((slot.fused for slot in slots if slot.fused > anchor.fused), default=None)
+            raised = anchor.fused / BELOW_SUCCESSOR
+            if ceiling is not None and raised >= ceiling:
+                raised = (anchor.fused + ceiling) / 2
+            best.fused = max(best.fused, round(raised, 6))
+            best.raised_above = anchor.key
         else:
+            best = max(earlier, key=lambda pair: pair[1])[0]
             best.fused = max(best.fused, round(anchor.fused * BELOW_SUCCESSOR, 6))
             best.lifted_below = anchor.key
     return sorted(slots, key=lambda e: e.fused, reverse=True)
@@ -356,6 +388,6 @@ def fusion_reason(entry: Entry) -> str:
         parts.append(text + (gettext(" (through the other message of its turn)") if member != entry.key else ""))
     if entry.lifted_below is not None:
         parts.append(gettext("an earlier statement of the same subject, ranked below the later one"))
-    if entry.lifted_above is not None:
-        parts.append(gettext("the first version of the same subject, ranked above the later one"))
+    if entry.raised_above is not None:
+        parts.append(gettext("the first version, ranked above the correction that replaced it"))
     return gettext("combined ranking: %(parts)s") % {"parts": gettext("; ").join(parts)}

@@ -28,6 +28,7 @@ from django.contrib.auth import get_user_model
 from django.db import connection
 from django.db.models import Q
 
+from memory.corrections import says_it_corrects
 from memory.models import Conversation, Message, Note
 from memory.models.conversations import SEARCH_CONFIG
 from recall.candidates import Reach, vector_literal
@@ -362,10 +363,12 @@ def _read_walk(cursor, read: MessageRead, vector: np.ndarray, *, limit: int, ef_
 
 @dataclass(frozen=True)
 class Statement:
-    """What a message said, for comparing slots: its embedding and when it was said."""
+    """What a message said, for comparing slots: its embedding, when it was said, and whether
+    it says it corrects something said before (``memory.corrections``)."""
 
     vector: np.ndarray
     said_at: datetime
+    corrects: bool = False
 
 
 def statements_of(user, message_ids: Iterable[int]) -> dict[int, Statement]:
@@ -374,6 +377,7 @@ def statements_of(user, message_ids: Iterable[int]) -> dict[int, Statement]:
     rows = (
         Message.objects.filter(conversation__in=Conversation.objects.visible_to(user), pk__in=list(message_ids))
         .exclude(embedding=None)
-        .values_list("pk", "embedding", "said_at")
+        .values_list("pk", "embedding", "said_at", "content")
     )
-    return {pk: Statement(np.asarray(vector, dtype=np.float32), said_at) for pk, vector, said_at in rows}
+    return {pk: Statement(np.asarray(vector, dtype=np.float32), said_at, says_it_corrects(content))
+            for pk, vector, said_at, content in rows}

@@ -1,7 +1,8 @@
 """Contradicting notes in a search result: each note hit carries its open contradictions
 (``memory.contradictions``), and of two contradicting notes that are both recalled the newer
-statement ranks first — the older one keeps its place in the result, just below it.
-``search_memory`` runs it after every strategy."""
+statement ranks first — the older one keeps its place in the result, just below it (for a
+question asking for the first version given, the older ranks first). ``search_memory`` runs it
+after every strategy."""
 from __future__ import annotations
 
 from dataclasses import replace
@@ -14,10 +15,12 @@ from recall.candidates import Reach
 from recall.types import Hit
 
 
-def newer_first(user, hits: list[Hit], reach: Reach | None = None) -> list[Hit]:
+def newer_first(user, hits: list[Hit], reach: Reach | None = None, *, older_first: bool = False) -> list[Hit]:
     """``hits`` with their contradictions, a newer statement moved just above the older one it
-    contradicts when it ranked below it; ranks numbered anew. One statement, none without notes
-    (the user's firms and matters of ``reach`` as literals, as the search's own reads)."""
+    contradicts when it ranked below it — the older one above the newer, for a question asking
+    for the first version given (``older_first``); ranks numbered anew. One statement, none
+    without notes (the user's firms and matters of ``reach`` as literals, as the search's own
+    reads)."""
     def visible() -> QuerySet[Note]:  # built only when a pair is found: most answers have none
         return Note.objects.visible_to(user, **reach.literals()) if reach is not None else Note.objects.visible_to(user)
 
@@ -28,7 +31,7 @@ def newer_first(user, hits: list[Hit], reach: Reach | None = None) -> list[Hit]:
     for _round in range(len(order)):  # each move puts one newer note above an older one: bounded
         position = {hit.note.pk: i for i, hit in enumerate(order) if hit.note is not None}
         move = next(((i, position[c.other.pk]) for i, hit in enumerate(order) for c in hit.contradictions
-                     if not c.newer and position.get(c.other.pk, -1) > i), None)
+                     if c.newer == older_first and position.get(c.other.pk, -1) > i), None)
         if move is None:
             break
         older, newer = move

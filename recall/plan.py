@@ -155,7 +155,7 @@ def make_plan(
     if history:
         reasons.append(f"历史问题 ({'、'.join(history)}) → 含已被取代的旧版本 superseded notes with their validity window")
     if first_version:
-        reasons.append("问最初的说法 → 较早的说法排在较晚的之上 the first version given ranks above the later one")
+        reasons.append("问最初的说法 → 被更正的旧版本排在更正之上 a corrected note ranks above its correction")
     if temporal:
         reasons.append(f"时间/因果词 ({'、'.join(temporal)}) → 启用图扩展 graph expansion")
     return RetrievalPlan(

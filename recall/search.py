@@ -136,9 +136,10 @@ def search_memory(
     else:
         result = strategy_fn(request)
         # Whatever the strategy: what holds an exact identifier of the question (an ID number, a
-        # case number) first; then of two contradicting notes, the newer statement just above the older.
+        # case number) first; then of two contradicting notes, the newer statement just above the older
+        # (the older above the newer when the question asks for the first version given).
         ordered = time.perf_counter()
-        result.hits = newer_first(user, exact_first(request, result.hits), reach)
+        result.hits = newer_first(user, exact_first(request, result.hits), reach, older_first=plan.first_version)
         result.timings["order"] = round((time.perf_counter() - ordered) * 1000, 2)
     read_documents = time.perf_counter()
     result.passages = passages()

@@ -20,28 +20,12 @@ from dataclasses import dataclass
 from enum import Enum
 from functools import lru_cache
 
+from memory.corrections import CORRECTION_CUE_RE, REJECTED_VALUE_RE, says_it_corrects
 from memory.erasure_hooks import register_cached_content
 from remember.routing.mentions import Mentions, dates_compatible, quantity_spans, read_mentions
 
 # --- lexicon -------------------------------------------------------------------------
 
-_CORRECTION = re.compile(
-    r"之前(?:说|算|记|搞|写|看|弄|填|打|听)错了?|(?:说|算|记|搞|写|看|弄|填|打|听)错了?|更正(?:一下)?|纠正|改正|其实|实际上|事实上|准确地说|确切地说"
-    r"|应该是|改为|改成|变更为|调整为|更改为|修改为|推迟到|延期到|提前到"
-    r"|\bactually\b|\bin fact\b|\bcorrection\b|\bto be precise\b|\bi meant?\b|\bi miscalculated\b"
-    r"|\bmy mistake\b|\bsorry\b|\bmis-?(?:spoke|stated|typed|remembered)\b|\bgot (?:that|it|this) wrong\b"
-    r"|\blet me correct\b|\bscratch that\b|\b(?:changed|moved|rescheduled|postponed|updated|revised|corrected) to\b"
-    r"|\bhas been (?:changed|moved|rescheduled|postponed)\b",
-    re.IGNORECASE,
-)
-# "不是X，而是Y" / "not X but Y" / "Y, not X": X is the value being rejected — drop it.
-_CLAUSE_CHAR = r"(?:[^，,。；;.]|(?<=\d)[,.](?=\d))"  # a number's "," or "." does not end the clause
-_REJECTED_VALUE = re.compile(
-    r"不是[^，,。；;而]{1,24}?[，,]?\s*而是|[，,]\s*(?:而)?不是" + _CLAUSE_CHAR + r"{1,24}(?=[。；;.]|$)"
-    r"|\bnot\s+" + _CLAUSE_CHAR + r"{1,24}?\s+but\b|,\s*not\s+" + _CLAUSE_CHAR + r"{1,24}?(?=[.;]|$)"
-    r"|\brather than\s+" + _CLAUSE_CHAR + r"{1,24}",
-    re.IGNORECASE,
-)
 _NEGATION = re.compile(
     r"尚未|从未|并未|没有|拒不|拒绝|否认|并非|无法|不再|不|没|未"
     r"|\bno longer\b|\bnot\b|n't\b|\bnever\b|\brefuse[sd]?\b|\bdeclined?\b|\bden(?:y|ies|ied)\b|\bfail(?:s|ed)? to\b",
@@ -130,9 +114,9 @@ class Statement:
 @lru_cache(maxsize=4096)
 def read_statement(text: str) -> Statement:
     """Read ``text`` once (cached: a note is compared with many new statements)."""
-    correction = bool(_CORRECTION.search(text)) or bool(_REJECTED_VALUE.search(text))
-    kept = _REJECTED_VALUE.sub(" ", text) if correction else text
-    kept = _CORRECTION.sub(" ", kept)
+    correction = says_it_corrects(text)
+    kept = REJECTED_VALUE_RE.sub(" ", text) if correction else text
+    kept = CORRECTION_CUE_RE.sub(" ", kept)
     mentions = read_mentions(kept)
     lowered = text.lower()
     attributes = frozenset(slot for slot, words in ATTRIBUTES.items() if any(w in lowered for w in words))
@@ -293,14 +277,14 @@ def turn_correction(said: str, new: Statement, old: Statement) -> str | None:
     added = new.mentions.quantities - old.mentions.quantities
     added_dates = {d for d in new.mentions.dates if not any(dates_compatible(d, o) for o in old.mentions.dates)}
     for index, sentence in enumerate(parts):
-        if not (_CORRECTION.search(sentence) or _REJECTED_VALUE.search(sentence)):
+        if not says_it_corrects(sentence):
             continue
         window = " ".join(parts[index:index + 2])
         lowered = window.lower()
         named = {slot for slot, words in ATTRIBUTES.items() if any(w in lowered for w in words)}
         named &= new.attributes & old.attributes
         rejected: set[tuple[str, float]] = set()
-        for match in _REJECTED_VALUE.finditer(window):
+        for match in REJECTED_VALUE_RE.finditer(window):
             rejected |= read_mentions(match.group(0)).quantities
         rejected &= old.mentions.quantities
         if not named and not rejected:
@@ -343,7 +327,7 @@ def compare(new_text: str, old_text: str, said: str = "") -> Relation:
 def rejected_values(text: str) -> set[tuple[str, float]]:
     """The quantities ``text`` rejects: "不是8000元", "not $1,000 but …"."""
     rejected: set[tuple[str, float]] = set()
-    for match in _REJECTED_VALUE.finditer(text):
+    for match in REJECTED_VALUE_RE.finditer(text):
         rejected |= read_mentions(match.group(0)).quantities
     return rejected
 

@@ -10,7 +10,9 @@ import pytest
 from memory.models import Conversation
 from remember.message_index import index_messages
 from recall import search_memory
-from recall.fusion import DENSE, KEYWORD, NOTES, Entry, fuse, fusion_reason, lift_earlier_statements
+from recall.fusion import (
+    DENSE, KEYWORD, NOTES, Entry, fuse, fusion_reason, lift_earlier_statements, raise_first_versions,
+)
 from recall.messages import Statement
 from recall.scoring import ScoreBreakdown, keyword_score
 from recall.types import MESSAGE, NOTE
@@ -65,20 +67,64 @@ def test_the_earlier_statement_of_a_top_slots_subject_is_lifted_right_below_it()
     assert all(slot.lifted_below is None for slot in ordered if slot.key[1] != 6)
 
 
-def test_for_the_first_version_given_the_earlier_statement_ranks_right_above_the_later_one():
-    slots = [entry((MESSAGE, pk), 0.0) for pk in range(1, 5)]
-    for fused, slot in zip((0.05, 0.04, 0.03, 0.02), slots):
+def test_for_the_first_version_given_what_a_correction_replaced_ranks_right_above_it():
+    """Only above an anchor that says it corrects: above another later statement of the subject
+    (the gold already first, say) the earlier one stays below."""
+    slots = [entry((MESSAGE, pk), 0.0) for pk in range(1, 7)]
+    for fused, slot in zip((0.05, 0.04, 0.03, 0.02, 0.015, 0.01), slots):
         slot.fused = fused
     statements = {
-        1: statement([1.0, 0.0, 0.0], day=20),  # the current value
-        2: statement([0.0, 1.0, 0.0], day=20),
+        1: Statement(np.asarray([1.0, 0.0, 0.0], dtype=np.float32), datetime(2026, 1, 20, tzinfo=timezone.utc),
+                     corrects=True),  # "更正一下：第二期不是10万元，是12万元"
+        2: statement([0.0, 1.0, 0.0], day=20),  # a later statement that corrects nothing
         3: statement([0.0, 0.0, 1.0], day=20),
-        4: statement([1.0, 0.1, 0.0], day=2),   # the value first given, same subject
+        4: statement([1.0, 0.1, 0.0], day=2),   # what 1 corrected
+        5: statement([0.1, 1.0, 0.0], day=2),   # earlier, of 2's subject
     }
-    ordered = lift_earlier_statements(slots, statements, above=True)
-    assert [slot.key[1] for slot in ordered] == [4, 1, 2, 3]
-    assert ordered[0].lifted_above == (MESSAGE, 1) and ordered[0].lifted_below is None
+    ordered = lift_earlier_statements(slots, statements, first_version=True)
+    assert [slot.key[1] for slot in ordered] == [4, 1, 2, 5, 3, 6]
+    assert ordered[0].raised_above == (MESSAGE, 1) and ordered[0].lifted_below is None
+    assert ordered[3].lifted_below == (MESSAGE, 2) and ordered[3].raised_above is None
     assert "最初的说法" in fusion_reason(ordered[0])
+    plain = [entry((MESSAGE, pk), fused) for pk, fused in zip(range(1, 7), (0.05, 0.04, 0.03, 0.02, 0.015, 0.01))]
+    for slot, fused in zip(plain, (0.05, 0.04, 0.03, 0.02, 0.015, 0.01)):
+        slot.fused = fused
+    assert [slot.key[1] for slot in lift_earlier_statements(plain, statements)][:3] == [1, 4, 2]
+
+
+def test_what_a_correction_replaced_is_raised_from_just_below_it_and_never_over_a_better_slot():
+    """The replaced statement ranked 2nd, right under the correction: it goes first. A
+    correction ranked 2nd raises what it replaced between the 1st slot and itself."""
+    def ranked(*fused_values: float) -> list[Entry]:
+        slots = [entry((MESSAGE, pk), 0.0) for pk in range(1, len(fused_values) + 1)]
+        for slot, fused in zip(slots, fused_values):
+            slot.fused = fused
+        return slots
+
+    correction = Statement(np.asarray([1.0, 0.0, 0.0], dtype=np.float32), datetime(2026, 1, 20, tzinfo=timezone.utc),
+                           corrects=True)
+    replaced = statement([1.0, 0.1, 0.0], day=2)
+    ordered = lift_earlier_statements(ranked(0.05, 0.04, 0.03), {1: correction, 2: replaced}, first_version=True)
+    assert [slot.key[1] for slot in ordered] == [2, 1, 3]
+    ordered = lift_earlier_statements(ranked(0.05, 0.04, 0.03, 0.02, 0.01),
+                                      {2: correction, 5: replaced, 1: statement([0.0, 1.0, 0.0], day=25)},
+                                      first_version=True)
+    assert [slot.key[1] for slot in ordered] == [1, 5, 2, 3, 4]
+    assert 0.04 < ordered[1].fused < 0.05
+
+
+def test_for_the_first_version_given_each_corrected_note_ranks_right_above_its_correction():
+    """first (corrected by second, corrected by current): the chain ends with the first on top;
+    an unrelated slot keeps its place, and a pair whose note is not a slot moves nothing."""
+    current, second, first, aside, lonely = (entry((NOTE, pk), 0.0) for pk in (1, 2, 3, 4, 5))
+    for fused, slot in zip((0.05, 0.03, 0.01, 0.04, 0.02), (current, second, first, aside, lonely)):
+        slot.fused = fused
+    superseded_by = {3: 2, 2: 1, 5: 99}  # 99 is not among the slots
+    ordered = raise_first_versions([current, second, first, aside, lonely], superseded_by)
+    assert [slot.key[1] for slot in ordered] == [3, 2, 1, 4, 5]
+    assert first.raised_above == (NOTE, 2) and second.raised_above == (NOTE, 1)
+    assert current.raised_above is None and lonely.raised_above is None and lonely.fused == 0.02
+    assert "最初的说法" in fusion_reason(first)
 
 
 EARLIER = "I collect Lily from school at 3:15 on Tuesdays and Thursdays, so no late calls on those days."

@@ -182,6 +182,22 @@ def test_a_history_question_returns_the_superseded_value_with_its_window_below_t
     assert new.pk in [hit.note.pk for hit in current_only.hits if hit.note is not None]
 
 
+def test_a_question_for_the_first_version_ranks_the_corrected_note_above_its_correction(world):
+    old = world.note("租赁合同约定月租金为5000元。", matter=world.matter_deposit)
+    new = world.note("更正一下，租赁合同约定的月租金是5500元。", matter=world.matter_deposit)
+    supersede_note(old, new, actor="system:test", reason="corrected")
+    for question in ("我最早报给你的月租金是多少？", "What rent did I first give you?"):
+        result = search_memory(world.alice, question, k=10, matter_id=world.matter_deposit.pk)
+        assert result.plan.first_version, question
+        notes = [hit.note.pk for hit in result.hits if hit.kind == "note"]
+        assert notes.index(old.pk) < notes.index(new.pk), question
+        first = next(hit for hit in result.hits if hit.note is not None and hit.note.pk == old.pk)
+        assert any("最初的说法" in reason for reason in first.reasons), first.reasons
+    current = search_memory(world.alice, "之前的租金是多少", k=10, matter_id=world.matter_deposit.pk)
+    notes = [hit.note.pk for hit in current.hits if hit.kind == "note"]
+    assert notes.index(new.pk) < notes.index(old.pk)  # other history words: the current value first
+
+
 def test_an_explicit_reference_weights_the_conversations_own_messages_up(world, talk):
     on_matter, _, messages = talk
     result = search_memory(world.alice, "你之前说过押金什么时候退？", k=5, conversation=on_matter)
