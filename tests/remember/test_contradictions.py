@@ -93,6 +93,17 @@ def test_search_flags_both_and_puts_the_newer_first_for_those_who_may_see_them(w
         assert not {hit.note.pk for hit in hits if hit.note is not None} & {old.pk, new.pk}
 
 
+def test_asked_for_the_first_version_the_older_of_the_pair_comes_first(world, deposit_conversation, make_turn):
+    make_turn(deposit_conversation, FIRST, "", day=1)
+    make_turn(deposit_conversation, CHANGED, REPLY, day=3)
+    old, new = _deduction_notes()
+    result = search_memory(world.alice, "房东最早说要扣多少押金？", k=10, matter_id=world.matter_deposit.pk)
+    assert result.plan.first_version
+    notes = [hit.note for hit in result.hits if hit.note is not None]
+    assert notes.index(old) < notes.index(new)
+    assert [hit.rank for hit in result.hits] == list(range(1, len(result.hits) + 1))
+
+
 def test_a_correction_settles_the_contradiction_and_is_audited(world, deposit_conversation, make_turn):
     make_turn(deposit_conversation, FIRST, "", day=1)
     make_turn(deposit_conversation, CHANGED, REPLY, day=3)
