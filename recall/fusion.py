@@ -225,7 +225,7 @@ def lift_earlier_statements(slots: list[Entry], statements: dict[int, Statement]
     def statement(slot: Entry) -> Statement | None:
         return statements.get(first_message_id(slot))
 
-    def same_subject(said: Statement, earlier: Statement) -> float:
+    def similarity(said: Statement, earlier: Statement) -> float:
         return float(said.vector @ earlier.vector /
                      (np.linalg.norm(said.vector) * np.linalg.norm(earlier.vector) or 1.0))
 
@@ -237,9 +237,9 @@ def lift_earlier_statements(slots: list[Entry], statements: dict[int, Statement]
         raising = first_version and said.corrects
         # What a correction replaced may rank anywhere below it, another anchor included.
         below = slots[position + 1:HISTORY_WINDOW] if raising else rest
-        earlier = [(other, same_subject(said, found)) for other in below
+        earlier = [(other, similarity(said, found)) for other in below
                    if (found := statement(other)) is not None and found.said_at < said.said_at]
-        earlier = [(other, similarity) for other, similarity in earlier if similarity >= SAME_SUBJECT_SIMILARITY]
+        earlier = [(other, cosine) for other, cosine in earlier if cosine >= SAME_SUBJECT_SIMILARITY]
         if not earlier:
             continue
         if raising:
