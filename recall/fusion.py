@@ -177,6 +177,16 @@ def _rank_history(slots: list[Entry], superseded_by: dict[Any, Any]) -> None:
             entry.fused = round(min(entry.fused, successor.fused * BELOW_SUCCESSOR), 6)
 
 
+def _place_right_above(slots: list[Entry], moved: Entry, anchor: Entry) -> None:
+    """``moved`` right above ``anchor``: between it and the slot ranked right above it, never
+    over that one."""
+    ceiling = min((slot.fused for slot in slots if slot.fused > anchor.fused and slot is not moved), default=None)
+    raised = anchor.fused / BELOW_SUCCESSOR
+    if ceiling is not None and raised >= ceiling:
+        raised = (anchor.fused + ceiling) / 2
+    moved.fused = max(moved.fused, round(raised, 6))
+
+
 def raise_first_versions(slots: list[Entry], superseded_by: dict[Any, Any]) -> list[Entry]:
     """Best first again, each superseded version right ABOVE its successor when both are slots:
     for a question asking for the first version given, the correction the write path recorded
@@ -190,7 +200,7 @@ def raise_first_versions(slots: list[Entry], superseded_by: dict[Any, Any]) -> l
         moved = False
         for entry, successor in pairs:
             if entry.fused <= successor.fused:
-                entry.fused = round(successor.fused / BELOW_SUCCESSOR, 6)
+                _place_right_above(slots, entry, successor)
                 entry.raised_above = successor.key
                 moved = True
         if not moved:
@@ -244,14 +254,9 @@ def lift_earlier_statements(slots: list[Entry], statements: dict[int, Statement]
             continue
         if raising:
             # What the correction replaced answers the question: of the earlier statements of its
-            # subject, the best ranked for the question, placed between the anchor and the slot
-            # above it (never over a slot that outranked the anchor).
+            # subject, the best ranked for the question.
             best = earlier[0][0]
-            ceiling = min((slot.fused for slot in slots if slot.fused > anchor.fused), default=None)
-            raised = anchor.fused / BELOW_SUCCESSOR
-            if ceiling is not None and raised >= ceiling:
-                raised = (anchor.fused + ceiling) / 2
-            best.fused = max(best.fused, round(raised, 6))
+            _place_right_above(slots, best, anchor)
             best.raised_above = anchor.key
         else:
             best = max(earlier, key=lambda pair: pair[1])[0]

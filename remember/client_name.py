@@ -16,8 +16,9 @@ from memory.models import Conversation, Message
 from remember.extraction.grounding import introduced_names
 
 #: The phrases of ``grounding.SELF_INTRODUCTION_RE`` and ``ENGLISH_SELF_INTRODUCTION_RE`` for the
-#: database (case-insensitive), to read only messages holding one.
-_INTRODUCTION_SQL = r"我叫|我名叫|我的名字|我是|本人|my name is|i['’]m |i am "
+#: database, to read only messages holding one ("I'm" / "I am" only before two capitalised words:
+#: "I am worried" in every message would fill the read before the introduction).
+_INTRODUCTION_SQL = r"我叫|我名叫|我的名字|我是|本人|[Mm]y name is|I['’]m [A-Z][a-z]+ [A-Z]|I am [A-Z][a-z]+ [A-Z]"
 #: Introductions read per turn: a client introduces themselves once or twice, not a hundred times.
 _MAX_INTRODUCTIONS = 20
 
@@ -30,7 +31,7 @@ def client_name_before(message: Message) -> str:
     conversation = Conversation.objects.filter(pk=message.conversation_id).values("matter_id", "user_id").first()
     if conversation is None:
         return ""
-    earlier = Message.objects.filter(role=Message.Role.USER, content__iregex=_INTRODUCTION_SQL)
+    earlier = Message.objects.filter(role=Message.Role.USER, content__regex=_INTRODUCTION_SQL)
     if conversation["matter_id"]:
         earlier = earlier.filter(conversation__matter_id=conversation["matter_id"],
                                  conversation__user_id=conversation["user_id"])
