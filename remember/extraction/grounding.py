@@ -334,7 +334,9 @@ def introduced_names(text: str) -> list[str]:
                 found.append(name)
     for match in ENGLISH_SELF_INTRODUCTION_RE.finditer(text or ""):
         name = match.group("named") or match.group("full")
-        if name not in found and not any(word.lower() in NOT_NAME_WORDS for word in name.split()):
+        words = name.split()
+        possessive = words[-1].endswith(("'s", "’s"))  # "I'm Claire Donovan's assistant": not her name
+        if name not in found and not possessive and not any(word.lower() in NOT_NAME_WORDS for word in words):
             found.append(name)
     return found
 

@@ -29,6 +29,7 @@ def test_english_introductions_name_people_not_titles_roles_or_nationalities() -
     assert introduced_names("I’m Claire Donovan.") == ["Claire Donovan"]
     assert introduced_names("I'm Senior Counsel at Hongbo, writing for the company.") == []
     assert introduced_names("I'm Canadian, and my permit was cancelled.") == []
+    assert introduced_names("I'm Claire Donovan's assistant, writing on her behalf.") == []
     assert introduced_names("I'm not sure the notice is valid. My name is on the lease.") == []
 
 
