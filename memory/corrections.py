@@ -5,6 +5,8 @@ One lexicon for both paths: the write path's routing reads it to supersede the n
 correction replaces (``remember.routing.slots``), the read path to rank, for a question asking
 for the first version given, the statement a correction replaced right above the correction
 (``recall.fusion.lift_earlier_statements``). docs/routing.md, "The rules"; docs/evaluation.md, "History".
+The offline engine's sentence classifier keeps its own narrower Chinese cue
+(``remember.extraction.lexicon.CORRECTION_RE``): widening it would change the notes it writes.
 """
 from __future__ import annotations
 

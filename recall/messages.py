@@ -371,13 +371,14 @@ class Statement:
     corrects: bool = False
 
 
-def statements_of(user, message_ids: Iterable[int]) -> dict[int, Statement]:
+def statements_of(user, message_ids: Iterable[int], *, corrections: bool = False) -> dict[int, Statement]:
     """The embedded messages among ``message_ids`` that ``user`` may see (a firm-wide note's
-    private source messages stay out), by id."""
+    private source messages stay out), by id. Their words are read, to tell whether each says
+    it corrects something, only with ``corrections`` (a question for the first version given)."""
     rows = (
         Message.objects.filter(conversation__in=Conversation.objects.visible_to(user), pk__in=list(message_ids))
         .exclude(embedding=None)
-        .values_list("pk", "embedding", "said_at", "content")
+        .values_list("pk", "embedding", "said_at", *(("content",) if corrections else ()))
     )
-    return {pk: Statement(np.asarray(vector, dtype=np.float32), said_at, says_it_corrects(content))
-            for pk, vector, said_at, content in rows}
+    return {pk: Statement(np.asarray(vector, dtype=np.float32), said_at, bool(content) and says_it_corrects(content[0]))
+            for pk, vector, said_at, *content in rows}

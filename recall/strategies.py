@@ -230,7 +230,7 @@ def layered(request: SearchRequest) -> SearchResult:
     if plan.history:  # earlier statements of the same subject as the best slots rank just below them
         slots = lift_earlier_statements(slots, statements_of(user, {
             first_message_id(slot) for slot in slots[:HISTORY_WINDOW]
-        } - {None}), first_version=plan.first_version)
+        } - {None}, corrections=plan.first_version), first_version=plan.first_version)
     if plan.first_version:  # "what did I first say": a corrected note above its correction
         slots = raise_first_versions(slots, superseded_by)
     selected = select(slots, plan, k, floor)
