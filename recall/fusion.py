@@ -245,6 +245,9 @@ def lift_earlier_statements(slots: list[Entry], statements: dict[int, Statement]
         if said is None:
             continue
         raising = first_version and said.corrects
+        if raising and any((found := statement(other)) is not None and found.said_at < said.said_at
+                           and similarity(said, found) >= SAME_SUBJECT_SIMILARITY for other in slots[:position]):
+            continue  # what it replaced already ranks above it
         # What a correction replaced may rank anywhere below it, another anchor included.
         below = slots[position + 1:HISTORY_WINDOW] if raising else rest
         earlier = [(other, similarity(said, found)) for other in below

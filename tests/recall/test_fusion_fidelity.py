@@ -167,6 +167,23 @@ def test_without_a_history_cue_nothing_is_lifted(world, pick_ups):
     assert not any("同一事项较早的说法" in r for hit in result.hits for r in hit.reasons)
 
 
+def test_when_what_a_correction_replaced_already_ranks_above_it_nothing_else_is_raised(world):
+    """The later message says it corrects (its words are read for a first-version question
+    only), and the statement it replaced already ranks above it: no other earlier line of the
+    subject (an aside about Lily's school) is pushed over the correction."""
+    private = Conversation.objects.create(firm=world.firm_a, user=world.alice, matter=None)
+    earlier = said(private, EARLIER, day=2)
+    for minute, text in enumerate(ASIDES):
+        said(private, text, day=10, minute=minute)
+    correction = said(private, "Correction: I collect Lily from school on Mondays and Fridays, actually, "
+                               "not Tuesdays and Thursdays.", day=25)
+    index_messages()
+    first = search_memory(world.alice, "Which days did I originally say I collect Lily from school?", k=5)
+    assert first.plan.first_version
+    assert position_of(first, earlier.pk) + 1 == position_of(first, correction.pk)
+    assert not any("最初的说法" in r for hit in first.hits for r in hit.reasons)
+
+
 @pytest.mark.parametrize("who", ["bob", "charlie"])
 def test_others_never_get_alices_earlier_statements(world, pick_ups, who):
     result = search_memory(getattr(world, who), "Which days did I originally do the school pick-up?", k=5)
