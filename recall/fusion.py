@@ -122,11 +122,14 @@ def fuse(
     keyword_rank: dict[int, int],
     superseded_by: dict[Any, Any],
     turns: dict[int, tuple[int, ...]] | None = None,
+    *,
+    first_version: bool = False,
 ) -> list[Entry]:
     """The slots (notes holding the candidate messages of their turns, and lone turns), each with
     its per-list ranks and fused score, best first. ``turns`` maps a candidate message id to the
     ids of its turn, user message first (``MessageCandidate.turn_ids``); without it every message
-    is a turn of its own."""
+    is a turn of its own. A superseded note ranks just below its successor — right above it for
+    a question asking for the first version given (``first_version``)."""
     turns = turns or {}
     layered_rank = ranks_of(entry.key for entry in sorted([*notes, *messages], key=lambda e: e.total, reverse=True))
     holder: dict[int, Entry] = {}  # message id -> the best-ranked note citing it
@@ -155,6 +158,8 @@ def fuse(
             _credit(slot, NOTES, layered_rank[message.key], message)
     for slot in slots:
         slot.fused = fused_score(slot)
+    if first_version:
+        return raise_first_versions(slots, superseded_by)
     _rank_history(slots, superseded_by)
     return sorted(slots, key=lambda e: e.fused, reverse=True)
 

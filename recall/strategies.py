@@ -18,7 +18,7 @@ from recall import exact_vectors
 from recall.alongside import can_run_alongside, run_alongside
 from recall.fusion import (
     DENSE, HISTORY_WINDOW, KEYWORD, NOTES, Entry, RawFloor, absorbed_said, dense_ranking, first_message_id, fuse,
-    fusion_reason, keyword_ranking, lift_earlier_statements, raise_first_versions, select,
+    fusion_reason, keyword_ranking, lift_earlier_statements, select,
 )
 from recall.keywords import term, text_terms
 from recall.graph import SEED_COUNT, GraphReach, expand
@@ -226,13 +226,11 @@ def layered(request: SearchRequest) -> SearchResult:
         note_id: c.note.superseded_by_id for note_id, c in pool.items() if c.note.status == Note.Status.SUPERSEDED
     }
     slots = fuse(notes, messages, dense_rank, keyword_ranking(said), superseded_by,
-                 turns={c.message.pk: c.turn_ids for c in said})
+                 turns={c.message.pk: c.turn_ids for c in said}, first_version=plan.first_version)
     if plan.history:  # earlier statements of the same subject as the best slots rank just below them
         slots = lift_earlier_statements(slots, statements_of(user, {
             first_message_id(slot) for slot in slots[:HISTORY_WINDOW]
         } - {None}, corrections=plan.first_version), first_version=plan.first_version)
-    if plan.first_version:  # "what did I first say": a corrected note above its correction
-        slots = raise_first_versions(slots, superseded_by)
     selected = select(slots, plan, k, floor)
     full = cand.hydrate(user, access, [e.key[1] for e in selected if e.kind == NOTE])
     hits: list[Hit] = []
