@@ -42,7 +42,7 @@ from django.db.models import BooleanField, Q, QuerySet
 from django.db.models.expressions import RawSQL
 from pgvector.django import CosineDistance
 
-from memory.models import Firm, Matter, MemoryScope, Note
+from memory.models import DocumentChunk, Firm, Matter, MemoryScope, Note
 from memory.models.conversations import SEARCH_CONFIG
 from memory.erasure_hooks import LATEST_ERASURE_SQL, follow_erasures
 from memory.models.notes import FIRM_WIDE_SCOPES
@@ -97,6 +97,18 @@ class Reach:
     user_id: int
     firm_ids: tuple[int, ...]
     matter_ids: tuple[int, ...]
+    #: The assigned matters that hold a document passage, read in the same statement; None when
+    #: not read (then a search reads the passages to find out).
+    document_matter_ids: tuple[int, ...] | None = None
+
+    def may_hold_passages(self, matter_id: int | None = None) -> bool:
+        """Whether a passage of ``matter_id`` (any assigned matter when None) may exist: a firm
+        that has uploaded nothing pays no document read on every search."""
+        if self.document_matter_ids is None:
+            return True
+        if matter_id is None:
+            return bool(self.document_matter_ids)
+        return matter_id in self.document_matter_ids
 
     def literals(self) -> dict[str, tuple[int, ...]]:
         """Keyword arguments that give ``visible_to`` these ids instead of its subqueries."""
@@ -106,15 +118,17 @@ class Reach:
 def reach_of(user) -> Reach:
     """The user's firms and assigned matters (``Firm.objects.of_user``, ``Matter.objects.assigned_to``)
     in ONE round trip: a search pays it before anything else (docs/performance.md, Search). The
-    same statement reads the newest erasure's id (``memory.erasure_hooks.follow_erasures``)."""
+    same statement reads which of those matters hold a document passage (one index probe per
+    matter) and the newest erasure's id (``memory.erasure_hooks.follow_erasures``)."""
     if not user.is_authenticated:
-        return Reach(0, (), ())
+        return Reach(0, (), (), ())
     sql, params = _reach_statement(user.pk)
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
-        firm_ids, matter_ids, latest_erasure = cursor.fetchone()
+        firm_ids, matter_ids, document_matter_ids, latest_erasure = cursor.fetchone()
     follow_erasures(latest_erasure)  # another process erased: forget what this one cached
-    return Reach(user_id=user.pk, firm_ids=tuple(sorted(firm_ids)), matter_ids=tuple(sorted(matter_ids)))
+    return Reach(user_id=user.pk, firm_ids=tuple(sorted(firm_ids)), matter_ids=tuple(sorted(matter_ids)),
+                 document_matter_ids=tuple(sorted(document_matter_ids)))
 
 
 @functools.lru_cache(maxsize=4096)
@@ -125,8 +139,10 @@ def _reach_statement(user_id: int) -> tuple[str, tuple]:
     user = get_user_model()(pk=user_id)
     firms_sql, firms_params = Firm.objects.of_user(user).order_by().values("pk").query.sql_with_params()
     matters_sql, matters_params = Matter.objects.assigned_to(user).order_by().values("pk").query.sql_with_params()
-    return (f"SELECT ARRAY({firms_sql}), ARRAY({matters_sql}), {LATEST_ERASURE_SQL}",
-            (*firms_params, *matters_params))
+    with_passages = (f"SELECT assigned.id FROM ({matters_sql}) assigned(id) WHERE EXISTS "
+                     f"(SELECT 1 FROM {DocumentChunk._meta.db_table} chunk WHERE chunk.matter_id = assigned.id)")
+    return (f"SELECT ARRAY({firms_sql}), ARRAY({matters_sql}), ARRAY({with_passages}), {LATEST_ERASURE_SQL}",
+            (*firms_params, *matters_params, *matters_params))
 
 
 # --- the layer rule: declared once, rendered as a Q (ORM reads) and as SQL (the hot path) ---

@@ -129,8 +129,12 @@ def search_memory(
     nothing_on = unheld_anchors(user, reach, question_anchors(query), request.exclude_message_ids)
     anchors_ms = round((time.perf_counter() - anchored) * 1000, 2)
     # The document passages need only the query vector: read on a connection of their own while
-    # the strategy reads, so a search does not wait for them after it (docs/performance.md).
-    passages = run_alongside(lambda: document_passages(request, nothing_on))
+    # the strategy reads, so a search does not wait for them after it (docs/performance.md);
+    # not at all where the matters searched hold none.
+    if reach.may_hold_passages(matter_id):
+        passages = run_alongside(lambda: document_passages(request, nothing_on))
+    else:
+        passages = _no_passages
     if nothing_on:
         result = SearchResult(strategy=strategy, query=query, plan=plan, hits=[], nothing_on=nothing_on)
     else:
@@ -166,6 +170,10 @@ def search_memory(
     for hit in result.hits:
         metrics.RECALLED.labels(hit.layer).inc()
     return result
+
+
+def _no_passages() -> list[DocumentHit]:
+    return []
 
 
 def document_passages(request: SearchRequest, nothing_on: list[str]) -> list[DocumentHit]:

@@ -11,6 +11,7 @@ from django.db import connection
 from memory.models import DocumentPage
 from recall import MAX_K, registered_strategies, search_memory
 from recall.alongside import can_run_alongside
+from recall.candidates import reach_of
 from tests.clients import client_for
 from tests.connectors.conftest import make_token, mcp_calls
 from tests.connectors.test_mcp_tools import error_text, payload
@@ -82,7 +83,7 @@ def _passages_and_statements_here(user, settings, *, parallel: bool) -> tuple[li
     here = []
 
     def count(execute, sql, params, many, context):
-        if "memory_documentchunk" in sql:
+        if "memory_documentchunk" in sql and not sql.startswith("SELECT ARRAY("):  # not reach_of's probe
             here.append(sql)
         return execute(sql, params, many, context)
 
@@ -105,6 +106,29 @@ def test_outside_a_transaction_the_passages_are_read_beside_the_strategy_with_th
             assert here >= 1 and alongside[0][1] == CITATION
         else:
             assert alongside == []
+
+
+def test_the_reach_names_the_matters_holding_a_passage_behind_the_same_walls(world, lease):
+    assert reach_of(world.alice).document_matter_ids == (world.matter_deposit.pk,)
+    assert reach_of(world.bob).document_matter_ids == ()  # walled off from the deposit matter
+    assert reach_of(world.charlie).document_matter_ids == ()  # the other firm
+
+
+@pytest.mark.parametrize("parallel", [True, False])
+def test_a_search_of_matters_without_passages_reads_no_document(world, lease, settings, monkeypatch, parallel):
+    """Every search pays nothing for documents where the matters searched hold none (alice's
+    laptop matter, bob's and charlie's reach); alice's search of every matter still reads them."""
+    from recall import documents
+
+    settings.SEARCH_PARALLEL_READS = parallel
+    reads = []
+    real = documents.document_rankings
+    monkeypatch.setattr(documents, "document_rankings", lambda *a, **kw: reads.append(1) or real(*a, **kw))
+    for user, matter in ((world.alice, world.matter_laptop.pk), (world.bob, None), (world.charlie, None)):
+        assert search_memory(user, RENT, k=10, matter_id=matter).passages == []
+    assert reads == []
+    assert search_memory(world.alice, RENT, k=10).passages[0].citation == CITATION
+    assert reads == [1]
 
 
 @pytest.mark.django_db(transaction=True)
