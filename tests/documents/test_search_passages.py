@@ -114,13 +114,16 @@ def test_the_reach_names_the_matters_holding_a_passage_behind_the_same_walls(wor
     assert reach_of(world.charlie).document_matter_ids == ()  # the other firm
 
 
+@pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("parallel", [True, False])
 def test_a_search_of_matters_without_passages_reads_no_document(world, lease, settings, monkeypatch, parallel):
-    """Every search pays nothing for documents where the matters searched hold none (alice's
-    laptop matter, bob's and charlie's reach); alice's search of every matter still reads them."""
+    """A search pays nothing for documents where the matters searched hold none (alice's laptop
+    matter, bob's and charlie's reach), with its reads beside the strategy or on one connection;
+    alice's search of every matter still reads them."""
     from recall import documents
 
     settings.SEARCH_PARALLEL_READS = parallel
+    assert can_run_alongside() == parallel  # committed rows: the worker threads' reads are real
     reads = []
     real = documents.document_rankings
     monkeypatch.setattr(documents, "document_rankings", lambda *a, **kw: reads.append(1) or real(*a, **kw))
