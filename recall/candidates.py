@@ -97,15 +97,12 @@ class Reach:
     user_id: int
     firm_ids: tuple[int, ...]
     matter_ids: tuple[int, ...]
-    #: The assigned matters that hold a document passage, read in the same statement; None when
-    #: not read (then a search reads the passages to find out).
-    document_matter_ids: tuple[int, ...] | None = None
+    #: The assigned matters that hold a document passage, read in the same statement.
+    document_matter_ids: tuple[int, ...]
 
     def may_hold_passages(self, matter_id: int | None = None) -> bool:
         """Whether a passage of ``matter_id`` (any assigned matter when None) may exist: a firm
         that has uploaded nothing pays no document read on every search."""
-        if self.document_matter_ids is None:
-            return True
         if matter_id is None:
             return bool(self.document_matter_ids)
         return matter_id in self.document_matter_ids
@@ -139,10 +136,12 @@ def _reach_statement(user_id: int) -> tuple[str, tuple]:
     user = get_user_model()(pk=user_id)
     firms_sql, firms_params = Firm.objects.of_user(user).order_by().values("pk").query.sql_with_params()
     matters_sql, matters_params = Matter.objects.assigned_to(user).order_by().values("pk").query.sql_with_params()
-    with_passages = (f"SELECT assigned.id FROM ({matters_sql}) assigned(id) WHERE EXISTS "
-                     f"(SELECT 1 FROM {DocumentChunk._meta.db_table} chunk WHERE chunk.matter_id = assigned.id)")
-    return (f"SELECT ARRAY({firms_sql}), ARRAY({matters_sql}), ARRAY({with_passages}), {LATEST_ERASURE_SQL}",
-            (*firms_params, *matters_params, *matters_params))
+    # The assigned matters are evaluated once; those holding a passage are probed from that array.
+    with_passages = (f"SELECT assigned_id FROM unnest(assigned.ids) assigned_id WHERE EXISTS "
+                     f"(SELECT 1 FROM {DocumentChunk._meta.db_table} chunk WHERE chunk.matter_id = assigned_id)")
+    return (f"SELECT ARRAY({firms_sql}), assigned.ids, ARRAY({with_passages}), {LATEST_ERASURE_SQL} "
+            f"FROM (SELECT ARRAY({matters_sql}) AS ids) assigned",
+            (*firms_params, *matters_params))
 
 
 # --- the layer rule: declared once, rendered as a Q (ORM reads) and as SQL (the hot path) ---
