@@ -23,6 +23,8 @@ Run:
 
 Knobs: BENCH_WALK_ROWS (default 40000: the corpus size; the sizes below are its prefixes),
 BENCH_WALK_SIZES (default "6000,40000": rows in the index, half of them the searched firm's),
+BENCH_WALK_OWNERS / BENCH_WALK_LAYERS / BENCH_WALK_LIMIT (default 2 / 3 / 30: the firm-wide walk;
+1 / 1 / 20 is the raw messages' walk of a user whose messages fill the index),
 BENCH_WALK_BUILDS (default "16:64,32:64,16:200": m:ef_construction), BENCH_WALK_EFS (default
 "400,200,100": hnsw.ef_search). Figures: docs/performance.md, "Figures at 100k".
 """
@@ -46,8 +48,12 @@ from bench.databases import throwaway_database
 
 REPO = Path(__file__).resolve().parent.parent
 CHINESE = re.compile(r"[\u4e00-\u9fff]")
-LIMIT = 30  # the firm-wide part of the note statement at k = 10
-LAYERS = 3
+# The firm-wide part of the note statement at k = 10: two firms, three layers, LIMIT 30. The raw
+# messages' walk (recall/messages.py, above EXACT_MESSAGE_MAX_ROWS): BENCH_WALK_OWNERS=1
+# BENCH_WALK_LAYERS=1 BENCH_WALK_LIMIT=20.
+OWNERS = int(os.environ.get("BENCH_WALK_OWNERS", "2"))
+LAYERS = int(os.environ.get("BENCH_WALK_LAYERS", "3"))
+LIMIT = int(os.environ.get("BENCH_WALK_LIMIT", "30"))
 
 
 def _docstring_paragraphs() -> list[str]:
@@ -191,7 +197,7 @@ def main() -> list[dict]:
     efs = [int(s) for s in os.environ.get("BENCH_WALK_EFS", "400,200,100").split(",")]
     vectors, questions = corpus_vectors(rows)
     rng = np.random.default_rng(3)
-    firm, layer = rng.integers(1, 3, len(vectors)), rng.integers(0, LAYERS, len(vectors))
+    firm, layer = rng.integers(1, OWNERS + 1, len(vectors)), rng.integers(0, LAYERS, len(vectors))
     results = []
     with throwaway_database(os.environ.get("BENCH_DB_NAME", "legalmem_bench_walk")):
         for size in [min(size, len(vectors)) for size in sizes]:
@@ -209,7 +215,8 @@ def main() -> list[dict]:
                     print(f"[walk] {row}", flush=True)
         with connection.cursor() as cursor:
             cursor.execute("DROP TABLE IF EXISTS walk_note")
-    print(f"\n{len(questions)} questions; recall@10 of each firm-wide layer against the exact read\n")
+    print(f"\n{len(questions)} questions, {OWNERS} owner(s), {LAYERS} layer(s), LIMIT {LIMIT}; "
+          "recall@10 of each layer against the exact read\n")
     print("| rows (searched firm) | m / ef_construction | ef_search | recall@10 per layer | walk p50 / p95 ms |")
     print("|---|---|---|---|---|")
     for row in results:

@@ -52,9 +52,12 @@ from recall.keywords import STOP_WORDS, query_tokens  # noqa: F401  (re-exported
 from recall.plan import RetrievalPlan
 
 DEFAULT_EF_SEARCH = 200
-# The candidate list of the raw messages' HNSW walk (``strategies.layered``): recall@10 against
-# exact 1.0 at 40, 100 and 200 (10k messages of one user); 100 keeps a margin.
-WALK_EF_SEARCH = 100
+# The candidate list of the raw messages' HNSW walk (``strategies.layered``; a user's messages are
+# walked only above EXACT_MESSAGE_MAX_ROWS). On real text embeddings, 40k messages of one user
+# (bench/bench_walk_recall.py, BENCH_WALK_OWNERS=1 BENCH_WALK_LAYERS=1 BENCH_WALK_LIMIT=20),
+# recall@10 against exact is 0.932 at 100, 0.961 at 200 and 0.977 at 400; at 100k messages the
+# read costs +1.4 / +1.2 ms p50 / p95 at 200 and +4.7 / +5.4 ms at 400, against 100.
+WALK_EF_SEARCH = 200
 # The candidate list of the note statement's walks (the firm-wide layers share one). Where the firm
 # is most of the table, PostgreSQL walks the index instead of reading the firm's rows exactly.
 # On real text embeddings (bench/bench_walk_recall.py) recall@10 per firm-wide layer against
