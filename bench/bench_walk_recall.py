@@ -45,6 +45,7 @@ from django.conf import settings
 from django.db import connection
 
 from bench.databases import throwaway_database
+from recall.candidates import vector_literal
 
 REPO = Path(__file__).resolve().parent.parent
 CHINESE = re.compile(r"[\u4e00-\u9fff]")
@@ -132,17 +133,13 @@ def corpus_vectors(rows: int) -> tuple[np.ndarray, np.ndarray]:
     return vectors.astype(np.float32), asked.astype(np.float32)
 
 
-def _literal(vector: np.ndarray) -> str:
-    return "[" + ",".join(f"{x:.6f}" for x in vector) + "]"
-
-
 def _fill(vectors: np.ndarray, size: int, firm: np.ndarray, layer: np.ndarray, m: int, construction: int) -> float:
     """The first ``size`` rows in a fresh table with its HNSW index; the build's seconds."""
     with connection.cursor() as cursor:
         cursor.execute("DROP TABLE IF EXISTS walk_note")
         cursor.execute(f"CREATE TABLE walk_note (id bigint PRIMARY KEY, firm int, layer int, "
                        f"embedding vector({vectors.shape[1]}))")
-        rows = [(i, int(firm[i]), int(layer[i]), _literal(vectors[i])) for i in range(size)]
+        rows = [(i, int(firm[i]), int(layer[i]), vector_literal(vectors[i])) for i in range(size)]
         for start in range(0, size, 2000):
             cursor.executemany("INSERT INTO walk_note VALUES (%s, %s, %s, %s::vector)", rows[start:start + 2000])
         started = time.perf_counter()
@@ -164,7 +161,7 @@ def _walk(questions: np.ndarray, ef_search: int | None) -> tuple[list[list[list[
     found, times = [], []
     order = "embedding <=> %s::vector" if ef_search else "(embedding <=> %s::vector) + 0"  # + 0: no index
     for question in questions:
-        literal = _literal(question)
+        literal = vector_literal(question)
         with connection.cursor() as cursor:
             cursor.execute("BEGIN")
             if ef_search:

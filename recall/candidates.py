@@ -100,8 +100,10 @@ class Reach:
     user_id: int
     firm_ids: tuple[int, ...]
     matter_ids: tuple[int, ...]
-    #: The assigned matters that hold a document passage, read in the same statement.
-    document_matter_ids: tuple[int, ...]
+    #: The assigned matters that hold a document passage, read in the same statement. Not part of
+    #: equality: the rules compiled per reach (``_compiled_visible_where``, the graph's links)
+    #: depend on the firms and matters only, and an upload must not compile them again.
+    document_matter_ids: tuple[int, ...] = field(compare=False)
 
     def may_hold_passages(self, matter_id: int | None = None) -> bool:
         """Whether a passage of ``matter_id`` (any assigned matter when None) may exist: a firm
