@@ -1,0 +1,117 @@
+"""The firm-wide layers are walked per firm, each in its firm's own HNSW index (migration 0027):
+a user of two firms gets a walk in each, and the nearest notes of both; an outsider none of a
+firm he does not belong to."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from django.db import connection, transaction
+
+from memory.models import MemoryScope, Note, Role
+from memory.models.notes import FIRM_NOTE_INDEX_PREFIX, FIRM_WIDE_SCOPES
+from recall import candidates as cand
+from recall.plan import make_plan
+from tests.factories import MembershipFactory, UserFactory
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+QUESTION = "竞业限制补偿金的计算"
+
+
+def _firm_wide_notes(world, per_firm: int = 120) -> np.ndarray:
+    """Firm-wide notes in both firms (random unit vectors), committed and analysed; returns the
+    vector the test asks with."""
+    rng = np.random.default_rng(11)
+    vectors = rng.normal(size=(2 * per_firm + 1, 384)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    Note.objects.bulk_create(
+        Note(
+            firm=firm, content=f"{firm.slug} 通用笔记 {i}", memory_scope=FIRM_WIDE_SCOPES[i % 3], category="fact",
+            source_type="manual", content_hash=f"{firm.pk}{i:060d}", embedding=vectors[offset + i],
+        )
+        for offset, firm in ((0, world.firm_a), (per_firm, world.firm_b))
+        for i in range(per_firm)
+    )
+    with connection.cursor() as cursor:
+        cursor.execute("VACUUM ANALYZE memory_note")
+    return vectors[-1]
+
+
+def _statement(user, plan, reach, vector) -> tuple[str, list]:
+    captured = []
+
+    def grab(execute, sql, params, many, context):
+        if "query_vector" in sql:
+            captured.append((sql, params))
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(grab):
+        cand.read_candidates(user, plan, reach, vector, [], per_layer=20)
+    assert len(captured) == 1
+    return cand.read_of_statement(*captured[0])
+
+
+def _explain(sql: str, params: list) -> str:
+    with transaction.atomic(), connection.cursor() as cursor:
+        for setting in ("enable_seqscan", "enable_bitmapscan", "enable_sort"):
+            cursor.execute(f"SET LOCAL {setting} = off")
+        cursor.execute(f"EXPLAIN {sql}", params)
+        return "\n".join(row[0] for row in cursor.fetchall())
+
+
+def _exact_firm_wide(user, plan, reach, vector, layer) -> list:
+    """The ORM reference, read without any index: the exact nearest visible notes of ``layer``.
+    The firm-wide layers share one walk (their LIMITs summed), so a layer may get fewer than its
+    own LIMIT: those must be its nearest."""
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SET LOCAL enable_indexscan = off")
+        cursor.execute("SET LOCAL enable_bitmapscan = off")
+        rows = (Note.objects.visible_to(user).active().with_embedding().filter(cand.layer_filter(plan, reach, [layer]))
+                .order_by(cand.CosineDistance("embedding", vector))[:20])
+        return [note.pk for note in rows]
+
+
+def test_a_user_of_two_firms_walks_each_firms_own_index(world):
+    vector = _firm_wide_notes(world)
+    dana = UserFactory(username="dana")
+    MembershipFactory(user=dana, firm=world.firm_a, role=Role.LAWYER)
+    MembershipFactory(user=dana, firm=world.firm_b, role=Role.LAWYER)
+    plan = make_plan(QUESTION, matter_id=None)
+    assert {MemoryScope.GENERAL_LAW, MemoryScope.CROSS_CASE} <= set(plan.layers)
+    reach = cand.reach_of(dana)
+    assert set(reach.firm_ids) == {world.firm_a.pk, world.firm_b.pk}
+
+    explained = _explain(*_statement(dana, plan, reach, vector))
+    for firm in (world.firm_a, world.firm_b):
+        assert f"Index Scan using {FIRM_NOTE_INDEX_PREFIX}{firm.pk} " in explained, explained
+
+    by_layer, _keyword = cand.read_candidates(dana, plan, reach, vector, [], per_layer=20)
+    for layer in (MemoryScope.GENERAL_LAW, MemoryScope.CROSS_CASE):
+        got = [c.note.pk for c in by_layer[layer]]
+        assert len(got) >= 5
+        assert got == _exact_firm_wide(dana, plan, reach, vector, layer)[: len(got)]
+        assert {c.note.firm_id for c in by_layer[layer]} == {world.firm_a.pk, world.firm_b.pk}
+
+
+@pytest.mark.parametrize("who", ["alice", "charlie"])
+def test_each_member_walks_only_his_own_firms_index_and_gets_only_its_notes(world, who):
+    """alice (firm A) and charlie, the outsider to firm A (firm B): one walk, in their own
+    firm's index, and nothing of the other firm."""
+    vector = _firm_wide_notes(world)
+    user = getattr(world, who)
+    own, other = (world.firm_a, world.firm_b) if who == "alice" else (world.firm_b, world.firm_a)
+    plan = make_plan(QUESTION, matter_id=None)
+    reach = cand.reach_of(user)
+
+    explained = _explain(*_statement(user, plan, reach, vector))
+    assert f"Index Scan using {FIRM_NOTE_INDEX_PREFIX}{own.pk} " in explained, explained
+    assert f"{FIRM_NOTE_INDEX_PREFIX}{other.pk} " not in explained
+
+    by_layer, _keyword = cand.read_candidates(user, plan, reach, vector, [], per_layer=20)
+    for layer in (MemoryScope.GENERAL_LAW, MemoryScope.CROSS_CASE, MemoryScope.GLOBAL):
+        if layer not in plan.layers:
+            continue
+        got = [c.note.pk for c in by_layer[layer]]
+        assert len(got) >= 5
+        assert got == _exact_firm_wide(user, plan, reach, vector, layer)[: len(got)]
+        assert {c.note.firm_id for c in by_layer[layer]} == {own.pk}
