@@ -4,9 +4,11 @@
 kind at 100k, where a layer's ten nearest sit in one tight cluster, and unkind at 10k, where
 they straddle several. This benchmark asks the same question of vectors that real text gives
 the encoder. The walk is the one the note statement sends for the three firm-wide layers
-(recall/candidates.py): two firms share one HNSW index, and one walk serves the three layers
-under ``firm = 1`` with ``LIMIT 30``, iterative relaxed order and ``max_scan_tuples`` 20,000.
-Each layer's ten nearest are then compared with those of the exact read of the same statement.
+(recall/candidates.py): one walk serves the three layers under ``firm = 1`` with ``LIMIT 30``,
+iterative relaxed order and ``max_scan_tuples`` 20,000, in an index of the firm's own rows (a
+build ending ``:firm``, what the product keeps per firm since migration 0027) or in one shared by
+every firm (the product's index before it). Each layer's ten nearest are then compared with those
+of the exact read of the same statement.
 
 Corpus (nothing downloaded): the docstring paragraphs of the installed Python packages
 (English, 30–240 characters, about a note's length) and the Chinese lines of this repository's
@@ -25,7 +27,8 @@ Knobs: BENCH_WALK_ROWS (default 40000: the corpus size; the sizes below are its 
 BENCH_WALK_SIZES (default "6000,40000": rows in the index, half of them the searched firm's),
 BENCH_WALK_OWNERS / BENCH_WALK_LAYERS / BENCH_WALK_LIMIT (default 2 / 3 / 30: the firm-wide walk;
 1 / 1 / 20 is the raw messages' walk of a user whose messages fill the index),
-BENCH_WALK_BUILDS (default "16:64,32:64,16:200": m:ef_construction), BENCH_WALK_EFS (default
+BENCH_WALK_BUILDS (default "16:64:firm,16:64": m:ef_construction, ``:firm`` for an index of
+firm 1's rows only), BENCH_WALK_EFS (default
 "400,200,100": hnsw.ef_search). Figures: docs/performance.md, "Figures at 100k".
 """
 from __future__ import annotations
@@ -133,8 +136,10 @@ def corpus_vectors(rows: int) -> tuple[np.ndarray, np.ndarray]:
     return vectors.astype(np.float32), asked.astype(np.float32)
 
 
-def _fill(vectors: np.ndarray, size: int, firm: np.ndarray, layer: np.ndarray, m: int, construction: int) -> float:
-    """The first ``size`` rows in a fresh table with its HNSW index; the build's seconds."""
+def _fill(vectors: np.ndarray, size: int, firm: np.ndarray, layer: np.ndarray, m: int, construction: int,
+          per_firm: bool) -> float:
+    """The first ``size`` rows in a fresh table with its HNSW index (over firm 1's rows only when
+    ``per_firm``); the build's seconds."""
     with connection.cursor() as cursor:
         cursor.execute("DROP TABLE IF EXISTS walk_note")
         cursor.execute(f"CREATE TABLE walk_note (id bigint PRIMARY KEY, firm int, layer int, "
@@ -144,7 +149,7 @@ def _fill(vectors: np.ndarray, size: int, firm: np.ndarray, layer: np.ndarray, m
             cursor.executemany("INSERT INTO walk_note VALUES (%s, %s, %s, %s::vector)", rows[start:start + 2000])
         started = time.perf_counter()
         cursor.execute(f"CREATE INDEX walk_note_hnsw ON walk_note USING hnsw (embedding vector_cosine_ops) "
-                       f"WITH (m = {m}, ef_construction = {construction})")
+                       f"WITH (m = {m}, ef_construction = {construction})" + (" WHERE firm = 1" if per_firm else ""))
         built = time.perf_counter() - started
         cursor.execute("ANALYZE walk_note")
     return built
@@ -190,7 +195,8 @@ def _recall(walked: list[list[list[int]]], exact: list[list[list[int]]]) -> list
 def main() -> list[dict]:
     rows = int(os.environ.get("BENCH_WALK_ROWS", "40000"))
     sizes = [int(s) for s in os.environ.get("BENCH_WALK_SIZES", "6000,40000").split(",")]
-    builds = [tuple(int(x) for x in s.split(":")) for s in os.environ.get("BENCH_WALK_BUILDS", "16:64,32:64,16:200").split(",")]
+    builds = [(int(m), int(construction), kind == ["firm"]) for m, construction, *kind in
+              (spec.split(":") for spec in os.environ.get("BENCH_WALK_BUILDS", "16:64:firm,16:64").split(","))]
     efs = [int(s) for s in os.environ.get("BENCH_WALK_EFS", "400,200,100").split(",")]
     vectors, questions = corpus_vectors(rows)
     rng = np.random.default_rng(3)
@@ -198,13 +204,13 @@ def main() -> list[dict]:
     results = []
     with throwaway_database(os.environ.get("BENCH_DB_NAME", "legalmem_bench_walk")):
         for size in [min(size, len(vectors)) for size in sizes]:
-            for m, construction in builds:
-                built = _fill(vectors, size, firm, layer, m, construction)
+            for m, construction, per_firm in builds:
+                built = _fill(vectors, size, firm, layer, m, construction, per_firm)
                 exact, _ = _walk(questions, None)
                 for ef in efs:
                     walked, times = _walk(questions, ef)
                     row = {"rows": size, "searched_firm_rows": int((firm[:size] == 1).sum()), "m": m,
-                           "ef_construction": construction, "build_s": round(built, 1), "ef_search": ef,
+                           "ef_construction": construction, "index": "firm's own" if per_firm else "shared", "build_s": round(built, 1), "ef_search": ef,
                            "recall@10_per_layer": _recall(walked, exact),
                            "walk_p50_ms": round(statistics.median(times), 2),
                            "walk_p95_ms": round(sorted(times)[int(0.95 * (len(times) - 1))], 2)}
@@ -214,10 +220,10 @@ def main() -> list[dict]:
             cursor.execute("DROP TABLE IF EXISTS walk_note")
     print(f"\n{len(questions)} questions, {OWNERS} owner(s), {LAYERS} layer(s), LIMIT {LIMIT}; "
           "recall@10 of each layer against the exact read\n")
-    print("| rows (searched firm) | m / ef_construction | ef_search | recall@10 per layer | walk p50 / p95 ms |")
-    print("|---|---|---|---|---|")
+    print("| rows (searched firm) | index | m / ef_construction | ef_search | recall@10 per layer | walk p50 / p95 ms |")
+    print("|---|---|---|---|---|---|")
     for row in results:
-        print(f"| {row['rows']:,} ({row['searched_firm_rows']:,}) | {row['m']} / {row['ef_construction']} | "
+        print(f"| {row['rows']:,} ({row['searched_firm_rows']:,}) | {row['index']} | {row['m']} / {row['ef_construction']} | "
               f"{row['ef_search']} | {' / '.join(f'{v:.3f}' for v in row['recall@10_per_layer'])} | "
               f"{row['walk_p50_ms']} / {row['walk_p95_ms']} |")
     return results

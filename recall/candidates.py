@@ -58,12 +58,10 @@ DEFAULT_EF_SEARCH = 200
 # recall@10 against exact is 0.932 at 100, 0.961 at 200 and 0.977 at 400; at 100k messages the
 # read costs +1.4 / +1.2 ms p50 / p95 at 200 and +4.7 / +5.4 ms at 400, against 100.
 WALK_EF_SEARCH = 200
-# The candidate list of the note statement's walks (the firm-wide layers share one). Where the firm
-# is most of the table, PostgreSQL walks the index instead of reading the firm's rows exactly.
-# On real text embeddings (bench/bench_walk_recall.py) recall@10 per firm-wide layer against
-# exact is 1.000 at 200 with 3k of the firm's rows in the index and 0.95–0.965 with 20k; at 100
-# it falls to 0.96–0.98 and 0.91–0.93. The walk costs ~2–6 ms at 200 and ~1.5–2 at 100
-# (docs/performance.md, "Figures at 100k").
+# The candidate list of the note statement's walks (the firm-wide layers share one per firm, in
+# the firm's own index). On real text embeddings (bench/bench_walk_recall.py) recall@10 per
+# firm-wide layer against exact is 0.972–0.979 at 200 with 20k of the firm's rows, 0.936–0.954
+# at 100 (docs/performance.md, "One index per firm").
 NOTE_WALK_EF_SEARCH = 200
 DEFAULT_MAX_SCAN_TUPLES = 20_000
 # Candidates carry only what scoring and reasons need; the final hits are loaded in full

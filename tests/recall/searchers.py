@@ -1,7 +1,12 @@
-"""Who searches, and with which current matter, in the tests that run every user both ways."""
+"""Who searches, and with which current matter, in the tests that run every user both ways; and
+the note statement a search sends, for the tests that EXPLAIN it."""
 from __future__ import annotations
 
 from typing import Any
+
+from django.db import connection
+
+from recall import candidates as cand
 
 
 def searcher_and_matter(world, who: str, matter: str | None) -> tuple[Any, int | None]:
@@ -12,3 +17,18 @@ def searcher_and_matter(world, who: str, matter: str | None) -> tuple[Any, int |
     if matter_id is not None and not getattr(world, matter).assignments.filter(user=user).exists():
         matter_id = None
     return user, matter_id
+
+
+def note_statement_of(user, plan, reach, vector) -> tuple[str, list]:
+    """The one note statement (without its settings) that ``read_candidates`` sends."""
+    captured = []
+
+    def grab(execute, sql, params, many, context):
+        if "query_vector" in sql:
+            captured.append((sql, params))
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(grab):
+        cand.read_candidates(user, plan, reach, vector, [], per_layer=20)
+    assert len(captured) == 1
+    return cand.read_of_statement(*captured[0])

@@ -12,7 +12,7 @@ from memory.models import MemoryScope, Note
 from recall import candidates as cand
 from recall import search_memory
 from recall.plan import make_plan
-from tests.recall.searchers import searcher_and_matter
+from tests.recall.searchers import note_statement_of, searcher_and_matter
 
 pytestmark = pytest.mark.django_db
 
@@ -88,20 +88,6 @@ def _synthetic_notes(world, count: int = 200) -> None:
     )
 
 
-def _statement_of_search(user, plan, reach, vector) -> tuple[str, list]:
-    captured = []
-
-    def grab(execute, sql, params, many, context):
-        if "query_vector" in sql:
-            captured.append((sql, params))
-        return execute(sql, params, many, context)
-
-    with connection.execute_wrapper(grab):
-        cand.read_candidates(user, plan, reach, vector, [], per_layer=20)
-    assert len(captured) == 1
-    return cand.read_of_statement(*captured[0])
-
-
 @pytest.mark.django_db(transaction=True)
 def test_the_search_statement_can_use_the_partial_and_covering_indexes(world, settings):
     """The literal conditions of the statement must imply the indexes' predicates, or PostgreSQL
@@ -120,7 +106,7 @@ def test_the_search_statement_can_use_the_partial_and_covering_indexes(world, se
     assert MemoryScope.CASE in plan.layers
     assert MemoryScope.GENERAL_LAW in plan.layers
     reach = cand.reach_of(world.alice)
-    sql, params = _statement_of_search(world.alice, plan, reach, vector)
+    sql, params = note_statement_of(world.alice, plan, reach, vector)
 
     def explain(*switched_off: str, only_indexes: tuple[str, ...] = ()) -> str:
         """EXPLAIN with scans switched off; with ``only_indexes``, the table's other btree
@@ -186,7 +172,7 @@ def test_case_layer_over_many_matters_falls_back_to_the_hnsw_walk(world, memory,
     for user in (world.alice, world.bob, world.charlie):
         reach = cand.reach_of(user)
         assert not cand._case_read_is_exact(plan, reach, plan.layers)
-        sql, _params = _statement_of_search(user, plan, reach, vector)
+        sql, _params = note_statement_of(user, plan, reach, vector)
         assert sql.count("+ 0") == 1  # the user-profile read only: the case layer walks
         by_layer, _keyword = cand.read_candidates(user, plan, reach, vector, [], per_layer=20)
         visible = set(Note.objects.visible_to(user).values_list("pk", flat=True))

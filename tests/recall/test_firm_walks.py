@@ -12,6 +12,7 @@ from memory.models.notes import FIRM_NOTE_INDEX_PREFIX, FIRM_WIDE_SCOPES
 from recall import candidates as cand
 from recall.plan import make_plan
 from tests.factories import MembershipFactory, UserFactory
+from tests.recall.searchers import note_statement_of
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -35,20 +36,6 @@ def _firm_wide_notes(world, per_firm: int = 120) -> np.ndarray:
     with connection.cursor() as cursor:
         cursor.execute("VACUUM ANALYZE memory_note")
     return vectors[-1]
-
-
-def _statement(user, plan, reach, vector) -> tuple[str, list]:
-    captured = []
-
-    def grab(execute, sql, params, many, context):
-        if "query_vector" in sql:
-            captured.append((sql, params))
-        return execute(sql, params, many, context)
-
-    with connection.execute_wrapper(grab):
-        cand.read_candidates(user, plan, reach, vector, [], per_layer=20)
-    assert len(captured) == 1
-    return cand.read_of_statement(*captured[0])
 
 
 def _explain(sql: str, params: list) -> str:
@@ -81,7 +68,7 @@ def test_a_user_of_two_firms_walks_each_firms_own_index(world):
     reach = cand.reach_of(dana)
     assert set(reach.firm_ids) == {world.firm_a.pk, world.firm_b.pk}
 
-    explained = _explain(*_statement(dana, plan, reach, vector))
+    explained = _explain(*note_statement_of(dana, plan, reach, vector))
     for firm in (world.firm_a, world.firm_b):
         assert f"Index Scan using {FIRM_NOTE_INDEX_PREFIX}{firm.pk} " in explained, explained
 
@@ -103,7 +90,7 @@ def test_each_member_walks_only_his_own_firms_index_and_gets_only_its_notes(worl
     plan = make_plan(QUESTION, matter_id=None)
     reach = cand.reach_of(user)
 
-    explained = _explain(*_statement(user, plan, reach, vector))
+    explained = _explain(*note_statement_of(user, plan, reach, vector))
     assert f"Index Scan using {FIRM_NOTE_INDEX_PREFIX}{own.pk} " in explained, explained
     assert f"{FIRM_NOTE_INDEX_PREFIX}{other.pk} " not in explained
 
