@@ -10,6 +10,10 @@ notes, and the shared index goes.
 Triggers on ``memory_firm`` keep the set complete whatever creates or removes a firm (the
 service, the admin, an import, a benchmark): a firm's INSERT builds its index in the same
 transaction (so a rolled-back firm leaves none), its DELETE drops it, a TRUNCATE drops them all.
+A transaction that wrote notes before it inserts a firm cannot build an index on ``memory_note``
+(their deferred checks are pending): the firm is created all the same and
+``memory.services.tenancy.build_missing_firm_note_indexes`` builds its index after the commit
+(``create_firm`` asks for it, the worker at start). Until then its walk uses the index of all notes.
 During a re-embedding run (``embedding_next`` exists) a new firm's index is built on the shadow
 column too, so the switch finds it. This migration builds the indexes of the firms that exist.
 """
@@ -54,7 +58,14 @@ CREATE OR REPLACE FUNCTION legalmem_firm_note_index_kept() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
     IF TG_OP = 'INSERT' THEN
-        PERFORM legalmem_build_firm_note_index(NEW.id);
+        -- A transaction that already wrote notes has their deferred checks pending, and
+        -- PostgreSQL refuses an index on memory_note then: the firm is still created, and its
+        -- index is built after the commit (memory.services.tenancy.build_missing_firm_note_indexes).
+        BEGIN
+            PERFORM legalmem_build_firm_note_index(NEW.id);
+        EXCEPTION WHEN object_in_use THEN
+            RAISE NOTICE 'firm %: its note index is built after the commit', NEW.id;
+        END;
     ELSIF TG_OP = 'DELETE' THEN
         PERFORM legalmem_drop_firm_note_indexes(OLD.id);
     ELSE  -- TRUNCATE

@@ -1,13 +1,14 @@
 """Each firm's own HNSW index over its firm-wide notes, kept by triggers on the firm table
-(migration 0027): built with the firm, gone with it, and on the shadow column during a
-re-embedding run. The reads that walk them: tests/recall/test_firm_walks.py."""
+(migration 0027): built with the firm (after the commit when its transaction had written notes),
+gone with it, and on the shadow column during a re-embedding run. The reads that walk them: tests/recall/test_firm_walks.py."""
 from __future__ import annotations
 
 import pytest
 from django.db import IntegrityError, connection, transaction
 
-from memory.models import Firm
+from memory.models import Firm, Note
 from memory.models.notes import FIRM_NOTE_INDEX_PREFIX
+from memory.services.tenancy import build_missing_firm_note_indexes, create_firm
 from tests.factories import FirmFactory
 
 pytestmark = pytest.mark.django_db
@@ -73,3 +74,30 @@ def test_during_a_reembedding_run_a_new_firm_is_indexed_on_the_shadow_column_too
     assert "(embedding_next vector_cosine_ops)" in shadow and f"(firm_id = {firm.pk})" in shadow
     Firm.objects.filter(pk=firm.pk).delete()
     assert not {name for name in _firm_indexes() if name.startswith(f"{FIRM_NOTE_INDEX_PREFIX}{firm.pk}")}
+
+
+def _a_note_in(firm) -> Note:
+    return Note.objects.create(firm=firm, content="先写的笔记", memory_scope="global", category="fact",
+                               source_type="manual", content_hash="f" * 64)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_firm_inserted_after_notes_in_one_transaction_is_kept_and_indexed_after_the_commit(world):
+    """The notes' deferred checks are pending, so PostgreSQL refuses an index on memory_note:
+    the transaction must still commit whole, and the index comes after it."""
+    with transaction.atomic():
+        note = _a_note_in(world.firm_a)
+        late = FirmFactory(slug="late")  # no index possible inside this transaction
+    assert Note.objects.filter(pk=note.pk).exists() and Firm.objects.filter(pk=late.pk).exists()
+    assert f"{FIRM_NOTE_INDEX_PREFIX}{late.pk}" not in _firm_indexes()
+    assert build_missing_firm_note_indexes() == [late.pk]
+    assert f"{FIRM_NOTE_INDEX_PREFIX}{late.pk}" in _firm_indexes()
+    assert build_missing_firm_note_indexes() == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_create_firm_after_notes_builds_the_index_once_committed(world):
+    with transaction.atomic():
+        _a_note_in(world.firm_a)
+        firm = create_firm(name="Gamma 律所", slug="gamma", actor=world.alice)
+    assert f"{FIRM_NOTE_INDEX_PREFIX}{firm.pk}" in _firm_indexes()
