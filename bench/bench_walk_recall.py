@@ -5,9 +5,9 @@ kind at 100k, where a layer's ten nearest sit in one tight cluster, and unkind a
 they straddle several. This benchmark asks the same question of vectors that real text gives
 the encoder. The walk is the one the note statement sends for the three firm-wide layers
 (recall/candidates.py): one walk serves the three layers under ``firm = 1`` with ``LIMIT 30``,
-iterative relaxed order and ``max_scan_tuples`` 20,000, in an index of the firm's own rows (a
-build ending ``:firm``, what the product keeps per firm since migration 0027) or in one shared by
-every firm (the product's index before it). Each layer's ten nearest are then compared with those
+iterative relaxed order and ``max_scan_tuples`` 20,000, in one index shared by every firm (the
+product's) or in an index of the firm's own rows (a build ending ``:firm``: measured only, see
+docs/performance.md, "Why the firm-wide layers share one index"). Each layer's ten nearest are then compared with those
 of the exact read of the same statement.
 
 Corpus (nothing downloaded): the docstring paragraphs of the installed Python packages
@@ -27,7 +27,7 @@ Knobs: BENCH_WALK_ROWS (default 40000: the corpus size; the sizes below are its 
 BENCH_WALK_SIZES (default "6000,40000": rows in the index, half of them the searched firm's),
 BENCH_WALK_OWNERS / BENCH_WALK_LAYERS / BENCH_WALK_LIMIT (default 2 / 3 / 30: the firm-wide walk;
 1 / 1 / 20 is the raw messages' walk of a user whose messages fill the index),
-BENCH_WALK_BUILDS (default "16:64:firm,16:64": m:ef_construction, ``:firm`` for an index of
+BENCH_WALK_BUILDS (default "16:64,16:64:firm": m:ef_construction, ``:firm`` for an index of
 firm 1's rows only), BENCH_WALK_EFS (default
 "400,200,100": hnsw.ef_search). Figures: docs/performance.md, "Figures at 100k".
 """
@@ -196,7 +196,7 @@ def main() -> list[dict]:
     rows = int(os.environ.get("BENCH_WALK_ROWS", "40000"))
     sizes = [int(s) for s in os.environ.get("BENCH_WALK_SIZES", "6000,40000").split(",")]
     builds = [(int(m), int(construction), kind == ["firm"]) for m, construction, *kind in
-              (spec.split(":") for spec in os.environ.get("BENCH_WALK_BUILDS", "16:64:firm,16:64").split(","))]
+              (spec.split(":") for spec in os.environ.get("BENCH_WALK_BUILDS", "16:64,16:64:firm").split(","))]
     efs = [int(s) for s in os.environ.get("BENCH_WALK_EFS", "400,200,100").split(",")]
     vectors, questions = corpus_vectors(rows)
     rng = np.random.default_rng(3)

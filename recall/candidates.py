@@ -23,7 +23,7 @@ literals) plus the layer's own conditions. Those are
 declared once, in ``layer_rule``, and rendered both as SQL (here) and as a ``Q`` (``layer_filter``,
 for the ORM reads: semantic strategy, history, graph, provenance). Rows come back as light
 ``Note`` instances (no embedding, no queryset building per layer). The three firm-wide layers
-share one HNSW walk over their firm's own partial index; the case layer over all of the user's matters is
+share one HNSW walk over their partial index; the case layer over all of the user's matters is
 read exactly from a covering index when it is small enough (figures: bench/search_results.md).
 A user who can see nothing (anonymous, no firm) gets nothing without a query.
 """
@@ -58,10 +58,10 @@ DEFAULT_EF_SEARCH = 200
 # recall@10 against exact is 0.932 at 100, 0.961 at 200 and 0.977 at 400; at 100k messages the
 # read costs +1.4 / +1.2 ms p50 / p95 at 200 and +4.7 / +5.4 ms at 400, against 100.
 WALK_EF_SEARCH = 200
-# The candidate list of the note statement's walks (the firm-wide layers share one per firm, in
-# the firm's own index). On real text embeddings (bench/bench_walk_recall.py) recall@10 per
-# firm-wide layer against exact is 0.972–0.979 at 200 with 20k of the firm's rows, 0.936–0.954
-# at 100 (docs/performance.md, "One index per firm").
+# The candidate list of the note statement's walks (the firm-wide layers share one, in the index
+# all firms share). On real text embeddings (bench/bench_walk_recall.py, 40k rows) recall@10 per
+# firm-wide layer against exact is 0.949–0.965 at 200 for a firm holding half of the index and
+# 0.958–0.968 for one holding a tenth (docs/performance.md, "Why the firm-wide layers share one index").
 NOTE_WALK_EF_SEARCH = 200
 DEFAULT_MAX_SCAN_TUPLES = 20_000
 # Candidates carry only what scoring and reasons need; the final hits are loaded in full
@@ -155,7 +155,7 @@ class Cond:
     """One condition on a ``memory_note`` column: ``value`` None means IS NULL, a tuple means
     IN, anything else equality."""
 
-    column: str  # attname: memory_scope, matter_id, owner_id, firm_id
+    column: str  # attname: memory_scope, matter_id, owner_id
     value: object = None
 
 
@@ -362,8 +362,8 @@ def _light_columns() -> tuple[list[str], list[str]]:
 _LIGHT = frozenset(CANDIDATE_FIELDS) | {"firm_id", "matter_id", "owner_id"}
 
 
-# The firm-wide layers (no matter, no owner) are read with ONE nearest-neighbour scan per firm over
-# that firm's own partial HNSW index (``FIRM_NOTE_INDEX_PREFIX``) and split by layer afterwards.
+# The firm-wide layers (no matter, no owner) are read with ONE nearest-neighbour scan over their
+# own partial HNSW index (``note_embedding_firmwide_hnsw``) and split by layer afterwards.
 
 # The case layer over all of the user's matters (no current matter) is read EXACTLY, from the
 # covering index ``note_case_vectors`` ((matter, owner) → id, firm, scope, status, embedding: an
@@ -408,10 +408,8 @@ def _vector_parts(
         if layer in FIRM_WIDE_SCOPES and len(firm_wide) > 1:
             assert rule == ((Cond("memory_scope", str(layer)),),), "a shared read needs scope-only rules"
             if layer == firm_wide[0]:
-                scope = Cond("memory_scope", tuple(str(x) for x in firm_wide))
-                parts += _per_firm(reach, (scope,), sum(limit_of(x) for x in firm_wide))
-        elif layer in FIRM_WIDE_SCOPES:
-            parts += _per_firm(reach, rule[0], limit_of(layer))
+                merged = ((Cond("memory_scope", tuple(str(x) for x in firm_wide)),),)
+                parts.append(_Part(*_rule_sql(merged), sum(limit_of(x) for x in firm_wide)))
         elif layer == MemoryScope.USER_PROFILE or (
             layer == MemoryScope.CASE and (plan.matter_id is not None or exact_case)
         ):
@@ -423,15 +421,6 @@ def _vector_parts(
         else:
             parts.append(_Part(*_rule_sql(rule), limit_of(layer)))
     return parts
-
-
-def _per_firm(reach: Reach, conditions: tuple[Cond, ...], limit: int) -> list[_Part]:
-    """A firm-wide read: one walk per firm of the user, each in that firm's own HNSW index
-    (``FIRM_NOTE_INDEX_PREFIX``; the planner picks it from ``firm_id = <id>``). A user of one firm
-    has ``firm_id = <id>`` in the visibility rule already."""
-    if len(reach.firm_ids) <= 1:
-        return [_Part(*_rule_sql((conditions,)), limit)]
-    return [_Part(*_rule_sql(((Cond("firm_id", firm_id), *conditions),)), limit) for firm_id in reach.firm_ids]
 
 
 def _case_read_is_exact(plan: RetrievalPlan, reach: Reach, layers: Sequence[str]) -> bool:

@@ -29,11 +29,9 @@ class MemoryScope(models.TextChoices):
     CASE = "case", _("历史案件 case facts")
 
 
-# The layers without a matter or an owner: everyone in the firm sees them. Each firm has its own
-# partial HNSW index over them (``FIRM_NOTE_INDEX_PREFIX`` + firm id, kept by triggers on the firm
-# table: migration 0027) and they are searched in one walk per firm.
+# The layers without a matter or an owner: everyone in the firm sees them. They have their
+# own partial HNSW index (``note_embedding_firmwide_hnsw``) and are searched in one walk.
 FIRM_WIDE_SCOPES = (MemoryScope.CROSS_CASE, MemoryScope.GENERAL_LAW, MemoryScope.GLOBAL)
-FIRM_NOTE_INDEX_PREFIX = "note_firmwide_hnsw_f"
 
 
 class MemoryType(models.TextChoices):
@@ -197,10 +195,19 @@ class Note(models.Model):
                 ef_construction=64,
                 opclasses=["vector_cosine_ops"],
             ),
-            # The firm-wide layers are not indexed here but per firm, one partial HNSW index each
-            # (``FIRM_NOTE_INDEX_PREFIX``), built and dropped by triggers on ``memory_firm``
-            # (migration 0027): a walk in a shared graph also visits the other firms' notes and
-            # recalls less for more time (docs/performance.md, "One index per firm").
+            # The firm-wide layers' own graph: a walk in the full index under their filter
+            # rejects ~3 of 4 tuples for their scope alone, so the iterative scan ends early
+            # with near misses; here it only skips other firms. Shared by all firms: an index
+            # per firm would be opened and planned by every statement on this table
+            # (docs/performance.md, "Why the firm-wide layers share one index").
+            HnswIndex(
+                name="note_embedding_firmwide_hnsw",
+                fields=["embedding"],
+                m=16,
+                ef_construction=64,
+                opclasses=["vector_cosine_ops"],
+                condition=models.Q(memory_scope__in=FIRM_WIDE_SCOPES, status="active"),
+            ),
             # Case notes by matter (then owner: a user's private matter-less notes), covering
             # every column a case-layer read filters or sorts on: the case layer over all of a
             # user's matters is read exactly with an index-only scan (recall/

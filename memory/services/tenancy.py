@@ -1,10 +1,9 @@
 """Writing tenancy: firms, memberships, matters and the ethical wall's assignments — all audited."""
 from __future__ import annotations
 
-from django.db import connection, transaction
+from django.db import transaction
 
 from memory.models import AuditEvent, Firm, Matter, MatterAssignment, Membership, Role
-from memory.models.notes import FIRM_NOTE_INDEX_PREFIX
 from memory.services.audit import record
 
 
@@ -13,11 +12,8 @@ class AccessChangeError(ValueError):
 
 
 def create_firm(*, name: str, slug: str, actor) -> Firm:
-    """A new firm, audited. Its note index is built with it (a trigger, migration 0027) or,
-    when the caller's transaction has already written notes, right after the commit."""
     with transaction.atomic():
         firm = Firm.objects.create(name=name, slug=slug)
-        transaction.on_commit(build_missing_firm_note_indexes)
         record(
             actor=actor,
             event=AuditEvent.FIRM_CREATED,
@@ -27,21 +23,6 @@ def create_firm(*, name: str, slug: str, actor) -> Firm:
             after={"name": name, "slug": slug},
         )
     return firm
-
-
-def build_missing_firm_note_indexes() -> list[int]:
-    """Build the note index of every firm that has none (docs/operations.md, "One vector index
-    per firm"); the ids of those firms. Needed only after a firm was inserted by a transaction
-    that had already written notes (the trigger could not build it then); idempotent."""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT f.id FROM memory_firm f WHERE to_regclass(%s || f.id) IS NULL ORDER BY f.id",
-            [FIRM_NOTE_INDEX_PREFIX],
-        )
-        missing = [firm_id for (firm_id,) in cursor.fetchall()]
-        for firm_id in missing:
-            cursor.execute("SELECT legalmem_build_firm_note_index(%s)", [firm_id])
-    return missing
 
 
 def set_membership(*, firm: Firm, user, role: str, actor) -> Membership:

@@ -1,6 +1,6 @@
-"""The firm-wide layers are walked per firm, each in its firm's own HNSW index (migration 0027):
-a user of two firms gets a walk in each, and the nearest notes of both; an outsider none of a
-firm he does not belong to."""
+"""The firm-wide layers are walked in the one partial HNSW index all firms share
+(``note_embedding_firmwide_hnsw``): a user of two firms gets the nearest notes of both; a member
+of one firm, and charlie the outsider to firm A, only their own firm's."""
 from __future__ import annotations
 
 import numpy as np
@@ -8,7 +8,7 @@ import pytest
 from django.db import connection, transaction
 
 from memory.models import MemoryScope, Note, Role
-from memory.models.notes import FIRM_NOTE_INDEX_PREFIX, FIRM_WIDE_SCOPES
+from memory.models.notes import FIRM_WIDE_SCOPES
 from recall import candidates as cand
 from recall.plan import make_plan
 from tests.factories import MembershipFactory, UserFactory
@@ -58,7 +58,7 @@ def _exact_firm_wide(user, plan, reach, vector, layer) -> list:
         return [note.pk for note in rows]
 
 
-def test_a_user_of_two_firms_walks_each_firms_own_index(world):
+def test_a_user_of_two_firms_gets_the_nearest_firm_wide_notes_of_both(world):
     vector = _firm_wide_notes(world)
     dana = UserFactory(username="dana")
     MembershipFactory(user=dana, firm=world.firm_a, role=Role.LAWYER)
@@ -69,8 +69,7 @@ def test_a_user_of_two_firms_walks_each_firms_own_index(world):
     assert set(reach.firm_ids) == {world.firm_a.pk, world.firm_b.pk}
 
     explained = _explain(*note_statement_of(dana, plan, reach, vector))
-    for firm in (world.firm_a, world.firm_b):
-        assert f"Index Scan using {FIRM_NOTE_INDEX_PREFIX}{firm.pk} " in explained, explained
+    assert explained.count("Index Scan using note_embedding_firmwide_hnsw ") == 1, explained  # one walk
 
     by_layer, _keyword = cand.read_candidates(dana, plan, reach, vector, [], per_layer=20)
     for layer in (MemoryScope.GENERAL_LAW, MemoryScope.CROSS_CASE):
@@ -81,18 +80,17 @@ def test_a_user_of_two_firms_walks_each_firms_own_index(world):
 
 
 @pytest.mark.parametrize("who", ["alice", "charlie"])
-def test_each_member_walks_only_his_own_firms_index_and_gets_only_its_notes(world, who):
-    """alice (firm A) and charlie, the outsider to firm A (firm B): one walk, in their own
-    firm's index, and nothing of the other firm."""
+def test_each_member_gets_only_his_own_firms_notes_from_the_shared_walk(world, who):
+    """alice (firm A) and charlie, the outsider to firm A (firm B): one walk in the shared index,
+    and nothing of the other firm."""
     vector = _firm_wide_notes(world)
     user = getattr(world, who)
-    own, other = (world.firm_a, world.firm_b) if who == "alice" else (world.firm_b, world.firm_a)
+    own = world.firm_a if who == "alice" else world.firm_b
     plan = make_plan(QUESTION, matter_id=None)
     reach = cand.reach_of(user)
 
     explained = _explain(*note_statement_of(user, plan, reach, vector))
-    assert f"Index Scan using {FIRM_NOTE_INDEX_PREFIX}{own.pk} " in explained, explained
-    assert f"{FIRM_NOTE_INDEX_PREFIX}{other.pk} " not in explained
+    assert "Index Scan using note_embedding_firmwide_hnsw " in explained, explained
 
     by_layer, _keyword = cand.read_candidates(user, plan, reach, vector, [], per_layer=20)
     for layer in (MemoryScope.GENERAL_LAW, MemoryScope.CROSS_CASE, MemoryScope.GLOBAL):

@@ -19,7 +19,6 @@ from django_tasks_db.management.commands.db_worker import Command as DBWorkerCom
 
 from infra.llm import stop_generations
 from memory.erasure_hooks import follow_erasures, latest_erasure
-from memory.services.tenancy import build_missing_firm_note_indexes
 from remember.turns import watch_stalled_turns
 
 
@@ -72,7 +71,6 @@ class Command(DBWorkerCommand):
                 action.help = DB_WORKER_HELP[action.dest]
 
     def handle(self, *args, **options) -> None:
-        build_missing_firm_note_indexes()  # a firm inserted by a transaction that had written notes
         stop = threading.Event()
         watchdog = threading.Thread(target=watch_stalled_turns, args=(stop,), name="turn-watchdog", daemon=True)
         watchdog.start()
