@@ -12,6 +12,7 @@ class AccessChangeError(ValueError):
 
 
 def create_firm(*, name: str, slug: str, actor) -> Firm:
+    """A new firm, audited."""
     with transaction.atomic():
         firm = Firm.objects.create(name=name, slug=slug)
         record(
