@@ -7,8 +7,8 @@ the encoder. The walk is the one the note statement sends for the three firm-wid
 (recall/candidates.py): one walk serves the three layers under ``firm = 1`` with ``LIMIT 30``,
 iterative relaxed order and ``max_scan_tuples`` 20,000, in one index shared by every firm (the
 product's) or in an index of the firm's own rows (a build ending ``:firm``: measured only, see
-docs/performance.md, "Why the firm-wide layers share one index"). Each layer's ten nearest are then compared with those
-of the exact read of the same statement.
+docs/performance.md, "Why the firm-wide layers share one index"). Each layer's ten nearest are
+then compared with those of the exact read of the same statement.
 
 Corpus (nothing downloaded): the docstring paragraphs of the installed Python packages
 (English, 30–240 characters, about a note's length) and the Chinese lines of this repository's
