@@ -16,6 +16,9 @@ A transaction that wrote notes before it inserts a firm cannot build an index on
 (``create_firm`` asks for it, the worker at start). Until then its walk uses the index of all notes.
 During a re-embedding run (``embedding_next`` exists) a new firm's index is built on the shadow
 column too, so the switch finds it. This migration builds the indexes of the firms that exist.
+
+Undone by migration 0028 (``build_missing_firm_note_indexes`` is gone with it): every statement on
+``memory_note`` paid for each firm's index.
 """
 from django.db import migrations
 
