@@ -63,10 +63,8 @@ def chosen_questions(questions: list[dict[str, Any]], answerable: int) -> list[d
 
 
 def hit_text(hit) -> str:
-    """What the reader sees of a hit: the note or message, and the reply a note carries."""
+    """What the reader sees of a hit: the note or the message."""
     text = hit.note.content if hit.note is not None else hit.message.content
-    for message in hit.said:  # the reply of the note's turn, shown under it in the chat
-        text = f"{text}（{message.content}）"
     return " ".join(text.split())[:400]
 
 
@@ -97,7 +95,7 @@ def main() -> None:
             result = search_memory(user, question["question"], k=DEPTH, strategy="layered", matter_id=matter_id,
                                    context="\n".join(question.get("context") or ()))
             gold = {imported.pk_of[external_id] for external_id in question["gold"]}
-            recalled = bool(gold) and gold <= set().union(*(set(hit.stands_for) for hit in result.hits))
+            recalled = bool(gold) and gold <= set().union(*(set(hit.source_message_ids) for hit in result.hits))
             texts = [hit_text(hit) for hit in result.hits[:top]]
             started = time.monotonic()
             found: bool | None = None

@@ -27,7 +27,7 @@ from remember.turns import enqueue_turn_extraction
 from remember.working_memory import working_memory
 from recall import (
     DocumentHit,
-    MAX_QUERY_CHARS, SearchError, SearchResult, contradictions_payload, message_hit_payload, said_payload, search_memory,
+    MAX_QUERY_CHARS, SearchError, SearchResult, contradictions_payload, message_hit_payload, search_memory,
 )
 from memory.services.conversations import finish_reply, save_message, start_conversation
 
@@ -166,9 +166,6 @@ def hit_payload(hit, viewer: Viewer) -> dict[str, Any]:
         "provenance_url": f"/api/memory/notes/{note.pk}/",
         "document_url": note.document_url(),  # a note made from a document: its page, highlighted
         "document_citation": note.speaker if note.document_url() else "",
-        # the turn messages this note's place stands for beside its provenance (the reply to
-        # the question it was made from): shown under the note
-        "said": [said_payload(message) for message in hit.said],
         # current notes of the same slot with another value: flagged until one is corrected
         "contradictions": contradictions_payload(hit),
     }, note, viewer)

@@ -140,8 +140,7 @@ def narrowed_result(token: AccessToken, result: SearchResult) -> SearchResult:
             continue
         if hit.message is not None and hit.message.conversation_id not in allowed_conversations:
             continue
-        said = [m for m in hit.said if m.conversation_id in allowed_conversations]
-        kept.append(dataclasses.replace(hit, rank=len(kept) + 1, said=said))
+        kept.append(dataclasses.replace(hit, rank=len(kept) + 1))
     matters = set(token_matters(token).filter(pk__in={p.matter_id for p in result.passages})
                   .values_list("pk", flat=True)) if result.passages else set()
     passages = [passage for passage in result.passages if passage.matter_id in matters]
@@ -149,7 +148,7 @@ def narrowed_result(token: AccessToken, result: SearchResult) -> SearchResult:
 
 
 def _messages_of(hit: Hit):
-    return [m for m in (hit.message, hit.partner, *hit.said) if m is not None]
+    return [m for m in (hit.message, hit.partner) if m is not None]
 
 
 def _note_reachable(token: AccessToken, note: Note) -> bool:

@@ -21,7 +21,7 @@ from memory.models import Matter, MemoryScope, Note
 from memory.segmentation import segment
 from recall import (
     DENSE, KEYWORD, MESSAGE, MESSAGE_LIMIT, MESSAGES, NOTE, NOTES, Entry, Hit, InvalidSearch, RawFloor, ScoreBreakdown,
-    SearchResult, absorbed_said, dense_ranking, fuse, fusion_reason, keyword_ranking, keyword_score, message_candidates,
+    SearchResult, dense_ranking, fuse, fusion_reason, keyword_ranking, keyword_score, message_candidates,
     message_reasons, query_tokens, recency_score, score_message, select,
 )
 from navigation.graph import query_scorer, trace
@@ -200,7 +200,7 @@ def layered_nav_strategy(request):
         if entry.kind == NOTE:
             note, reasons = details[entry.key]
             hits.append(Hit(note=note, layer=note.memory_scope, rank=len(hits) + 1, breakdown=breakdown,
-                            reasons=reasons + [fusion_reason(entry)], said=absorbed_said(entry, by_message)))
+                            reasons=reasons + [fusion_reason(entry)]))
         else:
             found = by_message[entry.key[1]]
             hits.append(Hit(message=found.message, partner=found.partner, layer=MESSAGES, rank=len(hits) + 1, breakdown=breakdown,

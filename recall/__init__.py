@@ -18,7 +18,6 @@ from recall.fusion import (
     NOTES,
     Entry,
     RawFloor,
-    absorbed_said,
     dense_ranking,
     fuse,
     fusion_reason,
@@ -39,7 +38,7 @@ from recall.registry import (
     unregister_strategy,
 )
 from recall.scoring import ScoreBreakdown, keyword_score, recency_score, score_message
-from recall.search import search_memory
+from recall.search import raw_turn_search, search_memory
 from recall.strategies import MESSAGE_LIMIT, message_reasons
 from recall.types import (
     MAX_K,
@@ -73,6 +72,7 @@ __all__ = [
     "SearchResult",
     "UnknownStrategy",
     "make_plan",
+    "raw_turn_search",
     "search_memory",
     # strategies registered from other apps
     "StrategyFn",
@@ -91,7 +91,6 @@ __all__ = [
     "Entry",
     "RawFloor",
     "ScoreBreakdown",
-    "absorbed_said",
     "dense_ranking",
     "fuse",
     "fusion_reason",

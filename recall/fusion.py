@@ -10,11 +10,12 @@ Three ranked lists, each a plain ordering with a clear meaning:
 
 A turn — a user message and the assistant reply right after it — is ONE slot: the user message
 stands for it when it is a candidate (else the reply), and the slot lists both ids. A note and the
-candidate messages of the turns it came from (``note.source_message_ids``) are ONE slot too: the
-note holds it (the sharper, explained form; the best-ranked note of the question, else of the
-reply). Every slot takes the best rank any of its members reached in each list. A turn cited by
-several notes credits one of them only, so one message never fills two slots. Each slot's fused
-score::
+candidate messages it cites (``note.source_message_ids``) are ONE slot too: the note holds them
+(the sharper, explained form; the best-ranked note citing each message). A message no note
+cites stays in its turn's slot — so the reply to a question a note was made from is recalled as
+itself (or through a note made from the reply), never hidden behind a note that does not name it.
+Every slot takes the best rank any of its members reached in each list. A message is credited to
+one slot only, so one message never fills two slots. Each slot's fused score::
 
     fused = Σ_list  weight_list · priority / (RRF_K + rank_in_list)
 
@@ -27,10 +28,8 @@ Then: a superseded note ranks just below its successor when both are slots (hist
 still see it, with its validity window); per-layer quotas (``plan.quota``) keep one note layer
 from crowding out the rest; raw messages have no quota.
 
-A slot stands for every message it holds (``Entry.covers``): a note's sources AND the turn
-messages it absorbed — a note made from the client's question that absorbed the assistant's
-reply shows that reply too, so "what did you advise" is answered by the reply, not hidden
-behind a note about the question.
+A slot stands for the messages its provenance names (``Entry.covers``): a note's sources, a
+turn's messages. That is what a reader can check and what recall is scored on.
 
 **The raw floor** (``RawFloor``): whatever the scores, the first ``RAW_FLOOR_N`` messages of
 the plain raw fusion (dense + keyword, RRF k = 60 — the baseline itself, over the same
@@ -92,7 +91,7 @@ class Entry:
     @property
     def covers(self) -> tuple[int, ...]:
         """Every message this slot stands for: its own sources (a note's provenance, a turn's
-        messages), then the absorbed candidate messages of the turns it holds."""
+        messages); a note absorbs only messages it cites."""
         own = self.source_message_ids or ((self.key[1],) if self.kind != NOTE else ())
         return tuple(dict.fromkeys([*own, *(m.key[1] for m in self.absorbed)]))
 
@@ -113,6 +112,14 @@ def _credit(slot: Entry, list_name: str, rank: int | None, member: Entry) -> Non
         slot.ranks[list_name] = rank
         slot.rank_by[list_name] = member.key
         slot.rank_priority[list_name] = member.priority
+
+
+def _credit_member(slot: Entry, message: Entry, dense_rank: dict[int, int], keyword_rank: dict[int, int],
+                   layered_rank: dict[Any, int]) -> None:
+    """A slot takes the ranks its member message reached in each list."""
+    _credit(slot, DENSE, dense_rank.get(message.key[1]), message)
+    _credit(slot, KEYWORD, keyword_rank.get(message.key[1]), message)
+    _credit(slot, NOTES, layered_rank[message.key], message)
 
 
 def fuse(
@@ -142,20 +149,24 @@ def fuse(
         by_turn.setdefault(turns.get(message.key[1], (message.key[1],)), []).append(message)
     slots = list(notes)
     for turn_ids, members in by_turn.items():
-        # the note of the question speaks for the turn before a note of the reply (turn_ids: user first)
-        citing = [holder[message_id] for message_id in turn_ids if message_id in holder]
-        if citing:
-            slot = citing[0]
-            slot.absorbed.extend(members)
-        else:  # the user message stands for the turn when it is a candidate, else the reply
-            slot = next((m for m in members if m.key[1] == turn_ids[0]), members[0])
-            slot.source_message_ids = turn_ids
-            slot.absorbed.extend(m for m in members if m is not slot)
-            slots.append(slot)
+        # A message a note cites is that note's; the messages no note cites stay a turn of their
+        # own (the user message stands for it when it is a candidate, else the reply). A note
+        # never holds a message its provenance does not name: the reply to a question a note was
+        # made from is recalled as itself, or through a note made from it.
         for message in members:
-            _credit(slot, DENSE, dense_rank.get(message.key[1]), message)
-            _credit(slot, KEYWORD, keyword_rank.get(message.key[1]), message)
-            _credit(slot, NOTES, layered_rank[message.key], message)
+            note = holder.get(message.key[1])
+            if note is not None:
+                note.absorbed.append(message)
+                _credit_member(note, message, dense_rank, keyword_rank, layered_rank)
+        loose = [m for m in members if m.key[1] not in holder]
+        if not loose:
+            continue
+        slot = next((m for m in loose if m.key[1] == turn_ids[0]), loose[0])
+        slot.source_message_ids = turn_ids
+        slot.absorbed.extend(m for m in loose if m is not slot)
+        slots.append(slot)
+        for message in loose:
+            _credit_member(slot, message, dense_rank, keyword_rank, layered_rank)
     for slot in slots:
         slot.fused = fused_score(slot)
     if first_version:
@@ -331,13 +342,37 @@ def keep_raw_floor(taken: list[Entry], slots: list[Entry], floor: RawFloor, k: i
     return sorted(result, key=lambda e: e.fused, reverse=True)
 
 
-def _lowest_inessential(slots: list[Entry], wanted: set[int]) -> int:
-    """The index of the lowest slot that is the only cover of none of the ``wanted`` messages."""
+def _lowest_inessential(slots: list[Any], wanted: set[int], covers=lambda slot: slot.covers) -> int:
+    """The index of the lowest slot (or hit) that is the only cover of none of the ``wanted`` messages."""
     for index in range(len(slots) - 1, -1, -1):
-        others = {m for j, slot in enumerate(slots) if j != index for m in slot.covers}
-        if not (wanted & set(slots[index].covers)) - others:
+        others = {m for j, slot in enumerate(slots) if j != index for m in covers(slot)}
+        if not (wanted & set(covers(slots[index]))) - others:
             return index
     raise AssertionError("every slot is some floor message's only cover")  # impossible: see keep_raw_floor
+
+
+def keep_floor_hits(hits: list[Any], before: list[Any], floor_ids: Iterable[int], k: int) -> list[Any]:
+    """``hits`` (a reordering of ``before`` that may have let hits go, e.g. for the ones holding
+    an exact identifier) with the raw floor kept: a hit of ``before`` that was the cover of a floor
+    message no kept hit names comes back in place of the lowest hit that covers no floor
+    message alone. Hits are compared by their provenance (``Hit.source_message_ids``); the order
+    of the kept hits does not change, a hit brought back goes last."""
+    wanted = set(floor_ids)
+    result = list(hits[:k])
+
+    def covers(hit: Any) -> list[int]:
+        return hit.source_message_ids
+
+    for message_id in floor_ids:
+        if any(message_id in covers(hit) for hit in result):
+            continue
+        back = next((hit for hit in before if message_id in covers(hit)), None)
+        if back is None:
+            continue
+        if len(result) >= k:
+            del result[_lowest_inessential(result, wanted, covers)]
+        result.append(back)
+    return result
 
 
 def select(slots: list[Entry], plan: RetrievalPlan, k: int, floor: RawFloor | None = None) -> list[Entry]:
@@ -363,13 +398,9 @@ def select(slots: list[Entry], plan: RetrievalPlan, k: int, floor: RawFloor | No
     return keep_raw_floor(taken, slots, floor, k) if floor is not None else taken
 
 
-def absorbed_said(slot: Entry, candidates: dict[int, MessageCandidate]) -> list:
-    """The messages a note slot absorbed that its provenance does not name, in the order said:
-    what the note hit shows beside the note (``Hit.said``)."""
-    own = set(slot.source_message_ids)
-    messages = [candidates[m.key[1]].message for m in slot.absorbed
-                if m.key[1] not in own and m.key[1] in candidates]
-    return sorted(messages, key=lambda message: (message.said_at, message.pk))
+def raw_fusion(said: list[MessageCandidate]) -> RawFloor:
+    """The raw-turn search over a search's message candidates: dense + BM25, fused (the floor)."""
+    return RawFloor.of(dense_ranking(said), keyword_ranking(said))
 
 
 def dense_ranking(said: list[MessageCandidate]) -> dict[int, int]:

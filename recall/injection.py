@@ -48,8 +48,7 @@ def _quote(message) -> str:
 def _line(hit: Hit) -> str:
     if hit.message is not None:  # the whole turn: the question, then the reply under it
         return "\n  ↳ ".join(["- " + _quote(m) if i == 0 else _quote(m) for i, m in enumerate(hit.turn_messages)])
-    said = "".join(f"\n  ↳ {_quote(m)}" for m in hit.said)  # the turn this note's place also holds
-    return _note_line(hit.note) + said
+    return _note_line(hit.note)
 
 
 def _matter_label(note) -> str:

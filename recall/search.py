@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import re
 import time
+from dataclasses import replace
 from typing import Any, Iterable
 
 from infra import metrics
@@ -12,11 +13,13 @@ from recall.alongside import run_alongside
 from recall.anchors import question_anchors, unheld_anchors
 from recall.candidates import reach_of
 from recall.documents import DocumentHit, search_documents
+from recall.fusion import keep_floor_hits
 from recall.identifiers import exact_first
 from recall.newer_first import newer_first
 from recall.plan import make_plan
 from recall.query_text import CONTEXT_VECTOR_WEIGHT, query_texts
 from recall.registry import get_strategy
+from recall.strategies import raw_turns
 from recall.types import (
     MAX_K,
     MAX_QUERY_CHARS,
@@ -73,6 +76,64 @@ def search_memory(
     read goes through ``visible_to(user)``; nothing is written.
     """
     started = time.perf_counter()
+    strategy_fn = get_strategy(strategy)
+    request = prepare_request(user, query, k=k, strategy=strategy, matter_id=matter_id, scopes=scopes,
+                              conversation=conversation, context=context, exclude_message_ids=exclude_message_ids)
+    checked = time.perf_counter()
+    query, plan, reach, matter_id = request.query, request.plan, request.reach, request.matter_id
+    anchored = time.perf_counter()
+    nothing_on = unheld_anchors(user, reach, question_anchors(query), request.exclude_message_ids)
+    anchors_ms = round((time.perf_counter() - anchored) * 1000, 2)
+    # The document passages need only the query vector: read on a connection of their own while
+    # the strategy reads, so a search does not wait for them after it (docs/performance.md);
+    # not at all where the matters searched hold none.
+    if reach.may_hold_passages(matter_id):
+        passages = run_alongside(lambda: document_passages(request, nothing_on))
+    else:
+        passages = _no_passages
+    if nothing_on:
+        result = SearchResult(strategy=strategy, query=query, plan=plan, hits=[], nothing_on=nothing_on)
+    else:
+        result = strategy_fn(request)
+        # Whatever the strategy: what holds an exact identifier of the question (an ID number, a
+        # case number) first; then of two contradicting notes, the newer statement just above the older
+        # (the older above the newer when the question asks for the first version given).
+        ordered = time.perf_counter()
+        exact = keep_floor_hits(exact_first(request, result.hits), result.hits, result.raw_floor, k)
+        result.hits = newer_first(user, renumbered(exact), reach, older_first=plan.first_version)
+        result.timings["order"] = round((time.perf_counter() - ordered) * 1000, 2)
+    read_documents = time.perf_counter()
+    result.passages = passages()
+    result.timings["documents"] = round((time.perf_counter() - read_documents) * 1000, 2)  # what it added
+    request.query_vector  # noqa: B018 - a strategy that never needed the vector: its encode time still counts
+    embedding = request.embedding
+    result.timings = {
+        # "plan": validation, access and plan; "embed": the encoder's own time, of which only
+        # "embed_wait" was spent waiting (the rest ran alongside "plan" and the strategy's
+        # reads that need no vector).
+        "plan": round((checked - started) * 1000, 2),
+        "embed": embedding.encode_ms,
+        "embed_wait": request.embed_wait_ms,
+        "anchors": anchors_ms,  # names and numbers held by nothing visible (recall.anchors)
+        **result.timings,
+        "total": round((time.perf_counter() - started) * 1000, 2),
+    }
+    metrics.SEARCH_SECONDS.labels(strategy).observe(result.timings["total"] / 1000)
+    if not embedding.remembered:  # a remembered vector was not encoded: no encoder time to count
+        metrics.QUERY_ENCODE_SECONDS.observe(embedding.encode_ms / 1000)
+    for stage, ms in result.timings.items():  # every layer is read in one statement: stages, not layers
+        if stage != "total" and isinstance(ms, (int, float)):
+            metrics.SEARCH_STAGE_SECONDS.labels(strategy, stage).observe(ms / 1000)
+    for hit in result.hits:
+        metrics.RECALLED.labels(hit.layer).inc()
+    return result
+
+
+def prepare_request(user, query: str, *, k: int, strategy: str, matter_id: int | None,
+                    scopes: Iterable[str] | None, conversation: Conversation | int | None, context: str,
+                    exclude_message_ids: Iterable[int]) -> SearchRequest:
+    """A checked search: query, k, scopes, matter and conversation validated against what
+    ``user`` may see, and the query's encoding started. Raises ``InvalidSearch``, ``NotFound``."""
     if not isinstance(query, str) or not query.strip():
         raise InvalidSearch("query", "the query is empty")
     query = query.strip()
@@ -80,7 +141,6 @@ def search_memory(
         raise InvalidSearch("query", f"the query is longer than {MAX_QUERY_CHARS} characters")
     if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
         raise InvalidSearch("k", f"k must be an integer between 1 and {MAX_K}")
-    strategy_fn = get_strategy(strategy)
     scopes = _check_scopes(scopes)
     if matter_id is not None:
         matter_id = _check_id("matter", matter_id)
@@ -110,8 +170,7 @@ def search_memory(
         conversation_id=conversation_obj.pk if conversation_obj else None,
         scopes=scopes,
     )
-    checked = time.perf_counter()
-    request = SearchRequest(
+    return SearchRequest(
         user=user,
         query=query,
         k=k,
@@ -125,51 +184,22 @@ def search_memory(
         exclude_message_ids=tuple(int(pk) for pk in exclude_message_ids),
         context=context[:MAX_QUERY_CHARS] if isinstance(context, str) else "",
     )
-    anchored = time.perf_counter()
-    nothing_on = unheld_anchors(user, reach, question_anchors(query), request.exclude_message_ids)
-    anchors_ms = round((time.perf_counter() - anchored) * 1000, 2)
-    # The document passages need only the query vector: read on a connection of their own while
-    # the strategy reads, so a search does not wait for them after it (docs/performance.md);
-    # not at all where the matters searched hold none.
-    if reach.may_hold_passages(matter_id):
-        passages = run_alongside(lambda: document_passages(request, nothing_on))
-    else:
-        passages = _no_passages
-    if nothing_on:
-        result = SearchResult(strategy=strategy, query=query, plan=plan, hits=[], nothing_on=nothing_on)
-    else:
-        result = strategy_fn(request)
-        # Whatever the strategy: what holds an exact identifier of the question (an ID number, a
-        # case number) first; then of two contradicting notes, the newer statement just above the older
-        # (the older above the newer when the question asks for the first version given).
-        ordered = time.perf_counter()
-        result.hits = newer_first(user, exact_first(request, result.hits), reach, older_first=plan.first_version)
-        result.timings["order"] = round((time.perf_counter() - ordered) * 1000, 2)
-    read_documents = time.perf_counter()
-    result.passages = passages()
-    result.timings["documents"] = round((time.perf_counter() - read_documents) * 1000, 2)  # what it added
-    request.query_vector  # noqa: B018 - a strategy that never needed the vector: its encode time still counts
-    embedding = request.embedding
-    result.timings = {
-        # "plan": validation, access and plan; "embed": the encoder's own time, of which only
-        # "embed_wait" was spent waiting (the rest ran alongside "plan" and the strategy's
-        # reads that need no vector).
-        "plan": round((checked - started) * 1000, 2),
-        "embed": embedding.encode_ms,
-        "embed_wait": request.embed_wait_ms,
-        "anchors": anchors_ms,  # names and numbers held by nothing visible (recall.anchors)
-        **result.timings,
-        "total": round((time.perf_counter() - started) * 1000, 2),
-    }
-    metrics.SEARCH_SECONDS.labels(strategy).observe(result.timings["total"] / 1000)
-    if not embedding.remembered:  # a remembered vector was not encoded: no encoder time to count
-        metrics.QUERY_ENCODE_SECONDS.observe(embedding.encode_ms / 1000)
-    for stage, ms in result.timings.items():  # every layer is read in one statement: stages, not layers
-        if stage != "total" and isinstance(ms, (int, float)):
-            metrics.SEARCH_STAGE_SECONDS.labels(strategy, stage).observe(ms / 1000)
-    for hit in result.hits:
-        metrics.RECALLED.labels(hit.layer).inc()
-    return result
+
+
+def raw_turn_search(user, query: str, *, k: int = 10, matter_id: int | None = None, context: str = "",
+                    conversation: Conversation | int | None = None) -> list[int]:
+    """The raw-turn search: the ids of the messages ``user`` may see, best first, by reciprocal-rank
+    fusion of their dense and BM25 ranks for ``query`` — the same candidates, words and vector
+    the layered search reads. Its first ``RAW_FLOOR_N`` are the floor every layered result covers
+    (docs/read-path.md, "The raw floor"). Same checks and errors as ``search_memory``."""
+    request = prepare_request(user, query, k=k, strategy="layered", matter_id=matter_id, scopes=None,
+                              conversation=conversation, context=context, exclude_message_ids=())
+    return list(raw_turns(request).ranked)
+
+
+def renumbered(hits: list) -> list:
+    """``hits`` with their ranks numbered anew, best first."""
+    return [replace(hit, rank=rank) for rank, hit in enumerate(hits, start=1)]
 
 
 def _no_passages() -> list[DocumentHit]:

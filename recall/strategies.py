@@ -17,8 +17,8 @@ from recall import candidates as cand
 from recall import exact_vectors
 from recall.alongside import can_run_alongside, run_alongside
 from recall.fusion import (
-    DENSE, HISTORY_WINDOW, KEYWORD, NOTES, Entry, RawFloor, absorbed_said, dense_ranking, first_message_id, fuse,
-    fusion_reason, keyword_ranking, lift_earlier_statements, select,
+    DENSE, HISTORY_WINDOW, KEYWORD, NOTES, Entry, RawFloor, dense_ranking, first_message_id, fuse,
+    fusion_reason, keyword_ranking, lift_earlier_statements, raw_fusion, select,
 )
 from recall.keywords import term, text_terms
 from recall.graph import SEED_COUNT, GraphReach, expand
@@ -138,6 +138,22 @@ def _note_pool(plan, reads: list[_NoteReads]) -> dict[UUID, cand.NoteCandidate]:
     return pool
 
 
+def message_limit_for(k: int) -> int:
+    """How many raw-message candidates a search of ``k`` reads (nearest, and keyword best)."""
+    return max(MESSAGE_LIMIT, 2 * k)
+
+
+def raw_turns(request: SearchRequest) -> RawFloor:
+    """The raw-turn search alone: the messages the layered search reads as candidates (same
+    words, limit, vector and walk), fused by their dense and BM25 ranks — its floor."""
+    access = request.reach or cand.reach_of(request.user)
+    read = prepare_message_read(request.user, request.plan, keyword_tokens(request), limit=message_limit_for(request.k),
+                                exclude_ids=request.exclude_message_ids, reach=access)
+    said = read_message_candidates(read, request.query_vector, limit=message_limit_for(request.k),
+                                   ef_search=cand.WALK_EF_SEARCH)
+    return raw_fusion(said)
+
+
 def layered(request: SearchRequest) -> SearchResult:
     """Layered retrieval (docs/read-path.md) over notes AND raw messages: each note gets its layered score
     (``recall.scoring``), and the final order is the reciprocal-rank fusion of the raw
@@ -148,7 +164,7 @@ def layered(request: SearchRequest) -> SearchResult:
     tokens = keyword_tokens(request)
     words = set(tokens)
     per_layer = max(2 * k, MIN_PER_LAYER)
-    message_limit = max(MESSAGE_LIMIT, 2 * k)
+    message_limit = message_limit_for(k)
 
     access = request.reach or cand.reach_of(user)
     # The note statement (it waits for the query vector) runs on a second connection while
@@ -182,7 +198,7 @@ def layered(request: SearchRequest) -> SearchResult:
     # for an explicit reference to what was said, the notes those messages became.
     # The raw floor is the plain baseline: its keyword list is BM25 before the topic discount.
     dense_rank = dense_ranking(said)
-    floor = RawFloor.of(dense_rank, keyword_ranking(said))
+    floor = raw_fusion(said)
     weights = query_word_weights(words, said)
     messages = _message_entries(plan, said, now)
     from_messages: list[cand.NoteCandidate] = []
@@ -246,8 +262,7 @@ def layered(request: SearchRequest) -> SearchResult:
             reasons = _reasons(request, pool[note_id], entry.breakdown, reach.get(note_id), words, pool)
             reasons += [_absorbed_reason(by_message[m.key[1]], m) for m in entry.absorbed]
             hits.append(Hit(note=full[note_id], layer=pool[note_id].note.memory_scope, rank=len(hits) + 1,
-                            breakdown=breakdown, reasons=reasons + [fusion_reason(entry)],
-                            said=absorbed_said(entry, by_message)))
+                            breakdown=breakdown, reasons=reasons + [fusion_reason(entry)]))
         else:
             found = by_message[entry.key[1]]
             reasons = message_reasons(request, found, entry.breakdown) + [fusion_reason(entry)]
@@ -260,6 +275,7 @@ def layered(request: SearchRequest) -> SearchResult:
         plan=plan,
         hits=hits,
         timings=timings,
+        raw_floor=floor.kept(k),
         stats={
             "candidates": len(pool) + len(said),
             "vector_candidates": sum(1 for c in pool.values() if c.via_vector),

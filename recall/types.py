@@ -100,9 +100,6 @@ class Hit:
     message: Message | None = None
     kind: str = ""
     partner: Message | None = None  # a message hit's turn partner: the reply to it, or its question
-    # A note hit's absorbed turn messages that its provenance does not name (e.g. the assistant's
-    # reply to the question the note was made from): the note and that turn take one place.
-    said: list[Message] = field(default_factory=list)
     # A note hit's open contradictions: current notes of the same slot with another value
     # (memory.contradictions), set by ``search_memory`` for every strategy.
     contradictions: list[Contradiction] = field(default_factory=list)
@@ -119,12 +116,6 @@ class Hit:
         if self.note is not None:
             return list(self.note.source_message_ids)
         return [m.pk for m in self.turn_messages]
-
-    @property
-    def stands_for(self) -> list[int]:
-        """Every message this hit puts in front of the reader: its provenance (or turn), then the
-        turn messages it absorbed (``said``). What recall is scored on."""
-        return list(dict.fromkeys([*self.source_message_ids, *(m.pk for m in self.said)]))
 
     @property
     def turn_messages(self) -> list[Message]:
@@ -158,6 +149,14 @@ class SearchResult:
     # The document passages for the query (recall/search.py, ``search_memory`` adds them after
     # any strategy ran): a separate source beside the notes and messages, each with its citation.
     passages: list[DocumentHit] = field(default_factory=list)
+    # The raw-turn search's first messages (``recall.fusion.RawFloor``) that the hits must cover
+    # through their provenance, whatever reorders them after the strategy (docs/read-path.md).
+    raw_floor: tuple[int, ...] = ()
+
+    def uncovered_floor(self) -> list[int]:
+        """The floor messages no hit's provenance names (empty when the floor holds)."""
+        covered = {message_id for hit in self.hits for message_id in hit.source_message_ids}
+        return [message_id for message_id in self.raw_floor if message_id not in covered]
 
     @property
     def notes(self) -> list[Note]:

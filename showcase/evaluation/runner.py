@@ -226,7 +226,7 @@ def _evaluate(data: dict[str, Any], *, strategy: str, ks: tuple[int, ...],
         covered: set[int] = set()
         for rank, hit in enumerate(result.hits, start=1):
             note = hit.note
-            sources = set(hit.stands_for)  # a note's provenance and the turn it holds, or the raw message's turn
+            sources = set(hit.source_message_ids)  # a note's provenance, or the raw message's turn
             if note is None:  # a raw message: the same firm and wall checks on its conversation
                 message = hit.message
                 if message.firm_id != firm.pk:

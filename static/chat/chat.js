@@ -105,12 +105,8 @@
     const said = (m) => "[" + (m.said_at || "").slice(0, 16).replace("T", " ") + " " + speaker(m) + "] " + m.content;
     // a recalled turn: the question, then the reply under it (in the order they were said)
     const turn = note.partner ? [note, note.partner].sort((a, b) => (a.said_at < b.said_at ? -1 : 1)) : [note];
-    // a note's place may also hold the reply of the turn it came from: shown under the note
-    const heldTurn = note.kind === "message" ? [] : (note.said || []);
-    content.textContent = visible(note.kind === "message"
-      ? turn.map(said).join("\n  ↳ ")
-      : [note.content, ...heldTurn.map(said)].join("\n  ↳ "));
-    if (note.partner || heldTurn.length) content.style.whiteSpace = "pre-wrap";
+    content.textContent = visible(note.kind === "message" ? turn.map(said).join("\n  ↳ ") : note.content);
+    if (note.partner) content.style.whiteSpace = "pre-wrap";
     const facts = document.createElement("p");
     facts.className = "facts";
     const bits = [];

@@ -65,6 +65,9 @@ def test_the_raw_fusions_first_messages_are_always_in_the_first_k(search):
     assert len(chosen) == min(k, len(slots))
     assert len({slot.key for slot in chosen}) == len(chosen), "a slot twice"
     covered = {message_id for slot in chosen for message_id in slot.covers}
+    for slot in chosen:  # a note stands only for what its provenance names
+        if slot.kind == NOTE:
+            assert set(slot.covers) <= set(slot.source_message_ids)
     must = floor.kept(k)
     assert must == floor.ranked[:min(RAW_FLOOR_N, k)]
     missing = [m for m in must if m not in covered]
@@ -95,22 +98,25 @@ def test_notes_about_the_same_subject_do_not_push_out_the_reply_that_answers():
     assert (NOTE, "client-9") not in {slot.key for slot in chosen}
 
 
-def test_a_note_that_holds_the_turn_stands_for_its_reply():
-    """The note of a question absorbs the turn's reply: the slot covers the reply, so the floor
-    needs no second place for it, and the reply is shown with the note."""
+def test_a_note_holds_only_what_it_cites_and_the_reply_keeps_its_own_place():
+    """The note of a question cites the question only: the turn's reply, which no note cites,
+    stays a slot of its own (standing for the turn), and it is the floor's first message."""
     note = entry((NOTE, "question-note"), 0.8, sources=(1,))
-    reply = entry((MESSAGE, 2), 0.4)
-    slots = fuse([note], [reply], {2: 1}, {2: 1}, superseded_by={}, turns={2: (1, 2)})
-    assert [slot.key for slot in slots] == [(NOTE, "question-note")]
-    assert slots[0].covers == (1, 2)
-    assert keep_raw_floor(slots, slots, RawFloor.of({2: 1}, {2: 1}), 1) == slots
+    question, reply = entry((MESSAGE, 1), 0.5), entry((MESSAGE, 2), 0.4)
+    slots = fuse([note], [question, reply], {2: 1, 1: 2}, {2: 1}, superseded_by={}, turns={1: (1, 2), 2: (1, 2)})
+    by_key = {slot.key: slot for slot in slots}
+    assert by_key[(NOTE, "question-note")].covers == (1,)
+    assert by_key[(MESSAGE, 2)].covers == (1, 2)
+    taken = [by_key[(NOTE, "question-note")]]
+    chosen = keep_raw_floor(taken, slots, RawFloor.of({2: 1, 1: 2}, {2: 1}), 1)
+    assert [slot.key for slot in chosen] == [(MESSAGE, 2)]
 
 
 @pytest.mark.django_db
-def test_a_note_hit_shows_the_advice_of_the_turn_it_came_from(world):
+def test_the_advice_that_answered_a_noted_question_is_recalled_as_itself(world):
     """The client's question became a note; the question asked later is about the assistant's
-    advice in the same turn: the hit that holds the turn shows (and stands for) that reply, to
-    alice; bob, walled off the matter, and charlie, of another firm, get none of it."""
+    advice in the same turn: a hit whose provenance names that reply comes back to alice; bob,
+    walled off the matter, and charlie, of another firm, get none of it."""
     conversation = Conversation.objects.create(firm=world.firm_a, user=world.alice, matter=world.matter_deposit)
     question = said(conversation, "房东扣了押金不退，我该怎么办？", minute=1)
     advice = said(conversation, "建议先向房东寄送书面催告函，限期七日内返还押金；逾期可向租赁房屋所在地的区人民法院起诉。",
@@ -122,11 +128,10 @@ def test_a_note_hit_shows_the_advice_of_the_turn_it_came_from(world):
                         owner=world.alice, matter=world.matter_deposit, conversation=conversation,
                         source_message_ids=[question.pk])
     result = search_memory(world.alice, "你上次说催告函要限期几天，逾期去哪个法院？", k=5, matter_id=world.matter_deposit.pk)
-    holding = [hit for hit in result.hits if advice.pk in hit.stands_for]
-    assert holding, [(hit.kind, hit.stands_for) for hit in result.hits]
-    assert holding[0].kind == "note", "the note of the question holds the turn"
-    assert [m.pk for m in holding[0].said] == [advice.pk]
+    holding = [hit for hit in result.hits if advice.pk in hit.source_message_ids]
+    assert holding, [(hit.kind, hit.source_message_ids) for hit in result.hits]
     assert "催告函" in build_system_message(result)["content"]
+    assert not result.uncovered_floor()
     for outsider in (world.bob, world.charlie):
         hits = search_memory(outsider, "你上次说催告函要限期几天，逾期去哪个法院？", k=5).hits
-        assert not [hit for hit in hits if advice.pk in hit.stands_for]
+        assert not [hit for hit in hits if advice.pk in hit.source_message_ids]

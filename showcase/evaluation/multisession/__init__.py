@@ -16,8 +16,8 @@ from typing import Any, Iterable, Sequence
 HERE = Path(__file__).parent
 # Every category of either set, in the order tables print them (the consultation set adds what
 # the assistant advised, preferences, quoted English, look-alike events and never-said questions).
-CATEGORIES = ("advice", "single_hop", "multi_hop", "temporal", "preference", "quoted_english", "look_alike",
-              "corrected", "history", "must_not_recall", "never_said")
+CATEGORIES = ("advice", "single_hop", "multi_hop", "temporal", "preference", "quoted_english", "english",
+              "look_alike", "corrected", "history", "must_not_recall", "never_said")
 MUST_NOT = "must_not_recall"
 NEVER_SAID = "never_said"
 # Questions that have nothing to recall: any hit standing for a must-not-recall question's gold
@@ -105,6 +105,10 @@ def load_set(directory: Path | str = HERE, *, parts: Sequence[str] | None = None
 
 
 def _load_one(directory: Path) -> EvaluationSet:
+    from showcase.evaluation.outside_format import is_outside_format, load_outside
+
+    if is_outside_format(directory):
+        return EvaluationSet(**load_outside(directory))
 
     def read(name: str) -> Any:
         with open(directory / name, encoding="utf-8") as handle:

@@ -7,7 +7,7 @@ that is rolled back at the end unless ``keep``: the database is left as it was.
 Scores per question and system (product, dense, bm25, rrf):
 
 - recall_all@k: 1 when every gold message is among the first k positions (a product hit
-  covers the messages in ``hit.stands_for``; a baseline position is one message);
+  covers the messages its provenance names, ``hit.source_message_ids``; a baseline position is one message);
 - MRR: 1 / the rank of the first position covering any gold message (0 beyond k = 10).
 
 ``must_not_recall`` questions have no recall: their gold is evidence the asker may not see,
@@ -348,7 +348,7 @@ def ask(data: EvaluationSet, imported: Imported, *, strategy: str = "layered") -
         context = "\n".join(question.get("context") or ())
         result = search_memory(user, question["question"], k=DEPTH, strategy=strategy, matter_id=matter_id,
                                context=context)
-        positions = [set(hit.stands_for) for hit in result.hits]
+        positions = [set(hit.source_message_ids) for hit in result.hits]
         outcome = Outcome(question, returned=[[info[pk].external_id if pk in info else f"#{pk}" for pk in sorted(p)]
                                               for p in positions],
                           kinds=[getattr(hit, "kind", "") or "note" for hit in result.hits],

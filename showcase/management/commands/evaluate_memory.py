@@ -19,7 +19,8 @@ from showcase.evaluation.multisession import CATEGORIES, HERE, SPLITS, load_set
 from showcase.evaluation.multisession.runner import MemoryReport, run_evaluation
 
 CONSULTATIONS = HERE.parent / "consultations"
-SETS = {"consultations": CONSULTATIONS, "multisession": HERE}
+OUTSIDE_DEV = HERE.parent / "outside_dev"
+SETS = {"outside_dev": OUTSIDE_DEV, "consultations": CONSULTATIONS, "multisession": HERE}
 
 
 class Command(BaseCommand):
@@ -52,7 +53,7 @@ class Command(BaseCommand):
         if options["limit"] is not None and options["limit"] < 1:
             raise CommandError("--limit must be a positive number")
         folders = ([options["dataset"]] if options["dataset"]
-                   else [SETS[name] for name in (options["sets"] or ("consultations", "multisession"))])
+                   else [SETS[name] for name in (options["sets"] or ("outside_dev", "consultations", "multisession"))])
         if options["parts"]:
             whole = [Path(folder).name for folder in folders if not any(Path(folder).glob("part_*"))]
             if whole:
