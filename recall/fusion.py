@@ -376,11 +376,13 @@ def keep_floor_hits(hits: list[Any], before: list[Any], floor_ids: Iterable[int]
 
 
 def select(slots: list[Entry], plan: RetrievalPlan, k: int, floor: RawFloor | None = None) -> list[Entry]:
-    """Best-first (``slots`` come ordered from ``fuse``) under the note layers' quotas, then
-    back-filled up to k, then the raw floor kept (``keep_raw_floor``); returned best slot first."""
+    """Best-first (``slots`` come ordered from ``fuse``) under the note layers' quotas, a slot
+    that names no message the slots above it do not already name waiting until the others are
+    placed (``_new_first``); then back-filled up to k, then the raw floor kept
+    (``keep_raw_floor``); returned best slot first."""
     taken: list[Entry] = []
     per_layer: dict[str, int] = {}
-    for entry in slots:
+    for entry in _new_first(slots):
         if len(taken) == k:
             break
         if entry.kind == NOTE:
@@ -396,6 +398,20 @@ def select(slots: list[Entry], plan: RetrievalPlan, k: int, floor: RawFloor | No
             taken.append(entry)
     taken.sort(key=lambda e: e.fused, reverse=True)
     return keep_raw_floor(taken, slots, floor, k) if floor is not None else taken
+
+
+def _new_first(slots: list[Entry]) -> list[Entry]:
+    """``slots`` (best first) with each slot that names only messages a slot above it already
+    names moved after the rest, in their order: a second note made from the same message, or a
+    turn whose messages notes above it cite, repeats what the reader has and takes a place from
+    a message nobody has shown yet. A slot with no provenance (a typed note) always counts as new."""
+    seen: set[int] = set()
+    fresh, repeated = [], []
+    for slot in slots:
+        covers = set(slot.covers)
+        (fresh if not covers or covers - seen else repeated).append(slot)
+        seen |= covers
+    return fresh + repeated
 
 
 def raw_fusion(said: list[MessageCandidate]) -> RawFloor:

@@ -139,17 +139,19 @@ def test_others_never_get_alices_client_lines(world, client_history, who):
                    for hit in result.hits)
 
 
-def test_a_note_and_its_own_source_turn_take_one_slot_with_the_better_of_their_ranks():
+def test_a_note_holds_the_message_it_cites_and_the_reply_keeps_the_turn():
+    """The note cites the question: it takes the question's ranks; the reply, which it does not
+    cite, is the turn's slot with its own (first) dense rank — never credited to the note."""
     note = entry((NOTE, "n1"), 0.50, sources=(1,))  # 3rd by layered score
     question, reply = entry((MESSAGE, 1), 0.30), entry((MESSAGE, 2), 0.20)
     others = [entry((MESSAGE, pk), 0.55 - pk / 100) for pk in (3, 4)]
     slots = fuse([note], [question, reply, *others], dense_rank={2: 1, 1: 4, 3: 2, 4: 3},
                  keyword_rank={1: 1, 3: 2}, superseded_by={}, turns={1: (1, 2), 2: (1, 2)})
-    holding = [slot for slot in slots if {1, 2} & {*slot.source_message_ids, *(
-        [slot.key[1]] if slot.kind == MESSAGE else [])}]
-    assert [slot.key for slot in holding] == [(NOTE, "n1")]
-    assert holding[0].ranks == {NOTES: 3, DENSE: 1, KEYWORD: 1}  # the reply's dense rank, the question's keyword rank
-    assert slots[0].key == (NOTE, "n1")
+    by_key = {slot.key: slot for slot in slots}
+    assert by_key[(NOTE, "n1")].ranks == {NOTES: 3, DENSE: 4, KEYWORD: 1}  # the question's ranks
+    assert by_key[(MESSAGE, 2)].source_message_ids == (1, 2)
+    assert by_key[(MESSAGE, 2)].ranks[DENSE] == 1
+    assert (MESSAGE, 1) not in by_key
 
 
 def test_an_earlier_value_as_similar_as_the_least_similar_routing_correction_is_lifted():

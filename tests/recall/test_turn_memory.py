@@ -285,17 +285,17 @@ def test_a_question_and_its_reply_take_one_slot_and_the_hit_lists_both(world, tu
     assert f"assistant] {GOVERNING_A}" in injected
 
 
-def test_a_note_from_that_turn_joins_the_same_slot(world, turn):
+def test_a_note_holds_the_question_it_cites_and_the_reply_stays_recallable(world, turn):
+    """The note cites the question: the question is recalled through the note (never a second
+    time as a raw line); the reply, which the note does not cite, is recalled as its turn."""
     private, question, reply = turn
     note = world.note("Northwind lease: Delaware law, arbitration in Wilmington (clause 14).", scope="global",
                       conversation=private, source_message_ids=[question.pk])
     result = search_memory(world.alice, "Delaware law arbitration Wilmington governs lease", k=10)
-    slots = standing_for(result, question.pk, reply.pk)
-    assert len(slots) == 1
-    assert slots[0].kind == "note"
-    assert slots[0].note.pk == note.pk
-    assert reply.pk not in message_ids(result)
-    assert question.pk not in message_ids(result)
+    assert [hit.note.pk for hit in result.hits if hit.kind == "note"][:1] == [note.pk]
+    assert question.pk not in message_ids(result)  # never a raw hit of its own
+    turn_hit = next(hit for hit in result.hits if hit.kind == "message" and hit.message.pk == reply.pk)
+    assert turn_hit.partner.pk == question.pk  # shown as the turn it answers
 
 
 def test_a_reply_whose_question_is_excluded_stands_alone(world, turn):
