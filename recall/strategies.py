@@ -21,6 +21,7 @@ from recall.fusion import (
     fusion_reason, keyword_ranking, lift_earlier_statements, raw_fusion, select,
 )
 from recall.keywords import term, text_terms
+from recall.glossary import other_language
 from recall.graph import SEED_COUNT, GraphReach, expand
 from recall.messages import (
     MessageCandidate, prepare_message_read, read_message_candidates, statements_of,
@@ -298,11 +299,13 @@ KEYWORDS_READ_CONTEXT = True
 
 
 def keyword_tokens(request: SearchRequest) -> list[str]:
-    """The query words of the keyword reads: the question's, then its context's."""
-    tokens = cand.query_tokens(request.query)
+    """The query words of the keyword reads: the question's, then its context's, then the
+    question's words in the other language (``recall.glossary``)."""
+    question = cand.query_tokens(request.query)
+    tokens = question
     if KEYWORDS_READ_CONTEXT and request.context:
         tokens = list(dict.fromkeys([*tokens, *cand.query_tokens(request.context)]))
-    return tokens
+    return list(dict.fromkeys([*tokens, *other_language(question)]))
 
 
 def _message_entries(plan, said: list[MessageCandidate], now: datetime) -> list[Entry]:

@@ -43,7 +43,28 @@ def load_outside(directory: Path) -> dict[str, Any]:
             "gold": gold, "gold_speaker": _speaker(speakers), "expected": question.get("note", ""),
             "position": position,
         })
+    converted += _in_chinese(directory, converted)
     return {"world": world, "transcripts": [payload], "questions": converted}
+
+
+IN_CHINESE = "english_in_chinese"
+
+
+def _in_chinese(directory: Path, questions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The team's Chinese wording of the set's English questions (``english_in_chinese.json``),
+    each asked as a question of its own on the same gold: what the same question finds in
+    either language."""
+    path = directory / "english_in_chinese.json"
+    if not path.exists():
+        return []
+    wording = json.loads(path.read_text(encoding="utf-8"))["questions"]
+    by_id = {question["id"]: question for question in questions}
+    unknown = sorted(set(wording) - set(by_id))
+    if unknown:
+        raise ValueError(f"english_in_chinese.json names no question of the set: {', '.join(unknown)}")
+    return [{**by_id[qid], "id": f"{qid}-zh", "question": text, "category": IN_CHINESE, "language": "zh",
+             "position": len(questions) + offset}
+            for offset, (qid, text) in enumerate(wording.items())]
 
 
 def _speaker(roles: set[str]) -> str | None:

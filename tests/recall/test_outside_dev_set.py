@@ -17,18 +17,19 @@ FOLDER = Path(__file__).resolve().parents[2] / "showcase" / "evaluation" / "outs
 
 def test_the_set_is_read_whole():
     data = load_set(FOLDER)
-    assert len(data.questions) == 84
+    assert len(data.questions) == 84 + 12  # and the team's Chinese wording of the 12 English ones
     assert len(data.message_ids()) == 122
     assert [t["firm"] for t in data.transcripts] == ["consultations-dev"]
     assert data.world["firms"][0]["users"] == ["client_a", "client_b"]
     counts = Counter(q["category"] for q in data.questions)
     assert counts == {"single_hop": 22, "temporal": 14, "multi_hop": 12, "english": 11, "history": 7,
-                      "corrected": 6, "preference": 6, "must_not_recall": 6}
+                      "corrected": 6, "preference": 6, "must_not_recall": 6, "english_in_chinese": 12}
     assert set(counts) <= set(CATEGORIES)
     by_id = {q["id"]: q for q in data.questions}
     assert by_id["b-e05"]["language"] == "en" and by_id["b-e05"]["gold_speaker"] == "assistant"
     assert by_id["a-s01"]["language"] == "zh" and by_id["a-s01"]["gold_speaker"] == "user"
     assert by_id["a-n01"]["gold"] == [] and by_id["a-n01"]["gold_speaker"] is None
+    assert by_id["b-e05-zh"]["gold"] == by_id["b-e05"]["gold"] and by_id["b-e05-zh"]["language"] == "zh"
 
 
 def test_a_gold_message_the_set_does_not_hold_is_refused(tmp_path: Path):
