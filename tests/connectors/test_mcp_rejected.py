@@ -9,12 +9,11 @@ import re
 
 import httpx
 import pytest
-
-from connectors.mcp_http import McpEndpoint, WithMcp
 from asgiref.sync import async_to_sync
 from mcp.shared.exceptions import McpError
 from mcp.shared.memory import create_connected_server_and_client_session
 
+from connectors.mcp_http import McpEndpoint, WithMcp
 from connectors.mcp_server import Caller, current_caller, server
 from memory.models import AuditEvent, AuditLog
 from tests.connectors.conftest import make_token, mcp_calls
