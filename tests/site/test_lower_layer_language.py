@@ -174,6 +174,8 @@ HELP_CASES = [
      ["接管已终止的工作进程留下的轮次抽取任务", "要排除的队列", "启动时不稍作延迟"]),
     ("mcp", ["Serve LegalMem's MCP server over stdio", "readable only by you"],
      ["通过 stdio 提供 LegalMem 的 MCP 服务器", "只有您本人可读"]),
+    ("mcp_config", ["Print a desktop client's configuration", "readable only by you"],
+     ["输出桌面客户端配置", "仅您本人可读"]),
     ("token_blocks", ["current blocks, or lift one", "lift the block of one address"],
      ["当前的封锁，或解除其中一项", "解除某个地址的封锁"]),
     ("check_embeddings", ["Check that the configured embedding backend fits the database column."],
