@@ -34,7 +34,7 @@ def refusal_message(reason: str) -> str:
     """What the client is told: revoked and expired tokens say so (the owner made them), anything
     else is "invalid" (no hint whether a guessed prefix exists)."""
     if reason == RefusalReason.THROTTLED:
-        return _("Too many invalid tokens from this address; try again later.")
+        return _("This token, or this address, was refused too often lately; check the token and try again later.")
     if reason == RefusalReason.REVOKED:
         return _("This access token was revoked.")
     if reason == RefusalReason.EXPIRED:

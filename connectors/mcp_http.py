@@ -4,7 +4,8 @@ The SDK's ``StreamableHTTPSessionManager`` runs stateless with JSON responses, s
 process answers any request and each request carries its own ``Authorization: Bearer`` token.
 Daphne sends no ASGI lifespan events, so the manager is started by the first request and runs
 for the life of the process. Each request is authenticated here, before the SDK sees it: no
-token, a wrong, revoked or expired one → 401 (too many from one address → 429), audited.
+token, a wrong, revoked or expired one → 401 (a bad token refused too often, or too many from one
+address → 429: `connectors.throttle`), audited.
 ``/mcp`` does not pass through Django's middleware, so it writes its own request line (the same
 ``http_request`` event, with the request id sent back in ``X-Request-ID``) and counts itself in
 the same HTTP metrics.

@@ -18,9 +18,10 @@ from typing import Any, Callable
 from asgiref.sync import sync_to_async
 from django.db import close_old_connections
 from django.utils import translation
-from django.utils.translation import gettext as _
+from django.utils.translation import gettext as _, gettext_lazy
 from mcp.server.fastmcp import FastMCP
 from mcp.server.fastmcp.exceptions import ResourceError, ToolError
+from pydantic import ValidationError
 
 from chat.turns import TurnRejected
 from connectors import payloads
@@ -123,6 +124,15 @@ class ArgumentError(ValueError):
     """An argument the tool cannot take (after the SDK's own type checks)."""
 
 
+class RejectedCall(ArgumentError):
+    """A call refused before its tool runs (an unknown tool or resource, arguments the tool's
+    signature refuses): audited with ``outcome`` ``rejected`` and this ``reason``."""
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
 def _run(name: str, arguments: dict[str, Any], work: Callable[[AccessToken], Any], *, resource: bool = False) -> Any:
     """Run one tool call or resource read as the caller, synchronously (in Django's thread):
     check the arguments and the token, do the work, audit it, and turn failures into MCP errors."""
@@ -144,7 +154,10 @@ def _run(name: str, arguments: dict[str, Any], work: Callable[[AccessToken], Any
                 if message is None:
                     logger.exception("MCP %s %s failed", "resource" if resource else "tool", name)
                     message = _("Internal error; it was logged for the administrators.")
-                if not isinstance(error, CallRefused):
+                if isinstance(error, RejectedCall):
+                    record_use(caller.token, via=caller.via, ip_address=caller.ip_address, outcome="rejected",
+                               reason=error.reason, **what)
+                elif not isinstance(error, CallRefused):
                     record_use(caller.token, via=caller.via, ip_address=caller.ip_address, outcome="error", **what)
                 raise error_class(message) from None
             record_use(token, via=caller.via, ip_address=caller.ip_address, outcome="ok", **what)
@@ -173,12 +186,98 @@ def _note_id(value: str) -> uuid.UUID:
         raise ArgumentError(_("note_id must be a note's id (a UUID).")) from None
 
 
+# --- calls refused before a tool runs ------------------------------------------------------------
+
+#: What a refused argument is told, by pydantic's error type (``ValidationError.errors()``): the
+#: SDK checks arguments against the tool's signature before the tool runs, in English with links.
+ARGUMENT_PROBLEMS: dict[str, Any] = {
+    "missing": gettext_lazy("%(field)s is required"),
+    "string_type": gettext_lazy("%(field)s must be text"),
+    "int_type": gettext_lazy("%(field)s must be a whole number"),
+    "int_parsing": gettext_lazy("%(field)s must be a whole number"),
+    "int_from_float": gettext_lazy("%(field)s must be a whole number"),
+    "float_type": gettext_lazy("%(field)s must be a number"),
+    "float_parsing": gettext_lazy("%(field)s must be a number"),
+    "bool_type": gettext_lazy("%(field)s must be true or false"),
+    "bool_parsing": gettext_lazy("%(field)s must be true or false"),
+    "list_type": gettext_lazy("%(field)s must be a list"),
+    "dict_type": gettext_lazy("%(field)s must be an object"),
+    "model_type": gettext_lazy("%(field)s must be an object"),
+}
+OTHER_PROBLEM = gettext_lazy("%(field)s is not valid")
+MAX_PROBLEMS_SHOWN = 3
+MAX_NAME_CHARS = 100  # of an unknown tool's or resource's name, as audited
+
+
+def argument_problems(errors: list[dict[str, Any]]) -> str:
+    """Pydantic's errors in the active language: which argument (``scopes[1]``) and what it must
+    be, never the library's words, the value or a link."""
+    problems = []
+    for error in errors[:MAX_PROBLEMS_SHOWN]:
+        loc = [part for part in error.get("loc", ()) if isinstance(part, int) or part == error["loc"][0]]
+        field = "".join(f"[{part}]" if isinstance(part, int) else str(part) for part in loc) or "arguments"
+        problems.append(str(ARGUMENT_PROBLEMS.get(error.get("type", ""), OTHER_PROBLEM)) % {"field": field})
+    return "; ".join(dict.fromkeys(problems))
+
+
+def audited_name(name: str) -> str:
+    """A caller-given tool name or resource address as it may be stored and shown: short, printable."""
+    return "".join(ch if ch.isprintable() else "?" for ch in str(name)[:MAX_NAME_CHARS])
+
+
+def _reject(reason: str, message: Callable[[], str]) -> Callable[[AccessToken], Any]:
+    """The ``work`` of a call refused before its tool runs: ``message`` is built in the caller's language."""
+    def work(token: AccessToken) -> Any:
+        raise RejectedCall(reason, message())
+    return work
+
+
+class LegalMemServer(FastMCP):
+    """FastMCP whose every call passes LegalMem's door (``_run``): an unknown tool or resource and
+    arguments the tool's signature refuses are audited like any call and answered in the caller's
+    language — not with pydantic's English and its links — and a tool's own error message comes
+    back as it is, without the SDK's English "Error executing tool …" before it."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any]) -> Any:
+        tool = self._tool_manager.get_tool(name)
+        if tool is None:
+            return await _call(audited_name(name), arguments, _reject("unknown_tool", lambda: _(
+                "No such tool. The tools are: %(tools)s.") % {"tools": ", ".join(self._tool_names())}))
+        try:
+            tool.fn_metadata.arg_model.model_validate(tool.fn_metadata.pre_parse_json(arguments))
+        except ValidationError as error:
+            errors = error.errors(include_url=False, include_input=False, include_context=False)
+            return await _call(name, arguments, _reject("invalid_arguments", lambda: _(
+                "Invalid arguments for %(tool)s: %(problems)s.") % {"tool": name,
+                                                                   "problems": argument_problems(errors)}))
+        try:
+            return await super().call_tool(name, arguments)
+        except ToolError as error:
+            if isinstance(error.__cause__, ToolError):  # our own message, wrapped by the SDK in English
+                raise error.__cause__ from None
+            raise
+
+    async def read_resource(self, uri: Any) -> Any:
+        address = str(uri)
+        known = any(str(resource.uri) == address for resource in self._resource_manager.list_resources()) or any(
+            template.matches(address) for template in self._resource_manager.list_templates())
+        if not known:
+            return await _call(audited_name(address), {}, _reject("unknown_resource", lambda: _(
+                "No such resource. The resources are: %(resources)s.") % {"resources": ", ".join(
+                    [str(r.uri) for r in self._resource_manager.list_resources()]
+                    + [t.uri_template for t in self._resource_manager.list_templates()])}), resource=True)
+        return await super().read_resource(uri)
+
+    def _tool_names(self) -> list[str]:
+        return sorted(tool.name for tool in self._tool_manager.list_tools())
+
+
 # --- the server ------------------------------------------------------------------------------
 
 def build_server() -> FastMCP:
     """A FastMCP server with LegalMem's tools and resources (stateless, JSON responses: any
     server process answers any request, as the web does)."""
-    server = FastMCP(name="LegalMem", instructions=INSTRUCTIONS, stateless_http=True, json_response=True,
+    server = LegalMemServer(name="LegalMem", instructions=INSTRUCTIONS, stateless_http=True, json_response=True,
                      streamable_http_path="/mcp", log_level="WARNING")
 
     @server.tool(name="search_memory", description=(

@@ -153,12 +153,19 @@ class AccessToken(models.Model):
 
 
 class TokenRefusal(models.Model):
-    """One refused token presentation from one address: the throttle counts these (like failed
-    logins); the audit log keeps the story."""
+    """One refused token presentation: the throttle counts these per presented token (its
+    ``fingerprint``, a keyed hash: never the secret) and per address; the audit log keeps the
+    story. A lifted block keeps its rows, marked so they no longer count
+    (``connectors.throttle``, docs/connectors.md "Throttling")."""
 
     ip_address = models.GenericIPAddressField(null=True, blank=True)
     prefix = models.CharField(max_length=PREFIX_CHARS, blank=True)
+    fingerprint = models.CharField(max_length=64, blank=True)
+    token = models.ForeignKey(AccessToken, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
     created_at = models.DateTimeField(default=timezone.now)
+    lifted_for_token = models.BooleanField(default=False)
+    lifted_for_address = models.BooleanField(default=False)
 
     class Meta:
-        indexes = [models.Index(fields=["ip_address", "created_at"], name="token_refusal_ip_idx")]
+        indexes = [models.Index(fields=["ip_address", "created_at"], name="token_refusal_ip_idx"),
+                   models.Index(fields=["fingerprint", "created_at"], name="token_refusal_fingerprint_idx")]

@@ -1,4 +1,5 @@
-"""Reads of connectors: finding a presented token, the throttle, and what a token may reach.
+"""Reads of connectors: finding a presented token (throttled: ``connectors.throttle``) and what a
+token may reach.
 
 A token reaches what its user may reach (``visible_to``), narrowed to the token's firm and,
 when it is limited, to its matters: every function here only ever removes rows.
@@ -8,11 +9,10 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from django.conf import settings
 from django.db.models import Q, QuerySet
-from django.utils import timezone
 
-from connectors.models import AccessToken, TokenRefusal, prefix_of
+from connectors.models import AccessToken, prefix_of
+from connectors.throttle import fingerprint_of, is_blocked
 from memory.models import Conversation, Firm, Matter, Note
 from recall import Hit, SearchResult
 from memory.selectors import visible_notes
@@ -38,11 +38,13 @@ COUNTED_REFUSALS = frozenset({RefusalReason.MALFORMED, RefusalReason.UNKNOWN, Re
 @dataclass(frozen=True)
 class TokenCheck:
     """The outcome of checking a presented secret: the token when it may be used, else why not
-    (``token`` is still set when the secret was right but the token is revoked or expired)."""
+    (``token`` is still set when the secret was right but the token is revoked or expired).
+    ``fingerprint`` is what the throttle counts (``connectors.throttle``), never the secret."""
 
     token: AccessToken | None
     refused: str = ""
     prefix: str = ""
+    fingerprint: str = ""
 
     @property
     def ok(self) -> bool:
@@ -50,11 +52,18 @@ class TokenCheck:
 
 
 def check_secret(secret: str, *, ip_address: str | None) -> TokenCheck:
-    """Find the token a secret belongs to and say whether it may be used now. Throttled like
-    logins: AXES_FAILURE_LIMIT refusals from one address lock it out for AXES_COOLOFF_TIME."""
+    """Find the token a secret belongs to and say whether it may be used now. A valid token
+    always may; a bad one is "throttled" (429) once it, or its address, has been refused too
+    often lately (``connectors.throttle``): one client's bad token never locks out the others."""
     prefix = prefix_of(secret) or ""
-    if is_throttled(ip_address):
-        return TokenCheck(None, RefusalReason.THROTTLED, prefix)
+    fingerprint = fingerprint_of(secret)
+    check = _check(secret, prefix)
+    if check.refused and is_blocked(fingerprint, ip_address):
+        return TokenCheck(check.token, RefusalReason.THROTTLED, prefix, fingerprint)
+    return dataclasses.replace(check, fingerprint=fingerprint)
+
+
+def _check(secret: str, prefix: str) -> TokenCheck:
     if not prefix:
         return TokenCheck(None, RefusalReason.MALFORMED)
     token = AccessToken.objects.select_related("user", "firm").filter(prefix=prefix).first()
@@ -67,15 +76,6 @@ def check_secret(secret: str, *, ip_address: str | None) -> TokenCheck:
     if not token.user.is_active or not token.is_member():
         return TokenCheck(token, RefusalReason.NO_LONGER_MEMBER, prefix)
     return TokenCheck(token, "", prefix)
-
-
-def is_throttled(ip_address: str | None) -> bool:
-    """Whether this address has had too many refused tokens lately (the login limits)."""
-    if not settings.AXES_ENABLED or not ip_address:
-        return False
-    since = timezone.now() - settings.AXES_COOLOFF_TIME
-    recent = TokenRefusal.objects.filter(ip_address=ip_address, created_at__gte=since).count()
-    return recent >= settings.AXES_FAILURE_LIMIT
 
 
 def tokens_of(user) -> QuerySet[AccessToken]:

@@ -12,8 +12,9 @@ from django.utils import timezone
 from django.utils.translation import gettext
 
 from chat.turns import Recall, begin_turn, finish_turn
-from connectors.models import AccessToken, TokenRefusal, TokenScope, digest_of, new_secret
+from connectors.models import TOKEN_PREFIX, AccessToken, TokenRefusal, TokenScope, digest_of, new_secret
 from connectors.selectors import COUNTED_REFUSALS, TokenCheck, token_conversations, token_matters, token_notes
+from connectors.throttle import BOUNDS, Block, current_blocks
 from memory.models import AuditEvent, Firm, Matter, Message, Note
 from memory.services.audit import record
 from memory.services.conversations import start_conversation
@@ -102,16 +103,46 @@ def record_use(token: AccessToken, *, via: str, ip_address: str | None = None, *
 
 def record_refusal(check: TokenCheck, *, via: str, ip_address: str | None = None, **what: Any) -> None:
     """A refused token (unknown, revoked, expired, throttled) or a refused call (a read-only
-    token asked to write): audited with the token's id when it is known, counted for the throttle."""
+    token asked to write): audited with the token's id when it is known, counted for the
+    throttle by the presented token's fingerprint and its address (never the secret)."""
     with transaction.atomic():
         if check.refused in COUNTED_REFUSALS:
-            TokenRefusal.objects.create(ip_address=ip_address, prefix=check.prefix)
+            TokenRefusal.objects.create(ip_address=ip_address, prefix=check.prefix, fingerprint=check.fingerprint,
+                                        token=check.token)
         if check.token is not None:
             _token_audit(check.token, actor=check.token.user, event=AuditEvent.TOKEN_REFUSED, via=via,
                          reason=check.refused, ip_address=ip_address, **what)
         else:
             record(actor="system:access-tokens", event=AuditEvent.TOKEN_REFUSED, object_type="access_token",
                    object_id=check.prefix or "-", via=via, reason=check.refused, ip_address=ip_address, **what)
+
+
+class NoSuchBlock(LookupError):
+    """Nothing is blocked under that token fingerprint or address now."""
+
+
+def lift_block(kind: str, key: str, *, actor, reason: str = "") -> Block:
+    """End a current block now (``manage.py token_blocks --lift-…``): its refusals stop counting
+    for that bound (kept, for the record) and the lift is audited — in the token's firm when
+    the refused secret was a real (dead) token's, else for the operators. Lifting an address
+    leaves its bad tokens' own blocks in place, and the other way round."""
+    bound = BOUNDS[kind]
+    with transaction.atomic():
+        block = next((b for b in current_blocks() if b.kind == kind and b.key == key), None)
+        if block is None:
+            raise NoSuchBlock(key)
+        TokenRefusal.objects.filter(**{bound.field: key, bound.lifted_field: False}).update(
+            **{bound.lifted_field: True})
+        change = {"before": {"refusals": block.refusals, "first_at": block.first_at.isoformat(),
+                             "last_at": block.last_at.isoformat()},
+                  "after": {"refusals": 0}, "reason": reason[:500]}
+        if block.token is not None:
+            _token_audit(block.token, actor=actor, event=AuditEvent.TOKEN_BLOCK_LIFTED, block=kind, **change)
+        else:
+            record(actor=actor, event=AuditEvent.TOKEN_BLOCK_LIFTED, object_type="token_block",
+                   object_id=key[:16] if kind == "token" else key, block=kind,
+                   token_prefix=f"{TOKEN_PREFIX}{block.prefix}…" if block.prefix else "", **change)
+    return block
 
 
 def refuse_write(token: AccessToken, *, via: str, **what: Any) -> None:

@@ -23,6 +23,7 @@ OBJECT_TYPES = {
     "conversation": _("conversation"),
     "login": _("login"),
     "access_token": _("access token"),
+    "token_block": _("access-token block"),
     "user": _("user"),
     "subject": _("subject of an erasure"),
     "turn_extraction": _("turn extraction"),
@@ -39,6 +40,7 @@ SYSTEM_ACTORS = {
     "story": _("demo story"),
     "login-throttle": _("login throttling"),
     "access-tokens": _("access tokens"),
+    "token_blocks": _("token block command"),
     "erase": _("erasure command"),
     "retention": _("retention purge"),
     "export_matter": _("matter export"),
@@ -106,6 +108,10 @@ DATA_KEYS = {
     "scope": _("permission"),
     "expires_at": _("expires"),
     "matters": _("limited to matters"),
+    "block": _("blocked"),
+    "refusals": _("refusals"),
+    "first_at": _("first refusal"),
+    "last_at": _("last refusal"),
 }
 
 #: Values of some keys above, in words.
@@ -116,6 +122,7 @@ DATA_VALUES = {
     "kind": {"matter": _("a matter"), "conversation": _("a conversation"), "user": _("a user's data"),
              "subject": _("everything about a subject"), "purge": _("a matter past its retention period")},
     "format": {"json": "JSON", "markdown": "Markdown"},
+    "block": {"token": _("one presented token"), "address": _("one address")},
 }
 
 #: Who said a recalled message (``Message.speaker`` / role) when it is the product itself.

@@ -52,6 +52,7 @@ class AuditEvent(models.TextChoices):
     TOKEN_REVOKED = "token_revoked", _("access token revoked")
     TOKEN_USED = "token_used", _("access token used")
     TOKEN_REFUSED = "token_refused", _("access token refused")
+    TOKEN_BLOCK_LIFTED = "token_block_lifted", _("access token block lifted")
     # --- a matter's documents (docs/documents.md) ---
     DOCUMENT_UPLOADED = "document_uploaded", _("document uploaded")
     DOCUMENT_VIEWED = "document_viewed", _("document viewed")

@@ -1,0 +1,136 @@
+"""Calls the SDK refuses before a tool runs — arguments the tool's signature refuses, an unknown
+tool or resource — are audited like every call and answered in the caller's language, without
+pydantic's English or its links; a tool's own error comes back without the SDK's English prefix."""
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+
+import httpx
+import pytest
+from asgiref.sync import async_to_sync
+from mcp.shared.exceptions import McpError
+from mcp.shared.memory import create_connected_server_and_client_session
+
+from connectors.mcp_http import McpEndpoint, WithMcp
+from connectors.mcp_server import Caller, current_caller, server
+from memory.models import AuditEvent, AuditLog
+from tests.connectors.conftest import make_token, mcp_calls
+
+LIBRARY_WORDS = re.compile(r"pydantic|https?://|validation error|Input should|type=|Error executing|Unknown tool",
+                           re.IGNORECASE)
+
+
+def error_text(result) -> str:
+    assert result.isError, result
+    return result.content[0].text
+
+
+def read_refused(token, uri: str, language: str = "en") -> str:
+    """The JSON-RPC error message a resource read gets (through the SDK's client session)."""
+    async def go() -> str:
+        reset = current_caller.set(Caller(token, "127.0.0.1", language))
+        try:
+            async with create_connected_server_and_client_session(server) as session:
+                try:
+                    await session.read_resource(uri)
+                except McpError as error:
+                    return error.error.message
+                raise AssertionError(f"{uri} was read")
+        finally:
+            current_caller.reset(reset)
+    return async_to_sync(go)()
+
+
+def audited(token) -> list[tuple]:
+    entries = AuditLog.objects.filter(event_type=AuditEvent.TOKEN_USED, object_id=str(token.pk)).order_by("id")
+    return [(e.extra.get("tool") or e.extra.get("resource"), e.extra["outcome"], e.extra.get("reason"))
+            for e in entries]
+
+
+@pytest.mark.django_db
+def test_calls_refused_before_the_tool_runs_are_audited(world, memory):
+    token = make_token(world.alice).token
+    results = mcp_calls(token, [
+        ("search_memory", {"query": "电脑", "k": "many"}),
+        ("search_memory", {}),
+        ("no_such_tool", {"x": 1}),
+        ("evil\x00tool" + "x" * 500, {}),
+    ])
+    assert read_refused(token, "legalmem://nowhere") == (
+        "No such resource. The resources are: legalmem://matters, legalmem://matters/{matter_id}, "
+        "legalmem://notes/{note_id}.")
+    mcp_calls(token, [("list_matters", {})])
+    assert all(result.isError for result in results[:4])
+    assert audited(token) == [
+        ("search_memory", "rejected", "invalid_arguments"),
+        ("search_memory", "rejected", "invalid_arguments"),
+        ("no_such_tool", "rejected", "unknown_tool"),
+        ("evil?tool" + "x" * 91, "rejected", "unknown_tool"),  # printable and short, as it may be shown
+        ("legalmem://nowhere", "rejected", "unknown_resource"),
+        ("list_matters", "ok", None),
+    ]
+    entry = AuditLog.objects.filter(event_type=AuditEvent.TOKEN_USED, extra__outcome="rejected").first()
+    assert (entry.actor, entry.firm_id, entry.extra["via"], entry.extra["ip_address"]) == (
+        world.alice, world.firm_a.pk, "mcp", "127.0.0.1")
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("language, expected", [
+    ("en", ["Invalid arguments for search_memory: k must be a whole number; scopes[1] must be text.",
+            "Invalid arguments for search_memory: query is required.",
+            "Invalid arguments for get_note: note_id must be text.",
+            "No such tool. The tools are: correct_note, forget_note, get_note, list_matters, remember, "
+            "search_memory."]),
+    ("zh-hans", ["search_memory 的参数无效：k 必须是整数; scopes[1] 必须是文本。",
+                 "search_memory 的参数无效：缺少 query。",
+                 "get_note 的参数无效：note_id 必须是文本。",
+                 "没有这个工具。可用的工具：correct_note, forget_note, get_note, list_matters, remember, "
+                 "search_memory。"]),
+])
+def test_argument_errors_speak_the_callers_language_without_library_text(world, memory, language, expected):
+    token = make_token(world.bob).token
+    results = mcp_calls(token, [
+        ("search_memory", {"query": "电脑", "k": "many", "scopes": ["case", {"a": 1}]}),
+        ("search_memory", {"k": 3}),
+        ("get_note", {"note_id": 12}),
+        ("forget_everything", {}),
+    ], language=language)
+    texts = [error_text(result) for result in results]
+    assert texts == expected
+    assert not any(LIBRARY_WORDS.search(text) for text in texts), texts
+
+
+@pytest.mark.django_db
+def test_a_tools_own_error_comes_back_without_the_sdks_english_prefix(world, memory):
+    token = make_token(world.bob).token
+    [result] = mcp_calls(token, [("remember", {"message": "记住这个"})], language="zh-hans")
+    assert error_text(result) == "这个令牌是只读的：未写入任何内容。"
+
+
+@pytest.mark.django_db(transaction=True)  # the endpoint reads the token on its own thread
+def test_over_http_a_refused_argument_is_audited_and_answered_in_the_accept_language(world, settings):
+    settings.ALLOWED_HOSTS = ["localhost"]
+    token = make_token(world.alice)
+    call = {"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+            "params": {"name": "search_memory", "arguments": {"query": "电脑", "k": "ten"}}}
+
+    async def django_app(scope, receive, send) -> None:
+        raise AssertionError(f"{scope['path']} went to Django")
+
+    async def go() -> httpx.Response:
+        transport = httpx.ASGITransport(app=WithMcp(django_app, McpEndpoint(server)), client=("192.0.2.10", 50000))
+        async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as client:
+            return await client.post("/mcp", json=call, headers={
+                "Accept": "application/json, text/event-stream", "Authorization": f"Bearer {token.secret}",
+                "Accept-Language": "zh-CN,zh;q=0.9,en;q=0.5"})
+
+    response = asyncio.run(go())
+    assert response.status_code == 200
+    result = response.json()["result"]
+    assert result["isError"] and result["content"][0]["text"] == "search_memory 的参数无效：k 必须是整数。"
+    [entry] = AuditLog.objects.filter(event_type=AuditEvent.TOKEN_USED, object_id=str(token.token.pk))
+    assert entry.extra == {**entry.extra, "tool": "search_memory", "outcome": "rejected",
+                           "reason": "invalid_arguments", "via": "mcp", "ip_address": "192.0.2.10"}
+    assert "ten" not in json.dumps(entry.extra, ensure_ascii=False)  # the refused value is not kept
