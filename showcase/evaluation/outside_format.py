@@ -41,7 +41,7 @@ def load_outside(directory: Path) -> dict[str, Any]:
             "category": question["category"].replace("-", "_"),
             "language": "zh" if CJK.search(question["question"]) else "en",
             "gold": gold, "gold_speaker": _speaker(speakers), "expected": question.get("note", ""),
-            "position": position,
+            "position": position, **({"context": list(question["context"])} if question.get("context") else {}),
         })
     converted += _in_chinese(directory, converted)
     return {"world": world, "transcripts": [payload], "questions": converted}

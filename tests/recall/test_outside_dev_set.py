@@ -40,3 +40,13 @@ def test_a_gold_message_the_set_does_not_hold_is_refused(tmp_path: Path):
     (copy / "questions.json").write_text(json.dumps(questions, ensure_ascii=False), encoding="utf-8")
     with pytest.raises(ValueError, match="a99-u1"):
         load_set(copy)
+
+
+def test_the_dialogue_set_keeps_each_questions_dialogue():
+    """The dialogue-context set (written from a brief by a helper that never read the search):
+    60 questions, each with 2–4 earlier lines, over 126 one-turn memories of six users."""
+    data = load_set(FOLDER.parent / "dialogue_dev")
+    assert len(data.questions) == 60 and len(data.message_ids()) == 252
+    assert {q["category"] for q in data.questions} == {"dialogue"}
+    assert all(2 <= len(q["context"]) <= 4 and len(q["gold"]) == 1 for q in data.questions)
+    assert Counter(q["language"] for q in data.questions) == {"zh": 50, "en": 10}

@@ -17,7 +17,7 @@ HERE = Path(__file__).parent
 # Every category of either set, in the order tables print them (the consultation set adds what
 # the assistant advised, preferences, quoted English, look-alike events and never-said questions).
 CATEGORIES = ("advice", "single_hop", "multi_hop", "temporal", "preference", "quoted_english", "english",
-              "english_in_chinese",
+              "english_in_chinese", "dialogue",
               "look_alike", "corrected", "history", "must_not_recall", "never_said")
 MUST_NOT = "must_not_recall"
 NEVER_SAID = "never_said"

@@ -20,7 +20,8 @@ from showcase.evaluation.multisession.runner import MemoryReport, run_evaluation
 
 CONSULTATIONS = HERE.parent / "consultations"
 OUTSIDE_DEV = HERE.parent / "outside_dev"
-SETS = {"outside_dev": OUTSIDE_DEV, "consultations": CONSULTATIONS, "multisession": HERE}
+DIALOGUE_DEV = HERE.parent / "dialogue_dev"
+SETS = {"outside_dev": OUTSIDE_DEV, "consultations": CONSULTATIONS, "multisession": HERE, "dialogue_dev": DIALOGUE_DEV}
 
 
 class Command(BaseCommand):
@@ -53,7 +54,7 @@ class Command(BaseCommand):
         if options["limit"] is not None and options["limit"] < 1:
             raise CommandError("--limit must be a positive number")
         folders = ([options["dataset"]] if options["dataset"]
-                   else [SETS[name] for name in (options["sets"] or ("outside_dev", "consultations", "multisession"))])
+                   else [SETS[name] for name in (options["sets"] or ("outside_dev", "consultations", "multisession", "dialogue_dev"))])
         if options["parts"]:
             whole = [Path(folder).name for folder in folders if not any(Path(folder).glob("part_*"))]
             if whole:
