@@ -148,7 +148,8 @@ def raw_turns(request: SearchRequest) -> RawFloor:
     """The raw-turn search alone: the messages the layered search reads as candidates (same
     words, limit, vector and walk), fused by their dense and BM25 ranks — its floor."""
     access = request.reach or cand.reach_of(request.user)
-    read = prepare_message_read(request.user, request.plan, keyword_tokens(request), limit=message_limit_for(request.k),
+    read = prepare_message_read(request.user, request.plan, message_tokens(request, keyword_tokens(request)),
+                                limit=message_limit_for(request.k),
                                 exclude_ids=request.exclude_message_ids, reach=access)
     said = read_message_candidates(read, request.query_vector, limit=message_limit_for(request.k),
                                    ef_search=cand.WALK_EF_SEARCH)
@@ -185,7 +186,7 @@ def layered(request: SearchRequest) -> SearchResult:
 
     # While the query is still encoding: the message reads that need no vector.
     started = time.perf_counter()
-    message_read = prepare_message_read(user, plan, tokens, limit=message_limit,
+    message_read = prepare_message_read(user, plan, message_tokens(request, tokens), limit=message_limit,
                                         exclude_ids=request.exclude_message_ids, reach=access)
     timings["messages_before_vector"] = _ms(started)
     vector = request.query_vector
@@ -299,13 +300,18 @@ KEYWORDS_READ_CONTEXT = True
 
 
 def keyword_tokens(request: SearchRequest) -> list[str]:
-    """The query words of the keyword reads: the question's, then its context's, then the
-    question's words in the other language (``recall.glossary``)."""
-    question = cand.query_tokens(request.query)
-    tokens = question
+    """The query words of the keyword reads: the question's, then its context's."""
+    tokens = cand.query_tokens(request.query)
     if KEYWORDS_READ_CONTEXT and request.context:
         tokens = list(dict.fromkeys([*tokens, *cand.query_tokens(request.context)]))
-    return list(dict.fromkeys([*tokens, *other_language(question)]))
+    return tokens
+
+
+def message_tokens(request: SearchRequest, tokens: list[str]) -> list[str]:
+    """The words the raw-message reads look for: the query words, then the question's words in
+    the other language (``recall.glossary``). Only the messages' reads: a note's keyword share
+    is over the query's own words, which a translation must not dilute."""
+    return list(dict.fromkeys([*tokens, *other_language(cand.query_tokens(request.query))]))
 
 
 def _message_entries(plan, said: list[MessageCandidate], now: datetime) -> list[Entry]:
