@@ -58,7 +58,7 @@ class Command(BaseCommand):
         if options["parts"]:
             whole = [Path(folder).name for folder in folders if not any(Path(folder).glob("part_*"))]
             if whole:
-                raise CommandError(f"--part applies to a set written in parts; {', '.join(whole)} is not "
+                raise CommandError(f"--part applies only to a set written in parts, not to {', '.join(whole)} "
                                    "(choose the set with --set consultations)")
         figures, leaks = {}, 0
         for folder in folders:
