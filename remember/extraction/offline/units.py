@@ -93,7 +93,8 @@ def units_of(text: str) -> list[Unit]:
     not begin with a connective ('因为…', '最后…') and does not complete a
     dependent phrase ('根据《…法》，…') starts a new unit when it is
     strongly of another category than the unit so far, or when it names its
-    own subject ('笔记本电脑在购买后…') after a unit that is already complete.
+    own subject ('笔记本电脑在购买后…') after a unit that is already complete. A statute's
+    clauses stay together to the sentence's end: "…的，后履行一方有权拒绝…" is the rule itself.
     """
     units: list[Unit] = []
     seen_clauses: set[str] = set()
@@ -134,6 +135,7 @@ def units_of(text: str) -> list[Unit]:
                     CONNECTIVE_RE.match(clause)
                     or DEPENDENT_RE.match(members[-1])
                     or len(clause) < 8  # '我录音了' is too short to stand alone
+                    or category == lexicon.LAW  # a statute's words run to its sentence's end
                 )
                 if not too_long and not ((switches or stands_alone) and not bound):
                     members.append(clause)

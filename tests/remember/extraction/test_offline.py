@@ -317,3 +317,14 @@ def test_degenerate_megabyte_inputs(message: str) -> None:
     assert time.perf_counter() - start < 5
     assert len(items) <= 5
     assert all(len(i.content) <= 1000 for i in items)
+
+
+def test_a_statute_quoted_in_a_reply_keeps_its_rule_to_the_sentence_end():
+    """"…履行不符合约定的，后履行一方有权拒绝…" is one rule: cut at the comma, the note
+    would state the condition without what follows from it."""
+    reply = ("要点：\n1. 可以暂缓支付。依据《民法典》第五百二十六条，应当先履行的一方未履行或者履行不符合约定的，"
+             "后履行一方有权拒绝其相应的履行请求；\n2. 书面说明暂缓的理由是闭水试验未做。")
+    items = extract_offline("装修公司催我付第二期款，闭水试验还没做，我能不付吗？", reply)
+    statutes = [item.content for item in items if item.category == "法条"]
+    assert statutes == ["依据《民法典》第五百二十六条，应当先履行的一方未履行或者履行不符合约定的，"
+                        "后履行一方有权拒绝其相应的履行请求。"]
