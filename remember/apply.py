@@ -15,7 +15,7 @@ from remember.extraction import ExtractedItem
 from memory.models import Consolidation, Message, RoutingDecision, SourceType, TurnExtraction
 from remember.decisions import flush_decisions, remember_decision
 from remember.drafts import ItemError, Provenance, TurnSource, category_slug, draft_for, is_persona_item
-from remember.client_name import client_name_before
+from remember.client_name import client_name_before, relayed_client_before
 from remember.extract import extract_turn, extractable_reply
 from remember.persona import episodic_twins, record_persona_item
 from remember.routing import route_and_write
@@ -125,6 +125,7 @@ def process_batch(
         user_text, reply_text, user_name=first_user.speaker if first_user else "",
         reply_name=reply_speaker(source_type, first_reply) if first_reply else "",
         client_name=client_name_before(first_user) if first_user else "",
+        relayed_client=relayed_client_before(first_user) if first_user else "",
         said_on=timezone.localtime(messages[0].said_at).date() if messages and messages[0].said_at else None,
     )
     consolidation.engine = outcome.engine

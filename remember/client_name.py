@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from memory.models import Conversation, Message
 from remember.extraction.grounding import introduced_names
+from remember.extraction.subjects import relayed_clients
 
 #: The phrases of ``grounding.SELF_INTRODUCTION_RE`` and ``ENGLISH_SELF_INTRODUCTION_RE`` for the
 #: database, to read only messages holding one ("I'm" / "I am" only before two capitalised words:
@@ -44,4 +45,27 @@ def client_name_before(message: Message) -> str:
     names: set[str] = set()
     for text in earlier.order_by("said_at", "pk").values_list("content", flat=True)[:_MAX_INTRODUCTIONS]:
         names.update(introduced_names(text))
+    return names.pop() if len(names) == 1 else ""
+
+
+#: How a lawyer names their client, for the database (``subjects.CLIENT_WORD_RE``).
+_RELAY_SQL = r"客户|当事人|委托人"
+
+
+def relayed_client_before(message: Message) -> str:
+    """The one client ``message``'s user (a lawyer) named earlier in its matter ("我的客户林晓雯…"),
+    so that "她还想主张利息" three turns later is filed as 林晓雯's; "" when none or several."""
+    conversation = Conversation.objects.filter(pk=message.conversation_id).values("matter_id", "user_id").first()
+    if conversation is None:
+        return ""
+    earlier = Message.objects.filter(role=Message.Role.USER, content__regex=_RELAY_SQL)
+    if conversation["matter_id"]:
+        earlier = earlier.filter(conversation__matter_id=conversation["matter_id"],
+                                 conversation__user_id=conversation["user_id"])
+    else:
+        earlier = earlier.filter(conversation_id=message.conversation_id)
+    earlier = earlier.filter(said_at__lt=message.said_at) if message.said_at else earlier.filter(pk__lt=message.pk)
+    names: set[str] = set()
+    for text in earlier.order_by("said_at", "pk").values_list("content", flat=True)[:_MAX_INTRODUCTIONS]:
+        names.update(relayed_clients(text))
     return names.pop() if len(names) == 1 else ""

@@ -31,6 +31,7 @@ from remember.extraction import (
     validate_items,
 )
 from remember.extraction.items import true_to_turn
+from remember.extraction.subjects import with_named_subject
 from remember.extraction.prompt import EXTRACTION_SYSTEM_PROMPT
 from remember.client_facts import with_client_facts
 from remember.extraction.quotes import new_in_reply
@@ -117,6 +118,7 @@ def extract_turn(
     user_name: str = "",
     reply_name: str = "",
     client_name: str = "",
+    relayed_client: str = "",
     said_on: date | None = None,
 ) -> ExtractionOutcome:
     """Extract the turn's knowledge; trivial turns (docs/write-path.md, Extraction) yield nothing.
@@ -128,7 +130,8 @@ def extract_turn(
     reply is (``TurnText``: items are checked against what their speaker said).
     ``client_name`` is the name the user message's speaker gave earlier in the matter
     (``remember.client_name``): notes call them by it rather than "用户"
-    (``grounding.with_names``), on both engines.
+    (``grounding.with_names``), on both engines; ``relayed_client`` the client a lawyer named
+    earlier in the matter. Chinese notes then name their subject (``subjects.named_subjects``).
     Raises ``infra.llm.LLMError`` subclasses when the LLM fails after its retries.
     """
     if is_trivial_turn(user_msg, ai_resp):
@@ -136,9 +139,10 @@ def extract_turn(
     client = client if client is not None else LLMClient.from_settings(Role.EXTRACTION)
     if client is None:
         turn = TurnText(user_msg, ai_resp, user_name=user_name, reply_name=reply_name,
-                        client_name=client_name, said_on=said_on)
+                        client_name=client_name, relayed_client=relayed_client, said_on=said_on)
         items = extract_offline(user_msg, ai_resp, user_name=user_name, reply_name=reply_name, said_on=said_on)
-        return ExtractionOutcome(items=[true_to_turn(item, turn) for item in items], engine=ENGINE_OFFLINE)
+        return ExtractionOutcome(items=[with_named_subject(true_to_turn(item, turn), turn) for item in items],
+                                 engine=ENGINE_OFFLINE)
     ai_resp = fit_reply_to_context(user_msg, ai_resp)
     try:
         data = client.complete_json(
@@ -153,12 +157,12 @@ def extract_turn(
     finally:
         client.close()
     turn = TurnText(user_msg, ai_resp, user_name=user_name, reply_name=reply_name,
-                    client_name=client_name, said_on=said_on)
+                    client_name=client_name, relayed_client=relayed_client, said_on=said_on)
     items, reasons = validate_items(data.get("knowledge", []), turn=turn)
     floor = with_client_facts(items, user_msg, turn=turn, user_name=user_name, said_on=said_on)
     for reason in [*reasons, *floor.dropped]:
         logger.warning("extraction item rejected: %s", reason)
     for reason in floor.added:  # what the client said and the model left out: added, not refused
         logger.info("extraction item %s", reason)
-    return ExtractionOutcome(items=floor.items, rejected_reasons=[*reasons, *floor.dropped], added_reasons=floor.added,
+    return ExtractionOutcome(items=[with_named_subject(item, turn) for item in floor.items], rejected_reasons=[*reasons, *floor.dropped], added_reasons=floor.added,
                              engine=f"llm:{client.config.model}")

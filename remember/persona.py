@@ -173,15 +173,15 @@ def record_persona_item(
 #: A twin reports a statement the person certainly made; it clears routing's ADD bar.
 TWIN_MIN_CONFIDENCE = 0.75
 TWIN_IMPORTANCE = 0.5
-_LABEL_PREFIX = re.compile(r"^用户(?:偏好|诉求)：")
+_LABEL_PREFIX = re.compile(r"^(?P<owner>[^：。，]{1,12}?)(?:偏好|诉求)：")
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
 def episodic_twins(items: list[ExtractedItem], source: TurnSource) -> list[ExtractedItem]:
     """One episodic event note per persona item, so nothing said is swallowed by persona
     evidence that may never be promoted ("她看到了自己最喜欢的企鹅" is an event of that
-    day as well as a hint of taste). The twin reports who said it ("alice说：……",
-    "Caroline said: …"), which gives it a content (and routing key) of its own; the day
+    day as well as a hint of taste). The twin reports that it was said ("当事人提到：……", with
+    the owner its label names; "Caroline said: …"), which gives it a content (and routing key) of its own; the day
     is on the note (``said_at``), not in its text, so the same remark made again is a
     duplicate mention rather than a conflicting fact. Deterministic, so a resumed job
     routes the same twins."""
@@ -191,8 +191,11 @@ def episodic_twins(items: list[ExtractedItem], source: TurnSource) -> list[Extra
             continue
         messages = source.messages_for(item.speaker)
         name = (messages[0].speaker if messages else "") or source.conversation.user.get_username()
-        body = _LABEL_PREFIX.sub("", item.content)
-        content, said_tag = (f"{name}说：{body}", "原话") if _CJK.search(body) else (f"{name} said: {body}", "said")
+        label = _LABEL_PREFIX.match(item.content)
+        body = item.content[label.end():] if label else item.content
+        owner = label.group("owner") if label else "当事人"  # never the login (issue 50)
+        said = f"{owner}提到{body[len(owner):]}" if body.startswith(owner) else f"{owner}提到：{body}"
+        content, said_tag = (said, "原话") if _CJK.search(body) else (f"{name} said: {body}", "said")
         twins.append(dataclasses.replace(
             item,
             category=Category.FACT.zh,

@@ -33,7 +33,7 @@ from remember.extraction import ExtractedItem
 from infra.llm import LLMRejected, LLMStopped
 from memory.models import AuditEvent, Message, RoutingDecision, SourceType, TurnExtraction
 from remember.apply import TurnGone, apply_items, hold_turn, reply_speaker
-from remember.client_name import client_name_before
+from remember.client_name import client_name_before, relayed_client_before
 from remember.consolidation import consolidate_overflow
 from remember.documents.takeover import resume_stalled_documents
 from remember.drafts import Provenance, TurnSource
@@ -241,7 +241,7 @@ def run_extraction(turn: TurnExtraction) -> None:
     outcome = extract_turn(
         user_msg.content, extractable_reply(reply),
         user_name=user_msg.speaker, reply_name=reply_speaker(turn.source_type, reply),
-        client_name=client_name_before(user_msg),
+        client_name=client_name_before(user_msg), relayed_client=relayed_client_before(user_msg),
         said_on=timezone.localtime(user_msg.said_at).date() if user_msg.said_at else None,
     )
     turn.items = [dataclasses.asdict(item) for item in outcome.items]

@@ -45,6 +45,8 @@ class TurnText:
     reply_name: str = ""
     client_name: str = ""
     said_on: date | None = None
+    #: The client a lawyer named earlier in the matter ("我的客户林晓雯…"): ``remember.client_name``.
+    relayed_client: str = ""
 
     @property
     def reply_is_person(self) -> bool:

@@ -64,7 +64,7 @@ def test_a_later_session_of_the_matter_names_the_client(world, make_turn) -> Non
 
 
 def test_a_name_from_another_matter_or_firm_is_not_used(world, make_turn) -> None:
-    """bob's laptop matter and charlie's firm never heard 王磊: their "我" stays "用户"."""
+    """bob's laptop matter and charlie's firm never heard 王磊: their "我" is "当事人"."""
     introduced = ConversationFactory(user=world.alice, firm=world.firm_a, matter=world.matter_deposit)
     make_turn(introduced, INTRODUCTION, "", day=1)
     bobs = ConversationFactory(user=world.bob, firm=world.firm_a, matter=world.matter_laptop)
@@ -83,7 +83,7 @@ def test_two_names_in_one_matter_name_nobody(world, make_turn) -> None:
     make_turn(conversation, "我叫李娅楠，是王磊的室友，押金是我们一起交的。", "", day=2)
     turn = make_turn(conversation, CHECK_UP, "", day=3)
     assert client_name_before(turn.user_message) == ""
-    assert any("用户去鼓楼医院复查" in note for note in fact_notes(conversation) if "复查" in note)
+    assert any("当事人去鼓楼医院复查" in note for note in fact_notes(conversation) if "复查" in note)
 
 
 def test_a_lawyer_who_introduces_themselves_is_named_and_their_client_is_not_renamed(world, make_turn) -> None:

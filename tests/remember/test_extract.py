@@ -15,7 +15,7 @@ def test_offline_engine_without_llm(settings):
     assert outcome.engine == "offline"
     assert not outcome.skipped
     assert [i.category for i in outcome.items][:2] == ["事实", "事实"]
-    assert outcome.items[0].content == "用户在2024年3月5日花5999元买了一台笔记本电脑。"
+    assert outcome.items[0].content == "当事人在2024年3月5日花5999元买了一台笔记本电脑。"
 
 
 def test_trivial_turn_is_skipped_without_calling_the_llm(fake_llm, llm_settings):
@@ -32,7 +32,7 @@ def test_llm_items_keep_chinese_and_at_most_five(db, fake_llm, llm_settings):
     outcome = extract_turn(LAPTOP_USER, LAPTOP_REPLY)
     assert outcome.engine == "llm:fake-model"
     assert len(outcome.items) == 5
-    assert outcome.items[0].content.startswith("用户第1次")
+    assert outcome.items[0].content.startswith("当事人第1次")
     assert outcome.items[0].confidence == 0.8
     # the client's date and price, which no item of the model states, are kept first (the floor)
     assert [item.origin for item in outcome.items].count("rules") == 1

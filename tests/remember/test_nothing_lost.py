@@ -77,7 +77,7 @@ def test_a_persona_statement_is_also_an_active_episodic_note(world, laptop_conve
     episodic = RoutingDecision.objects.get(turn=turn, action="add").note
     assert episodic.status == Note.Status.ACTIVE
     assert episodic.memory_scope == "case"
-    assert episodic.content == "alice说：她看到了自己最喜欢的企鹅。"
+    assert episodic.content == "当事人提到：她看到了自己最喜欢的企鹅。"
     assert episodic.memory_type == "event"
     assert "企鹅" in episodic.keywords
     assert episodic.source_message_ids == [turn.user_message_id]
@@ -89,7 +89,7 @@ def test_a_persona_statement_is_also_an_active_episodic_note(world, laptop_conve
 def test_the_same_remark_on_another_day_is_a_mention_not_a_new_fact(world, laptop_conversation, make_turn):
     make_turn(laptop_conversation, "她看到了自己最喜欢的企鹅。", "听起来很开心。", day=1)
     again = make_turn(laptop_conversation, "她看到了自己最喜欢的企鹅。", "听起来很开心。", day=2)
-    twin = Note.objects.get(content="alice说：她看到了自己最喜欢的企鹅。")
+    twin = Note.objects.get(content="当事人提到：她看到了自己最喜欢的企鹅。")
     assert twin.status == Note.Status.ACTIVE
     assert twin.mention_count == 2
     decision = RoutingDecision.objects.exclude(action="persona").get(turn=again)

@@ -64,7 +64,7 @@ def test_a_preference_needs_three_mentions(world, laptop_conversation, make_turn
     assert "not promoted" in decision.reason
     # the statement is also kept as what was said (issue 11), whatever the persona decides
     twin = RoutingDecision.objects.get(turn=first, action="add").note
-    assert twin.content.startswith("alice说：")
+    assert twin.content.startswith("当事人提到")
     assert twin.memory_scope == MemoryScope.CASE
     second = make_turn(laptop_conversation, PREFERENCE, REPLY, day=2)
     trait = PersonaTrait.objects.get()

@@ -21,7 +21,7 @@ def decisions(turn) -> list[RoutingDecision]:
 
 def test_new_items_are_added_as_case_notes_with_provenance(world, laptop_conversation, make_turn):
     turn = make_turn(laptop_conversation, LAPTOP_USER, LAPTOP_REPLY)
-    purchase = Note.objects.get(content="用户在2024年3月5日花5999元买了一台笔记本电脑。")
+    purchase = Note.objects.get(content="当事人在2024年3月5日花5999元买了一台笔记本电脑。")
     assert (purchase.memory_scope, purchase.category, purchase.memory_type) == ("case", "fact", "event")
     assert purchase.matter == world.matter_laptop
     assert purchase.owner == world.alice
@@ -108,7 +108,7 @@ def test_negation_conflict_updates_the_landlords_position(world, make_turn):
 
 
 def test_conflict_with_less_confidence_is_kept_beside_and_linked_contradicts(world, laptop_conversation, make_turn):
-    stored = world.note(PURCHASE_CORRECTED.replace("我", "用户"), matter=world.matter_laptop, confidence=0.95)
+    stored = world.note(PURCHASE_CORRECTED.replace("我", "当事人"), matter=world.matter_laptop, confidence=0.95)
     turn = make_turn(laptop_conversation, PURCHASE, NO_REPLY)  # offline confidence 0.8 < 0.95
     decision = decisions(turn)[0]
     assert decision.action == "add", decision.reason
@@ -118,7 +118,7 @@ def test_conflict_with_less_confidence_is_kept_beside_and_linked_contradicts(wor
 
 
 def test_other_matters_are_not_neighbours(world, laptop_conversation, make_turn):
-    other = world.note("用户在2024年3月5日花5999元买了一台笔记本电脑。", matter=world.matter_deposit)
+    other = world.note("当事人在2024年3月5日花5999元买了一台笔记本电脑。", matter=world.matter_deposit)
     make_turn(laptop_conversation, PURCHASE, NO_REPLY)
     assert Note.objects.filter(matter=world.matter_laptop).count() == 1
     other.refresh_from_db()
@@ -126,7 +126,7 @@ def test_other_matters_are_not_neighbours(world, laptop_conversation, make_turn)
 
 
 def test_private_case_notes_route_within_the_owner(world, private_conversation, make_turn):
-    world.note("用户在2024年3月5日花5999元买了一台笔记本电脑。", owner=world.alice)  # alice's private note
+    world.note("当事人在2024年3月5日花5999元买了一台笔记本电脑。", owner=world.alice)  # alice's private note
     make_turn(private_conversation, PURCHASE, NO_REPLY)
     mine = Note.objects.get(owner=world.bob)
     assert mine.matter is None
@@ -233,7 +233,7 @@ def test_two_instalments_are_both_kept_and_linked_in_said_at_order(world, make_t
 def test_a_later_said_sibling_is_linked_after_an_earlier_said_one(world, make_turn):
     """Imports can arrive out of order: temporal_next follows said-at, not storage order."""
     conversation = _deposit_conversation(world)
-    later = world.note("2月5日用户支付了第二期租金3500元。", matter=world.matter_deposit,
+    later = world.note("2月5日当事人支付了第二期租金3500元。", matter=world.matter_deposit,
                        said_at=timezone.make_aware(timezone.datetime(2026, 3, 20, 10, 0)))
     turn = make_turn(conversation, RENT_1, NO_REPLY, day=5)
     earlier = decisions(turn)[0].note

@@ -25,6 +25,7 @@ from ..items import (
 )
 from ..prompt import is_trivial_turn
 from ..quoting import proposed_wording_quoted
+from .corrections import correction_statement
 from .text import CJK_RE, LATIN_WORD_RE, TRAILING_PUNCT_RE, is_english
 from .units import Scores, Unit, score, units_of
 from .wording import (
@@ -260,6 +261,8 @@ def extract_offline(
         taken = 0
         for unit in units_of(text):
             position += 1
+            if voice.person and (corrected := correction_statement(unit.text)):
+                unit = Unit(corrected, unit.from_question)
             candidate = _candidate(unit, voice, position, turn_topic, said_on)
             if candidate is None or (voice.person and candidate.item.confidence <= WEAK_CONFIDENCE):
                 if voice.person and not unit.from_question:

@@ -1,0 +1,130 @@
+"""Who a Chinese note is about, written as a lawyer would write it (issue 50): a note names the
+client, or the lawyer when the lawyer speaks of their own plans, and never "用户" or "alice说".
+
+The engines write the speaker's "我" as "用户" and unclassified words as "alice说：…"; a lawyer
+reading *My memory* a month later cannot tell from "用户" whether the client or a colleague
+is meant, and "alice" is an account, not a party. Who said it is the note's provenance
+(``Note.speaker``, its source messages); the text says whom the fact is about.
+
+The rewriting is a table of named rules (``SUBJECT_RULES``), applied in order after the
+client has been named (``grounding.with_names``): each rule has a name, one line of why, and
+a function over the note's text and the turn's ``Party``. ``manage.py rules`` lists them.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+from typing import Callable
+
+from . import lexicon
+from .grounding import TurnText
+from .items import MAX_CONTENT_CHARS, ExtractedItem
+
+#: How a lawyer speaks of the person whose matter it is.
+CLIENT_WORD_RE = re.compile(r"客户(?!端)|当事人|委托人|\b(?:my|our) client\b", re.IGNORECASE)
+#: "用户" as the engines write the speaker (not "用户名", "用户端", "用户协议").
+_SPEAKER_RE = re.compile(r"用户(?!名|端|协议)")
+#: The reported-speech frame of an unclassified statement: "alice说：", "用户说：".
+_FRAME_RE = re.compile(r"^(?:[A-Za-z0-9_.@\-]{1,40}|用户|客户)说：")
+#: "用户的客户林晓雯": the lawyer's words about their client, as the engines rewrite "我的客户".
+_RELAY_RE = re.compile(r"(?:用户|律师)(?:的|这边的|那位)?(?:客户|当事人|委托人)")
+#: Labels the engines put before a subject-less claim or preference.
+_LABEL_RE = re.compile(r"^用户(诉求|偏好)：")
+
+
+def relayed_clients(text: str) -> list[str]:
+    """The names a lawyer gives their client in ``text`` ("我的客户林晓雯", "当事人叫王磊")."""
+    if not CLIENT_WORD_RE.search(text):
+        return []
+    return [name for name in lexicon.person_names(text)
+            if re.search(rf"(?:客户|当事人|委托人)(?:叫|是|名叫)?{re.escape(name)}", text)]
+
+
+@dataclass(frozen=True)
+class Party:
+    """Whom the turn's "我" means: the client speaking for themselves, or a lawyer relaying
+    a client's matter (``lawyer_speaks``); ``client`` is the client's name, "" when unknown."""
+
+    client: str
+    lawyer_speaks: bool
+
+    @classmethod
+    def of(cls, turn: TurnText) -> "Party":
+        relayed = relayed_clients(turn.user_msg)
+        lawyer = bool(CLIENT_WORD_RE.search(turn.user_msg)) or bool(turn.relayed_client)
+        client = relayed[0] if len(relayed) == 1 else turn.relayed_client or turn.client_name
+        return cls(client=client, lawyer_speaks=lawyer)
+
+    @property
+    def client_word(self) -> str:
+        """How a note calls the client: by name, else "当事人" (the party)."""
+        return self.client or "当事人"
+
+    @property
+    def speaker_word(self) -> str:
+        """How a note calls the speaker of the user message."""
+        return "律师" if self.lawyer_speaks else self.client_word
+
+
+@dataclass(frozen=True)
+class SubjectRule:
+    """One named rewriting of a note's subject."""
+
+    name: str
+    why: str
+    rewrite: Callable[[str, Party], str]
+
+
+def _drop_frame(text: str, party: Party) -> str:
+    return _FRAME_RE.sub("", text, count=1)
+
+
+def _relayed_client(text: str, party: Party) -> str:
+    def named(match: re.Match[str]) -> str:
+        rest = text[match.end():]
+        return "" if party.client and rest.startswith(party.client) else party.client_word
+    return _RELAY_RE.sub(named, text)
+
+
+def _labels(text: str, party: Party) -> str:
+    def label(match: re.Match[str]) -> str:
+        owner = party.client_word if match.group(1) == "诉求" or not party.lawyer_speaks else party.speaker_word
+        return "" if owner in text[match.end():] else f"{owner}{match.group(1)}："
+    return _LABEL_RE.sub(label, text, count=1)
+
+
+def _speaker(text: str, party: Party) -> str:
+    return _SPEAKER_RE.sub(party.speaker_word, text)
+
+
+SUBJECT_RULES: tuple[SubjectRule, ...] = (
+    SubjectRule("reported_speech_frame",
+                "who said it is the note's provenance; 'alice说：' in the text names an account, not a party",
+                _drop_frame),
+    SubjectRule("relayed_client",
+                "'我的客户林晓雯…' is a lawyer relaying: the fact is 林晓雯's, not the lawyer's",
+                _relayed_client),
+    SubjectRule("claim_and_preference_owner",
+                "a claim is the client's; a preference is the speaker's, named",
+                _labels),
+    SubjectRule("speaker_by_role",
+                "'用户' is the client when the client speaks and the lawyer when a lawyer relays a client's matter",
+                _speaker),
+)
+
+
+def named_subjects(content: str, turn: TurnText) -> str:
+    """``content`` with every ``SUBJECT_RULES`` rule applied: Chinese notes of a consultation
+    only (an English note names its speaker already, "Caroline said they …")."""
+    if not re.search(r"[\u4e00-\u9fff]", content) or turn.reply_is_person:
+        return content  # between two people (an imported chat) "alice说：" is who of the two spoke
+    party = Party.of(turn)
+    for rule in SUBJECT_RULES:
+        content = rule.rewrite(content, party)
+    return content
+
+
+def with_named_subject(item: ExtractedItem, turn: TurnText) -> ExtractedItem:
+    """``item`` with its text's subject named (``named_subjects``)."""
+    content = named_subjects(item.content, turn)[:MAX_CONTENT_CHARS]
+    return item if content == item.content else replace(item, content=content)

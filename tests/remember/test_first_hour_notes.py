@@ -1,0 +1,87 @@
+"""A lawyer's first hour (issue 50), through the real write path with the offline engine: a
+typed correction replaces the old amount and ranks first, notes name the client (never "用户"
+or "alice说"), the lawyer's own plan is the lawyer's, and charlie sees none of it."""
+from __future__ import annotations
+
+import pytest
+
+from memory.models import Note
+from recall import search_memory
+from remember.extraction.grounding import TurnText
+from remember.extraction.offline.corrections import correction_statement
+from remember.extraction.subjects import SUBJECT_RULES, named_subjects
+from tests.remember.factories import ConversationFactory
+
+REPLY = "好的，我记下了。"
+
+
+@pytest.fixture
+def lease(world):
+    return ConversationFactory(user=world.alice, firm=world.firm_a, matter=world.matter_deposit, title="押金")
+
+
+@pytest.fixture
+def first_hour(lease, make_turn):
+    for said in ("我的客户林晓雯租了一套房，押金2000元，房东到期不退。",
+                 "刚才说错了，押金是3000不是2000。",
+                 "她还想主张迟延退还押金的利息。",
+                 "我觉得最好先发一封律师函。",
+                 "中介叫王磊，电话13912345678。"):
+        assert make_turn(lease, said, REPLY).status == "done"
+    return {note.content: note for note in Note.objects.all()}
+
+
+def test_the_typed_correction_replaces_the_deposit_and_keeps_the_old_value_in_history(first_hour):
+    current = [text for text, note in first_hour.items() if note.status == Note.Status.ACTIVE and "押金" in text
+               and "利息" not in text]
+    assert current == ["林晓雯租了一套房，押金3000元，房东到期不退。"]
+    old = first_hour["林晓雯租了一套房，押金2000元，房东到期不退。"]
+    assert old.status == Note.Status.SUPERSEDED
+    assert old.superseded_by.content == current[0]
+
+
+def test_no_note_calls_anyone_user_or_by_their_login(first_hour):
+    for text in first_hour:
+        assert "用户" not in text and "alice" not in text, text
+    assert any(text.startswith("中介叫王磊") for text in first_hour)
+    assert any(text.startswith("林晓雯") and "利息" in text for text in first_hour)  # her wish names her
+    assert "律师觉得最好先发一封律师函。" in first_hour  # the lawyer's own plan is not the client's
+
+
+def test_the_recall_question_shows_the_corrected_deposit_first_and_charlie_nothing(world, first_hour):
+    result = search_memory(world.alice, "林晓雯的押金是多少？", k=10)
+    deposits = [hit.note.content for hit in result.hits if hit.note is not None and "押金" in hit.note.content
+                and "利息" not in hit.note.content]
+    assert deposits[0] == "林晓雯租了一套房，押金3000元，房东到期不退。"
+    assert "林晓雯租了一套房，押金2000元，房东到期不退。" not in deposits
+    for outsider in (world.bob, world.charlie):
+        assert search_memory(outsider, "林晓雯的押金是多少？", k=10).hits == []
+
+
+@pytest.mark.parametrize(("typed", "statement"), [
+    ("刚才说错了，押金是3000不是2000。", "更正：押金是3000元，不是2000元。"),
+    ("押金应该是3000", "押金应该是3000元。"),
+    ("更正一下，月租是4500，不是4200。", "更正：月租是4500元，不是4200元。"),
+    ("今天交了押金3000", None),  # no correction
+    ("刚才说错了，是下周二开庭。", None),  # no amount of a money slot: left to the routing's date rules
+])
+def test_a_typed_correction_as_the_statement_it_makes(typed, statement):
+    assert correction_statement(typed) == statement
+
+
+@pytest.mark.parametrize(("user_msg", "relayed", "note", "named"), [
+    ("我的客户林晓雯租了一套房。", "", "用户的客户林晓雯租了一套房。", "林晓雯租了一套房。"),
+    ("她还想要利息。", "林晓雯", "用户诉求：还想要利息。", "林晓雯诉求：还想要利息。"),
+    ("我觉得最好先发律师函。", "林晓雯", "用户觉得最好先发律师函。", "律师觉得最好先发律师函。"),
+    ("我在杭州租了房。", "", "用户在杭州租了房。", "当事人在杭州租了房。"),
+    ("中介叫王磊。", "", "alice说：中介叫王磊。", "中介叫王磊。"),
+    ("I rented a flat.", "", "alice said they rented a flat.", "alice said they rented a flat."),  # English: as is
+])
+def test_the_subject_rules_on_their_own(user_msg, relayed, note, named):
+    turn = TurnText(user_msg, user_name="alice", relayed_client=relayed)
+    assert named_subjects(note, turn) == named
+
+
+def test_every_subject_rule_has_a_name_and_a_reason():
+    names = [rule.name for rule in SUBJECT_RULES]
+    assert len(names) == len(set(names)) and all(rule.why for rule in SUBJECT_RULES)
