@@ -8,8 +8,9 @@ from datetime import date
 
 import pytest
 
+from legaltext.numbers import amount_value, chinese_number
 from remember.extraction import TurnText, validate_items
-from remember.extraction.grounding import amount_value, chinese_number, fragment_reason, unsaid_number
+from remember.extraction.grounding import fragment_reason, unsaid_number
 
 DEPOSIT_USER = "我叫王磊，2024年3月1日租了房子，月租金8,000元，押金七千元。租约到期房东不退押金，这合法吗？"
 DEPOSIT_REPLY = ("押金一共是14000元。房东无正当理由不退押金属于违约，《民法典》第五百零九条规定当事人应当全面履行义务。"
