@@ -25,10 +25,11 @@ import numpy as np
 from django.contrib.postgres.search import SearchQuery, SearchVector
 from django.db.models import F
 from django.utils import timezone
-from django.utils.translation import gettext
+from django.utils.translation import gettext, gettext_lazy
 
-from legaltext.identifiers import PATTERNS, identifier_mentions, normalise  # noqa: F401 (PATTERNS: the table)
+from legaltext.identifiers import PATTERNS, identifier_mentions, normalise
 from memory.models import Message, Note
+from memory.rules import Rule, register
 from memory.models.conversations import SEARCH_CONFIG
 from recall import candidates as cand
 from recall.messages import (
@@ -38,6 +39,21 @@ from recall.plan import MESSAGES
 from recall.scoring import QueryWords, score, score_message
 from recall.types import Hit, SearchRequest
 from memory.segmentation import search_text
+
+#: Why each kind of identifier puts the memories holding it first, in a lawyer's words: the
+#: "recall" table of ``memory.rules`` (``manage.py rules``), one rule per row of ``PATTERNS``.
+_WHY = {
+    "id_number": gettext_lazy("An ID card number names one person: the memories holding exactly it come first."),
+    "case_number": gettext_lazy("A case number names one case: the memories holding exactly it come first."),
+    "invoice_number": gettext_lazy("An invoice number names one invoice: the memories holding exactly it come first."),
+    "contract_number": gettext_lazy("A contract number names one contract: the memories holding exactly it come first."),
+    "phone_number": gettext_lazy("A phone number names one person or office: the memories holding exactly it come first."),
+    "code": gettext_lazy("A document or transaction code names one record: the memories holding exactly it come first."),
+    "number": gettext_lazy("A long number (an e-invoice, an order, an account) is matched exactly, not by resemblance."),
+}
+for _kind, _pattern in PATTERNS:
+    register(Rule("recall", "exact-" + _kind.replace("_", "-"), _WHY[_kind],
+                  lambda text, _pattern=_pattern: bool(_pattern.search(normalise(text)))))
 
 #: How many holders of an identifier are read at most, per kind of memory.
 MAX_HOLDERS = 50
