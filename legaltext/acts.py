@@ -22,8 +22,15 @@ EN_QUESTION_RE = re.compile(
     r"^(?:i (?:wonder|was wondering)|do you know|did you know whether|any idea|tell me (?:what|why|how|when|where|who))\b",
     re.IGNORECASE,
 )
-_ASKS_RE = re.compile(
-    r"[?？]\s*$|是否|多少|几[个天月年次]"
+#: A sentence that asks ("这合法吗？", "押金是否该退", "Is this legal?"): how the verdict checks
+#: read a turn's questions.
+ASKS_RE = re.compile(
+    r"[?？]\s*$|[吗呢么嘛][。.!！\s]*$|是否|是不是|合不合|算不算|有没有|能不能|可不可以|对不对|违不违"
+)
+#: What else makes a sentence a question for the reader's act: asking for a quantity, or an
+#: English sentence opening with a question word or an auxiliary.
+_ASKS_MORE_RE = re.compile(
+    r"多少|几[个天月年次]"
     r"|^(?:what|why|how|when|where|who|which|is|are|was|were|do|does|did|can|could|should|would|will|may)\b",
     re.IGNORECASE,
 )
@@ -57,7 +64,7 @@ def act_of(sentence: str) -> str:
     text = sentence.strip()
     if CORRECTION_RE.search(text) or corrections(text):
         return "correction"
-    if is_question(text) or _ASKS_RE.search(text):
+    if is_question(text) or ASKS_RE.search(text) or _ASKS_MORE_RE.search(text):
         return "question"
     if _PREFERENCE_RE.search(text):
         return "preference"

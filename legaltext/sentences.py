@@ -122,6 +122,16 @@ def clause_boundary(text: str, i: int) -> bool:
 
 
 
+#: The plain cut: after 。！？；!?; and at line breaks, and at an ASCII full stop before a space.
+PLAIN_SENTENCE_END_RE = re.compile(r"(?<=[。！？!?；;])|\n|(?<=\.)\s+")
+
+
+def plain_sentences(text: str) -> list[str]:
+    """Sentences of ``text`` cut plainly (no quotes or abbreviations kept whole): how an item is
+    compared with its turn, where a stricter cut would only find fewer sentences to compare."""
+    return [s.strip() for s in PLAIN_SENTENCE_END_RE.split(text or "") if s and s.strip()]
+
+
 def sentence_offsets(text: str) -> list[tuple[int, int]]:
     """(start, end) of each piece of ``text`` cut at sentence ends and line breaks."""
     return split_offsets(text, sentence_boundary)

@@ -13,8 +13,10 @@ import re
 from dataclasses import dataclass
 from datetime import date
 
+from legaltext.acts import ASKS_RE
 from legaltext.dates import DateParts, calendar_dates, date_parts
 from legaltext.numbers import LONG_DIGITS_RE, amount_value, chinese_number, normalised, number_values
+from legaltext.sentences import plain_sentences
 from memory.segmentation import is_common_word
 
 from . import lexicon
@@ -104,20 +106,16 @@ _VERDICTS: tuple[re.Pattern[str], ...] = (
     re.compile(r"合规|违规"),
     re.compile(r"合理|\b(?:un)?reasonable\b", re.IGNORECASE),
 )
-_SENTENCE_SPLIT_RE = re.compile(r"(?<=[。！？!?；;])|\n|(?<=\.)\s+")
-_QUESTION_RE = re.compile(
-    r"[?？]\s*$|[吗呢么嘛][。.!！\s]*$|是否|是不是|合不合|算不算|有没有|能不能|可不可以|对不对|违不违"
-)
 
 
 def sentences(text: str) -> list[str]:
     """Sentences of ``text``, split at Chinese and Latin terminators and line breaks."""
-    return [s.strip() for s in _SENTENCE_SPLIT_RE.split(text or "") if s and s.strip()]
+    return plain_sentences(text)
 
 
 def is_question(sentence: str) -> bool:
     """A sentence that asks ("这合法吗？", "押金是否该退", "Is this legal?")."""
-    return bool(_QUESTION_RE.search(sentence))
+    return bool(ASKS_RE.search(sentence))
 
 
 def asserted_question(content: str, said: str) -> str | None:

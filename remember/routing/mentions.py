@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from legaltext.dates_en import MONTHS_WRITTEN
 from legaltext.identifiers import identifier_mentions
 from legaltext.names import (
     EN_LEADING_NAME_RE as _EN_LEADING_NAME, EN_NAME_RE as _EN_NAME, NOT_NAMES as _NOT_NAMES, common_surnames,
@@ -22,16 +23,7 @@ from legaltext.numbers import small_number
 from remember.extraction import extract_law_refs
 from remember.extraction.lexicon import person_names
 
-_MONTHS = {
-    name: number
-    for number, names in enumerate(
-        (("January", "Jan"), ("February", "Feb"), ("March", "Mar"), ("April", "Apr"), ("May",), ("June", "Jun"),
-         ("July", "Jul"), ("August", "Aug"), ("September", "Sep", "Sept"), ("October", "Oct"),
-         ("November", "Nov"), ("December", "Dec")),
-        start=1,
-    )
-    for name in names
-}
+_MONTHS = MONTHS_WRITTEN
 _MONTH = "(?:" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
 _EN_ORDINALS = {
     "first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8,

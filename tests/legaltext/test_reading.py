@@ -7,7 +7,9 @@ from decimal import Decimal
 import pytest
 
 from legaltext import Reading, detect_language, read
+from legaltext.acts import ASKS_RE
 from legaltext.numbers import amount_value, chinese_number, number_values
+from legaltext.sentences import plain_sentences
 
 SAID_AT = datetime(2026, 2, 3, 10, 30)  # a Tuesday
 
@@ -234,3 +236,19 @@ def test_a_reading_is_read_once_and_passed_along() -> None:
     assert isinstance(first, Reading) and first.said_on == date(2026, 2, 3)
     with pytest.raises(AttributeError):
         first.text = "other"  # type: ignore[misc]
+
+
+@pytest.mark.parametrize(("text", "sentences"), [
+    ("押金3000元。房东不退！", ["押金3000元。", "房东不退！"]),
+    ("I misspoke. The rent is $1,200.", ["I misspoke.", "The rent is $1,200."]),
+    ("第一行\n第二行；第三句", ["第一行", "第二行；", "第三句"]),
+])
+def test_plain_sentences(text: str, sentences: list[str]) -> None:
+    assert plain_sentences(text) == sentences
+
+
+@pytest.mark.parametrize(("text", "asks"), [
+    ("这合法吗？", True), ("押金是否该退", True), ("Is this legal?", True), ("房东不退押金。", False),
+])
+def test_a_sentence_that_asks(text: str, asks: bool) -> None:
+    assert bool(ASKS_RE.search(text)) is asks
