@@ -163,6 +163,15 @@ if CSP_MODE != "off":
     else:
         CONTENT_SECURITY_POLICY_REPORT_ONLY = _CSP
 
+# --- Rules ---------------------------------------------------------------------------------------
+# The modules that register the named rules of memory.rules (`manage.py rules` lists them), the way
+# AUTH_PASSWORD_VALIDATORS names the password validators.
+RULE_MODULES = [
+    "remember.extraction.rules",
+    "remember.routing.rules",
+    "recall.identifiers",
+]
+
 # --- Logins -------------------------------------------------------------------------------------
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},

@@ -29,6 +29,7 @@ from memory.models import (
 from memory.contradictions import open_contradictions, with_open_contradiction
 from memory.audit_display import changes as audit_changes, extra_lines as audit_extra_lines
 from memory.labels import OBJECT_TYPES, actor_display, link_reason, object_type_label, speaker_label
+from memory.rules import explained, load_rules
 from memory.models import AuditEvent
 from memory.services.notes import NoteValidationError, correct_note, delete_note, restore_forgotten_note
 from memory.timeline import note_timeline
@@ -520,7 +521,8 @@ class TurnExtractionAdmin(ReadOnlyWalledAdmin):
 
     @admin.display(description=_("rejected items"))
     def rejected_display(self, turn: TurnExtraction) -> str:
-        return _pretty_json(turn.rejected) if turn.rejected else "—"
+        load_rules()  # each refusal with its rule's why, in the reader's language
+        return _pretty_json([explained(reason) for reason in turn.rejected]) if turn.rejected else "—"
 
     @admin.display(description=_("added items"))
     def added_display(self, turn: TurnExtraction) -> str:

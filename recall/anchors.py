@@ -26,9 +26,10 @@ import jieba.posseg
 from django.contrib.postgres.search import SearchQuery, SearchVector
 from django.db.models import Q, QuerySet
 
+from legaltext.identifiers import case_numbers as court_case_numbers
+from legaltext.names import common_surnames
 from memory.models import Conversation, Message, Note
 from memory.models.conversations import SEARCH_CONFIG
-from recall.identifiers import court_case_numbers
 from memory.segmentation import ensure_initialised, is_common_word, search_text, segment
 
 # jieba's part-of-speech tag for people's names. Its place, organisation and transliteration
@@ -36,15 +37,10 @@ from memory.segmentation import ensure_initialised, is_common_word, search_text,
 # name may be the memory's Chinese one in pinyin ("Liu Jianguo" for 刘建国): none is an anchor.
 NAME_TAG = "nr"
 MIN_NAME_CHARS, MAX_NAME_CHARS = 2, 4
-# A person's name starts with a surname: the 150 commonest cover nearly everyone, and keep
+# A person's name starts with a surname: the 189 commonest cover nearly everyone, and keep
 # out the words jieba guesses to be names ("年卡加私教" -> "卡加"). Two-character surnames
 # (欧阳, 司马…) start with one of these too, or are rare enough to go unanchored.
-SURNAMES = frozenset(
-    "王李张刘陈杨黄赵吴周徐孙马朱胡郭何高林罗郑梁谢宋唐许韩冯邓曹彭曾肖田董袁潘于蒋蔡余杜叶程苏魏吕丁"
-    "任沈姚卢姜崔钟谭陆汪范金石廖贾夏韦付方白邹孟熊秦邱江尹薛闫段雷侯龙史陶黎贺顾毛郝龚邵万钱严覃武"
-    "戴莫孔向汤常温康施文牛樊葛邢安齐易乔伍庞颜倪庄聂章鲁岳翟殷詹申欧耿关兰焦俞左柳甘祝包宁尚符舒阮"
-    "柯纪梅童凌毕单季裴霍涂成苗谷盛曲翁冉骆蓝路游辛靳管柴蒙鲍华喻祁蒲房滕屈饶解牟艾尤阳时穆农司卓古"
-)
+SURNAMES = frozenset(common_surnames(189))
 # jieba's guesser glues a following particle to a new name ("赵敏那个同事" -> "赵敏那").
 _TRAILING_PARTICLES = "那这的呢说和跟与在是了吗"
 MIN_NUMBER_DIGITS = 4

@@ -18,8 +18,6 @@ Matching ignores full-width / half-width forms (NFKC: "（2025）" is "(2025)") 
 """
 from __future__ import annotations
 
-import re
-import unicodedata
 from dataclasses import dataclass, replace
 from datetime import datetime
 
@@ -27,9 +25,11 @@ import numpy as np
 from django.contrib.postgres.search import SearchQuery, SearchVector
 from django.db.models import F
 from django.utils import timezone
-from django.utils.translation import gettext
+from django.utils.translation import gettext, gettext_lazy
 
+from legaltext.identifiers import PATTERNS, identifier_mentions, normalise
 from memory.models import Message, Note
+from memory.rules import Rule, register
 from memory.models.conversations import SEARCH_CONFIG
 from recall import candidates as cand
 from recall.messages import (
@@ -40,27 +40,21 @@ from recall.scoring import QueryWords, score, score_message
 from recall.types import Hit, SearchRequest
 from memory.segmentation import search_text
 
-_EDGE_BEFORE = r"(?<![0-9A-Za-z])"
-_EDGE_AFTER = r"(?![0-9A-Za-z])"
-#: kind → pattern, over the NFKC form of the text (ASCII parentheses, digits and letters).
-PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    # 18 characters: 17 digits and a digit or X (GB 11643), starting with a province code.
-    ("id_number", re.compile(_EDGE_BEFORE + r"[1-9]\d{5}(?:19|20)\d{2}(?:0[1-9]|1[0-2])(?:[0-2]\d|3[01])\d{3}[\dXx]"
-                             + _EDGE_AFTER)),
-    # (2025)浙0106民初1234号: year, court, kind of case, number.
-    ("case_number", re.compile(r"\((?:19|20)\d{2}\)[\u4e00-\u9fff]{0,2}\d{0,6}[\u4e00-\u9fff]{1,6}\d{1,6}号")),
-    # Labelled numbers: 发票号码 04403212, 合同编号 HT-2024-0315, invoice no. INV-2024-001.
-    ("invoice_number", re.compile(r"(?:发票(?:号码|代码|号)|\binvoice\s*(?:no\.?|number|#))\s*[:：#]?\s*"
-                                  r"([A-Za-z0-9][A-Za-z0-9-]{3,29})", re.IGNORECASE)),
-    ("contract_number", re.compile(r"(?:合同(?:编号|号码|号)|\bcontract\s*(?:no\.?|number|#))\s*[:：#]?\s*"
-                                   r"([A-Za-z0-9][A-Za-z0-9-]{3,29})", re.IGNORECASE)),
-    # Mobile numbers (11 digits from 13… to 19…) and landlines with an area code (010-12345678).
-    ("phone_number", re.compile(_EDGE_BEFORE + r"(?:1[3-9]\d{9}|0\d{2,3}-\d{7,8})" + _EDGE_AFTER)),
-    # Document and transaction codes: letters then digits (INV-2024-001, TX20260301001, JD20260220).
-    ("code", re.compile(_EDGE_BEFORE + r"[A-Za-z]{2,6}-?\d{4,}(?:-\d+)*" + _EDGE_AFTER)),
-    # Any other long number (an e-invoice's 20 digits, an order or account number).
-    ("number", re.compile(_EDGE_BEFORE + r"\d{10,30}" + _EDGE_AFTER)),
-)
+#: Why each kind of identifier puts the memories holding it first, in a lawyer's words: the
+#: "recall" table of ``memory.rules`` (``manage.py rules``), one rule per row of ``PATTERNS``.
+_WHY = {
+    "id_number": gettext_lazy("An ID card number names one person: the memories holding exactly it come first."),
+    "case_number": gettext_lazy("A case number names one case: the memories holding exactly it come first."),
+    "invoice_number": gettext_lazy("An invoice number names one invoice: the memories holding exactly it come first."),
+    "contract_number": gettext_lazy("A contract number names one contract: the memories holding exactly it come first."),
+    "phone_number": gettext_lazy("A phone number names one person or office: the memories holding exactly it come first."),
+    "code": gettext_lazy("A document or transaction code names one record: the memories holding exactly it come first."),
+    "number": gettext_lazy("A long number (an e-invoice, an order, an account) is matched exactly, not by resemblance."),
+}
+for _kind, _pattern in PATTERNS:
+    register(Rule("recall", "exact-" + _kind.replace("_", "-"), _WHY[_kind],
+                  lambda text, _pattern=_pattern: bool(_pattern.search(normalise(text)))))
+
 #: How many holders of an identifier are read at most, per kind of memory.
 MAX_HOLDERS = 50
 #: Full-text candidates read before the exact check (the words of an identifier may also occur
@@ -77,34 +71,13 @@ class Identifier:
         return self.text in normalise(text)
 
 
-def normalise(text: str) -> str:
-    """Full-width forms as ASCII, letters in upper case: how identifiers are compared."""
-    return unicodedata.normalize("NFKC", text or "").upper()
-
-
 def identifiers_in(text: str) -> list[Identifier]:
-    """The exact identifiers a text names, in order, each once (a span claimed by one kind —
-    an ID number — is not read again as another — a long number)."""
-    plain = normalise(text)
+    """The exact identifiers a text names (``legaltext.identifiers.PATTERNS``), kind by kind,
+    each once."""
     found: dict[str, Identifier] = {}
-    taken: list[tuple[int, int]] = []
-    for kind, pattern in PATTERNS:
-        for match in pattern.finditer(plain):
-            group = 1 if pattern.groups else 0
-            start, end = match.span(group)
-            if any(start < b and a < end for a, b in taken):
-                continue
-            taken.append((start, end))
-            value = match.group(group).upper()
-            found.setdefault(value, Identifier(kind, value))
+    for mention in identifier_mentions(text, with_account_tails=False):
+        found.setdefault(mention.value, Identifier(mention.kind, mention.value))
     return list(found.values())
-
-
-def court_case_numbers(text: str) -> list[str]:
-    """The court case numbers a text names ("(2025)浙0106民初1234号"), NFKC-normalised: the one
-    recogniser of case numbers, for the exact-first order here and the anchors of a question
-    (``recall.anchors``)."""
-    return [identifier.text for identifier in identifiers_in(text) if identifier.kind == "case_number"]
 
 
 def holds_identifier(text: str, identifiers: list[Identifier]) -> bool:

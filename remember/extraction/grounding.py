@@ -10,11 +10,13 @@ reason for every item it refuses (docs/write-path.md, "Speaker rules").
 from __future__ import annotations
 
 import re
-import unicodedata
 from dataclasses import dataclass
 from datetime import date
-from decimal import Decimal
 
+from legaltext.acts import ASKS_RE
+from legaltext.dates import DateParts, calendar_dates, date_parts
+from legaltext.numbers import LONG_DIGITS_RE, amount_value, chinese_number, normalised, number_values
+from legaltext.sentences import plain_sentences
 from memory.segmentation import is_common_word
 
 from . import lexicon
@@ -106,20 +108,16 @@ _VERDICTS: tuple[re.Pattern[str], ...] = (
     re.compile(r"合规|违规"),
     re.compile(r"合理|\b(?:un)?reasonable\b", re.IGNORECASE),
 )
-_SENTENCE_SPLIT_RE = re.compile(r"(?<=[。！？!?；;])|\n|(?<=\.)\s+")
-_QUESTION_RE = re.compile(
-    r"[?？]\s*$|[吗呢么嘛][。.!！\s]*$|是否|是不是|合不合|算不算|有没有|能不能|可不可以|对不对|违不违"
-)
 
 
 def sentences(text: str) -> list[str]:
     """Sentences of ``text``, split at Chinese and Latin terminators and line breaks."""
-    return [s.strip() for s in _SENTENCE_SPLIT_RE.split(text or "") if s and s.strip()]
+    return plain_sentences(text)
 
 
 def is_question(sentence: str) -> bool:
     """A sentence that asks ("这合法吗？", "押金是否该退", "Is this legal?")."""
-    return bool(_QUESTION_RE.search(sentence))
+    return bool(ASKS_RE.search(sentence))
 
 
 def asserted_question(content: str, said: str) -> str | None:
@@ -142,120 +140,11 @@ def asserted_question(content: str, said: str) -> str | None:
     return None
 
 
-# --- numbers ----------------------------------------------------------------------------------
+# --- numbers and dates: read by ``legaltext`` -------------------------------------------------
 
-_MULTIPLIERS: dict[str, int] = {
-    "万": 10_000, "千": 1_000, "亿": 100_000_000,
-    "k": 1_000, "thousand": 1_000, "million": 1_000_000, "billion": 1_000_000_000,
-}
-_ARABIC_RE = re.compile(r"(?P<number>\d+(?:\.\d+)?)\s*(?P<unit>万|千|亿|[kK]\b|thousand|million|billion)?")
-_DIGIT_COMMA_RE = re.compile(r"(?<=\d)[,，](?=\d{3})")
-_CN_NUMERAL_RE = re.compile(r"[零〇一二两三四五六七八九十百千万亿壹贰叁肆伍陆柒捌玖拾佰仟]+")
-_CN_DIGITS: dict[str, int] = {
-    "零": 0, "〇": 0, "一": 1, "壹": 1, "二": 2, "两": 2, "贰": 2, "三": 3, "叁": 3, "四": 4, "肆": 4,
-    "五": 5, "伍": 5, "六": 6, "陆": 6, "七": 7, "柒": 7, "八": 8, "捌": 8, "九": 9, "玖": 9,
-}
-_CN_UNITS: dict[str, int] = {"十": 10, "拾": 10, "百": 100, "佰": 100, "千": 1_000, "仟": 1_000}
-_CN_BIG_UNITS: dict[str, int] = {"万": 10_000, "亿": 100_000_000}
-#: Order numbers, phone numbers, ID and case numbers: five or more digits in a row.
-_ID_RE = re.compile(r"(?<!\d)\d{5,}(?!\d)")
-
-
-def _normalised(text: str) -> str:
-    """Full-width digits made ASCII, thousands separators removed ("８,000" → "8000")."""
-    return _DIGIT_COMMA_RE.sub("", unicodedata.normalize("NFKC", text or ""))
-
-
-def chinese_number(text: str) -> int | None:
-    """'三千' → 3000, '一万四千' → 14000, '二〇二四' → 2024; None when not a numeral."""
-    if not text or any(ch not in _CN_DIGITS and ch not in _CN_UNITS and ch not in _CN_BIG_UNITS for ch in text):
-        return None
-    if all(ch in _CN_DIGITS for ch in text):
-        return int("".join(str(_CN_DIGITS[ch]) for ch in text))
-    total = section = digit = 0
-    for ch in text:
-        if ch in _CN_DIGITS:
-            digit = _CN_DIGITS[ch]
-        elif ch in _CN_UNITS:
-            section += (digit or 1) * _CN_UNITS[ch]
-            digit = 0
-        else:
-            total += ((section + digit) or 1) * _CN_BIG_UNITS[ch]
-            section = digit = 0
-    return total + section + digit
-
-
-def _arabic_value(match: re.Match[str]) -> Decimal:
-    """The value of a number match, its unit applied ('1.5万' → 15000, '3.5k' → 3500)."""
-    unit = (match.group("unit") or "").lower()
-    return Decimal(match.group("number")) * _MULTIPLIERS.get(unit, 1)
-
-
-def number_values(text: str) -> set[Decimal]:
-    """Every number ``text`` states, as a value: '8,000元' and '8000元' are 8000, '1.5万' is
-    both 1.5 and 15000, '八千元' is 8000."""
-    text = _normalised(text)
-    values: set[Decimal] = set()
-    for match in _ARABIC_RE.finditer(text):
-        values.update({Decimal(match.group("number")), _arabic_value(match)})
-    for match in _CN_NUMERAL_RE.finditer(text):
-        value = chinese_number(match.group(0))
-        if value is not None and any(ch in _CN_DIGITS or ch in "十拾" for ch in match.group(0)):
-            values.add(Decimal(value))  # a lone "万" / "千" is a unit, not a number
-    return values
-
-
-def amount_value(amount: str) -> Decimal | None:
-    """The value of an amount as ``lexicon.extract_amounts`` writes it ('14,000元' → 14000)."""
-    text = _normalised(amount)
-    match = _ARABIC_RE.search(text)
-    if match:
-        return _arabic_value(match)
-    numeral = _CN_NUMERAL_RE.search(text)
-    value = chinese_number(numeral.group(0)) if numeral else None
-    return Decimal(value) if value is not None else None
-
-
-_NUM = r"\d{1,4}|[〇零一二两三四五六七八九十]{1,4}"
-_DATE_PARTS_RE = re.compile(
-    rf"(?:(?P<y>{_NUM})\s*年)?\s*(?:(?P<m>{_NUM})\s*月)?\s*(?:(?P<d>{_NUM})\s*[日号])?"
-)
-_ISO_DATE_RE = re.compile(r"(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})")
+_normalised = normalised
+_ID_RE = LONG_DIGITS_RE
 _RELATIVE_EDGES_RE = re.compile(r"^(?:约|大约|大概|将近|不到|超过)|(?:以后|以前|之后|之前|以来|左右|后|前|内|多)$")
-
-DateParts = tuple[int | None, int | None, int | None]
-
-
-def _part(text: str | None) -> int | None:
-    if not text:
-        return None
-    return int(text) if text.isdigit() else chinese_number(text)
-
-
-def date_parts(phrase: str) -> DateParts | None:
-    """(year, month, day) of a calendar date ('2024年3月5日', '2024-03-05', '三月五日'), each
-    None when not written; None for a relative date ('上周三', '约两周后', 'yesterday')."""
-    phrase = _normalised(phrase)
-    iso = _ISO_DATE_RE.search(phrase)
-    if iso:
-        return int(iso.group(1)), int(iso.group(2)), int(iso.group(3))
-    if re.search(r"去年|前年|今年|明年|上|下|这|本", phrase):
-        return None
-    for match in _DATE_PARTS_RE.finditer(phrase):
-        if any(match.group(key) for key in ("y", "m", "d")):
-            return _part(match.group("y")), _part(match.group("m")), _part(match.group("d"))
-    return None
-
-
-def calendar_dates(text: str) -> list[DateParts]:
-    """Every calendar date written in ``text``, read whole ('租约2025年6月30日' is one date, where
-    the lexicon's patterns also see a duration '约2025年')."""
-    text = _normalised(text)
-    found = [(int(y), int(m), int(d)) for y, m, d in _ISO_DATE_RE.findall(text)]
-    for match in _DATE_PARTS_RE.finditer(text):
-        if any(match.group(key) for key in ("y", "m", "d")):
-            found.append((_part(match.group("y")), _part(match.group("m")), _part(match.group("d"))))
-    return found
 
 
 def _date_said(parts: DateParts, said_dates: list[DateParts]) -> bool:

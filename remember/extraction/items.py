@@ -19,8 +19,11 @@ from typing import Any
 from memory.categories import Category
 
 from . import lexicon, prompt
-from .grounding import TurnText, asserted_question, fragment_reason, unsaid_number, with_names
-from .statutes import repealed, uncited
+from .grounding import TurnText, with_names
+from .rules import (  # noqa: F401 (CLIENT_CATEGORIES, cites_statute, is_advice: read from here too)
+    CLIENT_CATEGORIES, CONTENT, ENTRY, TURN, ItemCheck, cites_statute, content_key, is_advice, run_stage, snippet,
+)
+from .statutes import repealed
 
 #: At most five items are stored per turn (docs/write-path.md, Extraction).
 MAX_ITEMS_PER_TURN = 5
@@ -96,26 +99,6 @@ def default_scope(category: Category) -> str:
     if category is Category.LAW:
         return "general_law"
     return "case"
-
-
-#: Advice and next steps, whatever label an extractor put on them (Chinese and English).
-_ADVICE_RE = re.compile(
-    r"建议|应立即|应当立即|尽快|最好|可以向|您可以|你可以|需要(?:联系|准备|保留|收集|提交)|请(?:先|立即|尽快)"
-    r"|\b(?:should|recommend\w*|advis\w*|suggest\w*|next step|you (?:can|may|must))\b",
-    re.IGNORECASE,
-)
-#: A statute, regulation or rule: a named law, an article number, or their English forms.
-_ENGLISH_STATUTE_RE = re.compile(r"\b(?:Act|Code|Article|Section|Regulation|Statute)s?\b")
-
-
-def is_advice(content: str) -> bool:
-    """Whether the text tells someone what to do (advice / action item)."""
-    return bool(_ADVICE_RE.search(content))
-
-
-def cites_statute(content: str) -> bool:
-    """Whether the text names a statute or rule ('《民法典》第五百零九条', 'Article 24 of the ... Act')."""
-    return bool(lexicon.extract_law_refs(content) or _ENGLISH_STATUTE_RE.search(content))
 
 
 def settle_category(category: Category, content: str) -> Category:
@@ -197,11 +180,6 @@ def clean_text(text: str, *, keep_newlines: bool = False) -> str:
     return cleaned.strip()
 
 
-def content_key(content: str) -> str:
-    """Normalised form used to spot duplicates: letters and digits only, lower case."""
-    return "".join(ch for ch in content.lower() if ch.isalnum())
-
-
 # --- validation of raw extractor output --------------------------------------------
 
 
@@ -221,14 +199,8 @@ def _str_list(value: Any, limit: int = 12) -> list[str] | None:
     return list(dict.fromkeys(out))[:limit]
 
 
-def _snippet(text: str, limit: int = 30) -> str:
-    return text if len(text) <= limit else text[:limit] + "…"
-
-
 #: Order of the speakers when the five-item limit chooses: the client's own words first.
 _SPEAKER_RANK: dict[str, int] = {"user": 0, "turn": 1, "assistant": 2}
-#: The client's own categories: what the assistant said is never one of them.
-CLIENT_CATEGORIES: frozenset[Category] = frozenset({Category.FACT, Category.EVIDENCE})
 #: Categories whose "用户" is not the client: a statute names nobody, and a preference belongs
 #: to the profile of the product's user.
 UNNAMED_CATEGORIES: frozenset[Category] = frozenset({Category.LAW, Category.PREFERENCE})
@@ -264,48 +236,6 @@ def _speaker(entry: dict[str, Any], turn: TurnText | None) -> str:
         return "user"
     speaker = entry.get("speaker")
     return speaker if speaker in SPEAKERS else "turn"
-
-
-def speaker_rules(content: str, category: Category, speaker: str, turn: TurnText) -> tuple[Category, str | None]:
-    """Check an item against what its speaker said (``grounding``): the category it is filed
-    under and None, or the reason it is refused.
-
-    - The assistant's words are advice, law or its own statement, never the client's 事实 /
-      证据: such an item is re-filed as 行动建议 when it advises, refused otherwise (unless the
-      reply is a second person's, in an imported conversation).
-    - The assistant's 法条 item that cites no statute is its own opinion on the case, not law:
-      it is filed as 行动建议 (advice, the case layer), never as a 法条 note.
-    - A yes/no verdict its speaker only asked about is refused (``asserted_question``).
-    - A 事实 / 证据 item may hold only amounts, dates and ID-like numbers a person said
-      (``unsaid_number``): sums the answer worked out, or took from recalled notes, are not
-      the client's facts.
-    - A 法条 item cites only statutes its speaker cited (``statutes.uncited``).
-    """
-    if speaker == "assistant" and category in CLIENT_CATEGORIES and not turn.reply_is_person:
-        if not is_advice(content):
-            return category, f"said by the assistant: an answer is advice or law, never the client's {category.zh}"
-        category = Category.ACTION
-    if speaker == "assistant" and category is Category.LAW and not cites_statute(content):
-        category = Category.ACTION
-    question = asserted_question(content, turn.said_by(speaker))
-    if question:
-        return category, f"turns the question {_snippet(question)!r} into an assertion"
-    if category in CLIENT_CATEGORIES:
-        number = unsaid_number(content, turn.persons_text)
-        if number:
-            return category, f"the number {number} is not in what {turn.persons} said"
-    if category is Category.LAW:
-        citation = uncited(content, turn.said_by(speaker))
-        if citation:
-            return category, f"cites {citation}, which {_who(speaker, turn)} did not cite"
-    return category, None
-
-
-def _who(speaker: str, turn: TurnText) -> str:
-    """How a reason calls the speaker of an item."""
-    if speaker == "assistant":
-        return turn.reply_name if turn.reply_is_person else "the assistant"
-    return turn.persons if speaker == "turn" else (turn.user_name or "the client")
 
 
 def with_repealed_law_noted(content: str, category: Category, speaker: str, turn: TurnText) -> tuple[str, Category]:
@@ -353,16 +283,17 @@ def validate_items(
     """Check raw extractor items and turn the good ones into ``ExtractedItem``.
 
     Content is cleaned of control characters, stripped and cut to 1000 characters;
-    categories go through a small alias table; fragments (``fragment_reason``) are refused.
-    With the ``turn`` the items came from, each item also gets its speaker, the name of the
-    person the turn names (``with_names``) and the ``speaker_rules``. Of the items left, the
+    categories go through a small alias table. Each item then passes the extraction rules
+    (``rules``: the table of ``memory.rules`` that ``manage.py rules`` lists), stage by stage;
+    with the ``turn`` the items came from, it also gets its speaker and the name of the person
+    the turn names (``with_names``) before the rules that read the turn. Of the items left, the
     five most important are kept (``_Candidate.rank``), in the order given. Missing fields
     (type, scope, keywords, ...) are derived from the content and category; fields the
     extractor did give are used when valid. ``source_text`` (the turn, by default the
     ``turn``'s text) only helps name the dispute topic for the context.
 
     Returns the kept items and one human-readable reason per item refused or dropped, in
-    item order.
+    item order; a refusal ends with the name of the rule that refused it ("… [content-present]").
     """
     reasons: list[tuple[int, str]] = []
     candidates: list[_Candidate] = []
@@ -373,46 +304,27 @@ def validate_items(
         source_text = turn.said_by("turn")
     turn_topic = lexicon.detect_topic(source_text[:20_000]) if source_text else None
     for index, entry in enumerate(raw, start=1):
-        if not isinstance(entry, dict):
-            reasons.append((index, f"not an object ({type(entry).__name__})"))
+        item = ItemCheck(index, entry, turn=turn, seen=seen)
+        refused = run_stage(ENTRY, item)
+        if refused is None:
+            content = entry.get("content")
+            # Cut before cleaning so a megabyte of content costs no more than a page.
+            item.content = clean_text(content[: MAX_CONTENT_CHARS * 4])[:MAX_CONTENT_CHARS].strip() if content else ""
+            item.category = Category.parse(entry.get("category"))
+            refused = run_stage(CONTENT, item)
+        if refused is None:
+            item.speaker = _speaker(entry, turn)
+            if turn is not None and item.category not in UNNAMED_CATEGORIES:
+                item.content = with_names(item.content, turn)[:MAX_CONTENT_CHARS]
+            refused = run_stage(TURN, item)
+        if refused is not None:
+            rule, refusal = refused
+            reasons.append((index, f"{refusal.detail} [{rule.name}]"))
             continue
-        content = entry.get("content")
-        if content is not None and not isinstance(content, str):
-            reasons.append((index, f"content is not text ({type(content).__name__})"))
-            continue
-        # Cut before cleaning so a megabyte of content costs no more than a page.
-        content = clean_text(content[: MAX_CONTENT_CHARS * 4]) if content else ""
-        if not content:
-            reasons.append((index, "missing content"))
-            continue
-        content = content[:MAX_CONTENT_CHARS].strip()
-        if not content_key(content):
-            reasons.append((index, f"content has no words: {_snippet(content)!r}"))
-            continue
-        raw_category = entry.get("category")
-        category = Category.parse(raw_category)
-        if category is None:
-            shown = raw_category if isinstance(raw_category, str) else repr(raw_category)
-            reasons.append((index, f"unknown category {shown!r} for {_snippet(content)!r}"))
-            continue
-        fragment = fragment_reason(content)
-        if fragment:
-            reasons.append((index, f"{fragment}: {_snippet(content)!r}"))
-            continue
-        speaker = _speaker(entry, turn)
-        if turn is not None and category not in UNNAMED_CATEGORIES:
-            content = with_names(content, turn)[:MAX_CONTENT_CHARS]
-        key = content_key(content)
-        if key in seen:
-            reasons.append((index, f"duplicate within the turn: {_snippet(content)!r}"))
-            continue
+        content, category, speaker = item.content, item.category, item.speaker
         if turn is not None:
-            category, refused = speaker_rules(content, category, speaker, turn)
-            if refused:
-                reasons.append((index, f"{refused}: {_snippet(content)!r}"))
-                continue
             content, category = with_repealed_law_noted(content, category, speaker, turn)
-        seen.add(key)
+        seen.add(content_key(item.content))
         candidates.append(_Candidate(index, entry, content, settle_category(category, content), speaker))
     ranked = sorted(candidates, key=lambda c: c.rank)
     kept, dropped = ranked[:MAX_ITEMS_PER_TURN], ranked[MAX_ITEMS_PER_TURN:]
@@ -422,7 +334,7 @@ def validate_items(
             reasons.append((candidate.index, (
                 f"dropped: over the limit of {MAX_ITEMS_PER_TURN} items per turn, less important than "
                 f"item {least.index} ({least.speaker}, {least.category.zh}), the least kept: "
-                f"{_snippet(candidate.content)!r}"
+                f"{snippet(candidate.content)!r}"
             )))
     items = [
         _complete(c.entry, c.content, c.category, turn_topic, c.speaker)

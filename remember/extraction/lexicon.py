@@ -20,9 +20,14 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Protocol, Sequence
 
+from legaltext import dates as legal_dates
+from legaltext import dates_en as english_dates
+from legaltext.corrections import CORRECTION_RE  # noqa: F401 (the engine's sentence cue)
+from legaltext.names import common_surnames
+from legaltext.numbers import AMOUNT_RE
+from legaltext.statutes import LAW_REF_RE, NOT_CONTRACT as _NOT_CONTRACT
 from memory.categories import Category
 
-from .english import dates as english_dates
 from .english.keywords import english_keywords
 
 # --- categories ---------------------------------------------------------------
@@ -59,9 +64,7 @@ def _cues(weight: int, *patterns: str) -> tuple[Cue, ...]:
     return tuple(Cue(re.compile(p), weight) for p in patterns)
 
 
-_NUM = r"[0-9０-９一二两三四五六七八九十百千零〇半几]+"
-#: '合同第五条' is a contract clause, not a statute.
-_NOT_CONTRACT = r"(?<!合同)(?<!协议)(?<!约定)"
+_NUM = legal_dates.NUM
 
 CATEGORY_CUES: dict[str, tuple[Cue, ...]] = {
     PREFERENCE: _cues(
@@ -139,98 +142,33 @@ SUBJECT_RE = re.compile(
 )
 
 #: Preference cues that are about how the assistant should answer.
-# The user correcting an earlier statement ("之前说错了", "更正一下", "实际上是", "应该是").
-CORRECTION_RE = re.compile(r"说错|更正|纠正|改正|实际上是|其实是|应该是|准确地说|不是.{1,12}而是")
+# The user correcting an earlier statement: ``CORRECTION_RE`` (legaltext.corrections).
 
 ANSWER_STYLE_RE = re.compile(
     r"结论|清单|分点|分条|列表|表格|简洁|简短|简明|言简意赅|详细|通俗|口语|术语|太长|回答|回复|用中文|用英文"
 )
 
 # --- entities -----------------------------------------------------------------
+# Dates, amounts and statute references are read by ``legaltext``; these are the names the
+# engine and the validation of LLM output call them by.
 
-_CN_DIGIT = r"[0-9０-９]"
-_DATE_PATTERNS: tuple[str, ...] = (
-    # absolute: 2024年3月5日, 2024-03-05, 2024年3月, 3月5日, 三月五日, 3月初
-    rf"{_CN_DIGIT}{{4}}\s*年\s*{_CN_DIGIT}{{1,2}}\s*月(?:\s*{_CN_DIGIT}{{1,2}}\s*[日号])?",
-    rf"{_CN_DIGIT}{{4}}[-/.]{_CN_DIGIT}{{1,2}}[-/.]{_CN_DIGIT}{{1,2}}",
-    rf"{_CN_DIGIT}{{4}}\s*年(?:初|底|中|末)?",
-    rf"{_CN_DIGIT}{{1,2}}\s*月\s*{_CN_DIGIT}{{1,2}}\s*[日号]",
-    r"[一二三四五六七八九十]{1,2}月[一二三四五六七八九十]{1,3}[日号]",
-    rf"(?:{_CN_DIGIT}{{1,2}}|[一二三四五六七八九十]{{1,2}})\s*月(?:初|底|中旬|上旬|下旬|末)",
-    # relative: 上周三, 上个月, 去年, 昨天
-    r"(?:上|下|这|本)(?:个)?(?:周|星期|礼拜)[一二三四五六日天]?",
-    r"(?:上|下|这|本)个?月(?:初|底|中旬)?",
-    r"(?:去年|前年|今年|明年)(?:[0-9一二三四五六七八九十]{1,2}月)?",
-    r"(?:昨天|前天|今天|明天|后天|大前天|当天|次日|当晚)",
-    # durations anchored to an event: 两周后, 约两周, 三天内, 半年前
-    rf"(?:约|大约|大概|将近|不到|超过){_NUM}\s*个?(?:天|日|周|星期|礼拜|月|年)(?:后|前|内|以后|以前|之后|之前|以来|左右|多)?",
-    rf"(?<![0-9０-９一二两三四五六七八九十百千零〇半几]){_NUM}\s*个?(?:天|日|周|星期|礼拜|月|年)(?:后|前|内|以后|以前|之后|之前|以来|左右)",
-)
-DATE_RE = re.compile("|".join(f"(?:{p})" for p in _DATE_PATTERNS))
-
-#: A number is matched from its first digit only, so a long run of digits and commas
-#: ('1,1,1,…') is scanned once instead of once per digit.
-_NUMBER_START = r"(?<![\d.])(?<!\d,)"
-_AMOUNT_PATTERNS: tuple[str, ...] = (
-    # English notations: $3,500, €20k, RMB 20,000, 3,500 dollars, $2.5 million
-    r"(?:RMB|USD|CNY|EUR|GBP|HKD|US\$|HK\$)\s?\d[\d,]*(?:\.\d+)?(?:\s?(?:[kK]|thousand|million|billion)\b)?",
-    r"[$€£]\s?\d[\d,]*(?:\.\d+)?(?:\s?(?:[kK]|thousand|million|billion)\b)",
-    _NUMBER_START + r"\d[\d,]*(?:\.\d+)?\s?(?:[kK]|thousand|million|billion)?\s?(?i:dollars|bucks|euros|pounds|yuan)\b",
-    r"[￥¥$＄€£]\s*\d[\d,，]*(?:\.\d+)?\s*(?:万|千)?\s*(?:元)?",
-    _NUMBER_START + r"\d[\d,]*(?:\.\d+)?\s*(?:万|千)?\s*(?:元|块钱|块|人民币|美元|RMB|rmb|CNY|USD)",
-    r"(?<![零一二两三四五六七八九十百千万亿壹贰叁肆伍陆柒捌玖拾佰仟])"
-    r"[零一二两三四五六七八九十百千万亿壹贰叁肆伍陆柒捌玖拾佰仟]+\s*(?:元|块钱|块(?=[，。,.；;\s]|$))",
-)
-AMOUNT_RE = re.compile("|".join(f"(?:{p})" for p in _AMOUNT_PATTERNS))
-
-LAW_REF_RE = re.compile(
-    r"《[^《》\n]{1,40}(?:法|法典|条例|规定|解释|办法|规则|通则)》(?:第" + _NUM + r"条(?:第" + _NUM + r"款)?)?"
-    r"|" + _NOT_CONTRACT + r"第" + _NUM + r"条(?:第" + _NUM + r"款)?"
-)
-
-
-_SPACES_RE = re.compile(r"\s+")
-
-
-def _join_space(match: re.Match[str]) -> str:
-    """Spaces inside a match vanish ('5000 元' → '5000元') unless they separate English words
-    ('RMB 20,000', '3,500 dollars')."""
-    text, start, end = match.string, match.start(), match.end()
-    before = text[start - 1] if start else ""
-    after = text[end] if end < len(text) else ""
-    return " " if (before.isascii() and before.isalpha()) or (after.isascii() and after.isalpha()) else ""
-
-
-def _find_all(pattern: re.Pattern[str], text: str) -> list[str]:
-    """Distinct matches in order of appearance, inner whitespace removed."""
-    seen: dict[str, None] = {}
-    for match in pattern.finditer(text):
-        value = _SPACES_RE.sub(_join_space, match.group(0)).rstrip(",，")
-        if value:
-            seen.setdefault(value, None)
-    return list(seen)
-
-
-_LATIN_RE = re.compile(r"[A-Za-z]{2}")
+DATE_RE = legal_dates.DATE_RE
 
 
 def extract_dates(text: str) -> list[str]:
     """Dates and event-anchored durations as written: '2024年3月5日', '上周三', '两周后', and
-    English ones ('yesterday', 'last Tuesday', '7 May 2023'; see ``english.dates``)."""
-    found = _find_all(DATE_RE, text)
-    if _LATIN_RE.search(text):
-        found.extend(d for d in english_dates.extract_dates(text) if d not in found)
-    return found
+    English ones ('yesterday', 'last Tuesday', '7 May 2023')."""
+    return legal_dates.date_phrases(text)
 
 
 def extract_amounts(text: str) -> list[str]:
-    """Money amounts as written: '5000元', '￥3,299', '三千元', '1.5万元'."""
-    return _find_all(AMOUNT_RE, text)
+    """Money amounts as written: '5000元', '￥3,299', '三千元', '1.5万元', '18万8'."""
+    return legal_dates.find_all(AMOUNT_RE, text)
 
 
 def extract_law_refs(text: str) -> list[str]:
     """Statute references: '《消费者权益保护法》第二十四条', '第二十四条'."""
-    return _find_all(LAW_REF_RE, text)
+    return legal_dates.find_all(LAW_REF_RE, text)
 
 
 # --- dispute topics -------------------------------------------------------------
@@ -345,6 +283,7 @@ def _jieba() -> ModuleType:
 
 
 _CJK_RE = re.compile(r"[\u4e00-\u9fff]")
+_LATIN_RE = re.compile(r"[A-Za-z]{2}")
 _NUMERIC_RE = re.compile(r"^[\d.,，%]+$")
 #: Counted quantities ('三次', '一台', '两年'): never what a note is about.
 _COUNT_RE = re.compile(r"^[\d一二两三四五六七八九十百几半每]+[次个台家年月周天日份件张条节元块号项]$|^节课$")
@@ -390,14 +329,7 @@ def keywords_for(text: str, k: int = 8) -> list[str]:
 
 #: Common Chinese surnames: a word jieba tags as a person ("nr") is taken for a name only when
 #: it starts with one, so tagged terms such as "花屏" are not.
-COMMON_SURNAMES: frozenset[str] = frozenset(
-    "王李张刘陈杨黄赵吴周徐孙马朱胡郭何高林罗郑梁谢宋唐许韩冯邓曹彭曾肖田董袁潘于蒋蔡余杜叶程苏魏吕丁"
-    "任沈姚卢姜崔钟谭陆汪范金石廖贾夏韦付方白邹孟熊秦邱江尹薛闫段雷侯龙史陶黎贺顾毛郝龚邵万钱严覃武"
-    "戴莫孔向汤常温康施文牛樊葛邢安齐易乔伍庞颜倪庄聂章鲁岳翟殷詹申欧耿关兰焦俞左柳甘祝包宁尚符舒阮"
-    "柯纪梅童凌毕单季裴霍涂成苗谷盛曲翁冉骆蓝路游辛靳管柴蒙鲍华喻祁蒲房滕屈饶解牟艾尤阳时穆农司卓古"
-    "吉缪简车项连芦麦褚娄窦戚岑景党宫费卜冷晏席卫米柏宗瞿桂全佟应臧闵苟邬边卞姬师和仇栾隋商刁沙荣巫"
-    "寇桑郎甄丛仲虞敖巩明佘池查麻苑迟邝"
-)
+COMMON_SURNAMES: frozenset[str] = frozenset(common_surnames())
 
 
 def person_names(text: str) -> list[str]:

@@ -18,8 +18,8 @@ import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable
 
-#: Pairs of quote marks; a straight double quote opens and closes alike.
-PAIRS = {"“": "”", "「": "」", "『": "』", "‘": "’", "'": "'", '"': '"'}
+from legaltext.sentences import PAIRS  # noqa: F401 (the quote marks, read once)
+
 #: Longest quote: a quoted clause or notice, not the rest of a pasted document.
 MAX_QUOTE_CHARS = 2000
 _APOSTROPHE_LIKE = frozenset("'’")

@@ -9,12 +9,9 @@ repealed law is the speaker's statement, never law in force (docs/write-path.md,
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
 from datetime import date
 
-from . import lexicon
-from .grounding import chinese_number
+from legaltext.statutes import Citation, citations
 
 #: Laws the Civil Code (《民法典》) replaced on 1 January 2021: name → (successor, day repealed).
 CIVIL_CODE_DAY = date(2021, 1, 1)
@@ -22,37 +19,6 @@ REPEALED_LAWS: dict[str, tuple[str, date]] = {
     name: ("民法典", CIVIL_CODE_DAY)
     for name in ("合同法", "物权法", "担保法", "婚姻法", "继承法", "收养法", "民法通则", "民法总则", "侵权责任法")
 }
-
-_TITLE_RE = re.compile(r"《(?:中华人民共和国)?([^《》\n]{1,40})》")
-_ARTICLE_RE = re.compile(r"第([0-9０-９一二两三四五六七八九十百千零〇]+)条")
-
-
-@dataclass(frozen=True)
-class Citation:
-    """One statute reference: the law's short title (without 中华人民共和国) and the article, when given."""
-
-    title: str
-    article: int | None
-
-    def __str__(self) -> str:
-        return f"《{self.title}》" + (f"第{self.article}条" if self.article is not None else "")
-
-
-def _article_number(text: str) -> int | None:
-    digits = text.translate(str.maketrans("０１２３４５６７８９", "0123456789"))
-    return int(digits) if digits.isdigit() else chinese_number(digits)
-
-
-def citations(text: str) -> list[Citation]:
-    """The titled statute references in ``text`` ('《民法典》第五百零九条' → 民法典, 509)."""
-    found: list[Citation] = []
-    for ref in lexicon.extract_law_refs(text or ""):
-        title = _TITLE_RE.search(ref)
-        if title is None:
-            continue  # a bare "第二十四条" names no law to check against
-        article = _ARTICLE_RE.search(ref[title.end():])
-        found.append(Citation(title.group(1), _article_number(article.group(1)) if article else None))
-    return found
 
 
 def uncited(content: str, said: str) -> Citation | None:

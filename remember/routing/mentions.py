@@ -13,21 +13,18 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from legaltext.dates_en import MONTHS_WRITTEN
+from legaltext.identifiers import identifier_mentions
+from legaltext.names import (
+    EN_LEADING_NAME_RE as _EN_LEADING_NAME, EN_NAME_RE as _EN_NAME, NOT_NAMES as _NOT_NAMES, common_surnames,
+    leading_name_re, role_name_re, titled_name_re,
+)
+from legaltext.numbers import small_number
 from remember.extraction import extract_law_refs
 from remember.extraction.lexicon import person_names
 
-_MONTHS = {
-    name: number
-    for number, names in enumerate(
-        (("January", "Jan"), ("February", "Feb"), ("March", "Mar"), ("April", "Apr"), ("May",), ("June", "Jun"),
-         ("July", "Jul"), ("August", "Aug"), ("September", "Sep", "Sept"), ("October", "Oct"),
-         ("November", "Nov"), ("December", "Dec")),
-        start=1,
-    )
-    for name in names
-}
+_MONTHS = MONTHS_WRITTEN
 _MONTH = "(?:" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
-_ZH_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
 _EN_ORDINALS = {
     "first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8,
     "ninth": 9, "tenth": 10, "eleventh": 11, "twelfth": 12, "final": 99, "last": 99,
@@ -35,7 +32,6 @@ _EN_ORDINALS = {
 
 # Identifiers: letters and digits together (TX20260301000, INV-0412, 2024-CV-1234), long digit
 # runs that are not amounts (invoice 04411200), Chinese case numbers ((2024)京0105民初1234号).
-_CASE_NUMBER = re.compile(r"[（(]\d{4}[)）][\u4e00-\u9fff]{1,3}\d{1,6}[\u4e00-\u9fff]{1,4}\d{1,6}号")
 _ALNUM_ID = re.compile(r"(?<![A-Za-z0-9])(?=[A-Za-z0-9_-]*[A-Za-z])(?=(?:[A-Za-z_-]*\d){3})[A-Za-z0-9]+(?:[-_][A-Za-z0-9]+)*")
 _DIGIT_ID = re.compile(r"(?<![\dA-Za-z$.,，])\d{6,}(?![\d.,]|\s*(?:元|万|块|%|％|dollars|usd|yuan|rmb))", re.IGNORECASE)
 _ORDINAL_SUFFIX = re.compile(r"^\d+(?:st|nd|rd|th)$", re.IGNORECASE)
@@ -73,20 +69,12 @@ _EN_NUMBERED = re.compile(
 )
 
 _EN_LAW = re.compile(r"\b(?:Section|Article|Art\.|§)\s*(\d+[a-z]?)", re.IGNORECASE)
-_ZH_SURNAMES = "王李张刘陈杨黄赵吴周徐孙马朱胡郭何高林罗郑梁谢宋唐许韩冯邓曹彭曾肖田董袁潘于蒋蔡余杜叶程苏魏吕丁任沈姚卢姜崔钟谭陆汪范金石廖贾夏韦付方白邹孟熊秦邱江尹薛闫段雷侯龙史陶黎贺顾毛郝龚邵万钱严覃武戴莫孔向汤"
-_ZH_TITLED = re.compile(r"([" + _ZH_SURNAMES + r"])(?:某某|某|先生|女士|律师|法官|经理|老师|总|师傅)")
-_ZH_ROLE_NAME = re.compile(
-    r"(?:证人|同事|原告|被告|房东|租客|代理人是?|委托人|当事人|员工|老板|经理|法官|律师|朋友|邻居)"
-    r"([" + _ZH_SURNAMES + r"][\u4e00-\u9fff]{1,2}?)(?=[也都还又已曾向在说看和与的，,。是对给把被拿没未不]|$)"
-)
-_ZH_LEADING_NAME = re.compile(
-    r"^([" + _ZH_SURNAMES + r"][\u4e00-\u9fff]{1,2}?)(?=向|的|也|说|在|于|曾|已|把|对|和|与)"
-)
-_EN_NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b((?:Mr|Ms|Mrs|Dr)\.?\s+[A-Z][a-z]+|[A-Z][a-z]+(?:\s+[A-Z][a-z]+)+)")
-_EN_LEADING_NAME = re.compile(r"^([A-Z][a-z]+\s+[A-Z][a-z]+)(?=\s|'s)")
-_NOT_NAMES = frozenset({"I", "The", "On", "In", "At", "Actually", "Correction", "Sorry", "Section", "Article",
-                        "Labor", "Contract", "Law", "Witness", "Colleague", "Attorney", "Order", "Invoice",
-                        "Case", "Transfer", "Tracking"})
+#: The 100 commonest surnames: routing compares names between notes, where a rarer surname
+#: finds more common words than names.
+_ZH_SURNAMES = common_surnames(100)
+_ZH_TITLED = titled_name_re(_ZH_SURNAMES)
+_ZH_ROLE_NAME = role_name_re(_ZH_SURNAMES)
+_ZH_LEADING_NAME = leading_name_re(_ZH_SURNAMES)
 
 
 @dataclass
@@ -105,18 +93,6 @@ class Mentions:
 def _blank(text: str, span: tuple[int, int], mark: str = " ") -> str:
     start, end = span
     return text[:start] + mark * (end - start) + text[end:]
-
-
-def _zh_number(token: str) -> int | None:
-    """一 … 九十九 and plain digits; None for anything else."""
-    if token.isdigit():
-        return int(token)
-    if all(c in _ZH_DIGITS or c == "十" for c in token):
-        if "十" not in token:
-            return _ZH_DIGITS.get(token) if len(token) == 1 else None
-        tens, _, units = token.partition("十")
-        return (_ZH_DIGITS.get(tens, 1) if tens else 1) * 10 + (_ZH_DIGITS.get(units, 0) if units else 0)
-    return None
 
 
 def _number(text: str) -> float:
@@ -138,9 +114,10 @@ def read_mentions(text: str) -> Mentions:
     """All mentions of ``text``; ids first (an id may contain a year), then dates, then amounts."""
     found = Mentions()
     rest = text
-    for match in _CASE_NUMBER.finditer(rest):
-        found.ids.add(re.sub(r"\s+", "", match.group(0)))
-        rest = _blank(rest, match.span(), "#")
+    for case in identifier_mentions(rest, with_account_tails=False):
+        if case.kind == "case_number":
+            found.ids.add(case.value)
+            rest = _blank(rest, (case.start, case.end), "#")
     for match in _ALNUM_ID.finditer(rest):
         if _ORDINAL_SUFFIX.match(match.group(0)):
             continue
@@ -184,7 +161,7 @@ def read_mentions(text: str) -> Mentions:
                 found.quantities.add((_QUANTITY_UNITS.get(unit, unit), _number(match.group(1))))
             rest = _blank(rest, match.span(), "$")
     for match in _ZH_ORDINAL.finditer(rest):
-        number = _zh_number(match.group(1))
+        number = small_number(match.group(1))
         if number is not None:
             found.ordinals.add(f"{match.group(2)}:{number}")
             rest = _blank(rest, match.span(), "^")

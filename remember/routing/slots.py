@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from enum import Enum
 from functools import lru_cache
 
+from legaltext.sentences import plain_sentences
 from memory.corrections import CORRECTION_CUE_RE, REJECTED_VALUE_RE, says_it_corrects
 from memory.erasure_hooks import register_cached_content
 from remember.routing.mentions import Mentions, dates_compatible, quantity_spans, read_mentions
@@ -259,9 +260,6 @@ def look_alike(new: Statement, old: Statement, diff: int) -> bool:
     return diff <= max(LOOK_ALIKE_MIN_WORDS, LOOK_ALIKE_SHARE * shorter)
 
 
-_SAID_SENTENCE_END = re.compile(r"(?<=[。！？!?；;\n])|(?<=[.])\s+")
-
-
 def turn_correction(said: str, new: Statement, old: Statement) -> str | None:
     """Why the client's own words ``said`` make ``new`` a correction of ``old`` — or None.
 
@@ -273,7 +271,7 @@ def turn_correction(said: str, new: Statement, old: Statement) -> str | None:
     statement adds was said in it. Precision first: anything else is not a correction."""
     if not said.strip():
         return None
-    parts = [part.strip() for part in _SAID_SENTENCE_END.split(said) if part.strip()]
+    parts = plain_sentences(said)
     added = new.mentions.quantities - old.mentions.quantities
     added_dates = {d for d in new.mentions.dates if not any(dates_compatible(d, o) for o in old.mentions.dates)}
     for index, sentence in enumerate(parts):

@@ -40,11 +40,11 @@ def test_only_the_clients_own_words_become_the_clients_facts(
     assert turn.status == "done", turn.last_error
 
     assert turn.rejected == [
-        "item 2: the number 14000元 is not in what the client said: '王磊的押金一共是14000元。'",
-        "item 3: turns the question '租约到期房东不退押金，这合法吗？' into an assertion: '房东到期不退押金不合法。'",
-        "item 5: said by the assistant: an answer is advice or law, never the client's 事实: '房东无正当理由不退押金属于违约。'",
-        "item 6: a fragment, not a sentence (under 6 characters): '提出违约'",
-        "item 7: a fragment: it ends with a colon, introducing what is not there: '房东到期不退押金，王磊可以按照以下方式进行主张：'",
+        "item 2: the number 14000元 is not in what the client said: '王磊的押金一共是14000元。' [numbers-were-said]",
+        "item 3: turns the question '租约到期房东不退押金，这合法吗？' into an assertion: '房东到期不退押金不合法。' [questions-stay-questions]",
+        "item 5: said by the assistant: an answer is advice or law, never the client's 事实: '房东无正当理由不退押金属于违约。' [answers-are-not-client-facts]",
+        "item 6: a fragment, not a sentence (under 6 characters): '提出违约' [whole-statement]",
+        "item 7: a fragment: it ends with a colon, introducing what is not there: '房东到期不退押金，王磊可以按照以下方式进行主张：' [whole-statement]",
     ]
     assert [(i["content"], i["category"], i["speaker"]) for i in turn.items] == [
         ("王磊于2024年3月1日租了房子，月租金8000元。", "事实", "user"),

@@ -146,7 +146,7 @@ def test_item_without_content_is_refused_not_fatal(world, laptop_conversation, m
     turn = make_turn(laptop_conversation, LAPTOP_USER, LAPTOP_REPLY)
     assert turn.status == "done", turn.last_error
     assert Note.objects.count() == 1
-    assert turn.rejected == ["item 2: missing content"]
+    assert turn.rejected == ["item 2: missing content [content-present]"]
 
 
 def test_unknown_category_drops_that_item_only_and_keeps_the_others(
@@ -158,7 +158,7 @@ def test_unknown_category_drops_that_item_only_and_keeps_the_others(
     turn = make_turn(laptop_conversation, LAPTOP_USER, LAPTOP_REPLY)
     assert turn.status == "done"
     assert len(fake_llm.chat_requests()) == 1
-    assert turn.rejected == ["item 1: unknown category '闲聊' for '天气很好'"]
+    assert turn.rejected == ["item 1: unknown category '闲聊' for '天气很好' [known-category]"]
     assert len(turn.items) == len(KNOWLEDGE["knowledge"])
     assert not Note.objects.filter(content__contains="天气").exists()
 

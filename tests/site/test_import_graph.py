@@ -15,6 +15,7 @@ The layers, top to bottom (a module imports its own package, or packages of a lo
     recall  remember                                       the read path, the write path
     memory                                                 models, services, selectors
     infra                                                  metrics, logs, locks, input limits, LLM, embeddings
+    legaltext                                              the one reader of legal text (pure Python)
 
 Packages of one layer do not import each other, except the edges in ``SAME_LAYER_ALLOWED``.
 Outside ``recall`` only its public face (``recall/__init__.py``) is imported, except the
@@ -34,6 +35,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("recall", "remember"),
     ("memory",),
     ("infra",),
+    ("legaltext",),
 )
 PACKAGES = tuple(package for layer in LAYERS for package in layer)
 LAYER_OF = {package: depth for depth, layer in enumerate(LAYERS) for package in layer}

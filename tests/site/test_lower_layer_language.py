@@ -183,6 +183,8 @@ HELP_CASES = [
     ("reembed", ["Re-encode every stored vector", "switch search to the new vectors"],
      ["重新编码所有已存向量", "将检索切换到新向量"]),
     ("seed_demo", ["Create the demo firm (alice: firm admin"], ["创建示例律所（alice：律所管理员"]),
+    ("rules", ["List the named rules the write and read paths apply", "only this table"],
+     ["列出写入与读取路径所用的具名规则", "只列出该表"]),
     ("generate_story", ["Generate the month-long story", "at most N turns per request"],
      ["为一名用户生成为期一个月的示例故事", "每次请求最多 N 个轮次"]),
 ]

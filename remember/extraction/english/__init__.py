@@ -1,7 +1,7 @@
 """English for the offline engine: category cues, chit-chat, third-person rewriting,
-dates resolved against the day said, and keywords with a vendored stopword list.
+and keywords with a vendored stopword list (English dates are read by ``legaltext.dates_en``).
 
-The submodules are imported where they are used (``lexicon`` uses ``dates`` and
+The submodules are imported where they are used (``lexicon`` uses
 ``keywords``; ``offline`` uses ``cues`` and ``rewrite``), so nothing here imports
 ``lexicon`` back at package import time.
 """

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 
+from legaltext.acts import EN_QUESTION_RE
+
 from ..lexicon import ACTION, CLAIM, EVIDENCE, FACT, LAW, PREFERENCE, STRONG, Cue
 
 
@@ -104,10 +106,7 @@ CHITCHAT_RE = re.compile(
 
 #: A clause that asks rather than states although it has no question mark ("I wonder if …").
 #: Sentences ending in "?" are handled by the engine before this is consulted.
-QUESTION_RE = re.compile(
-    r"^(?:i (?:wonder|was wondering)|do you know|did you know whether|any idea|tell me (?:what|why|how|when|where|who))\b",
-    re.IGNORECASE,
-)
+QUESTION_RE = EN_QUESTION_RE  # legaltext.acts: the one reader of what a sentence asks
 
 #: Openers that carry nothing ("Well, ", "Oh, by the way, ", "Haha, ").
 FILLER_RE = re.compile(

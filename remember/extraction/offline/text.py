@@ -4,126 +4,24 @@ small talk, list markers, fillers), in Chinese and English."""
 from __future__ import annotations
 
 import re
-from typing import Callable
+
+from legaltext.acts import ZH_QUESTION_RE
+from legaltext.sentences import clauses, sentence_offsets
 
 from ..english import cues as english_cues
-from ..quoting import PAIRS, close_and_reopen, outside_quotes
-
-#: Quotes kept whole when short: the marks that cannot be apostrophes or straight quotes.
-_QUOTE_PAIRS = {opening: closing for opening, closing in PAIRS.items() if opening not in "'\""}
-_CLOSERS = frozenset(_QUOTE_PAIRS.values())
-_TERMINATORS = frozenset("。！？；!?;…")
-_MAX_QUOTE_CHARS = 200
-
-
-def _split_outside_quotes(text: str, is_boundary: Callable[[str, int], bool]) -> list[str]:
-    """Split ``text`` after each boundary character that is not inside quotes."""
-    return [text[start:end].strip() for start, end in _split_offsets(text, is_boundary) if text[start:end].strip()]
-
-
-def _split_offsets(text: str, is_boundary: Callable[[str, int], bool]) -> list[tuple[int, int]]:
-    """(start, end) of the pieces of ``text`` split after each boundary character that is not
-    inside quotes.
-
-    A closing quote right after a terminator ('他说：“不能退。”') ends the
-    sentence with the quote kept; an unbalanced quote stops counting after
-    200 characters so one stray '“' cannot swallow the rest of the text.
-    Newlines always split.
-    """
-    parts: list[tuple[int, int]] = []
-    start = 0
-    depth = 0
-    ascii_open = False
-    quote_len = 0
-    i = 0
-    n = len(text)
-    while i < n:
-        ch = text[i]
-        if ch == "\n":
-            parts.append((start, i))
-            start, depth, ascii_open, quote_len = i + 1, 0, False, 0
-            i += 1
-            continue
-        if ch in _QUOTE_PAIRS:
-            depth += 1
-            quote_len = 0
-        elif ch in _CLOSERS and depth:
-            depth -= 1
-            if depth == 0 and not ascii_open and i > 0 and text[i - 1] in _TERMINATORS:
-                parts.append((start, i + 1))
-                start = i + 1
-        elif ch == '"':
-            ascii_open = not ascii_open
-            quote_len = 0
-        elif depth or ascii_open:
-            quote_len += 1
-            if quote_len > _MAX_QUOTE_CHARS:
-                depth, ascii_open, quote_len = 0, False, 0
-        if not depth and not ascii_open and is_boundary(text, i):
-            end = i + 1
-            while end < n and (text[end] in _TERMINATORS or text[end] in _CLOSERS
-                               or text[end] in _STRAIGHT_CLOSERS and _ends_before_space(text, end + 1)):
-                end += 1
-            parts.append((start, end))
-            start = end
-            i = end
-            continue
-        i += 1
-    parts.append((start, n))
-    return parts
-
-
-#: English abbreviations whose full stop does not end a sentence.
-_ABBREVIATIONS = frozenset({"mr", "mrs", "ms", "dr", "prof", "st", "jr", "sr", "vs", "etc", "e.g", "i.e", "no", "inc", "ltd", "co"})
-
-
-_LATIN_TAIL_RE = re.compile(r"[A-Za-z][A-Za-z.]*$")
-#: Marks that close a quote after its full stop ("… RMB 99,000.' I never …").
-_STRAIGHT_CLOSERS = frozenset("'\"’")
-
-
-def _ends_before_space(text: str, i: int) -> bool:
-    return i >= len(text) or text[i].isspace()
-
-
-def _sentence_boundary(text: str, i: int) -> bool:
-    ch = text[i]
-    if ch in _TERMINATORS:
-        return True
-    if ch == ".":  # ASCII full stop ends a sentence only before a space, not in 3.5 or 1. or "Dr."
-        after_space = _ends_before_space(text, i + 1) or (
-            i + 1 < len(text) and text[i + 1] in _STRAIGHT_CLOSERS and _ends_before_space(text, i + 2)
-        )
-        if not after_space or i == 0:
-            return False
-        if text[i - 1].isdigit():  # "1. " is a list number; "in 2023. " and "$3,500. " end sentences
-            number = re.search(r"[\d,]+$", text[max(0, i - 12) : i])
-            return number is not None and len(number.group(0)) >= 3 and i + 1 < len(text)
-        # The Latin letters right before the stop, also straight after Chinese ("一张是No. 04618823").
-        word = _LATIN_TAIL_RE.search(text, max(0, i - 6), i)
-        return word is None or word.group(0).lower() not in _ABBREVIATIONS
-    return False
-
-
-def _clause_boundary(text: str, i: int) -> bool:
-    ch = text[i]
-    if ch == "，":
-        return True
-    if ch == ",":  # not the thousands separator in 3,299
-        return not (0 < i < len(text) - 1 and text[i - 1].isdigit() and text[i + 1].isdigit())
-    return False
+from ..quoting import close_and_reopen, outside_quotes
 
 
 def split_sentences(text: str) -> list[str]:
     """Sentences of ``text``: split at 。！？；… and their ASCII forms and at newlines, short quotes
     kept whole; a sentence inside a longer quote is closed and reopened as a quote of its own
     (``quoting.close_and_reopen``), so it is never rewritten as the speaker's own words."""
-    return close_and_reopen(text, _split_offsets(text, _sentence_boundary))
+    return close_and_reopen(text, sentence_offsets(text))
 
 
 def split_clauses(sentence: str) -> list[str]:
     """Comma-separated clauses of a sentence, ignoring commas inside quotes and numbers."""
-    return [c.strip("，, ") for c in _split_outside_quotes(sentence, _clause_boundary) if c.strip("，, ")]
+    return clauses(sentence)
 
 
 # --- what to drop ---------------------------------------------------------------------
@@ -141,10 +39,6 @@ _FILLER_RE = re.compile(
 _TRAILING_RE = re.compile(r"[啊呀哈嘛呗哦噢啦咯哇吧~～\s]+$")
 TRAILING_PUNCT_RE = re.compile(r"[，,、；;：:。.！!？?…‼⁉\s]+$")
 
-_QUESTION_RE = re.compile(
-    r"(?:吗|么|呢)$|怎么办|咋办|咋整|怎么弄|怎么处理|该怎么|该如何|如何处理|如何是好|能不能|可不可以|可以吗|"
-    r"行不行|是不是|有没有用|要不要|该不该|会不会|为什么|为啥|凭什么|怎么样|多少钱|什么时候|哪里|哪儿|哪个|哪些|啥"
-)
 _CHITCHAT_RE = re.compile(
     r"^(?:你好|您好|哈喽|在吗|谢谢|多谢|感谢|辛苦了|麻烦了|好的?|好吧|行|嗯+|哦+|对|对的|是的|没问题|收到|ok|OK|"
     r"(?:我|那)?(?:明白|知道|懂|清楚)了?)$"
@@ -206,7 +100,7 @@ def is_question(clause: str) -> bool:
     """A clause asking something ('那我现在该咋办', '这是不是拖时间', 'I wonder if …')."""
     if is_english(clause):
         return bool(english_cues.QUESTION_RE.search(clause.strip()))
-    return bool(_QUESTION_RE.search(TRAILING_PUNCT_RE.sub("", clause)))
+    return bool(ZH_QUESTION_RE.search(TRAILING_PUNCT_RE.sub("", clause)))
 
 
 def is_chitchat(clause: str) -> bool:

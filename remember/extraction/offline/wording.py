@@ -8,11 +8,11 @@ import re
 from dataclasses import dataclass
 from datetime import date
 
+from legaltext import dates_en as english_dates
+from legaltext.dates_zh import resolve_zh
 from memory.categories import Category
 
 from .. import lexicon
-from ..chinese_dates import resolve_zh
-from ..english import dates as english_dates
 from ..grounding import ASSISTANT_NAMES
 from ..items import MAX_CONTENT_CHARS
 from ..quoting import rewritten_outside_quotes

@@ -106,7 +106,7 @@ def test_one_unknown_category_costs_one_item_not_the_reply(fake_llm: FakeLLMServ
 
     assert len(fake_llm.chat_requests()) == 1
     assert [i.category for i in items] == ["事实", "法条"]  # 法律依据 is an alias of 法条
-    assert reasons == ["item 3: unknown category '闲聊' for '天气不错'"]
+    assert reasons == ["item 3: unknown category '闲聊' for '天气不错' [known-category]"]
 
 
 def test_example_reply_replaces_the_schema_in_the_prompt(fake_llm: FakeLLMServer, client: LLMClient) -> None:

@@ -8,7 +8,7 @@ from datetime import date
 import pytest
 
 from remember.extraction import extract_offline
-from remember.extraction.chinese_dates import resolve_zh
+from legaltext.dates_zh import resolve_zh
 
 SAID_ON = date(2023, 5, 8)  # a Monday
 

@@ -111,13 +111,13 @@ def test_rejected_items_come_with_reasons() -> None:
     items, reasons = validate_items(raw)  # type: ignore[arg-type]
     assert [i.content for i in items] == ["商家拒绝退款。"]
     assert reasons == [
-        "item 1: missing content",
-        "item 2: missing content",
-        "item 3: content is not text (int)",
-        "item 4: unknown category 'gossip' for '商家拒绝退款。'",
-        "item 5: unknown category 'None' for '商家拒绝退款。'",
-        "item 6: not an object (str)",
-        "item 8: duplicate within the turn: '商家 拒绝退款！'",
+        "item 1: missing content [content-present]",
+        "item 2: missing content [content-present]",
+        "item 3: content is not text (int) [content-is-text]",
+        "item 4: unknown category 'gossip' for '商家拒绝退款。' [known-category]",
+        "item 5: unknown category 'None' for '商家拒绝退款。' [known-category]",
+        "item 6: not an object (str) [item-is-an-object]",
+        "item 8: duplicate within the turn: '商家 拒绝退款！' [once-per-turn]",
     ]
 
 

@@ -45,7 +45,7 @@ def test_an_extractor_hint_cannot_publish_advice_firm_wide() -> None:
 def test_placeholder_content_copied_from_the_example_is_dropped() -> None:
     items, reasons = validate_items([{"content": "...", "category": "事实"}, {"content": "……", "category": "事实"}])
     assert items == []
-    assert reasons == ["item 1: content has no words: '...'", "item 2: content has no words: '……'"]
+    assert reasons == ["item 1: content has no words: '...' [content-has-words]", "item 2: content has no words: '……' [content-has-words]"]
 
 
 def test_advice_and_statute_detection_in_both_languages() -> None:

@@ -9,7 +9,7 @@ from datetime import date
 import pytest
 
 from remember.extraction import ExtractedItem, extract_offline, extract_amounts, keywords_for
-from remember.extraction.english.dates import resolve
+from legaltext.dates_en import resolve
 
 SAID_ON = date(2023, 5, 8)  # a Monday
 

@@ -8,8 +8,9 @@ from datetime import date
 
 import pytest
 
+from legaltext.numbers import amount_value, chinese_number
 from remember.extraction import TurnText, validate_items
-from remember.extraction.grounding import amount_value, chinese_number, fragment_reason, unsaid_number
+from remember.extraction.grounding import fragment_reason, unsaid_number
 
 DEPOSIT_USER = "我叫王磊，2024年3月1日租了房子，月租金8,000元，押金七千元。租约到期房东不退押金，这合法吗？"
 DEPOSIT_REPLY = ("押金一共是14000元。房东无正当理由不退押金属于违约，《民法典》第五百零九条规定当事人应当全面履行义务。"
@@ -37,7 +38,7 @@ def test_an_assistant_statement_is_never_a_client_fact_or_evidence(category: str
     assert items == []
     assert reasons == [
         f"item 1: said by the assistant: an answer is advice or law, never the client's {category}: "
-        "'房东无正当理由不退押金属于违约。'"
+        "'房东无正当理由不退押金属于违约。' [answers-are-not-client-facts]"
     ]
 
 
@@ -59,8 +60,8 @@ def test_a_statute_nobody_in_the_turn_cited_is_refused() -> None:
     )
     assert items == []
     assert reasons == [
-        "item 1: cites 《民法典》第703条, which the assistant did not cite: '《民法典》第七百零三条规定租赁合同是出租人将租赁物交付承租人…'",
-        "item 2: cites 《消费者权益保护法》第24条, which the assistant did not cite: '《消费者权益保护法》第二十四条规定经营者应当退货。'",
+        "item 1: cites 《民法典》第703条, which the assistant did not cite: '《民法典》第七百零三条规定租赁合同是出租人将租赁物交付承租人…' [statutes-were-cited]",
+        "item 2: cites 《消费者权益保护法》第24条, which the assistant did not cite: '《消费者权益保护法》第二十四条规定经营者应当退货。' [statutes-were-cited]",
     ]
 
 
@@ -140,7 +141,7 @@ def test_without_the_turn_only_the_item_itself_is_checked() -> None:
 def test_a_question_is_not_turned_into_an_assertion() -> None:
     items, reasons = check({"content": "房东到期不退押金不合法。", "category": "事实", "speaker": "user"})
     assert items == []
-    assert reasons == ["item 1: turns the question '租约到期房东不退押金，这合法吗？' into an assertion: '房东到期不退押金不合法。'"]
+    assert reasons == ["item 1: turns the question '租约到期房东不退押金，这合法吗？' into an assertion: '房东到期不退押金不合法。' [questions-stay-questions]"]
 
 
 def test_a_verdict_its_speaker_stated_is_kept() -> None:
@@ -158,7 +159,7 @@ def test_the_assistants_answer_to_the_question_is_its_own_statement() -> None:
         turn=turn,
     )
     assert [i.content for i in items] == ["公司拒付加班费是违法的。"]
-    assert reasons == ["item 1: turns the question '公司不给加班费，这合法吗？' into an assertion: '公司拒付加班费违法。'"]
+    assert reasons == ["item 1: turns the question '公司不给加班费，这合法吗？' into an assertion: '公司拒付加班费违法。' [questions-stay-questions]"]
 
 
 # --- numbers are the client's -------------------------------------------------------------------
@@ -170,7 +171,7 @@ def test_a_sum_the_answer_made_up_is_not_the_clients_fact() -> None:
         {"content": "王磊的月租金是8000元，押金是7000元。", "category": "事实", "speaker": "turn"},
     )
     assert [i.content for i in items] == ["王磊的月租金是8000元，押金是7000元。"]  # 8,000 and 七千 said
-    assert reasons == ["item 1: the number 14000元 is not in what the client said: '王磊的押金一共是14000元。'"]
+    assert reasons == ["item 1: the number 14000元 is not in what the client said: '王磊的押金一共是14000元。' [numbers-were-said]"]
 
 
 @pytest.mark.parametrize(
@@ -255,8 +256,8 @@ def test_fragments_are_refused_with_their_reason() -> None:
     )
     assert items == []
     assert reasons == [
-        "item 1: a fragment, not a sentence (under 6 characters): '提出违约'",
-        "item 2: a fragment: it ends with a colon, introducing what is not there: '房东到期不退押金，王磊可以按照以下方式进行主张：'",
+        "item 1: a fragment, not a sentence (under 6 characters): '提出违约' [whole-statement]",
+        "item 2: a fragment: it ends with a colon, introducing what is not there: '房东到期不退押金，王磊可以按照以下方式进行主张：' [whole-statement]",
     ]
 
 

@@ -23,6 +23,8 @@ for _index, _name in enumerate(_MONTH_NAMES, start=1):
     _MONTHS[_name.lower()] = _index
     _MONTHS[_name[:3].lower()] = _index
 _MONTHS["sept"] = 9
+#: The months as written in a sentence, capitalised: "January", "Jan", "Sept" → 1..12.
+MONTHS_WRITTEN: dict[str, int] = {name.capitalize(): number for name, number in _MONTHS.items()}
 _WEEKDAYS: dict[str, int] = {
     name: index
     for index, name in enumerate(("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"))

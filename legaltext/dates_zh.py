@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from datetime import date, timedelta
 
-_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
+from .numbers import small_number
 _WEEKDAYS = {"一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日": 6, "天": 6}
 _DAY_OFFSETS = {"大前天": -3, "前天": -2, "昨天": -1, "当天": 0, "今天": 0, "明天": 1, "后天": 2}
 _YEAR_OFFSETS = {"前年": -2, "去年": -1, "今年": 0, "明年": 1}
@@ -20,21 +20,14 @@ _NUMBER = r"[0-9一二两三四五六七八九十]{1,3}"
 RESOLVABLE_RE = re.compile(
     rf"(?P<day>大前天|前天|昨天|今天|明天|后天)"
     rf"|(?P<week>上|下|这|本)(?:个)?(?:周|星期|礼拜)(?P<weekday>[一二三四五六日天])?"
-    rf"|(?P<month>上|下|这|本)个?月"
+    rf"|(?P<month>上|下|这|本)个?月(?:(?P<mday>{_NUMBER})[日号])?"
     rf"|(?P<year>去年|前年|今年|明年)(?:(?P<ymonth>{_NUMBER})月(?:(?P<yday>{_NUMBER})[日号])?)?"
     rf"|(?<![年0-9０-９])(?P<md_month>{_NUMBER})月(?P<md_day>{_NUMBER})[日号]"
     rf"|(?P<ago>{_NUMBER}|半)(?:个)?(?P<ago_unit>天|周|星期|月|年)(?:前|以前|之前)"
 )
 
 
-def _number(text: str) -> int | None:
-    """'12' → 12, '十二' → 12, '二十三' → 23, '两' → 2."""
-    if text.isdigit():
-        return int(text)
-    if "十" in text:
-        tens, _, ones = text.partition("十")
-        return (_DIGITS.get(tens, 1) if tens else 1) * 10 + (_DIGITS.get(ones, 0) if ones else 0)
-    return _DIGITS.get(text) if len(text) == 1 else None
+_number = small_number  # '12' → 12, '十二' → 12, '二十三' → 23, '两' → 2
 
 
 def _day(value: date) -> str:
@@ -64,6 +57,8 @@ def resolve_zh(phrase: str, said_on: date | None) -> str | None:
             return f"{_day(monday)}那一周"
         if g["month"]:
             year, month = _shift_month(said_on, {"上": -1, "下": 1, "这": 0, "本": 0}[g["month"]])
+            if g["mday"]:
+                return _day(date(year, month, _number(g["mday"])))
             return f"{year}年{month}月"
         if g["year"]:
             year = said_on.year + _YEAR_OFFSETS[g["year"]]

@@ -1,0 +1,124 @@
+"""Names of people and companies: 周房东, 张律师, 证人王强, 林晓雯, Ms. Lin, 杭州某某科技有限公司,
+Acme Trading Co., Ltd.
+
+One ranked table of Chinese surnames (the commonest first): each reader takes as many as it
+can afford — a longer list finds rarer names and also more words that only look like names —
+through ``common_surnames``. The name patterns are built from it.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+#: Chinese surnames, commonest first.
+SURNAMES_RANKED = (
+    "王李张刘陈杨黄赵吴周徐孙马朱胡郭何高林罗郑梁谢宋唐许韩冯邓曹彭曾肖田董袁潘于蒋蔡余杜叶程苏魏吕丁"
+    "任沈姚卢姜崔钟谭陆汪范金石廖贾夏韦付方白邹孟熊秦邱江尹薛闫段雷侯龙史陶黎贺顾毛郝龚邵万钱严覃武"
+    "戴莫孔向汤常温康施文牛樊葛邢安齐易乔伍庞颜倪庄聂章鲁岳翟殷詹申欧耿关兰焦俞左柳甘祝包宁尚符舒阮"
+    "柯纪梅童凌毕单季裴霍涂成苗谷盛曲翁冉骆蓝路游辛靳管柴蒙鲍华喻祁蒲房滕屈饶解牟艾尤阳时穆农司卓古"
+    "吉缪简车项连芦麦褚娄窦戚岑景党宫费卜冷晏席卫米柏宗瞿桂全佟应臧闵苟邬边卞姬师和仇栾隋商刁沙荣巫"
+    "寇桑郎甄丛仲虞敖巩明佘池查麻苑迟邝"
+)
+
+
+def common_surnames(count: int | None = None) -> str:
+    """The ``count`` commonest surnames (all of them when None), as one string of characters."""
+    return SURNAMES_RANKED if count is None else SURNAMES_RANKED[:count]
+
+
+#: What follows a surname to name a person politely or by role (张先生, 王某, 周房东).
+TITLES = r"某某|某|先生|女士|律师|法官|经理|老师|总|师傅"
+READER_TITLES = TITLES + r"|房东|小姐|阿姨|医生|主任|老板|会计|科长|处长|院长|主管|警官"
+_ROLES = r"(?:证人|同事|原告|被告|房东|租客|代理人是?|委托人|当事人|员工|老板|经理|法官|律师|朋友|邻居)"
+
+
+def titled_name_re(surnames: str, titles: str = TITLES) -> re.Pattern[str]:
+    """A surname and a title: 张先生, 王某, 周房东 (group 1: the surname)."""
+    return re.compile(r"([" + surnames + r"])(?:" + titles + r")")
+
+
+def role_name_re(surnames: str) -> re.Pattern[str]:
+    """A surname-led name after a role word: 证人王强, 房东周建国 (group 1: the name)."""
+    return re.compile(
+        _ROLES + r"([" + surnames + r"][\u4e00-\u9fff]{1,2}?)(?=[也都还又已曾向在说看和与的，,。是对给把被拿没未不]|$)"
+    )
+
+
+def leading_name_re(surnames: str) -> re.Pattern[str]:
+    """A surname-led name opening a sentence before a verb or particle: 张伟向… (group 1)."""
+    return re.compile(r"^([" + surnames + r"][\u4e00-\u9fff]{1,2}?)(?=向|的|也|说|在|于|曾|已|把|对|和|与)")
+
+
+#: English names: a title and a surname, or two capitalised words not opening a sentence.
+EN_NAME_RE = re.compile(r"(?<![.!?]\s)(?<!^)\b((?:Mr|Ms|Mrs|Dr)\.?\s+[A-Z][a-z]+|[A-Z][a-z]+(?:\s+[A-Z][a-z]+)+)")
+EN_LEADING_NAME_RE = re.compile(r"^([A-Z][a-z]+\s+[A-Z][a-z]+)(?=\s|'s)")
+#: Capitalised words that open no name.
+NOT_NAMES = frozenset({"I", "The", "On", "In", "At", "Actually", "Correction", "Sorry", "Section", "Article",
+                       "Labor", "Contract", "Law", "Witness", "Colleague", "Attorney", "Order", "Invoice",
+                       "Case", "Transfer", "Tracking"})
+_EN_TITLED_RE = re.compile(r"\b(?:Mr|Ms|Mrs|Miss|Dr|Prof|Judge|Attorney|Lawyer)\.?\s+[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?")
+_INTRODUCED_RE = re.compile(r"(?:我叫|名叫|叫做|姓名是?|名字是)([" + SURNAMES_RANKED + r"][\u4e00-\u9fff]{1,2}?)(?=[，,。；;！!？?\s、的是]|$)")
+_CLAUSE_NAME_RE = re.compile(
+    r"(?:^|(?<=[，,。；;！!？?\s、：:“「]))([" + SURNAMES_RANKED[:150] + r"][\u4e00-\u9fff]{1,2}?)"
+    r"(?=向|也|说|在|于|曾|已|把|对|和|与|是|的押金|的工资|租|住|签|付|交|称|表示|告诉|认为|要求|同意|拒绝)"
+)
+
+# --- companies ------------------------------------------------------------------------------
+
+_ZH_COMPANY_SUFFIX_RE = re.compile(r"(?:有限责任公司|股份有限公司|有限公司|集团公司|集团|律师事务所|事务所|分公司|公司)")
+_ZH_COMPANY_LEAD_RE = re.compile(r"^.*(?:我在|我们在|在|与|和|跟|向|被|是|到|从|对|给|为|于|告|起诉|入职|签约|签了|就职于|任职于|的)")
+_EN_COMPANY_RE = re.compile(
+    r"\b(?:[A-Z][\w&'’-]*\s+){1,6}?(?:Co\.,?\s*Ltd\.?|Company\s+Limited|Ltd\.?|Limited|Inc\.?|LLC|LLP|Corp\.?|Corporation|GmbH|PLC)"
+)
+
+
+@dataclass(frozen=True)
+class NameMention:
+    """A person's or a company's name with its span; ``kind`` is "person" or "company"."""
+
+    start: int
+    end: int
+    text: str
+    kind: str
+
+
+def _companies(text: str) -> list[NameMention]:
+    found = []
+    for match in _ZH_COMPANY_SUFFIX_RE.finditer(text):
+        end = match.end()
+        start = match.start()
+        while start > 0 and start > match.start() - 24 and re.match(r"[\u4e00-\u9fff（）()A-Za-z0-9]", text[start - 1]):
+            start -= 1
+        name = _ZH_COMPANY_LEAD_RE.sub("", text[start:end])
+        start = end - len(name)
+        if len(name) - len(match.group(0)) >= 2 and not any(start < m.end and m.start < end for m in found):
+            found.append(NameMention(start, end, name, "company"))
+    for match in _EN_COMPANY_RE.finditer(text):
+        words = match.group(0)
+        if words.split()[0] not in NOT_NAMES:
+            found.append(NameMention(match.start(), match.end(), words, "company"))
+    return found
+
+
+def names(text: str) -> list[NameMention]:
+    """The people and companies ``text`` names, in order."""
+    found = _companies(text)
+
+    def add(start: int, end: int, kind: str = "person") -> None:
+        if end > start and not any(start < m.end and m.start < end for m in found):
+            found.append(NameMention(start, end, text[start:end], kind))
+
+    for pattern in (_INTRODUCED_RE, role_name_re(SURNAMES_RANKED)):
+        for match in pattern.finditer(text):
+            add(*match.span(1))
+    for match in titled_name_re(SURNAMES_RANKED, READER_TITLES).finditer(text):
+        add(*match.span())
+    for match in _CLAUSE_NAME_RE.finditer(text):
+        add(*match.span(1))
+    for match in _EN_TITLED_RE.finditer(text):
+        add(*match.span())
+    for match in EN_NAME_RE.finditer(text):
+        first = match.group(1).split()[0].rstrip(".")
+        if first not in NOT_NAMES:
+            add(*match.span(1))
+    return sorted(found, key=lambda m: m.start)

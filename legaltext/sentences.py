@@ -1,0 +1,207 @@
+"""Sentences and clauses: where a text's statements begin and end, in Chinese and English.
+
+``sentence_offsets`` cuts after 。！？；… and their ASCII forms (a full stop only before a space,
+never in 3.5, "Dr." or "No."), and at line breaks, short quotes kept whole. ``sentences`` then
+mends the cuts a line or page break made inside a statement: a clause is never cut from its tail
+(a line ending in "，" or inside an article goes on; a next line opening with 不属于 / 但 /
+除…外 / 不得 / shall not / except continues the one before).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Callable
+
+#: Pairs of quote marks; a straight double quote opens and closes alike.
+PAIRS = {"“": "”", "「": "」", "『": "』", "‘": "’", "'": "'", '"': '"'}
+
+#: Quotes kept whole when short: the marks that cannot be apostrophes or straight quotes.
+_QUOTE_PAIRS = {opening: closing for opening, closing in PAIRS.items() if opening not in "'\""}
+_CLOSERS = frozenset(_QUOTE_PAIRS.values())
+_TERMINATORS = frozenset("。！？；!?;…")
+_MAX_QUOTE_CHARS = 200
+
+
+def split_outside_quotes(text: str, is_boundary: Callable[[str, int], bool]) -> list[str]:
+    """Split ``text`` after each boundary character that is not inside quotes."""
+    return [text[start:end].strip() for start, end in split_offsets(text, is_boundary) if text[start:end].strip()]
+
+
+def split_offsets(text: str, is_boundary: Callable[[str, int], bool]) -> list[tuple[int, int]]:
+    """(start, end) of the pieces of ``text`` split after each boundary character that is not
+    inside quotes.
+
+    A closing quote right after a terminator ('他说：“不能退。”') ends the
+    sentence with the quote kept; an unbalanced quote stops counting after
+    200 characters so one stray '“' cannot swallow the rest of the text.
+    Newlines always split.
+    """
+    parts: list[tuple[int, int]] = []
+    start = 0
+    depth = 0
+    ascii_open = False
+    quote_len = 0
+    i = 0
+    n = len(text)
+    while i < n:
+        ch = text[i]
+        if ch == "\n":
+            parts.append((start, i))
+            start, depth, ascii_open, quote_len = i + 1, 0, False, 0
+            i += 1
+            continue
+        if ch in _QUOTE_PAIRS:
+            depth += 1
+            quote_len = 0
+        elif ch in _CLOSERS and depth:
+            depth -= 1
+            if depth == 0 and not ascii_open and i > 0 and text[i - 1] in _TERMINATORS:
+                parts.append((start, i + 1))
+                start = i + 1
+        elif ch == '"':
+            ascii_open = not ascii_open
+            quote_len = 0
+        elif depth or ascii_open:
+            quote_len += 1
+            if quote_len > _MAX_QUOTE_CHARS:
+                depth, ascii_open, quote_len = 0, False, 0
+        if not depth and not ascii_open and is_boundary(text, i):
+            end = i + 1
+            while end < n and (text[end] in _TERMINATORS or text[end] in _CLOSERS
+                               or text[end] in _STRAIGHT_CLOSERS and _ends_before_space(text, end + 1)):
+                end += 1
+            parts.append((start, end))
+            start = end
+            i = end
+            continue
+        i += 1
+    parts.append((start, n))
+    return parts
+
+
+#: English abbreviations whose full stop does not end a sentence.
+_ABBREVIATIONS = frozenset({"mr", "mrs", "ms", "dr", "prof", "st", "jr", "sr", "vs", "etc", "e.g", "i.e", "no", "inc", "ltd", "co"})
+
+
+_LATIN_TAIL_RE = re.compile(r"[A-Za-z][A-Za-z.]*$")
+#: Marks that close a quote after its full stop ("… RMB 99,000.' I never …").
+_STRAIGHT_CLOSERS = frozenset("'\"’")
+
+
+def _ends_before_space(text: str, i: int) -> bool:
+    return i >= len(text) or text[i].isspace()
+
+
+def sentence_boundary(text: str, i: int) -> bool:
+    ch = text[i]
+    if ch in _TERMINATORS:
+        return True
+    if ch == ".":  # ASCII full stop ends a sentence only before a space, not in 3.5 or 1. or "Dr."
+        after_space = _ends_before_space(text, i + 1) or (
+            i + 1 < len(text) and text[i + 1] in _STRAIGHT_CLOSERS and _ends_before_space(text, i + 2)
+        )
+        if not after_space or i == 0:
+            return False
+        if text[i - 1].isdigit():  # "1. " is a list number; "in 2023. " and "$3,500. " end sentences
+            number = re.search(r"[\d,]+$", text[max(0, i - 12) : i])
+            return number is not None and len(number.group(0)) >= 3 and i + 1 < len(text)
+        # The Latin letters right before the stop, also straight after Chinese ("一张是No. 04618823").
+        word = _LATIN_TAIL_RE.search(text, max(0, i - 6), i)
+        return word is None or word.group(0).lower() not in _ABBREVIATIONS
+    return False
+
+
+def clause_boundary(text: str, i: int) -> bool:
+    ch = text[i]
+    if ch == "，":
+        return True
+    if ch == ",":  # not the thousands separator in 3,299
+        return not (0 < i < len(text) - 1 and text[i - 1].isdigit() and text[i + 1].isdigit())
+    return False
+
+
+
+
+#: The plain cut: after 。！？；!?; and at line breaks, and at an ASCII full stop before a space.
+PLAIN_SENTENCE_END_RE = re.compile(r"(?<=[。！？!?；;])|\n|(?<=\.)\s+")
+
+
+def plain_sentences(text: str) -> list[str]:
+    """Sentences of ``text`` cut plainly (no quotes or abbreviations kept whole): how an item is
+    compared with its turn, where a stricter cut would only find fewer sentences to compare."""
+    return [s.strip() for s in PLAIN_SENTENCE_END_RE.split(text or "") if s and s.strip()]
+
+
+def sentence_offsets(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each piece of ``text`` cut at sentence ends and line breaks."""
+    return split_offsets(text, sentence_boundary)
+
+
+def clauses(sentence: str) -> list[str]:
+    """Comma-separated clauses of a sentence, ignoring commas inside quotes and numbers."""
+    return [c.strip("，, ") for c in split_outside_quotes(sentence, clause_boundary) if c.strip("，, ")]
+
+
+# --- the reader's sentences: mended across line and page breaks ---------------------------
+
+#: A line opening with these continues the statement before it (a negation, an exception,
+#: a proviso): "…墙面污渍，\n不属于乙方应当赔偿的损失范围。"
+CONTINUATION_RE = re.compile(
+    r"^\s*(?:不属于|不包括|不得|不应|不能|不再|不予|但|但是|除[^，。]{0,30}外|除非|否则|且|并且|或者|以及|及|和|"
+    r"并|之外|以外|为限|为准|shall not|must not|may not|except|excluding|unless|provided that|but|and|or|nor)",
+    re.IGNORECASE,
+)
+#: The start of an article of a contract or a law ("第八条 …", "Article 8", "8.").
+ARTICLE_START_RE = re.compile(
+    r"^\s*(?:第[一二三四五六七八九十百千零〇\d]+[条章节款]|(?:Article|Clause|Section)\s+\d+|\d+(?:\.\d+)*[.、])",
+    re.IGNORECASE)
+_ENDS_STATEMENT = frozenset("。！？!?；;…")
+_OPEN_ENDS = frozenset("，,、：:（(“\"《-—")
+
+
+@dataclass(frozen=True)
+class Sentence:
+    """A sentence with its span and what it does (``acts.act_of``)."""
+
+    start: int
+    end: int
+    text: str
+    act: str
+
+
+def _continues(previous: str, following: str, in_article: bool) -> bool:
+    """Whether the line ``following`` goes on with the statement ``previous`` a break ended."""
+    previous = previous.rstrip()
+    if not previous or not following.strip() or ARTICLE_START_RE.match(following):
+        return False
+    if previous[-1] in _ENDS_STATEMENT:
+        return bool(CONTINUATION_RE.match(following)) and previous[-1] not in "。！？!?…"
+    if previous[-1] in _OPEN_ENDS or CONTINUATION_RE.match(following):
+        return True
+    return in_article and not previous.endswith(".")
+
+
+def sentence_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each sentence of ``text``, whitespace trimmed, mended across line and
+    page breaks (a form feed is a page break)."""
+    plain = text.replace("\f", "\n")
+    pieces = [(a, b) for a, b in sentence_offsets(plain) if plain[a:b].strip()]
+    mended: list[tuple[int, int]] = []
+    in_article = False
+    for start, end in pieces:
+        if mended:
+            before_start, before_end = mended[-1]
+            broke_at_line = "\n" in plain[before_end:start + 1] or plain[before_end - 1:before_end] == "\n"
+            if broke_at_line and _continues(plain[before_start:before_end], plain[start:end], in_article):
+                mended[-1] = (before_start, end)
+                continue
+        in_article = bool(ARTICLE_START_RE.match(plain[start:end])) or (in_article and not plain[start:end].lstrip().startswith(("第", "Article")))
+        mended.append((start, end))
+    spans = []
+    for start, end in mended:
+        while start < end and text[start].isspace():
+            start += 1
+        while end > start and text[end - 1].isspace():
+            end -= 1
+        spans.append((start, end))
+    return spans

@@ -1,0 +1,224 @@
+"""The checks an extracted item passes before it may become a note, as named rules.
+
+Each rule is registered in the "extraction" table of ``memory.rules`` with a name, one line
+on why in a lawyer's words, and a function over the item under check (``ItemCheck``, with the
+``Reading`` of its content) that answers None (the item passes), a ``Refusal`` (the item is
+refused, with the detail recorded beside the rule's name) or a ``Category`` (the item is filed
+under that category instead). ``items.validate_items`` runs them in the order registered,
+stage by stage: the raw entry ("entry"), its cleaned content ("content"), then against the
+other items and the turn it came from ("turn"; the rules marked ``needs_turn`` only when the
+turn is known). docs/write-path.md, "Speaker rules".
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from django.utils.translation import gettext_lazy as _
+
+from legaltext import Reading, read
+from memory.categories import Category
+from memory.rules import Rule, register, rules
+
+from . import lexicon
+from .grounding import TurnText, asserted_question, fragment_reason, unsaid_number
+from .statutes import uncited
+
+TABLE = "extraction"
+ENTRY, CONTENT, TURN = "entry", "content", "turn"
+
+#: The client's own categories: what the assistant said is never one of them.
+CLIENT_CATEGORIES: frozenset[Category] = frozenset({Category.FACT, Category.EVIDENCE})
+#: Advice and next steps, whatever label an extractor put on them (Chinese and English).
+_ADVICE_RE = re.compile(
+    r"建议|应立即|应当立即|尽快|最好|可以向|您可以|你可以|需要(?:联系|准备|保留|收集|提交)|请(?:先|立即|尽快)"
+    r"|\b(?:should|recommend\w*|advis\w*|suggest\w*|next step|you (?:can|may|must))\b",
+    re.IGNORECASE,
+)
+#: A statute, regulation or rule: a named law, an article number, or their English forms.
+_ENGLISH_STATUTE_RE = re.compile(r"\b(?:Act|Code|Article|Section|Regulation|Statute)s?\b")
+
+
+def is_advice(content: str) -> bool:
+    """Whether the text tells someone what to do (advice / action item)."""
+    return bool(_ADVICE_RE.search(content))
+
+
+def cites_statute(content: str) -> bool:
+    """Whether the text names a statute or rule ('《民法典》第五百零九条', 'Article 24 of the ... Act')."""
+    return bool(lexicon.extract_law_refs(content) or _ENGLISH_STATUTE_RE.search(content))
+
+
+def content_key(content: str) -> str:
+    """Normalised form used to spot duplicates: letters and digits only, lower case."""
+    return "".join(ch for ch in content.lower() if ch.isalnum())
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """Why a rule refuses an item (the detail a reviewer reads beside the rule's name)."""
+
+    detail: str
+
+
+@dataclass
+class ItemCheck:
+    """One raw item under check: what the extractor gave, what is made of it so far, and the
+    turn it came from (None when unknown)."""
+
+    index: int
+    entry: Any
+    turn: TurnText | None = None
+    content: str = ""
+    category: Category | None = None
+    speaker: str = "turn"
+    seen: set[str] = field(default_factory=set)
+
+    @property
+    def reading(self) -> Reading:
+        """The content as it stands, read by ``legaltext.read`` (cached there, so every rule
+        asking about the same content gets the same reading), said on the turn's day."""
+        return read(self.content, said_at=self.turn.said_on if self.turn else None)
+
+
+Answer = Refusal | Category | None
+
+
+@dataclass(frozen=True)
+class ExtractionRule(Rule):
+    needs_turn: bool = False
+
+
+def extraction_rule(name: str, why, stage: str, *, needs_turn: bool = False
+                    ) -> Callable[[Callable[[ItemCheck], Answer]], Callable[[ItemCheck], Answer]]:
+    """Register the decorated function as the rule ``name`` of the extraction table."""
+    def decorate(check: Callable[[ItemCheck], Answer]) -> Callable[[ItemCheck], Answer]:
+        register(ExtractionRule(TABLE, name, why, check, stage, needs_turn))
+        return check
+    return decorate
+
+
+def snippet(text: str, limit: int = 30) -> str:
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+# --- the raw entry -----------------------------------------------------------------------------
+
+@extraction_rule("item-is-an-object", _("An item the extractor wrote is a record with fields, or it is not read."), ENTRY)
+def item_is_an_object(item: ItemCheck) -> Answer:
+    return None if isinstance(item.entry, dict) else Refusal(f"not an object ({type(item.entry).__name__})")
+
+
+@extraction_rule("content-is-text", _("What a note says must be text."), ENTRY)
+def content_is_text(item: ItemCheck) -> Answer:
+    content = item.entry.get("content")
+    if content is not None and not isinstance(content, str):
+        return Refusal(f"content is not text ({type(content).__name__})")
+    return None
+
+
+# --- the cleaned content -----------------------------------------------------------------------
+
+@extraction_rule("content-present", _("A note must say something."), CONTENT)
+def content_present(item: ItemCheck) -> Answer:
+    return None if item.content else Refusal("missing content")
+
+
+@extraction_rule("content-has-words", _("A note of punctuation or symbols alone says nothing."), CONTENT)
+def content_has_words(item: ItemCheck) -> Answer:
+    return None if content_key(item.content) else Refusal(f"content has no words: {snippet(item.content)!r}")
+
+
+@extraction_rule("known-category", _("Every note is filed under one of the six kinds a lawyer reads: fact, evidence, "
+                                      "claim, law, action, preference."), CONTENT)
+def known_category(item: ItemCheck) -> Answer:
+    if item.category is not None:
+        return None
+    raw = item.entry.get("category")
+    shown = raw if isinstance(raw, str) else repr(raw)
+    return Refusal(f"unknown category {shown!r} for {snippet(item.content)!r}")
+
+
+@extraction_rule("whole-statement", _("Half a sentence can say the opposite of the whole: a note is a complete "
+                                       "statement."), CONTENT)
+def whole_statement(item: ItemCheck) -> Answer:
+    fragment = fragment_reason(item.content)
+    return Refusal(f"{fragment}: {snippet(item.content)!r}") if fragment else None
+
+
+# --- against the turn --------------------------------------------------------------------------
+
+@extraction_rule("once-per-turn", _("The same thing said twice in one turn is one note."), TURN)
+def once_per_turn(item: ItemCheck) -> Answer:
+    return Refusal(f"duplicate within the turn: {snippet(item.content)!r}") if content_key(item.content) in item.seen \
+        else None
+
+
+@extraction_rule("answers-are-not-client-facts", _("What the assistant answered is advice or law, never the client's "
+                                                    "own facts or evidence."), TURN, needs_turn=True)
+def answers_are_not_client_facts(item: ItemCheck) -> Answer:
+    if item.speaker == "assistant" and item.category in CLIENT_CATEGORIES and not item.turn.reply_is_person:
+        if not is_advice(item.content):
+            return Refusal(f"said by the assistant: an answer is advice or law, never the client's {item.category.zh}: "
+                           f"{snippet(item.content)!r}")
+        return Category.ACTION
+    return None
+
+
+@extraction_rule("law-cites-a-statute", _("The assistant's view of the case that cites no statute is advice, not law."),
+                 TURN, needs_turn=True)
+def law_cites_a_statute(item: ItemCheck) -> Answer:
+    if item.speaker == "assistant" and item.category is Category.LAW and not cites_statute(item.content):
+        return Category.ACTION
+    return None
+
+
+@extraction_rule("questions-stay-questions", _("A question the client only asked is not an answer they gave."), TURN,
+                 needs_turn=True)
+def questions_stay_questions(item: ItemCheck) -> Answer:
+    question = asserted_question(item.content, item.turn.said_by(item.speaker))
+    if question:
+        return Refusal(f"turns the question {snippet(question)!r} into an assertion: {snippet(item.content)!r}")
+    return None
+
+
+@extraction_rule("numbers-were-said", _("A fact holds only the sums, dates and numbers a person said, not ones the "
+                                         "answer worked out."), TURN, needs_turn=True)
+def numbers_were_said(item: ItemCheck) -> Answer:
+    if item.category in CLIENT_CATEGORIES:
+        number = unsaid_number(item.content, item.turn.persons_text)
+        if number:
+            return Refusal(f"the number {number} is not in what {item.turn.persons} said: {snippet(item.content)!r}")
+    return None
+
+
+@extraction_rule("statutes-were-cited", _("A law note cites only the statutes its speaker cited."), TURN, needs_turn=True)
+def statutes_were_cited(item: ItemCheck) -> Answer:
+    if item.category is Category.LAW:
+        citation = uncited(item.content, item.turn.said_by(item.speaker))
+        if citation:
+            return Refusal(f"cites {citation}, which {who(item.speaker, item.turn)} did not cite: "
+                           f"{snippet(item.content)!r}")
+    return None
+
+
+def who(speaker: str, turn: TurnText) -> str:
+    """How a reason calls the speaker of an item."""
+    if speaker == "assistant":
+        return turn.reply_name if turn.reply_is_person else "the assistant"
+    return turn.persons if speaker == "turn" else (turn.user_name or "the client")
+
+
+def run_stage(stage: str, item: ItemCheck) -> tuple[Rule, Refusal] | None:
+    """Apply the rules of ``stage`` to ``item`` in their order: a re-filing changes the item's
+    category for the rules after it; the first refusal ends the run and is returned with its rule."""
+    for found in rules(TABLE):
+        if found.stage != stage or (getattr(found, "needs_turn", False) and item.turn is None):
+            continue
+        answer = found.check(item)
+        if isinstance(answer, Refusal):
+            return found, answer
+        if isinstance(answer, Category):
+            item.category = answer
+    return None

@@ -1,0 +1,38 @@
+"""Routing's relations between a new statement and a stored note, as named rules.
+
+``slots.compare(new, old)`` decides which relation two statements stand in (docs/routing.md,
+"The rules"); each relation is registered here in the "routing" table of ``memory.rules`` with
+one line on what it means for the notes, so ``manage.py rules`` lists them beside the
+extraction checks. A rule's function answers whether ``compare`` puts a pair in its relation:
+``(new, old) -> bool``. Registering them changes nothing in how a turn is routed.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from django.utils.translation import gettext_lazy as _
+
+from memory.rules import Rule, register
+from remember.routing.slots import Kind, compare
+
+TABLE = "routing"
+
+_WHY = {
+    Kind.DUPLICATE: _("The same fact said again is one note, kept once."),
+    Kind.CORRECTION: _("A correction of the same point (更正, 不是…而是, actually) replaces the note it corrects; "
+                       "the old one stays in history."),
+    Kind.VALUE_CHANGE: _("The same point with another value replaces the note that held the old value."),
+    Kind.NEGATION: _("A statement and its denial are about the same point: the newer replaces the older."),
+    Kind.DISTINCT_EVENT: _("Another date, instalment, number, person or statute is another event: both notes stay, linked."),
+    Kind.OTHER: _("A statement about something else is a note of its own."),
+}
+
+
+def _in_relation(kind: Kind) -> Callable[[tuple[str, str]], bool]:
+    def check(pair: tuple[str, str]) -> bool:
+        return compare(*pair).kind == kind
+    return check
+
+
+for _kind, _why in _WHY.items():
+    register(Rule(TABLE, _kind.value.replace("_", "-"), _why, _in_relation(_kind)))

@@ -1,0 +1,117 @@
+"""Each extraction rule alone (``remember.extraction.rules``), on the item under check it is
+given, and the table validate_items runs."""
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+
+from memory.categories import Category
+from memory.rules import rule, rules
+from remember.extraction.grounding import TurnText
+from remember.extraction.rules import TABLE, ItemCheck, Refusal
+
+TURN = TurnText(user_msg="我叫王磊，2024年3月1日租了房子，月租金8,000元，押金七千元。租约到期房东不退押金，这合法吗？",
+                reply="房东无正当理由不退押金属于违约，《民法典》第五百零九条规定当事人应当全面履行义务。",
+                user_name="alice", said_on=date(2026, 2, 3))
+
+
+def check(name: str, content: str = "", *, entry: object = None, category: Category | None = Category.FACT,
+          speaker: str = "user", turn: TurnText | None = TURN, seen: set[str] | None = None):
+    found = rule(TABLE, name)
+    assert found is not None, name
+    item = ItemCheck(1, {"content": content} if entry is None else entry, turn=turn, content=content,
+                     category=category, speaker=speaker, seen=seen or set())
+    return found.check(item)
+
+
+def test_the_table_in_its_order() -> None:
+    assert [(r.name, r.stage) for r in rules(TABLE)] == [
+        ("item-is-an-object", "entry"), ("content-is-text", "entry"),
+        ("content-present", "content"), ("content-has-words", "content"), ("known-category", "content"),
+        ("whole-statement", "content"),
+        ("once-per-turn", "turn"), ("answers-are-not-client-facts", "turn"), ("law-cites-a-statute", "turn"),
+        ("questions-stay-questions", "turn"), ("numbers-were-said", "turn"), ("statutes-were-cited", "turn"),
+    ]
+    assert all(str(r.why) for r in rules(TABLE))
+
+
+def test_item_is_an_object() -> None:
+    assert check("item-is-an-object", entry={"content": "x"}) is None
+    assert check("item-is-an-object", entry="房东不退押金") == Refusal("not an object (str)")
+
+
+def test_content_is_text() -> None:
+    assert check("content-is-text", entry={"content": "房东不退押金。"}) is None
+    assert check("content-is-text", entry={"content": 42}) == Refusal("content is not text (int)")
+
+
+def test_content_present() -> None:
+    assert check("content-present", "房东不退押金。") is None
+    assert check("content-present", "") == Refusal("missing content")
+
+
+def test_content_has_words() -> None:
+    assert check("content-has-words", "押金") is None
+    assert check("content-has-words", "……") == Refusal("content has no words: '……'")
+
+
+def test_known_category() -> None:
+    assert check("known-category", "房东不退押金。") is None
+    assert check("known-category", "天气很好。", entry={"category": "闲聊"}, category=None) == \
+        Refusal("unknown category '闲聊' for '天气很好。'")
+
+
+def test_whole_statement() -> None:
+    assert check("whole-statement", "房东到期不退还押金三千元。") is None
+    assert check("whole-statement", "提出违约") == Refusal("a fragment, not a sentence (under 6 characters): '提出违约'")
+
+
+def test_once_per_turn() -> None:
+    assert check("once-per-turn", "商家拒绝退款。") is None
+    assert check("once-per-turn", "商家 拒绝退款！", seen={"商家拒绝退款"}) == \
+        Refusal("duplicate within the turn: '商家 拒绝退款！'")
+
+
+def test_answers_are_not_client_facts() -> None:
+    assert check("answers-are-not-client-facts", "房东无正当理由不退押金属于违约。", speaker="user") is None
+    refused = check("answers-are-not-client-facts", "房东无正当理由不退押金属于违约。", speaker="assistant")
+    assert isinstance(refused, Refusal) and refused.detail.startswith("said by the assistant")
+    assert check("answers-are-not-client-facts", "建议王磊先书面催告房东。", speaker="assistant") is Category.ACTION
+
+
+def test_law_cites_a_statute() -> None:
+    assert check("law-cites-a-statute", "《民法典》第五百零九条规定当事人应当全面履行义务。", category=Category.LAW,
+                 speaker="assistant") is None
+    assert check("law-cites-a-statute", "房东不退押金属于违约。", category=Category.LAW,
+                 speaker="assistant") is Category.ACTION
+
+
+def test_questions_stay_questions() -> None:
+    assert check("questions-stay-questions", "王磊租约到期后房东不退押金。") is None
+    refused = check("questions-stay-questions", "房东到期不退押金不合法。")
+    assert isinstance(refused, Refusal) and "into an assertion" in refused.detail
+
+
+def test_numbers_were_said() -> None:
+    assert check("numbers-were-said", "王磊的押金是七千元。") is None
+    assert check("numbers-were-said", "王磊的押金一共是14000元。") == \
+        Refusal("the number 14000元 is not in what the client said: '王磊的押金一共是14000元。'")
+
+
+def test_statutes_were_cited() -> None:
+    assert check("statutes-were-cited", "《民法典》第五百零九条规定当事人应当全面履行义务。", category=Category.LAW,
+                 speaker="assistant") is None
+    refused = check("statutes-were-cited", "《民法典》第七百零三条规定租赁合同是出租人将租赁物交付承租人。",
+                    category=Category.LAW, speaker="assistant")
+    assert isinstance(refused, Refusal) and refused.detail.startswith("cites 《民法典》第703条, which the assistant")
+
+
+def test_the_item_is_read_once_with_the_turns_day() -> None:
+    item = ItemCheck(1, {}, turn=TURN, content="去年3月15日付了押金3000元")
+    assert item.reading.dates[0].iso == "2025-03-15" and item.reading.amounts[0].value == 3000
+
+
+@pytest.mark.parametrize("name", ["answers-are-not-client-facts", "questions-stay-questions", "numbers-were-said"])
+def test_the_rules_that_read_the_turn_say_so(name: str) -> None:
+    assert rule(TABLE, name).needs_turn
