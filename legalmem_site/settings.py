@@ -169,6 +169,7 @@ if CSP_MODE != "off":
 RULE_MODULES = [
     "remember.extraction.rules",
     "remember.routing.rules",
+    "remember.extraction.subjects",
     "recall.identifiers",
 ]
 

@@ -16,6 +16,11 @@ import re
 from dataclasses import dataclass, replace
 from typing import Callable
 
+from django.utils.functional import Promise
+from django.utils.translation import gettext_lazy as _
+
+from memory.rules import Rule, register
+
 from . import lexicon
 from .grounding import TurnText
 from .items import MAX_CONTENT_CHARS, ExtractedItem
@@ -71,7 +76,7 @@ class SubjectRule:
     """One named rewriting of a note's subject."""
 
     name: str
-    why: str
+    why: str | Promise
     rewrite: Callable[[str, Party], str]
 
 
@@ -98,19 +103,25 @@ def _speaker(text: str, party: Party) -> str:
 
 
 SUBJECT_RULES: tuple[SubjectRule, ...] = (
-    SubjectRule("reported_speech_frame",
-                "who said it is the note's provenance; 'alice说：' in the text names an account, not a party",
+    SubjectRule("reported-speech-frame",
+                _("Who said it is the note's source; a login such as \"alice说：\" in its text names an account, "
+                  "not a party."),
                 _drop_frame),
-    SubjectRule("relayed_client",
-                "'我的客户林晓雯…' is a lawyer relaying: the fact is 林晓雯's, not the lawyer's",
+    SubjectRule("relayed-client",
+                _("\"我的客户林晓雯…\" is a lawyer relaying: the fact is the client's, under her name."),
                 _relayed_client),
-    SubjectRule("claim_and_preference_owner",
-                "a claim is the client's; a preference is the speaker's, named",
+    SubjectRule("claim-and-preference-owner",
+                _("A claim is the client's; a preference is its speaker's, named."),
                 _labels),
-    SubjectRule("speaker_by_role",
-                "'用户' is the client when the client speaks and the lawyer when a lawyer relays a client's matter",
+    SubjectRule("speaker-by-role",
+                _("\"我\" is the client when the client speaks and the lawyer when a lawyer relays a client's "
+                  "matter; a note never says \"用户\"."),
                 _speaker),
 )
+#: The table ``manage.py rules`` lists these under.
+TABLE = "wording"
+for _rule in SUBJECT_RULES:
+    register(Rule(TABLE, _rule.name, _rule.why, lambda pair, rewrite=_rule.rewrite: rewrite(*pair)))
 
 
 def named_subjects(content: str, turn: TurnText) -> str:

@@ -60,7 +60,8 @@ def test_the_recall_question_shows_the_corrected_deposit_first_and_charlie_nothi
 
 @pytest.mark.parametrize(("typed", "statement"), [
     ("刚才说错了，押金是3000不是2000。", "更正：押金是3000元，不是2000元。"),
-    ("押金应该是3000", "押金应该是3000元。"),
+    ("押金应该是3000", None),  # "应该是X" alone is advice, not a correction (the reader's rule)
+    ("押金其实是6000，不是5000。", "押金其实是6000元，不是5000元。"),
     ("更正一下，月租是4500，不是4200。", "更正：月租是4500元，不是4200元。"),
     ("今天交了押金3000", None),  # no correction
     ("刚才说错了，是下周二开庭。", None),  # no amount of a money slot: left to the routing's date rules
@@ -82,6 +83,13 @@ def test_the_subject_rules_on_their_own(user_msg, relayed, note, named):
     assert named_subjects(note, turn) == named
 
 
-def test_every_subject_rule_has_a_name_and_a_reason():
-    names = [rule.name for rule in SUBJECT_RULES]
-    assert len(names) == len(set(names)) and all(rule.why for rule in SUBJECT_RULES)
+def test_every_subject_rule_is_listed_with_its_why_in_chinese():
+    from django.utils import translation
+
+    from memory.rules import load_rules
+
+    listed = load_rules()["wording"]
+    assert [rule.name for rule in listed] == [rule.name for rule in SUBJECT_RULES]
+    with translation.override("zh-hans"):
+        assert all("用户" in str(rule.why) or "律师" in str(rule.why) or "当事人" in str(rule.why)
+                   or "客户" in str(rule.why) for rule in listed), [str(rule.why) for rule in listed]

@@ -11,26 +11,30 @@ from __future__ import annotations
 
 import re
 
-from memory.corrections import CORRECTION_CUE_RE, says_it_corrects
+import legaltext
 
 #: Slot words whose bare number is an amount of money in 元 ("押金是3000" = 3000元).
-MONEY_SLOT = r"押金|保证金|定金|订金|租金|房租|月租|月薪|工资|薪水|底薪|奖金|补偿金|赔偿金|违约金|首付|尾款|价款|报价|货款|欠款|借款|医疗费|加班费"
-#: "押金是3000" / "押金3000" / "押金应该是3000": the slot, its verb, a bare number.
-_SLOT_VALUE_RE = re.compile(rf"((?:{MONEY_SLOT})(?:其实|实际上|应该|应当)?(?:是|为|：|:)?\s*)(\d+(?:\.\d+)?)(?![\d.]*\s*(?:元|块|万|千|百|%|％|个|天|月|年|日|号|次|期|人|平|米|岁))")
-#: "不是2000" after a value: the rejected bare number.
-_REJECTED_BARE_RE = re.compile(r"[，,]?\s*(?:而)?不是\s*(\d+(?:\.\d+)?)(?![\d.]*\s*(?:元|块|万|千|百|%|％))")
-#: The correction phrase a sentence opens with ("刚才说错了，", "更正一下：").
-_OPENING_CUE_RE = re.compile(r"^(?:(?:刚才|之前|上次|前面)?(?:我)?(?:说|写|算|记|打)错了|更正一下|更正|纠正一下|不好意思)[，,：:。！!\s]*")
+MONEY_SLOT_RE = re.compile(r"押金|保证金|定金|订金|租金|房租|月租|月薪|工资|薪水|底薪|奖金|补偿金|赔偿金|违约金|首付|尾款|价款|报价|货款|欠款|借款|医疗费|加班费")
+#: A bare number: no unit after it.
+_BARE_RE = re.compile(r"^\d+(?:\.\d+)?$")
+#: What follows an opening cue before the statement starts.
+_AFTER_CUE = "，,：:。！!、 "
 
 
 def correction_statement(text: str) -> str | None:
     """The statement a correction makes, written so its values can be read ("更正：押金是
-    3000元，不是2000元"), or None when ``text`` corrects nothing or names no money slot's value."""
-    if not says_it_corrects(text) or not _SLOT_VALUE_RE.search(text):
+    3000元，不是2000元"), or None when ``text`` corrects no money slot's value. The cue and
+    the values are the reader's (``legaltext.read(...).corrections``)."""
+    said = legaltext.read(text).corrections
+    found = [c for c in said if c.new or c.old]
+    if not found or not MONEY_SLOT_RE.search(text):
         return None
-    body = _OPENING_CUE_RE.sub("", text.strip()).rstrip("。.！!")
-    body = _SLOT_VALUE_RE.sub(lambda m: f"{m.group(1)}{m.group(2)}元", body)
-    body = _REJECTED_BARE_RE.sub(lambda m: f"，不是{m.group(1)}元", body)
-    if not CORRECTION_CUE_RE.search(body):
-        body = "更正：" + body
-    return body + "。"
+    body = text.strip().rstrip("。.！!")
+    first = said[0]
+    opens = first.start == 0 and not re.search(r"\d", first.text)  # "刚才说错了，…", not "是3000不是2000"
+    if opens:
+        body = body[first.end:].lstrip(_AFTER_CUE)
+    for value in {v for c in found for v in (c.new, c.old) if v and _BARE_RE.match(v)}:
+        body = re.sub(rf"(?<![\d.]){re.escape(value)}(?![\d.元])", f"{value}元", body)
+    body = re.sub(r"(?<=元)\s*(?=(?:而)?不是)", "，", body)
+    return ("更正：" if opens or not legaltext.read(body).corrections else "") + body + "。"
