@@ -1,0 +1,25 @@
+"""``manage.py evaluate_notes [--split dev|test] [--misses]``: are the notes true to what was said
+(showcase/evaluation/note_truth_scoring.py). Imports into throw-away firms, rolled back."""
+from __future__ import annotations
+
+from django.core.management.base import BaseCommand, CommandError
+
+from showcase.evaluation import note_truth_scoring
+
+
+class Command(BaseCommand):
+    help = "Score the notes the write path makes on the note-truth set (facts, corrections, subjects)."
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("--split", default="dev", help="dev (to tune on) or test (report only).")
+        parser.add_argument("--misses", action="store_true", help="List the facts and corrections missed.")
+
+    def handle(self, *args, **options) -> None:
+        if options["split"] not in ("dev", "test"):
+            raise CommandError("--split must be dev or test")
+        report = note_truth_scoring.score(options["split"])
+        for line in report.lines():
+            self.stdout.write(line)
+        if options["misses"]:
+            for miss in report.misses:
+                self.stdout.write(f"MISS {miss}")
