@@ -70,9 +70,11 @@ def _restates_heading(item, chunk: DocumentChunk, citation: str) -> bool:
 
 def document_wording(content: str, chunk_text: str) -> str:
     """The engine writes chat statements in the third person ("用户…"); a document's sentence is
-    the document's, not the user's: a leading "用户" the document does not say is dropped."""
-    if content.startswith("用户") and "用户" not in chunk_text:
-        return content.removeprefix("用户").lstrip("：:，, ")
+    the document's, not the user's: a leading "用户" (or the "当事人" the subject rules write for
+    it, ``remember.extraction.subjects``) the document does not say is dropped."""
+    for speaker in ("用户", "当事人"):
+        if content.startswith(speaker) and speaker not in chunk_text:
+            return content.removeprefix(speaker).lstrip("：:，, ")
     return content
 
 
