@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import Callable
 
 from django.utils.functional import Promise
@@ -37,12 +38,14 @@ _RELAY_RE = re.compile(r"(?:用户|律师)(?:的|这边的|那位)?(?:客户|当
 _LABEL_RE = re.compile(r"^用户(诉求|偏好)：")
 
 
-def relayed_clients(text: str) -> list[str]:
-    """The names a lawyer gives their client in ``text`` ("我的客户林晓雯", "当事人叫王磊")."""
+@lru_cache(maxsize=256)
+def relayed_clients(text: str) -> tuple[str, ...]:
+    """The names a lawyer gives their client in ``text`` ("我的客户林晓雯", "当事人叫王磊"); cached:
+    every item of a turn asks about the same message."""
     if not CLIENT_WORD_RE.search(text):
-        return []
-    return [name for name in lexicon.person_names(text)
-            if re.search(rf"(?:客户|当事人|委托人)(?:叫|是|名叫)?{re.escape(name)}", text)]
+        return ()
+    return tuple(name for name in lexicon.person_names(text)
+                 if re.search(rf"(?:客户|当事人|委托人)(?:叫|是|名叫)?{re.escape(name)}", text))
 
 
 @dataclass(frozen=True)
