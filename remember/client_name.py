@@ -24,41 +24,15 @@ _INTRODUCTION_SQL = r"我叫|我名叫|我的名字|我是|本人|[Mm]y name is|
 _MAX_INTRODUCTIONS = 20
 
 
-def client_name_before(message: Message) -> str:
-    """The one name ``message``'s user introduced themselves by in its matter (its conversation
-    when it has none) before ``message``; "" when none or several."""
+def _one_name_said_before(message: Message, sql: str, names_in) -> str:
+    """The one name ``names_in`` reads in the earlier user messages matching ``sql`` of
+    ``message``'s user in its matter (its conversation when it has none); "" when none or several."""
     # Read fresh, not ``message.conversation``: an erasure may have removed it under a running job
     # (the job finds that out at its next write and stops: ``TurnGone``).
     conversation = Conversation.objects.filter(pk=message.conversation_id).values("matter_id", "user_id").first()
     if conversation is None:
         return ""
-    earlier = Message.objects.filter(role=Message.Role.USER, content__regex=_INTRODUCTION_SQL)
-    if conversation["matter_id"]:
-        earlier = earlier.filter(conversation__matter_id=conversation["matter_id"],
-                                 conversation__user_id=conversation["user_id"])
-    else:
-        earlier = earlier.filter(conversation_id=message.conversation_id)
-    if message.said_at:
-        earlier = earlier.filter(said_at__lt=message.said_at)
-    else:
-        earlier = earlier.filter(pk__lt=message.pk)
-    names: set[str] = set()
-    for text in earlier.order_by("said_at", "pk").values_list("content", flat=True)[:_MAX_INTRODUCTIONS]:
-        names.update(introduced_names(text))
-    return names.pop() if len(names) == 1 else ""
-
-
-#: How a lawyer names their client, for the database (``subjects.CLIENT_WORD_RE``).
-_RELAY_SQL = r"客户|当事人|委托人"
-
-
-def relayed_client_before(message: Message) -> str:
-    """The one client ``message``'s user (a lawyer) named earlier in its matter ("我的客户林晓雯…"),
-    so that "她还想主张利息" three turns later is filed as 林晓雯's; "" when none or several."""
-    conversation = Conversation.objects.filter(pk=message.conversation_id).values("matter_id", "user_id").first()
-    if conversation is None:
-        return ""
-    earlier = Message.objects.filter(role=Message.Role.USER, content__regex=_RELAY_SQL)
+    earlier = Message.objects.filter(role=Message.Role.USER, content__regex=sql)
     if conversation["matter_id"]:
         earlier = earlier.filter(conversation__matter_id=conversation["matter_id"],
                                  conversation__user_id=conversation["user_id"])
@@ -67,5 +41,20 @@ def relayed_client_before(message: Message) -> str:
     earlier = earlier.filter(said_at__lt=message.said_at) if message.said_at else earlier.filter(pk__lt=message.pk)
     names: set[str] = set()
     for text in earlier.order_by("said_at", "pk").values_list("content", flat=True)[:_MAX_INTRODUCTIONS]:
-        names.update(relayed_clients(text))
+        names.update(names_in(text))
     return names.pop() if len(names) == 1 else ""
+
+
+def client_name_before(message: Message) -> str:
+    """The one name ``message``'s user introduced themselves by in its matter before ``message``."""
+    return _one_name_said_before(message, _INTRODUCTION_SQL, introduced_names)
+
+
+#: How a lawyer names their client, for the database (``subjects.CLIENT_WORD_RE``).
+_RELAY_SQL = r"客户|当事人|委托人"
+
+
+def relayed_client_before(message: Message) -> str:
+    """The one client ``message``'s user (a lawyer) named earlier in its matter ("我的客户林晓雯…"),
+    so that "她还想主张利息" three turns later is filed as 林晓雯's."""
+    return _one_name_said_before(message, _RELAY_SQL, relayed_clients)
