@@ -34,13 +34,13 @@ _DATE_PATTERNS: tuple[str, ...] = (
     rf"(?:约|大约|大概|将近|不到|超过){NUM}\s*个?(?:天|日|周|星期|礼拜|月|年)(?:后|前|内|以后|以前|之后|之前|以来|左右|多)?",
     rf"(?<![0-9０-９一二两三四五六七八九十百千零〇半几]){NUM}\s*个?(?:天|日|周|星期|礼拜|月|年)(?:后|前|内|以后|以前|之后|之前|以来|左右)",
 )
-#: The Chinese date phrases the offline engine writes into notes as they were said.
+#: The Chinese date phrases: a date as written ('2024年3月5日', '上周三', '两周后').
 DATE_RE = re.compile("|".join(f"(?:{p})" for p in _DATE_PATTERNS))
 #: Whole phrases the reader takes before ``DATE_RE``'s shorter ones: a relative month or year
 #: with its day ('去年3月15日', '下个月15号'), which ``DATE_RE`` reads as '去年3月' / '下个月'.
 _WHOLE_RE = re.compile(
-    r"(?:去年|前年|今年|明年)[0-9一二三四五六七八九十]{1,2}月[0-9一二三四五六七八九十]{1,3}[日号]"
-    r"|(?:上|下|这|本)个?月[0-9一二三四五六七八九十]{1,3}[日号]"
+    r"(?:去年|前年|今年|明年)[0-9一二三四五六七八九十]{1,2}月(?:[0-9一二三四五六七八九十]{1,3}[日号]|初|底|中旬|上旬|下旬|末)"
+    r"|(?:上|下|这|本)个?月(?:[0-9一二三四五六七八九十]{1,3}[日号]|初|底|中旬|上旬|下旬|末)"
 )
 READER_DATE_RE = re.compile(f"{_WHOLE_RE.pattern}|{DATE_RE.pattern}")
 _EVENT_ANCHORED_RE = re.compile(r"^(?:约|大约|大概|将近|不到|超过)|[后内以来左右多]$")
@@ -70,7 +70,7 @@ def find_all(pattern: re.Pattern[str], text: str) -> list[str]:
 def date_phrases(text: str) -> list[str]:
     """Dates and event-anchored durations as written: '2024年3月5日', '上周三', '两周后', and
     English ones ('yesterday', 'last Tuesday', '7 May 2023')."""
-    found = find_all(DATE_RE, text)
+    found = find_all(READER_DATE_RE, text)
     if _LATIN_RE.search(text):
         found.extend(d for d in dates_en.extract_dates(text) if d not in found)
     return found

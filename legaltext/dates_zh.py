@@ -39,9 +39,17 @@ def _shift_month(value: date, months: int) -> tuple[int, int]:
     return index // 12, index % 12 + 1
 
 
+#: A part of a month after a relative month ('今年2月底', '上个月初').
+_PART_OF_MONTH_RE = re.compile(r"(?<=月)(?:初|底|中旬|上旬|下旬|末)$")
+
+
 def resolve_zh(phrase: str, said_on: date | None) -> str | None:
     """The day, week, month or year a Chinese relative date names ('2023年5月7日',
     '2023年5月1日那一周', '2023年4月', '2022年'), or None when it cannot be told."""
+    part = _PART_OF_MONTH_RE.search(phrase)
+    if part and said_on is not None:  # '今年2月底' is '2026年2月' and its end
+        month = resolve_zh(phrase[:part.start()], said_on)
+        return f"{month}{part.group(0)}" if month and month.endswith("月") else None
     match = RESOLVABLE_RE.fullmatch(phrase)
     if match is None or said_on is None:
         return None

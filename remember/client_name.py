@@ -50,8 +50,9 @@ def client_name_before(message: Message) -> str:
     return _one_name_said_before(message, _INTRODUCTION_SQL, introduced_names)
 
 
-#: How a lawyer names their client, for the database (``subjects.CLIENT_WORD_RE``).
-_RELAY_SQL = r"客户|当事人|委托人"
+#: How a lawyer names their client, for the database (``subjects.CLIENT_WORD_RE`` and
+#: ``subjects.MATTER_OF_RE``).
+_RELAY_SQL = r"客户|当事人|委托人|的(事情|事儿|案子|案件|纠纷)|['’]s (case|matter)"
 
 
 def relayed_client_before(message: Message) -> str:

@@ -38,14 +38,20 @@ _RELAY_RE = re.compile(r"(?:用户|律师)(?:的|这边的|那位)?(?:客户|当
 _LABEL_RE = re.compile(r"^用户(诉求|偏好)：")
 
 
+#: "林晓雯的事情跟你说一下", "Quick update on 何建军's case": a lawyer opening a client's matter
+#: by the client's name.
+MATTER_OF_RE = re.compile(r"的(?:事情|事儿|案子|案件|纠纷)|['’]s (?:case|matter)")
+
+
 @lru_cache(maxsize=256)
 def relayed_clients(text: str) -> tuple[str, ...]:
-    """The names a lawyer gives their client in ``text`` ("我的客户林晓雯", "当事人叫王磊"); cached:
-    every item of a turn asks about the same message."""
-    if not CLIENT_WORD_RE.search(text):
+    """The names a lawyer gives their client in ``text`` ("我的客户林晓雯", "当事人叫王磊",
+    "林晓雯的事情…"); cached: every item of a turn asks about the same message."""
+    if not CLIENT_WORD_RE.search(text) and not MATTER_OF_RE.search(text):
         return ()
     return tuple(name for name in lexicon.person_names(text)
-                 if re.search(rf"(?:客户|当事人|委托人)(?:叫|是|名叫)?{re.escape(name)}", text))
+                 if re.search(rf"(?:客户|当事人|委托人)(?:叫|是|名叫)?{re.escape(name)}"
+                              rf"|{re.escape(name)}(?:{MATTER_OF_RE.pattern})", text))
 
 
 @dataclass(frozen=True)
@@ -59,7 +65,7 @@ class Party:
     @classmethod
     def of(cls, turn: TurnText) -> "Party":
         relayed = relayed_clients(turn.user_msg)
-        lawyer = bool(CLIENT_WORD_RE.search(turn.user_msg)) or bool(turn.relayed_client)
+        lawyer = bool(CLIENT_WORD_RE.search(turn.user_msg)) or bool(relayed) or bool(turn.relayed_client)
         client = relayed[0] if len(relayed) == 1 else turn.relayed_client or turn.client_name
         return cls(client=client, lawyer_speaks=lawyer)
 

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from memory.models import Category, Note, RoutingDecision
 from remember.routing import thresholds
 from remember.routing.neighbours import Neighbour
+from remember.routing.rejected import says_more_than_the_correction
 from remember.routing.slots import Kind, Relation, compare, disagreement
 from memory.services.notes import NoteDraft, content_hash
 
@@ -51,6 +52,8 @@ class Decision:
     # An UPDATE of one value of a note that holds more: the note's revised text, written instead
     # of the draft's (``slots.revision``).
     revised: str | None = None
+    # With ``revised``: the draft says more than the correction, so it is also kept as a note.
+    keep_draft: bool = False
 
 
 def _comparable(a: str, b: str) -> bool:
@@ -93,7 +96,8 @@ def decide(draft: NoteDraft, neighbours: list[Neighbour]) -> Decision:
                        f"at least as well supported (confidence {draft.confidence:.2f} ≥ {nb.note.confidence:.2f})")
             return Decision(RoutingDecision.Action.UPDATE, f"same slot as note {nb.note.pk}, {relation.reason} "
                             f"(cosine {nb.similarity:.3f}); {support}", nb.note, nb.similarity,
-                            revised=relation.revised)
+                            revised=relation.revised,
+                            keep_draft=bool(relation.revised) and says_more_than_the_correction(draft.content))
         return Decision(
             RoutingDecision.Action.ADD,
             f"contradicts the better supported note {nb.note.pk} ({relation.reason}; confidence "

@@ -23,6 +23,7 @@ from functools import lru_cache
 from legaltext.sentences import plain_sentences
 from memory.corrections import CORRECTION_CUE_RE, REJECTED_VALUE_RE, says_it_corrects
 from memory.erasure_hooks import register_cached_content
+from remember.routing.rejected import revised_by_rejection
 from remember.routing.mentions import Mentions, dates_compatible, quantity_spans, read_mentions
 
 # --- lexicon -------------------------------------------------------------------------
@@ -305,6 +306,15 @@ def compare(new_text: str, old_text: str, said: str = "") -> Relation:
     A correction of one value of a stored note that holds more is a correction with the
     note's revised text (``revision``)."""
     new, old = read_statement(new_text), read_statement(old_text)
+    relation = _with_cue(new, old, new_text, said)
+    if relation.kind == Kind.CORRECTION or new.mentions.people - old.mentions.people:
+        return relation
+    rejected = revised_by_rejection(said or new_text, new_text, old_text)  # "不是住院7天，是住院9天"
+    return Relation(Kind.CORRECTION, rejected[1], revised=rejected[0]) if rejected else relation
+
+
+def _with_cue(new: Statement, old: Statement, new_text: str, said: str) -> Relation:
+    """``compare`` by the slot lexicon and the correction cues of the item and its turn."""
     relation = _compare(new, old, cue=new.correction)
     if relation.kind == Kind.CORRECTION:
         return relation

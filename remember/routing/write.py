@@ -91,7 +91,9 @@ def _apply(decision: Decision, draft: NoteDraft, embedding: np.ndarray, neighbou
     # Everything below runs inside route_and_write's transaction, which rolls back as a whole
     # on any error: no savepoints (docs/performance.md).
     if decision.revised:  # the stored note with the corrected value: embedded as written
-        note = create_note(replace(draft, content=decision.revised), actor=actor, savepoint=False)
+        note = create_note(_revision_draft(draft, decision), actor=actor, savepoint=False)
+        if decision.keep_draft:  # what the correction's message says besides the correction
+            create_note(draft, actor=actor, embedding=embedding, savepoint=False)
     else:
         note = create_note(draft, actor=actor, embedding=embedding, savepoint=False)
     if decision.action == RoutingDecision.Action.UPDATE:
@@ -105,6 +107,14 @@ def _apply(decision: Decision, draft: NoteDraft, embedding: np.ndarray, neighbou
     superseded = decision.previous.pk if decision.action == RoutingDecision.Action.UPDATE else None
     link_and_evolve(note, [nb for nb in neighbours if nb.note.pk != superseded], actor=actor, links=links)
     return note
+
+
+def _revision_draft(draft: NoteDraft, decision: Decision) -> NoteDraft:
+    """The revised note: the stored note's text with the corrected value, citing the messages
+    the stored note cited and the correction's (it says what both said)."""
+    cited = [*decision.previous.source_message_ids,
+             *(i for i in draft.source_message_ids if i not in decision.previous.source_message_ids)]
+    return replace(draft, content=decision.revised, source_message_ids=cited)
 
 
 def _said(note: Note):

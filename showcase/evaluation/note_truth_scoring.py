@@ -40,6 +40,8 @@ class NoteTruthReport:
     never_notes: int = 0
     never_noted: int = 0
     misses: list[str] = field(default_factory=list)
+    #: Every note as (conversation, status, text), for ``--show``.
+    listing: list[tuple[str, str, str]] = field(default_factory=list)
 
     def lines(self) -> list[str]:
         def share(part: int, whole: int) -> str:
@@ -83,6 +85,7 @@ def _score(split: str, data: dict[str, Any], progress) -> NoteTruthReport:
     notes = list(Note.objects.filter(firm=firm).values("content", "status", "source_message_ids", "conversation__external_id"))
     active = [n for n in notes if n["status"] == Note.Status.ACTIVE]
     report = NoteTruthReport(split=split, notes=len(notes))
+    report.listing = [(n["conversation__external_id"] or "", n["status"], n["content"]) for n in notes]
     report.user_word_notes = sum("用户" in n["content"] for n in notes)
     report.login_said_notes = sum(bool(_LOGIN_SAID_RE.search(n["content"])) for n in notes)
     expected = data["expected"]

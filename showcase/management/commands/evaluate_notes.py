@@ -13,6 +13,7 @@ class Command(BaseCommand):
     def add_arguments(self, parser) -> None:
         parser.add_argument("--split", default="dev", help="dev (to tune on) or test (report only).")
         parser.add_argument("--misses", action="store_true", help="List the facts and corrections missed.")
+        parser.add_argument("--show", metavar="CONVERSATION", help="List the notes of one conversation (e.g. d06).")
 
     def handle(self, *args, **options) -> None:
         if options["split"] not in ("dev", "test"):
@@ -23,3 +24,6 @@ class Command(BaseCommand):
         if options["misses"]:
             for miss in report.misses:
                 self.stdout.write(f"MISS {miss}")
+        for conversation, status, text in report.listing:
+            if options["show"] and conversation == options["show"]:
+                self.stdout.write(f"{status:<10} {text}")

@@ -1,0 +1,99 @@
+"""The values a text states — a sum, a count, a length of time, a day — as comparable keys,
+and the replacement of one of them: what a correction needs ("不是住院7天，是住院9天" against a
+note that says "住院7天"; "not 30 June" against "until 30 June 2026").
+
+A value's key is its kind and its magnitude: ``("money", 2000)``, ``("days", 7)``,
+``("date", (None, 6, 30))``. A bare number ("押金是3000") is ``("number", 3000)`` and matches a
+sum or a count of the same magnitude, because the slot word, not the number, said what it was.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Union
+
+from . import dates_en
+from .dates import date_parts
+from .reading import read
+
+Magnitude = Union[Decimal, float, tuple]
+
+
+@dataclass(frozen=True)
+class Value:
+    """A value in a text: its span, the words as written and its key (kind, magnitude)."""
+
+    start: int
+    end: int
+    text: str
+    kind: str  # "money", "number", "date", or a duration's unit ("day", "month", …)
+    magnitude: Magnitude
+
+    def matches(self, other: "Value") -> bool:
+        """The same value: the same magnitude of compatible kinds (a bare number is a sum or a
+        count), a day matching a day with or without its year."""
+        if self.kind == "date" or other.kind == "date":
+            return self.kind == other.kind and _same_day(self.magnitude, other.magnitude)
+        kinds = {self.kind, other.kind}
+        compatible = len(kinds) == 1 or kinds <= {"money", "number"}
+        return compatible and Decimal(str(self.magnitude)) == Decimal(str(other.magnitude))
+
+
+_MONTHS = {name.lower(): number for number, name in enumerate(dates_en._MONTH_NAMES, start=1)}
+_EN_DAY_MONTH_RE = re.compile(r"(\d{1,2})(?:st|nd|rd|th)?\s+([A-Za-z]+)|([A-Za-z]+)\s+(\d{1,2})(?:st|nd|rd|th)?\b")
+_EN_YEAR_RE = re.compile(r"\b((?:19|20)\d{2})\b")
+#: The number inside a value's words: "2000" of "2000元", "两" of "两天", "3万" of "3万个".
+NUMBER_TOKEN_RE = re.compile(r"\d[\d,]*(?:\.\d+)?(?:[万千]\d?)?|[零〇一二两三四五六七八九十百千万亿半]+")
+
+
+def _day_of(text: str, iso: str | None) -> tuple | None:
+    """(year or None, month, day) of a date's words."""
+    if iso and len(iso) == 10:
+        year, month, day = iso.split("-")
+        return int(year), int(month), int(day)
+    parts = date_parts(re.sub(r"\s+", "", text))
+    if parts and parts[1] is not None and parts[2] is not None:
+        return parts
+    match = _EN_DAY_MONTH_RE.search(text)
+    if match:
+        day, month = (match.group(1), match.group(2)) if match.group(1) else (match.group(4), match.group(3))
+        if month.lower() in _MONTHS:
+            year = _EN_YEAR_RE.search(text)
+            return int(year.group(1)) if year else None, _MONTHS[month.lower()], int(day)
+    return None
+
+
+def _same_day(a: tuple, b: tuple) -> bool:
+    return a[1:] == b[1:] and (a[0] is None or b[0] is None or a[0] == b[0])
+
+
+def values(text: str) -> list[Value]:
+    """Every sum, count, length of time and day of ``text``, in order."""
+    reading = read(text)
+    found = [Value(a.start, a.end, a.text, "money", a.value) for a in reading.amounts if a.value is not None]
+    found += [Value(d.start, d.end, d.text, d.unit, d.value) for d in reading.durations]
+    found += [Value(n.start, n.end, n.text, "number", n.value) for n in reading.numbers]
+    for mention in reading.dates:
+        day = _day_of(mention.text, mention.iso)
+        if day is not None:
+            found.append(Value(mention.start, mention.end, mention.text, "date", day))
+    return sorted(found, key=lambda v: v.start)
+
+
+def the_value(text: str) -> Value | None:
+    """The one value ``text`` states ("住院9天", "3000", "31 July 2026"), or None."""
+    found = values(text)
+    return found[0] if len(found) == 1 else None
+
+
+def replaced(stored: Value, new: Value) -> str:
+    """The words that replace ``stored`` with the value of ``new``, in ``stored``'s own form
+    when both are written alike: "2000元" with "3000" is "3000元", "两天" with "四天" is "四天"."""
+    if new.kind == "date" or stored.kind == "date":
+        return new.text
+    old_number = NUMBER_TOKEN_RE.search(stored.text)
+    new_number = NUMBER_TOKEN_RE.search(new.text)
+    if old_number is None or new_number is None:
+        return new.text
+    return stored.text[:old_number.start()] + new_number.group(0) + stored.text[old_number.end():]

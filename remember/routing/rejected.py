@@ -1,0 +1,94 @@
+"""A correction that names the value it rejects replaces that value in the stored note.
+
+"不是住院7天，是住院9天", "刚才说错了，一个月是休息四天，不是两天", "上次说医疗费23600元，…其实是25180元",
+"the contract ends on 31 July 2026, not 30 June": the client says which value was wrong and
+which is right, so no slot lexicon is needed to know what to replace — the stored note that
+states the rejected value, once, is revised with the new one ("左手腕骨折，住院9天，医疗费花了
+23600元。") and supersedes it; the old note stays in history.
+
+Precision first: the reader (``legaltext``) must find both values, each one value of
+compatible kinds; the new statement must state the new value (only the item that carries the
+correction revises); the stored note must state the rejected value exactly once, in a clause stating no other
+value of its kind, and must not already state the new one.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import legaltext
+from legaltext.values import Value, replaced, the_value, values
+
+
+@dataclass(frozen=True)
+class Rejection:
+    """A value the client rejected and the one said in its place."""
+
+    old: Value
+    new: Value
+    said: str  # the correction's words, for the routing decision's reason
+
+
+def rejections(said: str) -> list[Rejection]:
+    """The corrections of ``said`` that state both the rejected and the new value."""
+    found = []
+    for correction in legaltext.read(said).corrections:
+        if not (correction.old and correction.new):
+            continue
+        old, new = the_value(correction.old), the_value(correction.new)
+        if old is None or new is None or old.matches(new):
+            continue
+        if (old.kind == "date") != (new.kind == "date"):
+            continue
+        found.append(Rejection(old, new, correction.text))
+    return found
+
+
+#: Where a clause of a stored note ends.
+_CLAUSE_END_RE = re.compile(r"[，,；;。！!？?\n]")
+
+
+def _clause_holds_another(text: str, hit: Value, stored: list[Value]) -> bool:
+    """Whether the clause of ``text`` holding ``hit`` states another value of its kind."""
+    start = max((m.end() for m in _CLAUSE_END_RE.finditer(text, 0, hit.start)), default=0)
+    end = next((m.start() for m in _CLAUSE_END_RE.finditer(text, hit.end)), len(text))
+    kinds = {hit.kind} | ({"money", "number"} if hit.kind in ("money", "number") else set())
+    return any(v is not hit and v.kind in kinds and start <= v.start and v.end <= end for v in stored)
+
+
+def revised_by_rejection(said: str, new_text: str, old_text: str) -> tuple[str, str] | None:
+    """The stored note ``old_text`` with the value the client rejected in ``said`` replaced by
+    the new one, and why — or None (see the module docstring)."""
+    new_values = values(new_text)
+    stored = values(old_text)
+    for rejection in rejections(said):
+        if not any(v.matches(rejection.new) for v in new_values):
+            continue
+        if any(v.matches(rejection.new) for v in stored):
+            continue
+        hits = [v for v in stored if v.matches(rejection.old)]
+        if len(hits) != 1:
+            continue
+        hit = hits[0]
+        if _clause_holds_another(old_text, hit, stored):
+            continue  # "月租金从7000元涨到8000元": which of the two is wrong cannot be told
+        revised = old_text[:hit.start] + replaced(hit, rejection.new) + old_text[hit.end:]
+        return revised, f"the client rejects {rejection.old.text} for {rejection.new.text} (“{rejection.said[:60]}”)"
+    return None
+
+
+#: Characters a correction's statement must hold besides the correction itself to be kept as a
+#: note of its own beside the revised one ("…，出院记录上写的是2月27日入院、3月8日出院").
+MIN_REST_CHARS = 6
+#: What a correction is said with, which carries nothing once the values are taken out.
+_CORRECTION_FILLER_RE = re.compile(r"更正|刚才|之前|上次|说错了?|不是|而是|其实|实际上|是|为|一下|[\W\d_]", re.UNICODE)
+
+
+def says_more_than_the_correction(text: str) -> bool:
+    """Whether ``text`` says something besides its corrections (their cues and values)."""
+    rest = text
+    for correction in legaltext.read(text).corrections:
+        for words in (correction.text, correction.new, correction.old):
+            if words:
+                rest = rest.replace(words, " ", 1)
+    return len(_CORRECTION_FILLER_RE.sub("", rest)) >= MIN_REST_CHARS

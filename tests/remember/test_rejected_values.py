@@ -1,0 +1,59 @@
+"""A correction that names the value it rejects revises the stored note that states it
+(``remember/routing/rejected.py``): no slot word needed, the old note kept in history, the
+revised note citing both messages, and what the correction's message says besides kept too."""
+from __future__ import annotations
+
+import pytest
+
+from memory.models import Note
+from remember.routing import compare
+from remember.routing.rejected import says_more_than_the_correction
+from tests.remember.factories import ConversationFactory
+
+
+@pytest.mark.parametrize("said, old, revised", [
+    ("不是住院7天，是住院9天。", "左手腕骨折，住院7天，医疗费花了23600元。", "左手腕骨折，住院9天，医疗费花了23600元。"),
+    ("刚才说错了，一个月是休息四天，不是两天。", "当事人每天上班12个小时，一个月休息两天，工资5800元。",
+     "当事人每天上班12个小时，一个月休息四天，工资5800元。"),
+    ("上次说医疗费23600元，我把发票又加了一遍，其实是25180元。", "住院9天，医疗费花了23600元。",
+     "住院9天，医疗费花了25180元。"),
+    ("另外更正一下，有问题的是2万个，不是3万个。", "今年1月那批货有3万个袋子封口开裂。", "今年1月那批货有2万个袋子封口开裂。"),
+    ("Actually, the contract ends on 31 July 2026, not 30 June.", "Amy's contract runs until 30 June 2026.",
+     "Amy's contract runs until 31 July 2026."),
+])
+def test_the_rejected_value_is_replaced_in_the_stored_note(said, old, revised):
+    relation = compare(said, old, said=said)
+    assert relation.kind.value == "correction", relation.reason
+    assert relation.revised == revised
+    assert "rejects" in relation.reason
+
+
+@pytest.mark.parametrize("said, old", [
+    ("不是住院7天，是住院9天。", "医生说至少休息三个月。"),                   # the note holds no 7天
+    ("不是住院7天，是住院9天。", "住院7天，其中ICU住院7天。"),              # twice: which one cannot be told
+    ("更正：月租金是8500元，不是8000元。", "王磊的月租金从7000元涨到8000元。"),  # two sums in the clause
+    ("不是住院7天，是住院9天。", "住院9天，医疗费23600元。"),               # already the new value
+    ("我同事李明住院不是7天，是9天。", "王磊住院7天。"),                    # another person
+])
+def test_nothing_is_revised_when_the_rejected_value_cannot_be_placed(said, old):
+    assert compare(said, old, said=said).revised is None
+
+
+def test_a_correction_that_says_more_is_kept_beside_the_revision():
+    assert says_more_than_the_correction("不是住院7天，是住院9天，出院记录上写的是2月27日入院、3月8日出院。")
+    assert not says_more_than_the_correction("更正：押金是3000元，不是2000元。")
+    assert not says_more_than_the_correction("刚才说错了，一个月是休息四天，不是两天。")
+
+
+def test_through_the_write_path_the_stay_is_revised_and_the_dates_kept(world, make_turn):
+    conversation = ConversationFactory(user=world.alice, firm=world.firm_a, matter=world.matter_deposit)
+    assert make_turn(conversation, "左手腕骨折，住院7天，医疗费花了23600元。", "好的。").status == "done"
+    assert make_turn(conversation, "不是住院7天，是住院9天，出院记录上写的是2月27日入院、3月8日出院。",
+                     "好的。").status == "done"
+    notes = {note.content: note for note in Note.objects.filter(conversation=conversation)}
+    old = next(note for text, note in notes.items() if "住院7天" in text and "不是" not in text)
+    assert old.status == Note.Status.SUPERSEDED
+    revised = old.superseded_by
+    assert "住院9天" in revised.content and "23600元" in revised.content
+    assert set(old.source_message_ids) < set(revised.source_message_ids)  # it cites both messages
+    assert any("3月8日" in text and note.status == Note.Status.ACTIVE for text, note in notes.items())
