@@ -44,6 +44,39 @@ def rejections(said: str) -> list[Rejection]:
     return found
 
 
+def _compatible(a: Value, b: Value) -> bool:
+    return (a.kind == "date") == (b.kind == "date") and (
+        a.kind == b.kind or {a.kind, b.kind} <= {"money", "number"})
+
+
+def cued_pairs(said: str) -> list[tuple[Value, Value, str]]:
+    """Two values of one kind in the sentence of a bare correction cue ("更正一下，他说的12000是
+    到手的，税前月薪是15000"): one is the stored value and the other its replacement, which is
+    which the stored note tells (``revised_by_rejection``)."""
+    reading = legaltext.read(said)
+    pairs = []
+    for correction in reading.corrections:
+        if correction.old or correction.new:
+            continue
+        sentence = next((s for s in reading.sentences if s.start <= correction.start < s.end), None)
+        if sentence is None:
+            continue
+        stated = [v for v in values(said[correction.end:sentence.end])]
+        if len(stated) == 2 and _compatible(*stated) and not stated[0].matches(stated[1]):
+            pairs.append((stated[0], stated[1], correction.text))
+    return pairs
+
+
+def _placed(said: str, stored: list[Value]) -> list[Rejection]:
+    """The rejections of ``said``, and its cued pairs oriented by what the stored note states."""
+    found = rejections(said)
+    for a, b, cue in cued_pairs(said):
+        for old, new in ((a, b), (b, a)):
+            if any(v.matches(old) for v in stored) and not any(v.matches(new) for v in stored):
+                found.append(Rejection(old, new, cue))
+    return found
+
+
 #: Where a clause of a stored note ends.
 _CLAUSE_END_RE = re.compile(r"[，,；;。！!？?\n]")
 
@@ -61,7 +94,7 @@ def revised_by_rejection(said: str, new_text: str, old_text: str) -> tuple[str, 
     the new one, and why — or None (see the module docstring)."""
     new_values = values(new_text)
     stored = values(old_text)
-    for rejection in rejections(said):
+    for rejection in _placed(said, stored):
         if not any(v.matches(rejection.new) for v in new_values):
             continue
         if any(v.matches(rejection.new) for v in stored):

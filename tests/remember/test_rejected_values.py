@@ -57,3 +57,11 @@ def test_through_the_write_path_the_stay_is_revised_and_the_dates_kept(world, ma
     assert "住院9天" in revised.content and "23600元" in revised.content
     assert set(old.source_message_ids) < set(revised.source_message_ids)  # it cites both messages
     assert any("3月8日" in text and note.status == Note.Status.ACTIVE for text, note in notes.items())
+
+
+def test_a_bare_cue_with_two_values_replaces_the_one_the_note_states():
+    """"更正一下，他说的12000是到手的，税前月薪是15000": the stored note says 12000, so 15000 replaces it."""
+    said = "更正一下，他说的12000是到手的，税前月薪是15000。"
+    relation = compare(said, "郑国强2023年7月入职，月薪12000元。", said=said)
+    assert relation.revised == "郑国强2023年7月入职，月薪15000元。"
+    assert compare(said, "郑国强的月薪是9000元。", said=said).revised is None  # neither value stored
