@@ -17,8 +17,8 @@ class AccessTokenAdmin(WalledAdmin):
     list_display = ("name", "display_prefix", "user", "firm", "scope", "expires_at", "last_used_at", "status_display")
     list_filter = ("scope", ("revoked_at", admin.EmptyFieldListFilter))
     search_fields = ("name", "prefix", "user__username")
-    fields = readonly_fields = ("name", "display_prefix", "user", "firm", "scope", "matters_display", "created_at",
-                                "expires_at", "last_used_at", "revoked_at", "revoked_by", "status_display")
+    fields = readonly_fields = ("name", "display_prefix", "user", "firm", "scope", "matters_display", "language",
+                                "created_at", "expires_at", "last_used_at", "revoked_at", "revoked_by", "status_display")
     actions = ["revoke_selected"]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet:

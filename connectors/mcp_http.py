@@ -204,7 +204,9 @@ class McpEndpoint:
                 if not check.ok:
                     await sync_to_async(record_refusal)(check, via="mcp", ip_address=address, path=MCP_PATH)
                     status = 429 if check.refused == RefusalReason.THROTTLED else 401
-                    with translation.override(_language(headers) or settings.LANGUAGE_CODE):
+                    asked = _language(headers)
+                    with translation.override(check.token.answer_language(asked) if check.token else
+                                              asked or settings.LANGUAGE_CODE):
                         message = refusal_message(check.refused)
                     await _refuse(send, status, message)
                     return
@@ -215,7 +217,7 @@ class McpEndpoint:
                         await _refuse(send, refused.status, refused.message, code=-32600)
                         return
                 served.user_id, served.firm_id = check.token.user_id, check.token.firm_id
-                reset = current_caller.set(Caller(check.token, address, _language(headers)))
+                reset = current_caller.set(Caller(check.token, address, check.token.answer_language(_language(headers))))
                 try:
                     await manager.handle_request(scope, receive, send)
                 finally:

@@ -26,7 +26,7 @@ def tokens(request: HttpRequest) -> HttpResponse:
             data = form.cleaned_data
             try:
                 made = create_token(request.user, firm=data["firm"], name=data["name"], scope=data["scope"],
-                                    days=data["days"], matters=data["matters"])
+                                    days=data["days"], matters=data["matters"], language=data["language"])
             except TokenError as error:
                 form.add_error(None, str(error))
                 status = 400

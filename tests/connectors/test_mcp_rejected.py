@@ -109,12 +109,23 @@ def test_a_tools_own_error_comes_back_without_the_sdks_english_prefix(world, mem
     assert error_text(result) == "这个令牌是只读的：未写入任何内容。"
 
 
-@pytest.mark.django_db(transaction=True)  # the endpoint reads the token on its own thread
-def test_over_http_a_refused_argument_is_audited_and_answered_in_the_accept_language(world, settings):
-    settings.ALLOWED_HOSTS = ["localhost"]
-    token = make_token(world.alice)
+@pytest.mark.django_db
+@pytest.mark.parametrize("language, expected", [
+    ("en", "strategy: unknown strategy 'nope'; the strategies are: "),
+    ("zh-hans", "strategy: 没有名为 'nope' 的检索策略；可用的策略："),
+])
+def test_an_unknown_strategy_is_named_in_the_callers_language(world, memory, language, expected):
+    token = make_token(world.bob).token
+    [result] = mcp_calls(token, [("search_memory", {"query": "电脑", "strategy": "nope"})], language=language)
+    text = error_text(result)
+    assert text.startswith(expected) and "layered" in text, text
+    assert audited(token) == [("search_memory", "error", None)]
+
+
+def post_mcp(secret: str, arguments: dict, **headers: str) -> httpx.Response:
+    """One ``tools/call`` of search_memory POSTed to /mcp through the site's ASGI app, from 192.0.2.10."""
     call = {"jsonrpc": "2.0", "id": 7, "method": "tools/call",
-            "params": {"name": "search_memory", "arguments": {"query": "电脑", "k": "ten"}}}
+            "params": {"name": "search_memory", "arguments": arguments}}
 
     async def django_app(scope, receive, send) -> None:
         raise AssertionError(f"{scope['path']} went to Django")
@@ -123,10 +134,28 @@ def test_over_http_a_refused_argument_is_audited_and_answered_in_the_accept_lang
         transport = httpx.ASGITransport(app=WithMcp(django_app, McpEndpoint(server)), client=("192.0.2.10", 50000))
         async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as client:
             return await client.post("/mcp", json=call, headers={
-                "Accept": "application/json, text/event-stream", "Authorization": f"Bearer {token.secret}",
-                "Accept-Language": "zh-CN,zh;q=0.9,en;q=0.5"})
+                "Accept": "application/json, text/event-stream", "Authorization": f"Bearer {secret}", **headers})
 
-    response = asyncio.run(go())
+    return asyncio.run(go())
+
+
+@pytest.mark.django_db(transaction=True)  # the endpoint reads the token on its own thread
+def test_over_http_the_language_chosen_for_the_token_beats_the_clients(world, settings):
+    settings.ALLOWED_HOSTS = ["localhost"]
+    english = make_token(world.alice, language="en").secret  # the site itself speaks Chinese (LANGUAGE_CODE)
+    chinese = make_token(world.alice, language="zh-hans").secret
+    texts = [post_mcp(secret, {"query": "电脑", "k": "ten"}, **headers).json()["result"]["content"][0]["text"]
+             for secret, headers in ((english, {}), (english, {"Accept-Language": "zh-CN,zh;q=0.9"}),
+                                     (chinese, {"Accept-Language": "en-US,en;q=0.9"}))]
+    assert texts == ["Invalid arguments for search_memory: k must be a whole number."] * 2 + [
+        "search_memory 的参数无效：k 必须是整数。"]
+
+
+@pytest.mark.django_db(transaction=True)  # the endpoint reads the token on its own thread
+def test_over_http_a_refused_argument_is_audited_and_answered_in_the_accept_language(world, settings):
+    settings.ALLOWED_HOSTS = ["localhost"]
+    token = make_token(world.alice)  # no language chosen for it (made before tokens had one): the client's
+    response = post_mcp(token.secret, {"query": "电脑", "k": "ten"}, **{"Accept-Language": "zh-CN,zh;q=0.9,en;q=0.5"})
     assert response.status_code == 200
     result = response.json()["result"]
     assert result["isError"] and result["content"][0]["text"] == "search_memory 的参数无效：k 必须是整数。"

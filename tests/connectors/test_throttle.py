@@ -13,6 +13,8 @@ from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.test import Client
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
 
 from connectors import throttle
 from connectors.mcp_http import McpEndpoint, WithMcp
@@ -45,6 +47,52 @@ def mcp_statuses(secrets: list[str], address: str = OFFICE) -> list[int]:
                 "Accept": "application/json, text/event-stream", "Authorization": f"Bearer {secret}"})).status_code
                 for secret in secrets]
     return asyncio.run(go())
+
+
+def sdk_call(secret: str, tool: str, arguments: dict, address: str = OFFICE):
+    """One tool call with the official SDK's client (Streamable HTTP) on /mcp through the site's ASGI app, from
+    ``address``."""
+    async def django_app(scope, receive, send) -> None:
+        raise AssertionError(f"{scope['path']} went to Django")
+
+    async def go():
+        transport = httpx.ASGITransport(app=WithMcp(django_app, McpEndpoint(server)), client=(address, 50000))
+        http = httpx.AsyncClient(transport=transport, headers={"Authorization": f"Bearer {secret}"})
+        async with http, streamable_http_client("http://localhost/mcp", http_client=http) as (read, write, _id):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                return await session.call_tool(tool, arguments)
+    return asyncio.run(go())
+
+
+@pytest.mark.django_db(transaction=True)  # the endpoint reads the token on its own thread
+def test_five_bad_tokens_from_the_office_then_a_valid_one_is_served_and_an_operator_lifts_the_block(world, settings):
+    """The walk of issue 51: one office address, five refused tokens, then a colleague's valid token — REST and the
+    SDK's own MCP client — while the bad token stays throttled until an operator lifts its block."""
+    settings.ALLOWED_HOSTS = ["localhost", "testserver"]
+    limit = settings.AXES_FAILURE_LIMIT
+    typos = [f"lm_{n:08x}_typo" for n in range(limit)]  # five different bad tokens from the office
+    stale = "lm_0badc0de_old-token-in-some-editor"  # and one misconfigured client retrying its token
+    assert [rest(secret) for secret in typos] == [401] * limit
+    assert mcp_statuses([stale] * (limit + 1)) == [401] * limit + [429]
+
+    good = make_token(world.alice).secret
+    served = sdk_call(good, "list_matters", {})
+    assert not served.isError, served.content[0].text
+    assert world.matter_laptop.reference in served.content[0].text
+    assert rest(good) == 200
+    assert rest(stale) == 429 and mcp_statuses([stale]) == [429]  # the bad token stays throttled
+    assert AuditLog.objects.filter(event_type=AuditEvent.TOKEN_USED, extra__tool="list_matters",
+                                   extra__ip_address=OFFICE).count() == 1
+
+    listing = StringIO()
+    call_command("token_blocks", stdout=listing)
+    key = throttle.fingerprint_of(stale)[:16]
+    assert [line for line in listing.getvalue().splitlines() if key in line]  # the operator sees it
+    call_command("token_blocks", "--lift-token", key, "--actor", "alice", "--reason", "editor fixed",
+                 stdout=StringIO())
+    assert rest(stale) == 401 and mcp_statuses([stale]) == [401]  # lifted: refused for what it is
+    assert AuditLog.objects.filter(event_type=AuditEvent.TOKEN_BLOCK_LIFTED, extra__reason="editor fixed").exists()
 
 
 @pytest.mark.django_db

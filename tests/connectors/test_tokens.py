@@ -62,6 +62,22 @@ def test_the_page_shows_the_secret_once_and_revokes(world):
     assert AuditLog.objects.filter(event_type=AuditEvent.TOKEN_CREATED, object_id=str(token.pk)).exists()
 
 
+def test_a_token_answers_in_the_language_its_owner_chose_the_pages_by_default(world):
+    client = logged_in(world.alice)
+    client.cookies["django_language"] = "en"  # the language menu's choice
+    form = client.get("/tokens/").content.decode()
+    assert '<option value="en" selected>English</option>' in form
+    made = {"name": "Cursor", "scope": "read", "days": 30, "firm": world.firm_a.pk}
+    client.post("/tokens/", made)
+    client.post("/tokens/", {**made, "name": "Claude Desktop", "language": "zh-hans"})
+    assert dict(AccessToken.objects.values_list("name", "language")) == {"Cursor": "en", "Claude Desktop": "zh-hans"}
+    assert logged_in(world.alice).post("/tokens/", {**made, "language": "fr"}).status_code == 400
+    with pytest.raises(TokenError):
+        make_token(world.alice, language="klingon")
+    created = AuditLog.objects.filter(event_type=AuditEvent.TOKEN_CREATED).order_by("id")
+    assert [entry.after["language"] for entry in created] == ["en", "zh-hans"]
+
+
 def test_the_page_refuses_a_matter_the_user_is_not_on(world):
     response = logged_in(world.bob).post("/tokens/", {"name": "x", "scope": "read", "days": 30,
                                                       "firm": world.firm_a.pk, "matters": [world.matter_deposit.pk]})
