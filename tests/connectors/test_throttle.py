@@ -1,7 +1,8 @@
 """The token throttle punishes the bad token, not the office: refusals are counted per presented
 token (a keyed fingerprint, never the secret) with the login throttle's small bound and per
 address with a much higher one; a valid token is never refused for another token's failures;
-an operator lists the current blocks and lifts one, audited (``manage.py token_blocks``)."""
+an operator lists the current blocks and lifts one, audited (``manage.py token_blocks``), and a
+firm admin does so in admin for her firm's tokens."""
 from __future__ import annotations
 
 import asyncio
@@ -24,8 +25,10 @@ from connectors.services import revoke_token
 from memory.models import AuditEvent, AuditLog
 from tests.clients import logged_in
 from tests.connectors.conftest import bearer, make_token
+from tests.factories import UserFactory
 
 NOTES = "/api/memory/notes/"
+BLOCKS = "/admin/connectors/accesstoken/blocks/"
 OFFICE = "203.0.113.7"  # one NAT address for the whole firm
 INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
     "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}}
@@ -202,3 +205,36 @@ def test_lifting_an_address_leaves_its_bad_tokens_own_blocks(world, monkeypatch)
     assert rest("lm_ffffffff_fresh") == 401 and rest(stubborn) == 429
     entry = AuditLog.objects.get(event_type=AuditEvent.TOKEN_BLOCK_LIFTED)
     assert (entry.object_type, entry.object_id, entry.extra["block"]) == ("token_block", OFFICE, "address")
+
+
+@pytest.mark.django_db
+def test_a_firm_admin_sees_and_lifts_her_firms_token_blocks_in_admin_audited(world):
+    root = UserFactory(username="root", is_staff=True, is_superuser=True)
+    bobs = make_token(world.bob)
+    revoke_token(bobs.token, actor=world.bob)  # bob's editor keeps retrying his revoked token
+    unknown = "lm_0badc0de_misconfigured-client-secret"
+    for _ in range(settings.AXES_FAILURE_LIMIT):
+        rest(bobs.secret)
+        rest(unknown)
+    bobs_key = throttle.fingerprint_of(bobs.secret)
+    alice, charlie = logged_in(world.alice), logged_in(world.charlie)
+
+    assert "限流：1 项封锁" in alice.get("/admin/connectors/accesstoken/").content.decode()
+    page = alice.get(BLOCKS).content.decode()
+    assert bobs.token.display_prefix in page and "bob" in page and "lm_0badc0de…" not in page  # no firm: operators'
+    assert f'data-key="{bobs_key[:16]}"' in page
+    assert bobs_key[:16] not in charlie.get(BLOCKS).content.decode()  # another firm's admin sees nothing of it
+    assert "lm_0badc0de…" in logged_in(root).get(BLOCKS).content.decode()
+    assert charlie.post(BLOCKS, {"kind": "token", "key": bobs_key, "reason": "x"}).status_code == 404
+    assert alice.post(BLOCKS, {"kind": "token", "key": throttle.fingerprint_of(unknown)}).status_code == 404
+    assert logged_in(world.bob).get(BLOCKS).status_code in (302, 404)  # not staff: admin's login, never the list
+    assert rest(bobs.secret) == 429
+
+    response = alice.post(BLOCKS, {"kind": "token", "key": bobs_key, "reason": "editor reconfigured"})
+    assert response.status_code == 302
+    assert rest(bobs.secret) == 401 and rest(unknown) == 429  # only that block
+    entry = AuditLog.objects.get(event_type=AuditEvent.TOKEN_BLOCK_LIFTED)
+    assert (entry.actor, entry.firm_id, entry.object_id, entry.extra["reason"]) == (
+        world.alice, world.firm_a.pk, str(bobs.token.pk), "editor reconfigured")
+    after = alice.get(BLOCKS).content.decode()
+    assert f'data-key="{bobs_key[:16]}"' not in after and "已解除" in after  # gone, and the lift confirmed
