@@ -124,19 +124,73 @@ def test_an_unknown_strategy_is_named_in_the_callers_language(world, memory, lan
 
 def post_mcp(secret: str, arguments: dict, **headers: str) -> httpx.Response:
     """One ``tools/call`` of search_memory POSTed to /mcp through the site's ASGI app, from 192.0.2.10."""
-    call = {"jsonrpc": "2.0", "id": 7, "method": "tools/call",
-            "params": {"name": "search_memory", "arguments": arguments}}
+    return post_raw(secret, {"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+                             "params": {"name": "search_memory", "arguments": arguments}}, **headers)
 
+
+def post_raw(secret: str, body: dict, **headers: str) -> httpx.Response:
+    """One JSON-RPC message POSTed to /mcp through the site's ASGI app, from 192.0.2.10."""
     async def django_app(scope, receive, send) -> None:
         raise AssertionError(f"{scope['path']} went to Django")
 
     async def go() -> httpx.Response:
         transport = httpx.ASGITransport(app=WithMcp(django_app, McpEndpoint(server)), client=("192.0.2.10", 50000))
         async with httpx.AsyncClient(transport=transport, base_url="http://localhost") as client:
-            return await client.post("/mcp", json=call, headers={
+            return await client.post("/mcp", json=body, headers={
                 "Accept": "application/json, text/event-stream", "Authorization": f"Bearer {secret}", **headers})
 
     return asyncio.run(go())
+
+
+@pytest.mark.django_db(transaction=True)  # the endpoint reads the token on its own thread
+def test_requests_the_protocol_refuses_are_audited_and_answered_without_the_sdks_words(world, settings, caplog):
+    """What no SDK client sends but a hand-made one may: the SDK would answer "Invalid request parameters" after
+    logging pydantic's account of the input (the arguments, a client's name among them) and audit nothing."""
+    settings.ALLOWED_HOSTS = ["localhost"]
+    token = make_token(world.alice, language="en")
+    secret_words = "穆晓岚 110101199003071234"
+    requests = [
+        ("tools/call", {"name": "search_memory", "arguments": secret_words}),  # arguments that are no object
+        ("tools/call", {"arguments": {"query": secret_words}}),  # no tool named
+        ("resources/read", {"uri": 7}),
+        ("tools/delete_everything", {}),
+    ]
+    answers = [post_raw(token.secret, {"jsonrpc": "2.0", "id": n, "method": method, "params": params}).json()
+               for n, (method, params) in enumerate(requests)]
+    assert [(a["id"], a["error"]["code"], a["error"]["message"]) for a in answers] == [
+        (0, -32602, "The parameters of this tools/call request are not as the MCP protocol defines them."),
+        (1, -32602, "The parameters of this tools/call request are not as the MCP protocol defines them."),
+        (2, -32602, "The parameters of this resources/read request are not as the MCP protocol defines them."),
+        (3, -32601, "No such method in the MCP protocol: tools/delete_everything."),
+    ]
+    used = AuditLog.objects.filter(event_type=AuditEvent.TOKEN_USED, object_id=str(token.token.pk)).order_by("id")
+    assert [(e.extra.get("tool") or e.extra.get("method"), e.extra["outcome"], e.extra["reason"]) for e in used] == [
+        ("search_memory", "rejected", "invalid_request"),
+        ("tools/call", "rejected", "invalid_request"),
+        ("resources/read", "rejected", "invalid_request"),
+        ("tools/delete_everything", "rejected", "unknown_method"),
+    ]
+    assert all(e.extra["ip_address"] == "192.0.2.10" and e.actor == world.alice for e in used)
+    assert "穆晓岚" not in json.dumps([e.extra for e in used], ensure_ascii=False)  # the refused values are not kept
+    assert "穆晓岚" not in caplog.text and "Failed to validate" not in caplog.text  # nor logged
+
+
+@pytest.mark.django_db
+def test_an_unknown_prompt_is_audited_and_answered_in_the_callers_language(world, memory):
+    token = make_token(world.bob).token
+
+    async def go() -> str:
+        reset = current_caller.set(Caller(token, "127.0.0.1", "zh-hans"))
+        try:
+            async with create_connected_server_and_client_session(server) as session:
+                with pytest.raises(McpError) as refused:
+                    await session.get_prompt("summarise_everything", {"matter": "M-001"})
+                return refused.value.error.message
+        finally:
+            current_caller.reset(reset)
+
+    assert async_to_sync(go)() == "没有这个提示模板：本服务器只提供工具和资源，不提供提示模板。"
+    assert audited(token) == [("summarise_everything", "rejected", "unknown_prompt")]
 
 
 @pytest.mark.django_db(transaction=True)  # the endpoint reads the token on its own thread
