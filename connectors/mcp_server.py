@@ -461,14 +461,25 @@ def _search(token: AccessToken, arguments: dict[str, Any]) -> dict[str, Any]:
     the same response body (narrowed when the token is limited)."""
     request = SearchRequestSerializer(data={key: value for key, value in arguments.items() if value is not None})
     if not request.is_valid():
-        field, problems = next(iter(request.errors.items()))
-        raise ArgumentError(f"{field}: {' '.join(str(p) for p in problems)}")
+        raise ArgumentError(first_problem(request.errors))
     data = request.validated_data
     if data.get("matter") is not None and not token.allows_matter(data["matter"]):
         raise NotFound("matter")
     result = search_memory(token.user, data["query"], k=data["k"], strategy=data["strategy"],
                            matter_id=data.get("matter"), scopes=data.get("scopes"))
     return payloads.search_payload(token.user, narrowed_result(token, result))
+
+
+def first_problem(errors: Any, where: str = "") -> str:
+    """The first of a serializer's errors as ``field: message`` — ``scopes[1]: “x” 不是合法选项。`` —
+    walking its nesting (a list's errors are keyed by position), in the active language."""
+    if isinstance(errors, dict):
+        key, inner = next(iter(errors.items()))
+        return first_problem(inner, f"{where}[{key}]" if isinstance(key, int) else f"{where}.{key}" if where else key)
+    if isinstance(errors, list) and errors and not isinstance(errors[0], str):
+        return first_problem(next(e for e in errors if e) if any(errors) else "", where)
+    message = " ".join(str(e) for e in errors) if isinstance(errors, list) else str(errors)
+    return f"{where}: {message}" if where else message
 
 
 def _note_details(token: AccessToken, note_id: str) -> dict[str, Any]:

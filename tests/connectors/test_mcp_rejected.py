@@ -122,6 +122,18 @@ def test_an_unknown_strategy_is_named_in_the_callers_language(world, memory, lan
     assert audited(token) == [("search_memory", "error", None)]
 
 
+@pytest.mark.django_db
+@pytest.mark.parametrize("language, expected", [
+    ("en", ["scopes[1]: \"nope\" is not a valid choice.", "k: Ensure this value is less than or equal to 50."]),
+    ("zh-hans", ["scopes[1]: “nope” 不是合法选项。", "k: 请确保该值小于或者等于 50。"]),
+])
+def test_the_searchs_own_checks_name_the_argument_in_the_callers_language(world, memory, language, expected):
+    token = make_token(world.bob).token
+    results = mcp_calls(token, [("search_memory", {"query": "电脑", "scopes": ["case", "nope"]}),
+                                ("search_memory", {"query": "电脑", "k": 99})], language=language)
+    assert [error_text(result) for result in results] == expected
+
+
 def post_mcp(secret: str, arguments: dict, **headers: str) -> httpx.Response:
     """One ``tools/call`` of search_memory POSTed to /mcp through the site's ASGI app, from 192.0.2.10."""
     return post_raw(secret, {"jsonrpc": "2.0", "id": 7, "method": "tools/call",
