@@ -3,6 +3,7 @@ user's own matters; revocable by the user and their firm's admins; Bearer on the
 the session's visibility; every use and refusal audited with the token's id; throttled like logins."""
 from __future__ import annotations
 
+import html
 import json
 
 import pytest
@@ -51,6 +52,9 @@ def test_the_page_shows_the_secret_once_and_revokes(world):
     token = AccessToken.objects.get(user=world.alice)
     secret = page.split('id="new-token-secret"')[0].rsplit('value="', 1)[1].split('"')[0]
     assert secret.startswith(token.display_prefix[:-1]) and token.matches(secret)
+    config = json.loads(html.unescape(page.split('<pre id="new-token-config">')[1].split("</pre>")[0]))
+    assert config == {"mcpServers": {"legalmem": {"type": "http", "url": "http://testserver/mcp",
+                                                  "headers": {"Authorization": f"Bearer {secret}"}}}}
     again = client.get("/tokens/").content.decode()
     assert secret not in again and token.display_prefix in again and "Claude Desktop" in again
     assert "<script>" not in again  # CSP: no inline scripts

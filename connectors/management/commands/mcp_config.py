@@ -21,11 +21,11 @@ from django.conf import settings
 from django.core.management.base import BaseCommand
 from django.utils.translation import gettext, gettext_lazy
 
+from connectors.client_config import DEFAULT_NAME, http_client_config
 from connectors.mcp_http import MCP_PATH
 from connectors.models import prefix_of
 
 DEFAULT_TOKEN_FILE = "~/.legalmem-token"
-DEFAULT_NAME = "legalmem"
 #: Variables the stdio server reads like the web server when they are set: a query is embedded
 #: with the same model as the stored vectors, and searched with the same tuning. Not the LLM's
 #: (the worker extracts remembered turns) nor mail, metrics or the listening address.
@@ -129,9 +129,8 @@ def token_in(token_path: Path) -> str | None:
 
 
 def http_config(name: str, url: str, token_path: Path) -> dict:
-    """``{"mcpServers": {name: {type, url, headers}}}``: Streamable HTTP with the token as Bearer."""
-    token = token_in(token_path) or TOKEN_PLACEHOLDER
-    return {"mcpServers": {name: {"type": "http", "url": url, "headers": {"Authorization": f"Bearer {token}"}}}}
+    """The HTTP client's configuration with the token of ``token_path`` (or a placeholder)."""
+    return http_client_config(url, token_in(token_path) or TOKEN_PLACEHOLDER, name)
 
 
 def http_notes(token_path: Path) -> list[str]:
