@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+from typing import Any
 
 import httpx
 import pytest
@@ -229,3 +230,19 @@ def test_over_http_a_refused_argument_is_audited_and_answered_in_the_accept_lang
     assert entry.extra == {**entry.extra, "tool": "search_memory", "outcome": "rejected",
                            "reason": "invalid_arguments", "via": "mcp", "ip_address": "192.0.2.10"}
     assert "ten" not in json.dumps(entry.extra, ensure_ascii=False)  # the refused value is not kept
+
+
+@pytest.mark.django_db(transaction=True)  # the endpoint reads the token on its own thread
+def test_refusals_before_the_sdk_speak_the_callers_language_too(world, settings):
+    settings.ALLOWED_HOSTS = ["localhost"]
+    english = make_token(world.alice, language="en").secret
+    deep: Any = "x"
+    for _ in range(200):
+        deep = [deep]
+    no_token = post_raw("", {"jsonrpc": "2.0", "id": 1, "method": "ping"}, **{"Accept-Language": "zh-CN"})
+    too_deep = post_raw(english, {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                                  "params": {"name": "search_memory", "arguments": {"query": deep}}})
+    assert (no_token.status_code, no_token.json()["error"]["message"]) == (
+        401, "需要访问令牌：Authorization: Bearer <令牌>。")
+    assert too_deep.status_code == 400
+    assert too_deep.json()["error"]["message"].startswith("The request is nested more than ")
