@@ -70,7 +70,6 @@ class Command(BaseCommand):
         return user
 
 
-
 def describe(block: Block) -> str:
     """One block in one line, in the operator's language."""
     return block.description()
