@@ -1,14 +1,19 @@
 """Access tokens in admin: a firm admin sees their firm's tokens (never the secret, which is not
-stored), when each was last used, and revokes them."""
+stored), when each was last used, and revokes them; and the throttle's current blocks they may
+see, each liftable with a reason (audited, as ``manage.py token_blocks`` does)."""
 from __future__ import annotations
 
 from django.contrib import admin, messages
 from django.db.models import QuerySet
-from django.http import HttpRequest
-from django.utils.translation import gettext_lazy as _, ngettext
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect
+from django.template.response import TemplateResponse
+from django.urls import path
+from django.utils.translation import gettext, gettext_lazy as _, ngettext
 
 from connectors.models import AccessToken
-from connectors.services import revoke_token
+from connectors.services import NoSuchBlock, lift_block, revoke_token
+from connectors.throttle import blocks_seen_by
 from memory.admin import WalledAdmin
 
 
@@ -17,8 +22,8 @@ class AccessTokenAdmin(WalledAdmin):
     list_display = ("name", "display_prefix", "user", "firm", "scope", "expires_at", "last_used_at", "status_display")
     list_filter = ("scope", ("revoked_at", admin.EmptyFieldListFilter))
     search_fields = ("name", "prefix", "user__username")
-    fields = readonly_fields = ("name", "display_prefix", "user", "firm", "scope", "matters_display", "created_at",
-                                "expires_at", "last_used_at", "revoked_at", "revoked_by", "status_display")
+    fields = readonly_fields = ("name", "display_prefix", "user", "firm", "scope", "matters_display", "language",
+                                "created_at", "expires_at", "last_used_at", "revoked_at", "revoked_by", "status_display")
     actions = ["revoke_selected"]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet:
@@ -53,3 +58,33 @@ class AccessTokenAdmin(WalledAdmin):
         actions = super().get_actions(request)
         actions.pop("delete_selected", None)
         return actions
+
+    def get_urls(self):
+        return [path("blocks/", self.admin_site.admin_view(self.blocks_view), name="connectors_token_blocks"),
+                *super().get_urls()]
+
+    def changelist_view(self, request: HttpRequest, extra_context=None):
+        """The token list, with a link to the throttle's blocks this admin may lift (and how many)."""
+        return super().changelist_view(request, {**(extra_context or {}),
+                                                 "block_count": len(blocks_seen_by(request.user))})
+
+    def blocks_view(self, request: HttpRequest) -> HttpResponse:
+        """The blocks this admin may see (``blocks_seen_by``); a POST lifts one of them, with a reason."""
+        if not self.has_view_permission(request):
+            raise Http404(gettext("Not found."))
+        blocks = blocks_seen_by(request.user)
+        if request.method == "POST":
+            kind, key = request.POST.get("kind", ""), request.POST.get("key", "")
+            if not any(block.kind == kind and block.key == key for block in blocks):
+                raise Http404(gettext("Not found."))
+            try:
+                lifted = lift_block(kind, key, actor=request.user, reason=request.POST.get("reason", "").strip())
+            except NoSuchBlock:
+                raise Http404(gettext("Not found.")) from None
+            self.message_user(request, gettext("Lifted: %(block)s") % {"block": lifted.description()},
+                              messages.SUCCESS)
+            return redirect("admin:connectors_token_blocks")
+        return TemplateResponse(request, "admin/connectors/token_blocks.html", {
+            **self.admin_site.each_context(request), "opts": self.model._meta, "blocks": blocks,
+            "title": gettext("Throttled tokens and addresses"),
+        })

@@ -1,7 +1,10 @@
-"""The form of the token page: name, permission, lifetime, firm and (optionally) matters."""
+"""The form of the token page: name, permission, lifetime, firm, (optionally) matters, and the
+language its assistant is answered in (the page's own, unless changed)."""
 from __future__ import annotations
 
 from django import forms
+from django.conf import settings
+from django.utils import translation
 from django.utils.translation import gettext_lazy as _
 
 from connectors.models import TokenScope
@@ -22,6 +25,10 @@ class NewTokenForm(forms.Form):
         widget=forms.CheckboxSelectMultiple,
         help_text=_("Leave empty to reach every matter you are assigned to."),
     )
+    language = forms.ChoiceField(
+        label=_("Language of its messages"), choices=settings.LANGUAGES, required=False,
+        help_text=_("Errors and notices the assistant gets through this token are in this language."),
+    )
 
     def __init__(self, *args, user, **kwargs) -> None:
         super().__init__(*args, **kwargs)
@@ -29,10 +36,12 @@ class NewTokenForm(forms.Form):
         self.fields["matters"].queryset = Matter.objects.assigned_to(user).select_related("firm").order_by(
             "reference", "title")
         self.fields["matters"].label_from_instance = lambda m: f"{m.reference} {m.title}".strip()
+        self.fields["language"].initial = translation.get_language()
 
     def clean(self) -> dict:
         data = super().clean()
         firm, matters = data.get("firm"), data.get("matters") or []
         if firm is not None and any(matter.firm_id != firm.pk for matter in matters):
             self.add_error("matters", _("Choose only matters of the chosen firm."))
+        data["language"] = data.get("language") or translation.get_language()  # a form posted without it
         return data

@@ -24,7 +24,7 @@ from asgiref.sync import ThreadSensitiveContext, sync_to_async
 from django.conf import settings
 from django.db import close_old_connections
 from django.utils import translation
-from django.utils.translation import get_supported_language_variant
+from django.utils.translation import get_supported_language_variant, gettext as _
 from django.utils.translation.trans_real import parse_accept_lang_header
 from mcp.server.fastmcp import FastMCP
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
@@ -115,7 +115,7 @@ async def _buffered_body(receive) -> bytes:
         chunk = message.get("body", b"")
         size += len(chunk)
         if size > limit:
-            raise BodyRefused(413, f"The request body is larger than {limit} bytes.")
+            raise BodyRefused(413, _("The request body is larger than %(limit)d bytes.") % {"limit": limit})
         chunks.append(chunk)
         if not message.get("more_body", False):
             break
@@ -130,7 +130,8 @@ async def _buffered_body(receive) -> bytes:
     else:
         too_deep = _too_deep(data, INPUT_MAX_JSON_DEPTH)
     if too_deep:
-        raise BodyRefused(400, f"The request is nested more than {INPUT_MAX_JSON_DEPTH} levels deep.")
+        raise BodyRefused(400, _("The request is nested more than %(limit)d levels deep.") % {
+            "limit": INPUT_MAX_JSON_DEPTH})
     return body
 
 
@@ -197,25 +198,31 @@ class McpEndpoint:
         secret = bearer_secret(headers.get("authorization", ""))
         async with ThreadSensitiveContext():  # this request's ORM work on its own thread, as Django does
             try:
+                asked = _language(headers)
                 if not secret:
-                    await _refuse(send, 401, "An access token is required: Authorization: Bearer <token>.")
+                    with translation.override(asked or settings.LANGUAGE_CODE):
+                        message = _("An access token is required: Authorization: Bearer <token>.")
+                    await _refuse(send, 401, message)
                     return
                 check = await sync_to_async(check_secret)(secret, ip_address=address)
                 if not check.ok:
                     await sync_to_async(record_refusal)(check, via="mcp", ip_address=address, path=MCP_PATH)
                     status = 429 if check.refused == RefusalReason.THROTTLED else 401
-                    with translation.override(_language(headers) or settings.LANGUAGE_CODE):
+                    with translation.override(check.token.answer_language(asked) if check.token else
+                                              asked or settings.LANGUAGE_CODE):
                         message = refusal_message(check.refused)
                     await _refuse(send, status, message)
                     return
+                language = check.token.answer_language(asked)
                 if scope.get("method") == "POST":
                     try:
-                        receive = _replay(await _buffered_body(receive), receive)
+                        with translation.override(language):
+                            receive = _replay(await _buffered_body(receive), receive)
                     except BodyRefused as refused:
                         await _refuse(send, refused.status, refused.message, code=-32600)
                         return
                 served.user_id, served.firm_id = check.token.user_id, check.token.firm_id
-                reset = current_caller.set(Caller(check.token, address, _language(headers)))
+                reset = current_caller.set(Caller(check.token, address, language))
                 try:
                     await manager.handle_request(scope, receive, send)
                 finally:

@@ -13,14 +13,17 @@ import dataclasses
 import logging
 import uuid
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, get_args
 
+import anyio
 from asgiref.sync import sync_to_async
 from django.db import close_old_connections
 from django.utils import translation
 from django.utils.translation import gettext as _, gettext_lazy
+from mcp import types
 from mcp.server.fastmcp import FastMCP
 from mcp.server.fastmcp.exceptions import ResourceError, ToolError
+from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
 from chat.turns import TurnRejected
@@ -232,11 +235,99 @@ def _reject(reason: str, message: Callable[[], str]) -> Callable[[AccessToken], 
     return work
 
 
+#: The request methods of the protocol (``initialize``, ``tools/call``, …), from the SDK's own types.
+CLIENT_METHODS = frozenset(get_args(model.model_fields["method"].annotation)[0]
+                           for model in get_args(types.ClientRequestType))
+
+
+def unreadable_request(message: SessionMessage | Exception) -> str | None:
+    """Why the SDK would refuse this request before any handler runs — ``unknown_method``, or
+    ``invalid_request`` when its parameters are not the protocol's (a ``tools/call`` without a name
+    or with ``arguments`` that are no object) — or None for anything it reads."""
+    if isinstance(message, Exception) or not isinstance(message.message.root, types.JSONRPCRequest):
+        return None
+    request = message.message.root
+    if request.method not in CLIENT_METHODS:
+        return "unknown_method"
+    try:
+        types.ClientRequest.model_validate(request.model_dump(by_alias=True, mode="json", exclude_none=True))
+    except ValidationError:
+        return "invalid_request"
+    return None
+
+
+def _refuse_request(request: types.JSONRPCRequest, reason: str) -> SessionMessage:
+    """Audit a request refused before any handler runs and answer it (synchronously, in Django's
+    thread), in the caller's language: what the SDK would answer, "Invalid request parameters" in
+    English after logging pydantic's account of the input, said instead in LegalMem's words."""
+    caller = current_caller.get()
+    method = audited_name(request.method)
+    name = (request.params or {}).get("name")
+    where = {"tool": audited_name(name)} if method == "tools/call" and isinstance(name, str) else {"method": method}
+    try:
+        if caller is not None:
+            record_use(caller.token, via=caller.via, ip_address=caller.ip_address, outcome="rejected", reason=reason,
+                       **where)
+        with translation.override(caller.language if caller and caller.language else translation.get_language()):
+            if reason == "unknown_method":
+                code, text = types.METHOD_NOT_FOUND, _("No such method in the MCP protocol: %(method)s.") % {
+                    "method": method}
+            else:
+                code, text = types.INVALID_PARAMS, _(
+                    "The parameters of this %(method)s request are not as the MCP protocol defines them.") % {
+                    "method": method}
+    finally:
+        if caller is not None and caller.close_connections:
+            close_old_connections()
+    return SessionMessage(types.JSONRPCMessage(types.JSONRPCError(
+        jsonrpc="2.0", id=request.id, error=types.ErrorData(code=code, message=text))))
+
+
+def _screened(run: Callable[..., Any]) -> Callable[..., Any]:
+    """The SDK server's ``run`` behind LegalMem's screen: a request the SDK could not read is
+    audited and answered here (``_refuse_request``) and never reaches it; the rest pass as they
+    came. One place for HTTP, stdio and in-process sessions, which all call ``run``."""
+    async def screen(source, sink, write_stream) -> None:
+        async with source, sink:
+            try:
+                async for message in source:
+                    reason = unreadable_request(message)
+                    if reason is None:
+                        await sink.send(message)
+                        continue
+                    answer = await sync_to_async(_refuse_request, thread_sensitive=True)(message.message.root, reason)
+                    await write_stream.send(answer)
+            except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+                return  # the transport ended the session (as the SDK's own receive loop takes it)
+
+    async def run_screened(read_stream, write_stream, *args: Any, **kwargs: Any) -> Any:
+        sink, screened = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(screen, read_stream, sink, write_stream)
+            try:
+                return await run(screened, write_stream, *args, **kwargs)
+            finally:
+                tasks.cancel_scope.cancel()
+
+    return run_screened
+
+
 class LegalMemServer(FastMCP):
-    """FastMCP whose every call passes LegalMem's door (``_run``): an unknown tool or resource and
-    arguments the tool's signature refuses are audited like any call and answered in the caller's
-    language — not with pydantic's English and its links — and a tool's own error message comes
-    back as it is, without the SDK's English "Error executing tool …" before it."""
+    """FastMCP whose every call passes LegalMem's door (``_run``): an unknown tool, resource or
+    prompt and arguments the tool's signature refuses are audited like any call and answered in
+    the caller's language — not with pydantic's English and its links — and a tool's own error
+    message comes back as it is, without the SDK's English "Error executing tool …" before it.
+    Requests the protocol's own types refuse (``_screened``) are audited and answered likewise."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._mcp_server.run = _screened(self._mcp_server.run)  # the SDK builds its server: wrap its run
+
+    async def get_prompt(self, name: str, arguments: dict[str, Any] | None = None) -> Any:
+        if self._prompt_manager.get_prompt(name) is None:
+            return await _call(audited_name(name), arguments or {}, _reject("unknown_prompt", lambda: _(
+                "No such prompt: this server offers tools and resources, no prompts.")))
+        return await super().get_prompt(name, arguments)
 
     async def call_tool(self, name: str, arguments: dict[str, Any]) -> Any:
         tool = self._tool_manager.get_tool(name)
@@ -370,14 +461,25 @@ def _search(token: AccessToken, arguments: dict[str, Any]) -> dict[str, Any]:
     the same response body (narrowed when the token is limited)."""
     request = SearchRequestSerializer(data={key: value for key, value in arguments.items() if value is not None})
     if not request.is_valid():
-        field, problems = next(iter(request.errors.items()))
-        raise ArgumentError(f"{field}: {' '.join(str(p) for p in problems)}")
+        raise ArgumentError(first_problem(request.errors))
     data = request.validated_data
     if data.get("matter") is not None and not token.allows_matter(data["matter"]):
         raise NotFound("matter")
     result = search_memory(token.user, data["query"], k=data["k"], strategy=data["strategy"],
                            matter_id=data.get("matter"), scopes=data.get("scopes"))
     return payloads.search_payload(token.user, narrowed_result(token, result))
+
+
+def first_problem(errors: Any, where: str = "") -> str:
+    """The first of a serializer's errors as ``field: message`` — ``scopes[1]: “x” 不是合法选项。`` —
+    walking its nesting (a list's errors are keyed by position), in the active language."""
+    if isinstance(errors, dict):
+        key, inner = next(iter(errors.items()))
+        return first_problem(inner, f"{where}[{key}]" if isinstance(key, int) else f"{where}.{key}" if where else key)
+    if isinstance(errors, list) and errors and not isinstance(errors[0], str):
+        return first_problem(next(e for e in errors if e) if any(errors) else "", where)
+    message = " ".join(str(e) for e in errors) if isinstance(errors, list) else str(errors)
+    return f"{where}: {message}" if where else message
 
 
 def _note_details(token: AccessToken, note_id: str) -> dict[str, Any]:

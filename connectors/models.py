@@ -82,6 +82,10 @@ class AccessToken(models.Model):
     prefix = models.CharField(_("prefix"), max_length=PREFIX_CHARS, unique=True)
     digest = models.CharField(max_length=64, editable=False)
     scope = models.CharField(_("permission"), max_length=12, choices=TokenScope.choices, default=TokenScope.READ)
+    language = models.CharField(
+        _("language"), max_length=10, blank=True, choices=settings.LANGUAGES,
+        help_text=_("The language of the messages its assistant is given; empty: the client's or the site's."),
+    )
     matters = models.ManyToManyField(
         Matter, blank=True, related_name="+", verbose_name=_("limited to matters"),
         help_text=_("Empty: every matter the user is assigned to."),
@@ -140,6 +144,12 @@ class AccessToken(models.Model):
         """Whether the token may reach memory of this matter (None: matter-less memory)."""
         limited = self.matter_ids()
         return matter_id is None or limited is None or matter_id in limited
+
+    def answer_language(self, asked: str | None = None) -> str:
+        """The language this token's caller is answered in: the one its owner chose for it (as the
+        web's language menu beats the browser's), else what the client asks for (``Accept-Language``),
+        else the site's."""
+        return self.language or asked or settings.LANGUAGE_CODE
 
     def needs_last_used_update(self, now) -> bool:
         return self.last_used_at is None or now - self.last_used_at >= LAST_USED_RESOLUTION

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, Iterable
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext
@@ -46,11 +47,15 @@ def _token_audit(token: AccessToken, *, actor, event: AuditEvent, **extra: Any) 
            token_prefix=token.display_prefix, **extra)
 
 
-def create_token(user, *, firm: Firm, name: str, scope: str, days: int, matters: Iterable[Matter] = ()) -> NewToken:
+def create_token(user, *, firm: Firm, name: str, scope: str, days: int, matters: Iterable[Matter] = (),
+                 language: str = "") -> NewToken:
     """A new token of ``user`` for ``firm``; only its digest is kept. ``matters`` must be matters
-    of that firm the user is assigned to (a limit narrows, it never widens)."""
+    of that firm the user is assigned to (a limit narrows, it never widens); ``language`` is the
+    one its caller is answered in ("" for the client's or the site's)."""
     if scope not in TokenScope.values:
         raise TokenError(gettext("unknown permission %(scope)r") % {"scope": scope})
+    if language and language not in dict(settings.LANGUAGES):
+        raise TokenError(gettext("unknown language %(language)r") % {"language": language[:20]})
     if not 1 <= days <= MAX_TOKEN_DAYS:
         raise TokenError(gettext("a token lasts between 1 and %(days)s days") % {"days": MAX_TOKEN_DAYS})
     name = name.strip()
@@ -65,14 +70,14 @@ def create_token(user, *, firm: Firm, name: str, scope: str, days: int, matters:
     secret, prefix = new_secret()
     now = timezone.now()
     with transaction.atomic():
-        token = AccessToken(user=user, firm=firm, name=name[:100], prefix=prefix, scope=scope,
+        token = AccessToken(user=user, firm=firm, name=name[:100], prefix=prefix, scope=scope, language=language,
                             created_at=now, expires_at=now + timedelta(days=days))
         token.digest = digest_of(secret)
         token.save()
         token.matters.set(matters)
         _token_audit(token, actor=user, event=AuditEvent.TOKEN_CREATED,
                      after={"name": token.name, "scope": scope, "expires_at": token.expires_at.isoformat(),
-                            "matters": sorted(m.pk for m in matters)})
+                            "matters": sorted(m.pk for m in matters), "language": language})
     return NewToken(token, secret)
 
 

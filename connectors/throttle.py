@@ -16,8 +16,9 @@ from django.conf import settings
 from django.db.models import Count, Max, Min, QuerySet
 from django.utils import timezone
 from django.utils.crypto import salted_hmac
+from django.utils.translation import gettext
 
-from connectors.models import AccessToken, TokenRefusal
+from connectors.models import TOKEN_PREFIX, AccessToken, TokenRefusal
 
 #: Refusals of many different tokens from one address that block that address's bad tokens:
 #: far above one token's bound, so a whole office's clients may misbehave at once (each stops
@@ -86,10 +87,32 @@ class Block:
     prefix: str = ""  # the token's shown prefix when the secret was shaped like ours
     token: AccessToken | None = None  # the token when the secret was right but the token dead
 
+    #: How much of a token block's key is shown (``manage.py token_blocks`` and admin list this many).
+    SHOWN_KEY_CHARS = 16
+
     @property
     def ends_at(self) -> datetime:
         """When it ends at the latest (earlier as its older refusals age out)."""
         return self.last_at + settings.AXES_COOLOFF_TIME
+
+    @property
+    def shown_key(self) -> str:
+        return self.key[:self.SHOWN_KEY_CHARS] if self.kind == "token" else self.key
+
+    def description(self) -> str:
+        """The block in one line, in the reader's language (the command's and admin's listing)."""
+        until = timezone.localtime(self.ends_at).strftime("%Y-%m-%d %H:%M")
+        if self.kind == "address":
+            return gettext("address %(ip)s: %(n)d refused tokens, blocked until %(until)s at the latest") % {
+                "ip": self.key, "n": self.refusals, "until": until}
+        token = self.token
+        what = (gettext("%(user)s's token “%(name)s” (%(status)s)") % {
+            "user": token.user.get_username(), "name": token.name, "status": token.status_label()}
+                if token is not None else gettext("an unknown token"))
+        shown = f"{TOKEN_PREFIX}{self.prefix}…" if self.prefix else gettext("(not shaped like a token)")
+        return gettext("token %(key)s %(shown)s, %(what)s: refused %(n)d times, blocked until %(until)s at the "
+                       "latest") % {"key": self.shown_key, "shown": shown, "what": what, "n": self.refusals,
+                                    "until": until}
 
 
 def current_blocks(now: datetime | None = None) -> list[Block]:
@@ -111,3 +134,14 @@ def current_blocks(now: datetime | None = None) -> list[Block]:
                          token=tokens.get(row["token_pk"]) if bound is PER_TOKEN else None)
                    for row in rows]
     return blocks
+
+
+def blocks_seen_by(user) -> list[Block]:
+    """The current blocks ``user`` may see and lift in admin: an operator every block; a firm admin
+    the blocks of their firm's real tokens (revoked, expired: ``AccessToken.visible_to``). A secret
+    that is no token, and an address, belong to no firm: operators only, as their audit entries."""
+    blocks = current_blocks()
+    if user.is_superuser:
+        return blocks
+    visible = set(AccessToken.objects.visible_to(user).values_list("pk", flat=True))
+    return [block for block in blocks if block.token is not None and block.token.pk in visible]

@@ -1,5 +1,8 @@
-"""The user's own token page: list, make (the secret shown once) and revoke their tokens."""
+"""The user's own token page: list, make (the secret shown once, with a ready HTTP client
+configuration) and revoke their tokens."""
 from __future__ import annotations
+
+import json
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -9,6 +12,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
+from connectors.client_config import http_client_config
 from connectors.forms import NewTokenForm
 from connectors.models import AccessToken
 from connectors.selectors import tokens_of
@@ -26,7 +30,7 @@ def tokens(request: HttpRequest) -> HttpResponse:
             data = form.cleaned_data
             try:
                 made = create_token(request.user, firm=data["firm"], name=data["name"], scope=data["scope"],
-                                    days=data["days"], matters=data["matters"])
+                                    days=data["days"], matters=data["matters"], language=data["language"])
             except TokenError as error:
                 form.add_error(None, str(error))
                 status = 400
@@ -35,9 +39,10 @@ def tokens(request: HttpRequest) -> HttpResponse:
                 form = NewTokenForm(user=request.user)
         else:
             status = 400
+    mcp_url = request.build_absolute_uri("/mcp")
     return render(request, "connectors/tokens.html", {
-        "form": form, "tokens": tokens_of(request.user), "new_secret": new_secret,
-        "mcp_url": request.build_absolute_uri("/mcp"),
+        "form": form, "tokens": tokens_of(request.user), "new_secret": new_secret, "mcp_url": mcp_url,
+        "client_config": json.dumps(http_client_config(mcp_url, new_secret), indent=2) if new_secret else "",
     }, status=status)
 
 

@@ -6,6 +6,8 @@ import time
 from dataclasses import replace
 from typing import Any, Iterable
 
+from django.utils.translation import gettext
+
 from infra import metrics
 from infra.embeddings import embed_query_in_background
 from memory.models import Conversation, MemoryScope
@@ -39,7 +41,7 @@ _NOT_IN_ANCHORS = re.compile(r"[\s,，·]")
 
 def _check_id(name: str, value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= MAX_DB_ID:
-        raise InvalidSearch(name, f"{name} must be a positive integer id")
+        raise InvalidSearch(name, gettext("%(name)s must be a positive whole-number id") % {"name": name})
     return value
 
 
@@ -48,11 +50,12 @@ def _check_scopes(scopes: Iterable[str] | None) -> tuple[str, ...] | None:
         return None
     scopes = tuple(scopes)
     if not scopes:
-        raise InvalidSearch("scopes", "give at least one scope, or none to search every layer")
+        raise InvalidSearch("scopes", gettext("give at least one scope, or none to search every layer"))
     unknown = [scope for scope in scopes if scope not in MemoryScope.values]
     if unknown:
         raise InvalidSearch(
-            "scopes", f"unknown scope {unknown[0]!r}; expected one of {', '.join(MemoryScope.values)}"
+            "scopes", gettext("unknown scope %(scope)r; the scopes are: %(scopes)s") % {
+                "scope": str(unknown[0])[:50], "scopes": ", ".join(MemoryScope.values)}
         )
     return tuple(dict.fromkeys(scopes))
 
@@ -135,12 +138,12 @@ def prepare_request(user, query: str, *, k: int, strategy: str, matter_id: int |
     """A checked search: query, k, scopes, matter and conversation validated against what
     ``user`` may see, and the query's encoding started. Raises ``InvalidSearch``, ``NotFound``."""
     if not isinstance(query, str) or not query.strip():
-        raise InvalidSearch("query", "the query is empty")
+        raise InvalidSearch("query", gettext("the query is empty"))
     query = query.strip()
     if len(query) > MAX_QUERY_CHARS:
-        raise InvalidSearch("query", f"the query is longer than {MAX_QUERY_CHARS} characters")
+        raise InvalidSearch("query", gettext("the query is longer than %(n)d characters") % {"n": MAX_QUERY_CHARS})
     if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
-        raise InvalidSearch("k", f"k must be an integer between 1 and {MAX_K}")
+        raise InvalidSearch("k", gettext("k must be a whole number from 1 to %(max)d") % {"max": MAX_K})
     scopes = _check_scopes(scopes)
     if matter_id is not None:
         matter_id = _check_id("matter", matter_id)
@@ -163,7 +166,7 @@ def prepare_request(user, query: str, *, k: int, strategy: str, matter_id: int |
         if matter_id is None:
             matter_id = conversation_obj.matter_id
         elif conversation_obj.matter_id not in (None, matter_id):
-            raise InvalidSearch("conversation", "the conversation belongs to another matter")
+            raise InvalidSearch("conversation", gettext("the conversation belongs to another matter"))
     plan = make_plan(
         query,
         matter_id=matter_id,

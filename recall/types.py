@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from django.utils.translation import gettext
 
 from memory.contradictions import Contradiction
 from memory.models import Conversation, Message, Note
@@ -36,12 +37,12 @@ class InvalidSearch(SearchError, ValueError):
 
 
 class UnknownStrategy(InvalidSearch):
-    """No strategy of that name is registered; the message lists the registered ones."""
+    """No strategy of that name is registered; the message (in the active language, as every
+    ``InvalidSearch``'s: the API and the MCP server show it as it is) lists the registered ones."""
 
     def __init__(self, name: str, registered: list[str]) -> None:
-        super().__init__(
-            "strategy", f"unknown strategy {name!r}; registered strategies: {', '.join(registered)}"
-        )
+        super().__init__("strategy", gettext("unknown strategy %(name)r; the strategies are: %(registered)s") % {
+            "name": name[:50], "registered": ", ".join(registered)})
         self.name = name
         self.registered = registered
 

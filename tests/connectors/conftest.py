@@ -17,10 +17,10 @@ from connectors.services import NewToken, create_token
 from tests.recall.conftest import memory  # noqa: F401 — notes of every layer, both firms
 
 
-def make_token(user, *, firm=None, scope: str = "read", days: int = 30, matters=()) -> NewToken:
+def make_token(user, *, firm=None, scope: str = "read", days: int = 30, matters=(), language: str = "") -> NewToken:
     firm = firm or user.memberships.first().firm
     return create_token(user, firm=firm, name=f"{user.username}'s test token", scope=scope, days=days,
-                        matters=matters)
+                        matters=matters, language=language)
 
 
 def expire(token: AccessToken) -> None:

@@ -1,6 +1,7 @@
 """``manage.py mcp_config`` prints a desktop client's configuration that really starts this
 installation's stdio MCP server: valid JSON, this Python and manage.py, the token file, the
-database (the embedded one when the launcher chose it) and the secret key."""
+database (the embedded one when the launcher chose it) and the secret key; with ``--transport
+http``, this installation's /mcp address and the token, which the SDK's client connects with."""
 from __future__ import annotations
 
 import asyncio
@@ -9,13 +10,17 @@ import os
 from io import StringIO
 from pathlib import Path
 
+import httpx
 import pytest
 from django.core.management import call_command
 from django.utils import translation
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
 
 from connectors.management.commands.mcp_config import uses_embedded_database
+from connectors.mcp_http import McpEndpoint, WithMcp
+from connectors.mcp_server import server
 from memory.models import AuditEvent, AuditLog
 from tests.connectors.conftest import make_token
 from tests.live_server import test_database_url
@@ -83,3 +88,35 @@ def test_the_printed_configuration_starts_a_working_stdio_server(world, transact
     assert not result.isError, result.content[0].text
     assert [m["id"] for m in json.loads(result.content[0].text)["matters"]] == [world.matter_laptop.pk]
     assert AuditLog.objects.filter(event_type=AuditEvent.TOKEN_USED, extra__via="mcp-stdio").count() == 1
+
+
+@pytest.mark.django_db(transaction=True)  # the endpoint reads the token on its own thread
+def test_the_http_configuration_connects_the_sdk_client_to_this_installations_mcp(world, tmp_path, settings):
+    settings.CSRF_TRUSTED_ORIGINS = ["https://legalmem.example.com"]  # what an operator behind TLS sets
+    settings.ALLOWED_HOSTS = ["legalmem.example.com"]
+    token_file = tmp_path / "token"
+    config, notes = config_of("--transport", "http", "--token-file", str(token_file))
+    assert config["mcpServers"]["legalmem"]["headers"] == {"Authorization": "Bearer lm_…"}
+    assert "holds no token yet" in notes
+    token_file.write_text(make_token(world.bob).secret + "\n")
+    config, notes = config_of("--transport", "http", "--token-file", str(token_file))
+    entry = config["mcpServers"]["legalmem"]
+    assert (entry["type"], entry["url"]) == ("http", "https://legalmem.example.com/mcp")
+    assert "keep it readable only by you" in notes and "secret key" not in notes
+
+    async def django_app(scope, receive, send) -> None:
+        raise AssertionError(f"{scope['path']} went to Django")
+
+    async def go():  # as a client reads the configuration: its URL and its headers
+        transport = httpx.ASGITransport(app=WithMcp(django_app, McpEndpoint(server)))
+        http = httpx.AsyncClient(transport=transport, headers=entry["headers"])
+        async with http, streamable_http_client(entry["url"], http_client=http) as (read, write, _id):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                return await session.call_tool("list_matters", {})
+
+    result = asyncio.run(go())
+    assert not result.isError, result.content[0].text
+    assert [m["id"] for m in json.loads(result.content[0].text)["matters"]] == [world.matter_laptop.pk]
+    assert config_of("--transport", "http", "--url", "http://10.0.0.5:8000/mcp",
+                     "--token-file", str(token_file))[0]["mcpServers"]["legalmem"]["url"] == "http://10.0.0.5:8000/mcp"

@@ -178,8 +178,8 @@ def test_dead_tokens_are_401_read_only_writes_nothing_and_a_remembered_turn_is_r
 
 
 @pytest.mark.subprocess
-def test_stdio_serves_the_token_user(world, memory, transactional_db, tmp_path):
-    secret = make_token(world.bob).secret
+def test_stdio_serves_the_token_user_in_the_language_chosen_for_the_token(world, memory, transactional_db, tmp_path):
+    secret = make_token(world.bob, language="en").secret  # the server process itself speaks the site's Chinese
     token_file = tmp_path / "token"
     token_file.write_text(secret + "\n")
     env = {**os.environ, "DATABASE_URL": test_database_url()}
@@ -191,9 +191,17 @@ def test_stdio_serves_the_token_user(world, memory, transactional_db, tmp_path):
             async with ClientSession(read, write) as session:
                 await session.initialize()
                 return [await session.call_tool("list_matters", {}),
-                        await session.call_tool("search_memory", {"query": "押金 交接照片", "k": 50})]
+                        await session.call_tool("search_memory", {"query": "押金 交接照片", "k": 50}),
+                        await session.call_tool("search_memory", {"query": "押金", "strategy": "nope"}),
+                        await session.call_tool("search_memory", {"k": "ten"})]
 
-    matters, search = asyncio.run(go())
+    matters, search, strategy, arguments = asyncio.run(go())
     assert [m["id"] for m in data(matters)["matters"]] == [world.matter_laptop.pk]
     assert not set(hit_ids(data(search))) & {str(memory["deposit_fact"].pk), str(memory["deposit_photos"].pk)}
-    assert AuditLog.objects.filter(event_type=AuditEvent.TOKEN_USED, extra__via="mcp-stdio").count() == 2
+    assert strategy.isError and strategy.content[0].text == (
+        "strategy: unknown strategy 'nope'; the strategies are: layered, layered_nav, semantic")
+    assert arguments.isError and arguments.content[0].text == (
+        "Invalid arguments for search_memory: query is required; k must be a whole number.")
+    used = AuditLog.objects.filter(event_type=AuditEvent.TOKEN_USED, extra__via="mcp-stdio").order_by("id")
+    assert [(e.extra["outcome"], e.extra.get("reason")) for e in used] == [
+        ("ok", None), ("ok", None), ("error", None), ("rejected", "invalid_arguments")]

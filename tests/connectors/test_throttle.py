@@ -1,7 +1,8 @@
 """The token throttle punishes the bad token, not the office: refusals are counted per presented
 token (a keyed fingerprint, never the secret) with the login throttle's small bound and per
 address with a much higher one; a valid token is never refused for another token's failures;
-an operator lists the current blocks and lifts one, audited (``manage.py token_blocks``)."""
+an operator lists the current blocks and lifts one, audited (``manage.py token_blocks``), and a
+firm admin does so in admin for her firm's tokens."""
 from __future__ import annotations
 
 import asyncio
@@ -13,6 +14,8 @@ from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.test import Client
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
 
 from connectors import throttle
 from connectors.mcp_http import McpEndpoint, WithMcp
@@ -22,8 +25,10 @@ from connectors.services import revoke_token
 from memory.models import AuditEvent, AuditLog
 from tests.clients import logged_in
 from tests.connectors.conftest import bearer, make_token
+from tests.factories import UserFactory
 
 NOTES = "/api/memory/notes/"
+BLOCKS = "/admin/connectors/accesstoken/blocks/"
 OFFICE = "203.0.113.7"  # one NAT address for the whole firm
 INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
     "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}}
@@ -45,6 +50,52 @@ def mcp_statuses(secrets: list[str], address: str = OFFICE) -> list[int]:
                 "Accept": "application/json, text/event-stream", "Authorization": f"Bearer {secret}"})).status_code
                 for secret in secrets]
     return asyncio.run(go())
+
+
+def sdk_call(secret: str, tool: str, arguments: dict, address: str = OFFICE):
+    """One tool call with the official SDK's client (Streamable HTTP) on /mcp through the site's ASGI app, from
+    ``address``."""
+    async def django_app(scope, receive, send) -> None:
+        raise AssertionError(f"{scope['path']} went to Django")
+
+    async def go():
+        transport = httpx.ASGITransport(app=WithMcp(django_app, McpEndpoint(server)), client=(address, 50000))
+        http = httpx.AsyncClient(transport=transport, headers={"Authorization": f"Bearer {secret}"})
+        async with http, streamable_http_client("http://localhost/mcp", http_client=http) as (read, write, _id):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                return await session.call_tool(tool, arguments)
+    return asyncio.run(go())
+
+
+@pytest.mark.django_db(transaction=True)  # the endpoint reads the token on its own thread
+def test_five_bad_tokens_from_the_office_then_a_valid_one_is_served_and_an_operator_lifts_the_block(world, settings):
+    """The walk of issue 51: one office address, five refused tokens, then a colleague's valid token — REST and the
+    SDK's own MCP client — while the bad token stays throttled until an operator lifts its block."""
+    settings.ALLOWED_HOSTS = ["localhost", "testserver"]
+    limit = settings.AXES_FAILURE_LIMIT
+    typos = [f"lm_{n:08x}_typo" for n in range(limit)]  # five different bad tokens from the office
+    stale = "lm_0badc0de_old-token-in-some-editor"  # and one misconfigured client retrying its token
+    assert [rest(secret) for secret in typos] == [401] * limit
+    assert mcp_statuses([stale] * (limit + 1)) == [401] * limit + [429]
+
+    good = make_token(world.alice).secret
+    served = sdk_call(good, "list_matters", {})
+    assert not served.isError, served.content[0].text
+    assert world.matter_laptop.reference in served.content[0].text
+    assert rest(good) == 200
+    assert rest(stale) == 429 and mcp_statuses([stale]) == [429]  # the bad token stays throttled
+    assert AuditLog.objects.filter(event_type=AuditEvent.TOKEN_USED, extra__tool="list_matters",
+                                   extra__ip_address=OFFICE).count() == 1
+
+    listing = StringIO()
+    call_command("token_blocks", stdout=listing)
+    key = throttle.fingerprint_of(stale)[:16]
+    assert [line for line in listing.getvalue().splitlines() if key in line]  # the operator sees it
+    call_command("token_blocks", "--lift-token", key, "--actor", "alice", "--reason", "editor fixed",
+                 stdout=StringIO())
+    assert rest(stale) == 401 and mcp_statuses([stale]) == [401]  # lifted: refused for what it is
+    assert AuditLog.objects.filter(event_type=AuditEvent.TOKEN_BLOCK_LIFTED, extra__reason="editor fixed").exists()
 
 
 @pytest.mark.django_db
@@ -154,3 +205,36 @@ def test_lifting_an_address_leaves_its_bad_tokens_own_blocks(world, monkeypatch)
     assert rest("lm_ffffffff_fresh") == 401 and rest(stubborn) == 429
     entry = AuditLog.objects.get(event_type=AuditEvent.TOKEN_BLOCK_LIFTED)
     assert (entry.object_type, entry.object_id, entry.extra["block"]) == ("token_block", OFFICE, "address")
+
+
+@pytest.mark.django_db
+def test_a_firm_admin_sees_and_lifts_her_firms_token_blocks_in_admin_audited(world):
+    root = UserFactory(username="root", is_staff=True, is_superuser=True)
+    bobs = make_token(world.bob)
+    revoke_token(bobs.token, actor=world.bob)  # bob's editor keeps retrying his revoked token
+    unknown = "lm_0badc0de_misconfigured-client-secret"
+    for _ in range(settings.AXES_FAILURE_LIMIT):
+        rest(bobs.secret)
+        rest(unknown)
+    bobs_key = throttle.fingerprint_of(bobs.secret)
+    alice, charlie = logged_in(world.alice), logged_in(world.charlie)
+
+    assert "限流：1 项封锁" in alice.get("/admin/connectors/accesstoken/").content.decode()
+    page = alice.get(BLOCKS).content.decode()
+    assert bobs.token.display_prefix in page and "bob" in page and "lm_0badc0de…" not in page  # no firm: operators'
+    assert f'data-key="{bobs_key[:16]}"' in page
+    assert bobs_key[:16] not in charlie.get(BLOCKS).content.decode()  # another firm's admin sees nothing of it
+    assert "lm_0badc0de…" in logged_in(root).get(BLOCKS).content.decode()
+    assert charlie.post(BLOCKS, {"kind": "token", "key": bobs_key, "reason": "x"}).status_code == 404
+    assert alice.post(BLOCKS, {"kind": "token", "key": throttle.fingerprint_of(unknown)}).status_code == 404
+    assert logged_in(world.bob).get(BLOCKS).status_code in (302, 404)  # not staff: admin's login, never the list
+    assert rest(bobs.secret) == 429
+
+    response = alice.post(BLOCKS, {"kind": "token", "key": bobs_key, "reason": "editor reconfigured"})
+    assert response.status_code == 302
+    assert rest(bobs.secret) == 401 and rest(unknown) == 429  # only that block
+    entry = AuditLog.objects.get(event_type=AuditEvent.TOKEN_BLOCK_LIFTED)
+    assert (entry.actor, entry.firm_id, entry.object_id, entry.extra["reason"]) == (
+        world.alice, world.firm_a.pk, str(bobs.token.pk), "editor reconfigured")
+    after = alice.get(BLOCKS).content.decode()
+    assert f'data-key="{bobs_key[:16]}"' not in after and "已解除" in after  # gone, and the lift confirmed

@@ -3,6 +3,7 @@ user's own matters; revocable by the user and their firm's admins; Bearer on the
 the session's visibility; every use and refusal audited with the token's id; throttled like logins."""
 from __future__ import annotations
 
+import html
 import json
 
 import pytest
@@ -51,6 +52,9 @@ def test_the_page_shows_the_secret_once_and_revokes(world):
     token = AccessToken.objects.get(user=world.alice)
     secret = page.split('id="new-token-secret"')[0].rsplit('value="', 1)[1].split('"')[0]
     assert secret.startswith(token.display_prefix[:-1]) and token.matches(secret)
+    config = json.loads(html.unescape(page.split('<pre id="new-token-config">')[1].split("</pre>")[0]))
+    assert config == {"mcpServers": {"legalmem": {"type": "http", "url": "http://testserver/mcp",
+                                                  "headers": {"Authorization": f"Bearer {secret}"}}}}
     again = client.get("/tokens/").content.decode()
     assert secret not in again and token.display_prefix in again and "Claude Desktop" in again
     assert "<script>" not in again  # CSP: no inline scripts
@@ -60,6 +64,22 @@ def test_the_page_shows_the_secret_once_and_revokes(world):
     assert token.revoked_at is not None and token.revoked_by == world.alice
     assert AuditLog.objects.filter(event_type=AuditEvent.TOKEN_REVOKED, object_id=str(token.pk)).exists()
     assert AuditLog.objects.filter(event_type=AuditEvent.TOKEN_CREATED, object_id=str(token.pk)).exists()
+
+
+def test_a_token_answers_in_the_language_its_owner_chose_the_pages_by_default(world):
+    client = logged_in(world.alice)
+    client.cookies["django_language"] = "en"  # the language menu's choice
+    form = client.get("/tokens/").content.decode()
+    assert '<option value="en" selected>English</option>' in form
+    made = {"name": "Cursor", "scope": "read", "days": 30, "firm": world.firm_a.pk}
+    client.post("/tokens/", made)
+    client.post("/tokens/", {**made, "name": "Claude Desktop", "language": "zh-hans"})
+    assert dict(AccessToken.objects.values_list("name", "language")) == {"Cursor": "en", "Claude Desktop": "zh-hans"}
+    assert logged_in(world.alice).post("/tokens/", {**made, "language": "fr"}).status_code == 400
+    with pytest.raises(TokenError):
+        make_token(world.alice, language="klingon")
+    created = AuditLog.objects.filter(event_type=AuditEvent.TOKEN_CREATED).order_by("id")
+    assert [entry.after["language"] for entry in created] == ["en", "zh-hans"]
 
 
 def test_the_page_refuses_a_matter_the_user_is_not_on(world):

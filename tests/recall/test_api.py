@@ -142,3 +142,14 @@ def test_search_is_in_the_openapi_schema(world):
     components = schema["components"]["schemas"]
     assert "SearchRequest" in components
     assert "SearchResponse" in components
+
+
+@pytest.mark.parametrize("language, expected", [
+    ("zh-hans", "没有名为 'magic' 的检索策略；可用的策略："),
+    ("en", "unknown strategy 'magic'; the strategies are: "),
+])
+def test_an_unknown_strategy_is_named_in_the_readers_language(world, language, expected):
+    client = client_for(world.alice)
+    client.cookies["django_language"] = language
+    status, data = post(client, {"query": "x", "strategy": "magic"})
+    assert status == 400 and data["strategy"][0].startswith(expected) and "layered" in data["strategy"][0], data

@@ -36,7 +36,8 @@ class Command(BaseCommand):
             record_refusal(check, via="mcp-stdio")
             raise CommandError(refusal_message(check.refused))
         # stdout carries the protocol from here on: nothing else may print to it
-        current_caller.set(Caller(check.token, via="mcp-stdio", close_connections=True))
+        current_caller.set(Caller(check.token, language=check.token.answer_language(), via="mcp-stdio",
+                                  close_connections=True))
         anyio.run(server.run_stdio_async)
 
 

@@ -1,9 +1,13 @@
-"""``manage.py mcp_config``: a ready desktop-client configuration (Claude Desktop's
-``claude_desktop_config.json`` shape) that starts this installation's stdio MCP server
-(``manage.py mcp --token-file PATH``) with this Python, this ``manage.py`` and the environment the
-server needs: the database (the embedded one of ``make run`` / ``make manage`` when no
-``DATABASE_URL`` was given), the secret key, the data folder and the embedding settings
-(docs/connectors.md "Connecting a client")."""
+"""``manage.py mcp_config``: a ready desktop-client configuration (the ``mcpServers`` JSON of
+Claude Desktop, Claude Code and Cursor) for this installation (docs/connectors.md "Connecting a
+client").
+
+- stdio (default): starts this installation's stdio MCP server (``manage.py mcp --token-file
+  PATH``) with this Python, this ``manage.py`` and the environment the server needs: the database
+  (the embedded one of ``make run`` / ``make manage`` when no ``DATABASE_URL`` was given), the
+  secret key, the data folder and the embedding settings.
+- ``--transport http``: this installation's ``/mcp`` address (its first trusted origin, or
+  ``--url``) with the token of the token file as its Bearer header."""
 from __future__ import annotations
 
 import json
@@ -17,14 +21,18 @@ from django.conf import settings
 from django.core.management.base import BaseCommand
 from django.utils.translation import gettext, gettext_lazy
 
+from connectors.client_config import DEFAULT_NAME, http_client_config
+from connectors.mcp_http import MCP_PATH
+from connectors.models import prefix_of
+
 DEFAULT_TOKEN_FILE = "~/.legalmem-token"
-DEFAULT_NAME = "legalmem"
 #: Variables the stdio server reads like the web server when they are set: a query is embedded
 #: with the same model as the stored vectors, and searched with the same tuning. Not the LLM's
 #: (the worker extracts remembered turns) nor mail, metrics or the listening address.
 PASSED_THROUGH = ("EMBEDDING_BACKEND", "EMBEDDING_BASE_URL", "EMBEDDING_API_KEY", "EMBEDDING_MODEL",
                   "EMBEDDING_DIMENSIONS", "SEARCH_PARALLEL_READS", "SEARCH_EXACT_VECTORS_MB", "DEBUG")
 EMBEDDED_SOCKET_MARK = "python_PostgresServer"  # the embedded server's socket folder when pgdata's path is too long
+TOKEN_PLACEHOLDER = "lm_…"  # in an HTTP configuration whose token file is not there yet
 
 
 class Command(BaseCommand):
@@ -41,17 +49,28 @@ class Command(BaseCommand):
                             help=gettext_lazy("the server's name in the client (default %(default)s)"))
         parser.add_argument("--output", type=Path,
                             help=gettext_lazy("write it to this file, readable only by you (default: standard output)"))
+        parser.add_argument("--transport", choices=("stdio", "http"), default="stdio",
+                            help=gettext_lazy("stdio: the client starts this installation's server (default); "
+                                              "http: the client connects to its /mcp address"))
+        parser.add_argument("--url", default="",
+                            help=gettext_lazy("with --transport http: the /mcp address clients reach (default: the "
+                                              "first trusted origin + /mcp)"))
 
-    def handle(self, *args, token_file: str, name: str, output: Path | None, **options) -> None:
+    def handle(self, *args, token_file: str, name: str, output: Path | None, transport: str, url: str,
+               **options) -> None:
         token_path = Path(token_file).expanduser().absolute()
-        text = json.dumps(desktop_config(name, token_path), ensure_ascii=False, indent=2) + "\n"
+        if transport == "http":
+            config, found = http_config(name, url or mcp_address(), token_path), http_notes(token_path)
+        else:
+            config, found = desktop_config(name, token_path), notes(token_path)
+        text = json.dumps(config, ensure_ascii=False, indent=2) + "\n"
         if output is None:
             self.stdout.write(text, ending="")
         else:
             output = output.expanduser()
             output.write_text(text, encoding="utf-8")
-            output.chmod(0o600)  # it holds the secret key and the database's address
-        for note in notes(token_path):
+            output.chmod(0o600)  # it holds the secret key and the database's address, or the token
+        for note in found:
             self.stderr.write(note)
 
 
@@ -91,3 +110,32 @@ def notes(token_path: Path) -> list[str]:
         found.append(gettext("%(path)s can be read by other users: chmod 600 it.") % {"path": token_path})
     found.append(gettext("The configuration holds this installation's secret key: keep it readable only by you."))
     return found
+
+
+def mcp_address() -> str:
+    """This installation's ``/mcp`` as clients reach it: its first trusted origin (the address an
+    operator behind a TLS proxy sets, docs/production.md), else ``make run``'s own."""
+    origins = [origin for origin in settings.CSRF_TRUSTED_ORIGINS if "*" not in origin]
+    return (origins[0] if origins else "http://127.0.0.1:8000").rstrip("/") + MCP_PATH
+
+
+def token_in(token_path: Path) -> str | None:
+    """The token the file holds, or None when it is missing, unreadable or not shaped like a token."""
+    try:
+        secret = token_path.read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return secret if prefix_of(secret) else None
+
+
+def http_config(name: str, url: str, token_path: Path) -> dict:
+    """The HTTP client's configuration with the token of ``token_path`` (or a placeholder)."""
+    return http_client_config(url, token_in(token_path) or TOKEN_PLACEHOLDER, name)
+
+
+def http_notes(token_path: Path) -> list[str]:
+    """What the operator should know about an HTTP configuration, on stderr."""
+    if token_in(token_path) is None:
+        return [gettext("%(path)s holds no token yet: the configuration says %(placeholder)s; make a token on "
+                        "/tokens/ and put it there.") % {"path": token_path, "placeholder": TOKEN_PLACEHOLDER}]
+    return [gettext("The configuration holds your access token: keep it readable only by you.")]

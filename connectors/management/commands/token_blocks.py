@@ -5,15 +5,12 @@ from __future__ import annotations
 
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
-from django.utils import timezone
 from django.utils.translation import gettext, gettext_lazy
 
-from connectors.models import TOKEN_PREFIX
 from connectors.services import NoSuchBlock, lift_block
 from connectors.throttle import Block, current_blocks
 
-#: The shortest start of a token block's key that ``--lift-token`` takes (the list shows this many).
-SHOWN_KEY_CHARS = 16
+#: The shortest start of a token block's key that ``--lift-token`` takes.
 MIN_KEY_CHARS = 8
 ACTOR = "system:token_blocks"
 
@@ -75,14 +72,4 @@ class Command(BaseCommand):
 
 def describe(block: Block) -> str:
     """One block in one line, in the operator's language."""
-    until = timezone.localtime(block.ends_at).strftime("%Y-%m-%d %H:%M")
-    if block.kind == "address":
-        return gettext("address %(ip)s: %(n)d refused tokens, blocked until %(until)s at the latest") % {
-            "ip": block.key, "n": block.refusals, "until": until}
-    token = block.token
-    what = (gettext("%(user)s's token “%(name)s” (%(status)s)") % {
-        "user": token.user.get_username(), "name": token.name, "status": token.status_label()}
-            if token is not None else gettext("an unknown token"))
-    shown = f"{TOKEN_PREFIX}{block.prefix}…" if block.prefix else gettext("(not shaped like a token)")
-    return gettext("token %(key)s %(shown)s, %(what)s: refused %(n)d times, blocked until %(until)s at the latest") % {
-        "key": block.key[:SHOWN_KEY_CHARS], "shown": shown, "what": what, "n": block.refusals, "until": until}
+    return block.description()
