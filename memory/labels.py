@@ -178,6 +178,10 @@ FIXED_REASONS = {
     "settled by a correction": _("settled by a person's correction"),
     "same matter, another conversation": _("same matter, said in another conversation"),
     "evidence for a fact of the same matter": _("evidence for a fact of the same matter"),
+    "next note of the same conversation": _("said next in the same conversation"),
+    "admin correction": _("corrected in admin"),
+    "deleted in admin": _("deleted in admin"),
+    "restored in admin": _("restored in admin"),
 }
 _DISAGREEMENT = re.compile(r"^same slot, other value(?:: (.+) vs (.+))?$")
 
@@ -219,6 +223,9 @@ def source_key_label(key: str) -> str:
         return gettext("conversation turn #%(id)s") % {"id": value}
     if kind == "consolidation" and value:
         return gettext("working-memory consolidation #%(id)s") % {"id": value}
+    page = re.match(r"^\d+:p(\d+):", value) if kind == "document" else None
+    if page:  # document:<id>:p<page>:<start>-<end>, a note made from a document's page
+        return gettext("a document, page %(page)s") % {"page": page.group(1)}
     return key
 
 

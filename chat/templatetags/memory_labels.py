@@ -49,6 +49,9 @@ def labels() -> dict[str, dict[str, str]]:
             "graph": pgettext("score term", "Graph"),
             "recency": pgettext("score term", "Recency"),
             "layer_weight": pgettext("score term", "Layer weight"),
+            # a document passage's two rankings (docs/documents.md, "Recall with citations")
+            "keyword_rank": pgettext("score term", "Keyword rank"),
+            "dense_rank": pgettext("score term", "Meaning rank"),
         },
         "status": {
             "complete": pgettext("reply status", "Complete"),
@@ -61,8 +64,11 @@ def labels() -> dict[str, dict[str, str]]:
         },
         "speaker": {key: str(label) for key, label in SPEAKERS.items()},
         "trace": {
-            "descent": pgettext("navigation trace step", "Greedy descent"),
-            "beam": pgettext("navigation trace step", "Beam search"),
+            # the steps in plain words; their technical names are one hover away (title)
+            "descent": pgettext("navigation trace step", "Getting close"),
+            "beam": pgettext("navigation trace step", "Searching nearby"),
+            "descentTerm": pgettext("navigation trace step", "Greedy descent"),
+            "beamTerm": pgettext("navigation trace step", "Beam search"),
         },
     }
 
