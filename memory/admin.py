@@ -259,7 +259,7 @@ class NoteAdmin(WalledAdmin):
         if note is not None:
             extra_context = {
                 **(extra_context or {}),
-                "timeline": note_timeline(note),
+                "timeline": note_timeline(note, viewer=request.user),
                 "audit_trail": self._provenance_context(request, note)["audit_trail"],
             }
         return super().history_view(request, object_id, extra_context)

@@ -19,9 +19,11 @@ from django.utils.dateparse import parse_datetime
 from django.utils.translation import gettext
 
 from memory.labels import (
-    data_key_label, data_value_label, event_tag, format_counts, link_reason, source_key_label, unit_label,
+    data_key_label, data_value_label, embedding_model_label, event_tag, format_counts, link_reason,
+    source_key_label, unit_label,
 )
 from memory.document_reasons import reason_label
+from memory.models.notes import FIRM_WIDE_SCOPES
 from memory.models import (
     AuditLog, Conversation, Document, Firm, Matter, Membership, Note, NoteLink, TurnExtraction,
 )
@@ -66,7 +68,21 @@ def _short(text: str) -> str:
     return text if len(text) <= MAX_VALUE_CHARS else text[:MAX_VALUE_CHARS] + "…"
 
 
-def value_text(model: type[models.Model] | None, key: str, value: Any) -> str:
+def note_words(value: str, entry: AuditLog | None) -> str:
+    """A note an entry refers to, by its words: when it shares the entry's firm and matter (or,
+    without a matter, is firm-wide), which whoever reads the entry may see; else "another note"."""
+    if entry is None:
+        return gettext("another note")
+    notes = Note.objects.filter(pk=value, firm_id=entry.firm_id)
+    notes = (notes.filter(matter_id=entry.matter_id) if entry.matter_id is not None
+             else notes.filter(matter__isnull=True, memory_scope__in=FIRM_WIDE_SCOPES))
+    content = notes.values_list("content", flat=True).first()
+    if content is None:
+        return gettext("another note")
+    return "「" + (content if len(content) <= OBJECT_NAME_CHARS else content[:OBJECT_NAME_CHARS] + "…") + "」"
+
+
+def value_text(model: type[models.Model] | None, key: str, value: Any, entry: AuditLog | None = None) -> str:
     """One value in words: choices by their label, times local, related rows by name, lists joined."""
     if value is None or value == "" or value == [] or value == {}:
         return "—"
@@ -93,9 +109,11 @@ def value_text(model: type[models.Model] | None, key: str, value: Any) -> str:
     if key in ("superseded_by", "superseded_by_id", "supersedes", "triggered_by", "target", "source",
                "corrected_note") \
             and isinstance(value, str) and len(value) == 36 and value.count("-") == 4:
-        return gettext("note ID %(id)s") % {"id": value}
+        return note_words(value, entry)
     if key == "source" and isinstance(value, str):
         return source_key_label(value)
+    if key == "embedding_model" and isinstance(value, str):
+        return embedding_model_label(value)
     if key == "reason" and isinstance(value, str):
         return _short(link_reason(value))
     if model is Document and key == "error" and isinstance(value, str):
@@ -129,7 +147,7 @@ def changes(entry: AuditLog) -> list[Change]:
             continue
         if not both and old in (None, "", [], {}) and new in (None, "", [], {}):
             continue
-        rows.append(Change(_label(model, key), value_text(model, key, old), value_text(model, key, new)))
+        rows.append(Change(_label(model, key), value_text(model, key, old, entry), value_text(model, key, new, entry)))
     return rows
 
 
@@ -146,7 +164,7 @@ def extra_lines(entry: AuditLog) -> list[tuple[str, str]]:
             count = len(value.get("tokens", [])) + sum(len(hashes) for hashes in value.get("names", {}).values())
             lines.append((data_key_label(key), gettext("%(count)s keyed hashes") % {"count": count}))
         else:
-            lines.append((data_key_label(key), value_text(MODELS.get(entry.object_type), key, value)))
+            lines.append((data_key_label(key), value_text(MODELS.get(entry.object_type), key, value, entry)))
     return lines
 
 

