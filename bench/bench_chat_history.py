@@ -38,7 +38,7 @@ def _saved_entry(note, rank: int) -> dict:
         "layer_label": "", "category": note.category, "category_label": "", "rank": rank, "score": score,
         "reasons": ["语义相似度 semantic 0.800", "关键词 keywords: 押金 (1/2)"], "source_type": note.source_type,
         "source_id": note.source_id, "matter_id": note.matter_id, "matter": None, "matter_reference": None,
-        "provenance_url": f"/api/memory/notes/{note.pk}/",
+        "provenance_url": f"/memory/{note.pk}/#source-turn",
     }
 
 

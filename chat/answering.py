@@ -8,6 +8,7 @@ from typing import Any
 
 from django.utils.translation import gettext as _
 
+from memory.segmentation import shorten
 from remember.extract import OFFLINE_ANSWER_ENGINE
 from infra.llm import (
     LLMBadOutput,
@@ -20,6 +21,8 @@ from infra.llm import (
 )
 
 ENGINE_OFFLINE = OFFLINE_ANSWER_ENGINE  # the write path reads nothing new from these answers
+#: The offline answer quotes the question up to this many characters (cut at a clause or word).
+QUOTED_QUESTION_CHARS = 60
 LAYER_ORDER = ("case", "document", "user_profile", "cross_case", "general_law", "global", "conversation")
 
 
@@ -110,7 +113,7 @@ def compose_offline_answer(
     if not recalled:
         lines.append(_("目前的记忆中没有与这个问题相关的内容。请补充案件事实（时间、金额、证据），我会记住并在之后的回答中使用。"))
         return "\n".join(lines)
-    lines.append(_("关于“%(question)s”，记忆中有以下相关内容：") % {"question": question[:60]})
+    lines.append(_("关于“%(question)s”，记忆中有以下相关内容：") % {"question": shorten(question, QUOTED_QUESTION_CHARS)})
     for heading, items in _groups(recalled, current_matter_id):
         lines += ["", _("%(heading)s：") % {"heading": heading}]
         lines += [f"- {item['content']}" for item in items]

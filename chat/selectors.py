@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from django.db.models import QuerySet
+from django.urls import reverse
 
 from infra.http_input import MAX_DB_ID
 from memory.models import Conversation, DocumentChunk, Matter, Message, Note
@@ -35,6 +36,12 @@ def messages_of(user, conversation_id: int) -> QuerySet[Message]:
 def matters_for_picker(user) -> QuerySet[Matter]:
     """Assigned matters by reference (M-001 first), then title; the firm groups them first."""
     return Matter.objects.assigned_to(user).select_related("firm").order_by("firm__name", "reference", "title", "pk")
+
+
+def note_page_url(note_id: uuid.UUID) -> str:
+    """Where a recalled note's provenance link leads: its page on *My memory* (what it says, the
+    turn it came from, its history), never the API's browsable view."""
+    return reverse("my-memory-note", args=[note_id]) + "#source-turn"
 
 
 def _note_uuid(entry: dict[str, Any]) -> uuid.UUID | None:
@@ -69,8 +76,10 @@ def _note_payload(entry: dict[str, Any], note: Note) -> dict[str, Any]:
             "kind": "note", "content": note.content, "layer_label": note.get_memory_scope_display(),
             "category": note.category, "category_label": note.get_category_display(),
             "source_type": note.source_type, "source_id": note.source_id, "matter_id": note.matter_id,
-            "reasons": [], "provenance_url": f"/api/memory/notes/{note.pk}/",
+            "reasons": [],
         })
+    # the note's page for people (replies saved before it pointed to the API's browsable view)
+    shown["provenance_url"] = note_page_url(note.pk)
     shown["changed"] = shown["content"] != note.content or note.status != Note.Status.ACTIVE
     return shown
 

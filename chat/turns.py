@@ -32,6 +32,7 @@ from recall import (
 from memory.services.conversations import finish_reply, save_message, start_conversation
 
 from chat.answering import ENGINE_OFFLINE
+from chat.selectors import note_page_url
 from chat.budget import PromptTooLong, fit_prompt
 
 # Limits of a chat turn (docs/chat-page.md).
@@ -163,7 +164,7 @@ def hit_payload(hit, viewer: Viewer) -> dict[str, Any]:
         "matter_id": note.matter_id,
         "matter": note.matter.title if note.matter_id else None,
         "matter_reference": note.matter.reference if note.matter_id else None,
-        "provenance_url": f"/api/memory/notes/{note.pk}/",
+        "provenance_url": note_page_url(note.pk),  # the note's page for people: where it came from
         "document_url": note.document_url(),  # a note made from a document: its page, highlighted
         "document_citation": note.speaker if note.document_url() else "",
         # current notes of the same slot with another value: flagged until one is corrected
@@ -242,7 +243,9 @@ def _document_passages(hits: list[DocumentHit]) -> list[dict[str, Any]]:
     for rank, hit in enumerate(hits[:CHAT_DOCUMENT_K], start=1):
         payload = hit.payload()
         payload.update({"id": f"document-chunk:{hit.chunk_id}", "layer": "document", "rank": rank,
-                        "content": f"{hit.citation}：{hit.text}", "score": {"total": payload["score"]},
+                        "content": f"{hit.citation}：{hit.text}",
+                        # what it was ranked by: its keyword and meaning ranks, and the fused score
+                        "score": {"total": payload["score"], **{f"{name}_rank": rank for name, rank in hit.ranks.items()}},
                         "provenance_url": payload["url"], "source_type": "document"})
         passages.append(payload)
     return passages

@@ -345,7 +345,10 @@ LOG_LEVEL = "INFO"  # of the legalmem.* loggers; Django and libraries log warnin
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "filters": {"ids": {"()": "infra.logs.formatters.ContextFilter"}},
+    "filters": {
+        "ids": {"()": "infra.logs.formatters.ContextFilter"},
+        "one_line_4xx": {"()": "infra.logs.formatters.ClientErrorsOneLine"},
+    },
     "formatters": {
         "json": {"()": "infra.logs.formatters.JsonFormatter"},
         "text": {"()": "infra.logs.formatters.TextFormatter"},
@@ -355,5 +358,8 @@ LOGGING = {
     "loggers": {
         "legalmem": {"handlers": ["console"], "level": LOG_LEVEL, "propagate": False},
         "django": {"handlers": ["console"], "level": "WARNING", "propagate": False},
+        # a 403 / 404 is one line, without the traceback Django attaches (docs/operations.md)
+        "django.request": {"handlers": ["console"], "level": "WARNING", "propagate": False,
+                           "filters": ["one_line_4xx"]},
     },
 }

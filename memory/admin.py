@@ -27,8 +27,12 @@ from memory.models import (
     NoteLink,
 )
 from memory.contradictions import open_contradictions, with_open_contradiction
-from memory.audit_display import changes as audit_changes, extra_lines as audit_extra_lines
-from memory.labels import OBJECT_TYPES, actor_display, link_reason, object_type_label, speaker_label
+from memory.audit_display import (
+    changes as audit_changes, extra_lines as audit_extra_lines, object_name, with_object_names,
+)
+from memory.labels import (
+    OBJECT_TYPES, actor_display, link_reason, object_type_label, source_key_label, speaker_label,
+)
 from memory.rules import explained, load_rules
 from memory.models import AuditEvent
 from memory.services.notes import NoteValidationError, correct_note, delete_note, restore_forgotten_note
@@ -146,21 +150,21 @@ class NoteAdmin(WalledAdmin):
             _("Provenance"),
             {
                 "fields": (
-                    "note_id",
                     "firm",
                     "matter",
                     "owner",
                     "conversation",
                     "source_type",
-                    "source_id",
+                    "source_shown",
                     "speaker",
                     "said_at",
                     "stored_at",
                     "updated_at",
-                    "embedding_model",
                 )
             },
         ),
+        # What auditors quote and operators check, one click away (a closed <details>).
+        (_("Technical details"), {"classes": ("collapse",), "fields": ("note_id", "source_id", "embedding_model")}),
         (
             _("Validity and history"),
             {
@@ -183,6 +187,7 @@ class NoteAdmin(WalledAdmin):
         "conversation",
         "source_type",
         "source_id",
+        "source_shown",
         "speaker",
         "said_at",
         "stored_at",
@@ -227,6 +232,11 @@ class NoteAdmin(WalledAdmin):
         """The internal id, labelled: auditors quote it (audit entries name notes by it)."""
         return str(note.pk)
 
+    @admin.display(description=_("source"))
+    def source_shown(self, note: Note) -> str:
+        """Where it came from in words ("conversation turn #87"), not the key ``turn:87``."""
+        return source_key_label(note.source_id) if note.source_id else "—"
+
     class Media:
         css = {"all": ("memory/timeline.css", "memory/admin.css")}
 
@@ -249,7 +259,7 @@ class NoteAdmin(WalledAdmin):
         if note is not None:
             extra_context = {
                 **(extra_context or {}),
-                "timeline": note_timeline(note),
+                "timeline": note_timeline(note, viewer=request.user),
                 "audit_trail": self._provenance_context(request, note)["audit_trail"],
             }
         return super().history_view(request, object_id, extra_context)
@@ -271,6 +281,8 @@ class NoteAdmin(WalledAdmin):
         trail = list(audit.order_by("created_at", "id"))
         for entry in trail:
             entry.actor_shown = actor_display(entry.actor_label)
+            reason = entry.extra.get("reason") if isinstance(entry.extra, dict) else None
+            entry.reason_shown = link_reason(reason) if isinstance(reason, str) and reason else "—"
         sources = list(messages)
         for message in sources:
             message.speaker_shown = speaker_label(message.speaker) if message.speaker else ""
@@ -344,7 +356,7 @@ class ObjectTypeFilter(admin.SimpleListFilter):
 
 @admin.register(AuditLog)
 class AuditLogAdmin(WalledAdmin):
-    list_display = ("created_at", "actor_shown", "event_type", "object_type_shown", "object_id", "firm")
+    list_display = ("created_at", "actor_shown", "event_type", "object_type_shown", "object_shown", "firm")
     list_filter = ("event_type", ObjectTypeFilter, ("firm", RelatedOnly), ("created_at", admin.DateFieldListFilter))
     # Actor, object type and id, and the note's content before and after the change; an event
     # is also found by its label in the user's language (get_search_results).
@@ -357,7 +369,7 @@ class AuditLogAdmin(WalledAdmin):
         "actor_shown",
         "event_type",
         "object_type_shown",
-        "object_id",
+        "object_shown",
         "firm",
         "matter",
         "changes_display",
@@ -392,6 +404,14 @@ class AuditLogAdmin(WalledAdmin):
     @admin.display(description=_("object type"), ordering="object_type")
     def object_type_shown(self, entry: AuditLog) -> str:
         return object_type_label(entry.object_type)
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet:
+        return with_object_names(super().get_queryset(request))
+
+    @admin.display(description=_("object"))
+    def object_shown(self, entry: AuditLog) -> str:
+        """The object by its name ("M-001 押金纠纷", a note's words); its id in the tooltip."""
+        return format_html('<span title="{}">{}</span>', entry.object_id, object_name(entry))
 
     @admin.display(description=_("changes"))
     def changes_display(self, entry: AuditLog) -> str:

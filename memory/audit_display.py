@@ -5,21 +5,28 @@ snake_case keys (docs/my-memory-and-admin.md, "Admin for auditors"). A read: not
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.core.exceptions import FieldDoesNotExist
 from django.db import models
+from django.db.models import Case, F, OuterRef, Subquery, Value, When
+from django.db.models.functions import Cast, Coalesce, Concat, Substr
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from django.utils.translation import gettext
 
 from memory.labels import (
-    data_key_label, data_value_label, event_tag, format_counts, link_reason, source_key_label, unit_label,
+    data_key_label, data_value_label, embedding_model_label, event_tag, format_counts, link_reason,
+    source_key_label, unit_label,
 )
 from memory.document_reasons import reason_label
-from memory.models import AuditLog, Document, Firm, Matter, Membership, Note, NoteLink, TurnExtraction
+from memory.models.notes import FIRM_WIDE_SCOPES
+from memory.models import (
+    AuditLog, Conversation, Document, Firm, Matter, Membership, Note, NoteLink, TurnExtraction,
+)
 
 #: The model whose fields name the keys of an entry's before / after, by object type.
 MODELS: dict[str, type[models.Model]] = {
@@ -61,7 +68,21 @@ def _short(text: str) -> str:
     return text if len(text) <= MAX_VALUE_CHARS else text[:MAX_VALUE_CHARS] + "…"
 
 
-def value_text(model: type[models.Model] | None, key: str, value: Any) -> str:
+def note_words(value: str, entry: AuditLog | None) -> str:
+    """A note an entry refers to, by its words: when it shares the entry's firm and matter (or,
+    without a matter, is firm-wide), which whoever reads the entry may see; else "another note"."""
+    if entry is None:
+        return gettext("another note")
+    notes = Note.objects.filter(pk=value, firm_id=entry.firm_id)
+    notes = (notes.filter(matter_id=entry.matter_id) if entry.matter_id is not None
+             else notes.filter(matter__isnull=True, memory_scope__in=FIRM_WIDE_SCOPES))
+    content = notes.values_list("content", flat=True).first()
+    if content is None:
+        return gettext("another note")
+    return "「" + (content if len(content) <= OBJECT_NAME_CHARS else content[:OBJECT_NAME_CHARS] + "…") + "」"
+
+
+def value_text(model: type[models.Model] | None, key: str, value: Any, entry: AuditLog | None = None) -> str:
     """One value in words: choices by their label, times local, related rows by name, lists joined."""
     if value is None or value == "" or value == [] or value == {}:
         return "—"
@@ -88,9 +109,11 @@ def value_text(model: type[models.Model] | None, key: str, value: Any) -> str:
     if key in ("superseded_by", "superseded_by_id", "supersedes", "triggered_by", "target", "source",
                "corrected_note") \
             and isinstance(value, str) and len(value) == 36 and value.count("-") == 4:
-        return gettext("note ID %(id)s") % {"id": value}
+        return note_words(value, entry)
     if key == "source" and isinstance(value, str):
         return source_key_label(value)
+    if key == "embedding_model" and isinstance(value, str):
+        return embedding_model_label(value)
     if key == "reason" and isinstance(value, str):
         return _short(link_reason(value))
     if model is Document and key == "error" and isinstance(value, str):
@@ -124,7 +147,7 @@ def changes(entry: AuditLog) -> list[Change]:
             continue
         if not both and old in (None, "", [], {}) and new in (None, "", [], {}):
             continue
-        rows.append(Change(_label(model, key), value_text(model, key, old), value_text(model, key, new)))
+        rows.append(Change(_label(model, key), value_text(model, key, old, entry), value_text(model, key, new, entry)))
     return rows
 
 
@@ -141,5 +164,45 @@ def extra_lines(entry: AuditLog) -> list[tuple[str, str]]:
             count = len(value.get("tokens", [])) + sum(len(hashes) for hashes in value.get("names", {}).values())
             lines.append((data_key_label(key), gettext("%(count)s keyed hashes") % {"count": count}))
         else:
-            lines.append((data_key_label(key), value_text(MODELS.get(entry.object_type), key, value)))
+            lines.append((data_key_label(key), value_text(MODELS.get(entry.object_type), key, value, entry)))
     return lines
+
+
+_NUMBER = r"^[0-9]{1,18}$"
+_UUID = r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$"
+#: Characters of a note's content that name it in the audit list.
+OBJECT_NAME_CHARS = 40
+
+
+def _name_of(model: type[models.Model], name: Any, id_pattern: str) -> dict[str, Any]:
+    """The ``When`` arguments naming an entry's object by ``name`` read from ``model``'s row."""
+    cast = models.UUIDField() if id_pattern == _UUID else models.BigIntegerField()
+    rows = model.objects.filter(pk=Cast(OuterRef("object_id"), cast)).annotate(object_name=name)
+    return {"object_id__regex": id_pattern, "then": Subquery(rows.values("object_name")[:1])}
+
+
+def with_object_names(entries: models.QuerySet) -> models.QuerySet:
+    """Entries with ``object_name``: what their object is called (a note by its words, a matter by
+    its reference and title, a conversation or document by its title, a firm by its name), read
+    in the list's one query; "" when it is not stored any more (erased, deleted)."""
+    short = Substr("content", 1, OBJECT_NAME_CHARS)
+    matter = Concat("reference", Value(" "), "title", output_field=models.CharField())
+    return entries.annotate(object_name=Coalesce(Case(
+        When(object_type="note", **_name_of(Note, short, _UUID)),
+        When(object_type="matter", **_name_of(Matter, matter, _NUMBER)),
+        When(object_type="conversation", **_name_of(Conversation, F("title"), _NUMBER)),
+        When(object_type="document", **_name_of(Document, F("title"), _NUMBER)),
+        When(object_type="firm", **_name_of(Firm, F("name"), _NUMBER)),
+        output_field=models.CharField(),
+    ), Value("")))
+
+
+def object_name(entry: AuditLog) -> str:
+    """An entry's object in words for the audit list: its name (``with_object_names``), else a
+    numbered row ("#12"), else "—" — never a raw UUID (the id stays in the row's tooltip)."""
+    name = getattr(entry, "object_name", "") or ""
+    if name:
+        return " ".join(name.split())
+    if re.match(_NUMBER, entry.object_id or ""):
+        return f"#{entry.object_id}"
+    return gettext("(no longer stored)") if entry.object_type == "note" else "—"

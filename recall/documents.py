@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from django.core.exceptions import EmptyResultSet, ImproperlyConfigured
 from django.db import connection
+from django.utils.translation import gettext, gettext_lazy
 
 from infra.embeddings import get_embedder
 from memory.models import DocumentChunk
@@ -23,6 +24,9 @@ DOCUMENT_CANDIDATES = 40
 DOCUMENT_RRF_K = 60
 #: Query words used for the keyword ranking (the longest first).
 DOCUMENT_QUERY_WORDS = 24
+#: What a reader sees of the two rankings (translated: locale/*/LC_MESSAGES/django.po).
+RANKING_LABELS = {"keyword": gettext_lazy("keywords of the document"),
+                  "dense": gettext_lazy("meaning of the document")}
 
 
 @dataclass(frozen=True)
@@ -42,6 +46,7 @@ class DocumentHit:
     citation: str
     reasons: list[str] = field(default_factory=list)
     matter_id: int | None = None  # the document's matter (a token limited to matters narrows by it)
+    ranks: dict[str, int] = field(default_factory=dict)  # what it was ranked by: "keyword" / "dense" -> rank
 
     @property
     def url(self) -> str:
@@ -53,7 +58,7 @@ class DocumentHit:
             "kind": "document", "chunk_id": self.chunk_id, "document_id": self.document_id,
             "matter_id": self.matter_id, "title": self.title, "page": self.page, "start": self.start,
             "end": self.end, "heading": self.heading, "text": self.text, "score": round(self.score, 6),
-            "citation": self.citation, "reasons": self.reasons, "url": self.url,
+            "citation": self.citation, "reasons": self.reasons, "ranks": self.ranks, "url": self.url,
         }
 
 
@@ -71,11 +76,11 @@ def search_documents(
         return []
     keyword, dense = document_rankings(user, query, matter_id=matter_id, vector=vector, reach=reach)
     scores: dict[int, float] = {}
-    reasons: dict[int, list[str]] = {}
+    ranks: dict[int, dict[str, int]] = {}
     for name, ranking in (("keyword", keyword), ("dense", dense)):
         for rank, chunk_id in enumerate(ranking, start=1):
             scores[chunk_id] = scores.get(chunk_id, 0.0) + 1.0 / (DOCUMENT_RRF_K + rank)
-            reasons.setdefault(chunk_id, []).append(f"{name} #{rank}")
+            ranks.setdefault(chunk_id, {})[name] = rank
     best = sorted(scores, key=lambda chunk_id: -scores[chunk_id])[:limit]
     if not best:
         return []
@@ -84,10 +89,17 @@ def search_documents(
         DocumentHit(
             chunk_id=c.pk, document_id=c.document_id, title=c.document.title, page=c.page.number,
             start=c.start, end=c.end, heading=c.heading, text=c.text, score=scores[c.pk],
-            citation=c.document.citation(c.page.number), reasons=reasons[c.pk], matter_id=c.matter_id,
+            citation=c.document.citation(c.page.number), reasons=rank_reasons(ranks[c.pk]), matter_id=c.matter_id,
+            ranks=ranks[c.pk],
         )
         for c in (rows[chunk_id] for chunk_id in best if chunk_id in rows)
     ]
+
+
+def rank_reasons(ranks: dict[str, int]) -> list[str]:
+    """A passage's ranks in words, in the active language ("文件关键词：第 1 名"), never "keyword #1"."""
+    return [gettext("%(list)s: no. %(rank)d") % {"list": RANKING_LABELS[name], "rank": rank}
+            for name, rank in ranks.items()]
 
 
 def document_rankings(

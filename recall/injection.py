@@ -19,22 +19,22 @@ NOTHING_HELD = (
     "请如实告诉用户记忆里没有这方面的记录，不要根据其他案件或常识编造事实。"
 )
 HEADER = (
-    "以下是分层检索 agent 召回的长程记忆，请优先结合当前案件层，"
+    "以下是从长期记忆中按层检索到的内容，请优先结合当前案件层，"
     "其次参考用户画像、跨案经验和通用法律层。"
     "只使用与问题直接相关的记忆：不同案件的事实各属其案，不要混用；记忆与问题无关时，直说记忆中没有相关内容。"
 )
 # Without a current matter the case layer holds the facts of every visible matter, each
 # labelled with its matter: nothing there is "the current case".
-CASE_FACTS_OF_MATTERS = "【各案件的事实 case（按案件标注，勿混用）】"
+CASE_FACTS_OF_MATTERS = "【各案件的事实（按案件标注，勿混用）】"
 LAYER_TITLES = {
-    MemoryScope.CASE: "【当前案件层 case】",
-    MemoryScope.USER_PROFILE: "【用户画像层 user_profile】",
-    MemoryScope.CROSS_CASE: "【跨案经验层 cross_case】",
-    MemoryScope.GENERAL_LAW: "【通用法律层 general_law】",
-    MemoryScope.GLOBAL: "【全局记忆层 global】",
-    MESSAGES: "【对话原文 what was said】",
+    MemoryScope.CASE: "【当前案件层】",
+    MemoryScope.USER_PROFILE: "【用户画像层】",
+    MemoryScope.CROSS_CASE: "【跨案经验层】",
+    MemoryScope.GENERAL_LAW: "【通用法律层】",
+    MemoryScope.GLOBAL: "【本所办案流程层】",
+    MESSAGES: "【对话原文】",
 }
-DOCUMENTS_TITLE = "【文件原文 documents（回答时请注明出处，如《房屋租赁合同》第 3 页）】"
+DOCUMENTS_TITLE = "【文件原文（回答时请注明出处，如《房屋租赁合同》第 3 页）】"
 # A long raw message is quoted up to this many characters (marked "…"); notes are never cut.
 MESSAGE_QUOTE_CHARS = 300
 DEFAULT_TOKEN_BUDGET = 1200
@@ -61,10 +61,10 @@ def _matter_label(note) -> str:
 def _note_line(note) -> str:
     if note.status == note.Status.SUPERSEDED:
         until = f"{localtime(note.valid_to):%Y-%m-%d}" if note.valid_to else "?"
-        return (f"- {_matter_label(note)}[{note.get_category_display()}·已被取代 superseded, "
-                f"valid {localtime(note.valid_from):%Y-%m-%d} – {until}] {note.content}")
+        return (f"- {_matter_label(note)}[{note.get_category_display()}·已被取代，"
+                f"有效期 {localtime(note.valid_from):%Y-%m-%d} – {until}] {note.content}")
     return (f"- {_matter_label(note)}[{note.get_category_display()}] {note.content} "
-            f"(importance={note.importance:.2f}, confidence={note.confidence:.2f})")
+            f"（重要性 {note.importance:.2f}，可信度 {note.confidence:.2f}）")
 
 
 def nothing_held_message(result: SearchResult) -> dict | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.utils.timezone import localtime
+from django.utils.translation import pgettext
 
 from memory.models import Message
 from recall.types import Hit
@@ -50,7 +51,7 @@ def message_hit_payload(hit: Hit) -> dict[str, Any]:
         "role": message.role,
         "said_at": localtime(message.said_at).isoformat(),
         "layer": hit.layer,
-        "layer_label": "对话原文 what was said",
+        "layer_label": pgettext("memory layer", "What was said"),
         "rank": hit.rank,
         "score": hit.breakdown.as_dict(),
         "reasons": list(hit.reasons),

@@ -38,6 +38,7 @@ def labels() -> dict[str, dict[str, str]]:
             "chat_story": pgettext("note source", "Story conversation"),
             "manual": pgettext("note source", "Entered by hand"),
             "message": pgettext("note source", "Message"),
+            "document": pgettext("note source", "Document"),
         },
         "score": {
             "total": pgettext("score term", "Total"),
@@ -49,6 +50,9 @@ def labels() -> dict[str, dict[str, str]]:
             "graph": pgettext("score term", "Graph"),
             "recency": pgettext("score term", "Recency"),
             "layer_weight": pgettext("score term", "Layer weight"),
+            # a document passage's two rankings (docs/documents.md, "Recall with citations")
+            "keyword_rank": pgettext("score term", "Keyword rank"),
+            "dense_rank": pgettext("score term", "Meaning rank"),
         },
         "status": {
             "complete": pgettext("reply status", "Complete"),
@@ -61,8 +65,11 @@ def labels() -> dict[str, dict[str, str]]:
         },
         "speaker": {key: str(label) for key, label in SPEAKERS.items()},
         "trace": {
-            "descent": pgettext("navigation trace step", "Greedy descent"),
-            "beam": pgettext("navigation trace step", "Beam search"),
+            # the steps in plain words; their technical names are one hover away (title)
+            "descent": pgettext("navigation trace step", "Getting close"),
+            "beam": pgettext("navigation trace step", "Searching nearby"),
+            "descentTerm": pgettext("navigation trace step", "Greedy descent"),
+            "beamTerm": pgettext("navigation trace step", "Beam search"),
         },
     }
 

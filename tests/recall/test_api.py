@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from django.test import Client
@@ -31,7 +32,10 @@ def test_search_returns_notes_plan_and_per_note_explanation(world, memory):
     assert set(first["score"]) >= {"semantic", "keyword", "importance", "confidence", "graph", "recency", "total"}
     assert first["layer"] == "case"
     assert first["reasons"]
-    assert data["system_message"].startswith("以下是分层检索 agent 召回的长程记忆")
+    assert data["system_message"].startswith("以下是从长期记忆中按层检索到的内容")
+    # the injected context is shown by the API: no internal word, no English slug (issue 51)
+    assert not re.search(r"agent|what was said|user_profile|general_law|importance=|[a-z]_[a-z]",
+                         data["system_message"]), data["system_message"]
     assert data["timings"]["total"] > 0
 
 

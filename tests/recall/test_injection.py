@@ -22,8 +22,8 @@ def test_system_message_groups_by_layer_in_plan_order(world, memory):
     assert message["role"] == "system"
     content = message["content"]
     assert content.startswith(HEADER)
-    assert content.index("【当前案件层 case】") < content.index("【用户画像层 user_profile】") < content.index(
-        "【通用法律层 general_law】")
+    assert content.index("【当前案件层】") < content.index("【用户画像层】") < content.index(
+        "【通用法律层】")
     assert memory["laptop_report"].content in content
 
 
@@ -50,8 +50,8 @@ def test_without_a_current_matter_each_case_fact_names_its_matter(world, memory)
     result = search_memory(world.alice, "电脑花屏 押金 扣留", k=10)
     content = build_system_message(result)["content"]
 
-    assert "【当前案件层 case】" not in content
-    assert "【各案件的事实 case（按案件标注，勿混用）】" in content
+    assert "【当前案件层】" not in content
+    assert "【各案件的事实（按案件标注，勿混用）】" in content
     laptop = f"【{world.matter_laptop.reference} {world.matter_laptop.title}】".replace("【 ", "【")
     deposit = f"【{world.matter_deposit.reference} {world.matter_deposit.title}】".replace("【 ", "【")
     assert f"{laptop} [事实] {memory['laptop_screen'].content}" in content
@@ -63,5 +63,5 @@ def test_with_a_current_matter_the_case_layer_is_that_matter(world, memory):
     result = search_memory(world.alice, "电脑花屏 检测报告", k=10, matter_id=world.matter_laptop.pk)
     content = build_system_message(result)["content"]
 
-    assert "【当前案件层 case】" in content
+    assert "【当前案件层】" in content
     assert world.matter_deposit.title not in content

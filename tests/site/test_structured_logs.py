@@ -261,3 +261,42 @@ def one_line(lines: list[dict], event: str) -> dict:
     found = [line for line in lines if line.get("event") == event]
     assert len(found) == 1, found
     return found[0]
+
+
+def test_a_refused_request_is_one_log_line_without_a_traceback(world):
+    """A 403 (bob may not forget a firm-wide note: PermissionDenied) is logged by Django with the
+    exception attached; through our LOGGING it is one line, its reason and path, no traceback."""
+    from memory.models import MemoryScope
+    from tests.clients import logged_in
+
+    law = world.note("消费者可就质量问题主张退换修。", scope=MemoryScope.GENERAL_LAW, category="law")
+
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(TextFormatter())
+    logger = logging.getLogger("django.request")
+    logger.addHandler(handler)
+    try:
+        response = logged_in(world.bob).post(f"/memory/{law.pk}/forget/")
+    finally:
+        logger.removeHandler(handler)
+    assert response.status_code == 403
+    written = stream.getvalue()
+    assert len(written.splitlines()) == 1, written
+    assert "Forbidden (Permission denied)" in written and f"/memory/{law.pk}/forget/" in written
+    assert "Traceback" not in written
+
+
+def test_a_server_error_keeps_its_traceback():
+    """Only the client's errors lose the exception: a 5xx record keeps it, for whoever fixes it."""
+    from infra.logs.formatters import ClientErrorsOneLine
+
+    try:
+        raise RuntimeError("broken")
+    except RuntimeError:
+        failed = record("Internal Server Error: /x/", exc_info=sys.exc_info(), status_code=500)
+        refused = record("Forbidden (Permission denied): /x/", exc_info=sys.exc_info(), status_code=403)
+    one_line = ClientErrorsOneLine()
+    assert one_line.filter(failed) and one_line.filter(refused)
+    assert "Traceback" in TextFormatter().format(failed)
+    assert TextFormatter().format(refused).count("\n") == 0
