@@ -170,7 +170,7 @@ class Plan:
 
     def is_empty(self) -> bool:
         return not (self.notes or self.messages or self.conversations or self.traits or self.evidence
-                    or self.retitled_conversations or self.documents)
+                    or self.retitled_conversations or self.documents or self.audit_entries)
 
 
 def _ids(queryset) -> set:

@@ -21,9 +21,15 @@ from django.utils import translation
 
 from legalmem_site.backup import create_backup, restore_backup
 from memory.models import AuditEvent, AuditLog, Conversation, Document, DocumentChunk, Note, SourceType
+from memory.services.audit import record
+from memory.services.notes import NoteDraft, create_note
 from memory.services.documents import file_path
 from records import journal
+from records.erasure import erase, matter_unit
+from records.erasure_plan import replay_unit
+from records.fingerprints import Fingerprints
 from records.services import compaction
+from records.verification import verify
 from remember.documents import process_document
 from tests.clients import client_for
 from tests.factories import AssignmentFactory, MatterFactory
@@ -31,7 +37,6 @@ from tests.live_server import test_database_url
 from tests.records.conftest import tables_containing
 from tests.records.test_verify_erasure import files_holding, pg_dump_text, pgdata
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.subprocess]
 
 NAME = "穆晓岚"
 
@@ -57,6 +62,8 @@ def analyze() -> None:
         cursor.execute("ANALYZE")
 
 
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.subprocess
 def test_a_subject_and_its_matter_leave_nothing_in_any_store(world, make_turn, settings, data_folder):
     settings.DOCUMENT_STORE_DIR = data_folder / "documents"
     id_number = f"11010519{secrets.randbelow(10**10):010d}"
@@ -129,3 +136,55 @@ def test_a_subject_and_its_matter_leave_nothing_in_any_store(world, make_turn, s
     finally:
         database.server.cleanup()
         shutil.rmtree(restored_folder, ignore_errors=True)
+
+
+@pytest.mark.django_db
+def test_verify_erasure_tells_residue_from_words_another_matter_still_holds(world, tmp_path):
+    """A sentence both matters hold is a shared word after one is erased, never residue; a copy
+    of what only the erased matter held is residue and fails the verdict."""
+    tag = secrets.token_hex(4)
+    habit = f"用户习惯先看结论再看证据清单{tag}"
+    unique = f"MKU{secrets.token_hex(4).upper()}"
+    erased = MatterFactory(firm=world.firm_a, title=f"合同纠纷（{secrets.token_hex(4)}）")
+    kept = MatterFactory(firm=world.firm_a, title=f"劳动争议（{secrets.token_hex(4)}）")
+    for matter, text in ((erased, f"备注：{habit}。委托编号{unique}。"), (kept, f"{habit}。")):
+        create_note(NoteDraft(firm=world.firm_a, matter=matter, content=text, memory_scope="case", category="fact",
+                              source_type="manual"), actor="system:test")
+
+    result = erase(matter_unit(erased), actor="system:test", reason="the client's written request")
+    verdict = verify(result.tombstone)
+    assert verdict.clean, verdict.found
+    assert "memory_note.content" in verdict.shared, verdict.shared
+    assert habit not in str(result.tombstone.extra) and unique not in str(result.tombstone.extra)
+
+    (tmp_path / "app.log").write_text(f"exported {unique} at noon\n{habit}\n", encoding="utf-8")
+    verdict = verify(result.tombstone, folders=[tmp_path])
+    assert list(verdict.found) == [str(tmp_path / "app.log")], verdict.found
+    assert verdict.found[str(tmp_path / "app.log")] == 1  # the identifier; the shared sentence is not residue
+    with translation.override("en"):
+        lines = "\n".join(verdict.lines())
+    assert "content remains" in lines and "shared words" in lines
+
+
+@pytest.mark.django_db
+def test_a_replayed_erasure_redacts_audit_rows_its_fingerprints_find(world):
+    """After a restore, an audit row the journal does not name by id (a document_uploaded entry
+    whose file name names the subject) is found by the journal's fingerprints and redacted."""
+    matter = MatterFactory(firm=world.firm_a)
+    uploaded = record(actor=world.alice, event=AuditEvent.DOCUMENT_UPLOADED, firm=world.firm_a, matter_id=matter.pk,
+                      object_type="document", object_id=987654, after={"filename": f"{NAME}代持协议.txt"})
+    other = record(actor=world.alice, event=AuditEvent.DOCUMENT_UPLOADED, firm=world.firm_a, matter_id=matter.pk,
+                   object_type="document", object_id=987655, after={"filename": "租赁合同.txt"})
+    entry = {"tombstone": 1, "firm": world.firm_a.pk, "kind": "subject", "object_type": "subject",
+             "object_id": "0" * 64, "label": "subject 000000000000", "matter": None,
+             "rows": {name: [] for name in ("conversations", "messages", "notes", "retitled_conversations",
+                                            "traits", "evidence", "documents", "audit_entries")},
+             "fingerprints": Fingerprints.of([], [NAME]).to_json()}
+
+    result = erase(replay_unit(entry), actor="system:erase", reason="replay of erasure 1 after a restore")
+
+    assert result.counts["audit_entries_redacted"] == 1
+    uploaded.refresh_from_db()
+    other.refresh_from_db()
+    assert uploaded.after is None and uploaded.extra == {"redacted_by": result.tombstone.pk}
+    assert other.after == {"filename": "租赁合同.txt"}
