@@ -44,6 +44,7 @@ class Verdict:
     found: dict[str, int] = field(default_factory=dict)
     shared: dict[str, int] = field(default_factory=dict)
     scanned: dict[str, int] = field(default_factory=dict)  # "columns", "files"
+    remarks: list[str] = field(default_factory=list)  # what the compaction before it could not do
 
     @property
     def clean(self) -> bool:
@@ -65,6 +66,9 @@ class Verdict:
         if self.shared:
             lines.append(gettext("shared words (also held by what the erasure kept, not residue):"))
             lines += [f"  {where}: {hits}" for where, hits in sorted(self.shared.items())]
+        if self.remarks:
+            lines.append(gettext("not done by the compaction:"))
+            lines += [f"  {remark}" for remark in self.remarks]
         return lines
 
 
