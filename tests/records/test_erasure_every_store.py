@@ -89,6 +89,9 @@ def test_a_subject_and_its_matter_leave_nothing_in_any_store(world, make_turn, s
     story_copy = data_folder / "story_runs" / "20261201-100000-000000" / "turns" / "0001.json"
     story_copy.parent.mkdir(parents=True)
     story_copy.write_text(f'{{"user": "委托人{NAME}的身份证号{id_number}"}}\n', encoding="utf-8")
+    search = client_for(world.alice).post("/api/memory/search", {"query": f"{NAME} {id_number}", "k": 10},
+                                          format="json")
+    assert search.status_code == 200 and NAME in search.content.decode()
     analyze()  # the planner's statistics sample the rows, as autovacuum would
     assert pg_stats_holding(needles) and id_number.encode() in pg_dump_text()
     older_backup = data_folder.parent / "older.tar"
@@ -129,12 +132,18 @@ def test_a_subject_and_its_matter_leave_nothing_in_any_store(world, make_turn, s
     restored_folder = Path(tempfile.mkdtemp(prefix="legalmem-restored-"))
     restored_folder.chmod(0o755)
     database = restore_backup(older_backup, restored_folder, journals=[journal.journal_path()])
+    running = True
     try:
         restored = pg_dump_text(database.url)
         assert not [needle for needle in needles if needle.encode() in restored]
         assert files_holding(restored_folder, needles) == []
+        database.server.cleanup()  # a clean shutdown (its checkpoint) writes none of it back either
+        running = False
+        assert not (restored_folder / "pgdata" / "postmaster.pid").exists()  # stopped, not left running
+        assert files_holding(restored_folder, needles) == []
     finally:
-        database.server.cleanup()
+        if running:
+            database.server.cleanup()
         shutil.rmtree(restored_folder, ignore_errors=True)
 
 
