@@ -25,12 +25,13 @@ from memory.services.audit import record
 from memory.services.notes import NoteDraft, create_note
 from memory.services.documents import file_path
 from records import journal
-from records.erasure import erase, matter_unit
+from records.erasure import ErasureError, erase, matter_unit, preview, subject_unit
 from records.erasure_plan import replay_unit
 from records.fingerprints import Fingerprints
 from records.services import compaction
+from records.services.retention import set_legal_hold
 from records.verification import verify
-from remember.documents import process_document
+from remember.documents import process_document, upload_document
 from tests.clients import client_for
 from tests.factories import AssignmentFactory, MatterFactory
 from tests.live_server import test_database_url
@@ -197,3 +198,19 @@ def test_a_replayed_erasure_redacts_audit_rows_its_fingerprints_find(world):
     other.refresh_from_db()
     assert uploaded.after is None and uploaded.extra == {"redacted_by": result.tombstone.pk}
     assert other.after == {"filename": "租赁合同.txt"}
+
+
+@pytest.mark.django_db
+def test_a_subject_named_only_in_a_held_matters_document_is_refused_and_counted_in_the_dry_run(world, settings,
+                                                                                               tmp_path):
+    settings.DOCUMENT_STORE_DIR = tmp_path / "documents"
+    matter = MatterFactory(firm=world.firm_a)
+    document = upload_document(actor="system:test", matter=matter, filename="代持协议.txt",  # no notes made
+                               stream=io.BytesIO(f"委托方{NAME}将股权交由受托方代为持有。\n".encode()))
+    assert process_document(document.pk) == "indexed"
+    unit = subject_unit(world.firm_a, NAME)
+    assert preview(unit).counts["documents"] == 1
+    set_legal_hold(matter, actor=world.alice, reason="appeal pending")
+    with pytest.raises(ErasureError, match="legal hold"):
+        erase(unit, actor="system:test", reason="本人书面要求")
+    assert Document.objects.filter(pk=document.pk).exists() and file_path(document.sha256).exists()
