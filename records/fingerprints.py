@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 
 from django.conf import settings
 
+from memory.segmentation import is_common_word
 from remember.extraction.lexicon import person_names
 
 IDENTIFIER = re.compile(r"[0-9a-z][0-9a-z\-_./@]{5,}")
@@ -41,9 +42,10 @@ LATIN_NAME = re.compile(r"\b[A-Z][a-z]{2,}\b")
 
 
 def proper_names(text: str) -> list[str]:
-    """The people's names in ``text``: Chinese names jieba tags as a person (remember's lexicon),
-    and capitalised Latin words that do not open a sentence ("Whitfield", "Hangzhou")."""
-    found = person_names(text)
+    """The people's names in ``text``: Chinese names jieba tags as a person (remember's lexicon)
+    that are not common words (it tags "明白" too, which any later reply may say), and
+    capitalised Latin words that do not open a sentence ("Whitfield", "Hangzhou")."""
+    found = [name for name in person_names(text) if not is_common_word(name)]
     for match in LATIN_NAME.finditer(text or ""):
         before = text[:match.start()].rstrip()
         if before and before[-1] not in ".!?:;\"“。！？：；":
