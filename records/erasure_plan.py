@@ -17,7 +17,7 @@ from django.db.models import Q
 from django.utils.translation import gettext
 
 from memory.labels import unit_label
-from records.fingerprints import Fingerprints, proper_names
+from records.fingerprints import Fingerprints, digest, normalized, proper_names
 from memory.models import (
     AuditEvent,
     AuditLog,
@@ -442,4 +442,6 @@ def shared_fingerprints(unit: Unit, plan: Plan, fingerprints: Fingerprints) -> s
         for values in rows.values_list(*columns).iterator(chunk_size=2000):
             for text in values:
                 shared |= fingerprints.found_in(text or "")
+    if unit.subject:  # the subject's own name is never a shared word: a kept row naming it is residue
+        shared.discard(digest(normalized(unit.subject)))
     return shared
