@@ -9,10 +9,3 @@ class DocumentsConfig(AppConfig):
     name = "documents"
     label = "documents"
     verbose_name = _("Documents")
-
-    def ready(self) -> None:
-        """Erasing a matter erases its documents, pages, chunks and stored files."""
-        from memory.erasure_hooks import register_erasure_hook
-        from memory.services.documents import erase_unit_documents
-
-        register_erasure_hook("documents", erase_unit_documents)

@@ -259,6 +259,12 @@ COUNT_LABELS = {
     "conversations_retitled": _("conversation titles blanked"),
     "admin_history": _("admin history entries"),
     "replies_redacted": _("replies with quotations redacted"),
+    "documents": pgettext_lazy("erasure count", "documents"),
+    "document_pages": pgettext_lazy("erasure count", "document pages"),
+    "document_chunks": _("document passages"),
+    "document_files": _("stored files"),
+    "notes_from_documents": _("notes made from documents"),
+    "file_copies": _("story-run files"),
 }
 
 

@@ -18,12 +18,15 @@ from records.verification import Verdict, verify
 
 
 def compact_and_verify(result: ErasureResult, *, folders: list[Path]) -> Verdict | None:
-    """After a committed erasure: rewrite the touched tables and retire the WAL (the bytes go
-    from the files), then look for the fingerprints in the database and ``folders``."""
+    """After a committed erasure: rewrite the touched tables, clear the statistics of emptied
+    ones and retire the WAL (the bytes go from the files), then look for the fingerprints in the
+    database and ``folders``; what compaction could not do is in the verdict's ``remarks``."""
     if result.tombstone is None or result.already_erased or result.dry_run:
         return None
-    compact_after_erasure()
-    return verify(result.tombstone, folders=folders)
+    compacted = compact_after_erasure()
+    verdict = verify(result.tombstone, folders=folders)
+    verdict.remarks = list(compacted.get("refused", []))  # statistics kept, WAL held back, tables skipped
+    return verdict
 
 __all__ = [
     "ErasureError",

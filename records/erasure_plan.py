@@ -8,6 +8,7 @@ erasure's transaction after the unit's turn jobs are locked.
 from __future__ import annotations
 
 import hashlib
+import json
 from dataclasses import dataclass, field
 
 from django.contrib.admin.models import LogEntry
@@ -16,13 +17,16 @@ from django.db.models import Q
 from django.utils.translation import gettext
 
 from memory.labels import unit_label
-from records.fingerprints import proper_names
+from records.fingerprints import Fingerprints, digest, normalized, proper_names
 from memory.models import (
     AuditEvent,
     AuditLog,
     Consolidation,
     ConsolidatedMessage,
     Conversation,
+    Document,
+    DocumentChunk,
+    DocumentPage,
     Firm,
     Matter,
     Message,
@@ -31,6 +35,7 @@ from memory.models import (
     PersonaEvidence,
     PersonaTrait,
     RoutingDecision,
+    SourceType,
     TurnExtraction,
 )
 
@@ -53,6 +58,7 @@ class Unit:
     user: object | None = None
     subject: str = ""
     rows: dict | None = None  # a replayed erasure: the ids its journal entry names (records.journal)
+    fingerprints: dict | None = None  # a replayed erasure: its journal entry's fingerprints (audit rows by content)
 
     @property
     def shown(self) -> str:
@@ -90,14 +96,15 @@ def replay_unit(entry: dict) -> Unit:
     firm = Firm.objects.get(pk=entry["firm"])
     matter = Matter.objects.filter(pk=entry.get("matter"), firm=firm).first() if entry.get("matter") else None
     return Unit(kind=entry["kind"], firm=firm, object_type=entry["object_type"], object_id=entry["object_id"],
-                label=entry["label"], matter=matter, rows=entry["rows"])
+                label=entry["label"], matter=matter, rows=entry["rows"], fingerprints=entry.get("fingerprints"))
 
 
 def journal_rows(plan: Plan) -> dict[str, list]:
     """The ids a journal entry keeps of a plan (no content)."""
     return {"conversations": sorted(plan.conversations), "messages": sorted(plan.messages),
             "notes": sorted(plan.notes), "retitled_conversations": sorted(plan.retitled_conversations),
-            "traits": sorted(plan.traits), "evidence": sorted(plan.evidence)}
+            "traits": sorted(plan.traits), "evidence": sorted(plan.evidence),
+            "documents": sorted(plan.documents), "audit_entries": sorted(plan.audit_entries)}
 
 
 def subject_hash(firm: Firm, subject: str) -> str:
@@ -129,6 +136,8 @@ class Plan:
     traits: set[int] = field(default_factory=set)
     evidence: set[int] = field(default_factory=set)
     audit_entries: set[int] = field(default_factory=set)
+    documents: set[int] = field(default_factory=set)  # with their pages, chunks and (unshared) files
+    document_notes: set[str] = field(default_factory=set)  # notes made from those documents (also in ``notes``)
     matters: set[int] = field(default_factory=set)  # matters the unit touches (legal hold)
 
     def counts(self) -> dict[str, int]:
@@ -145,11 +154,23 @@ class Plan:
             "persona_traits": len(self.traits),
             "persona_evidence": len(self.evidence),
             "audit_entries_redacted": len(self.audit_entries),
+            "documents": len(self.documents),
+            "document_pages": DocumentPage.objects.filter(document_id__in=self.documents).count(),
+            "document_chunks": DocumentChunk.objects.filter(document_id__in=self.documents).count(),
+            "document_files": len(self.unshared_files()),
+            "notes_from_documents": len(self.document_notes),
         }
+
+    def unshared_files(self) -> set[str]:
+        """The hashes of the stored files only the erased documents refer to (they go too)."""
+        hashes = set(Document.objects.filter(pk__in=self.documents).values_list("sha256", flat=True))
+        kept = set(Document.objects.filter(sha256__in=hashes).exclude(pk__in=self.documents)
+                   .values_list("sha256", flat=True))
+        return hashes - kept
 
     def is_empty(self) -> bool:
         return not (self.notes or self.messages or self.conversations or self.traits or self.evidence
-                    or self.retitled_conversations)
+                    or self.retitled_conversations or self.documents or self.audit_entries)
 
 
 def _ids(queryset) -> set:
@@ -167,7 +188,9 @@ def _seed(unit: Unit, plan: Plan) -> None:
         plan.notes |= {str(pk) for pk in _ids(Note.objects.filter(firm=firm, pk__in=rows["notes"]))}
         plan.traits |= _ids(PersonaTrait.objects.filter(firm=firm, pk__in=rows["traits"]))
         plan.evidence |= _ids(PersonaEvidence.objects.filter(firm=firm, pk__in=rows["evidence"]))
+        plan.documents |= _ids(Document.objects.filter(firm=firm, pk__in=rows.get("documents", [])))
     if unit.matter is not None:
+        plan.documents |= _ids(Document.objects.filter(matter=unit.matter))
         plan.conversations |= _ids(Conversation.objects.filter(matter=unit.matter))
         plan.notes |= {str(pk) for pk in _ids(Note.objects.filter(matter=unit.matter))}
         plan.decisions |= _ids(RoutingDecision.objects.filter(matter=unit.matter))
@@ -189,11 +212,36 @@ def _seed(unit: Unit, plan: Plan) -> None:
         plan.traits |= _ids(PersonaTrait.objects.filter(firm=firm, content__icontains=name))
         plan.scrubbed_consolidations |= _ids(Consolidation.objects.filter(firm=firm, items__icontains=name))
         plan.retitled_conversations |= _ids(Conversation.objects.filter(firm=firm, title__icontains=name))
+        plan.documents |= subject_documents(firm, name)
+
+
+def subject_documents(firm: Firm, name: str) -> set[int]:
+    """The firm's documents that name the subject: in the title, the file name, the e-mail
+    headers or the text of any page (an e-mail's attachments go only if they name it too)."""
+    return _ids(Document.objects.filter(firm=firm).filter(
+        Q(title__icontains=name) | Q(filename__icontains=name) | Q(headers__icontains=name)
+        | Q(pk__in=DocumentPage.objects.filter(text__icontains=name).values("document_id"))
+    ))
+
+
+def _document_notes(plan: Plan) -> None:
+    """The notes and routing decisions made from the erased documents' chunks (source
+    ``document:<id>:p…``, decision key ``document-chunk:<chunk id>``)."""
+    if not plan.documents:
+        return
+    made = Q(pk__in=[])
+    for document_id in plan.documents:
+        made |= Q(source_id__startswith=f"document:{document_id}:")
+    plan.document_notes = {str(pk) for pk in _ids(Note.objects.filter(source_type=SourceType.DOCUMENT).filter(made))}
+    plan.notes |= plan.document_notes
+    chunks = DocumentChunk.objects.filter(document_id__in=plan.documents).values_list("pk", flat=True)
+    plan.decisions |= _ids(RoutingDecision.objects.filter(source_key__in=[f"document-chunk:{pk}" for pk in chunks]))
 
 
 def _expand(plan: Plan) -> None:
     """Everything derived from the seeded rows: messages of conversations, both messages of a
     turn, notes written from erased turns or messages, persona traits built on erased evidence."""
+    _document_notes(plan)
     plan.messages |= _ids(Message.objects.filter(conversation_id__in=plan.conversations))
     plan.turns |= _ids(TurnExtraction.objects.filter(
         Q(conversation_id__in=plan.conversations) | Q(user_message_id__in=plan.messages)
@@ -243,6 +291,7 @@ def _touched_matters(unit: Unit, plan: Plan) -> None:
     plan.matters |= set(Conversation.objects.filter(
         Q(pk__in=plan.conversations) | Q(messages__in=plan.messages), matter__isnull=False
     ).values_list("matter_id", flat=True))
+    plan.matters |= set(Document.objects.filter(pk__in=plan.documents).values_list("matter_id", flat=True))
     if unit.matter is not None:
         plan.matters.add(unit.matter.pk)
 
@@ -256,16 +305,32 @@ def _audit_entries(unit: Unit, plan: Plan) -> None:
         | Q(extra__triggered_by__in=notes) | Q(extra__supersedes__in=notes) | Q(extra__superseded_by__in=notes)
         | Q(object_type="turn_extraction", object_id__in=[str(pk) for pk in plan.turns])
         | Q(object_type="conversation", object_id__in=[str(pk) for pk in plan.conversations])
+        | Q(object_type="document", object_id__in=[str(pk) for pk in plan.documents])
     )
+    if unit.rows is not None:
+        quoting |= Q(pk__in=unit.rows.get("audit_entries", []))
     if unit.matter is not None:
         quoting |= Q(object_type="matter", object_id=str(unit.matter.pk))
     if unit.subject:
         name = unit.subject
         quoting |= Q(before__icontains=name) | Q(after__icontains=name) | Q(extra__icontains=name)
-    plan.audit_entries = _ids(
-        AuditLog.objects.filter(firm=unit.firm).filter(quoting).exclude(event_type=AuditEvent.ERASED)
-        .exclude(extra__has_key="redacted_by")
-    )
+    unredacted = AuditLog.objects.filter(firm=unit.firm).exclude(event_type=AuditEvent.ERASED).exclude(
+        extra__has_key="redacted_by")
+    plan.audit_entries = _ids(unredacted.filter(quoting))
+    if unit.fingerprints:
+        plan.audit_entries |= audit_entries_matching(unredacted, Fingerprints.from_json(unit.fingerprints))
+
+
+def audit_entries_matching(entries, fingerprints: Fingerprints) -> set[int]:
+    """A replayed erasure's audit rows found by content: those whose before, after or extra hold
+    one of the erased strings' fingerprints that no surviving row shared (a file name naming the
+    subject in ``document_uploaded``, found after a restore though the journal names no such row)."""
+    fingerprints = fingerprints.unshared()
+    found = set()
+    for pk, before, after, extra in entries.values_list("pk", "before", "after", "extra").iterator(chunk_size=2000):
+        if fingerprints.matches(json.dumps([before, after, extra], ensure_ascii=False)):
+            found.add(pk)
+    return found
 
 
 def collect(unit: Unit) -> Plan:
@@ -331,6 +396,9 @@ def erased_texts(unit: Unit, plan: Plan) -> tuple[list[str], list[str]]:
     texts += Message.objects.filter(pk__in=plan.messages).values_list("content", flat=True)
     texts += Conversation.objects.filter(
         pk__in=plan.conversations | plan.retitled_conversations).values_list("title", flat=True)
+    for title, filename in Document.objects.filter(pk__in=plan.documents).values_list("title", "filename"):
+        texts += [title, filename]
+    texts += DocumentPage.objects.filter(document_id__in=plan.documents).values_list("text", flat=True)
     if unit.matter is not None:
         texts += [unit.matter.title, unit.matter.description]
         names.append(unit.matter.title)
@@ -342,7 +410,8 @@ def admin_history(unit: Unit, plan: Plan):
     """Django admin history rows that name the unit's objects (``object_repr``, ``change_message``)."""
     named = Q(pk__in=[])
     conversations = plan.conversations | plan.retitled_conversations
-    for model, ids in ((Note, plan.notes), (Message, plan.messages), (Conversation, conversations)):
+    for model, ids in ((Note, plan.notes), (Message, plan.messages), (Conversation, conversations),
+                       (Document, plan.documents)):
         if ids:
             named |= Q(content_type=ContentType.objects.get_for_model(model), object_id__in=[str(pk) for pk in ids])
     if unit.matter is not None:
@@ -350,3 +419,29 @@ def admin_history(unit: Unit, plan: Plan):
     if unit.subject:
         named |= Q(object_repr__icontains=unit.subject) | Q(change_message__icontains=unit.subject)
     return LogEntry.objects.filter(named)
+
+
+def shared_fingerprints(unit: Unit, plan: Plan, fingerprints: Fingerprints) -> set[str]:
+    """The fingerprints that rows the erasure keeps hold too (any firm: the keyed hashes are the
+    installation's): another matter's note with the same sentence, a reply quoting a law, a
+    common word taken for a name. ``verify_erasure`` reports them apart from the residue.
+    Read after the quoting replies are redacted and before the delete."""
+    kept = [
+        (Note.objects.exclude(pk__in=list(plan.notes)), ("content", "context", "subject")),
+        (Message.objects.exclude(pk__in=plan.messages), ("content",)),
+        (Conversation.objects.exclude(pk__in=plan.conversations | plan.retitled_conversations), ("title",)),
+        (Document.objects.exclude(pk__in=plan.documents), ("title", "filename")),
+        (DocumentPage.objects.exclude(document_id__in=plan.documents), ("text",)),
+        (PersonaTrait.objects.exclude(pk__in=plan.traits), ("content",)),
+        (PersonaEvidence.objects.exclude(pk__in=plan.evidence), ("content",)),
+        (RoutingDecision.objects.exclude(pk__in=plan.decisions), ("content",)),
+        (Matter.objects.exclude(pk=unit.matter.pk if unit.matter is not None else None), ("title", "description")),
+    ]
+    shared: set[str] = set()
+    for rows, columns in kept:
+        for values in rows.values_list(*columns).iterator(chunk_size=2000):
+            for text in values:
+                shared |= fingerprints.found_in(text or "")
+    if unit.subject:  # the subject's own name is never a shared word: a kept row naming it is residue
+        shared.discard(digest(normalized(unit.subject)))
+    return shared

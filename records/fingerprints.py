@@ -10,8 +10,12 @@ An erasure keeps in its tombstone the fingerprints of what it removed (docs/reco
   in the erased texts (``proper_names``), matched anywhere inside a text (a name sits inside a
   clause without punctuation around it).
 
-Each is ``blake2b(key=SECRET_KEY)`` of the NFKC-casefolded text, 16 hex digits: without the
-key nobody can test a guess against a tombstone, and a restored backup keeps the key.
+Each is ``blake2b(key=SECRET_KEY)`` of the NFKC-casefolded text, 16 hex digits (a keyed MAC):
+without the key nobody can test a guess against a tombstone, and a restored backup keeps the key.
+
+**Shared** fingerprints are those that rows the erasure keeps still held when it ran (another
+matter's note with the same sentence, a common word taken for a name): ``verify_erasure``
+reports them apart from the residue, and they never make its verdict fail.
 """
 from __future__ import annotations
 
@@ -23,6 +27,7 @@ from dataclasses import dataclass, field
 
 from django.conf import settings
 
+from memory.segmentation import is_common_word
 from remember.extraction.lexicon import person_names
 
 IDENTIFIER = re.compile(r"[0-9a-z][0-9a-z\-_./@]{5,}")
@@ -37,9 +42,10 @@ LATIN_NAME = re.compile(r"\b[A-Z][a-z]{2,}\b")
 
 
 def proper_names(text: str) -> list[str]:
-    """The people's names in ``text``: Chinese names jieba tags as a person (remember's lexicon),
-    and capitalised Latin words that do not open a sentence ("Whitfield", "Hangzhou")."""
-    found = person_names(text)
+    """The people's names in ``text``: Chinese names jieba tags as a person (remember's lexicon)
+    that are not common words (it tags "明白" too, which any later reply may say), and
+    capitalised Latin words that do not open a sentence ("Whitfield", "Hangzhou")."""
+    found = [name for name in person_names(text) if not is_common_word(name)]
     for match in LATIN_NAME.finditer(text or ""):
         before = text[:match.start()].rstrip()
         if before and before[-1] not in ".!?:;\"“。！？：；":
@@ -71,6 +77,7 @@ class Fingerprints:
 
     tokens: set[str] = field(default_factory=set)
     names: dict[int, set[str]] = field(default_factory=dict)  # name length → hashes
+    shared: set[str] = field(default_factory=set)  # hashes that rows kept by the erasure also held
 
     @classmethod
     def of(cls, texts: Iterable[str], names: Iterable[str]) -> Fingerprints:
@@ -87,23 +94,34 @@ class Fingerprints:
     def from_json(cls, data: dict | None) -> Fingerprints:
         data = data or {}
         return cls(tokens=set(data.get("tokens", [])),
-                   names={int(length): set(hashes) for length, hashes in data.get("names", {}).items()})
+                   names={int(length): set(hashes) for length, hashes in data.get("names", {}).items()},
+                   shared=set(data.get("shared", [])))
 
     def to_json(self) -> dict:
         return {"tokens": sorted(self.tokens),
-                "names": {str(length): sorted(hashes) for length, hashes in sorted(self.names.items())}}
+                "names": {str(length): sorted(hashes) for length, hashes in sorted(self.names.items())},
+                "shared": sorted(self.shared)}
+
+    def unshared(self) -> Fingerprints:
+        """Only what no kept row held: what may not remain anywhere."""
+        names = {length: hashes - self.shared for length, hashes in self.names.items()}
+        return Fingerprints(tokens=self.tokens - self.shared, names={k: v for k, v in names.items() if v})
 
     def __bool__(self) -> bool:
         return bool(self.tokens or self.names)
 
-    def matches(self, text: str) -> int:
-        """How many fingerprints ``text`` holds (0: nothing of the erased content is in it)."""
+    def found_in(self, text: str) -> set[str]:
+        """The fingerprints ``text`` holds (empty: nothing of the erased content is in it)."""
         if not text:
-            return 0
-        hits = len({digest(token) for token in tokens_of(text)} & self.tokens)
+            return set()
+        found = {digest(token) for token in tokens_of(text)} & self.tokens
         if self.names:
             plain = normalized(text)
             for length, hashes in self.names.items():
                 seen = {plain[i:i + length] for i in range(len(plain) - length + 1)}
-                hits += len({digest(window) for window in seen} & hashes)
-        return hits
+                found |= {digest(window) for window in seen} & hashes
+        return found
+
+    def matches(self, text: str) -> int:
+        """How many fingerprints ``text`` holds (0: nothing of the erased content is in it)."""
+        return len(self.found_in(text))

@@ -3,7 +3,9 @@ in every text column of the database, every file of the data folder (backups ope
 and the logs, and say where anything remains (docs/records.md, "Verifying an erasure").
 
 Reads only. The fingerprints come from the tombstone (``records.fingerprints``), so the check
-needs no copy of what was erased.
+needs no copy of what was erased. A fingerprint that rows the erasure kept also held when it ran
+(``shared``: another matter's identical sentence, a common word taken for a name) is reported
+apart, as shared words: only the others are residue, and only residue fails the verdict.
 """
 from __future__ import annotations
 
@@ -35,22 +37,53 @@ TEXT_RUN = re.compile(r"[^\x00-\x08\x0e-\x1f\x7f\ufffd]{6,}")
 
 @dataclass
 class Verdict:
-    """Where the fingerprints were found: ``table.column`` or a file path (``archive:member``) → hits."""
+    """Where the fingerprints were found: ``table.column``, ``pg_stats table.column`` or a file
+    path (``archive:member``) → hits; ``found`` is the residue, ``shared`` the shared words."""
 
     tombstone: AuditLog
     found: dict[str, int] = field(default_factory=dict)
+    shared: dict[str, int] = field(default_factory=dict)
     scanned: dict[str, int] = field(default_factory=dict)  # "columns", "files"
+    remarks: list[str] = field(default_factory=list)  # what the compaction before it could not do
 
     @property
     def clean(self) -> bool:
         return not self.found
+
+    def add(self, where: str, hits: Hits) -> None:
+        residue, shared = hits
+        if residue:
+            self.found[where] = self.found.get(where, 0) + residue
+        if shared:
+            self.shared[where] = self.shared.get(where, 0) + shared
 
     def lines(self) -> list[str]:
         verdict = gettext("nothing remains") if self.clean else gettext("content remains")
         head = gettext("erasure %(entry)s: %(verdict)s (%(columns)s text columns, %(files)s files scanned)") % {
             "entry": self.tombstone.pk, "verdict": verdict,
             "columns": self.scanned.get("columns", 0), "files": self.scanned.get("files", 0)}
-        return [head, *(f"  {where}: {hits}" for where, hits in sorted(self.found.items()))]
+        lines = [head, *(f"  {where}: {hits}" for where, hits in sorted(self.found.items()))]
+        if self.shared:
+            lines.append(gettext("shared words (also held by what the erasure kept, not residue):"))
+            lines += [f"  {where}: {hits}" for where, hits in sorted(self.shared.items())]
+        if self.remarks:
+            lines.append(gettext("not done by the compaction:"))
+            lines += [f"  {remark}" for remark in self.remarks]
+        return lines
+
+
+Hits = tuple[int, int]  # (residue, shared)
+
+
+def hits_in(fingerprints: Fingerprints, text: str) -> Hits:
+    """How many residue and how many shared fingerprints ``text`` holds."""
+    found = fingerprints.found_in(text)
+    shared = len(found & fingerprints.shared)
+    return len(found) - shared, shared
+
+
+def _sum(a: Hits, b: Hits) -> Hits:
+    return a[0] + b[0], a[1] + b[1]
 
 
 class NoFingerprints(ValueError):
@@ -70,9 +103,10 @@ def verify(tombstone: AuditLog, *, folders: Iterable[Path] = ()) -> Verdict:
     """Scan the database and ``folders`` (the data folder, the log folder) for the tombstone's fingerprints."""
     fingerprints = tombstone_fingerprints(tombstone)
     verdict = Verdict(tombstone=tombstone)
-    verdict.found.update(scan_database(fingerprints, verdict.scanned))
+    scan_database(fingerprints, verdict)
+    scan_statistics(fingerprints, verdict)
     for folder in folders:
-        verdict.found.update(scan_folder(fingerprints, Path(folder), verdict.scanned))
+        scan_folder(fingerprints, Path(folder), verdict)
     return verdict
 
 
@@ -91,32 +125,43 @@ def text_columns() -> list[tuple[str, str, str]]:
         return cursor.fetchall()
 
 
-def scan_database(fingerprints: Fingerprints, scanned: dict[str, int]) -> dict[str, int]:
-    found: dict[str, int] = {}
+def scan_database(fingerprints: Fingerprints, verdict: Verdict) -> None:
+    scanned = verdict.scanned
     with connection.cursor() as cursor:
         for table, column, data_type in text_columns():
             scanned["columns"] = scanned.get("columns", 0) + 1
             value = f"encode(\"{column}\", 'escape')" if data_type == "bytea" else f'"{column}"::text'
             cursor.execute(f'SELECT {value} FROM "{table}" WHERE "{column}" IS NOT NULL')
-            hits = sum(fingerprints.matches(text) for (text,) in cursor.fetchall())
-            if hits:
-                found[f"{table}.{column}"] = hits
-    return found
+            hits = (0, 0)
+            for (text,) in cursor.fetchall():
+                hits = _sum(hits, hits_in(fingerprints, text))
+            verdict.add(f"{table}.{column}", hits)
 
 
-def scan_folder(fingerprints: Fingerprints, root: Path, scanned: dict[str, int]) -> dict[str, int]:
+def scan_statistics(fingerprints: Fingerprints, verdict: Verdict) -> None:
+    """The planner's column statistics (``pg_stats``: sampled most common values, histogram
+    bounds, most common elements of a tsvector), which quote the tables' values."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT tablename, attname, concat_ws(' ', most_common_vals::text, histogram_bounds::text, "
+            "most_common_elems::text) FROM pg_stats WHERE schemaname = 'public'"
+        )
+        for table, column, text in cursor.fetchall():
+            verdict.add(f"pg_stats {table}.{column}", hits_in(fingerprints, text or ""))
+
+
+def scan_folder(fingerprints: Fingerprints, root: Path, verdict: Verdict) -> None:
     """Every regular file under ``root``: tar archives and their members, gzip files and
     ``pg_dump`` custom-format dumps (read back through ``pg_restore``) opened on the fly."""
-    found: dict[str, int] = {}
     if not root.exists():
-        return found
+        return
     for path in sorted(_files(root)):
-        scanned["files"] = scanned.get("files", 0) + 1
+        verdict.scanned["files"] = verdict.scanned.get("files", 0) + 1
         for where, chunks in _opened(path):
-            hits = sum(_matches(fingerprints, chunk) for chunk in chunks)
-            if hits:
-                found[where] = found.get(where, 0) + hits
-    return found
+            hits = (0, 0)
+            for chunk in chunks:
+                hits = _sum(hits, _matches(fingerprints, chunk))
+            verdict.add(where, hits)
 
 
 def _files(root: Path) -> Iterator[Path]:
@@ -127,12 +172,12 @@ def _files(root: Path) -> Iterator[Path]:
                 yield path
 
 
-def _matches(fingerprints: Fingerprints, chunk: bytes) -> int:
+def _matches(fingerprints: Fingerprints, chunk: bytes) -> Hits:
     """Fingerprints in the text runs of ``chunk``, also as URL-decoded (a query string in a log)."""
     text = "\n".join(TEXT_RUN.findall(chunk.decode("utf-8", "ignore")))
-    hits = fingerprints.matches(text)
+    hits = hits_in(fingerprints, text)
     if "%" in text:
-        hits += fingerprints.matches(unquote_plus(text))
+        hits = _sum(hits, hits_in(fingerprints, unquote_plus(text)))
     return hits
 
 

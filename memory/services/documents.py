@@ -4,7 +4,8 @@ ones audited (docs/documents.md).
 
 The store: ``<data folder>/documents/<first two hex digits>/<sha256>``. The same bytes uploaded
 twice are one file and two ``Document`` rows; a file is removed only when no row refers to its
-hash any more (``forget_unreferenced_files``, run after an erasure commits).
+hash any more (``forget_unreferenced_files``, run after an erasure commits; the erasure itself is
+``records.services.erasure``'s).
 """
 from __future__ import annotations
 
@@ -264,7 +265,7 @@ def forget_unreferenced_files(hashes: Iterable[str]) -> int:
     return removed
 
 
-def _scrub_recalled_passages(document_ids: list[int]) -> int:
+def scrub_recalled_passages(document_ids: list[int]) -> int:
     """Chat replies keep the passages recalled for them (``Message.recalled``): those of erased
     documents are removed from every reply, in whatever conversation."""
     scrubbed = 0
@@ -275,16 +276,3 @@ def _scrub_recalled_passages(document_ids: list[int]) -> int:
             Message.objects.filter(pk=reply.pk).update(recalled=kept)
             scrubbed += 1
     return scrubbed
-
-
-def erase_unit_documents(unit) -> int:
-    """An erasure's hook (``memory.erasure_hooks``, registered by the documents app): a matter's
-    documents, pages and chunks go in the erasure's transaction, their files once it commits
-    (a file another matter still refers to stays)."""
-    if getattr(unit, "matter", None) is None:
-        return 0
-    documents = Document.objects.filter(matter=unit.matter)
-    _scrub_recalled_passages(list(documents.values_list("pk", flat=True)))
-    count, hashes = documents_erase(documents)
-    transaction.on_commit(lambda: forget_unreferenced_files(hashes))
-    return count

@@ -82,7 +82,7 @@ def wait_for_older_snapshots(horizon: str, timeout: float | None = None) -> list
 
 
 #: Tables an erasure deletes from or rewrites rows of (prefixes of the apps' tables).
-TOUCHED_PREFIXES = ("memory_", "navigation_", "django_admin_log", "django_tasks_db")
+TOUCHED_PREFIXES = ("memory_", "navigation_", "django_admin_log", "django_tasks_database_")
 
 
 def touched_tables() -> list[str]:
@@ -120,12 +120,92 @@ def compact_after_erasure() -> dict[str, object]:
                 done["tables"] += 1
         finally:
             cursor.execute("RESET lock_timeout")
+        done["statistics_cleared"] = clear_statistics_of_empty_tables(cursor, done["refused"])
         for statement in ("VACUUM FULL pg_catalog.pg_statistic", "SELECT pg_switch_wal()", "CHECKPOINT",
                           "SELECT pg_switch_wal()", "CHECKPOINT"):
             try:
                 cursor.execute(statement)
             except DatabaseError as error:  # not the owner / not superuser: say so, go on
                 done["refused"].append(f"{statement}: {str(error).strip().splitlines()[0]}")
+    done["refused"] += stale_statistics() + wal_kept_back()
     done["seconds"] = round(time.monotonic() - started, 1)
     logger.info("erasure compaction: %s", done)
     return done
+
+
+#: Column statistics (table, column, inherited) of the tables named, their indexes' included.
+_STATISTICS_SQL = (
+    "SELECT c.relname, a.attname, s.stainherit FROM pg_statistic s JOIN pg_class c ON c.oid = s.starelid "
+    "JOIN pg_attribute a ON a.attrelid = s.starelid AND a.attnum = s.staattnum "
+    "LEFT JOIN pg_index i ON i.indexrelid = c.oid JOIN pg_class t ON t.oid = coalesce(i.indrelid, c.oid) "
+    "JOIN pg_namespace n ON n.oid = t.relnamespace WHERE n.nspname = 'public' AND t.relname = ANY(%s) "
+    "ORDER BY 1, 2"
+)
+
+
+def empty_tables(cursor) -> list[str]:
+    """The touched tables without a row (after the erasure, a matter's documents may be the last)."""
+    found = []
+    for table in touched_tables():
+        cursor.execute(f'SELECT NOT EXISTS (SELECT 1 FROM "{table}")')
+        if cursor.fetchone()[0]:
+            found.append(table)
+    return found
+
+
+def statistics_of(cursor, tables: list[str]) -> list[tuple[str, str, bool]]:
+    if not tables:
+        return []
+    cursor.execute(_STATISTICS_SQL, [tables])
+    return cursor.fetchall()
+
+
+def clear_statistics_of_empty_tables(cursor, refused: list[str]) -> int:
+    """Clear the column statistics of each touched table left without rows (and of its
+    expression indexes): ANALYZE replaces a table's statistics only from a sample that has rows,
+    so an emptied table keeps the most common values and histogram of its last ANALYZE,
+    readable by anyone who may read ``pg_stats``. PostgreSQL 18's ``pg_clear_attribute_stats``
+    needs only the table's MAINTAIN right; before 18 only a superuser may delete rows of
+    ``pg_statistic``, and a refusal is reported. Returns how many column statistics went."""
+    cleared = 0
+    for relation, column, inherited in statistics_of(cursor, empty_tables(cursor)):
+        try:
+            if connection.pg_version >= 180000:
+                cursor.execute("SELECT pg_clear_attribute_stats('public', %s, %s, %s)", [relation, column, inherited])
+            else:
+                cursor.execute(
+                    "DELETE FROM pg_catalog.pg_statistic s USING pg_attribute a WHERE s.starelid = %s::regclass "
+                    "AND a.attrelid = s.starelid AND a.attnum = s.staattnum AND a.attname = %s "
+                    "AND s.stainherit = %s", [f'public."{relation}"', column, inherited])
+        except DatabaseError as error:
+            refused.append(f"statistics of {relation}.{column}: {str(error).strip().splitlines()[0]}")
+            continue
+        cleared += 1
+    return cleared
+
+
+def stale_statistics() -> list[str]:
+    """The check after the rebuild: column statistics still kept by a touched table without rows."""
+    with connection.cursor() as cursor:
+        stale = statistics_of(cursor, empty_tables(cursor))
+    return [f"statistics of {relation}.{column} kept though its table is empty" for relation, column, _ in stale]
+
+
+def wal_kept_back() -> list[str]:
+    """Server settings that keep WAL segments after a checkpoint (so the erased rows in them
+    stay on disk): a WAL archive, ``wal_keep_size``, replication slots. The embedded server has
+    none; on a server of your own they are its administrator's (docs/records.md)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT current_setting('archive_mode'), (SELECT setting::bigint FROM pg_settings "
+            "WHERE name = 'wal_keep_size'), (SELECT count(*) FROM pg_replication_slots)"
+        )
+        archive_mode, keep_megabytes, slots = cursor.fetchone()
+    kept = []
+    if archive_mode != "off":
+        kept.append(f"WAL: archive_mode = {archive_mode}: the archive keeps the segments holding the erased rows")
+    if keep_megabytes:
+        kept.append(f"WAL: wal_keep_size keeps {keep_megabytes} MB of segments after each checkpoint")
+    if slots:
+        kept.append(f"WAL: {slots} replication slot(s) may keep segments until their consumers read them")
+    return kept

@@ -21,6 +21,7 @@ from memory.models import (
     AuditLog,
     Consolidation,
     Conversation,
+    Document,
     Matter,
     MatterAssignment,
     Message,
@@ -35,8 +36,10 @@ from remember.turns import extract_turn_task
 from memory.erasure_hooks import erasure_hooks, forget_cached_content
 from memory.labels import format_counts
 from memory.services.audit import actor_label
+from memory.services.documents import documents_erase, forget_unreferenced_files, scrub_recalled_passages
 from records import journal
 from records.fingerprints import Fingerprints
+from records.services.file_copies import copies_holding, remove_copies
 from records.services.reply_scrub import quoted_clauses, redact_quoting_messages
 from records.erasure_plan import (
     ErasureError,
@@ -49,6 +52,7 @@ from records.erasure_plan import (
     journal_rows,
     held_matters,
     messages_recalling,
+    shared_fingerprints,
     surviving_notes_quoting,
 )
 
@@ -129,27 +133,33 @@ def erase(unit: Unit, *, actor, reason: str) -> ErasureResult:
         counts["jobs_cancelled"] = _cancel_jobs(plan)
         counts["admin_history"] = admin_history(unit, plan).count()
         counts["replies_redacted"] = len(redact_quoting_messages(unit.firm, plan.messages, quoted_clauses(texts)))
+        fingerprints.shared = shared_fingerprints(unit, plan, fingerprints)
+        copies = copies_holding(fingerprints.unshared())
+        counts["file_copies"] = len(copies)
         tombstone = _tombstone(unit, actor=actor, reason=reason, counts=counts, fingerprints=fingerprints)
         _redact_audit(plan, tombstone)
         _scrub_survivors(unit, plan, tombstone)
         _delete(unit, plan)
+        transaction.on_commit(lambda: remove_copies(copies))
         hooks = erasure_hooks()  # other apps' copies (navigation's stored graphs)
         for hook in hooks:
             counts[hook.name] = hook.erase(unit)
         if unit.matter is not None:
             _retire_matter(unit.matter)
-        transaction.on_commit(lambda: journal.append(_journal_entry(unit, plan, tombstone)))
+        transaction.on_commit(lambda: journal.append(_journal_entry(unit, plan, tombstone, fingerprints)))
         # this process forgets its cached content now; the others at their next search or job
         transaction.on_commit(forget_cached_content)
     logger.info("erasure %s: %s (tombstone %s)", unit.label, counts, tombstone.pk)
     return ErasureResult(unit=unit, counts=counts, tombstone=tombstone)
 
 
-def _journal_entry(unit: Unit, plan: Plan, tombstone: AuditLog) -> dict:
-    """What ``replay_erasures`` needs to erase the same rows after a restore: ids, never content."""
+def _journal_entry(unit: Unit, plan: Plan, tombstone: AuditLog, fingerprints: Fingerprints) -> dict:
+    """What ``replay_erasures`` needs to erase the same rows after a restore: ids and the keyed
+    fingerprints of the erased strings (audit rows found by content), never content."""
     return {"tombstone": tombstone.pk, "at": tombstone.created_at.isoformat(), "firm": unit.firm.pk,
             "kind": unit.kind, "object_type": unit.object_type, "object_id": unit.object_id, "label": unit.label,
-            "matter": unit.matter.pk if unit.matter is not None else None, "rows": journal_rows(plan)}
+            "matter": unit.matter.pk if unit.matter is not None else None, "rows": journal_rows(plan),
+            "fingerprints": fingerprints.to_json()}
 
 
 def _lock_jobs(unit: Unit) -> None:
@@ -258,6 +268,7 @@ def _delete(unit: Unit, plan: Plan) -> None:
     delete, not a plain statement: a model added later with a foreign key to a note or a
     message gets its on_delete honoured (and the erasure scan test covers its text)."""
     notes = list(plan.notes)
+    _delete_documents(plan)
     RoutingDecision.objects.filter(pk__in=plan.decisions).delete()
     PersonaEvidence.objects.filter(pk__in=plan.evidence).delete()
     PersonaTrait.objects.filter(pk__in=plan.traits).delete()
@@ -276,6 +287,17 @@ def _delete(unit: Unit, plan: Plan) -> None:
     Conversation.objects.filter(pk__in=plan.conversations).delete()
     Conversation.objects.filter(pk__in=plan.retitled_conversations).update(title="")
     _delete_admin_log(unit, plan)
+
+
+def _delete_documents(plan: Plan) -> None:
+    """The documents with their pages and chunks, the passages replies saved of them; their
+    stored files once the erasure commits (a file another document still names stays)."""
+    if not plan.documents:
+        return
+    documents = Document.objects.filter(pk__in=plan.documents)
+    scrub_recalled_passages(list(plan.documents))
+    _count, hashes = documents_erase(documents)
+    transaction.on_commit(lambda: forget_unreferenced_files(hashes))
 
 
 def _delete_admin_log(unit: Unit, plan: Plan) -> None:
