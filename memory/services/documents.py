@@ -21,6 +21,8 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+from legaltext.documents import document_title, named_like_a_file
+
 from infra.locks import release_if_frozen
 from memory.models import AuditEvent, Document, DocumentChunk, DocumentPage, Matter, Message
 from memory.segmentation import search_text
@@ -204,7 +206,9 @@ class ExtractedChunk:
 def document_store_extraction(document: Document, *, pages: list[tuple[str, bool]],
                               chunks: Iterable[ExtractedChunk], embedding_model: str,
                               headers: dict | None = None) -> int:
-    """Replace the document's pages and chunks with these, mark it indexed; one transaction."""
+    """Replace the document's pages and chunks with these, mark it indexed; one transaction.
+    A title that is a file name made by a machine ("lease_scan") becomes the first page's title
+    line when it has one ("房屋租赁合同"): what a citation names."""
     with transaction.atomic():
         DocumentChunk.objects.filter(document=document).delete()
         DocumentPage.objects.filter(document=document).delete()
@@ -223,13 +227,17 @@ def document_store_extraction(document: Document, *, pages: list[tuple[str, bool
             for ordinal, chunk in enumerate(chunks)
         ]
         DocumentChunk.objects.bulk_create(rows, batch_size=500)
+        title = document.title
+        if pages and named_like_a_file(title):
+            title = document_title(pages[0][0]) or title
         Document.objects.filter(pk=document.pk).update(
             status=Document.Status.INDEXED, error="", page_count=len(pages), headers=headers or {},
-            ocr_pages=sum(1 for _, by_ocr in pages if by_ocr), indexed_at=timezone.now())
+            ocr_pages=sum(1 for _, by_ocr in pages if by_ocr), indexed_at=timezone.now(), title=title[:255])
         record(actor="system:documents", event=AuditEvent.DOCUMENT_INDEXED, firm_id=document.firm_id,
                matter_id=document.matter_id, object_type="document", object_id=document.pk,
-               after={"pages": len(pages), "chunks": len(rows)})
+               after={"pages": len(pages), "chunks": len(rows), "title": title[:255]})
     document.status = Document.Status.INDEXED
+    document.title = title[:255]
     return len(rows)
 
 

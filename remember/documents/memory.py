@@ -12,11 +12,13 @@ no notes: routing compares with the notes its owner may see.
 from __future__ import annotations
 
 import logging
+import re
 
 from django.db import transaction
 
 from infra.embeddings import get_embedder
-from memory.models import Document, DocumentChunk, MemoryScope, SourceType
+from legaltext.documents import is_contract, mended
+from memory.models import Category, Document, DocumentChunk, MemoryScope, SourceType
 from memory.services.notes import NoteDraft, NoteValidationError
 from remember.drafts import ItemError, category_slug, is_persona_item
 from remember.extract import extract_turn
@@ -41,18 +43,27 @@ def remember_document(document: Document) -> int:
         return 0
     routed = 0
     chunks = DocumentChunk.objects.filter(document=document).select_related("page", "document").order_by("ordinal")
+    first_page = document.pages.order_by("number").values_list("text", flat=True).first() or ""
+    contract = is_contract(document.title, first_page)
     for chunk in chunks[:DOCUMENT_NOTE_CHUNKS]:
-        outcome = extract_turn(f"{chunk.heading}\n{chunk.text}".strip(), "",
+        outcome = extract_turn(mended(_with_heading(chunk)), "",
                                user_name=document.citation(chunk.page.number),
                                said_on=document.uploaded_at.date())
         citation = document.citation(chunk.page.number)
         items = [item for item in outcome.items if not is_persona_item(item) and not _restates_heading(item, chunk, citation)]
         if not items:
             continue
-        vectors = get_embedder().embed_passages([item.content for item in items])
-        for index, (item, vector) in enumerate(zip(items, vectors)):
+        drafts = []
+        for item in items:
             try:
-                draft = _draft(item, document, chunk)
+                drafts.append(_draft(item, document, chunk, contract=contract))
+            except ItemError as error:
+                logger.warning("document %s chunk %s: an item refused: %s", document.pk, chunk.pk, error)
+        if not drafts:
+            continue
+        vectors = get_embedder().embed_passages([draft.content for draft in drafts])
+        for index, (draft, vector) in enumerate(zip(drafts, vectors)):
+            try:
                 with transaction.atomic():
                     route_and_write(draft, vector, actor=ACTOR, source_key=f"document-chunk:{chunk.pk}",
                                     item_index=index)
@@ -60,6 +71,15 @@ def remember_document(document: Document) -> int:
             except (NoteValidationError, ItemError) as error:
                 logger.warning("document %s chunk %s item %d refused: %s", document.pk, chunk.pk, index, error)
     return routed
+
+
+def _with_heading(chunk: DocumentChunk) -> str:
+    """The chunk's text under its heading — once: a chunk that opens with its heading line
+    ("第七条 …，" read as a heading) is not given it twice, which would cut the line from its tail."""
+    heading = chunk.heading.strip()
+    if not heading or chunk.text.lstrip().startswith(heading):
+        return chunk.text.strip()
+    return f"{heading}\n{chunk.text}".strip()
 
 
 def _restates_heading(item, chunk: DocumentChunk, citation: str) -> bool:
@@ -78,17 +98,37 @@ def document_wording(content: str, chunk_text: str) -> str:
     return content
 
 
-def _draft(item, document: Document, chunk: DocumentChunk) -> NoteDraft:
+#: "第八条 …": a sentence opening with an article of the document.
+_ARTICLE_OPENING_RE = re.compile(r"^(第[一二三四五六七八九十百千零〇\d]+条)\s*[：:]?\s*")
+#: The tag of a contract's terms (their category is 事实: what the parties agreed, not law).
+CONTRACT_TERM_TAG = "合同条款"
+
+
+def contract_term(content: str, title: str) -> str:
+    """A contract's sentence as its term: "第八条 房屋的…" is "《房屋租赁合同》第八条：房屋的…"."""
+    return _ARTICLE_OPENING_RE.sub(lambda m: f"《{title}》{m.group(1)}：", content, count=1)
+
+
+def _draft(item, document: Document, chunk: DocumentChunk, *, contract: bool) -> NoteDraft:
+    """The note of one item of a chunk. A contract's items are its terms: never 法条 (a contract
+    citing the 民法典 is not the law), each named by the contract and its article."""
     citation = document.citation(chunk.page.number)
+    content = document_wording(item.content, chunk.text)
+    category, tags = category_slug(item), list(item.tags)
+    if contract:
+        content = contract_term(content, document.title)
+        if category == Category.LAW:
+            category, tags = Category.FACT.value, [t for t in tags if t not in ("law", "法条")]
+        tags.append(CONTRACT_TERM_TAG)
     return NoteDraft(
         firm=document.firm,
-        content=document_wording(item.content, chunk.text),
+        content=content,
         memory_scope=MemoryScope.CASE,  # a matter's document: behind its wall, whatever the extractor says
-        category=category_slug(item),
+        category=category,
         source_type=SourceType.DOCUMENT,
         memory_type=item.memory_type,
         keywords=list(item.keywords),
-        tags=[*item.tags, f"document:{document.title}"[:100]],
+        tags=[*tags, f"document:{document.title}"[:100]],
         context=citation,
         importance=item.importance,
         confidence=item.confidence,

@@ -50,20 +50,22 @@ def _compatible(a: Value, b: Value) -> bool:
 
 
 def cued_pairs(said: str) -> list[tuple[Value, Value, str]]:
-    """Two values of one kind in the sentence of a bare correction cue ("更正一下，他说的12000是
-    到手的，税前月薪是15000"): one is the stored value and the other its replacement, which is
-    which the stored note tells (``revised_by_rejection``)."""
+    """Two values of one kind in the sentence of a correction that does not state both ("更正一下，
+    他说的12000是到手的，税前月薪是15000", "车价是126500元，刚才说错了"): one is the stored value and
+    the other its replacement, which is which the stored note tells (``revised_by_rejection``)."""
     reading = legaltext.read(said)
     pairs = []
     for correction in reading.corrections:
-        if correction.old or correction.new:
+        if correction.old and correction.new:
             continue
         sentence = next((s for s in reading.sentences if s.start <= correction.start < s.end), None)
         if sentence is None:
             continue
-        stated = [v for v in values(said[correction.end:sentence.end])]
-        if len(stated) == 2 and _compatible(*stated) and not stated[0].matches(stated[1]):
-            pairs.append((stated[0], stated[1], correction.text))
+        for window in (said[sentence.start:sentence.end], said[correction.end:sentence.end]):
+            stated = values(window)
+            if len(stated) == 2 and _compatible(*stated) and not stated[0].matches(stated[1]):
+                pairs.append((stated[0], stated[1], correction.text))
+                break
     return pairs
 
 

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from django.utils.translation import gettext_lazy as _
 
 from memory.rules import Rule, register
+from remember.routing.rejected import revised_by_rejection
 from remember.routing.slots import Kind, compare
 
 TABLE = "routing"
@@ -36,3 +37,9 @@ def _in_relation(kind: Kind) -> Callable[[tuple[str, str]], bool]:
 
 for _kind, _why in _WHY.items():
     register(Rule(TABLE, _kind.value.replace("_", "-"), _why, _in_relation(_kind)))
+register(Rule(
+    TABLE, "rejected-value",
+    _("A correction that names the wrong value (不是7天，是9天; not 30 June) rewrites the note that states "
+      "that value once with the new one; the old note stays in history."),
+    lambda pair: revised_by_rejection(pair[0], pair[0], pair[1]) is not None,
+))

@@ -6,7 +6,8 @@ Measured per split: fact recall (a stated fact has a note citing its message tha
 fact's literal tokens), correction success (the old value is in no active note of the
 conversation's client and the new value is in one), superseded facts still current, notes with
 "用户" or a login + "说" in their text, and notes made of what ``never_notes`` says is no fact.
-Documents (contract terms, negating tails, titles) are not imported by this scorer yet.
+Documents (titles, contract terms filed as law, negating tails) are scored by
+``note_truth_documents``.
 """
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from typing import Any
 
 from django.db import transaction
 
+from .note_truth_documents import DocumentReport, import_documents, score_documents
 from .runner import create_world, import_renamed
 
 FOLDER = Path(__file__).resolve().parent / "note_truth"
@@ -40,6 +42,7 @@ class NoteTruthReport:
     never_notes: int = 0
     never_noted: int = 0
     misses: list[str] = field(default_factory=list)
+    documents: DocumentReport = field(default_factory=DocumentReport)
     #: Every note as (conversation, status, text), for ``--show``.
     listing: list[tuple[str, str, str]] = field(default_factory=list)
 
@@ -55,13 +58,14 @@ class NoteTruthReport:
             f"  superseded facts still in an active note: {share(self.superseded_still_current, self.superseded_facts)}",
             f"  notes saying 用户: {self.user_word_notes}   notes saying <login>说: {self.login_said_notes}",
             f"  messages that hold no fact but became a note: {share(self.never_noted, self.never_notes)}",
+            *self.documents.lines(),
         ]
 
 
 def load(split: str) -> dict[str, Any]:
     folder = FOLDER / split
     return {name: json.loads((folder / f"{name}.json").read_text(encoding="utf-8"))
-            for name in ("conversations", "expected")}
+            for name in ("conversations", "expected", "documents")}
 
 
 def score(split: str, *, progress=None) -> NoteTruthReport:
@@ -81,10 +85,14 @@ def _score(split: str, data: dict[str, Any], progress) -> NoteTruthReport:
     firms, accounts = create_world(world, uuid.uuid4().hex[:8])
     import_renamed({"transcripts": [payload]}, firms, accounts, progress)
     firm = firms[payload["firm"]]
+    documents = data["documents"]["documents"]
+    stored = import_documents(documents, firm, accounts)
     pk_of = dict(Message.objects.filter(firm=firm).values_list("external_id", "pk"))
     notes = list(Note.objects.filter(firm=firm).values("content", "status", "source_message_ids", "conversation__external_id"))
     active = [n for n in notes if n["status"] == Note.Status.ACTIVE]
     report = NoteTruthReport(split=split, notes=len(notes))
+    score_documents(documents, data["expected"], stored, report.documents)
+    report.misses += report.documents.misses
     report.listing = [(n["conversation__external_id"] or "", n["status"], n["content"]) for n in notes]
     report.user_word_notes = sum("用户" in n["content"] for n in notes)
     report.login_said_notes = sum(bool(_LOGIN_SAID_RE.search(n["content"])) for n in notes)

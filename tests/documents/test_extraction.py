@@ -117,7 +117,7 @@ def test_a_docx_is_cut_into_the_pages_its_author_saw(world):
     assert pages[1] == "本院查明：月租金8000元，押金16000元。\n\n押金 | 16000元\n\n被告应于判决生效之日起十日内"
     assert pages[2] == "返还押金16000元。"
     chunk = DocumentChunk.objects.filter(document=document, text__contains="月租金8000元").get()
-    assert chunk.page.number == 2 and document.citation(chunk.page.number) == "《judgment》第 2 页"
+    assert chunk.page.number == 2 and document.citation(chunk.page.number) == "《民事判决书》第 2 页"  # its title, not "judgment"
 
 
 def test_an_email_keeps_its_headers_and_its_attachments_become_documents(world):

@@ -38,3 +38,23 @@ def test_a_later_document_that_says_otherwise_updates_the_slot_and_keeps_history
     assert old.source_id.startswith("document:") and new.source_id.startswith("document:")
     assert new.source_id.split(":")[1] != old.source_id.split(":")[1]  # another document
     assert not Note.objects.filter(content__contains="说：房屋租赁合同").exists()  # a heading is not a fact
+
+
+LEASE_TXT = ("房屋租赁合同\n\n出租方（甲方）：周海峰\n承租方（乙方）：林晓雯\n\n"
+             "根据《中华人民共和国民法典》及有关规定，甲乙双方经协商一致，订立本合同。\n\n"
+             "第五条 乙方应于签订本合同时向甲方支付押金人民币3000元。\n"
+             "第八条 房屋的自然损耗及正常使用产生的墙面污渍，\n不属于乙方应当赔偿的损失范围。\n")
+
+
+def test_a_contracts_terms_are_terms_whole_and_cited_by_its_title(world):
+    """Issue 50's lease: articles were filed as 法条, 第八条 lost its negating tail, and citations
+    named the file ("lease_scan") instead of the contract."""
+    document = add_document(world.matter_deposit, "lease_scan.txt", LEASE_TXT.encode(), actor=world.alice)
+    document.refresh_from_db()
+    assert document.title == "房屋租赁合同"
+    notes = list(Note.objects.filter(source_type=SourceType.DOCUMENT, status=Note.Status.ACTIVE))
+    assert notes and all(note.category != "law" for note in notes)
+    eighth = [note for note in notes if "墙面污渍" in note.content]
+    assert [note.content for note in eighth] == ["《房屋租赁合同》第八条：房屋的自然损耗及正常使用产生的墙面污渍，不属于乙方应当赔偿的损失范围。"]
+    assert "合同条款" in eighth[0].tags
+    assert eighth[0].speaker == "《房屋租赁合同》第 1 页"

@@ -65,3 +65,15 @@ def test_a_bare_cue_with_two_values_replaces_the_one_the_note_states():
     relation = compare(said, "郑国强2023年7月入职，月薪12000元。", said=said)
     assert relation.revised == "郑国强2023年7月入职，月薪15000元。"
     assert compare(said, "郑国强的月薪是9000元。", said=said).revised is None  # neither value stored
+
+
+@pytest.mark.parametrize("said, old, revised", [
+    # forms written for this rule (not taken from the note-truth set)
+    ("我记错了，他已经还了7000元，不是5000元。", "马志红已经还了5000元，剩下的钱约定年底前还清。",
+     "马志红已经还了7000元，剩下的钱约定年底前还清。"),
+    ("之前说的117600元不对，装修款已付126000元。", "当事人已付装修款117600元。", "当事人已付装修款126000元。"),
+    ("车价是126500元，刚才说128000元说错了。", "车价128000元，另付过户费1500元。", "车价126500元，另付过户费1500元。"),
+    ("入职日期记错了，应该是2020年3月1日，不是2021年3月1日。", "陈美玲2021年3月1日入职。", "陈美玲2020年3月1日入职。"),
+])
+def test_other_ways_of_naming_the_wrong_value(said, old, revised):
+    assert compare(said, old, said=said).revised == revised

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from legaltext.sentences import ARTICLE_START_RE, CONTINUATION_RE
+
 from .. import lexicon
 from ..english import cues as english_cues
 from ..items import content_key
@@ -136,6 +138,8 @@ def units_of(text: str) -> list[Unit]:
                     or DEPENDENT_RE.match(members[-1])
                     or len(clause) < 8  # '我录音了' is too short to stand alone
                     or category == lexicon.LAW  # a statute's words run to its sentence's end
+                    or bool(ARTICLE_START_RE.match(members[0]))  # so do an article's ("第八条 …，不属于…")
+                    or bool(CONTINUATION_RE.match(clause))  # a negating tail or a proviso ("但…除外")
                 )
                 if not too_long and not ((switches or stands_alone) and not bound):
                     members.append(clause)

@@ -1,0 +1,48 @@
+"""A document's title, whether it is a contract, and its text mended across hard line breaks
+(``legaltext.documents``)."""
+from __future__ import annotations
+
+import pytest
+
+from legaltext.documents import document_title, is_contract, mended, named_like_a_file
+
+
+@pytest.mark.parametrize("text, title", [
+    ("房屋租赁合同\n\n出租方（甲方）：周海峰", "房屋租赁合同"),
+    ("\n  劳动合同书  \n甲方：杭州锐拓科技有限公司", "劳动合同书"),
+    ("RESIDENTIAL LEASE AGREEMENT\nThis lease is made between", "RESIDENTIAL LEASE AGREEMENT"),
+    ("# 房屋租赁合同\n\n甲方：周海峰", "房屋租赁合同"),  # a Markdown heading
+    ("第一条 甲方将房屋出租给乙方。", None),           # an article is no title
+    ("Subject: the deposit\nDear Ms Lin", None),       # a label is no title
+    ("林晓雯于2025年3月14日向周海峰转账支付押金3000元，周海峰至今未退还。", None),  # a sentence is no title
+])
+def test_the_title_is_the_first_line_when_it_reads_as_one(text, title):
+    assert document_title(text) == title
+
+
+@pytest.mark.parametrize("title, text, contract", [
+    ("房屋租赁合同", "", True),
+    ("scan_0001", "出租方（甲方）：周海峰\n承租方（乙方）：林晓雯", True),
+    ("Tenancy", "The Landlord and the Tenant agree", True),
+    ("民事判决书", "原告林晓雯诉被告周海峰房屋租赁合同纠纷一案", False),  # a judgment about a contract
+])
+def test_a_contract_by_its_title_or_its_two_parties(title, text, contract):
+    assert is_contract(title, text) is contract
+
+
+def test_a_term_cut_by_a_hard_line_break_is_mended_whole():
+    text = ("第七条 未经甲方书面同意，乙方不得将房屋转租、转借给他人，\n也不得擅自改变房屋结构。\n"
+            "第八条 房屋的自然损耗及正常使用产生的墙面污渍，\n不属于乙方应当赔偿的损失范围。")
+    assert mended(text).splitlines() == [
+        "第七条 未经甲方书面同意，乙方不得将房屋转租、转借给他人，也不得擅自改变房屋结构。",
+        "第八条 房屋的自然损耗及正常使用产生的墙面污渍，不属于乙方应当赔偿的损失范围。",
+    ]
+    assert mended("Clause 4. The Tenant shall not keep pets,\nunless the Landlord agrees.") == (
+        "Clause 4. The Tenant shall not keep pets, unless the Landlord agrees.")
+
+
+@pytest.mark.parametrize("name, machine_made", [
+    ("lease_lin_2025_scan", True), ("IMG_0001", True), ("房屋租赁合同", False), ("Lease Agreement", False),
+])
+def test_only_a_machine_made_file_name_gives_way_to_the_content_title(name, machine_made):
+    assert named_like_a_file(name) is machine_made
