@@ -8,6 +8,7 @@ from typing import Any
 
 from django.utils.translation import gettext as _
 
+from legaltext.acts import tells
 from memory.segmentation import shorten
 from remember.extract import OFFLINE_ANSWER_ENGINE
 from infra.llm import (
@@ -101,7 +102,9 @@ def compose_offline_answer(
     nothing_on: list[str] | None = None,
 ) -> str:
     """An honest answer built only from what memory holds, grouped by layer (and case facts by
-    matter, so a heading never claims notes of another matter for the current one)."""
+    matter, so a heading never claims notes of another matter for the current one). A message
+    that tells rather than asks (``legaltext.acts.tells``) is acknowledged, its related memories
+    listed."""
     lines = [_("【离线引擎】未配置大模型，以下内容由系统根据已召回的记忆整理，并非模型生成。"), ""]
     if warning:
         lines += [warning, ""]
@@ -109,6 +112,14 @@ def compose_offline_answer(
         names = "、".join(f"“{name}”" for name in nothing_on)
         lines.append(_("记忆中没有任何提到%(names)s的内容，无法据此回答。如果这是新的情况，请补充事实（时间、金额、证据），我会记住。")
                      % {"names": names})
+        return "\n".join(lines)
+    if tells(question):  # "中介叫王磊，电话…。" is told, not asked: acknowledged, never "nothing on 王磊"
+        lines.append(_("已记下：“%(said)s”。") % {"said": shorten(question, QUOTED_QUESTION_CHARS)})
+        if recalled:
+            lines += ["", _("记忆中与此相关的内容：")]
+            for heading, items in _groups(recalled, current_matter_id):
+                lines += ["", _("%(heading)s：") % {"heading": heading}]
+                lines += [f"- {item['content']}" for item in items]
         return "\n".join(lines)
     if not recalled:
         lines.append(_("目前的记忆中没有与这个问题相关的内容。请补充案件事实（时间、金额、证据），我会记住并在之后的回答中使用。"))

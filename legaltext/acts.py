@@ -9,6 +9,7 @@ import re
 
 from .corrections import CORRECTION_RE, corrections
 from .language import detect_language
+from .sentences import sentence_spans
 
 ACTS = ("correction", "question", "preference", "wish", "plan", "statement")
 
@@ -73,3 +74,19 @@ def act_of(sentence: str) -> str:
     if _PLAN_RE.search(text):
         return "plan"
     return "statement"
+
+
+#: What makes a message a sentence rather than search-box words: a clause or sentence mark.
+_SENTENCE_MARK_RE = re.compile(r"[。！!，,；;]|[.!]$")
+#: Shortest message read as telling something ("中介叫王磊。").
+MIN_TELLING_CHARS = 5
+
+
+def tells(message: str) -> bool:
+    """Whether a chat message tells the assistant something rather than asks: a sentence (a
+    clause or sentence mark) of at least ``MIN_TELLING_CHARS`` characters with no question in
+    it. "中介叫王磊，电话13912345678。" tells; "王磊的电话" (search-box words) and "押金是多少？" ask."""
+    text = message.strip()
+    if len(text) < MIN_TELLING_CHARS or not _SENTENCE_MARK_RE.search(text):
+        return False
+    return all(act_of(text[a:b]) != "question" for a, b in sentence_spans(text))

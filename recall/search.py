@@ -12,6 +12,7 @@ from infra import metrics
 from infra.embeddings import embed_query_in_background
 from memory.models import Conversation, MemoryScope
 from recall.alongside import run_alongside
+from legaltext.acts import tells
 from recall.anchors import question_anchors, unheld_anchors
 from recall.candidates import reach_of
 from recall.documents import DocumentHit, search_documents
@@ -85,7 +86,9 @@ def search_memory(
     checked = time.perf_counter()
     query, plan, reach, matter_id = request.query, request.plan, request.reach, request.matter_id
     anchored = time.perf_counter()
-    nothing_on = unheld_anchors(user, reach, question_anchors(query), request.exclude_message_ids)
+    # "Nothing on 王磊" only about a name the message asks for: "中介叫王磊。" tells, it does not ask.
+    anchors = [] if tells(query) else question_anchors(query)
+    nothing_on = unheld_anchors(user, reach, anchors, request.exclude_message_ids)
     anchors_ms = round((time.perf_counter() - anchored) * 1000, 2)
     # The document passages need only the query vector: read on a connection of their own while
     # the strategy reads, so a search does not wait for them after it (docs/performance.md);
