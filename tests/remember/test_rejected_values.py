@@ -77,3 +77,21 @@ def test_a_bare_cue_with_two_values_replaces_the_one_the_note_states():
 ])
 def test_other_ways_of_naming_the_wrong_value(said, old, revised):
     assert compare(said, old, said=said).revised == revised
+
+
+@pytest.mark.parametrize("first, second, old, new", [
+    # written for the rule, not taken from the note-truth set
+    ("陈美玲2021年3月1日入职，在公司做会计，月薪9200元。", "入职日期记错了，应该是2020年3月1日，不是2021年3月1日。",
+     "2021年3月1日", "2020年3月1日"),
+    ("装修公司合同总价168000元，我们已付装修款117600元。", "之前说的117600元不对，已付装修款是126000元。", "117600", "126000"),
+    ("我买的二手车价格是128000元，另外付了1500元过户服务费。", "车价是126500元，刚才说128000元说错了。", "128000", "126500"),
+])
+def test_through_the_write_path_a_correction_sentence_is_one_statement(world, make_turn, first, second, old, new):
+    """"…记错了，应该是X，不是Y" was cut into three notes (one an 行动建议 "应该是X"), none of which
+    could replace the stored value: a correcting sentence is now one unit (``units_of``)."""
+    conversation = ConversationFactory(user=world.alice, firm=world.firm_a, matter=world.matter_deposit)
+    make_turn(conversation, first, "好的。")
+    make_turn(conversation, second, "好的。")
+    active = [n.content for n in Note.objects.filter(conversation=conversation, status=Note.Status.ACTIVE)]
+    assert not [text for text in active if old in text and new not in text], active
+    assert any(new in text for text in active)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from legaltext.acts import act_of
 from legaltext.sentences import ARTICLE_START_RE, CONTINUATION_RE
 
 from .. import lexicon
@@ -107,6 +108,7 @@ def units_of(text: str) -> list[Unit]:
         else:
             clauses = [tidy(c) for c in split_clauses(sentence)]
         clauses = [c for c in clauses if c]
+        corrects = act_of(sentence) == "correction"  # "…记错了，应该是X，不是Y" is one statement
         groups: list[tuple[list[str], str | None]] = []
         for index, clause in enumerate(clauses):
             if is_question(clause) or is_chitchat(clause) or (asked and index == len(clauses) - 1):
@@ -140,6 +142,7 @@ def units_of(text: str) -> list[Unit]:
                     or category == lexicon.LAW  # a statute's words run to its sentence's end
                     or bool(ARTICLE_START_RE.match(members[0]))  # so do an article's ("第八条 …，不属于…")
                     or bool(CONTINUATION_RE.match(clause))  # a negating tail or a proviso ("但…除外")
+                    or corrects
                 )
                 if not too_long and not ((switches or stands_alone) and not bound):
                     members.append(clause)
