@@ -72,6 +72,14 @@ def _groups(recalled: list[dict[str, Any]], current_matter_id: int | None) -> li
     return groups
 
 
+def _listed(recalled: list[dict[str, Any]], current_matter_id: int | None) -> list[str]:
+    """The recalled items as answer lines: a heading per group (``_groups``), an item per line."""
+    lines: list[str] = []
+    for heading, items in _groups(recalled, current_matter_id):
+        lines += ["", _("%(heading)s：") % {"heading": heading}, *(f"- {item['content']}" for item in items)]
+    return lines
+
+
 def llm_config() -> LLMConfig | None:
     return LLMConfig.from_settings(Role.CHAT)
 
@@ -116,18 +124,13 @@ def compose_offline_answer(
     if tells(question):  # "中介叫王磊，电话…。" is told, not asked: acknowledged, never "nothing on 王磊"
         lines.append(_("已记下：“%(said)s”。") % {"said": shorten(question, QUOTED_QUESTION_CHARS)})
         if recalled:
-            lines += ["", _("记忆中与此相关的内容：")]
-            for heading, items in _groups(recalled, current_matter_id):
-                lines += ["", _("%(heading)s：") % {"heading": heading}]
-                lines += [f"- {item['content']}" for item in items]
+            lines += ["", _("记忆中与此相关的内容："), *_listed(recalled, current_matter_id)]
         return "\n".join(lines)
     if not recalled:
         lines.append(_("目前的记忆中没有与这个问题相关的内容。请补充案件事实（时间、金额、证据），我会记住并在之后的回答中使用。"))
         return "\n".join(lines)
     lines.append(_("关于“%(question)s”，记忆中有以下相关内容：") % {"question": shorten(question, QUOTED_QUESTION_CHARS)})
-    for heading, items in _groups(recalled, current_matter_id):
-        lines += ["", _("%(heading)s：") % {"heading": heading}]
-        lines += [f"- {item['content']}" for item in items]
+    lines += _listed(recalled, current_matter_id)
     lines += ["", _("建议：先核对上述事实与证据是否完整，再决定协商、投诉或诉讼的路径。")]
     return "\n".join(lines)
 
