@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
-"""Validate the note_truth evaluation set (dev/ and test/). Standard library only.
+"""Validate the note_truth evaluation set. Standard library only.
 
-Usage: python showcase/evaluation/note_truth/check.py
-Prints counts per split; exits 1 with a list of violations if any check fails.
+Usage: python showcase/evaluation/note_truth/check.py [SPLIT ...]
+Without arguments every sub-folder holding an expected.json is a split (dev, test,
+outside_dev, dev2, ...). Prints counts per split; exits 1 with a list of violations if any
+check fails. Size requirements are per split (PROFILES); a folder without a profile gets
+only the integrity checks.
 """
 import json
 import os
@@ -11,10 +14,49 @@ import sys
 from datetime import datetime
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SPLITS = ("dev", "test")
+SPLITS = tuple(sorted(d for d in os.listdir(HERE)
+                     if os.path.isfile(os.path.join(HERE, d, "expected.json"))))
 KINDS = {"fact", "advice", "wish", "plan", "preference", "contract_term", "event"}
 STATES = {"current", "superseded"}
 FORMS = {"刚才说错了", "更正", "不是X是Y", "english actually", "document", "later session"}
+# same-conversation phrasings added with dev2 (the structural forms 'document' and
+# 'later session' stay as above; a correction's literal cue words go in its optional 'cue')
+EXTRA_FORMS = {"哦不对", "看了合同", "家人提醒", "准确地说", "前面的数有误", "我记错了", "其实是",
+               "律师转述更正", "english sorry I meant", "english correction:"}
+ALL_FORMS = FORMS | EXTRA_FORMS
+
+
+def _sized(lo, hi=None):
+    return lambda n: n >= lo and (hi is None or n <= hi)
+
+
+# per-split size requirements: key -> (test on the count, description)
+PROFILES = {
+    "dev": "inhouse", "test": "inhouse",
+    "outside_dev": {
+        "conversations": (_sized(20, 20), "20 conversations"),
+        "messages": (_sized(100, 130), "100-130 messages"),
+        "documents": (_sized(0, 0), "no documents"),
+        "facts": (_sized(60), ">= 60 facts"),
+        "advice": (_sized(20), ">= 20 advice facts"),
+        "corrections": (_sized(9), ">= 9 corrections"),
+        "wish+plan+preference": (_sized(8), ">= 8 wishes/plans/preferences"),
+        "never_notes": (_sized(6), ">= 6 never_notes"),
+    },
+    "dev2": {
+        "conversations": (_sized(10, 10), "10 conversations"),
+        "messages": (_sized(40, 80), "40-80 messages"),
+        "relayed_share": (lambda x: 0.5 <= x <= 0.7, "about 60% lawyer-relayed conversations"),
+        "documents": (_sized(0, 0), "no documents"),
+        "facts": (_sized(60), ">= 60 facts"),
+        "advice": (_sized(10), ">= 10 advice facts"),
+        "superseded_advice": (_sized(2), ">= 2 superseded advice facts"),
+        "corrections": (_sized(20), ">= 20 corrections"),
+        "distinct_cues": (_sized(12), ">= 12 distinct correction cues"),
+        "wish+plan+preference": (_sized(8), ">= 8 wishes/plans/preferences"),
+        "never_notes": (_sized(6), ">= 6 never_notes"),
+    },
+}
 ART = re.compile(r"^(第[一二三四五六七八九十百]+条|Clause \d+\.)")
 
 
@@ -39,9 +81,11 @@ def check_split(split, errors):
     # ---------- conversations / messages ----------
     conv_by_id, msg_by_id, msg_conv = {}, {}, {}
     for c in convs:
-        for key in ("id", "user", "title", "client", "messages"):
+        for key in ("id", "user", "title", "messages"):
             if key not in c:
                 err(f"conversation {c.get('id')} lacks field {key}")
+        # 'client' may be absent (the outside set's import payload has none): first person
+        c.setdefault("client", None)
         if c["id"] in conv_by_id:
             err(f"duplicate conversation id {c['id']}")
         conv_by_id[c["id"]] = c
@@ -169,7 +213,7 @@ def check_split(split, errors):
         if cid in ids:
             err(f"duplicate correction id {cid}")
         ids.add(cid)
-        if c["form"] not in FORMS:
+        if c["form"] not in ALL_FORMS:
             err(f"correction {cid} unknown form {c['form']}")
         if c["conversation"] not in conv_by_id:
             err(f"correction {cid} unknown conversation")
@@ -205,6 +249,8 @@ def check_split(split, errors):
         for t in c["new_tokens"]:
             if t not in new_src:
                 err(f"correction {cid} new token {t!r} not in the correcting source")
+        if c.get("cue") and c["cue"] not in new_src:
+            err(f"correction {cid} cue {c['cue']!r} not in the correcting source")
         if msg_conv[old] != c["conversation"] and conv_by_id[msg_conv[old]]["user"] != conv_by_id[c["conversation"]]["user"]:
             err(f"correction {cid} old message belongs to another user")
         # the expected facts must mark the old value superseded and hold the new one as current
@@ -311,48 +357,64 @@ def check_split(split, errors):
         "terms": len(terms), "negating_tails": neg, "terms_across_pages": crossing,
         "never_notes": len(nevers),
     }
-    need = [
-        (10 <= len(convs) <= 12, "10-12 conversations"),
-        (50 <= n_msgs <= 70, "50-70 messages"),
-        (0.5 <= relayed / len(convs) <= 0.7, "about 60% lawyer-relayed conversations"),
-        (len(facts) >= 60, ">= 60 facts"),
-        (len(corrs) >= 10, ">= 10 corrections"),
-        (forms >= FORMS, f"every correction form (missing {sorted(FORMS - forms)})"),
-        (wpp >= 8, ">= 8 wishes/plans/preferences"),
-        (kinds.get("advice", 0) >= 10, ">= 10 advice facts"),
-        (len(docs) == 3, "3 documents"),
-        (len(terms) >= 15, ">= 15 terms"),
-        (neg >= 5, ">= 5 negating tails"),
-        (crossing >= 2, ">= 2 articles across a page break"),
-        (len(nevers) >= 6, ">= 6 never_notes"),
-    ]
-    for ok, what in need:
-        if not ok:
-            err(f"size requirement failed: {what}")
+    counts["distinct_cues"] = len({c.get("cue", "") for c in corrs if c.get("cue")})
+    profile = PROFILES.get(split)
+    if profile == "inhouse":
+        need = [
+            (10 <= len(convs) <= 12, "10-12 conversations"),
+            (50 <= n_msgs <= 70, "50-70 messages"),
+            (0.5 <= relayed / len(convs) <= 0.7, "about 60% lawyer-relayed conversations"),
+            (len(facts) >= 60, ">= 60 facts"),
+            (len(corrs) >= 10, ">= 10 corrections"),
+            (forms >= FORMS, f"every correction form (missing {sorted(FORMS - forms)})"),
+            (wpp >= 8, ">= 8 wishes/plans/preferences"),
+            (kinds.get("advice", 0) >= 10, ">= 10 advice facts"),
+            (len(docs) == 3, "3 documents"),
+            (len(terms) >= 15, ">= 15 terms"),
+            (neg >= 5, ">= 5 negating tails"),
+            (crossing >= 2, ">= 2 articles across a page break"),
+            (len(nevers) >= 6, ">= 6 never_notes"),
+        ]
+    elif profile:
+        measured = {
+            "conversations": len(convs), "messages": n_msgs, "documents": len(docs),
+            "relayed_share": relayed / len(convs), "facts": len(facts),
+            "advice": kinds.get("advice", 0),
+            "superseded_advice": sum(1 for f in facts if f["kind"] == "advice" and f["state"] == "superseded"),
+            "corrections": len(corrs), "distinct_cues": counts["distinct_cues"],
+            "wish+plan+preference": wpp, "never_notes": len(nevers),
+        }
+        need = [(test(measured[key]), what) for key, (test, what) in profile.items()]
+    else:
+        need = [(len(facts) >= 1, ">= 1 fact")]
     return counts, {m["content"] for m in msg_by_id.values()}, set(conv_by_id), set(doc_by_id)
 
 
 def main():
     errors = []
     seen = {}
-    for split in SPLITS:
+    splits = tuple(sys.argv[1:]) or SPLITS
+    for split in splits:
         counts, contents, cids, dids = check_split(split, errors)
         seen[split] = (contents, cids, dids)
         print(f"== {split} ==")
         for k, v in counts.items():
             print(f"  {k}: {v}")
-    (c1, i1, d1), (c2, i2, d2) = seen["dev"], seen["test"]
-    shared = {c for c in c1 & c2 if len(c) > 12}
-    if shared:
-        errors.append(f"dev and test share messages: {sorted(shared)[:3]}")
-    if i1 & i2 or d1 & d2:
-        errors.append("dev and test share conversation or document ids")
+    names = sorted(seen)
+    for i, a in enumerate(names):
+        for b in names[i + 1:]:
+            (c1, i1, d1), (c2, i2, d2) = seen[a], seen[b]
+            shared = {c for c in c1 & c2 if len(c) > 12}
+            if shared:
+                errors.append(f"{a} and {b} share messages: {sorted(shared)[:3]}")
+            if i1 & i2 or d1 & d2:
+                errors.append(f"{a} and {b} share conversation or document ids")
     if errors:
         print(f"\n{len(errors)} violation(s):", file=sys.stderr)
         for e in errors:
             print("  - " + e, file=sys.stderr)
         sys.exit(1)
-    print("\nOK: both splits valid")
+    print(f"\nOK: {len(names)} split(s) valid ({', '.join(names)})")
 
 
 if __name__ == "__main__":
