@@ -54,21 +54,22 @@ _STRONG_CUE_RE = re.compile(
     re.IGNORECASE,
 )
 _VALUE = r"[^，,。；;！!？?\s不而]{1,24}?"
-_EN_VALUE = r"[^,.;!?\s]+(?:\s[^,.;!?\s]+){0,3}?"
+_EN_WORD = r"(?:\d{1,3}(?:,\d{3})+(?:\.\d+)?|[^,.;!?\s]+)"  # "8,500" is one word
+_EN_VALUE = _EN_WORD + r"(?:\s" + _EN_WORD + r"){0,3}?"
 #: Patterns that state the new and the old value.
 _VALUE_PATTERNS: tuple[re.Pattern[str], ...] = (
-    re.compile(r"不是\s*(?P<old>" + _VALUE + r")\s*[，,]?\s*(?:而)?是\s*(?P<new>" + _VALUE + r")(?=[，,。；;！!？?\s]|$)"),
-    re.compile(r"(?:是|为)\s*(?P<new>" + _VALUE + r")\s*[，,]?\s*(?:而)?不是\s*(?P<old>" + _VALUE + r")(?=[，,。；;！!？?\s]|$)"),
+    re.compile(r"不是\s*(?P<old>" + _VALUE + r")\s*[，,]?\s*(?:而)?是\s*(?P<new>" + _VALUE + r")(?=[，,。；;！!？?：:\s]|$)"),
+    re.compile(r"(?:是|为)\s*(?P<new>" + _VALUE + r")\s*[，,]?\s*(?:而)?不是\s*(?P<old>" + _VALUE + r")(?=[，,。；;！!？?：:\s]|$)"),
     # "上次说医疗费23600元，我把发票又加了一遍，其实是25180元": the earlier value recalled, then replaced
     re.compile(r"(?:上次|之前|刚才|前面|那天)(?:说|讲|提到|算)的?\s*(?P<old>" + _VALUE + r")[，,][^。！!？?]{0,30}?"
-               r"(?:其实|实际上|实际)(?:是|为)\s*(?P<new>" + _VALUE + r")(?=[，,。；;！!？?\s]|$)"),
+               r"(?:其实|实际上|实际)(?:是|为)\s*(?P<new>" + _VALUE + r")(?=[，,。；;！!？?：:\s]|$)"),
     # "之前说的117600元不对", "刚才说128000元说错了": the value named wrong
     re.compile(r"(?:之前|上次|刚才|前面)(?:说|讲|写|记)的?\s*(?P<old>" + _VALUE + r")\s*(?:不对|有误|说错了|记错了|写错了|错了)"),
-    re.compile(r"(?:应该是|实际上是|其实是|改为|改成|更正为|应为)\s*(?P<new>" + _VALUE + r")(?=[，,。；;！!？?\s]|$)"),
+    re.compile(r"(?:应该是|实际上是|其实是|改为|改成|更正为|应为)\s*(?P<new>" + _VALUE + r")(?=[，,。；;！!？?：:\s]|$)"),
     # "他已经还了7000元，不是5000元": a statement and the value it is not
-    re.compile(r"(?P<new>" + _VALUE + r")\s*[，,]\s*(?:而)?不是\s*(?P<old>" + _VALUE + r")(?=[，,。；;！!？?\s]|$)"),
+    re.compile(r"(?P<new>" + _VALUE + r")\s*[，,]\s*(?:而)?不是\s*(?P<old>" + _VALUE + r")(?=[，,。；;！!？?：:\s]|$)"),
     re.compile(r"\bnot\s+(?P<old>" + _EN_VALUE + r")\s+but\s+(?P<new>" + _EN_VALUE + r")(?=[,.;!?]|\s*$)", re.IGNORECASE),
-    re.compile(r"\b(?:was|is|are|were|ends?|ended|starts?|started|runs?|costs?|paid|on|at|until)\s+(?P<new>" + _EN_VALUE
+    re.compile(r"\b(?:was|is|are|were|ends?|ended|starts?|started|runs?|costs?|paid|on|at|until|meant)\s+(?P<new>" + _EN_VALUE
                + r"),?\s+not\s+(?P<old>" + _EN_VALUE + r")(?=[,.;!?]|\s*[\u2014\u2013-]|\s*$)", re.IGNORECASE),
     re.compile(r"\b(?:i meant|actually,?\s+(?:it|that|the \w+)\s+(?:was|is)|correction:?\s+(?:it|that|the \w+)\s+(?:was|is)|should be)"
                r"\s+(?P<new>" + _EN_VALUE + r")(?=[,.;!?]|\s*$)", re.IGNORECASE),

@@ -53,7 +53,7 @@ def _day_of(text: str, iso: str | None) -> tuple | None:
         year, month, day = iso.split("-")
         return int(year), int(month), int(day)
     parts = date_parts(re.sub(r"\s+", "", text))
-    if parts and parts[1] is not None and parts[2] is not None:
+    if parts and parts[1] is not None:  # a day, or a month ("2021年7月入职": (2021, 7, None))
         return parts
     match = _EN_DAY_MONTH_RE.search(text)
     if match:
@@ -65,7 +65,10 @@ def _day_of(text: str, iso: str | None) -> tuple | None:
 
 
 def _same_day(a: tuple, b: tuple) -> bool:
-    return a[1:] == b[1:] and (a[0] is None or b[0] is None or a[0] == b[0])
+    """The same day, or the same month when one of the two names no day ("7月" is "2021年7月1日"'s
+    month); a year missing on one side matches any."""
+    same_day = a[2] == b[2] or a[2] is None or b[2] is None
+    return a[1] == b[1] and same_day and (a[0] is None or b[0] is None or a[0] == b[0])
 
 
 def values(text: str) -> list[Value]:
@@ -73,7 +76,11 @@ def values(text: str) -> list[Value]:
     reading = read(text)
     found = [Value(a.start, a.end, a.text, "money", a.value) for a in reading.amounts if a.value is not None]
     found += [Value(d.start, d.end, d.text, d.unit, d.value) for d in reading.durations]
-    found += [Value(n.start, n.end, n.text, "number", n.value) for n in reading.numbers]
+    for n in reading.numbers:
+        if text[n.end:n.end + 1] in ("%", "％"):  # "年利率6%": a rate, not a count or a sum
+            found.append(Value(n.start, n.end + 1, text[n.start:n.end + 1], "percent", n.value))
+        else:
+            found.append(Value(n.start, n.end, n.text, "number", n.value))
     for mention in reading.dates:
         day = _day_of(mention.text, mention.iso)
         if day is not None:

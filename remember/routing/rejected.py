@@ -35,13 +35,24 @@ def rejections(said: str) -> list[Rejection]:
     for correction in legaltext.read(said).corrections:
         if not (correction.old and correction.new):
             continue
-        old, new = the_value(correction.old), the_value(correction.new)
+        old = the_value(correction.old)
+        new = the_value(correction.new) or (_the_one_like(correction.new, old) if old else None)
         if old is None or new is None or old.matches(new):
             continue
         if (old.kind == "date") != (new.kind == "date"):
             continue
         found.append(Rejection(old, new, correction.text))
     return found
+
+
+def _the_one_like(text: str, old: Value) -> Value | None:
+    """The value of ``text`` that stands for ``old`` when the new words hold more than one
+    ("8,500 a month" for "9,500"; "3幢602室" for "502"): the only one of its kind, or of its kind
+    and number of digits."""
+    like = [v for v in values(text) if _compatible(v, old)]
+    if len(like) > 1:
+        like = [v for v in like if len(re.sub(r"\D", "", v.text)) == len(re.sub(r"\D", "", old.text))]
+    return like[0] if len(like) == 1 else None
 
 
 def _compatible(a: Value, b: Value) -> bool:

@@ -23,6 +23,7 @@ from functools import lru_cache
 from legaltext.sentences import plain_sentences
 from memory.corrections import CORRECTION_CUE_RE, REJECTED_VALUE_RE, says_it_corrects
 from memory.erasure_hooks import register_cached_content
+from remember.routing.cued_slot import revised_by_slot
 from remember.routing.rejected import revised_by_rejection
 from remember.routing.mentions import Mentions, dates_compatible, quantity_spans, read_mentions
 
@@ -307,10 +308,18 @@ def compare(new_text: str, old_text: str, said: str = "") -> Relation:
     note's revised text (``revision``)."""
     new, old = read_statement(new_text), read_statement(old_text)
     relation = _with_cue(new, old, new_text, said)
-    if relation.kind == Kind.CORRECTION or new.mentions.people - old.mentions.people:
+    if relation.kind == Kind.CORRECTION:
         return relation
-    rejected = revised_by_rejection(said or new_text, new_text, old_text)  # "不是住院7天，是住院9天"
-    return Relation(Kind.CORRECTION, rejected[1], revised=rejected[0]) if rejected else relation
+    if new.mentions.people - old.mentions.people:
+        # "孙丽娟今天来电话说，…是2019年9月入职的" against "她…2019年4月入职": a stored note that names
+        # nobody may be the relayed client's; the slot rule keeps people out of the value's clause.
+        if old.mentions.people:
+            return relation
+        revised = revised_by_slot(said or new_text, new_text, old_text)
+        return Relation(Kind.CORRECTION, revised[1], revised=revised[0]) if revised else relation
+    revised = (revised_by_rejection(said or new_text, new_text, old_text)  # "不是住院7天，是住院9天"
+               or revised_by_slot(said or new_text, new_text, old_text))  # "入职时间搞错了，是2019年9月入职的"
+    return Relation(Kind.CORRECTION, revised[1], revised=revised[0]) if revised else relation
 
 
 def _with_cue(new: Statement, old: Statement, new_text: str, said: str) -> Relation:

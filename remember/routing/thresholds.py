@@ -19,6 +19,9 @@ ROUTING_SAME_SLOT_SIMILARITY = 0.80
 #: Nearest notes a new note is compared with, and the HNSW candidate list for that read.
 ROUTING_NEIGHBOURS = 8
 ROUTING_HNSW_EF_SEARCH = 100
+#: Notes a new note is compared with when its turn says it corrects something ("我之前说错了"):
+#: the corrected note may be sessions old and far from the nearest eight.
+ROUTING_CORRECTION_NEIGHBOURS = 40
 
 #: Semantic links: at most this many, to neighbours at least this similar.
 LINK_MIN_SIMILARITY = 0.90

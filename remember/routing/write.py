@@ -13,6 +13,7 @@ from remember.decisions import record_decision, recorded_decision
 from remember.drafts import is_source_tag
 from remember.routing import thresholds
 from remember.routing.decide import Decision, decide
+from legaltext.corrections import says_it_corrects
 from remember.routing.neighbours import Neighbour, lock_context, nearest_notes
 from memory.labels import disagreement_reason
 from memory.services.audit import batched as batched_audit
@@ -52,7 +53,11 @@ def route_and_write(
         existing = recorded_decision(source_key, fingerprint)
         if existing is not None:
             return existing  # this item of this turn was already routed (resumed job)
-        neighbours = nearest_notes(draft, embedding)
+        # A turn that says it corrects something may correct a note said sessions ago: it is
+        # compared with more of the context's notes than the nearest few (thresholds).
+        cued = says_it_corrects(draft.said or draft.content)
+        neighbours = nearest_notes(draft, embedding,
+                                   k=thresholds.ROUTING_CORRECTION_NEIGHBOURS if cued else None)
         decision = decide(draft, neighbours)
         note = _apply(decision, draft, embedding, neighbours, actor=actor, source_key=source_key)
         return record_decision(

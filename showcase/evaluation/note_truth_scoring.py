@@ -123,15 +123,16 @@ def _score(split: str, data: dict[str, Any], progress) -> NoteTruthReport:
         said_in = {correction["conversation"]}
         mine = [n for n in active if n["conversation__external_id"] in said_in
                 or pk_of.get(correction["old_message_id"]) in n["source_message_ids"]]
-        old_gone = not any(holds(n, correction["old_tokens"]) and not holds(n, correction["new_tokens"])
-                           for n in mine if pk_of.get(correction["old_message_id"]) in n["source_message_ids"])
+        still = [n["content"] for n in mine if pk_of.get(correction["old_message_id"]) in n["source_message_ids"]
+                 and holds(n, correction["old_tokens"]) and not holds(n, correction["new_tokens"])]
+        old_gone = not still
         new_there = any(holds(n, correction["new_tokens"]) for n in mine)
         if old_gone and new_there:
             report.corrections_done += 1
         else:
             report.misses.append(f"correction {correction['id']} {correction['slot']} "
                                  f"{correction['old_value']}→{correction['new_value']} "
-                                 f"({'old value still active' if not old_gone else 'no note holds the new value'})")
+                                 f"({'old value still active: ' + still[0][:80] if not old_gone else 'no note holds the new value'})")
     for never in expected["never_notes"]:
         report.never_notes += 1
         if any(pk_of.get(never["message_id"]) in n["source_message_ids"] and n["source_message_ids"] ==

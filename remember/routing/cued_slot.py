@@ -1,0 +1,141 @@
+"""A correction that gives the right value without naming the wrong one replaces the value of
+the same point in the stored note.
+
+"之前说的入职时间搞错了……是2019年9月入职的", "月收入应该是1万5", "定金是15万（等一下，我看了下合同）",
+"准确数是27个": the client says a value is corrected and which point it is about, not which value was
+wrong. The point is told by the words around the value: the stored note's clause holding a value
+of the same kind that shares a word of two characters with the clause of the new value (and the
+clause before it: "我们车间没签合同的人……准确数是27个") is that point — "2019年4月入职" for "…9月入职",
+"我们车间二十来个人都没签合同" for the count of workers without a contract. Its value is replaced
+in the note's own form, and the revised note supersedes the old one (``slots.compare``).
+
+Precision first (a wrong replacement hides what the client said): the turn must say it corrects
+something in the sentence holding the new value or the one before; the new value must be in the
+new statement; exactly one value of the stored note may fit; the stored note must not already
+state the new value.
+"""
+from __future__ import annotations
+
+import re
+
+from legaltext.corrections import says_it_corrects
+from remember.routing.mentions import read_mentions
+from legaltext.values import Value, replaced, values
+
+#: Where a sentence ends, and where a clause ends inside it.
+_SENTENCE_END_RE = re.compile(r"[。！!？?；;\n]")
+_CLAUSE_END_RE = re.compile(r"[。！!？?；;\n，,：:]")
+#: Characters that carry no point of their own: a two-character word holding one says nothing
+#: about which value is meant ("的是", "我上", "一下").
+_FUNCTION_CHARS = frozenset("的了是我你他她它们说在也都就又和与及或这那个一上下之其实应该准确刚才前面后面有误错对吗呢吧啊哦呀嗯"
+                            "新旧原来再次还要把被给让从到为对于而且但所以如果因为已经")
+_CJK_RE = re.compile(r"[\u4e00-\u9fff]+")
+_WORD_RE = re.compile(r"[A-Za-z]{4,}")
+_ENGLISH_STOP = frozenset({"that", "this", "with", "from", "have", "were", "what", "which", "sorry", "meant",
+                           "actually", "correction", "instead", "rather", "before", "after", "about", "there"})
+
+
+def _kind_of(value: Value) -> str:
+    return "date" if value.kind == "date" else ("amount" if value.kind in ("money", "number") else value.kind)
+
+
+#: How far apart a sum or count and its correction may be: a correction moves a value, it does
+#: not turn 壹拾贰万元 into 6.
+MAX_AMOUNT_RATIO = 10
+
+
+def _compatible(a: Value, b: Value) -> bool:
+    """Values of one kind (two days, two sums or counts, two rates, two lengths in one unit),
+    sums and counts within ``MAX_AMOUNT_RATIO`` of each other."""
+    if _kind_of(a) != _kind_of(b):
+        return False
+    if _kind_of(a) != "amount":
+        return True
+    low, high = sorted((float(a.magnitude), float(b.magnitude)))
+    return low > 0 and high / low <= MAX_AMOUNT_RATIO
+
+
+def point_words(text: str, *, without: list[Value]) -> set[str]:
+    """The two-character words (and longer English words) of ``text`` outside the spans of
+    ``without`` (values: their digits are no point), function characters left out."""
+    kept, position = [], 0
+    for value in sorted(without, key=lambda v: v.start):
+        kept.append(text[position:value.start])
+        kept.append(" ")
+        position = max(position, value.end)
+    kept.append(text[position:])
+    plain = "".join(kept)
+    words = {word.lower() for word in _WORD_RE.findall(plain)} - _ENGLISH_STOP
+    for run in _CJK_RE.findall(plain):
+        for i in range(len(run) - 1):
+            pair = run[i:i + 2]
+            if not (set(pair) & _FUNCTION_CHARS):
+                words.add(pair)
+    return words
+
+
+def _span(text: str, at: int, ends: re.Pattern[str]) -> tuple[int, int]:
+    start = max((m.end() for m in ends.finditer(text, 0, at)), default=0)
+    end = next((m.start() for m in ends.finditer(text, at)), len(text))
+    return start, end
+
+
+def _clause_and_the_one_before(text: str, value: Value) -> tuple[int, int]:
+    """The span of the clause holding ``value`` and of the clause before it in its sentence."""
+    start, end = _span(text, value.start, _CLAUSE_END_RE)
+    sentence_start, _ = _span(text, value.start, _SENTENCE_END_RE)
+    if start > sentence_start:
+        start = _span(text, max(start - 1, 0), _CLAUSE_END_RE)[0]
+    return max(start, sentence_start), end
+
+
+def _cued(said: str, value: Value) -> bool:
+    """Whether the turn says it corrects something in the sentence of ``value`` or the one before."""
+    start, end = _span(said, value.start, _SENTENCE_END_RE)
+    before = _span(said, max(start - 1, 0), _SENTENCE_END_RE)[0] if start else start
+    return says_it_corrects(said[before:end])
+
+
+def revised_by_slot(said: str, new_text: str, old_text: str) -> tuple[str, str] | None:
+    """The stored note ``old_text`` with the value of the point ``said`` corrects replaced by the
+    new one, and why — or None (see the module docstring)."""
+    if not said.strip():
+        return None
+    said_values = values(said)
+    new_values = values(new_text)
+    stored = values(old_text)
+    for new in said_values:
+        if not any(v.matches(new) for v in new_values) or any(v.matches(new) for v in stored):
+            continue
+        if not _cued(said, new):
+            continue
+        start, end = _clause_and_the_one_before(said, new)
+        if read_mentions(said[_span(said, new.start, _CLAUSE_END_RE)[0]:end]).people:
+            continue  # "我同事李明的月薪其实是8000" is about 李明, not the stored point
+        near = [v for v in said_values if start <= v.start and v.end <= end]
+        words = point_words(said[start:end], without=near)
+        if not words:
+            continue
+        fits = []
+        for old in stored:
+            if not _compatible(old, new) or old.matches(new):
+                continue
+            if any(v is not new and v.matches(old) for v in near) and not _rejected_here(said, old):
+                continue  # "合同金额是4万8没错": the stored value is confirmed, not corrected
+            clause_start, clause_end = _span(old_text, old.start, _CLAUSE_END_RE)
+            others = [v for v in stored if clause_start <= v.start and v.end <= clause_end]
+            shared = words & point_words(old_text[clause_start:clause_end], without=others)
+            if shared:
+                fits.append((old, shared))
+        if len(fits) != 1:
+            continue
+        old, shared = fits[0]
+        revised = old_text[:old.start] + replaced(old, new) + old_text[old.end:]
+        return revised, (f"the client corrects {'、'.join(sorted(shared))}: {old.text} is now {new.text} "
+                         f"(“{said[start:end][:60]}”)")
+    return None
+
+
+def _rejected_here(said: str, old: Value) -> bool:
+    """Whether ``said`` rejects ``old`` in words ("不是2万", "not 9,500")."""
+    return bool(re.search(r"(?:不是|并非|\bnot\s+)" + re.escape(old.text), said, re.IGNORECASE))
