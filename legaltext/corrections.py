@@ -71,6 +71,7 @@ _VALUE_PATTERNS: tuple[re.Pattern[str], ...] = (
     re.compile(r"\bnot\s+(?P<old>" + _EN_VALUE + r")\s+but\s+(?P<new>" + _EN_VALUE + r")(?=[,.;!?]|\s*$)", re.IGNORECASE),
     re.compile(r"\b(?:was|is|are|were|ends?|ended|starts?|started|runs?|costs?|paid|on|at|until|meant)\s+(?P<new>" + _EN_VALUE
                + r"),?\s+not\s+(?P<old>" + _EN_VALUE + r")(?=[,.;!?]|\s*[\u2014\u2013-]|\s*$)", re.IGNORECASE),
+    re.compile(r"(?P<new>" + _EN_VALUE + r")\s+instead of\s+(?P<old>" + _EN_VALUE + r")(?=[,.;!?]|\s*$)", re.IGNORECASE),
     re.compile(r"\b(?:i meant|actually,?\s+(?:it|that|the \w+)\s+(?:was|is)|correction:?\s+(?:it|that|the \w+)\s+(?:was|is)|should be)"
                r"\s+(?P<new>" + _EN_VALUE + r")(?=[,.;!?]|\s*$)", re.IGNORECASE),
 )

@@ -15,6 +15,7 @@ from typing import Union
 
 from . import dates_en
 from .dates import date_parts
+from .numbers import chinese_number
 from .reading import read
 
 Magnitude = Union[Decimal, float, tuple]
@@ -45,6 +46,10 @@ _EN_DAY_MONTH_RE = re.compile(r"(\d{1,2})(?:st|nd|rd|th)?\s+([A-Za-z]+)|([A-Za-z
 _EN_YEAR_RE = re.compile(r"\b((?:19|20)\d{2})\b")
 #: The number inside a value's words: "2000" of "2000元", "两" of "两天", "3万" of "3万个".
 NUMBER_TOKEN_RE = re.compile(r"\d[\d,]*(?:\.\d+)?(?:[万千]\d?)?|[零〇一二两三四五六七八九十百千万亿半]+")
+
+
+#: A count written in Chinese numerals before its measure word ("两个", "三名", "十来个").
+_COUNT_RE = re.compile(r"(?<![\d零〇一二两三四五六七八九十百千万])([一二两三四五六七八九十百]+)(?=来?(?:个|名|位|次|件|项|台|辆|套|张|份|人))")
 
 
 def _day_of(text: str, iso: str | None) -> tuple | None:
@@ -81,6 +86,12 @@ def values(text: str) -> list[Value]:
             found.append(Value(n.start, n.end + 1, text[n.start:n.end + 1], "percent", n.value))
         else:
             found.append(Value(n.start, n.end, n.text, "number", n.value))
+    taken = [(v.start, v.end) for v in found]
+    for match in _COUNT_RE.finditer(text):  # "两个手指", "三名工人": a count in words
+        if not any(a < match.end(1) and match.start(1) < b for a, b in taken):
+            count = chinese_number(match.group(1))
+            if count is not None:
+                found.append(Value(match.start(1), match.end(1), match.group(1), "number", Decimal(count)))
     for mention in reading.dates:
         day = _day_of(mention.text, mention.iso)
         if day is not None:
@@ -104,3 +115,16 @@ def replaced(stored: Value, new: Value) -> str:
     if old_number is None or new_number is None:
         return new.text
     return stored.text[:old_number.start()] + new_number.group(0) + stored.text[old_number.end():]
+
+
+#: Words after a value that say it was a guess ("二十来个", "2000左右"): a corrected value is exact.
+_APPROXIMATELY_RE = re.compile(r"^(?:来|多|余|左右|上下)")
+
+
+def replaced_in(text: str, stored: Value, new: Value) -> str:
+    """``text`` with ``stored`` replaced by ``new`` (``replaced``), the guess after it dropped:
+    "二十来个人" with "27个" is "27个人"."""
+    rest = text[stored.end:]
+    if new.kind != "date":
+        rest = _APPROXIMATELY_RE.sub("", rest, count=1)
+    return text[:stored.start] + replaced(stored, new) + rest

@@ -20,7 +20,7 @@ import re
 
 from legaltext.corrections import says_it_corrects
 from remember.routing.mentions import read_mentions
-from legaltext.values import Value, replaced, values
+from legaltext.values import Value, replaced_in, values
 
 #: Where a sentence ends, and where a clause ends inside it.
 _SENTENCE_END_RE = re.compile(r"[。！!？?；;\n]")
@@ -89,11 +89,33 @@ def _clause_and_the_one_before(text: str, value: Value) -> tuple[int, int]:
     return max(start, sentence_start), end
 
 
+#: Words that, beside a value, say it replaces one said before, though alone they correct
+#: nothing ("之前说的三百二十万是中介报的价", "实际约定是2026年2月28日", "the amount is now …").
+RESTATING_RE = re.compile(
+    r"(?:之前|上次|刚才|前面)(?:说|讲|提)的|实际(?:约定|写的|上)?是|准确(?:数|地说|的说)?是|有误|抄错|核实|核对"
+    r"|\binstead of\b|\bis now\b|\bnow is\b",
+    re.IGNORECASE,
+)
+#: Words that confirm a value said again beside the corrected one ("合同金额是4万8没错").
+_CONFIRMED_RE = re.compile(r"^\s*(?:没错|没问题|是对的|不变|也对|correct|is right)", re.IGNORECASE)
+
+
+#: What comes right before a value the client names as the one said before ("比之前说的18万8",
+#: "不是4月", "instead of 31 March"); "去年10月还的2万" names an event, not the corrected value.
+_SAID_BEFORE_RE = re.compile(r"(?:(?:之前|上次|刚才|前面)(?:说|讲|提)的(?:是)?|不是|而非|并非|\bnot|\binstead of|\brather than)\s*$",
+                             re.IGNORECASE)
+
+
+def _named_as_said_before(said: str, value: Value) -> bool:
+    return bool(_SAID_BEFORE_RE.search(said[max(0, value.start - 12):value.start]))
+
+
 def _cued(said: str, value: Value) -> bool:
     """Whether the turn says it corrects something in the sentence of ``value`` or the one before."""
     start, end = _span(said, value.start, _SENTENCE_END_RE)
     before = _span(said, max(start - 1, 0), _SENTENCE_END_RE)[0] if start else start
-    return says_it_corrects(said[before:end])
+    window = said[before:end]
+    return says_it_corrects(window) or bool(RESTATING_RE.search(window))
 
 
 def revised_by_slot(said: str, new_text: str, old_text: str) -> tuple[str, str] | None:
@@ -120,22 +142,21 @@ def revised_by_slot(said: str, new_text: str, old_text: str) -> tuple[str, str] 
         for old in stored:
             if not _compatible(old, new) or old.matches(new):
                 continue
-            if any(v is not new and v.matches(old) for v in near) and not _rejected_here(said, old):
+            again = [v for v in near if v is not new and v.matches(old)]
+            if any(_CONFIRMED_RE.match(said[v.end:]) for v in again):
                 continue  # "合同金额是4万8没错": the stored value is confirmed, not corrected
+            named = [v for v in again if _named_as_said_before(said, v)]
             clause_start, clause_end = _span(old_text, old.start, _CLAUSE_END_RE)
             others = [v for v in stored if clause_start <= v.start and v.end <= clause_end]
             shared = words & point_words(old_text[clause_start:clause_end], without=others)
+            if named:  # "比之前说的18万8便宜了6000": the corrected value is named beside the new one
+                shared = shared | {old.text}
             if shared:
                 fits.append((old, shared))
         if len(fits) != 1:
             continue
         old, shared = fits[0]
-        revised = old_text[:old.start] + replaced(old, new) + old_text[old.end:]
+        revised = replaced_in(old_text, old, new)
         return revised, (f"the client corrects {'、'.join(sorted(shared))}: {old.text} is now {new.text} "
                          f"(“{said[start:end][:60]}”)")
     return None
-
-
-def _rejected_here(said: str, old: Value) -> bool:
-    """Whether ``said`` rejects ``old`` in words ("不是2万", "not 9,500")."""
-    return bool(re.search(r"(?:不是|并非|\bnot\s+)" + re.escape(old.text), said, re.IGNORECASE))

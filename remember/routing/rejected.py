@@ -17,7 +17,8 @@ import re
 from dataclasses import dataclass
 
 import legaltext
-from legaltext.values import Value, replaced, the_value, values
+from legaltext.values import Value, replaced_in, the_value, values
+from remember.routing.mentions import read_mentions
 
 
 @dataclass(frozen=True)
@@ -102,12 +103,16 @@ def _clause_holds_another(text: str, hit: Value, stored: list[Value]) -> bool:
     return any(v is not hit and v.kind in kinds and start <= v.start and v.end <= end for v in stored)
 
 
-def revised_by_rejection(said: str, new_text: str, old_text: str) -> tuple[str, str] | None:
+def revised_by_rejection(said: str, new_text: str, old_text: str, *,
+                         unnamed_only: bool = False) -> tuple[str, str] | None:
     """The stored note ``old_text`` with the value the client rejected in ``said`` replaced by
-    the new one, and why — or None (see the module docstring)."""
+    the new one, and why — or None (see the module docstring). ``unnamed_only``: only a
+    correction whose words name no person ("说对方一共还了3万，不是2万", not "李明的工资是8000，不是6000")."""
     new_values = values(new_text)
     stored = values(old_text)
     for rejection in _placed(said, stored):
+        if unnamed_only and read_mentions(rejection.said).people:
+            continue
         if not any(v.matches(rejection.new) for v in new_values):
             continue
         if any(v.matches(rejection.new) for v in stored):
@@ -118,7 +123,7 @@ def revised_by_rejection(said: str, new_text: str, old_text: str) -> tuple[str, 
         hit = hits[0]
         if _clause_holds_another(old_text, hit, stored):
             continue  # "月租金从7000元涨到8000元": which of the two is wrong cannot be told
-        revised = old_text[:hit.start] + replaced(hit, rejection.new) + old_text[hit.end:]
+        revised = replaced_in(old_text, hit, rejection.new)
         return revised, f"the client rejects {rejection.old.text} for {rejection.new.text} (“{rejection.said[:60]}”)"
     return None
 

@@ -315,7 +315,8 @@ def compare(new_text: str, old_text: str, said: str = "") -> Relation:
         # nobody may be the relayed client's; the slot rule keeps people out of the value's clause.
         if old.mentions.people:
             return relation
-        revised = revised_by_slot(said or new_text, new_text, old_text)
+        revised = (revised_by_rejection(said or new_text, new_text, old_text, unnamed_only=True)
+                   or revised_by_slot(said or new_text, new_text, old_text))
         return Relation(Kind.CORRECTION, revised[1], revised=revised[0]) if revised else relation
     revised = (revised_by_rejection(said or new_text, new_text, old_text)  # "不是住院7天，是住院9天"
                or revised_by_slot(said or new_text, new_text, old_text))  # "入职时间搞错了，是2019年9月入职的"
