@@ -136,12 +136,28 @@ for _rule in SUBJECT_RULES:
 def named_subjects(content: str, turn: TurnText) -> str:
     """``content`` with every ``SUBJECT_RULES`` rule applied: Chinese notes of a consultation
     only (an English note names its speaker already, "Caroline said they …")."""
-    if not re.search(r"[\u4e00-\u9fff]", content) or turn.reply_is_person:
+    if turn.reply_is_person:
         return content  # between two people (an imported chat) "alice说：" is who of the two spoke
+    if not re.search(r"[\u4e00-\u9fff]", content):
+        return english_subject(content, turn)
     party = Party.of(turn)
     for rule in SUBJECT_RULES:
         content = rule.rewrite(content, party)
     return content
+
+
+def english_subject(content: str, turn: TurnText) -> str:
+    """An English note of a consultation without the account's login: "client_b said …" is
+    who typed it (the note's source); the text names the client, or says "the client"."""
+    login = turn.user_name.strip()
+    if not login or re.search(r"\s", login):
+        return content
+    who = Party.of(turn).client or "the client"
+    said = re.compile(rf"^(?:{re.escape(login)} said:?\s*)+", re.IGNORECASE)
+    content = said.sub("", content, count=1)
+    content = re.sub(rf"\b{re.escape(login)}['’]s\b", f"{who}'s", content)
+    content = re.sub(rf"\b{re.escape(login)}\b", who, content)
+    return content[:1].upper() + content[1:] if content else content
 
 
 def with_named_subject(item: ExtractedItem, turn: TurnText) -> ExtractedItem:

@@ -24,7 +24,8 @@ from .note_truth_documents import DocumentReport, import_documents, score_docume
 from .runner import create_world, import_renamed
 
 FOLDER = Path(__file__).resolve().parent / "note_truth"
-_LOGIN_SAID_RE = re.compile(r"(?:^|[，。；：\s])[A-Za-z][A-Za-z0-9_.-]{1,30}说[：:，]")
+_LOGIN_SAID_RE = re.compile(r"(?:^|[，。；：\s])[A-Za-z][A-Za-z0-9_.-]{1,30}说[：:，]"
+                            r"|\b[a-z]+_[a-z0-9_]+\b(?: said\b|['’]s\b)")  # "client_b said", "client_b's"
 
 
 @dataclass

@@ -12,7 +12,7 @@ from remember.message_index import index_messages
 from recall import search_memory
 from recall.injection import build_system_message
 
-from recall.fusion import RAW_FLOOR_N, Entry, RawFloor, fuse, keep_raw_floor, select
+from recall.fusion import RAW_FLOOR_DENSE_N, RAW_FLOOR_N, Entry, RawFloor, fuse, keep_raw_floor, select
 from recall.plan import RetrievalPlan
 from recall.scoring import ScoreBreakdown
 from recall.types import MESSAGE, NOTE
@@ -69,7 +69,9 @@ def test_the_raw_fusions_first_messages_are_always_in_the_first_k(search):
         if slot.kind == NOTE:
             assert set(slot.covers) <= set(slot.source_message_ids)
     must = floor.kept(k)
-    assert must == floor.ranked[:min(RAW_FLOOR_N, k)]
+    assert must[:min(RAW_FLOOR_N, k)] == floor.ranked[:min(RAW_FLOOR_N, k)]
+    dense_first = sorted(dense_rank, key=dense_rank.get)[:RAW_FLOOR_DENSE_N]
+    assert set(dense_first) <= set(must) or len(must) == k, "the dense list's first messages are floor too"
     missing = [m for m in must if m not in covered]
     assert not missing, f"raw floor {must}: {missing} not in the first {k}"
     assert [s.fused for s in chosen] == sorted((s.fused for s in chosen), reverse=True)
@@ -96,6 +98,21 @@ def test_notes_about_the_same_subject_do_not_push_out_the_reply_that_answers():
     chosen = select(slots, plan(), 10, RawFloor.of(dense_rank, keyword_rank))
     assert any(7 in slot.covers for slot in chosen)
     assert (NOTE, "client-9") not in {slot.key for slot in chosen}
+
+
+def test_a_reply_only_the_meaning_list_finds_keeps_its_place():
+    """The reply that answers in other words is second by meaning and holds no query word: the
+    fusion ranks it below every message both lists hold, but the dense floor keeps it."""
+    notes = [entry((NOTE, f"client-{i}"), 0.9 - i / 100, sources=(200 + i,)) for i in range(10)]
+    others = list(range(100, 112))
+    dense_rank = {100: 1, 7: 2, **{m: r for r, m in enumerate(others[1:], 3)}}
+    keyword_rank = {m: r for r, m in enumerate(others, 1)}
+    messages = [entry((MESSAGE, 7), 0.1)] + [entry((MESSAGE, m), 0.1) for m in others]
+    slots = fuse(notes, messages, dense_rank, keyword_rank, superseded_by={})
+    floor = RawFloor.of(dense_rank, keyword_rank)
+    assert 7 not in floor.ranked[:RAW_FLOOR_N]
+    chosen = select(slots, plan(), 10, floor)
+    assert any(7 in slot.covers for slot in chosen)
 
 
 def test_a_note_holds_only_what_it_cites_and_the_reply_keeps_its_own_place():

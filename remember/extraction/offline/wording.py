@@ -28,14 +28,14 @@ _USER_PRONOUNS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"本人", "用户"),
         (r"我(?![国院])", "用户"),
         (r"咱", "用户"),
-        (r"你们|您们|[你您]", "助手"),
+        (r"你们(?!好)|您们(?!好)|[你您](?!好)", "助手"),  # "律师你好" greets, it names nobody
     )
 )
 _ASSISTANT_PRONOUNS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     (re.compile(p), r)
     for p, r in (
-        (r"你们|您们", "用户一方"),
-        (r"[你您]", "用户"),
+        (r"你们(?!好)|您们(?!好)", "用户一方"),
+        (r"[你您](?!好)", "用户"),
         (r"我们|我(?![国院])", "助手"),
     )
 )
