@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from datetime import date
 
 from memory.categories import Category
+from memory.corrections import REJECTED_VALUE_RE
 from remember.extraction import MAX_ITEMS_PER_TURN, ExtractedItem, TurnText, extract_offline
 from remember.extraction.grounding import with_names
 from remember.extraction.items import most_important
@@ -28,6 +29,8 @@ RULES_ORIGIN = "rules"
 _CLIENT_CATEGORIES = frozenset({Category.FACT.zh, Category.EVIDENCE.zh})
 #: A normalised date of ``Mentions.dates``: "2025-03-15", "?-03-15" (no year said), "2026-02-?".
 _DATE_VALUE = re.compile(r"^(?:\d{4}|\?)-(?:\d{2}|\?)-(?:\d{2}|\?)$")
+_REJECTED_NUMBER = re.compile(r"(?:不是|\bnot\s+)\d[\d,.]*", re.IGNORECASE)
+_BARE_NUMBER = re.compile(r"(?<![\d.])\d[\d,]*(?:\.\d+)?(?![\d.])")
 
 
 def values_of(text: str) -> set[object]:
@@ -37,6 +40,13 @@ def values_of(text: str) -> set[object]:
     return {*mentions.quantities, *mentions.dates, *mentions.ids}
 
 
+def bare_numbers(text: str) -> set[float]:
+    """The numbers ``text`` writes without a unit, but not the ones it rejects: the model's
+    "押金是3000不是2000" states the client's 3000元 (the floor had added the correction again)."""
+    return {float(n.replace(",", "")) for n in _BARE_NUMBER.findall(
+        _REJECTED_NUMBER.sub(" ", REJECTED_VALUE_RE.sub(" ", text)))}
+
+
 def is_stated(value: object, stated: set[object]) -> bool:
     """``value`` is among ``stated`` — a date also when a stated date names the same month and
     day, its year left unsaid or the same: the model's "去年3月15日" states the rule engine's
@@ -44,6 +54,8 @@ def is_stated(value: object, stated: set[object]) -> bool:
     time, and a later correction revised one of the two copies and left the other current)."""
     if value in stated:
         return True
+    if isinstance(value, tuple) and len(value) == 2 and value[0] == "money":
+        return value[1] in stated
     if not isinstance(value, str) or not _DATE_VALUE.match(value):
         return False
     _, month, day = value.split("-")
@@ -58,7 +70,7 @@ def missed_client_facts(
     states, named as the turn names the client, marked with the rules' origin."""
     stated: set[object] = set()
     for item in items:
-        stated |= values_of(item.content)
+        stated |= values_of(item.content) | bare_numbers(item.content)
     missed: list[ExtractedItem] = []
     for item in extract_offline(user_msg, "", user_name=user_name, said_on=said_on):
         if item.category not in _CLIENT_CATEGORIES or item.speaker != "user":

@@ -177,3 +177,18 @@ def test_a_date_the_model_left_vaguer_than_the_client_is_still_added(
                  _item("林晓雯3月起租，月租4500元，押金2000元。"))  # the day 15 left out
 
     assert [item["origin"] for item in turn.items] == ["", "rules"]
+
+
+def test_a_correction_the_model_wrote_without_units_is_not_added_again(
+    world, rent_conversation, make_turn, fake_llm, llm_settings
+):
+    """The live first hour: the model's "押金是3000不是2000" revised the 2000 note, and the floor,
+    not reading a bare 3000 as 3000元, added "更正：押金是3000元，不是2000元。" beside it."""
+    _turn(fake_llm, make_turn, rent_conversation, "林晓雯的押金是2000元，房东说要扣一半。", "",
+          _item("林晓雯的押金是2000元，房东说要扣一半。"))
+    second = _turn(fake_llm, make_turn, rent_conversation, "刚才说错了，押金是3000不是2000。", "",
+                   _item("押金是3000不是2000"))
+
+    assert second.added == [] and [item["origin"] for item in second.items] == [""]
+    current = list(Note.objects.filter(status="active").values_list("content", flat=True))
+    assert len(current) == 1 and "3000" in current[0] and "更正" not in current[0], current
