@@ -8,16 +8,27 @@ conversation's client and the new value is in one), superseded facts still curre
 "用户" or a login + "说" in their text, and notes made of what ``never_notes`` says is no fact.
 Documents (titles, contract terms filed as law, negating tails) are scored by
 ``note_truth_documents``.
+
+``engine`` chooses who extracts: ``offline`` (the default; inside ``offline_only()``, so not one
+request leaves the process) or ``llm`` (the server of ``LLM_BASE_URL``, probed first; every
+turn's engine and status is counted, so a turn the LLM did not extract is visible).
+``conversations`` keeps a subset (a 1.5B model on two cores takes about a minute a turn): facts,
+corrections and never-notes whose messages are in it, documents uploaded in it.
 """
 from __future__ import annotations
 
 import json
 import re
+import time
+import urllib.request
 import uuid
+from collections import Counter
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
 
 from .note_truth_documents import DocumentReport, import_documents, score_documents
@@ -26,11 +37,23 @@ from .runner import create_world, import_renamed
 FOLDER = Path(__file__).resolve().parent / "note_truth"
 _LOGIN_SAID_RE = re.compile(r"(?:^|[，。；：\s])[A-Za-z][A-Za-z0-9_.-]{1,30}说[：:，]"
                             r"|\b[a-z]+_[a-z0-9_]+\b(?: said\b|['’]s\b)")  # "client_b said", "client_b's"
+ENGINES = ("offline", "llm")
+PROBE_TIMEOUT_SECONDS = 10
+
+
+class EngineUnavailable(Exception):
+    """``engine="llm"`` without a server, or with one that does not answer."""
 
 
 @dataclass
 class NoteTruthReport:
     split: str
+    engine: str = "offline"
+    conversations: list[str] = field(default_factory=list)
+    turns: int = 0
+    seconds: float = 0.0
+    #: Each turn's extraction as "engine status" (e.g. "llm:qwen-local done") → count.
+    turn_engines: Counter = field(default_factory=Counter)
     notes: int = 0
     facts: int = 0
     facts_noted: int = 0
@@ -50,8 +73,11 @@ class NoteTruthReport:
     def lines(self) -> list[str]:
         def share(part: int, whole: int) -> str:
             return f"{part / whole:.3f} ({part}/{whole})" if whole else "-"
+        per_turn = f"{self.seconds / self.turns:.1f} s a turn" if self.turns else "-"
         return [
-            f"split={self.split}  notes={self.notes}",
+            f"split={self.split}  engine={self.engine}  conversations={','.join(self.conversations)}  "
+            f"turns={self.turns} in {self.seconds:.1f} s ({per_turn})  notes={self.notes}",
+            f"  extraction by engine and status: {dict(sorted(self.turn_engines.items()))}",
             f"  fact recall (current facts with a note citing their message and holding their tokens): "
             f"{share(self.facts_noted, self.facts)}",
             f"  correction success (old value in no active note, new value in one): "
@@ -63,35 +89,78 @@ class NoteTruthReport:
         ]
 
 
-def load(split: str) -> dict[str, Any]:
+def load(split: str, conversations: list[str] | None = None) -> dict[str, Any]:
+    """The split's files; with ``conversations``, only those conversations and the documents
+    uploaded in them (an unknown id raises ValueError, naming the known ones)."""
     folder = FOLDER / split
-    return {name: json.loads((folder / f"{name}.json").read_text(encoding="utf-8"))
+    data = {name: json.loads((folder / f"{name}.json").read_text(encoding="utf-8"))
             for name in ("conversations", "expected", "documents")}
+    if conversations:
+        known = [c["id"] for c in data["conversations"]["conversations"]]
+        unknown = [name for name in conversations if name not in known]
+        if unknown:
+            raise ValueError(f"unknown conversation(s) {', '.join(unknown)}; {split} has {', '.join(known)}")
+        keep = set(conversations)
+        data["conversations"]["conversations"] = [c for c in data["conversations"]["conversations"] if c["id"] in keep]
+        data["documents"]["documents"] = [d for d in data["documents"]["documents"] if d["conversation"] in keep]
+        kept = {d["id"] for d in data["documents"]["documents"]}
+        data["expected"]["terms"] = [t for t in data["expected"].get("terms", []) if t["document"] in kept]
+    return data
 
 
-def score(split: str, *, progress=None) -> NoteTruthReport:
-    """Import ``split`` in a transaction that is rolled back, and score its notes."""
-    with transaction.atomic():
-        report = _score(split, load(split), progress)
+def check_llm() -> str:
+    """The configured LLM server answers ``GET /models``, or EngineUnavailable saying why."""
+    base = str(settings.LLM_BASE_URL or "").rstrip("/")
+    if not base:
+        raise EngineUnavailable("--engine llm needs LLM_BASE_URL (and LLM_MODEL): no LLM server is configured")
+    request = urllib.request.Request(f"{base}/models", headers={"Authorization": f"Bearer {settings.LLM_API_KEY}"})
+    try:
+        with urllib.request.urlopen(request, timeout=PROBE_TIMEOUT_SECONDS) as response:  # noqa: S310 - configured URL
+            return f"{base}: HTTP {response.status}"
+    except OSError as exc:
+        raise EngineUnavailable(f"the LLM server at {base} does not answer GET /models: {exc}") from exc
+
+
+def score(split: str, *, engine: str = "offline", conversations: list[str] | None = None,
+          progress=None) -> NoteTruthReport:
+    """Import ``split`` (or its ``conversations``) with ``engine`` in a transaction that is
+    rolled back, and score its notes."""
+    from infra.llm import offline_only
+
+    if engine not in ENGINES:
+        raise ValueError(f"engine must be one of {', '.join(ENGINES)}")
+    data = load(split, conversations)
+    if engine == "llm":
+        check_llm()
+    with offline_only() if engine == "offline" else nullcontext(), transaction.atomic():
+        report = _score(split, data, progress)
+        report.engine = engine
         transaction.set_rollback(True)
     return report
 
 
 def _score(split: str, data: dict[str, Any], progress) -> NoteTruthReport:
-    from memory.models import Message, Note
+    from memory.models import Message, Note, TurnExtraction
 
     payload = data["conversations"]
-    users = sorted({conversation["user"] for conversation in payload["conversations"]})
+    users = sorted({conversation["user"] for conversation in payload["conversations"]}
+                   | {document["user"] for document in data["documents"]["documents"]})
     world = {"firms": [{"slug": payload["firm"], "users": users, "matters": []}]}
     firms, accounts = create_world(world, uuid.uuid4().hex[:8])
+    started = time.perf_counter()
     import_renamed({"transcripts": [payload]}, firms, accounts, progress)
+    seconds = time.perf_counter() - started
     firm = firms[payload["firm"]]
     documents = data["documents"]["documents"]
     stored = import_documents(documents, firm, accounts)
     pk_of = dict(Message.objects.filter(firm=firm).values_list("external_id", "pk"))
     notes = list(Note.objects.filter(firm=firm).values("content", "status", "source_message_ids", "conversation__external_id"))
     active = [n for n in notes if n["status"] == Note.Status.ACTIVE]
-    report = NoteTruthReport(split=split, notes=len(notes))
+    report = NoteTruthReport(split=split, notes=len(notes), seconds=round(seconds, 1),
+                             conversations=[c["id"] for c in payload["conversations"]])
+    turns = TurnExtraction.objects.filter(firm=firm).values_list("engine", "status")
+    report.turns = len(turns)
+    report.turn_engines = Counter(f"{engine or '-'} {status}" for engine, status in turns)
     score_documents(documents, data["expected"], stored, report.documents)
     report.misses += report.documents.misses
     report.listing = [(n["conversation__external_id"] or "", n["status"], n["content"]) for n in notes]
@@ -103,8 +172,8 @@ def _score(split: str, data: dict[str, Any], progress) -> NoteTruthReport:
         return all(token in note["content"] for token in tokens)
 
     for fact in expected["facts"]:
-        if not fact.get("message_id"):
-            continue  # a document's fact: documents are not imported here
+        if fact.get("message_id") not in pk_of:
+            continue  # a document's fact, or a conversation left out of this run
         cites = [n for n in notes if pk_of.get(fact["message_id"]) in n["source_message_ids"]]
         if fact["state"] == "current":
             report.facts += 1
@@ -120,6 +189,8 @@ def _score(split: str, data: dict[str, Any], progress) -> NoteTruthReport:
     for correction in expected["corrections"]:
         if not correction.get("correction_message_id"):
             continue  # corrected by a document
+        if correction["correction_message_id"] not in pk_of or correction["old_message_id"] not in pk_of:
+            continue  # said in a conversation left out of this run
         report.corrections += 1
         said_in = {correction["conversation"]}
         mine = [n for n in active if n["conversation__external_id"] in said_in
@@ -135,6 +206,8 @@ def _score(split: str, data: dict[str, Any], progress) -> NoteTruthReport:
                                  f"{correction['old_value']}→{correction['new_value']} "
                                  f"({'old value still active: ' + still[0][:80] if not old_gone else 'no note holds the new value'})")
     for never in expected["never_notes"]:
+        if never["message_id"] not in pk_of:
+            continue
         report.never_notes += 1
         if any(pk_of.get(never["message_id"]) in n["source_message_ids"] and n["source_message_ids"] ==
                [pk_of.get(never["message_id"])] for n in notes):

@@ -146,3 +146,49 @@ def test_lines_added_before_the_added_column_move_out_of_the_refused_items(world
     migration.keep_added_lines_among_rejected(apps, None)  # and back
     turn.refresh_from_db()
     assert turn.rejected == [refused, added]
+
+
+DEPOSIT_TURN = "林晓雯的事情跟你说一下：她租了一套房，房东叫周海峰。去年3月15日起租，月租4500元，押金2000元。"
+
+
+def test_a_date_the_model_wrote_as_said_is_stated_so_the_correction_leaves_no_copy_current(
+    world, rent_conversation, make_turn, fake_llm, llm_settings
+):
+    """What the live Qwen 1.5B did on the note-truth set (d01): it copied the lawyer's message
+    with "去年3月15日"; the floor, reading "去年3月15日（2025年3月15日）", added the same sentence
+    again, and the correction revised one copy and left 2000 current in the other."""
+    first = _turn(fake_llm, make_turn, rent_conversation, DEPOSIT_TURN, "",
+                  _item("林晓雯去年3月15日起租，月租4500元，押金2000元。"))
+
+    assert first.added == [] and [item["origin"] for item in first.items] == [""]
+    second = _turn(fake_llm, make_turn, rent_conversation, "刚才说错了，押金是3000不是2000。", "好的，押金按3000元计算。",
+                   _item("押金是3000元", speaker="user"))
+
+    assert RoutingDecision.objects.get(turn=second, action="update")
+    current = list(Note.objects.filter(status="active").values_list("content", flat=True))
+    assert not [text for text in current if "2000" in text and "3000" not in text], current
+    assert any("3000" in text for text in current), current
+
+
+def test_a_date_the_model_left_vaguer_than_the_client_is_still_added(
+    world, rent_conversation, make_turn, fake_llm, llm_settings
+):
+    turn = _turn(fake_llm, make_turn, rent_conversation, DEPOSIT_TURN, "",
+                 _item("林晓雯3月起租，月租4500元，押金2000元。"))  # the day 15 left out
+
+    assert [item["origin"] for item in turn.items] == ["", "rules"]
+
+
+def test_a_correction_the_model_wrote_without_units_is_not_added_again(
+    world, rent_conversation, make_turn, fake_llm, llm_settings
+):
+    """The live first hour: the model's "押金是3000不是2000" revised the 2000 note, and the floor,
+    not reading a bare 3000 as 3000元, added "更正：押金是3000元，不是2000元。" beside it."""
+    _turn(fake_llm, make_turn, rent_conversation, "林晓雯的押金是2000元，房东说要扣一半。", "",
+          _item("林晓雯的押金是2000元，房东说要扣一半。"))
+    second = _turn(fake_llm, make_turn, rent_conversation, "刚才说错了，押金是3000不是2000。", "",
+                   _item("押金是3000不是2000"))
+
+    assert second.added == [] and [item["origin"] for item in second.items] == [""]
+    current = list(Note.objects.filter(status="active").values_list("content", flat=True))
+    assert len(current) == 1 and "3000" in current[0] and "更正" not in current[0], current

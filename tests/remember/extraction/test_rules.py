@@ -9,6 +9,7 @@ import pytest
 from memory.categories import Category
 from memory.rules import rule, rules
 from remember.extraction.grounding import TurnText
+from remember.extraction.items import validate_items
 from remember.extraction.rules import TABLE, ItemCheck, Refusal
 
 TURN = TurnText(user_msg="我叫王磊，2024年3月1日租了房子，月租金8,000元，押金七千元。租约到期房东不退押金，这合法吗？",
@@ -85,6 +86,17 @@ def test_law_cites_a_statute() -> None:
                  speaker="assistant") is None
     assert check("law-cites-a-statute", "房东不退押金属于违约。", category=Category.LAW,
                  speaker="assistant") is Category.ACTION
+    # the client's "law" that cites nothing is the client's statement, held to the numbers said
+    assert check("law-cites-a-statute", "押金的金额为3500元。", category=Category.LAW) is Category.FACT
+    assert check("law-cites-a-statute", "房东不退押金属于违约。", category=Category.LAW, speaker="turn") is None
+
+
+def test_a_clients_law_item_with_a_worked_out_number_is_refused() -> None:
+    """What the live Qwen 1.5B made of "林晓雯的押金是多少？" after 2000 was said and 房东 would keep half."""
+    items, reasons = validate_items([{"content": "押金的金额为3500元", "category": "法条", "speaker": "user"}], turn=TURN)
+
+    assert items == []
+    assert reasons == ["item 1: the number 3500元 is not in what the client said: '押金的金额为3500元' [numbers-were-said]"]
 
 
 def test_questions_stay_questions() -> None:
