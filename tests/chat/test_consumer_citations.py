@@ -1,0 +1,122 @@
+"""Numbered sources over the real websocket, with the fake OpenAI-compatible server scripted to
+cite well, cite badly (numbers not in the list, items that do not support the sentence, invented
+statutes, markers split across stream chunks, a stream cut inside a marker) and to cite from
+behind a wall: the answer is kept, only this answer's items are ever linked, every check is
+saved with the reply and written to the audit log."""
+from __future__ import annotations
+
+import re
+
+import pytest
+from asgiref.sync import sync_to_async
+
+from memory.models import AuditEvent, AuditLog, Message
+from remember.extract import extractable_reply
+from tests.chat.test_consumer import connected, frames_until
+from tests.fake_llm.server import Reply, stream_break_reply
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
+
+DEPOSIT_NOTE = "押金3000元，房东以墙面污损为由拒绝退还。"
+
+
+async def ask(user, question: str, *, matter_id: int | None = None) -> list[dict]:
+    communicator, _ = await connected(user)
+    frame = {"type": "ask", "question": question}
+    if matter_id is not None:
+        frame["matter_id"] = matter_id
+    await communicator.send_json_to(frame)
+    frames = await frames_until(communicator, "done")
+    await communicator.disconnect()
+    return frames
+
+
+@sync_to_async
+def saved_reply(message_id: int) -> Message:
+    return Message.objects.get(pk=message_id)
+
+
+@sync_to_async
+def audit_of(message_id: int) -> list[AuditLog]:
+    return list(AuditLog.objects.filter(event_type=AuditEvent.ANSWER_CHECKED, object_id=str(message_id)))
+
+
+async def test_markers_are_read_across_chunks_checked_and_saved_with_the_reply(world, llm_online):
+    note = await sync_to_async(world.note)(DEPOSIT_NOTE, matter=world.matter_deposit)
+    tokens = ["押金为3000元", "[", "1", "]。另外租金每月8000元[", "7]。依据《劳动法》第九十九条，",
+              "房东须双倍返还押金【", "1】。"]
+    llm_online.script(Reply(content="".join(tokens), tokens=tokens))
+    frames = await ask(world.alice, "押金被扣了怎么办？", matter_id=world.matter_deposit.pk)
+
+    recalled = frames[1]["notes"]
+    assert recalled[0]["id"] == str(note.pk) and recalled[0]["number"] == 1
+    assert recalled[0]["source_url"] == recalled[0]["provenance_url"]
+    # the model was given the numbered item and asked to cite it
+    sent = llm_online.chat_requests()[-1].messages
+    assert "句末标注所依据条目的编号" in sent[0]["content"]
+    assert re.search(r"\n- \[1\] 【M-\d+ 租房押金返还纠纷】 \[事实\] " + DEPOSIT_NOTE, sent[1]["content"])
+    # while streaming, the page is never sent a marker to a number that is not in the list
+    streamed = "".join(f["text"] for f in frames if f["type"] == "token")
+    assert "[1]" in streamed and "[7]" not in streamed and "7]" not in streamed
+    done = frames[-1]
+    assert done["status"] == "complete"
+    assert done["reply"].startswith("押金为3000元。[1]另外租金每月8000元。（引用已删除：所引记忆不支持此句）")
+    assert "（未核实的法条引用：《劳动法》第九十九条）" in done["reply"]
+    assert done["citations"]["cited"] == [{"number": 1, "id": str(note.pk), "kind": "note",
+                                           "url": recalled[0]["source_url"]}]
+    assert done["citations"]["unverified_citations"] == ["《劳动法》第九十九条"]
+
+    reply = await saved_reply(done["message_id"])
+    assert reply.content == done["reply"] and reply.citations == done["citations"]
+    [entry] = await audit_of(done["message_id"])
+    assert entry.private_to_id == world.alice.pk and entry.matter_id == world.matter_deposit.pk
+    assert entry.after["cited"][0]["id"] == str(note.pk)
+    assert [m["marks"] for m in entry.after["marked"]] == [["marker_removed"], ["marker_removed", "unverified_citation"]]
+    # what the write path reads of the reply: the invented statute never becomes a note
+    words = extractable_reply(reply)
+    assert "劳动法" not in words and "双倍" not in words
+
+
+async def test_a_walled_user_gets_no_marker_to_anything_behind_the_wall(world, llm_online):
+    walled = await sync_to_async(world.note)(DEPOSIT_NOTE, matter=world.matter_deposit)  # bob is not assigned
+    await sync_to_async(world.note)("笔记本电脑购买两周后花屏。", matter=world.matter_laptop)
+    llm_online.script("房东拒退押金3000元[1][2][3]。记忆中押金的记录见【4】。")
+    frames = await ask(world.bob, "房东拒退押金，墙面污损，怎么办？")
+
+    recalled_ids = {item["id"] for item in frames[1]["notes"]}
+    assert str(walled.pk) not in recalled_ids
+    done = frames[-1]
+    assert str(walled.pk) not in done["reply"] and DEPOSIT_NOTE not in done["reply"]
+    for cited in done["citations"]["cited"]:
+        assert cited["id"] in recalled_ids
+    assert "（引用已删除" in done["reply"] or "（记忆中未找到依据）" in done["reply"]
+    assert "[4]" not in done["reply"] or len(frames[1]["notes"]) >= 4
+
+
+async def test_an_answer_with_no_markers_is_marked_where_it_states_facts(world, llm_online):
+    await sync_to_async(world.note)(DEPOSIT_NOTE, matter=world.matter_deposit)
+    llm_online.script("房东应在2025年6月30日前退还押金8000元。建议先与房东协商。")
+    done = (await ask(world.alice, "押金被扣了怎么办？", matter_id=world.matter_deposit.pk))[-1]
+    assert done["reply"] == "房东应在2025年6月30日前退还押金8000元。（记忆中未找到依据）建议先与房东协商。"
+    assert done["citations"]["cited"] == []
+
+
+async def test_a_stream_cut_inside_a_marker_keeps_the_answer(world, llm_online):
+    await sync_to_async(world.note)(DEPOSIT_NOTE, matter=world.matter_deposit)
+    tokens = ["押金为3000元", "[", "1", "]。房东", "拒退[", "1"]
+    llm_online.script(stream_break_reply("".join(tokens) + "]。", after=len(tokens), tokens=tokens + ["]。"]))
+    done = (await ask(world.alice, "押金被扣了怎么办？", matter_id=world.matter_deposit.pk))[-1]
+    assert done["status"] == "failed"
+    assert done["reply"].startswith("押金为3000元。[1]房东拒退[1")
+    reply = await saved_reply(done["message_id"])
+    assert reply.content == done["reply"]
+
+
+async def test_the_offline_answer_cites_its_items_by_construction(world, llm_offline):
+    note = await sync_to_async(world.note)(DEPOSIT_NOTE, matter=world.matter_deposit)
+    done = (await ask(world.alice, "押金被扣了怎么办？", matter_id=world.matter_deposit.pk))[-1]
+    assert f"- {DEPOSIT_NOTE} [1]" in done["reply"]
+    assert "记忆中有以下相关内容" in done["reply"]
+    assert "通用建议（并非来自记忆）" in done["reply"]
+    assert done["citations"]["cited"][0]["id"] == str(note.pk)
+    assert done["citations"]["marked"] == []
