@@ -10,6 +10,9 @@ import re
 import pytest
 from asgiref.sync import sync_to_async
 
+from django.utils import translation
+
+from memory.audit_display import changes
 from memory.models import AuditEvent, AuditLog, Message
 from remember.extract import extractable_reply
 from tests.chat.test_consumer import connected, frames_until
@@ -34,6 +37,12 @@ async def ask(user, question: str, *, matter_id: int | None = None) -> list[dict
 @sync_to_async
 def saved_reply(message_id: int) -> Message:
     return Message.objects.get(pk=message_id)
+
+
+@sync_to_async
+def audit_rows(entry: AuditLog) -> list[tuple[str, str]]:
+    with translation.override("zh-hans"):
+        return [(row.label, row.after) for row in changes(entry)]
 
 
 @sync_to_async
@@ -72,6 +81,9 @@ async def test_markers_are_read_across_chunks_checked_and_saved_with_the_reply(w
     assert entry.private_to_id == world.alice.pk and entry.matter_id == world.matter_deposit.pk
     assert entry.after["cited"][0]["id"] == str(note.pk)
     assert [m["marks"] for m in entry.after["marked"]] == [["marker_removed"], ["marker_removed", "unverified_citation"]]
+    rows = dict(await audit_rows(entry))  # the auditors' page reads it in words, never raw JSON
+    assert rows["引用的来源"] == "[1] 笔记" and "《劳动法》第九十九条" in rows["未核实的法条引用"]
+    assert "另外租金每月8000元。" in rows["被标注的句子"] and "{" not in "".join(rows.values())
     # what the write path reads of the reply: the invented statute never becomes a note
     words = extractable_reply(reply)
     assert "劳动法" not in words and "双倍" not in words
