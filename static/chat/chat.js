@@ -507,7 +507,7 @@
     loadConversation(id);
   });
 
-  history.replaceState({ conversation: conversationId }, "", location.pathname);
+  history.replaceState({ conversation: conversationId }, "", location.pathname + location.hash);
   renderRecalled(null, null);
   connect();
 })();
