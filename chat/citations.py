@@ -23,7 +23,8 @@ from legaltext import read
 from legaltext.markers import Marker, MarkerStream, split_markers
 from legaltext.sentences import sentence_spans
 
-from chat.support import key_values, statute_found, supports
+from chat.support import bears_on, key_values, statute_found, supports
+from legaltext.acts import tells
 
 #: At most this many markers are kept on one sentence (a model that repeats markers by the
 #: thousand gets its sentence cited by the first few).
@@ -115,6 +116,7 @@ class CheckedAnswer:
     text: str
     sentences: list[CheckedSentence]
     labels: list[str]
+    nothing_in_memory: bool = False  # said at the answer: no recalled item supports it
 
     @property
     def cited(self) -> list[int]:
@@ -137,6 +139,7 @@ class CheckedAnswer:
             "marked": [{"sentence": s.text, "marks": s.marks, "removed": s.removed, "statutes": s.statutes}
                        for s in self.marked],
             "unverified_citations": self.unverified_citations,
+            "nothing_in_memory": self.nothing_in_memory,
             "labels": sorted(set(self.labels)),
         }
 
@@ -195,6 +198,30 @@ def check_answer(answer: str, sources: list[dict[str, Any]], *, question: str = 
         previous_end = end
     out.append(plain[previous_end:])
     return CheckedAnswer("".join(out), sentences, labels)
+
+
+#: How a model already says memory holds nothing (the prompt asks it to say so first).
+SAID_NOTHING = ("记忆中没有", "没有这方面的记录", "没有相关记录", "没有相关内容", "holds nothing", "no record")
+
+
+def nothing_held_label() -> str:
+    return _("【记忆中没有这方面的记录】以下内容并非来自本所记忆，仅供参考：")
+
+
+def say_when_nothing_supports(checked: CheckedAnswer, sources: list[dict[str, Any]], question: str) -> CheckedAnswer:
+    """A complete answer that cites nothing, to a question no recalled item bears on
+    (``chat.support.bears_on``), starts by saying that memory holds nothing on it and that what
+    follows is not from memory — unless the model said so itself, or the user was telling, not
+    asking (``legaltext.acts.tells``)."""
+    if checked.cited or tells(question) or any(bears_on(question, source_text(item)) for item in sources):
+        return checked
+    checked.nothing_in_memory = True
+    if any(words in checked.text[:80].lower() for words in SAID_NOTHING):
+        return checked
+    label = nothing_held_label()
+    checked.labels.append(label)
+    checked.text = label + "\n" + checked.text
+    return checked
 
 
 def _check(sentence: CheckedSentence, numbers: list[int], texts: dict[int, str], statute_texts: list[str]) -> None:

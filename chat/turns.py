@@ -32,7 +32,7 @@ from recall import (
 from memory.services.conversations import finish_reply, save_message, start_conversation
 
 from chat.answering import ENGINE_OFFLINE
-from chat.citations import check_answer, count_marks, number_sources
+from chat.citations import check_answer, count_marks, number_sources, say_when_nothing_supports
 from chat.selectors import note_page_url
 from chat.budget import PromptTooLong, fit_prompt
 
@@ -287,6 +287,8 @@ def finish_turn(
     later (docs/chat-page.md "Recalled memories saved with each reply")."""
     checked = check_answer(reply, recall_.recalled, question=start.user_message.content,
                            by_construction=engine == ENGINE_OFFLINE)
+    if engine != ENGINE_OFFLINE and status == Message.Status.COMPLETE and reply.strip():
+        checked = say_when_nothing_supports(checked, recall_.recalled, start.user_message.content)
     citations = checked.as_dict(recall_.recalled)
     count_marks(checked)
     with transaction.atomic():

@@ -8,6 +8,7 @@ from django.utils import translation
 from chat.answering import compose_offline_answer
 from chat.citations import (
     MARKER_REMOVED, NOT_FOUND, UNVERIFIED_CITATION, ShownMarkers, check_answer, number_sources,
+    say_when_nothing_supports,
 )
 from chat.support import SUPPORT_RULES, supports
 from memory.models import Message
@@ -131,3 +132,15 @@ def test_an_unverified_citation_never_reaches_the_write_path():
     words = checked_words(reply)
     assert "劳动法" not in words and "未核实" not in words and "[2]" not in words
     assert "押金3000元。" in words
+
+
+@pytest.mark.parametrize("question, answer, said", [
+    ("公司股权转让需要哪些审批？", "一般需要股东会决议。", True),          # nothing bears on it: said first
+    ("公司股权转让需要哪些审批？", "记忆中没有相关记录。一般需要股东会决议。", False),  # the model said it
+    ("押金什么时候退？", "一般在退租后退还。", False),                     # an item bears on the question
+    ("我的客户叫王磊，股权转让已经完成。", "好的，已记下。", False),          # told, not asked
+])
+def test_memory_holding_nothing_is_said_at_the_answer(question, answer, said):
+    checked = say_when_nothing_supports(check_answer(answer, SOURCES[:2], question=question), SOURCES[:2], question)
+    assert checked.text.startswith("【记忆中没有这方面的记录】") is said
+    assert checked.text.endswith(answer)

@@ -95,14 +95,15 @@ async def test_a_walled_user_gets_no_marker_to_anything_behind_the_wall(world, l
     llm_online.script("房东拒退押金3000元[1][2][3]。记忆中押金的记录见【4】。")
     frames = await ask(world.bob, "房东拒退押金，墙面污损，怎么办？")
 
-    recalled_ids = {item["id"] for item in frames[1]["notes"]}
-    assert str(walled.pk) not in recalled_ids
+    recalled = frames[1]["notes"]
+    assert str(walled.pk) not in {item["id"] for item in recalled}
     done = frames[-1]
-    assert str(walled.pk) not in done["reply"] and DEPOSIT_NOTE not in done["reply"]
-    for cited in done["citations"]["cited"]:
-        assert cited["id"] in recalled_ids
-    assert "（引用已删除" in done["reply"] or "（记忆中未找到依据）" in done["reply"]
-    assert "[4]" not in done["reply"] or len(frames[1]["notes"]) >= 4
+    # no marker survives: nothing bob may see supports the answer, and nothing walled is numbered
+    assert done["citations"]["cited"] == [] and not re.search(r"\[\d+\]", done["reply"])
+    assert all(item["source_url"] != f"/memory/{walled.pk}/#source-turn" for item in recalled)
+    # said at the answer, before anything else
+    assert done["reply"].startswith("【记忆中没有这方面的记录】以下内容并非来自本所记忆，仅供参考：\n房东拒退押金3000元。（引用已删除")
+    assert done["citations"]["nothing_in_memory"] is True
 
 
 async def test_an_answer_with_no_markers_is_marked_where_it_states_facts(world, llm_online):
