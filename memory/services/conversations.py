@@ -184,7 +184,7 @@ def _finish_reply(reply: Message, *, recalled, recall_plan, timings, engine, err
             object_id=reply.pk, matter_id=conversation.matter_id, private_to_id=conversation.user_id,
             after={"cited": citations.get("cited", []), "marked": citations.get("marked", []),
                    "unverified_citations": citations.get("unverified_citations", [])},
-            conversation_id=conversation.pk, engine=engine,
+            conversation_id=conversation.pk,
         )
 
 
