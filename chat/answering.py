@@ -110,8 +110,12 @@ def describe_llm_error(error: LLMError) -> str:
     return _("The language model is not reachable or too busy right now. Please try again later.")
 
 
+#: ``Message.engine`` of an answer the configured LLM wrote: "llm:<model>".
+LLM_ENGINE_PREFIX = "llm:"
+
+
 def engine_name(config: LLMConfig | None) -> str:
-    return f"llm:{config.model}" if config else ENGINE_OFFLINE
+    return f"{LLM_ENGINE_PREFIX}{config.model}" if config else ENGINE_OFFLINE
 
 
 def compose_offline_answer(

@@ -31,7 +31,7 @@ from recall import (
 )
 from memory.services.conversations import finish_reply, save_message, start_conversation
 
-from chat.answering import ENGINE_OFFLINE
+from chat.answering import ENGINE_OFFLINE, LLM_ENGINE_PREFIX
 from chat.citations import check_answer, count_marks, number_sources, say_when_nothing_supports
 from chat.selectors import note_page_url
 from chat.budget import PromptTooLong, fit_prompt
@@ -284,16 +284,20 @@ def finish_turn(
 
     The recalled memories are saved with the reply as shown (content, rank, scores, reasons)
     and the plan beside them, so the panel is rebuilt after a reload even if a note changes
-    later (docs/chat-page.md "Recalled memories saved with each reply")."""
-    checked = check_answer(reply, recall_.recalled, question=start.user_message.content,
-                           by_construction=engine == ENGINE_OFFLINE)
-    if engine != ENGINE_OFFLINE and status == Message.Status.COMPLETE and reply.strip():
-        checked = say_when_nothing_supports(checked, recall_.recalled, start.user_message.content)
-    citations = checked.as_dict(recall_.recalled)
-    count_marks(checked)
+    later (docs/chat-page.md "Recalled memories saved with each reply"). An answer this chat
+    made (the LLM's or the offline engine's) is saved as checked (docs/citations.md); a reply
+    another assistant gives through a connector is saved as given."""
+    citations = None
+    if engine == ENGINE_OFFLINE or engine.startswith(LLM_ENGINE_PREFIX):  # an answer this chat made
+        checked = check_answer(reply, recall_.recalled, question=start.user_message.content,
+                               by_construction=engine == ENGINE_OFFLINE)
+        if engine != ENGINE_OFFLINE and status == Message.Status.COMPLETE and reply.strip():
+            checked = say_when_nothing_supports(checked, recall_.recalled, start.user_message.content)
+        reply, citations = checked.text, checked.as_dict(recall_.recalled)
+        count_marks(checked)
     with transaction.atomic():
         message = save_message(
-            start.conversation, Message.Role.ASSISTANT, checked.text, speaker=engine, status=status
+            start.conversation, Message.Role.ASSISTANT, reply, speaker=engine, status=status
         )
         message = finish_reply(
             message,

@@ -144,3 +144,19 @@ def test_memory_holding_nothing_is_said_at_the_answer(question, answer, said):
     checked = say_when_nothing_supports(check_answer(answer, SOURCES[:2], question=question), SOURCES[:2], question)
     assert checked.text.startswith("【记忆中没有这方面的记录】") is said
     assert checked.text.endswith(answer)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("engine, checked", [("llm:qwen-local", True), ("mcp", False)])
+def test_only_answers_this_chat_made_are_checked(world, engine, checked):
+    """A reply another assistant hands over through a connector is remembered as given."""
+    from chat.turns import Recall, begin_turn, finish_turn
+    from memory.models import AuditEvent, AuditLog
+
+    reply = "张三于2024年3月5日付款5999元。"
+    start = begin_turn(world.alice, question="张三什么时候付的款？", conversation_id=None, matter_id=None)
+    saved = finish_turn(start, Recall(result=None, llm_messages=[]), reply=reply, status="complete",
+                        engine=engine, timings={})
+    assert (saved.content != reply) is checked
+    assert ("（记忆中未找到依据）" in saved.content) is checked
+    assert AuditLog.objects.filter(event_type=AuditEvent.ANSWER_CHECKED, object_id=str(saved.pk)).exists() is checked
