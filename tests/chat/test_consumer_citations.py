@@ -133,3 +133,29 @@ async def test_the_offline_answer_cites_its_items_by_construction(world, llm_off
     assert "通用建议（并非来自记忆）" in done["reply"]
     assert done["citations"]["cited"][0]["id"] == str(note.pk)
     assert done["citations"]["marked"] == []
+
+
+async def test_an_invented_statute_is_absent_from_memory_after_extraction(world, llm_online):
+    """The model invents a statute; the extraction model (scripted) files it as law: the turn job
+    reads the reply as checked, the citation is not its speaker's, and no note holds it."""
+    from chat.consumers import in_worker_thread
+    from remember.turns import process_turn
+    from memory.models import Note, TurnExtraction
+
+    await sync_to_async(world.note)(DEPOSIT_NOTE, matter=world.matter_deposit)
+    invented = "《劳动法》第九十九条规定房东须双倍返还押金"
+    llm_online.script(f"押金为3000元[1]。依据{invented}。",
+                      {"knowledge": [{"content": invented, "category": "法条", "confidence": 0.9},
+                                     {"content": "房东以墙面污损为由扣下3000元押金", "category": "事实", "confidence": 0.9}]})
+    done = (await ask(world.alice, "房东以墙面污损为由扣了3000元押金怎么办？", matter_id=world.matter_deposit.pk))[-1]
+    assert "（未核实的法条引用：《劳动法》第九十九条）" in done["reply"]
+
+    @in_worker_thread  # its own connection, closed after (the test database can be dropped)
+    def extract() -> list[str]:
+        turn = process_turn(TurnExtraction.objects.get(conversation_id=done["conversation_id"]).pk)
+        assert turn.status == "done", turn.last_error
+        return list(Note.objects.values_list("content", flat=True))
+
+    notes = await extract()
+    assert not any("劳动法" in content for content in notes)
+    assert any("墙面污损" in content and "3000" in content for content in notes)  # the client's fact is kept
