@@ -12,6 +12,7 @@ memory; a statute cited that no recalled item (nor the question) holds is marked
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,12 +38,13 @@ MARKER_REMOVED = "marker_removed"
 UNVERIFIED_CITATION = "unverified_citation"
 
 
-def mark_label(mark: str, statute: str = "") -> str:
-    """The words a marked sentence carries, in the lawyer's language."""
+def mark_label(mark: str, statute: str = "", *, still_cited: bool = False) -> str:
+    """The words a marked sentence carries, in the lawyer's language (``still_cited``: another
+    of its markers stands)."""
     if mark == NOT_FOUND:
         return _("（记忆中未找到依据）")
     if mark == MARKER_REMOVED:
-        return _("（引用已删除：所引记忆不支持此句）")
+        return _("（已删除一处无效引用）") if still_cited else _("（引用已删除：所引记忆不支持此句）")
     return _("（未核实的法条引用：%(statute)s）") % {"statute": statute}
 
 
@@ -168,9 +170,9 @@ def check_answer(answer: str, sources: list[dict[str, Any]], *, question: str = 
     if not spans:
         return CheckedAnswer(plain, [], [])
     attached: dict[int, list[int]] = {}
-    for offset, marker in at:
-        index = max((i for i, (start, _end) in enumerate(spans) if start < offset), default=0)
-        attached.setdefault(index, []).extend(marker.numbers)
+    starts = [start for start, _end in spans]
+    for offset, marker in at:  # a marker belongs to the last sentence that starts before it
+        attached.setdefault(max(bisect_left(starts, offset) - 1, 0), []).extend(marker.numbers)
     texts = {item["number"]: source_text(item) for item in sources}
     statute_texts = list(texts.values()) + [question]
     code = _code_spans(plain)
@@ -192,7 +194,7 @@ def check_answer(answer: str, sources: list[dict[str, Any]], *, question: str = 
                     labels.append(mark_label(mark, statute))
                     suffix += labels[-1]
             else:
-                labels.append(mark_label(mark))
+                labels.append(mark_label(mark, still_cited=bool(sentence.cited)))
                 suffix += labels[-1]
         out.append(plain[previous_end:end] + suffix)
         previous_end = end

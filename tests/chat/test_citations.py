@@ -47,7 +47,7 @@ def test_sources_are_numbered_in_order_with_their_source():
 @pytest.mark.parametrize("answer, saved, marks, cited", [
     # a good marker is kept, normalised to the sentence's end
     ("租金为每月5000元[1]。", "租金为每月5000元。[1]", [[]], [1]),
-    ("押金3000元被拒退【2】［3］。", "押金3000元被拒退。[2]（引用已删除：所引记忆不支持此句）", [[MARKER_REMOVED]], [2]),
+    ("押金3000元被拒退【2】［3］。", "押金3000元被拒退。[2]（已删除一处无效引用）", [[MARKER_REMOVED]], [2]),
     # a marker to a number outside the list: removed, the sentence marked
     ("租金为每月5000元[9]。", "租金为每月5000元。（引用已删除：所引记忆不支持此句）", [[MARKER_REMOVED]], []),
     # the item states another sum: the marker does not stand
