@@ -185,7 +185,7 @@ def check_answer(answer: str, sources: list[dict[str, Any]], *, question: str = 
         if any(a < end and start < b for a, b in code):
             sentences.append(sentence)  # code is quoted, never checked
         else:
-            _check(sentence, numbers, texts, statute_texts)
+            _check(sentence, numbers, texts, statute_texts, question)
             sentences.append(sentence)
         suffix = "".join(f"[{n}]" for n in sentence.cited)
         for mark in sentence.marks:
@@ -226,7 +226,8 @@ def say_when_nothing_supports(checked: CheckedAnswer, sources: list[dict[str, An
     return checked
 
 
-def _check(sentence: CheckedSentence, numbers: list[int], texts: dict[int, str], statute_texts: list[str]) -> None:
+def _check(sentence: CheckedSentence, numbers: list[int], texts: dict[int, str], statute_texts: list[str],
+           question: str) -> None:
     for n in numbers:
         if n not in texts:
             sentence.removed.append(n)
@@ -237,7 +238,8 @@ def _check(sentence: CheckedSentence, numbers: list[int], texts: dict[int, str],
     del sentence.cited[MAX_MARKERS_PER_SENTENCE:]
     if sentence.removed:
         sentence.marks.append(MARKER_REMOVED)
-    elif not sentence.cited and key_values(sentence.text).states_a_fact:
+    elif (not sentence.cited and key_values(sentence.text).states_a_fact
+          and not (question and supports(sentence.text, question)[0])):  # what the user just said is no invention
         sentence.marks.append(NOT_FOUND)
     for statute in read(sentence.text).statutes:
         if not statute_found(statute.law, statute.article, statute_texts):

@@ -82,6 +82,13 @@ def test_a_statute_no_recalled_item_holds_is_marked_unverified():
     assert asked.unverified_citations == []
 
 
+def test_a_fact_the_question_states_is_not_marked_as_missing_from_memory():
+    question = "我2024年3月5日花5999元买的笔记本电脑两周后花屏了，怎么办？"
+    restated = "您于2024年3月5日以5999元购买的电脑出现花屏。"
+    assert check_answer(restated, SOURCES, question=question).marked == []
+    assert marks_of(check_answer(restated, SOURCES, question="电脑花屏了怎么办？")) == [[NOT_FOUND]]
+
+
 def test_marks_are_in_the_readers_language():
     with translation.override("en"):
         checked = check_answer("The landlord must repay RMB 8,000 by 30 June 2025. Article 99 of the Labour Law applies.",
@@ -154,7 +161,7 @@ def test_only_answers_this_chat_made_are_checked(world, engine, checked):
     from memory.models import AuditEvent, AuditLog
 
     reply = "张三于2024年3月5日付款5999元。"
-    start = begin_turn(world.alice, question="张三什么时候付的款？", conversation_id=None, matter_id=None)
+    start = begin_turn(world.alice, question="付款的情况怎么样？", conversation_id=None, matter_id=None)
     saved = finish_turn(start, Recall(result=None, llm_messages=[]), reply=reply, status="complete",
                         engine=engine, timings={})
     assert (saved.content != reply) is checked
