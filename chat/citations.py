@@ -59,9 +59,13 @@ def source_url(item: dict[str, Any]) -> str:
     return item.get("document_url") or item.get("url") or item.get("provenance_url") or ""
 
 
-def number_sources(recalled: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """``recalled`` with each item's ``number`` (1…n, in order) and ``source_url``."""
-    return [{**item, "number": n, "source_url": source_url(item)} for n, item in enumerate(recalled, start=1)]
+def number_sources(recalled: list[dict[str, Any]], *, question: str = "") -> list[dict[str, Any]]:
+    """``recalled`` with each item's ``number`` (1…n, in order) and ``source_url``; with the
+    ``question``, ``weak`` too: the item does not bear on it (``chat.support.bears_on``) — the
+    panel keeps it, marked, rather than presenting it as the answer's basis."""
+    return [{**item, "number": n, "source_url": source_url(item),
+             **({"weak": not bears_on(question, source_text(item))} if question else {})}
+            for n, item in enumerate(recalled, start=1)]
 
 
 def source_text(item: dict[str, Any]) -> str:

@@ -224,7 +224,8 @@ def recall(user, start: TurnStart) -> Recall:
     viewer = viewer_of(user)
     hits = [hit_payload(hit, viewer) for hit in fitted.result.hits] if fitted.result else []
     # numbered in the order the model reads them: the memory's hits by rank, then the passages
-    recalled = number_sources(hits + (_document_passages(result.passages) if result is not None else []))
+    recalled = number_sources(hits + (_document_passages(result.passages) if result is not None else []),
+                              question=question)
     passages = recalled[len(hits):]
     llm_messages = [{"role": "system", "content": SYSTEM_PROMPT}]
     if fitted.memory_message:

@@ -203,6 +203,13 @@
     if (bits.length) div.append(facts);
     const contradictions = note.contradictions || [];
     if (contradictions.length) div.append(contradictionFlag(contradictions));
+    if (note.weak) { // recalled, but it does not bear on the question (docs/citations.md)
+      div.classList.add("weak");
+      const weak = document.createElement("p");
+      weak.className = "weak-note";
+      weak.textContent = t("weak");
+      div.append(weak);
+    }
     if (note.changed) {
       const changed = document.createElement("p");
       changed.className = "changed-note";

@@ -59,6 +59,7 @@ async def test_markers_are_read_across_chunks_checked_and_saved_with_the_reply(w
 
     recalled = frames[1]["notes"]
     assert recalled[0]["id"] == str(note.pk) and recalled[0]["number"] == 1
+    assert recalled[0]["weak"] is False  # it bears on the question: the answer's basis
     assert recalled[0]["source_url"] == recalled[0]["provenance_url"]
     # the model was given the numbered item and asked to cite it
     sent = llm_online.chat_requests()[-1].messages
@@ -97,6 +98,7 @@ async def test_a_walled_user_gets_no_marker_to_anything_behind_the_wall(world, l
 
     recalled = frames[1]["notes"]
     assert str(walled.pk) not in {item["id"] for item in recalled}
+    assert recalled and all(item["weak"] for item in recalled)  # the laptop note: kept in the panel, marked weak
     done = frames[-1]
     # no marker survives: nothing bob may see supports the answer, and nothing walled is numbered
     assert done["citations"]["cited"] == [] and not re.search(r"\[\d+\]", done["reply"])
