@@ -8,6 +8,8 @@ from typing import Any
 
 from django.utils.translation import gettext as _
 
+from chat.citations import source_text
+from chat.support import bears_on
 from legaltext.acts import tells
 from memory.segmentation import shorten
 from remember.extract import OFFLINE_ANSWER_ENGINE
@@ -72,11 +74,18 @@ def _groups(recalled: list[dict[str, Any]], current_matter_id: int | None) -> li
     return groups
 
 
+def _item_line(item: dict[str, Any]) -> str:
+    """An item's answer line, ending with its source marker when it is numbered: the offline
+    answer cites what it lists by construction (docs/citations.md)."""
+    number = item.get("number")
+    return f"- {item['content']}" + (f" [{number}]" if number else "")
+
+
 def _listed(recalled: list[dict[str, Any]], current_matter_id: int | None) -> list[str]:
     """The recalled items as answer lines: a heading per group (``_groups``), an item per line."""
     lines: list[str] = []
     for heading, items in _groups(recalled, current_matter_id):
-        lines += ["", _("%(heading)s：") % {"heading": heading}, *(f"- {item['content']}" for item in items)]
+        lines += ["", _("%(heading)s：") % {"heading": heading}, *(_item_line(item) for item in items)]
     return lines
 
 
@@ -101,8 +110,12 @@ def describe_llm_error(error: LLMError) -> str:
     return _("The language model is not reachable or too busy right now. Please try again later.")
 
 
+#: ``Message.engine`` of an answer the configured LLM wrote: "llm:<model>".
+LLM_ENGINE_PREFIX = "llm:"
+
+
 def engine_name(config: LLMConfig | None) -> str:
-    return f"llm:{config.model}" if config else ENGINE_OFFLINE
+    return f"{LLM_ENGINE_PREFIX}{config.model}" if config else ENGINE_OFFLINE
 
 
 def compose_offline_answer(
@@ -129,9 +142,14 @@ def compose_offline_answer(
     if not recalled:
         lines.append(_("目前的记忆中没有与这个问题相关的内容。请补充案件事实（时间、金额、证据），我会记住并在之后的回答中使用。"))
         return "\n".join(lines)
-    lines.append(_("关于“%(question)s”，记忆中有以下相关内容：") % {"question": shorten(question, QUOTED_QUESTION_CHARS)})
+    quoted = shorten(question, QUOTED_QUESTION_CHARS)
+    if any(bears_on(question, source_text(item)) for item in recalled):
+        lines.append(_("关于“%(question)s”，记忆中有以下相关内容：") % {"question": quoted})
+    else:  # weak matches only: said at the answer, and listed as what they are
+        lines.append(_("关于“%(question)s”，记忆中没有这方面的记录。以下召回内容与问题关联较弱，仅供参考：")
+                     % {"question": quoted})
     lines += _listed(recalled, current_matter_id)
-    lines += ["", _("建议：先核对上述事实与证据是否完整，再决定协商、投诉或诉讼的路径。")]
+    lines += ["", _("通用建议（并非来自记忆）：先核对上述事实与证据是否完整，再决定协商、投诉或诉讼的路径。")]
     return "\n".join(lines)
 
 

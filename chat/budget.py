@@ -47,7 +47,7 @@ def _memory_for(result: SearchResult | None, keep: int) -> tuple[SearchResult | 
         return None, None
     ranked = sorted(result.hits, key=lambda hit: hit.rank)[:keep]
     trimmed = dataclasses.replace(result, hits=ranked)
-    return trimmed, build_system_message(trimmed, token_budget=10**9) if ranked else None
+    return trimmed, build_system_message(trimmed, token_budget=10**9, numbered=True) if ranked else None
 
 
 def fit_prompt(

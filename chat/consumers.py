@@ -25,6 +25,7 @@ from django.db import connections
 from django.utils import translation
 from django.utils.translation import gettext as _
 
+from chat.citations import ShownMarkers
 from chat.answering import answer_stream, chat_client, describe_llm_error, engine_name, llm_config
 from chat.turns import Recall, TurnRejected, TurnStart, begin_turn, finish_turn, recall
 from infra import metrics
@@ -320,12 +321,16 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
                 current_matter_id=start.conversation.matter_id, nothing_on=memory.nothing_on,
             )
             llm_outcome = "ok" if self.client is not None else None
+            shown = ShownMarkers(len(memory.recalled))  # markers read as they stream (chat/citations.py)
             async with asyncio.timeout(await self._answer_timeout(memory.answer_max_tokens)):
                 async for token in stream:
                     if not parts:
                         timings["first_token_ms"] = _ms(started)
                     parts.append(token)
-                    await self.send_json({"type": "token", "text": token})
+                    if text := shown.feed(token):
+                        await self.send_json({"type": "token", "text": text})
+            if text := shown.close():
+                await self.send_json({"type": "token", "text": text})
         except asyncio.CancelledError:
             status = Message.Status.CANCELLED
             llm_outcome = llm_outcome and "cancelled"
@@ -378,6 +383,7 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
                 "reply": saved.content,
                 "engine": self.engine,
                 "notes": memory.recalled if memory else [],
+                "citations": saved.citations,
                 "timings": timings,
             }
         )

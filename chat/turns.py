@@ -31,7 +31,8 @@ from recall import (
 )
 from memory.services.conversations import finish_reply, save_message, start_conversation
 
-from chat.answering import ENGINE_OFFLINE
+from chat.answering import ENGINE_OFFLINE, LLM_ENGINE_PREFIX
+from chat.citations import check_answer, count_marks, number_sources, say_when_nothing_supports
 from chat.selectors import note_page_url
 from chat.budget import PromptTooLong, fit_prompt
 
@@ -47,11 +48,20 @@ logger = logging.getLogger("legalmem.chat")
 # evaluation's dialogue questions come with two to four; search keeps their most recent tokens).
 CONTEXT_LINES = 3
 
-SYSTEM_PROMPT = (
+ANSWER_PROMPT = (
     "你是 LegalMem 法律助手，服务于律师事务所的律师。请用中文回答，先给结论，再列依据和证据清单，"
     "最后给出可行的下一步（协商、投诉、仲裁或诉讼）。只依据用户提供的事实与召回的记忆，"
     "不确定时明确说明，不要编造法条或事实。"
 )
+#: How an answer cites its numbered sources (docs/citations.md): asked of the model beside the
+#: numbered memory; the product checks every marker it writes (chat/citations.py).
+CITATION_PROMPT = (
+    "记忆和文件的每一条前面都有编号，如 [2]。凡依据某条记忆的句子，请在句末标注所依据条目的编号，如 [2][5]；"
+    "只使用列出的编号，不要给没有依据的句子加编号。记忆中没有依据的事实、金额、日期、人名不要写成事实。"
+    "如果记忆中没有与问题相关的内容，先明确说“记忆中没有这方面的记录”，再写“以下为一般性建议，并非来自记忆：”。"
+    "只引用记忆中出现过的法条；其他法条请注明需要核实。"
+)
+SYSTEM_PROMPT = ANSWER_PROMPT + CITATION_PROMPT
 
 
 class TurnRejected(Exception):
@@ -212,7 +222,11 @@ def recall(user, start: TurnStart) -> Recall:
             "question_too_long", _("The question is too long for the language model's context window; please shorten it.")
         ) from too_long
     viewer = viewer_of(user)
-    passages = _document_passages(result.passages) if result is not None else []
+    hits = [hit_payload(hit, viewer) for hit in fitted.result.hits] if fitted.result else []
+    # numbered in the order the model reads them: the memory's hits by rank, then the passages
+    recalled = number_sources(hits + (_document_passages(result.passages) if result is not None else []),
+                              question=question)
+    passages = recalled[len(hits):]
     llm_messages = [{"role": "system", "content": SYSTEM_PROMPT}]
     if fitted.memory_message:
         llm_messages.append(fitted.memory_message)
@@ -228,7 +242,7 @@ def recall(user, start: TurnStart) -> Recall:
     return Recall(
         result=fitted.result,
         llm_messages=llm_messages,
-        recalled=([hit_payload(hit, viewer) for hit in fitted.result.hits] if fitted.result else []) + passages,
+        recalled=recalled,
         plan=result.plan.as_dict() if result is not None else None,
         warning=warning,
         answer_max_tokens=fitted.answer_tokens,
@@ -253,7 +267,7 @@ def _document_passages(hits: list[DocumentHit]) -> list[dict[str, Any]]:
 
 def _documents_message(passages: list[dict[str, Any]]) -> dict[str, str]:
     lines = [_("相关文件原文（回答时请注明出处，如《房屋租赁合同》第 3 页）：")]
-    lines += [f"【{p['citation']}】{p['text'][:CHAT_DOCUMENT_CHARS]}" for p in passages]
+    lines += [f"[{p['number']}] 【{p['citation']}】{p['text'][:CHAT_DOCUMENT_CHARS]}" for p in passages]
     return {"role": "system", "content": "\n".join(lines)}
 
 
@@ -271,7 +285,17 @@ def finish_turn(
 
     The recalled memories are saved with the reply as shown (content, rank, scores, reasons)
     and the plan beside them, so the panel is rebuilt after a reload even if a note changes
-    later (docs/chat-page.md "Recalled memories saved with each reply")."""
+    later (docs/chat-page.md "Recalled memories saved with each reply"). An answer this chat
+    made (the LLM's or the offline engine's) is saved as checked (docs/citations.md); a reply
+    another assistant gives through a connector is saved as given."""
+    citations = None
+    if engine == ENGINE_OFFLINE or engine.startswith(LLM_ENGINE_PREFIX):  # an answer this chat made
+        checked = check_answer(reply, recall_.recalled, question=start.user_message.content,
+                               by_construction=engine == ENGINE_OFFLINE)
+        if engine != ENGINE_OFFLINE and status == Message.Status.COMPLETE and reply.strip():
+            checked = say_when_nothing_supports(checked, recall_.recalled, start.user_message.content)
+        reply, citations = checked.text, checked.as_dict(recall_.recalled)
+        count_marks(checked)
     with transaction.atomic():
         message = save_message(
             start.conversation, Message.Role.ASSISTANT, reply, speaker=engine, status=status
@@ -283,6 +307,7 @@ def finish_turn(
             timings=timings,
             engine=engine,
             error=error[:500],
+            citations=citations,
         )
         turn = enqueue_turn_extraction(start.user_message, message)
     metrics.CHAT_TURNS.labels(status).inc()

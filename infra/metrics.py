@@ -29,6 +29,10 @@ LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0
 HTTP_REQUESTS = Counter("legalmem_http_requests", "HTTP requests answered", ["method", "status"])
 HTTP_SECONDS = Histogram("legalmem_http_request_seconds", "HTTP request time", ["method"], buckets=LATENCY_BUCKETS)
 CHAT_TURNS = Counter("legalmem_chat_turns", "Chat turns over the websocket, by how the reply ended", ["status"])
+ANSWER_MARKS = Counter("legalmem_answer_marked_sentences", "Answer sentences marked by the citation check, by mark",
+                       ["mark"])
+ANSWER_UNVERIFIED_CITATIONS = Counter("legalmem_answer_unverified_citations",
+                                      "Statute citations in answers that no recalled item holds")
 SEARCH_SECONDS = Histogram("legalmem_search_seconds", "search_memory time", ["strategy"], buckets=LATENCY_BUCKETS)
 RECALLED = Counter("legalmem_recalled_hits", "Memories recalled by search, by layer", ["layer"])
 QUERY_ENCODE_SECONDS = Histogram("legalmem_query_encode_seconds", "Query encoding time", buckets=LATENCY_BUCKETS)

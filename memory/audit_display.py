@@ -19,7 +19,7 @@ from django.utils.dateparse import parse_datetime
 from django.utils.translation import gettext
 
 from memory.labels import (
-    data_key_label, data_value_label, embedding_model_label, event_tag, format_counts, link_reason,
+    data_key_label, data_value_label, embedding_model_label, event_tag, format_counts, link_reason, object_type_label,
     source_key_label, unit_label,
 )
 from memory.document_reasons import reason_label
@@ -92,6 +92,11 @@ def value_text(model: type[models.Model] | None, key: str, value: Any, entry: Au
         return "、".join(gettext("message #%(id)s") % {"id": item} for item in value)
     if key == "tags" and isinstance(value, list):
         return "、".join(event_tag(str(item)) for item in value)
+    if key == "cited" and isinstance(value, list):  # an answer's sources (docs/citations.md)
+        return _short("、".join(f"[{item.get('number')}] {object_type_label(str(item.get('kind') or 'note'))}"
+                                for item in value if isinstance(item, dict)))
+    if key == "marked" and isinstance(value, list):
+        return _short(" / ".join(str(item.get("sentence", "")) for item in value if isinstance(item, dict)))
     if key == "counts" and isinstance(value, dict):
         return format_counts(value)
     if isinstance(value, list):

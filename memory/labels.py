@@ -29,11 +29,13 @@ OBJECT_TYPES = {
     "turn_extraction": _("turn extraction"),
     "embedding_generation": _("embedding generation"),
     "document": _("document"),
+    "message": _("message"),
 }
 
 #: ``system:<component>`` actors, by component.
 SYSTEM_ACTORS = {
     "pipeline": _("memory extraction"),
+    "chat": _("chat answer check"),
     "documents": _("document extraction"),
     "import_documents": _("document import"),
     "seed_demo": _("demo setup"),
@@ -55,6 +57,9 @@ SYSTEM_ACTORS = {
 #: Keys of an audit entry's before / after / extra that are not fields of the audited model.
 DATA_KEYS = {
     "reason": _("reason"),
+    "cited": _("sources cited"),
+    "marked": _("sentences marked"),
+    "unverified_citations": _("unverified citations"),
     "via": _("where"),
     "source": _("source"),
     "triggered_by": _("triggered by note"),

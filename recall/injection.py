@@ -45,10 +45,13 @@ def _quote(message) -> str:
     return f"[{localtime(message.said_at):%Y-%m-%d %H:%M} {message.speaker or message.role}] {words}"
 
 
-def _line(hit: Hit) -> str:
+def _line(hit: Hit, number: int | None = None) -> str:
+    """A hit's line; with ``number``, it starts "- [n] " so that an answer can cite it
+    (docs/citations.md)."""
+    lead = "- " if number is None else f"- [{number}] "
     if hit.message is not None:  # the whole turn: the question, then the reply under it
-        return "\n  ↳ ".join(["- " + _quote(m) if i == 0 else _quote(m) for i, m in enumerate(hit.turn_messages)])
-    return _note_line(hit.note)
+        return "\n  ↳ ".join([lead + _quote(m) if i == 0 else _quote(m) for i, m in enumerate(hit.turn_messages)])
+    return lead + _note_line(hit.note).removeprefix("- ")
 
 
 def _matter_label(note) -> str:
@@ -77,18 +80,19 @@ def nothing_held_message(result: SearchResult) -> dict | None:
 
 
 def build_system_message(result: SearchResult, *, token_budget: int = DEFAULT_TOKEN_BUDGET,
-                         with_passages: bool = False) -> dict | None:
+                         with_passages: bool = False, numbered: bool = False) -> dict | None:
     """``{"role": "system", "content": ...}`` with the hits grouped in plan order, or None if nothing fits.
     ``with_passages``: the search's document passages follow as a block of their own, each under
-    its citation, in what the budget leaves (the chat sends them in a message of its own)."""
+    its citation, in what the budget leaves (the chat sends them in a message of its own).
+    ``numbered``: each hit's line carries its number, 1… in rank order (the chat's sources)."""
     titles = dict(LAYER_TITLES)
     if result.plan.matter_id is None:
         titles[MemoryScope.CASE] = CASE_FACTS_OF_MATTERS
     used = estimate_tokens(HEADER)
     chosen: dict[str, list[str]] = {}
     said_at: dict[str, object] = {}
-    for hit in sorted(result.hits, key=lambda h: h.rank):
-        line = _line(hit)
+    for number, hit in enumerate(sorted(result.hits, key=lambda h: h.rank), start=1):
+        line = _line(hit, number if numbered else None)
         if hit.message is not None:
             said_at[line] = hit.turn_messages[0].said_at
         title_cost = 0 if hit.layer in chosen else estimate_tokens(titles.get(hit.layer, hit.layer))

@@ -34,6 +34,7 @@ from remember.extraction.items import true_to_turn
 from remember.extraction.subjects import with_named_subject
 from remember.extraction.prompt import EXTRACTION_SYSTEM_PROMPT
 from remember.client_facts import with_client_facts
+from legaltext.markers import strip_markers
 from remember.extraction.quotes import new_in_reply
 from infra.llm import LLMClient, Role
 from infra.llm import client as llm_client
@@ -74,7 +75,21 @@ def extractable_reply(reply: Message) -> str:
         return ""
     if not reply.content.strip():
         return ""
-    return new_in_reply(reply.content, recalled_texts(reply.recalled))
+    return new_in_reply(checked_words(reply), recalled_texts(reply.recalled))
+
+
+def checked_words(reply: Message) -> str:
+    """What a checked reply says as a fact (docs/citations.md): its source markers and the
+    check's labels taken out, and every sentence citing a statute no recalled item held left
+    out — an unverified citation never becomes a note."""
+    checked = reply.citations if isinstance(reply.citations, dict) else {}
+    content = reply.content
+    for label in checked.get("labels") or ():
+        content = content.replace(str(label), "")
+    for marked in checked.get("marked") or ():
+        if isinstance(marked, dict) and marked.get("statutes") and marked.get("sentence"):
+            content = content.replace(str(marked["sentence"]), "")
+    return strip_markers(content) if checked else content
 
 
 def only_repeats_memory(reply: Message | None) -> bool:

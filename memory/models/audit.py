@@ -60,6 +60,8 @@ class AuditEvent(models.TextChoices):
     DOCUMENT_INDEXED = "document_indexed", _("document indexed")
     DOCUMENT_FAILED = "document_failed", _("document failed")
     DOCUMENT_RESUMED = "document_resumed", _("document taken over from a stopped worker")
+    # --- answers (docs/citations.md) ---
+    ANSWER_CHECKED = "answer_checked", _("answer sources checked")
 
 
 class AuditLogQuerySet(models.QuerySet["AuditLog"]):

@@ -140,6 +140,10 @@ class Message(models.Model):
         _("recall plan"), default=dict, blank=True,
         help_text=_("The retrieval plan of this answer (layers in order, cues), shown with its recalled notes."),
     )
+    citations = models.JSONField(
+        _("citations"), default=dict, blank=True,
+        help_text=_("The sources this answer cited and the sentences marked by the check (docs/citations.md)."),
+    )
     timings = models.JSONField(_("timings"), default=dict, blank=True)
     error = models.CharField(_("error"), max_length=500, blank=True)
 

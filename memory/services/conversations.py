@@ -15,7 +15,8 @@ from typing import Any
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from memory.models import Conversation, Firm, Matter, Message
+from memory.models import AuditEvent, Conversation, Firm, Matter, Message
+from memory.services import audit
 from memory.segmentation import search_text
 
 
@@ -157,17 +158,34 @@ def finish_reply(
     timings: dict[str, float],
     engine: str,
     error: str = "",
+    citations: dict[str, Any] | None = None,
 ) -> Message:
     """Record how a saved chat reply was made: the memories recalled for it as they were shown
     (content, rank, scores, reasons) and the retrieval plan, timings, the engine, and the error
-    of a failed reply. An answer the offline engine composed repeats memory. Returns the reply as
-    stored."""
-    Message.objects.filter(pk=reply.pk).update(
-        recalled=recalled, recall_plan=recall_plan or {}, timings=timings, engine=engine, error=error[:500],
-        repeats_memory=engine == Message.OFFLINE_ENGINE,
-    )
+    of a failed reply. An answer the offline engine composed repeats memory. ``citations``: the
+    sources the answer cited and the sentences its check marked, kept on the reply and in the
+    audit log (owner-private, behind the matter's wall). Returns the reply as stored."""
+    with transaction.atomic():
+        _finish_reply(reply, recalled=recalled, recall_plan=recall_plan, timings=timings, engine=engine,
+                      error=error, citations=citations)
     reply.refresh_from_db()
     return reply
+
+
+def _finish_reply(reply: Message, *, recalled, recall_plan, timings, engine, error, citations) -> None:
+    Message.objects.filter(pk=reply.pk).update(
+        recalled=recalled, recall_plan=recall_plan or {}, timings=timings, engine=engine, error=error[:500],
+        repeats_memory=engine == Message.OFFLINE_ENGINE, citations=citations or {},
+    )
+    if citations is not None:
+        conversation = reply.conversation
+        audit.record(
+            actor="system:chat", event=AuditEvent.ANSWER_CHECKED, firm_id=reply.firm_id, object_type="message",
+            object_id=reply.pk, matter_id=conversation.matter_id, private_to_id=conversation.user_id,
+            after={"cited": citations.get("cited", []), "marked": citations.get("marked", []),
+                   "unverified_citations": citations.get("unverified_citations", [])},
+            conversation_id=conversation.pk,
+        )
 
 
 def mark_repeats_memory(reply: Message) -> None:

@@ -40,7 +40,7 @@ from memory.services.documents import documents_erase, forget_unreferenced_files
 from records import journal
 from records.fingerprints import Fingerprints
 from records.services.file_copies import copies_holding, remove_copies
-from records.services.reply_scrub import quoted_clauses, redact_quoting_messages
+from records.services.reply_scrub import quoted_clauses, redact_quoting_messages, without_cited
 from records.erasure_plan import (
     ErasureError,
     Plan,
@@ -259,7 +259,8 @@ def _scrub_survivors(unit: Unit, plan: Plan, tombstone: AuditLog) -> None:
     names = {*erased_notes, *(f"message:{pk}" for pk in erased_messages)}
     for message in messages_recalling(unit, plan).select_for_update():
         recalled = [item for item in message.recalled if not (isinstance(item, dict) and item.get("id") in names)]
-        Message.objects.filter(pk=message.pk).update(recalled=recalled)
+        Message.objects.filter(pk=message.pk).update(recalled=recalled,
+                                                     citations=without_cited(message.citations, names))
     Consolidation.objects.filter(pk__in=plan.scrubbed_consolidations).update(items=[], decisions=[])
 
 

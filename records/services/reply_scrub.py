@@ -28,13 +28,21 @@ def scrub_recalled_notes(note_ids: Iterable[uuid.UUID | str]) -> int:
         replies = Message.objects.select_for_update().filter(
             Q(recalled__contains=[{"id": note_id}]) | Q(recalled__contains=[{"contradictions": [{"id": note_id}]}])
         )
-        for reply in replies.only("id", "recalled"):
+        for reply in replies.only("id", "recalled", "citations"):
             kept = [_without(entry, wanted) for entry in reply.recalled
                     if not (isinstance(entry, dict) and entry.get("id") in wanted)]
             if kept != reply.recalled:
-                Message.objects.filter(pk=reply.pk).update(recalled=kept)
+                Message.objects.filter(pk=reply.pk).update(recalled=kept, citations=without_cited(reply.citations, wanted))
                 changed += 1
     return changed
+
+
+def without_cited(citations, wanted: set[str]):
+    """A reply's ``citations`` (docs/citations.md) without the sources named in ``wanted``."""
+    if not isinstance(citations, dict) or not citations.get("cited"):
+        return citations
+    return {**citations, "cited": [entry for entry in citations["cited"]
+                                   if not (isinstance(entry, dict) and entry.get("id") in wanted)]}
 
 
 def _without(entry, wanted: set[str]):

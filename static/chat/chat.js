@@ -54,10 +54,41 @@
     reasonEl.hidden = !reason;
   }
 
+  // An answer's source markers [n] as links to their item's source (docs/citations.md): only a
+  // number of this answer's recalled items (as the reader may still see them) becomes a link;
+  // hovering one highlights its item in the panel.
+  function renderAnswer(body, text, notes) {
+    const byNumber = new Map((notes || []).filter((n) => n.number && n.source_url).map((n) => [n.number, n]));
+    body.replaceChildren();
+    const marker = /\[(\d{1,4})\]/g;
+    let last = 0, m;
+    while ((m = marker.exec(text))) {
+      const note = byNumber.get(Number(m[1]));
+      if (!note) continue;
+      body.append(visible(text.slice(last, m.index)));
+      const a = document.createElement("a");
+      a.className = "cite";
+      a.href = note.source_url;
+      a.textContent = m[0];
+      a.dataset.number = m[1];
+      a.title = oneLine(note.citation || note.content).slice(0, 120);
+      a.addEventListener("mouseenter", () => highlightSource(a.dataset.number));
+      a.addEventListener("mouseleave", () => highlightSource(null));
+      body.append(a);
+      last = marker.lastIndex;
+    }
+    body.append(visible(text.slice(last)));
+  }
+
+  function highlightSource(number) {
+    recalledEl.querySelectorAll(".note").forEach((el) =>
+      el.classList.toggle("cited-source", number !== null && el.dataset.number === String(number)));
+  }
+
   function messageItem(role, text, status, id) {
     const li = document.createElement("li");
     li.dataset.role = role;
-    if (id) li.dataset.messageId = id;
+    if (id) { li.dataset.messageId = id; li.id = "message-" + id; }
     const meta = document.createElement("span");
     meta.className = "meta";
     const who = document.createElement("span");
@@ -112,13 +143,15 @@
     const div = document.createElement("div");
     div.className = "note" + (note.changed ? " changed" : "");
     div.dataset.noteId = note.id;
+    if (note.number) div.dataset.number = note.number;
     const content = document.createElement("p");
     // the product's own speakers ("assistant", "offline") by their translated names, people by name
     const speaker = (m) => (L.speaker || {})[m.speaker] || m.speaker || label("speaker", m.role);
     const said = (m) => "[" + (m.said_at || "").slice(0, 16).replace("T", " ") + " " + speaker(m) + "] " + m.content;
     // a recalled turn: the question, then the reply under it (in the order they were said)
     const turn = note.partner ? [note, note.partner].sort((a, b) => (a.said_at < b.said_at ? -1 : 1)) : [note];
-    content.textContent = visible(note.kind === "message" ? turn.map(said).join("\n  ↳ ") : note.content);
+    content.textContent = (note.number ? "[" + note.number + "] " : "") +
+      visible(note.kind === "message" ? turn.map(said).join("\n  ↳ ") : note.content);
     if (note.partner) content.style.whiteSpace = "pre-wrap";
     const facts = document.createElement("p");
     facts.className = "facts";
@@ -170,6 +203,13 @@
     if (bits.length) div.append(facts);
     const contradictions = note.contradictions || [];
     if (contradictions.length) div.append(contradictionFlag(contradictions));
+    if (note.weak) { // recalled, but it does not bear on the question (docs/citations.md)
+      div.classList.add("weak");
+      const weak = document.createElement("p");
+      weak.className = "weak-note";
+      weak.textContent = t("weak");
+      div.append(weak);
+    }
     if (note.changed) {
       const changed = document.createElement("p");
       changed.className = "changed-note";
@@ -276,11 +316,15 @@
     for (const m of data.results) {
       const li = messageItem(m.role, m.content, m.status, m.id);
       if (m.role === "assistant") {
+        renderAnswer(li.querySelector(".body"), m.content, m.recalled);
         recalledByMessage.set(m.id, { notes: m.recalled || [], plan: m.recall_plan || null });
         last = li;
       }
     }
     if (!busy) selectAnswer(last);
+    // a source marker of another answer led here: show the turn it cited
+    const target = location.hash.startsWith("#message-") ? document.getElementById(location.hash.slice(1)) : null;
+    if (target) { target.classList.add("cited-target"); target.scrollIntoView({ block: "center" }); }
   }
 
   function conversationLink(id, title, matterId) {
@@ -355,8 +399,9 @@
           streamingEl = messageItem("assistant", "", "streaming"); // failed before anything was recalled
         }
         if (streamingEl) {
-          streamingEl.querySelector(".body").textContent = visible(frame.reply);
+          renderAnswer(streamingEl.querySelector(".body"), frame.reply, frame.notes);
           streamingEl.dataset.messageId = frame.message_id;
+          streamingEl.id = "message-" + frame.message_id;
           setStatus(streamingEl, frame.status);
           const shown = messagesEl.contains(streamingEl);
           if (shown && (streamingEl.classList.contains("selected") || !messagesEl.querySelector("li.selected"))) {
@@ -469,7 +514,7 @@
     loadConversation(id);
   });
 
-  history.replaceState({ conversation: conversationId }, "", location.pathname);
+  history.replaceState({ conversation: conversationId }, "", location.pathname + location.hash);
   renderRecalled(null, null);
   connect();
 })();

@@ -63,3 +63,18 @@ def test_a_note_made_from_a_document_links_to_its_page(world):
     notes = [r for r in memory.recalled if r["kind"] == "note" and r.get("document_url")]
     assert notes and notes[0]["document_citation"] == "《房屋租赁合同》第 1 页"
     assert notes[0]["document_url"].startswith("/documents/") and "&start=" in notes[0]["document_url"]
+
+
+def test_a_passage_is_numbered_and_its_marker_leads_to_the_viewer_at_the_page(world):
+    from chat.citations import check_answer
+
+    add_document(world.matter_deposit, "房屋租赁合同.pdf", text_pdf(LEASE))
+    _, memory = _ask(world.alice, world.matter_deposit, "What is the monthly rent and when is it payable?")
+    rent = next(r for r in memory.recalled if r["kind"] == "document" and "RMB 8000" in r["text"])
+    assert rent["number"] == memory.recalled.index(rent) + 1
+    assert rent["source_url"] == rent["url"] and rent["source_url"].startswith(f"/documents/{rent['document_id']}/?page=2")
+    documents = next(m["content"] for m in memory.llm_messages if "《房屋租赁合同》第 2 页" in m["content"])
+    assert f"[{rent['number']}] 【《房屋租赁合同》第 2 页】" in documents
+    checked = check_answer(f"The monthly rent is RMB 8000 [{rent['number']}].", memory.recalled)
+    assert checked.cited == [rent["number"]] and checked.marked == []
+    assert checked.as_dict(memory.recalled)["cited"][0]["url"] == rent["source_url"]

@@ -113,7 +113,8 @@ def observed(world, live_daphne, fake_llm, observability_env, tmp_path) -> Obser
         assert response.headers["X-Request-ID"] == "page-1"
     done = ask(live_daphne, alice, "socket-1", QUESTION, world.matter_deposit.pk, "done")[-1]
     assert done["status"] == "complete"
-    assert done["reply"] == ANSWER
+    # the note recalled does not bear on the question: the answer says memory holds nothing first
+    assert done["reply"] == "【记忆中没有这方面的记录】以下内容并非来自本所记忆，仅供参考：\n" + ANSWER
     assert done["notes"]
     refused = ask(live_daphne, charlie, "socket-2", QUESTION, world.matter_deposit.pk, "error")[-1]
     assert refused["code"] == "not_found"  # the outsider is told nothing about alice's matter

@@ -43,6 +43,7 @@ REFRESH_DELAY = 30  # s: the navigation refresh's debounce, well beyond the burs
 TOKEN = "scale-out-metrics"
 WAIT = 120  # s: the bound of every wait on a loaded 2-core machine (each wait polls)
 
+NOTHING_HELD = "【记忆中没有这方面的记录】以下内容并非来自本所记忆，仅供参考：\n"
 ANSWERS = [
     "第一位律师的回答：先固定花屏证据，再书面要求退货。",
     "Second answer: keep the receipt and the video, then write to the seller.",
@@ -207,9 +208,11 @@ def test_two_servers_and_three_workers_share_one_database_and_one_redis(world, f
             assert done["type"] == "done", frames
             assert done["status"] == "complete", frames
             tokens = [frame["text"] for frame in frames if frame["type"] == "token"]
-            assert tokens == tokenize(done["reply"]), "a token was lost, repeated or reordered"
+            # a question no recalled item bears on is answered "memory holds nothing" first (docs/citations.md)
+            said = done["reply"].removeprefix(NOTHING_HELD)
+            assert tokens == tokenize(said), "a token was lost, repeated or reordered"
             assert Message.objects.get(pk=done["message_id"]).content == done["reply"]
-            replies.append(done["reply"])
+            replies.append(said)
         assert sorted(replies) == sorted(ANSWERS), "each scripted answer streamed to exactly one socket"
         assert len(fake_llm.chat_requests()) == len(ANSWERS)
 

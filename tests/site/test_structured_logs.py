@@ -247,7 +247,7 @@ async def test_a_websocket_turn_logs_lengths_only_when_asked(world, llm_online, 
     await socket.disconnect()
     turn = one_line(json_log(), "chat_turn")
     assert turn["question_chars"] == len(question)
-    assert turn["reply_chars"] == len(answer)
+    assert turn["reply_chars"] == len(frame["reply"]) and frame["reply"].endswith(answer)  # the reply as saved
     assert turn["message_id"] == frame["message_id"]
     assert turn["user_id"] == world.alice.pk
     assert GENERATED_ID.fullmatch(turn["request_id"])  # no X-Request-ID on the handshake: a new one
