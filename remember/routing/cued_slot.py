@@ -142,6 +142,9 @@ def revised_by_slot(said: str, new_text: str, old_text: str) -> tuple[str, str] 
         for old in stored:
             if not _compatible(old, new) or old.matches(new):
                 continue
+            told = [v for v in near if v is not new and _compatible(v, new) and not _CONFIRMED_RE.match(said[v.end:])]
+            if told and not any(v.matches(old) for v in told):
+                continue  # "他说的12000是到手的，税前月薪是15000": 12000 is the point, not this note's 9000
             again = [v for v in near if v is not new and v.matches(old)]
             if any(_CONFIRMED_RE.match(said[v.end:]) for v in again):
                 continue  # "合同金额是4万8没错": the stored value is confirmed, not corrected
