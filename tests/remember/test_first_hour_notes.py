@@ -76,7 +76,7 @@ def test_a_typed_correction_as_the_statement_it_makes(typed, statement):
     ("我觉得最好先发律师函。", "林晓雯", "用户觉得最好先发律师函。", "律师觉得最好先发律师函。"),
     ("我在杭州租了房。", "", "用户在杭州租了房。", "当事人在杭州租了房。"),
     ("中介叫王磊。", "", "alice说：中介叫王磊。", "中介叫王磊。"),
-    ("I rented a flat.", "", "alice said they rented a flat.", "alice said they rented a flat."),  # English: as is
+    ("I rented a flat.", "", "alice said they rented a flat.", "They rented a flat."),  # English: the login dropped
 ])
 def test_the_subject_rules_on_their_own(user_msg, relayed, note, named):
     turn = TurnText(user_msg, user_name="alice", relayed_client=relayed)
