@@ -195,7 +195,8 @@ def episodic_twins(items: list[ExtractedItem], source: TurnSource) -> list[Extra
         body = item.content[label.end():] if label else item.content
         owner = label.group("owner") if label else "当事人"  # never the login (issue 50)
         said = f"{owner}提到{body[len(owner):]}" if body.startswith(owner) else f"{owner}提到：{body}"
-        content, said_tag = (said, "原话") if _CJK.search(body) else (f"{name} said: {body}", "said")
+        who = "The client" if re.search(r"[_\d@]", name) else name  # a login names an account, not a party
+        content, said_tag = (said, "原话") if _CJK.search(body) else (f"{who} said: {body}", "said")
         twins.append(dataclasses.replace(
             item,
             category=Category.FACT.zh,
