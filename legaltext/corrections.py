@@ -54,7 +54,8 @@ _STRONG_CUE_RE = re.compile(
     re.IGNORECASE,
 )
 _VALUE = r"[^，,。；;！!？?\s不而]{1,24}?"
-_EN_WORD = r"(?:\d{1,3}(?:,\d{3})+(?:\.\d+)?|[^,.;!?\s]+)"  # "8,500" is one word
+# "8,500" is one word; a word is bounded so a long unspaced (Chinese) text never backtracks
+_EN_WORD = r"(?:\d{1,3}(?:,\d{3})+(?:\.\d+)?|[^,.;!?\s，。；！？]{1,40})"
 _EN_VALUE = _EN_WORD + r"(?:\s" + _EN_WORD + r"){0,3}?"
 #: Patterns that state the new and the old value.
 _VALUE_PATTERNS: tuple[re.Pattern[str], ...] = (
