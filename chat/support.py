@@ -57,7 +57,7 @@ def law_key(law: str) -> str:
 @lru_cache(maxsize=1024)
 def key_values(text: str) -> KeyValues:
     reading = read(text)
-    names = {m.text for m in (*reading.people, *reading.companies, *reading.identifiers)}
+    names = {m.text for m in (*reading.people, *reading.companies)} | {m.value for m in reading.identifiers}
     return KeyValues(
         values=tuple(v for v in values(text) if v.kind != "number"),
         names=frozenset(name for name in names if len(name) >= 2),

@@ -14,9 +14,13 @@ from dataclasses import dataclass
 from datetime import date
 
 from legaltext.acts import ASKS_RE
+from legaltext.acts import is_question as clause_asks
 from legaltext.dates import DateParts, calendar_dates, date_parts
 from legaltext.numbers import LONG_DIGITS_RE, amount_value, chinese_number, normalised, number_values
 from legaltext.sentences import plain_sentences
+from legaltext import read
+from legaltext.values import values
+from legaltext.words import point_words, share_said
 from memory.segmentation import is_common_word
 
 from . import lexicon
@@ -284,3 +288,68 @@ def with_names(content: str, turn: TurnText) -> str:
     if name in content:
         return content
     return words.sub(name, content)
+
+
+# --- whose words --------------------------------------------------------------------------------
+
+#: How much of an item's words its speaker must have said: below it, nobody in the turn said
+#: the item (generic legal text a model wrote for a question, "被告所在地的法院" said by nobody).
+MIN_SHARE_SAID = 0.3
+#: An item filed as the client's whose words are this much the answer's, and this much more the
+#: answer's than the client's, is the answer's ("建议您先书面催告…" filed as alice's claim).
+ANSWER_WORDED_SHARE = 0.6
+ANSWER_WORDED_MARGIN = 0.3
+#: Fewer words than this say too little to tell whose they are.
+MIN_WORDS_TO_JUDGE = 4
+
+
+def own_words(content: str, turn: TurnText) -> set[str]:
+    """The words of an item that carry its point: not the names of the people, not its values
+    (``numbers-were-said`` checks those), not its statutes (``statutes-were-cited``)."""
+    text = content
+    for name in {turn.client_name, turn.user_name, turn.relayed_client, turn.reply_name} - {""}:
+        text = text.replace(name, " ")
+    text = _PERSON_WORDS_RE.sub(" ", text)
+    reading = read(text)
+    return point_words(text, without=[*values(text), *reading.statutes, *reading.articles])
+
+
+@dataclass(frozen=True)
+class WhoseWords:
+    """How much of an item's words each message of its turn says."""
+
+    words: int
+    in_message: float
+    in_reply: float
+
+    @property
+    def judged(self) -> bool:
+        return self.words >= MIN_WORDS_TO_JUDGE
+
+    @property
+    def worded_as_answer(self) -> bool:
+        return (self.judged and self.in_reply >= ANSWER_WORDED_SHARE
+                and self.in_reply - self.in_message >= ANSWER_WORDED_MARGIN)
+
+    @property
+    def said_by_nobody(self) -> bool:
+        return self.judged and max(self.in_message, self.in_reply) < MIN_SHARE_SAID
+
+
+def whose_words(content: str, turn: TurnText) -> WhoseWords:
+    """The share of ``content``'s words in the user's message and in the reply."""
+    words = own_words(content, turn)
+    return WhoseWords(len(words), share_said(words, turn.user_msg), share_said(words, turn.reply) if words else 0.0)
+
+
+def states_nothing(message: str) -> bool:
+    """A message that only asks: every clause a question or too short to state anything
+    ("房东有哪些权利？那我能要求他做什么？"), no value in it. Nothing in it is the client's fact."""
+    if not message.strip() or values(message):
+        return False
+    clauses = [c.strip() for c in _CLAUSE_RE.findall(message) if c.strip()]
+    asks = [c for c in clauses if is_question(c) or clause_asks(c)]
+    return bool(asks) and all(c in asks or len(point_words(c)) < 2 for c in clauses)
+
+
+_CLAUSE_RE = re.compile(r"[^，,。.！!？?；;\n]+[，,。.！!？?；;\n]*")

@@ -22,7 +22,7 @@ from memory.categories import Category
 from memory.rules import Rule, register, rules
 
 from . import lexicon
-from .grounding import TurnText, asserted_question, fragment_reason, unsaid_number
+from .grounding import TurnText, asserted_question, fragment_reason, states_nothing, unsaid_number, whose_words
 from .statutes import uncited
 
 TABLE = "extraction"
@@ -82,7 +82,16 @@ class ItemCheck:
         return read(self.content, said_at=self.turn.said_on if self.turn else None)
 
 
-Answer = Refusal | Category | None
+@dataclass(frozen=True)
+class SaidBy:
+    """The item is another speaker's words, filed under ``category`` (the rules after it read it
+    as theirs: the assistant's "fact" is then advice or refused)."""
+
+    speaker: str
+    category: Category
+
+
+Answer = Refusal | Category | SaidBy | None
 
 
 @dataclass(frozen=True)
@@ -187,6 +196,27 @@ def questions_stay_questions(item: ItemCheck) -> Answer:
     return None
 
 
+@extraction_rule("a-question-states-no-fact", _("A message that only asks states nothing: no note is filed from it "
+                                               "in the client's name."), TURN, needs_turn=True)
+def a_question_states_no_fact(item: ItemCheck) -> Answer:
+    if item.speaker == "user" and states_nothing(item.turn.user_msg):
+        return Refusal(f"the client only asked ({snippet(item.turn.user_msg)!r}): {snippet(item.content)!r}")
+    return None
+
+
+@extraction_rule("the-answers-words-are-the-answers", _("A note worded as the assistant's answer is the assistant's "
+                                                     "advice, not the client's fact or claim."), TURN, needs_turn=True)
+def the_answers_words_are_the_answers(item: ItemCheck) -> Answer:
+    if item.speaker in ("user", "turn") and item.category is not Category.LAW and not item.turn.reply_is_person:
+        if whose_words(item.content, item.turn).worded_as_answer:
+            if item.category in CLIENT_CATEGORIES and not is_advice(item.content):
+                return Refusal(f"worded as the assistant's answer, which is advice or law, never the client's "
+                               f"{item.category.zh}: {snippet(item.content)!r}")
+            return SaidBy("assistant", Category.ACTION if item.category in (*CLIENT_CATEGORIES, Category.CLAIM)
+                          else item.category)
+    return None
+
+
 @extraction_rule("numbers-were-said", _("A fact holds only the sums, dates and numbers a person said, not ones the "
                                          "answer worked out."), TURN, needs_turn=True)
 def numbers_were_said(item: ItemCheck) -> Answer:
@@ -204,6 +234,19 @@ def statutes_were_cited(item: ItemCheck) -> Answer:
         if citation:
             return Refusal(f"cites {citation}, which {who(item.speaker, item.turn)} did not cite: "
                            f"{snippet(item.content)!r}")
+    return None
+
+
+@extraction_rule("the-clients-words-are-the-clients", _("A note in the client's name holds what the client said: "
+                                                      "words nobody in the turn said are nobody's."), TURN,
+                 needs_turn=True)
+def the_clients_words_are_the_clients(item: ItemCheck) -> Answer:
+    if item.speaker != "user" or item.category in (Category.LAW, Category.PREFERENCE):
+        return None
+    whose = whose_words(item.content, item.turn)
+    if whose.said_by_nobody:
+        return Refusal(f"not what {who('user', item.turn)} said ({whose.in_message:.0%} of its words in the message, "
+                       f"{whose.in_reply:.0%} in the reply): {snippet(item.content)!r}")
     return None
 
 
@@ -225,4 +268,6 @@ def run_stage(stage: str, item: ItemCheck) -> tuple[Rule, Refusal] | None:
             return found, answer
         if isinstance(answer, Category):
             item.category = answer
+        if isinstance(answer, SaidBy):
+            item.speaker, item.category = answer.speaker, answer.category
     return None

@@ -21,20 +21,11 @@ import re
 from legaltext.corrections import says_it_corrects
 from remember.routing.mentions import read_mentions
 from legaltext.values import Value, replaced_in, values
+from legaltext.words import point_words
 
 #: Where a sentence ends, and where a clause ends inside it.
 _SENTENCE_END_RE = re.compile(r"[。！!？?；;\n]")
 _CLAUSE_END_RE = re.compile(r"[。！!？?；;\n，,：:]")
-#: Characters that carry no point of their own: a two-character word holding one says nothing
-#: about which value is meant ("的是", "我上", "一下").
-_FUNCTION_CHARS = frozenset("的了是我你他她它们说在也都就又和与及或这那个一上下之其实应该准确刚才前面后面有误错对吗呢吧啊哦呀嗯"
-                            "新旧原来再次还要把被给让从到为对于而且但所以如果因为已经")
-_CJK_RE = re.compile(r"[\u4e00-\u9fff]+")
-_WORD_RE = re.compile(r"[A-Za-z]{4,}")
-_ENGLISH_STOP = frozenset({"that", "this", "with", "from", "have", "were", "what", "which", "sorry", "meant",
-                           "actually", "correction", "instead", "rather", "before", "after", "about", "there"})
-
-
 def _kind_of(value: Value) -> str:
     return "date" if value.kind == "date" else ("amount" if value.kind in ("money", "number") else value.kind)
 
@@ -53,25 +44,6 @@ def _compatible(a: Value, b: Value) -> bool:
         return True
     low, high = sorted((float(a.magnitude), float(b.magnitude)))
     return low > 0 and high / low <= MAX_AMOUNT_RATIO
-
-
-def point_words(text: str, *, without: list[Value]) -> set[str]:
-    """The two-character words (and longer English words) of ``text`` outside the spans of
-    ``without`` (values: their digits are no point), function characters left out."""
-    kept, position = [], 0
-    for value in sorted(without, key=lambda v: v.start):
-        kept.append(text[position:value.start])
-        kept.append(" ")
-        position = max(position, value.end)
-    kept.append(text[position:])
-    plain = "".join(kept)
-    words = {word.lower() for word in _WORD_RE.findall(plain)} - _ENGLISH_STOP
-    for run in _CJK_RE.findall(plain):
-        for i in range(len(run) - 1):
-            pair = run[i:i + 2]
-            if not (set(pair) & _FUNCTION_CHARS):
-                words.add(pair)
-    return words
 
 
 def _span(text: str, at: int, ends: re.Pattern[str]) -> tuple[int, int]:
@@ -110,12 +82,40 @@ def _named_as_said_before(said: str, value: Value) -> bool:
     return bool(_SAID_BEFORE_RE.search(said[max(0, value.start - 12):value.start]))
 
 
+#: "其实" corrects only as "其实是": "房东其实要扣押金3000元" tells of a deduction.
+_WEAK_CUE_RE = re.compile(r"(?:其实|实际上|事实上)(?![是为])")
+
+
 def _cued(said: str, value: Value) -> bool:
     """Whether the turn says it corrects something in the sentence of ``value`` or the one before."""
     start, end = _span(said, value.start, _SENTENCE_END_RE)
     before = _span(said, max(start - 1, 0), _SENTENCE_END_RE)[0] if start else start
-    window = said[before:end]
+    window = _WEAK_CUE_RE.sub("", said[before:end])
     return says_it_corrects(window) or bool(RESTATING_RE.search(window))
+
+
+#: What tells two like points apart: an ordinal ("第二期", "the second instalment") or an
+#: identifier ("TX0002"). A correction of the second instalment is no correction of the first.
+_MARKER_RE = re.compile(
+    r"第[一二三四五六七八九十\d]+[期次笔个项条份批]|\b(?:first|second|third|fourth|fifth|last)\b|\b[A-Z]{1,5}-?\d{3,}\b",
+    re.IGNORECASE,
+)
+
+
+def _other_marker(new_clause: str, old_clause: str) -> bool:
+    """Both clauses name their point by an ordinal or identifier, and not by the same one."""
+    mine = {m.group(0).lower() for m in _MARKER_RE.finditer(new_clause)}
+    theirs = {m.group(0).lower() for m in _MARKER_RE.finditer(old_clause)}
+    return bool(mine and theirs and not mine & theirs)
+
+
+def _garbled(said: str, new_text: str, old: Value) -> bool:
+    """The new statement states the stored value as current though the client's words never
+    name it ("之前说的押金是6000元，现在修正为5000元" for "我刚才说错了，押金其实是6000元"): a
+    model's garbled item, not a correction to use."""
+    if any(v.matches(old) for v in values(said)):
+        return False
+    return any(v.matches(old) and not _named_as_said_before(new_text, v) for v in values(new_text))
 
 
 def revised_by_slot(said: str, new_text: str, old_text: str) -> tuple[str, str] | None:
@@ -151,6 +151,8 @@ def revised_by_slot(said: str, new_text: str, old_text: str) -> tuple[str, str] 
             named = [v for v in again if _named_as_said_before(said, v)]
             clause_start, clause_end = _span(old_text, old.start, _CLAUSE_END_RE)
             others = [v for v in stored if clause_start <= v.start and v.end <= clause_end]
+            if _other_marker(said[start:end], old_text[clause_start:clause_end]) or _garbled(said, new_text, old):
+                continue
             shared = words & point_words(old_text[clause_start:clause_end], without=others)
             if named:  # "比之前说的18万8便宜了6000": the corrected value is named beside the new one
                 shared = shared | {old.text}

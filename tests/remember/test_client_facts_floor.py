@@ -92,7 +92,8 @@ def test_the_limit_keeps_the_clients_missed_facts_before_the_assistants_items(
 ):
     advice = [_item(f"根据《民法典》第{n}条，出租人应当按照约定返还押金。", "法条", "assistant")
               for n in ("七百零三", "七百零四", "七百零五", "七百零六", "七百零七")]
-    turn = _turn(fake_llm, make_turn, rent_conversation, RENT_TURN, "《民法典》规定了租赁合同的义务。", *advice)
+    reply = "".join(item["content"] for item in advice)
+    turn = _turn(fake_llm, make_turn, rent_conversation, RENT_TURN, reply, *advice)
 
     assert len(turn.items) == 5
     assert [item["origin"] for item in turn.items].count("rules") == 1

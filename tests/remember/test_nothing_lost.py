@@ -113,5 +113,6 @@ def test_a_live_chat_reply_is_the_assistant_whatever_engine_wrote_it(world, lapt
                          speaker="offline", said_at=at(8, 10, 1))
     turn = process_turn(enqueue_turn_extraction(question, reply).pk)
     contents = list(Note.objects.filter(conversation=laptop_conversation).values_list("content", flat=True))
-    assert contents == ["alice went to the Apple store yesterday (7 March 2026) about alice's laptop."]
+    # the login is never the client's name in a note (issue 50): "the client"
+    assert contents == ["The client went to the Apple store yesterday (7 March 2026) about the client's laptop."]
     assert all(item["speaker"] == "user" for item in turn.items)

@@ -172,11 +172,21 @@ def with_resolved_chinese_dates(text: str, dates: list[str], said_on: date | Non
     ("昨天（2023年5月7日）"); returns the text and the dates (resolved where possible)."""
     resolved_dates: dict[str, None] = {}
     for phrase in dates:
-        resolved = resolve_zh(phrase, said_on)
-        if resolved and resolved != phrase and phrase in text:
-            text = text.replace(phrase, f"{phrase}（{resolved}）", 1)
+        stated = re.search(rf"\d{{4}}年{re.escape(phrase)}", text)  # its year given elsewhere
+        resolved = stated.group(0) if stated else resolve_zh(phrase, said_on)
+        if resolved and resolved != phrase and not stated and phrase not in _TODAY_WORDS:
+            text = re.sub(_PHRASE_ALONE.format(re.escape(phrase)), f"{phrase}（{resolved}）", text, count=1)
         resolved_dates.setdefault(resolved or phrase, None)
     return text, list(resolved_dates)
+
+
+#: "今天" is the day the message was said, which the note records: written beside it, the day
+#: reads as a fact ("到今天（2026年12月5日）"), so it is left as said.
+_TODAY_WORDS = frozenset({"今天", "当天"})
+#: A relative phrase where it stands alone: "2月28日" inside "2025年2月28日" is not the
+#: phrase (resolving it there wrote "2025年2月28日（2026年2月28日）"), nor is it relative when
+#: the text gives its year elsewhere.
+_PHRASE_ALONE = r"(?<![年0-9０-９]){}(?![（(])"
 
 
 def english_tags(category: Category, dates: list[str], amounts: list[str], *extra: str) -> list[str]:

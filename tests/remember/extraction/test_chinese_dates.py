@@ -36,3 +36,20 @@ def test_the_note_carries_the_resolution_beside_the_phrase() -> None:
     assert "2023" not in "".join(item.keywords)
     unanchored = extract_offline(text, "")[0]  # no day said: as written, as before
     assert unanchored.content == "昨天用户给客服打了电话，他们说最多只能换货不能退款，用户录音了。"
+
+
+def test_a_day_whose_year_the_message_gives_is_never_shifted_to_the_year_said() -> None:
+    """Live (issue 56): "2025年2月28日" became "2025年2月28日（2026年2月28日）"."""
+    said_on = date(2026, 12, 5)
+    text = "租期从2024年3月1日到2025年2月28日，房东说2月28日以后押金就不退了。"
+    item = extract_offline(text, "", user_name="alice", said_on=said_on)[0]
+    assert "（2026年2月28日）" not in item.content and "（2025年2月28日）" not in item.content
+    assert "2025年2月28日" in item.content
+
+
+def test_today_is_left_as_said() -> None:
+    """"到今天" is the day the message was said, which the note records: "到今天（2026年12月5日）"
+    read as a fact that the server's date is part of what the client said (issue 56)."""
+    text = "从2025年3月20日到今天，房东一直没有退还押金2000元。"
+    item = extract_offline(text, "", user_name="alice", said_on=date(2026, 12, 5))[0]
+    assert "2026年12月5日" not in item.content and "到今天" in item.content

@@ -32,7 +32,9 @@ def test_the_table_in_its_order() -> None:
         ("content-present", "content"), ("content-has-words", "content"), ("known-category", "content"),
         ("whole-statement", "content"),
         ("once-per-turn", "turn"), ("answers-are-not-client-facts", "turn"), ("law-cites-a-statute", "turn"),
-        ("questions-stay-questions", "turn"), ("numbers-were-said", "turn"), ("statutes-were-cited", "turn"),
+        ("questions-stay-questions", "turn"), ("a-question-states-no-fact", "turn"),
+        ("the-answers-words-are-the-answers", "turn"), ("numbers-were-said", "turn"), ("statutes-were-cited", "turn"),
+        ("the-clients-words-are-the-clients", "turn"),
     ]
     assert all(str(r.why) for r in rules(TABLE))
 
@@ -117,6 +119,34 @@ def test_statutes_were_cited() -> None:
     refused = check("statutes-were-cited", "《民法典》第七百零三条规定租赁合同是出租人将租赁物交付承租人。",
                     category=Category.LAW, speaker="assistant")
     assert isinstance(refused, Refusal) and refused.detail.startswith("cites 《民法典》第703条, which the assistant")
+
+
+def test_a_question_states_no_fact() -> None:
+    asked = TurnText(user_msg="房东有哪些权利？那我作为租客能要求他做什么？", user_name="alice")
+    refused = check("a-question-states-no-fact", "房东的全部权利包括收取租金和押金", turn=asked)
+    assert isinstance(refused, Refusal) and refused.detail.startswith("the client only asked")
+    assert check("a-question-states-no-fact", "房东的全部权利包括收取租金和押金", speaker="assistant", turn=asked) is None
+    assert check("a-question-states-no-fact", "王磊租约到期后房东不退押金。") is None  # TURN states facts
+    said_a_sum = TurnText(user_msg="押金3000元能要回来吗？", user_name="alice")
+    assert check("a-question-states-no-fact", "押金为3000元", turn=said_a_sum) is None
+
+
+def test_the_answers_words_are_the_answers() -> None:
+    advised = TurnText(user_msg="房东不退押金，我手里有转账记录。",
+                       reply="建议：1. 与房东协商，要求其按合同约定退还押金；2. 保留转账记录和聊天记录。", user_name="alice")
+    moved = check("the-answers-words-are-the-answers", "1. 与房东协商，要求其按合同约定退还押金",
+                  category=Category.CLAIM, turn=advised)
+    assert (moved.speaker, moved.category) == ("assistant", Category.ACTION)
+    refused = check("the-answers-words-are-the-answers", "按合同约定房东应当退还押金并保留聊天记录", turn=advised)
+    assert isinstance(refused, Refusal) and refused.detail.startswith("worded as the assistant's answer")
+    assert check("the-answers-words-are-the-answers", "房东不退押金，王磊有转账记录", turn=advised) is None
+
+
+def test_the_clients_words_are_the_clients() -> None:
+    refused = check("the-clients-words-are-the-clients", "可以向被告所在地的法院提起诉讼", category=Category.CLAIM)
+    assert isinstance(refused, Refusal) and refused.detail.startswith("not what alice said")
+    assert check("the-clients-words-are-the-clients", "王磊租约到期后房东不退押金。") is None
+    assert check("the-clients-words-are-the-clients", "可以向被告所在地的法院提起诉讼", speaker="assistant") is None
 
 
 def test_the_item_is_read_once_with_the_turns_day() -> None:
