@@ -45,7 +45,7 @@ _MONTHS = {name.lower(): number for number, name in enumerate(dates_en._MONTH_NA
 _EN_DAY_MONTH_RE = re.compile(r"(\d{1,2})(?:st|nd|rd|th)?\s+([A-Za-z]+)|([A-Za-z]+)\s+(\d{1,2})(?:st|nd|rd|th)?\b")
 _EN_YEAR_RE = re.compile(r"\b((?:19|20)\d{2})\b")
 #: The number inside a value's words: "2000" of "2000元", "两" of "两天", "3万" of "3万个".
-NUMBER_TOKEN_RE = re.compile(r"\d[\d,]*(?:\.\d+)?(?:[万千]\d?)?|[零〇一二两三四五六七八九十百千万亿半]+")
+NUMBER_TOKEN_RE = re.compile(r"\d[\d,]*(?:\.\d+)?(?:[万千]\d?)?|[零〇一二两三四五六七八九十百千万亿半壹贰叁肆伍陆柒捌玖拾佰仟]+")
 
 
 #: A count written in Chinese numerals before its measure word ("两个", "三名", "十来个").

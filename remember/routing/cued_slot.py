@@ -17,7 +17,10 @@ state the new value.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
+from legaltext import read
+from legaltext.names import common_surnames
 from legaltext.corrections import says_it_corrects
 from remember.routing.mentions import read_mentions
 from legaltext.values import Value, replaced_in, values
@@ -44,6 +47,30 @@ def _compatible(a: Value, b: Value) -> bool:
         return True
     low, high = sorted((float(a.magnitude), float(b.magnitude)))
     return low > 0 and high / low <= MAX_AMOUNT_RATIO
+
+
+@dataclass(frozen=True)
+class _Span:
+    start: int
+    end: int
+
+
+def _clause_words(text: str, start: int, end: int, without: list[Value]) -> set[str]:
+    """The point words of ``text[start:end]``: its values (``without``) and the people it names
+    left out ("吴志刚" is who, not which value: "吴志" made 借吴志刚壹拾贰万元 the point of a
+    repayment's correction)."""
+    clause = text[start:end]
+    spans = [_Span(v.start - start, v.end - start) for v in without if start <= v.start and v.end <= end]
+    spans += [_Span(person.start, person.end) for person in read(clause).people]
+    return point_words(clause, without=spans)
+
+
+def _a_name_in_both(word: str, said: str, old_text: str) -> bool:
+    """``word`` opens the same three-character name in both texts ("吴志" of 吴志刚): a person,
+    whom the name reader may not know without a cue, is no point of a value."""
+    if word[0] not in common_surnames():
+        return False
+    return any(f"{word}{c}" in old_text for c in {said[m.end()] for m in re.finditer(word, said) if m.end() < len(said)})
 
 
 def _span(text: str, at: int, ends: re.Pattern[str]) -> tuple[int, int]:
@@ -135,7 +162,7 @@ def revised_by_slot(said: str, new_text: str, old_text: str) -> tuple[str, str] 
         if read_mentions(said[_span(said, new.start, _CLAUSE_END_RE)[0]:end]).people:
             continue  # "我同事李明的月薪其实是8000" is about 李明, not the stored point
         near = [v for v in said_values if start <= v.start and v.end <= end]
-        words = point_words(said[start:end], without=near)
+        words = _clause_words(said, start, end, near)
         if not words:
             continue
         fits = []
@@ -153,9 +180,10 @@ def revised_by_slot(said: str, new_text: str, old_text: str) -> tuple[str, str] 
             others = [v for v in stored if clause_start <= v.start and v.end <= clause_end]
             if _other_marker(said[start:end], old_text[clause_start:clause_end]) or _garbled(said, new_text, old):
                 continue
-            shared = words & point_words(old_text[clause_start:clause_end], without=others)
+            shared = words & _clause_words(old_text, clause_start, clause_end, others)
             if named:  # "比之前说的18万8便宜了6000": the corrected value is named beside the new one
                 shared = shared | {old.text}
+            shared = {word for word in shared if not _a_name_in_both(word, said, old_text)}
             if shared:
                 fits.append((old, shared))
         if len(fits) != 1:

@@ -101,17 +101,39 @@ def _apply(decision: Decision, draft: NoteDraft, embedding: np.ndarray, neighbou
             create_note(draft, actor=actor, embedding=embedding, savepoint=False)
     else:
         note = create_note(draft, actor=actor, embedding=embedding, savepoint=False)
+    also = []
     if decision.action == RoutingDecision.Action.UPDATE:
         supersede_note(decision.previous, note, actor=actor, reason=decision.reason, savepoint=False)
+        also = _also_corrected(decision, draft, neighbours, note, actor=actor)
     links = []
     if decision.contradicts is not None:
         links.append(PlannedLink(note, decision.contradicts, LinkType.CONTRADICTS, 1.0, decision.reason[:300]))
     links += _distinct_event_links(note, decision.siblings)
     links += [PlannedLink(note, other, LinkType.CONTRADICTS, 1.0, disagreement_reason(values))
               for other, values in decision.disagrees]
-    superseded = decision.previous.pk if decision.action == RoutingDecision.Action.UPDATE else None
-    link_and_evolve(note, [nb for nb in neighbours if nb.note.pk != superseded], actor=actor, links=links)
+    superseded = {decision.previous.pk, *also} if decision.action == RoutingDecision.Action.UPDATE else set()
+    link_and_evolve(note, [nb for nb in neighbours if nb.note.pk not in superseded], actor=actor, links=links)
     return note
+
+
+def _also_corrected(decision: Decision, draft: NoteDraft, neighbours: list[Neighbour], note: Note, *,
+                    actor) -> list:
+    """The other current notes the same correction replaces: a client's 押金2000元 noted twice
+    (the model's item and the rules' floor) is corrected in both, or the old value stays current
+    in one (issue 56). Each is decided alone, as routing decides a pair; a revised note gets its
+    own revision, any other is superseded by the note just written. Returns their ids."""
+    done = []
+    for nb in neighbours:
+        if nb.note.pk in (decision.previous.pk, note.pk) or nb.note.status != Note.Status.ACTIVE:
+            continue
+        alone = decide(draft, [nb])
+        if alone.action != RoutingDecision.Action.UPDATE or bool(alone.revised) != bool(decision.revised):
+            continue
+        successor = create_note(_revision_draft(draft, alone), actor=actor, savepoint=False) if alone.revised else note
+        supersede_note(nb.note, successor, actor=actor, reason=f"the same correction: {alone.reason}"[:500],
+                       savepoint=False)
+        done.append(nb.note.pk)
+    return done
 
 
 def _revision_draft(draft: NoteDraft, decision: Decision) -> NoteDraft:

@@ -122,3 +122,23 @@ def test_the_answers_recommendation_is_the_assistants_advice_and_an_unsaid_claim
     assert any("[the-clients-words-are-the-clients]" in reason
                for reason in turn.rejected), turn.rejected
     assert not Note.objects.filter(speaker=world.alice.username, content__contains="与房东协商").exists()
+
+
+def test_a_correction_replaces_the_amount_in_every_note_that_holds_it(
+    world, deposit_conversation, make_turn, fake_llm, llm_settings
+):
+    """The model's item leaves out the lease date, so the rules' floor notes the turn too: two
+    current notes say 押金2000元, and the correction must leave neither current (live, the floor's
+    stayed)."""
+    first = _turn(fake_llm, make_turn, deposit_conversation, FIRST_TURN, FIRST_REPLY,
+                  _item("租客交纳了押金2000元，月租金1500元"))
+    assert [item["origin"] for item in first.items].count("rules") == 1
+    assert Note.objects.filter(status="active", content__contains="押金2000元").count() == 2
+
+    _turn(fake_llm, make_turn, deposit_conversation, "刚才说错了，押金是3000不是2000。", "好的，押金是3000元。",
+          _item("押金是3000元", "事实", "user"))
+
+    assert not Note.objects.filter(status="active", content__contains="2000").exists()
+    revised = Note.objects.filter(status="active", content__contains="押金3000元")
+    assert revised.count() >= 2
+    assert all(note.supersedes.exists() for note in revised if "1500" in note.content)
