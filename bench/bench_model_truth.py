@@ -11,6 +11,7 @@ Reported per run (targets in brackets):
 - notes from turns that stated nothing (turns 5 and 6) [0];
 - notes in alice's name worded as the answer (``grounding.whose_words(...).worded_as_answer``) [0];
 - notes in alice's name stating what nobody in the turn said (``said_by_nobody``) [0];
+- notes in alice's name that are half a clause of her sentence, naming nothing (``cut_clause``) [0];
 - wrong dates: a note's date not in its turn, a year shifted beside a stated one, "今天（…）" [0];
 - requests per turn, seconds per turn (answer, extraction).
 
@@ -68,7 +69,9 @@ FAKE_SCRIPT: tuple[tuple[str, list[dict[str, str]]], ...] = (
     ("扣除清洁费300元和维修费500元后，房东应退还您1200元。",
      [{"content": "房东应退还押金1200元", "category": "事实", "speaker": "user"}]),
     ("建议：1. 与房东协商，要求其承担维修费800元；2. 保留维修发票和聊天记录。",
-     [{"content": "热水器维修费800元由房东负责，房东还欠租客维修费", "category": "事实", "speaker": "user"},
+     [{"content": "现在还欠着我", "category": "事实", "speaker": "user"},  # this and the next: the live run of 6 Dec
+      {"content": "林晓雯花了800元", "category": "事实", "speaker": "user"},
+      {"content": "热水器维修费800元由房东负责，房东还欠租客维修费", "category": "事实", "speaker": "user"},
       {"content": "1. 与房东协商，要求其承担维修费800元", "category": "诉求", "speaker": "user"},
       {"content": "可以向被告所在地的法院提起诉讼", "category": "诉求", "speaker": "user"}]),
     ("好的，押金是3000元。根据《租赁合同示范文本》，房东应在租期结束后退还押金。",
@@ -154,12 +157,12 @@ def _wrong_date(content: str, said: str) -> str | None:
 def figures(matter_id: int, username: str, turn_messages: list[tuple[int, int]]) -> dict[str, Any]:
     """The issue's figures over the matter's notes."""
     from memory.models import Message, Note
-    from remember.extraction.grounding import TurnText, whose_words
+    from remember.extraction.grounding import TurnText, cut_clause, whose_words
 
     notes = list(Note.objects.filter(matter_id=matter_id))
     by_message = {pk: index for index, (user_pk, reply_pk) in enumerate(turn_messages) for pk in (user_pk, reply_pk)}
     found: dict[str, list[str]] = {"from_turns_that_stated_nothing": [], "answer_worded_as_the_clients": [],
-                                   "said_by_nobody": [], "wrong_dates": []}
+                                   "said_by_nobody": [], "half_clauses": [], "wrong_dates": []}
     for note in notes:
         index = next((by_message[pk] for pk in note.source_message_ids or () if pk in by_message), None)
         if index is None:
@@ -174,6 +177,8 @@ def figures(matter_id: int, username: str, turn_messages: list[tuple[int, int]])
                 found["answer_worded_as_the_clients"].append(note.content)
             if whose.said_by_nobody:
                 found["said_by_nobody"].append(note.content)
+            if cut_clause(note.content, TurnText(said.content, reply.content, user_name=username)):
+                found["half_clauses"].append(note.content)
         wrong = _wrong_date(note.content, f"{said.content}\n{reply.content}")
         if wrong:
             found["wrong_dates"].append(f"{wrong}: {note.content}")

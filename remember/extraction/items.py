@@ -315,6 +315,9 @@ def validate_items(
         if refused is None:
             item.speaker = _speaker(entry, turn)
             if turn is not None and item.category not in UNNAMED_CATEGORIES:
+                if item.speaker == "user":  # the client's "我" ("现在还欠着我") is the client, named below
+                    from .offline.wording import third_person  # the offline engine's rule (imports this module)
+                    item.content = third_person(item.content, "user")
                 item.content = with_names(item.content, turn)[:MAX_CONTENT_CHARS]
             refused = run_stage(TURN, item)
         if refused is not None:

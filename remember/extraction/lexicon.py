@@ -349,6 +349,17 @@ def person_names(text: str) -> list[str]:
     return list(names)
 
 
+def names_a_thing(text: str) -> bool:
+    """Whether ``text`` holds a noun jieba's tagger knows (a person, place, thing or idea; not a
+    pronoun, a time word or a measure): "押金2000元" does, "我花了800元" and "现在还欠着" do not."""
+    if not _CJK_RE.search(text):
+        return True
+    _jieba()
+    import jieba.posseg
+
+    return any(word.flag.startswith("n") or word.flag == "vn" for word in jieba.posseg.cut(text[:_MAX_KEYWORD_CHARS]))
+
+
 # --- context ----------------------------------------------------------------------
 
 _CONTEXT_LABELS: dict[str, str] = {

@@ -22,7 +22,7 @@ from memory.categories import Category
 from memory.rules import Rule, register, rules
 
 from . import lexicon
-from .grounding import TurnText, asserted_question, fragment_reason, states_nothing, unsaid_number, whose_words
+from .grounding import TurnText, asserted_question, cut_clause, fragment_reason, states_nothing, unsaid_number, whose_words
 from .statutes import uncited
 
 TABLE = "extraction"
@@ -193,6 +193,17 @@ def questions_stay_questions(item: ItemCheck) -> Answer:
     question = asserted_question(item.content, item.turn.said_by(item.speaker))
     if question:
         return Refusal(f"turns the question {snippet(question)!r} into an assertion: {snippet(item.content)!r}")
+    return None
+
+
+@extraction_rule("no-clause-cut-from-its-point", _("Half a clause cut from the client's sentence loses what it is "
+                                                  "about (\"我花了800元\" — for what?): the whole sentence is noted "
+                                                  "instead."), TURN, needs_turn=True)
+def no_clause_cut_from_its_point(item: ItemCheck) -> Answer:
+    if item.speaker == "user":
+        clause = cut_clause(item.content, item.turn)
+        if clause:
+            return Refusal(f"cut from {snippet(clause)!r}, it names nothing of what it is about: {snippet(item.content)!r}")
     return None
 
 

@@ -142,3 +142,16 @@ def test_a_correction_replaces_the_amount_in_every_note_that_holds_it(
     revised = Note.objects.filter(status="active", content__contains="押金3000元")
     assert revised.count() >= 2
     assert all(note.supersedes.exists() for note in revised if "1500" in note.content)
+
+
+def test_half_clauses_the_model_cut_are_refused_and_the_whole_sentence_noted(
+    world, deposit_conversation, make_turn, fake_llm, llm_settings
+):
+    """The live run of 6 Dec: "现在还欠着我" and "林晓雯花了800元" — who owes, and 800 for what?"""
+    said = "我叫林晓雯。热水器坏了是房东让我自己找人修的，我花了800元，他答应这钱他出，到现在还欠着我。"
+    turn = _turn(fake_llm, make_turn, deposit_conversation, said, "", _item("现在还欠着我"), _item("林晓雯花了800元"))
+
+    assert sum("[no-clause-cut-from-its-point]" in reason for reason in turn.rejected) == 2, turn.rejected
+    contents = [item["content"] for item in turn.items]
+    assert len(contents) == 1 and "800元" in contents[0] and "热水器" in contents[0], contents
+    assert not Note.objects.filter(content__endswith="我").exists()

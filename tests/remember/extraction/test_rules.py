@@ -32,7 +32,7 @@ def test_the_table_in_its_order() -> None:
         ("content-present", "content"), ("content-has-words", "content"), ("known-category", "content"),
         ("whole-statement", "content"),
         ("once-per-turn", "turn"), ("answers-are-not-client-facts", "turn"), ("law-cites-a-statute", "turn"),
-        ("questions-stay-questions", "turn"), ("a-question-states-no-fact", "turn"),
+        ("questions-stay-questions", "turn"), ("no-clause-cut-from-its-point", "turn"), ("a-question-states-no-fact", "turn"),
         ("the-answers-words-are-the-answers", "turn"), ("numbers-were-said", "turn"), ("statutes-were-cited", "turn"),
         ("the-clients-words-are-the-clients", "turn"),
     ]
@@ -129,6 +129,18 @@ def test_a_question_states_no_fact() -> None:
     assert check("a-question-states-no-fact", "王磊租约到期后房东不退押金。") is None  # TURN states facts
     said_a_sum = TurnText(user_msg="押金3000元能要回来吗？", user_name="alice")
     assert check("a-question-states-no-fact", "押金为3000元", turn=said_a_sum) is None
+
+
+def test_no_clause_cut_from_its_point() -> None:
+    """Live (issue 56): "林晓雯花了800元" and "现在还欠着我" were cut from one sentence."""
+    repair = TurnText(user_msg="热水器坏了是房东让我自己找人修的，我花了800元，他答应这钱他出，到现在还欠着我。",
+                      user_name="alice", client_name="林晓雯")
+    for cut in ("林晓雯花了800元", "现在还欠着林晓雯"):
+        refused = check("no-clause-cut-from-its-point", cut, turn=repair)
+        assert isinstance(refused, Refusal) and refused.detail.startswith("cut from"), cut
+    assert check("no-clause-cut-from-its-point", "林晓雯花了800元修热水器，房东答应出这笔钱", turn=repair) is None
+    assert check("no-clause-cut-from-its-point", "王磊的押金七千元") is None  # names the deposit
+    assert check("no-clause-cut-from-its-point", "花了800元", speaker="assistant", turn=repair) is None
 
 
 def test_the_answers_words_are_the_answers() -> None:
