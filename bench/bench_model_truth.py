@@ -13,7 +13,8 @@ Reported per run (targets in brackets):
 - notes in alice's name stating what nobody in the turn said (``said_by_nobody``) [0];
 - notes in alice's name that are half a clause of her sentence, naming nothing (``cut_clause``) [0];
 - wrong dates: a note's date not in its turn, a year shifted beside a stated one, "今天（…）" [0];
-- requests per turn, seconds per turn (answer, extraction).
+- requests per turn, seconds per turn (answer, extraction);
+- the recall question "林晓雯的押金是多少？": the first hit naming the deposit says 3000 [yes].
 
 Two modes. ``BENCH_LLM=fake`` (default) starts the fake OpenAI-compatible server scripted to do
 exactly what the live Qwen2.5 1.5B did in the issue; ``BENCH_LLM=live`` uses ``LLM_BASE_URL``
@@ -191,6 +192,18 @@ def figures(matter_id: int, username: str, turn_messages: list[tuple[int, int]])
             "client_notes": [f"[{n.status}] {n.content}" for n in notes if n.speaker == username]}
 
 
+def _recall_question(user) -> dict[str, Any]:
+    """The product's search for "林晓雯的押金是多少？": the first hit (note or message) naming the
+    deposit, which must say 3000 — not the message the correction replaced."""
+    from recall.search import search_memory
+
+    hits = search_memory(user, "林晓雯的押金是多少？", k=10).hits
+    texts = [(hit.note or hit.message).content for hit in hits]
+    deposit = next((text for text in texts if "押金" in text and re.search(r"[23]000", text)), "")
+    return {"first_deposit_hit": deposit, "shows_3000_first": "3000" in deposit and "押金2000" not in deposit,
+            "first_hits": texts[:5]}
+
+
 def _script_fake(fake) -> None:
     from tests.fake_llm.server import json_reply, text_reply
 
@@ -248,7 +261,9 @@ def main() -> None:
                              "requests": requests, "answer": asked["answer"][:120]})
             print(f"[bench] turn {number} ({turn.end}): {asked['status']}, answer {asked['seconds']} s, "
                   f"extraction {extraction} s, {requests} requests", flush=True)
-        result = {"mode": mode, "model": model, "turns": per_turn,
+        recall = _recall_question(user)
+        print(f"[bench] recall question: first deposit hit {recall['first_deposit_hit']!r}", flush=True)
+        result = {"mode": mode, "model": model, "turns": per_turn, "recall": recall,
                   "requests_per_turn": round(sum(t["requests"] for t in per_turn) / len(per_turn), 2),
                   **figures(matter.pk, user.get_username(), turn_messages)}
         print(json.dumps(result, ensure_ascii=False, indent=1), flush=True)

@@ -284,6 +284,29 @@ def lift_earlier_statements(slots: list[Entry], statements: dict[int, Statement]
     return sorted(slots, key=lambda e: e.fused, reverse=True)
 
 
+# How many of the first slots a correction is looked for in: a message whose value a correction
+# replaced ranks below the current note that replaced it (``below_their_corrections``).
+CORRECTION_ANCHORS = 10
+
+
+def below_their_corrections(slots: list[Entry], replaced: dict[Any, set[int]]) -> list[Entry]:
+    """Best first again, each message a later correction replaced ranked just below the current
+    note that replaced it (``replaced``: a note's id -> the messages its earlier versions were
+    made from, the correction's own left out). Live, "林晓雯的押金是2000元…" ranked above the note
+    "押金3000元" that corrected it, and the answer followed the old value. The note cites the
+    message (a revision keeps its sources), so nothing said is lost: it only stops coming first."""
+    position = {slot.key: index for index, slot in enumerate(slots)}
+    moved = False
+    for anchor in slots[:CORRECTION_ANCHORS]:
+        if anchor.kind != NOTE or anchor.key[1] not in replaced:
+            continue
+        for slot in slots[:position[anchor.key]]:
+            if slot.kind != NOTE and slot.key[1] in replaced[anchor.key[1]]:
+                slot.fused = min(slot.fused, round(anchor.fused * BELOW_SUCCESSOR, 6))
+                moved = True
+    return sorted(slots, key=lambda e: e.fused, reverse=True) if moved else slots
+
+
 # How many of the raw fusion's first messages every result keeps (the floor). Half of the
 # chat's k = 10: the other half stays free for what notes add (other sessions' facts for a
 # multi-hop question, the earlier value for a history question). Chosen on the dev split

@@ -17,8 +17,9 @@ from recall import candidates as cand
 from recall import exact_vectors
 from recall.alongside import can_run_alongside, run_alongside
 from recall.fusion import (
-    DENSE, HISTORY_WINDOW, KEYWORD, NOTES, Entry, RawFloor, dense_ranking, first_message_id, fuse,
-    fusion_reason, keyword_ranking, lift_earlier_statements, raw_fusion, select,
+    CORRECTION_ANCHORS, DENSE, HISTORY_WINDOW, KEYWORD, NOTES, Entry, RawFloor, below_their_corrections,
+    dense_ranking, first_message_id, fuse, fusion_reason, keyword_ranking, lift_earlier_statements, raw_fusion,
+    select,
 )
 from recall.keywords import term, text_terms
 from recall.glossary import other_language
@@ -245,6 +246,9 @@ def layered(request: SearchRequest) -> SearchResult:
     }
     slots = fuse(notes, messages, dense_rank, keyword_ranking(said), superseded_by,
                  turns={c.message.pk: c.turn_ids for c in said}, first_version=plan.first_version)
+    if not plan.history:  # what a correction replaced is history: below the note that replaced it
+        slots = below_their_corrections(slots, replaced_messages(
+            [slot.key[1] for slot in slots[:CORRECTION_ANCHORS] if slot.kind == NOTE]))
     if plan.history:  # earlier statements of the same subject as the best slots rank just below them
         slots = lift_earlier_statements(slots, statements_of(user, {
             first_message_id(slot) for slot in slots[:HISTORY_WINDOW]
@@ -290,6 +294,21 @@ def layered(request: SearchRequest) -> SearchResult:
             "links_read": links_read,
         },
     )
+
+
+def replaced_messages(note_ids: list[UUID]) -> dict[UUID, set[int]]:
+    """For each of ``note_ids`` that superseded earlier versions: the messages those versions
+    were made from that the note was not made from by itself — the message of the correction
+    (the last source a revision adds) left out."""
+    if not note_ids:
+        return {}
+    replaced: dict[UUID, set[int]] = {}
+    current = dict(Note.objects.filter(pk__in=note_ids).values_list("pk", "source_message_ids"))
+    for successor, sources in Note.objects.filter(superseded_by_id__in=note_ids).values_list(
+            "superseded_by_id", "source_message_ids"):
+        own = set(current.get(successor) or ()) - set(sources or ())
+        replaced.setdefault(successor, set()).update(set(sources or ()) - own)
+    return {note_id: ids for note_id, ids in replaced.items() if ids}
 
 
 # Whether the keyword lists read the context the question leans on (all of it: keyword reads

@@ -54,6 +54,9 @@ def test_the_recall_question_shows_the_corrected_deposit_first_and_charlie_nothi
                 and "利息" not in hit.note.content]
     assert deposits[0] == "林晓雯租了一套房，押金3000元，房东到期不退。"
     assert "林晓雯租了一套房，押金2000元，房东到期不退。" not in deposits
+    said = [(hit.note or hit.message).content for hit in result.hits]
+    first = next(text for text in said if "押金" in text and ("2000" in text or "3000" in text))
+    assert "3000" in first and "押金2000" not in first  # no raw message the correction replaced above it
     for outsider in (world.bob, world.charlie):
         assert search_memory(outsider, "林晓雯的押金是多少？", k=10).hits == []
 
