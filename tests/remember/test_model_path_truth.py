@@ -112,6 +112,7 @@ def test_the_answers_recommendation_is_the_assistants_advice_and_an_unsaid_claim
         _item("热水器维修费800元由房东负责，房东欠租客维修费"),
         _item("1. 与房东协商，要求其按合同约定承担维修费800元", "诉求", "user"),
         _item("可以向被告所在地的法院提起诉讼", "诉求", "user"),
+        _item("租客应承担维修费800元"),  # the answer's wording: now the tenant owes, not the landlord
     )
 
     kept = {item["content"]: item for item in turn.items}
@@ -119,6 +120,8 @@ def test_the_answers_recommendation_is_the_assistants_advice_and_an_unsaid_claim
     recommendation = kept["1. 与房东协商，要求其按合同约定承担维修费800元"]
     assert (recommendation["speaker"], recommendation["category"]) == ("assistant", "行动建议")
     assert "可以向被告所在地的法院提起诉讼" not in kept
+    assert "租客应承担维修费800元" not in kept
+    assert any("[the-answers-words-are-the-answers]" in reason and "租客应承担" in reason for reason in turn.rejected)
     assert any("[the-clients-words-are-the-clients]" in reason
                for reason in turn.rejected), turn.rejected
     assert not Note.objects.filter(speaker=world.alice.username, content__contains="与房东协商").exists()
