@@ -359,25 +359,31 @@ _CLAUSE_PUNCT_RE = re.compile(r"[。，,.！!？?；;：:、\s]+")
 
 
 def cut_clause(content: str, turn: TurnText) -> str | None:
-    """The clause of the user's message that ``content`` only cuts a part of, when that part
-    names no thing and so loses what it is about: a value without its point ("我花了800元" of
-    "热水器…我花了800元，他答应这钱他出"), or the client as an object without the subject
+    """The sentence of the user's message that ``content`` only cuts a part of, when that part
+    loses what it is about: it opens with a pronoun whose person is in the part left out ("他答应
+    这钱他出，到现在还欠着我"), or it names no thing and holds a value without its point ("我花了
+    800元" of "热水器…我花了800元，他答应这钱他出") or the client as an object without the subject
     ("到现在还欠着我"). None when the item is not such a cut."""
     core = content
     for name in {turn.client_name, turn.user_name, turn.relayed_client, *introduced_names(turn.user_msg)} - {""}:
         core = core.replace(name, "")
     core = _CLAUSE_PUNCT_RE.sub("", _PERSON_WORDS_RE.sub("", core))
-    if not core or len(core) > 30:
+    if not core or len(core) > 40:
         return None
     for sentence in plain_sentences(turn.user_msg):
-        clauses = [c for c in _CLAUSE_PUNCT_RE.split(sentence) if c]
-        if len(clauses) < 2:
+        whole = _CLAUSE_PUNCT_RE.sub("", sentence)
+        plain = whole.replace("我们", "").replace("我", "")
+        if core not in plain or len(core) >= len(plain) or len(_CLAUSE_PUNCT_RE.split(sentence.strip("。！!？?；;"))) < 2:
             continue
-        for clause in clauses:
-            if core not in clause.replace("我们", "").replace("我", ""):
-                continue
-            if lexicon.names_a_thing(core):
-                return None
-            if values(core) or clause.endswith("我"):
-                return clause
+        if core.startswith(_DANGLING_PRONOUNS):
+            return sentence
+        if lexicon.names_a_thing(core):
+            return None
+        if values(core) or f"{core}我" in whole:
+            return sentence
     return None
+
+
+#: Words that stand for a person or thing named elsewhere: a part of a sentence opening with one
+#: has lost it.
+_DANGLING_PRONOUNS = ("他", "她", "它", "这", "那")

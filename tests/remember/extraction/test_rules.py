@@ -135,7 +135,7 @@ def test_no_clause_cut_from_its_point() -> None:
     """Live (issue 56): "林晓雯花了800元" and "现在还欠着我" were cut from one sentence."""
     repair = TurnText(user_msg="热水器坏了是房东让我自己找人修的，我花了800元，他答应这钱他出，到现在还欠着我。",
                       user_name="alice", client_name="林晓雯")
-    for cut in ("林晓雯花了800元", "现在还欠着林晓雯"):
+    for cut in ("林晓雯花了800元", "现在还欠着林晓雯", "他答应这钱他出，到现在还欠着林晓雯"):
         refused = check("no-clause-cut-from-its-point", cut, turn=repair)
         assert isinstance(refused, Refusal) and refused.detail.startswith("cut from"), cut
     assert check("no-clause-cut-from-its-point", "林晓雯花了800元修热水器，房东答应出这笔钱", turn=repair) is None
