@@ -98,8 +98,20 @@ class Correction:
         return amount_value(self.old) if self.old else None
 
 
+#: A word every pattern above needs (a cheap test first: most sentences correct nothing, and the
+#: patterns with a value before their anchor cost a scan each).
+_ANCHOR_RE = re.compile(
+    r"不是|上次|之前|刚才|前面|那天|应该是|实际上是|其实是|改为|改成|更正|应为|纠正|改正|[说算记写填打]错"
+    r"|\bnot\b|\binstead of\b|\bmeant\b|\bactually\b|\bcorrection\b|\bshould be\b|\bmy mistake\b"
+    r"|\blet me correct\b|\bscratch that\b|\bmis-?(?:spoke|stated|typed|remembered)\b",
+    re.IGNORECASE,
+)
+
+
 def corrections(text: str) -> list[Correction]:
     """The corrections of ``text``: a strong cue, a stated new / rejected value, or both."""
+    if not _ANCHOR_RE.search(text):
+        return []
     found: list[Correction] = []
     values = []
     for pattern in _VALUE_PATTERNS:
