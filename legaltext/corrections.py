@@ -17,7 +17,7 @@ from .numbers import amount_value
 
 #: The words that say a statement corrects an earlier one.
 CORRECTION_CUE_RE = re.compile(
-    r"之前(?:说|算|记|搞|写|看|弄|填|打|听)错了?|(?:说|算|记|搞|写|看|弄|填|打|听)错了?|更正(?:一下)?|纠正|改正|其实|实际上|事实上|准确地说|确切地说"
+    r"之前(?:说|算|记|搞|写|看|弄|填|打|听|抄)错了?|(?:说|算|记|搞|写|看|弄|填|打|听|抄)错了?|更正(?:一下)?|纠正|改正|其实|实际上|事实上|准确地说|确切地说"
     r"|应该是|改为|改成|变更为|调整为|更改为|修改为|推迟到|延期到|提前到"
     r"|\bactually\b|\bin fact\b|\bcorrection\b|\bto be precise\b|\bi meant?\b|\bi miscalculated\b"
     r"|\bmy mistake\b|\bsorry\b|\bmis-?(?:spoke|stated|typed|remembered)\b|\bgot (?:that|it|this) wrong\b"
@@ -48,7 +48,7 @@ def says_it_corrects(text: str) -> bool:
 
 #: Cues that by themselves say the speaker corrects an earlier statement (not "其实", "sorry").
 _STRONG_CUE_RE = re.compile(
-    r"(?:刚才|之前|上次|前面|我)?(?:说|算|记|写|填|打)错了?|更正(?:一下)?|纠正(?:一下)?|改正"
+    r"(?:刚才|之前|上次|前面|我)?(?:说|算|记|写|填|打|抄)错了?|更正(?:一下)?|纠正(?:一下)?|改正"
     r"|\bcorrection\b\s*:?|\bi meant\b|\bactually,?\s+(?:it|that|the \w+)\s+(?:was|is)\b|\bmy mistake\b"
     r"|\blet me correct\b|\bscratch that\b|\bmis-?(?:spoke|stated|typed|remembered)\b",
     re.IGNORECASE,
@@ -101,7 +101,7 @@ class Correction:
 #: A word every pattern above needs (a cheap test first: most sentences correct nothing, and the
 #: patterns with a value before their anchor cost a scan each).
 _ANCHOR_RE = re.compile(
-    r"不是|上次|之前|刚才|前面|那天|应该是|实际上是|其实是|改为|改成|更正|应为|纠正|改正|[说算记写填打]错"
+    r"不是|上次|之前|刚才|前面|那天|应该是|实际上是|其实是|改为|改成|更正|应为|纠正|改正|[说算记写填打抄]错"
     r"|\bnot\b|\binstead of\b|\bmeant\b|\bactually\b|\bcorrection\b|\bshould be\b|\bmy mistake\b"
     r"|\blet me correct\b|\bscratch that\b|\bmis-?(?:spoke|stated|typed|remembered)\b",
     re.IGNORECASE,

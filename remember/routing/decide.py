@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from memory.models import Category, Note, RoutingDecision
 from remember.routing import thresholds
 from remember.routing.neighbours import Neighbour
+from legaltext.corrections import says_it_corrects
 from remember.routing.rejected import says_more_than_the_correction
 from remember.routing.slots import Kind, Relation, compare, disagreement
 from memory.services.notes import NoteDraft, content_hash
@@ -60,6 +61,14 @@ def _comparable(a: str, b: str) -> bool:
     return a == b or (a in _FACTUAL and b in _FACTUAL)
 
 
+def _own_plan_corrected(draft: NoteDraft, note: Note) -> bool:
+    """A client's correction may revise the client's own note filed as a next step ("律师函寄到
+    潘立新家，地址是…502室" corrected by "地址是3幢602室，不是502"): the same speaker, a factual
+    draft that says it corrects something."""
+    return (note.category == Category.ACTION and draft.category in _FACTUAL and bool(draft.speaker)
+            and note.speaker == draft.speaker and says_it_corrects(draft.said or draft.content))
+
+
 def _may_replace(relation: Relation, similarity: float) -> bool:
     return relation.replaces and similarity >= thresholds.ROUTING_SAME_SLOT_SIMILARITY
 
@@ -83,7 +92,7 @@ def decide(draft: NoteDraft, neighbours: list[Neighbour]) -> Decision:
             return Decision(RoutingDecision.Action.IGNORE, f"duplicate: same text as note {nb.note.pk}", nb.note,
                             nb.similarity, duplicate=True)
     related = [(nb, compare(draft.content, nb.note.content, said=draft.said)) for nb in neighbours
-               if _comparable(draft.category, nb.note.category)]
+               if _comparable(draft.category, nb.note.category) or _own_plan_corrected(draft, nb.note)]
     for nb, relation in related:
         if relation.kind == Kind.DUPLICATE:
             return Decision(RoutingDecision.Action.IGNORE, f"duplicate of note {nb.note.pk}: {relation.reason} "

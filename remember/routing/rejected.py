@@ -96,11 +96,20 @@ _CLAUSE_END_RE = re.compile(r"[，,；;。！!？?\n]")
 
 
 def _clause_holds_another(text: str, hit: Value, stored: list[Value]) -> bool:
-    """Whether the clause of ``text`` holding ``hit`` states another value of its kind."""
+    """Whether the clause of ``text`` holding ``hit`` states another value of its kind that could
+    be the one meant: a bare number only when written with as many digits ("湖墅南路88号3幢502室":
+    88 and 3 are not the room 502; "从7000元涨到8000元": either could be)."""
     start = max((m.end() for m in _CLAUSE_END_RE.finditer(text, 0, hit.start)), default=0)
     end = next((m.start() for m in _CLAUSE_END_RE.finditer(text, hit.end)), len(text))
     kinds = {hit.kind} | ({"money", "number"} if hit.kind in ("money", "number") else set())
-    return any(v is not hit and v.kind in kinds and start <= v.start and v.end <= end for v in stored)
+
+    def could_be_meant(v: Value) -> bool:
+        if "number" not in (v.kind, hit.kind):
+            return True
+        return len(re.sub(r"\D", "", v.text)) == len(re.sub(r"\D", "", hit.text))
+
+    return any(v is not hit and v.kind in kinds and start <= v.start and v.end <= end and could_be_meant(v)
+               for v in stored)
 
 
 def revised_by_rejection(said: str, new_text: str, old_text: str, *,

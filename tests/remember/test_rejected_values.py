@@ -20,6 +20,9 @@ from tests.remember.factories import ConversationFactory
     ("另外更正一下，有问题的是2万个，不是3万个。", "今年1月那批货有3万个袋子封口开裂。", "今年1月那批货有2万个袋子封口开裂。"),
     ("Actually, the contract ends on 31 July 2026, not 30 June.", "Amy's contract runs until 30 June 2026.",
      "Amy's contract runs until 31 July 2026."),
+    # 88 and 3 are not the room: numbers written with other digits are no rival to the rejected one
+    ("刚核对了一下，地址是3幢602室，不是502，我抄错了。", "律师函寄到潘立新家，地址是杭州市拱墅区湖墅南路88号3幢502室。",
+     "律师函寄到潘立新家，地址是杭州市拱墅区湖墅南路88号3幢602室。"),
 ])
 def test_the_rejected_value_is_replaced_in_the_stored_note(said, old, revised):
     relation = compare(said, old, said=said)
@@ -57,6 +60,19 @@ def test_through_the_write_path_the_stay_is_revised_and_the_dates_kept(world, ma
     assert "住院9天" in revised.content and "23600元" in revised.content
     assert set(old.source_message_ids) < set(revised.source_message_ids)  # it cites both messages
     assert any("3月8日" in text and note.status == Note.Status.ACTIVE for text, note in notes.items())
+
+
+def test_the_clients_own_next_step_is_corrected_too(world, make_turn):
+    """The offline engine filed the address as 行动建议 (a plan: "律师函寄到…"); the client's
+    correction of it is a fact, and still revises it (dev2 gc07)."""
+    conversation = ConversationFactory(user=world.alice, firm=world.firm_a, matter=world.matter_deposit)
+    make_turn(conversation, "律师函寄到潘立新家，地址是杭州市拱墅区湖墅南路88号3幢502室。", "好的。")
+    old = Note.objects.get(content__contains="3幢502室")
+    make_turn(conversation, "刚核对了一下，地址是3幢602室，不是502，我抄错了。", "好的。")
+
+    old.refresh_from_db()
+    assert old.status == Note.Status.SUPERSEDED
+    assert "3幢602室" in old.superseded_by.content and old.superseded_by.status == Note.Status.ACTIVE
 
 
 def test_a_bare_cue_with_two_values_replaces_the_one_the_note_states():
