@@ -20,6 +20,7 @@ from memory.categories import Category
 
 from . import lexicon, prompt
 from .grounding import TurnText, with_names
+from .pronouns import third_person
 from .rules import (  # noqa: F401 (CLIENT_CATEGORIES, cites_statute, is_advice: read from here too)
     CLIENT_CATEGORIES, CONTENT, ENTRY, TURN, ItemCheck, cites_statute, content_key, is_advice, run_stage, snippet,
 )
@@ -316,7 +317,6 @@ def validate_items(
             item.speaker = _speaker(entry, turn)
             if turn is not None and item.category not in UNNAMED_CATEGORIES:
                 if item.speaker == "user":  # the client's "我" ("现在还欠着我") is the client, named below
-                    from .offline.wording import third_person  # the offline engine's rule (imports this module)
                     item.content = third_person(item.content, "user")
                 item.content = with_names(item.content, turn)[:MAX_CONTENT_CHARS]
             refused = run_stage(TURN, item)

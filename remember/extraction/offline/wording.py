@@ -15,46 +15,15 @@ from memory.categories import Category
 from .. import lexicon
 from ..grounding import ASSISTANT_NAMES
 from ..items import MAX_CONTENT_CHARS
+from ..pronouns import apply_rules, third_person
 from ..quoting import rewritten_outside_quotes
 
 # --- rewriting into self-contained notes ------------------------------------------------
 
-_USER_PRONOUNS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
-    (re.compile(p), r)
-    for p, r in (
-        (r"我们公司|我们单位|我司|我单位", "用户所在单位"),
-        (r"我们家|我家", "用户家"),
-        (r"我们|咱们|我方", "用户一方"),
-        (r"本人", "用户"),
-        (r"我(?![国院])", "用户"),
-        (r"咱", "用户"),
-        (r"你们(?!好)|您们(?!好)|[你您](?!好)", "助手"),  # "律师你好" greets, it names nobody
-    )
-)
-_ASSISTANT_PRONOUNS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
-    (re.compile(p), r)
-    for p, r in (
-        (r"你们(?!好)|您们(?!好)", "用户一方"),
-        (r"[你您](?!好)", "用户"),
-        (r"我们|我(?![国院])", "助手"),
-    )
-)
 _SUBJECTLESS_RE = re.compile(
     r"(?:已经|已|刚|曾经|曾|一直|也|都)?(?:买|购买|下单|支付|付|花|交|缴|租|签|入职|离职|加班|报名|上了|收到|"
     r"联系|打了|找了|去了|保存|保留|留有|拍|录|截|要求|想|希望|打算|准备|计划|申请|投诉|起诉|咨询|喜欢|偏好|习惯|倾向|不喜欢|不希望)"
 )
-
-
-def third_person(text: str, speaker: str) -> str:
-    """Rewrite pronouns outside quotes: the user's "我" becomes "用户", the assistant's "您" too."""
-    rules = _USER_PRONOUNS if speaker == "user" else _ASSISTANT_PRONOUNS
-    return rewritten_outside_quotes(text, lambda part: _apply(rules, part)).replace("用户用户", "用户")
-
-
-def _apply(rules: tuple[tuple[re.Pattern[str], str], ...], text: str) -> str:
-    for pattern, replacement in rules:
-        text = pattern.sub(replacement, text)
-    return text
 
 
 def with_subject(text: str, category: str, speaker: str) -> str:
@@ -146,7 +115,7 @@ def third_person_zh(text: str, voice: Voice) -> str:
         (re.compile(r"我(?![国院])"), voice.name),
         (re.compile(r"你们|您们|[你您]"), voice.other if voice.other != "the user" else "用户"),
     )
-    return rewritten_outside_quotes(text, lambda part: _apply(rules, part))
+    return rewritten_outside_quotes(text, lambda part: apply_rules(rules, part))
 
 
 def with_resolved_dates(text: str, said_on: date | None) -> tuple[str, list[str]]:
