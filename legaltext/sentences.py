@@ -205,3 +205,17 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
             end -= 1
         spans.append((start, end))
     return spans
+
+
+#: Where a sentence ends, and where a clause ends inside it: the plain cut the correction rules
+#: use to find the words around a value (``span_around``).
+SENTENCE_END_RE = re.compile(r"[。！!？?；;\n]")
+CLAUSE_END_RE = re.compile(r"[。！!？?；;\n，,：:]")
+
+
+def span_around(text: str, start: int, end: int, ends: re.Pattern[str] = CLAUSE_END_RE) -> tuple[int, int]:
+    """The span of the clause (with ``SENTENCE_END_RE``, the sentence) holding ``text[start:end]``;
+    a mark inside it (the comma of "8,500") ends nothing."""
+    first = max((m.end() for m in ends.finditer(text, 0, start)), default=0)
+    last = next((m.start() for m in ends.finditer(text, end)), len(text))
+    return first, last

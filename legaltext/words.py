@@ -10,7 +10,8 @@ keeps a note as the client's only when its words are the client's (``remember.ex
 from __future__ import annotations
 
 import re
-from typing import Iterable, Protocol
+from functools import lru_cache
+from typing import Iterable
 
 #: Characters that carry no point of their own: a two-character word holding one says nothing
 #: about which value is meant ("的是", "我上", "一下").
@@ -23,19 +24,14 @@ _ENGLISH_STOP = frozenset({"that", "this", "with", "from", "have", "were", "what
                            "their", "they", "them", "will", "would", "should", "could", "been", "also", "into"})
 
 
-class Span(Protocol):
-    start: int
-    end: int
-
-
-def point_words(text: str, *, without: Iterable[Span] = ()) -> set[str]:
-    """The two-character words (and longer English words) of ``text`` outside the spans of
-    ``without``, function characters left out."""
+def point_words(text: str, *, without: Iterable[tuple[int, int]] = ()) -> set[str]:
+    """The two-character words (and longer English words) of ``text`` outside the ``(start,
+    end)`` spans of ``without``, function characters left out."""
     kept, position = [], 0
-    for span in sorted(without, key=lambda s: s.start):
-        kept.append(text[position:span.start])
+    for start, end in sorted(without):
+        kept.append(text[position:start])
         kept.append(" ")
-        position = max(position, span.end)
+        position = max(position, end)
     kept.append(text[position:])
     plain = "".join(kept)
     words = {word.lower() for word in _WORD_RE.findall(plain)} - _ENGLISH_STOP
@@ -51,5 +47,10 @@ def share_said(words: set[str], source: str) -> float:
     """The share of ``words`` that ``source`` says (1.0 for no words: nothing unsaid)."""
     if not words:
         return 1.0
-    said = point_words(source)
-    return len(words & said) / len(words)
+    return len(words & _words_of(source)) / len(words)
+
+
+@lru_cache(maxsize=16)
+def _words_of(source: str) -> frozenset[str]:
+    """A message's words, read once for all the items checked against it."""
+    return frozenset(point_words(source))

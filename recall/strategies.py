@@ -298,16 +298,13 @@ def layered(request: SearchRequest) -> SearchResult:
 
 def replaced_messages(note_ids: list[UUID]) -> dict[UUID, set[int]]:
     """For each of ``note_ids`` that superseded earlier versions: the messages those versions
-    were made from that the note was not made from by itself — the message of the correction
-    (the last source a revision adds) left out."""
-    if not note_ids:
-        return {}
+    were made from. Only message ids of notes the asker already sees the successor of are read
+    (nothing of their text), so no other visibility rule is needed."""
     replaced: dict[UUID, set[int]] = {}
-    current = dict(Note.objects.filter(pk__in=note_ids).values_list("pk", "source_message_ids"))
-    for successor, sources in Note.objects.filter(superseded_by_id__in=note_ids).values_list(
-            "superseded_by_id", "source_message_ids"):
-        own = set(current.get(successor) or ()) - set(sources or ())
-        replaced.setdefault(successor, set()).update(set(sources or ()) - own)
+    if note_ids:
+        for successor, sources in Note.objects.filter(superseded_by_id__in=note_ids).values_list(
+                "superseded_by_id", "source_message_ids"):
+            replaced.setdefault(successor, set()).update(sources or ())
     return {note_id: ids for note_id, ids in replaced.items() if ids}
 
 

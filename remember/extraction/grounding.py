@@ -311,7 +311,8 @@ def own_words(content: str, turn: TurnText) -> set[str]:
         text = text.replace(name, " ")
     text = _PERSON_WORDS_RE.sub(" ", text)
     reading = read(text)
-    return point_words(text, without=[*values(text), *reading.statutes, *reading.articles])
+    return point_words(text, without=[(found.start, found.end)
+                                      for found in (*values(text), *reading.statutes, *reading.articles)])
 
 
 @dataclass(frozen=True)

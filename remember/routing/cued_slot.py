@@ -17,18 +17,16 @@ state the new value.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from legaltext import read
 from legaltext.names import common_surnames
 from legaltext.corrections import says_it_corrects
 from remember.routing.mentions import read_mentions
+from legaltext.sentences import SENTENCE_END_RE, span_around
 from legaltext.values import Value, replaced_in, values
 from legaltext.words import point_words
 
-#: Where a sentence ends, and where a clause ends inside it.
-_SENTENCE_END_RE = re.compile(r"[。！!？?；;\n]")
-_CLAUSE_END_RE = re.compile(r"[。！!？?；;\n，,：:]")
+
 def _kind_of(value: Value) -> str:
     return "date" if value.kind == "date" else ("amount" if value.kind in ("money", "number") else value.kind)
 
@@ -49,19 +47,13 @@ def _compatible(a: Value, b: Value) -> bool:
     return low > 0 and high / low <= MAX_AMOUNT_RATIO
 
 
-@dataclass(frozen=True)
-class _Span:
-    start: int
-    end: int
-
-
 def _clause_words(text: str, start: int, end: int, without: list[Value]) -> set[str]:
     """The point words of ``text[start:end]``: its values (``without``) and the people it names
     left out ("吴志刚" is who, not which value: "吴志" made 借吴志刚壹拾贰万元 the point of a
     repayment's correction)."""
     clause = text[start:end]
-    spans = [_Span(v.start - start, v.end - start) for v in without if start <= v.start and v.end <= end]
-    spans += [_Span(person.start, person.end) for person in read(clause).people]
+    spans = [(v.start - start, v.end - start) for v in without if start <= v.start and v.end <= end]
+    spans += [(person.start, person.end) for person in read(clause).people]
     return point_words(clause, without=spans)
 
 
@@ -70,21 +62,16 @@ def _a_name_in_both(word: str, said: str, old_text: str) -> bool:
     whom the name reader may not know without a cue, is no point of a value."""
     if word[0] not in common_surnames():
         return False
-    return any(f"{word}{c}" in old_text for c in {said[m.end()] for m in re.finditer(word, said) if m.end() < len(said)})
-
-
-def _span(text: str, at: int, ends: re.Pattern[str]) -> tuple[int, int]:
-    start = max((m.end() for m in ends.finditer(text, 0, at)), default=0)
-    end = next((m.start() for m in ends.finditer(text, at)), len(text))
-    return start, end
+    following = {said[m.end()] for m in re.finditer(re.escape(word), said) if m.end() < len(said)}
+    return any(f"{word}{c}" in old_text for c in following)
 
 
 def _clause_and_the_one_before(text: str, value: Value) -> tuple[int, int]:
     """The span of the clause holding ``value`` and of the clause before it in its sentence."""
-    start, end = _span(text, value.start, _CLAUSE_END_RE)
-    sentence_start, _ = _span(text, value.start, _SENTENCE_END_RE)
+    start, end = span_around(text, value.start, value.end)
+    sentence_start, _ = span_around(text, value.start, value.end, SENTENCE_END_RE)
     if start > sentence_start:
-        start = _span(text, max(start - 1, 0), _CLAUSE_END_RE)[0]
+        start = span_around(text, start - 1, start - 1)[0]
     return max(start, sentence_start), end
 
 
@@ -115,8 +102,8 @@ _WEAK_CUE_RE = re.compile(r"(?:其实|实际上|事实上)(?![是为])")
 
 def _cued(said: str, value: Value) -> bool:
     """Whether the turn says it corrects something in the sentence of ``value`` or the one before."""
-    start, end = _span(said, value.start, _SENTENCE_END_RE)
-    before = _span(said, max(start - 1, 0), _SENTENCE_END_RE)[0] if start else start
+    start, end = span_around(said, value.start, value.end, SENTENCE_END_RE)
+    before = span_around(said, start - 1, start - 1, SENTENCE_END_RE)[0] if start else start
     window = _WEAK_CUE_RE.sub("", said[before:end])
     return says_it_corrects(window) or bool(RESTATING_RE.search(window))
 
@@ -159,7 +146,7 @@ def revised_by_slot(said: str, new_text: str, old_text: str) -> tuple[str, str] 
         if not _cued(said, new):
             continue
         start, end = _clause_and_the_one_before(said, new)
-        if read_mentions(said[_span(said, new.start, _CLAUSE_END_RE)[0]:end]).people:
+        if read_mentions(said[span_around(said, new.start, new.end)[0]:end]).people:
             continue  # "我同事李明的月薪其实是8000" is about 李明, not the stored point
         near = [v for v in said_values if start <= v.start and v.end <= end]
         words = _clause_words(said, start, end, near)
@@ -176,7 +163,7 @@ def revised_by_slot(said: str, new_text: str, old_text: str) -> tuple[str, str] 
             if any(_CONFIRMED_RE.match(said[v.end:]) for v in again):
                 continue  # "合同金额是4万8没错": the stored value is confirmed, not corrected
             named = [v for v in again if _named_as_said_before(said, v)]
-            clause_start, clause_end = _span(old_text, old.start, _CLAUSE_END_RE)
+            clause_start, clause_end = span_around(old_text, old.start, old.end)
             others = [v for v in stored if clause_start <= v.start and v.end <= clause_end]
             if _other_marker(said[start:end], old_text[clause_start:clause_end]) or _garbled(said, new_text, old):
                 continue

@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass
 
 import legaltext
+from legaltext.sentences import span_around
 from legaltext.values import Value, replaced_in, the_value, values
 from remember.routing.mentions import read_mentions
 
@@ -91,7 +92,7 @@ def _placed(said: str, stored: list[Value]) -> list[Rejection]:
     return found
 
 
-#: Where a clause of a stored note ends.
+#: Where a clause of a stored note ends (a colon does not end one here: "3万，不是2万：…").
 _CLAUSE_END_RE = re.compile(r"[，,；;。！!？?\n]")
 
 
@@ -99,8 +100,7 @@ def _clause_holds_another(text: str, hit: Value, stored: list[Value]) -> bool:
     """Whether the clause of ``text`` holding ``hit`` states another value of its kind that could
     be the one meant: a bare number only when written with as many digits ("湖墅南路88号3幢502室":
     88 and 3 are not the room 502; "从7000元涨到8000元": either could be)."""
-    start = max((m.end() for m in _CLAUSE_END_RE.finditer(text, 0, hit.start)), default=0)
-    end = next((m.start() for m in _CLAUSE_END_RE.finditer(text, hit.end)), len(text))
+    start, end = span_around(text, hit.start, hit.end, _CLAUSE_END_RE)
     kinds = {hit.kind} | ({"money", "number"} if hit.kind in ("money", "number") else set())
 
     def could_be_meant(v: Value) -> bool:
