@@ -236,13 +236,14 @@ def _raw_turns(world: World, query: str, matter_id: int | None) -> float:
     layered search costs beyond it is what the notes cost."""
     from infra.embeddings import embed_query_in_background
     from recall.candidates import WALK_EF_SEARCH, query_tokens, reach_of
+    from recall.keywords import function_words
     from recall.messages import prepare_message_read, read_message_candidates
     from recall.plan import make_plan
 
     started = time.perf_counter()
     pending = embed_query_in_background(query)
     read = prepare_message_read(world.user, make_plan(query, matter_id=matter_id), query_tokens(query), limit=20,
-                                reach=reach_of(world.user))
+                                reach=reach_of(world.user), function_words=function_words(query))
     read_message_candidates(read, pending.result().vector, limit=20, ef_search=WALK_EF_SEARCH)
     return (time.perf_counter() - started) * 1000
 

@@ -50,6 +50,23 @@ def query_tokens(query: str) -> list[str]:
     return list(dict.fromkeys(tokens))
 
 
+#: Function words of asking and of the conversation itself: a line that holds them is another
+#: question or a remark about the chat ("你说过…"), never the fact a question asks for.
+ASKING_WORDS = frozenset(
+    "吗 呢 啊 吧 呀 怎么 怎么办 怎样 什么 如何 哪些 哪 多少 为什么 是否 请问 请 帮 帮我 一下 可以 应该 "
+    "你 你们 说 说过 之前 上次 刚才".split()
+)
+
+
+def function_words(query: str) -> list[str]:
+    """The question's Chinese function words that a statement holds too ("我", "给", "的"), in
+    order, de-duplicated: the raw-message keyword read weighs them by their BM25 IDF as a plain
+    index does (common, so they count little, but "房东又给我转了2000" answers "退给我的钱" a little
+    better than a line without "给我"). Words of asking (``ASKING_WORDS``) are left out."""
+    return list(dict.fromkeys(t for t in segment(query)
+                              if t in STOP_WORDS and t not in ASKING_WORDS and not t.isascii()))
+
+
 def terms(words: Iterable[str]) -> set[str]:
     """The folded terms of already segmented words."""
     return {term(word) for word in words}

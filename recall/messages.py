@@ -40,6 +40,7 @@ from recall.plan import RetrievalPlan
 # Below this many visible messages every one is compared (exact); above it the HNSW graph.
 EXACT_MESSAGE_MAX_ROWS = 30_000
 MAX_QUERY_WORDS = 32
+MAX_FUNCTION_WORDS = 8
 MESSAGE_FIELDS = ("id", "conversation_id", "firm_id", "role", "speaker", "content", "status", "said_at", "search_text")
 
 
@@ -50,6 +51,10 @@ class MessageCandidate:
     matched_words: list[str] = field(default_factory=list)
     keyword: float = 0.0  # IDF-weighted share of the query words the message holds
     matched_idf: list[float] = field(default_factory=list)  # BM25 IDF of each matched word
+    # The question's function words the message holds, with their IDF: they add to its BM25
+    # only (as in a plain index), never to which messages are read or to the keyword share.
+    function_words: list[str] = field(default_factory=list)
+    function_idf: list[float] = field(default_factory=list)
     bm25: float = 0.0  # Okapi BM25 of the message for the query (see ``score_bm25``)
     via_vector: bool = False
     via_keyword: bool = False
@@ -114,24 +119,34 @@ class MessageRead:
     frequencies and, above the exact bound, the keyword best (``prepare_message_read``)."""
 
     conversation_ids: list[int]
-    words: list[str]
+    words: list[str]  # the query words, then the function words (``selecting`` of them select)
     excluded: list[int]
     scope: str
     scope_params: list
     exact: bool
     idf: list[float] = field(default_factory=list)
     keyword_ids: list[int] = field(default_factory=list)
+    selecting: int | None = None  # how many of ``words`` choose the keyword best (the rest only
+    # score); None: all of them
+
+    def __post_init__(self) -> None:
+        if self.selecting is None:
+            self.selecting = len(self.words)
 
 
 def prepare_message_read(user, plan: RetrievalPlan, tokens: Sequence[str], *, limit: int,
-                         exclude_ids: Iterable[int] = (), reach: Reach | None = None) -> MessageRead | None:
+                         exclude_ids: Iterable[int] = (), reach: Reach | None = None,
+                         function_words: Sequence[str] = ()) -> MessageRead | None:
     """The reads that need no query vector (they run while the encoder works): the searchable
     conversations, the forgotten messages, the term counts and, for very many messages, the
-    keyword best. None when the user has no searchable conversation."""
+    keyword best. ``function_words`` ("我", "给") are counted and scored like the query words
+    but choose no message. None when the user has no searchable conversation."""
     conversation_ids = searchable_conversation_ids(user, plan)
     if not conversation_ids:
         return None
     words = list(tokens[:MAX_QUERY_WORDS])
+    selecting = len(words)
+    words += [word for word in dict.fromkeys(function_words) if word not in words][:MAX_FUNCTION_WORDS]
     excluded = [*exclude_ids, *forgotten_source_ids(user, reach)] or [0]
     # A reply that only repeats recalled memory is never recalled itself (the memories are).
     scope = "m.conversation_id = ANY(%s) AND m.status = %s AND NOT m.repeats_memory AND NOT (m.id = ANY(%s))"
@@ -139,11 +154,12 @@ def prepare_message_read(user, plan: RetrievalPlan, tokens: Sequence[str], *, li
     with connection.cursor() as cursor:
         counted = read_frequencies(cursor, conversation_ids, excluded, scope, scope_params, words)
         read = MessageRead(conversation_ids, words, excluded, scope, scope_params,
-                           exact=counted.total <= EXACT_MESSAGE_MAX_ROWS)
+                           exact=counted.total <= EXACT_MESSAGE_MAX_ROWS, selecting=selecting)
         if not read.exact:
             read.idf = counted.idf()
-            read.keyword_ids = keyword_best(cursor, scope, scope_params, words, read.idf, counted.per_word,
-                                            limit=limit, total=counted.total, conversation_ids=conversation_ids)
+            read.keyword_ids = keyword_best(cursor, scope, scope_params, words[:selecting], read.idf[:selecting],
+                                            counted.per_word[:selecting], limit=limit, total=counted.total,
+                                            conversation_ids=conversation_ids)
     return read
 
 
@@ -172,27 +188,31 @@ def read_message_candidates(read: MessageRead | None, vector: np.ndarray, *, lim
     with connection.cursor() as cursor:
         fast_timestamps(cursor)
         if read.exact:
-            rows, idf = _read_exact(cursor, scope, scope_params, vector, words, limit=limit)
+            rows, idf = _read_exact(cursor, scope, scope_params, vector, words, limit=limit, selecting=read.selecting)
         else:
             idf = read.idf
             rows = _read_walk(cursor, read, vector, limit=limit, ef_search=ef_search)
             partners = _partners_in_rows(rows)  # the walk read them with the candidates
     if not rows:
         return []
-    total_idf = sum(idf) or 1.0
+    selecting = read.selecting
+    total_idf = sum(idf[:selecting]) or 1.0
     found: list[MessageCandidate] = []
     alias = connection.alias
     width = len(MESSAGE_FIELDS)
     for row in rows:
         message = instance_from_row(Message, alias, MESSAGE_FIELDS, row[:width])
         distance, matched, src = row[width], row[width + 1], row[width + 2]
-        indexes = [i - 1 for i in (matched or [])]
+        indexes = [i - 1 for i in (matched or []) if i <= selecting]
+        functions = [i - 1 for i in (matched or []) if i > selecting]
         found.append(MessageCandidate(
             message=message,
             distance=None if distance is None else float(distance),
             matched_words=[words[i] for i in indexes],
             keyword=round(sum(idf[i] for i in indexes) / total_idf, 4),
             matched_idf=[idf[i] for i in indexes],
+            function_words=[words[i] for i in functions],
+            function_idf=[idf[i] for i in functions],
             via_vector=0 in src,
             via_keyword=1 in src,
         ))
@@ -287,21 +307,22 @@ def score_bm25(found: list[MessageCandidate], discount: dict[str, float] | None 
     lengths = {id(c): len(c.message.search_text.split()) for c in found}
     average = (sum(lengths.values()) / len(found)) if found else 1.0
     for c in found:
-        if not c.matched_words:
+        if not c.matched_words and not c.function_words:
             continue
         counts = Counter(term(token) for token in c.message.search_text.split())
         norm = BM25_K1 * (1 - BM25_B + BM25_B * lengths[id(c)] / (average or 1.0))
         total = 0.0
-        for word, weight in zip(c.matched_words, c.matched_idf):
+        for word, weight in zip([*c.matched_words, *c.function_words], [*c.matched_idf, *c.function_idf]):
             frequency = max(1, counts.get(term(word), 0))  # matched by PostgreSQL's stemmer at least once
             total += weight * (discount or {}).get(word, 1.0) * frequency * (BM25_K1 + 1) / (frequency + norm)
         c.bm25 = round(total, 4)
 
 
 def _read_exact(cursor, scope: str, scope_params: list, vector: np.ndarray, words: list[str],
-                *, limit: int) -> tuple[list[tuple], list[float]]:
+                *, limit: int, selecting: int) -> tuple[list[tuple], list[float]]:
     """ONE pass over the user's messages (a materialised pool with each one's distance and terms):
-    the document frequencies, the exact nearest, the IDF-weighted keyword best, and their columns."""
+    the document frequencies, the exact nearest, the IDF-weighted keyword best (by the first
+    ``selecting`` words), and their columns."""
     columns = ", ".join(f"m.{name}" for name in MESSAGE_FIELDS)
     sql = (
         "WITH query_vector AS MATERIALIZED (SELECT %s::vector AS v), "
@@ -315,7 +336,7 @@ def _read_exact(cursor, scope: str, scope_params: list, vector: np.ndarray, word
         "weights AS MATERIALIZED (SELECT f.i, f.q, ln(1 + ((SELECT n FROM total) - f.df + 0.5) / (f.df + 0.5)) AS idf "
         "FROM frequencies f WHERE f.df > 0), "
         "nearest AS (SELECT id, 0 AS src FROM pool WHERE distance IS NOT NULL ORDER BY distance LIMIT %s), "
-        "keyword AS (SELECT pool.id, 1 AS src FROM pool JOIN weights w ON pool.terms @@ w.q "
+        "keyword AS (SELECT pool.id, 1 AS src FROM pool JOIN weights w ON w.i <= %s AND pool.terms @@ w.q "
         "GROUP BY pool.id, pool.said_at ORDER BY round(sum(w.idf)::numeric, 9) DESC, pool.said_at DESC, pool.id DESC "
         "LIMIT %s), "
         "found AS (SELECT u.id, array_agg(DISTINCT u.src) AS src FROM "
@@ -324,7 +345,7 @@ def _read_exact(cursor, scope: str, scope_params: list, vector: np.ndarray, word
         "found.src, ARRAY(SELECT w.i FROM weights w ORDER BY w.i), ARRAY(SELECT w.idf FROM weights w ORDER BY w.i) "
         "FROM found JOIN pool p ON p.id = found.id JOIN memory_message m ON m.id = found.id"
     )
-    cursor.execute(sql, [vector_literal(vector), SEARCH_CONFIG, words, *scope_params, limit, limit])
+    cursor.execute(sql, [vector_literal(vector), SEARCH_CONFIG, words, *scope_params, limit, selecting, limit])
     rows = cursor.fetchall()
     idf = [0.0] * len(words)
     if rows:

@@ -21,7 +21,7 @@ from recall.fusion import (
     dense_ranking, first_message_id, fuse, fusion_reason, keyword_ranking, lift_earlier_statements, raw_fusion,
     select,
 )
-from recall.keywords import term, text_terms
+from recall.keywords import function_words, term, text_terms
 from recall.glossary import other_language
 from recall.graph import SEED_COUNT, GraphReach, expand
 from recall.messages import (
@@ -150,6 +150,7 @@ def raw_turns(request: SearchRequest) -> RawFloor:
     words, limit, vector and walk), fused by their dense and BM25 ranks — its floor."""
     access = request.reach or cand.reach_of(request.user)
     read = prepare_message_read(request.user, request.plan, message_tokens(request, keyword_tokens(request)),
+                                function_words=function_words(request.query),
                                 limit=message_limit_for(request.k),
                                 exclude_ids=request.exclude_message_ids, reach=access)
     said = read_message_candidates(read, request.query_vector, limit=message_limit_for(request.k),
@@ -188,6 +189,7 @@ def layered(request: SearchRequest) -> SearchResult:
     # While the query is still encoding: the message reads that need no vector.
     started = time.perf_counter()
     message_read = prepare_message_read(user, plan, message_tokens(request, tokens), limit=message_limit,
+                                        function_words=function_words(request.query),
                                         exclude_ids=request.exclude_message_ids, reach=access)
     timings["messages_before_vector"] = _ms(started)
     vector = request.query_vector
