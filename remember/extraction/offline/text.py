@@ -62,6 +62,9 @@ LATIN_WORD_RE = re.compile(r"[A-Za-z]{2,}")
 #: A clause opening with these is a dependent phrase ('根据《…法》第…条'); the
 #: clause after it belongs to the same note.
 DEPENDENT_RE = re.compile(r"^(?:根据|依据|按照|依照|鉴于|如果|若|假如|虽然|尽管|因为|由于|为了)")
+#: A clause ending with these is a time adverbial ("律师函寄出去以后"): it says when the next
+#: clause happened and tells nothing alone.
+TIME_CLAUSE_END_RE = re.compile(r"(?:以后|之后|以前|之前|的时候|期间|(?<![小目提最然随先此])[后前时])$")
 
 
 _FIRST_LETTER_RE = re.compile(r"[A-Za-z\u4e00-\u9fff]")

@@ -15,6 +15,7 @@ from .text import (
     CJK_RE,
     CONNECTIVE_RE,
     DEPENDENT_RE,
+    TIME_CLAUSE_END_RE,
     LATIN_WORD_RE,
     is_chitchat,
     is_english,
@@ -138,6 +139,7 @@ def units_of(text: str) -> list[Unit]:
                 bound = bool(
                     CONNECTIVE_RE.match(clause)
                     or DEPENDENT_RE.match(members[-1])
+                    or TIME_CLAUSE_END_RE.search(members[-1])  # "律师函寄出去以后，房东又转了2000"
                     or len(clause) < 8  # '我录音了' is too short to stand alone
                     or category == lexicon.LAW  # a statute's words run to its sentence's end
                     or bool(ARTICLE_START_RE.match(members[0]))  # so do an article's ("第八条 …，不属于…")

@@ -248,6 +248,13 @@ def test_a_short_trailing_clause_stays_with_its_sentence() -> None:
     assert item.confidence >= 0.8
 
 
+def test_a_time_clause_stays_with_what_happened_then() -> None:
+    """"律师函寄出去以后" alone says nothing; it was a note of its own."""
+    item = only(extract_offline("律师函寄出去以后，房东3月23号又给我转了2000，说留500当刷墙的费用。", ""))
+    assert item.content.startswith("律师函寄出去以后，房东3月23号")
+    assert "2000" in item.content and "500" in item.content
+
+
 def test_preference_without_a_verb_is_labelled() -> None:
     item = only(extract_offline("以后回答简洁一点，用表格列出证据。", ""))
     assert item.content == "用户偏好：以后回答简洁一点，用表格列出证据。"
