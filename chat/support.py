@@ -28,8 +28,11 @@ QUESTION_MIN_SHARED_WORDS = 0.15
 ASKING_WORDS = frozenset({"怎么", "么办", "什么", "么时", "时候", "如何", "是否", "可以", "哪些", "多少", "为什",
                           "么样", "怎样", "请问", "一下", "应该", "需要", "what", "when", "how", "which", "does",
                           "should", "can", "the", "and", "for"})
-#: Value kinds a sentence and its item must not disagree on ("5000元" cited to a note of 6000).
-CONFLICT_KINDS = ("money", "date")
+#: Value kinds a sentence and its item must not disagree on ("5000元" cited to a note of 6000,
+#: "150%" to one of 200%); a bare number of at least ``AMOUNT_MIN`` ("15万", "5,000 units") is
+#: read as a sum, since the words around it, not the number, say what it counts.
+CONFLICT_KINDS = ("money", "date", "percent")
+AMOUNT_MIN = 100
 _CJK_RUN_RE = re.compile(r"[\u4e00-\u9fff]+")
 _LATIN_WORD_RE = re.compile(r"[A-Za-z][A-Za-z'-]{2,}")
 
@@ -39,13 +42,14 @@ class KeyValues:
     """What a text states that a lawyer would check against its source."""
 
     values: tuple[Value, ...]
-    names: frozenset[str]  # people, companies and identifiers as written
+    names: frozenset[str]  # people and companies as written
+    identifiers: frozenset[str]  # case, contract and ID numbers, codes (normalised)
     statutes: frozenset[tuple[str, int | None]]  # (law, article)
 
     @property
     def states_a_fact(self) -> bool:
         """A sum, a day, a name or an identifier: what needs a source."""
-        return bool(self.names) or any(v.kind in CONFLICT_KINDS for v in self.values)
+        return bool(self.names or self.identifiers) or any(v.kind in CONFLICT_KINDS for v in self.values)
 
 
 def law_key(law: str) -> str:
@@ -54,13 +58,29 @@ def law_key(law: str) -> str:
     return re.sub(r"\s+of\s+(?:the\s+)?(?:PRC|People's Republic of China|China)$", "", law).lower()
 
 
+#: How a bare sum is written: with digits, or numerals with a unit ("一万五"); "三三三" is not.
+_WRITTEN_AMOUNT_RE = re.compile(r"\d|[百千万亿]")
+
+
+def _as_key_value(value: Value, text: str) -> Value | None:
+    """A value as the check compares it: a bare number of at least ``AMOUNT_MIN`` written as a sum
+    is (not a year: "2020年"; not "三三三"), a small one not at all."""
+    if value.kind != "number":
+        return value
+    if (value.magnitude < AMOUNT_MIN or text[value.end:value.end + 1] == "年"
+            or not _WRITTEN_AMOUNT_RE.search(value.text)):
+        return None
+    return Value(value.start, value.end, value.text, "money", value.magnitude)
+
+
 @lru_cache(maxsize=1024)
 def key_values(text: str) -> KeyValues:
     reading = read(text)
-    names = {m.text for m in (*reading.people, *reading.companies)} | {m.value for m in reading.identifiers}
+    names = {m.text for m in (*reading.people, *reading.companies)}
     return KeyValues(
-        values=tuple(v for v in values(text) if v.kind != "number"),
+        values=tuple(v for v in (_as_key_value(v, text) for v in values(text)) if v is not None),
         names=frozenset(name for name in names if len(name) >= 2),
+        identifiers=frozenset(m.value for m in reading.identifiers),
         statutes=frozenset((law_key(s.law), s.article) for s in reading.statutes),
     )
 
@@ -93,12 +113,19 @@ def _conflicting_value(sentence: str, item: str) -> bool | None:
     return None
 
 
+def _missing_identifier(sentence: str, item: str) -> bool | None:
+    """Refutes: the sentence names a case, contract or ID number or a code the item does not
+    hold ("00381" cited to a note of "00318")."""
+    theirs = key_values(item).identifiers
+    return False if key_values(sentence).identifiers - theirs else None
+
+
 def _shared_key_value(sentence: str, item: str) -> bool | None:
     """Supports: a sum, day, length of time, name or identifier of the sentence is the item's."""
     mine, theirs = key_values(sentence), key_values(item)
     if any(a.matches(b) for a in mine.values for b in theirs.values):
         return True
-    if any(name in item for name in mine.names):
+    if any(name in item for name in mine.names) or mine.identifiers & theirs.identifiers:
         return True
     return None
 
@@ -116,6 +143,7 @@ class SupportRule:
 
 SUPPORT_RULES: tuple[SupportRule, ...] = (
     SupportRule("conflicting_value", _conflicting_value),
+    SupportRule("missing_identifier", _missing_identifier),
     SupportRule("shared_key_value", _shared_key_value),
     SupportRule("shared_words", _shared_words),
 )

@@ -82,11 +82,24 @@ _SENTENCE_MARK_RE = re.compile(r"[。！!，,；;]|[.!]$")
 MIN_TELLING_CHARS = 5
 
 
+#: A request to the assistant ("帮我整理一下…", "请列出…", "Please summarise …"): it asks for
+#: something, it tells nothing.
+REQUEST_RE = re.compile(
+    r"^(?:请你?|麻烦你?|能不能|你)?(?:帮我|帮忙|给我|替我)|^(?:请|麻烦你?)(?:整理|总结|列|写|起草|分析|说明|解释|查|看看|讲讲|说说)"
+    r"|^(?:请|麻烦你?)?(?:提醒我|告诉我)"
+    r"|^(?:please\s+|can you\s+|could you\s+)?(?:summari[sz]e|list|draft|write up|explain|check|review"
+    r"|(?:tell|remind|show|give) me|help me|walk me through)\b",
+    re.IGNORECASE,
+)
+
+
 def tells(message: str) -> bool:
     """Whether a chat message tells the assistant something rather than asks: a sentence (a
     clause or sentence mark) of at least ``MIN_TELLING_CHARS`` characters with no question in
-    it. "中介叫王磊，电话13912345678。" tells; "王磊的电话" (search-box words) and "押金是多少？" ask."""
+    it nor a request (``REQUEST_RE``). "中介叫王磊，电话13912345678。" tells; "王磊的电话" (search-box
+    words), "押金是多少？" and "帮我整理一下房子的情况。" ask."""
     text = message.strip()
     if len(text) < MIN_TELLING_CHARS or not _SENTENCE_MARK_RE.search(text):
         return False
-    return all(act_of(text[a:b]) != "question" for a, b in sentence_spans(text))
+    return all(act_of(text[a:b]) != "question" and not REQUEST_RE.search(text[a:b].strip())
+               for a, b in sentence_spans(text))

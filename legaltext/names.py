@@ -40,7 +40,9 @@ def titled_name_re(surnames: str, titles: str = TITLES) -> re.Pattern[str]:
 def role_name_re(surnames: str) -> re.Pattern[str]:
     """A surname-led name after a role word: 证人王强, 房东周建国 (group 1: the name)."""
     return re.compile(
-        _ROLES + r"([" + surnames + r"][\u4e00-\u9fff]{1,2}?)(?=[也都还又已曾向在说看和与的，,。是对给把被拿没未不]|$)"
+        # "原告和被告" names nobody: a role, "and", another role
+        _ROLES + r"(?![和与及或跟]" + _ROLES + r")([" + surnames + r"][\u4e00-\u9fff]{1,2}?)"
+        r"(?=[也都还又已曾向在说看和与的，,。是对给把被拿没未不]|$)"
     )
 
 
@@ -55,7 +57,14 @@ EN_LEADING_NAME_RE = re.compile(r"^([A-Z][a-z]+\s+[A-Z][a-z]+)(?=\s|'s)")
 #: Capitalised words that open no name.
 NOT_NAMES = frozenset({"I", "The", "On", "In", "At", "Actually", "Correction", "Sorry", "Section", "Article",
                        "Labor", "Contract", "Law", "Witness", "Colleague", "Attorney", "Order", "Invoice",
-                       "Case", "Transfer", "Tracking"})
+                       "Case", "Transfer", "Tracking", "Dear", "Regards", "Best", "Kind", "Further", "Following",
+                       "Please"})
+#: Capitalised words that close no person's name: a job, a body or a document ("HR Business
+#: Partner", "Operations Supervisor", "Labour Arbitration Commission", "Settlement Agreement").
+NOT_NAME_ENDS = frozenset({"Partner", "Supervisor", "Manager", "Director", "Officer", "Assistant", "Specialist",
+                           "Engineer", "Representative", "Department", "Team", "Committee", "Commission", "Bureau",
+                           "Office", "Court", "Tribunal", "Centre", "Center", "Agreement", "Insurance",
+                           "Regulations", "Act", "Law", "Contract", "Company", "Letter", "Notice"})
 _EN_TITLED_RE = re.compile(r"\b(?:Mr|Ms|Mrs|Miss|Dr|Prof|Judge|Attorney|Lawyer)\.?\s+[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?")
 _INTRODUCED_RE = re.compile(r"(?:我叫|名叫|叫做|姓名是?|名字是)([" + SURNAMES_RANKED + r"][\u4e00-\u9fff]{1,2}?)(?=[，,。；;！!？?\s、的是]|$)")
 _CLAUSE_NAME_RE = re.compile(
@@ -66,10 +75,22 @@ _CLAUSE_NAME_RE = re.compile(
 # --- companies ------------------------------------------------------------------------------
 
 _ZH_COMPANY_SUFFIX_RE = re.compile(r"(?:有限责任公司|股份有限公司|有限公司|集团公司|集团|律师事务所|事务所|分公司|公司)")
-_ZH_COMPANY_LEAD_RE = re.compile(r"^.*(?:我在|我们在|在|与|和|跟|向|被|是|到|从|对|给|为|于|告|起诉|入职|签约|签了|就职于|任职于|的)")
+_ZH_COMPANY_LEAD_RE = re.compile(r"^.*(?:我在|我们在|在|与|和|跟|向|被|是|到|从|对|给|为|于|告|起诉|入职|签约|签了|就职于|任职于|的|把|将|由|让)")
+#: What a company is called by its trade alone ("保险公司", "物业公司", "对方公司"): no name.
+GENERIC_COMPANY_WORDS = frozenset(
+    "保险 物业 装修 快递 中介 租赁 物流 科技 贸易 建筑 地产 房地产 外卖 平台 担保 网络 劳务 派遣 劳务派遣 信息 咨询 投资 "
+    "金融 贷款 运输 家政 保安 清洁 外包 装饰 施工 开发 对方 这家 那家 该 本 贵 原 新 老 两家 一家 这个 那个 我们 你们 他们 "
+    "母 子 总 上市 国有 私营 民营 外资 合资 这 那".split())
 _EN_COMPANY_RE = re.compile(
     r"\b(?:[A-Z][\w&'’-]*\s+){1,6}?(?:Co\.,?\s*Ltd\.?|Company\s+Limited|Ltd\.?|Limited|Inc\.?|LLC|LLP|Corp\.?|Corporation|GmbH|PLC)"
 )
+
+
+def may_be_english_name(words: str) -> bool:
+    """Whether capitalised ``words`` ("Emily Zhao") may be a person: not opened by a word of
+    ``NOT_NAMES`` ("Dear Lei"), not closed by a job or a body (``NOT_NAME_ENDS``)."""
+    parts = words.split()
+    return parts[0].rstrip(".") not in NOT_NAMES and parts[-1] not in NOT_NAME_ENDS
 
 
 @dataclass(frozen=True)
@@ -91,7 +112,8 @@ def _companies(text: str) -> list[NameMention]:
             start -= 1
         name = _ZH_COMPANY_LEAD_RE.sub("", text[start:end])
         start = end - len(name)
-        if len(name) - len(match.group(0)) >= 2 and not any(start < m.end and m.start < end for m in found):
+        generic = name[:len(name) - len(match.group(0))] in GENERIC_COMPANY_WORDS
+        if len(name) - len(match.group(0)) >= 2 and not generic and not any(start < m.end and m.start < end for m in found):
             found.append(NameMention(start, end, name, "company"))
     for match in _EN_COMPANY_RE.finditer(text):
         words = match.group(0)
@@ -118,7 +140,6 @@ def names(text: str) -> list[NameMention]:
     for match in _EN_TITLED_RE.finditer(text):
         add(*match.span())
     for match in EN_NAME_RE.finditer(text):
-        first = match.group(1).split()[0].rstrip(".")
-        if first not in NOT_NAMES:
+        if may_be_english_name(match.group(1)):
             add(*match.span(1))
     return sorted(found, key=lambda m: m.start)

@@ -149,6 +149,8 @@ def revised_by_slot(said: str, new_text: str, old_text: str) -> tuple[str, str] 
         if read_mentions(said[span_around(said, new.start, new.end)[0]:end]).people:
             continue  # "我同事李明的月薪其实是8000" is about 李明, not the stored point
         near = [v for v in said_values if start <= v.start and v.end <= end]
+        sentence_start, sentence_end = span_around(said, new.start, new.end, SENTENCE_END_RE)
+        in_sentence = [v for v in said_values if v is not new and sentence_start <= v.start and v.end <= sentence_end]
         words = _clause_words(said, start, end, near)
         if not words:
             continue
@@ -162,7 +164,8 @@ def revised_by_slot(said: str, new_text: str, old_text: str) -> tuple[str, str] 
             again = [v for v in near if v is not new and v.matches(old)]
             if any(_CONFIRMED_RE.match(said[v.end:]) for v in again):
                 continue  # "合同金额是4万8没错": the stored value is confirmed, not corrected
-            named = [v for v in again if _named_as_said_before(said, v)]
+            # "价格最后谈到18万2，比之前说的18万8便宜了6000": the corrected value named in its sentence
+            named = [v for v in in_sentence if v.matches(old) and _named_as_said_before(said, v)]
             clause_start, clause_end = span_around(old_text, old.start, old.end)
             others = [v for v in stored if clause_start <= v.start and v.end <= clause_end]
             if _other_marker(said[start:end], old_text[clause_start:clause_end]) or _garbled(said, new_text, old):

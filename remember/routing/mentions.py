@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from legaltext.dates_en import MONTHS_WRITTEN
 from legaltext.identifiers import identifier_mentions
 from legaltext.names import (
-    EN_LEADING_NAME_RE as _EN_LEADING_NAME, EN_NAME_RE as _EN_NAME, NOT_NAMES as _NOT_NAMES, common_surnames,
-    leading_name_re, role_name_re, titled_name_re,
+    EN_LEADING_NAME_RE as _EN_LEADING_NAME, EN_NAME_RE as _EN_NAME, common_surnames, leading_name_re,
+    may_be_english_name, role_name_re, titled_name_re,
 )
 from legaltext.numbers import small_number
 from remember.extraction import extract_law_refs
@@ -196,7 +196,7 @@ def _people(text: str) -> set[str]:
     for pattern in (_EN_NAME, _EN_LEADING_NAME):
         for match in pattern.finditer(text.strip()):
             name = match.group(1)
-            if name.split()[0].rstrip(".") not in _NOT_NAMES and name.split()[0] not in _MONTHS:
+            if may_be_english_name(name) and name.split()[0] not in _MONTHS:
                 people.add(name)
     return people
 

@@ -14,6 +14,7 @@ from django.utils.translation import gettext_lazy as _
 
 from memory.rules import Rule, register
 from remember.routing.rejected import revised_by_rejection
+from remember.routing.respelled import revised_by_respelling
 from remember.routing.slots import Kind, compare
 
 TABLE = "routing"
@@ -42,4 +43,10 @@ register(Rule(
     _("A correction that names the wrong value (不是7天，是9天; not 30 June) rewrites the note that states "
       "that value once with the new one; the old note stays in history."),
     lambda pair: revised_by_rejection(pair[0], pair[0], pair[1]) is not None,
+))
+register(Rule(
+    TABLE, "respelled-name",
+    _("A correction of how a name is written (是“鼎晟物业”，日字头那个晟) rewrites the note that writes it one "
+      "character otherwise; the old note stays in history."),
+    lambda pair: revised_by_respelling(pair[0], pair[0], pair[1]) is not None,
 ))

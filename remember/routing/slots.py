@@ -24,6 +24,7 @@ from legaltext.sentences import plain_sentences
 from memory.corrections import CORRECTION_CUE_RE, REJECTED_VALUE_RE, says_it_corrects
 from memory.erasure_hooks import register_cached_content
 from remember.routing.cued_slot import revised_by_slot
+from remember.routing.respelled import revised_by_respelling
 from remember.routing.rejected import revised_by_rejection
 from remember.routing.mentions import Mentions, dates_compatible, quantity_spans, read_mentions
 
@@ -310,6 +311,9 @@ def compare(new_text: str, old_text: str, said: str = "") -> Relation:
     relation = _with_cue(new, old, new_text, said)
     if relation.kind == Kind.CORRECTION:
         return relation
+    respelled = revised_by_respelling(said or new_text, new_text, old_text)  # "是“鼎晟物业”，不是茂盛的盛"
+    if respelled:
+        return Relation(Kind.CORRECTION, respelled[1], revised=respelled[0])
     if new.mentions.people - old.mentions.people:
         # "孙丽娟今天来电话说，…是2019年9月入职的" against "她…2019年4月入职": a stored note that names
         # nobody may be the relayed client's; the slot rule keeps people out of the value's clause.

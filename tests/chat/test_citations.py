@@ -111,11 +111,25 @@ def test_the_page_is_sent_only_markers_of_this_answer():
 
 
 def test_the_support_rules_are_named_and_say_why():
-    assert [rule.name for rule in SUPPORT_RULES] == ["conflicting_value", "shared_key_value", "shared_words"]
+    assert [rule.name for rule in SUPPORT_RULES] == ["conflicting_value", "missing_identifier", "shared_key_value",
+                                                     "shared_words"]
     assert supports("押金3000元未退", SOURCES[1]["content"]) == (True, "shared_key_value")
     assert supports("押金4000元未退", SOURCES[1]["content"]) == (False, "conflicting_value")
     assert supports("房东以墙面污损为由拒绝退还", SOURCES[1]["content"]) == (True, "shared_words")
     assert supports("公司股权转让需要董事会决议", SOURCES[1]["content"]) == (False, "none")
+
+
+@pytest.mark.parametrize("sentence, item, verdict", [
+    # written for the rules, not taken from the attribution set
+    ("月租是12000元", "房东说月租1.2万，押一付三", (True, "shared_key_value")),  # a bare 万 is a sum
+    ("维修费要扣8万元", "对方说要扣10万维修费", (False, "conflicting_value")),
+    ("违约金是合同价的10%", "合同约定违约金为合同价的20%", (False, "conflicting_value")),  # rates disagree
+    ("仲裁案号是SZ-2026-0419", "仲裁案号SZ-2026-0491，下周开庭", (False, "missing_identifier")),
+    ("仲裁案号是SZ-2026-0491", "仲裁案号SZ-2026-0491，下周开庭", (True, "shared_key_value")),
+    ("公司2019年成立，注册资本300万", "公司2019年成立，注册资本500万", (False, "conflicting_value")),  # a year is no sum
+])
+def test_sums_rates_and_identifiers_decide_support(sentence, item, verdict):
+    assert supports(sentence, item) == verdict
 
 
 def test_the_offline_answer_cites_what_it_lists_and_labels_its_advice():

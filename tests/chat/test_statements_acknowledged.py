@@ -17,6 +17,11 @@ from recall import search_memory
     ("王磊的电话", False),
     ("林晓雯的押金是多少？", False),
     ("中介叫王磊。他的电话是多少？", False),  # a question anywhere asks
+    ("帮我整理一下房子的基本情况。", False),  # a request asks for something
+    ("请列出我需要准备的证据。", False),
+    ("Please summarise the dispute so far.", False),
+    ("Remind me of the key dates of the lease.", False),
+    ("我帮房东搬过家具，他答应少扣押金。", True),  # "帮" inside a statement is no request
 ])
 def test_telling_is_a_sentence_without_a_question(message, telling):
     assert tells(message) is telling

@@ -121,6 +121,14 @@ def test_identifiers(text: str, kind: str, value: str) -> None:
     ("证人王强看到了", ["王强"], []),
     ("I met Ms. Lin at Acme Trading Co., Ltd. yesterday", ["Ms. Lin"], ["Acme Trading Co., Ltd."]),
     ("押金三千元", [], []),
+    ("起诉状中应写明原告和被告的基本信息", [], []),  # two roles, no name
+    ("起诉时可以把保险公司和肇事司机一并列为被告", [], []),  # a trade, no company's name
+    ("她在鼎盛物业公司上班，对方公司不认", [], ["鼎盛物业公司"]),
+    # an e-mail's salutation, sign-off and job titles name nobody but its writer
+    ("Dear Lei, your position of Operations Supervisor ends. Regards, Emily Zhao, HR Business Partner",
+     ["Emily Zhao"], []),
+    ("We filed with the Labour Arbitration Commission and signed the Settlement Agreement with Tom Baker",
+     ["Tom Baker"], []),
 ])
 def test_names(text: str, people: list[str], companies: list[str]) -> None:
     reading = read(text)

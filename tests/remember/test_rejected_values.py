@@ -95,6 +95,20 @@ def test_other_ways_of_naming_the_wrong_value(said, old, revised):
     assert compare(said, old, said=said).revised == revised
 
 
+@pytest.mark.parametrize("said, old, revised", [
+    # written for the rule: the wrong value named as said before, in the clause after the new one
+    ("车最后成交价是12万5，比上次说的13万便宜了五千。", "二手车商报价13万，含过户。", "二手车商报价12万5，含过户。"),
+    ("租金最后定在每月4800元，比之前说的5000元少了200。", "房东开价月租5000元，押二付一。", "房东开价月租4800元，押二付一。"),
+])
+def test_the_wrong_value_named_later_in_the_sentence(said, old, revised):
+    assert compare(said, old, said=said).revised == revised
+
+
+def test_a_value_named_as_said_before_that_the_note_does_not_hold_revises_nothing():
+    said = "车最后成交价是12万5，比上次说的13万便宜了五千。"
+    assert compare(said, "二手车商报价14万，含过户。", said=said).revised is None
+
+
 @pytest.mark.parametrize("first, second, old, new", [
     # written for the rule, not taken from the note-truth set
     ("陈美玲2021年3月1日入职，在公司做会计，月薪9200元。", "入职日期记错了，应该是2020年3月1日，不是2021年3月1日。",
@@ -111,3 +125,24 @@ def test_through_the_write_path_a_correction_sentence_is_one_statement(world, ma
     active = [n.content for n in Note.objects.filter(conversation=conversation, status=Note.Status.ACTIVE)]
     assert not [text for text in active if old in text and new not in text], active
     assert any(new in text for text in active)
+
+
+# written for the rule, not taken from the note-truth set
+@pytest.mark.parametrize("said, old, revised", [
+    ("纠正一下，房东公司叫“宏达置业”，宏伟的宏。", "房东是“弘达置业”的员工，姓周。", "房东是“宏达置业”的员工，姓周。"),
+    ("更正一下，证人王晓明当时在场。", "证人王小明当时在场，看到了事故经过。", "证人王晓明当时在场，看到了事故经过。"),
+])
+def test_a_name_written_anew_replaces_the_old_spelling(said, old, revised):
+    relation = compare(said, old, said=said)
+    assert relation.revised == revised
+    assert "how a name is written" in relation.reason
+
+
+@pytest.mark.parametrize("said, old", [
+    ("房东公司叫“宏达置业”。", "房东是“弘达置业”的员工。"),  # no correction said: another company, maybe
+    ("更正一下，房东公司叫“宏达”。", "房东是“弘达”的员工。"),  # two characters differ in one all the time
+    ("更正一下，房东公司叫“宏达置业”。", "房东是“弘达置业”的员工，中介是“宏远置业”。"),  # the new name is one letter off two words
+])
+def test_no_name_is_respelled_without_a_cue_a_long_enough_name_and_one_fit(said, old):
+    relation = compare(said, old, said=said)
+    assert relation.revised is None or "how a name is written" not in relation.reason

@@ -100,7 +100,10 @@ CHITCHAT_RE = re.compile(
     r"(?:[\s,]+[A-Z][a-z]{1,15})?$"
     r"|^(?:can|could|would|will) you (?:please )?(?:help|summari[sz]e|explain|write|draft|translate|list|check)\b"
     r"|^(?:please )?(?:help me|summari[sz]e|explain|translate)\b"
-    r"|^i (?:have|had|want to ask|wanted to ask) a (?:quick )?question\b",
+    r"|^i (?:have|had|want to ask|wanted to ask) a (?:quick )?question\b"
+    # a letter's sign-off alone ("Regards, Emily Zhao, HR Business Partner"): who wrote it, no fact
+    r"|^[\"“'‘]?(?:(?:best|kind|warm|many)\s+)?(?:regards|wishes)\b[\s,]+(?:(?-i:[A-Z])[\w.'-]*[\s,]*){1,6}[\"”'’]?$"
+    r"|^[\"“'‘]?(?:sincerely|yours (?:sincerely|faithfully|truly))\b",
     re.IGNORECASE,
 )
 

@@ -11,6 +11,7 @@ import time
 import pytest
 
 from remember.extraction import ExtractedItem, extract_offline
+from remember.extraction.offline.text import is_chitchat
 
 LAPTOP_FACTS = "我在2024年3月5日花5999元买了一台笔记本电脑，笔记本电脑在购买后约两周出现大面积花屏。"
 LAPTOP_EVIDENCE = "我已经保存了电子发票、付款截图、花屏照片和三次客服录音。"
@@ -335,3 +336,23 @@ def test_a_statute_quoted_in_a_reply_keeps_its_rule_to_the_sentence_end():
     statutes = [item.content for item in items if item.category == "法条"]
     assert statutes == ["依据《民法典》第五百二十六条，应当先履行的一方未履行或者履行不符合约定的，"
                         "后履行一方有权拒绝其相应的履行请求。"]
+
+
+def test_a_pasted_letters_sign_off_is_no_note_of_its_own() -> None:
+    """"Regards, Emily Zhao, HR Business Partner" says who wrote the e-mail, no fact."""
+    pasted = ("HR今天发来一封邮件，我原文贴一下：\n\"Dear Lei, your position will be eliminated effective "
+              "31 March 2026. We would like to discuss a mutual termination agreement with you. "
+              "Regards, Emily Zhao, HR Business Partner\"\n这算是裁员吗？")
+    contents = [item.content for item in extract_offline(pasted, "")]
+    assert any("31 March 2026" in content for content in contents)
+    assert not any(content.lstrip('"“').startswith("Regards") for content in contents)
+
+
+@pytest.mark.parametrize("clause, sign_off", [
+    ('"Regards, Emily Zhao, HR Business Partner"', True),
+    ("Best regards, Tom", True),
+    ("Sincerely, Tom Baker", True),
+    ("Regards, the deposit was 5000", False),  # a fact after the word is kept
+])
+def test_sign_offs_are_chitchat(clause: str, sign_off: bool) -> None:
+    assert is_chitchat(clause) is sign_off

@@ -1,0 +1,62 @@
+"""A correction of how a name is written replaces the name in the stored note.
+
+"更正一下，公司名字是“鼎晟物业”，日字头那个晟，不是茂盛的盛": the client corrects one character of a
+name said before ("鼎盛物业"). Names are no values (``cued_slot`` compares sums, days and counts),
+so this rule reads them apart: a name the turn gives — in quotation marks, or a person or
+company the readers find — that differs from a word of the stored note of the same length in
+exactly one character replaces that word.
+
+Precision first: the turn must say it corrects something; the name must be in the new
+statement and not in the stored note; it must have at least three characters (two-character
+words differ in one character all the time); exactly one word of the note may fit.
+"""
+from __future__ import annotations
+
+import re
+
+from legaltext import read
+from legaltext.corrections import says_it_corrects
+from remember.routing.mentions import read_mentions
+
+#: A name given in quotation marks ("公司名字是“鼎晟物业”").
+_QUOTED_RE = re.compile(r"[“\"「『]([^”\"」』\s，,。]{3,20})[”\"」』]")
+MIN_NAME_CHARS = 3
+
+
+def _names_given(said: str) -> set[str]:
+    reading = read(said)
+    found = {m.group(1) for m in _QUOTED_RE.finditer(said)}
+    found |= {n.text for n in (*reading.people, *reading.companies)} | read_mentions(said).people
+    return {name for name in found if len(name) >= MIN_NAME_CHARS}
+
+
+def _one_character_apart(a: str, b: str) -> bool:
+    return len(a) == len(b) and sum(x != y for x, y in zip(a, b)) == 1
+
+
+def _respellings(name: str, old_text: str) -> set[str]:
+    """The words of ``old_text`` written like ``name`` but for one character (not a letter case)."""
+    width = len(name)
+    found = set()
+    for start in range(len(old_text) - width + 1):
+        word = old_text[start:start + width]
+        if _one_character_apart(word, name) and word.lower() != name.lower():
+            found.add(word)
+    return found
+
+
+def revised_by_respelling(said: str, new_text: str, old_text: str) -> tuple[str, str] | None:
+    """The stored note ``old_text`` with the name ``said`` corrects written anew, and why — or None."""
+    if not said.strip() or not says_it_corrects(said):
+        return None
+    fits = []
+    for name in _names_given(said):
+        if name not in new_text or name in old_text:
+            continue
+        old_words = _respellings(name, old_text)
+        if len(old_words) == 1:
+            fits.append((name, old_words.pop()))
+    if len(fits) != 1:
+        return None
+    name, old_word = fits[0]
+    return old_text.replace(old_word, name), f"the client corrects how a name is written: {old_word} is {name}"

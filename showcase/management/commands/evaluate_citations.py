@@ -1,0 +1,36 @@
+"""``manage.py evaluate_citations [--split dev|test] [--misses] [--answers]``: does the answer
+check keep the markers that point to a supporting source and mark the sentences that have none
+(showcase/evaluation/attribution_scoring.py; reads no database); with ``--answers``, does the
+offline answer say "memory holds nothing" where it should (imports the split, rolled back)."""
+from __future__ import annotations
+
+from django.core.management.base import BaseCommand
+
+from showcase.evaluation import attribution_scoring
+
+
+class Command(BaseCommand):
+    help = "Score the answer check (markers kept and removed, sentences marked) on the attribution set."
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("--split", default="dev", choices=attribution_scoring.SPLITS,
+                            help="dev (to tune on) or test (report only).")
+        parser.add_argument("--misses", action="store_true", help="List every sentence a figure missed.")
+        parser.add_argument("--answers", action="store_true",
+                            help="Also import the conversations (offline engine, rolled back) and ask every "
+                                 "question: the share answered 'memory holds nothing'.")
+
+    def handle(self, *args, **options) -> None:
+        report = attribution_scoring.score(options["split"])
+        for line in report.lines():
+            self.stdout.write(line)
+        if options["misses"]:
+            for miss in report.misses():
+                self.stdout.write(f"MISS {miss}")
+        if options["answers"]:
+            nothing = attribution_scoring.score_nothing(options["split"])
+            for line in nothing.lines():
+                self.stdout.write(line)
+            if options["misses"]:
+                for miss in nothing.misses():
+                    self.stdout.write(f"MISS {miss}")
