@@ -3,12 +3,12 @@
 "更正一下，公司名字是“鼎晟物业”，日字头那个晟，不是茂盛的盛": the client corrects one character of a
 name said before ("鼎盛物业"). Names are no values (``cued_slot`` compares sums, days and counts),
 so this rule reads them apart: a name the turn gives — in quotation marks, or a person or
-company the readers find — that differs from a word of the stored note of the same length in
-exactly one character replaces that word.
+company the readers find — that differs from a name of the stored note (read the same way) of
+the same length in exactly one character replaces that name.
 
 Precision first: the turn must say it corrects something; the name must be in the new
 statement and not in the stored note; it must have at least three characters (two-character
-words differ in one character all the time); exactly one word of the note may fit.
+words differ in one character all the time); exactly one name of the note may fit.
 """
 from __future__ import annotations
 
@@ -35,14 +35,9 @@ def _one_character_apart(a: str, b: str) -> bool:
 
 
 def _respellings(name: str, old_text: str) -> set[str]:
-    """The words of ``old_text`` written like ``name`` but for one character (not a letter case)."""
-    width = len(name)
-    found = set()
-    for start in range(len(old_text) - width + 1):
-        word = old_text[start:start + width]
-        if _one_character_apart(word, name) and word.lower() != name.lower():
-            found.add(word)
-    return found
+    """The names of ``old_text`` written like ``name`` but for one character (not a letter case):
+    "鼎盛物业" for "鼎晟物业" — a name, never any word that happens to look alike ("王晓得")."""
+    return {old for old in _names_given(old_text) if _one_character_apart(old, name) and old.lower() != name.lower()}
 
 
 def revised_by_respelling(said: str, new_text: str, old_text: str) -> tuple[str, str] | None:

@@ -142,6 +142,7 @@ def test_a_name_written_anew_replaces_the_old_spelling(said, old, revised):
     ("房东公司叫“宏达置业”。", "房东是“弘达置业”的员工。"),  # no correction said: another company, maybe
     ("更正一下，房东公司叫“宏达”。", "房东是“弘达”的员工。"),  # two characters differ in one all the time
     ("更正一下，房东公司叫“宏达置业”。", "房东是“弘达置业”的员工，中介是“宏远置业”。"),  # the new name is one letter off two words
+    ("更正一下，证人王晓明当时在场。", "小王晓得这件事。"),  # a word that looks alike is no name
 ])
 def test_no_name_is_respelled_without_a_cue_a_long_enough_name_and_one_fit(said, old):
     relation = compare(said, old, said=said)
