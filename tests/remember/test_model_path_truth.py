@@ -158,3 +158,24 @@ def test_half_clauses_the_model_cut_are_refused_and_the_whole_sentence_noted(
     contents = [item["content"] for item in turn.items]
     assert len(contents) == 1 and "800元" in contents[0] and "热水器" in contents[0], contents
     assert not Note.objects.filter(content__endswith="我").exists()
+
+
+def test_the_clients_correction_never_puts_the_assistants_words_in_her_name(
+    world, deposit_conversation, make_turn, fake_llm, llm_settings
+):
+    """Live (run 5), the answer "房东应当退还押金2000元和剩余的800元" came back after the correction as
+    a note in alice's name with 3000: a correction revises what its speaker said, and the
+    assistant's advice stays the assistant's."""
+    _turn(fake_llm, make_turn, deposit_conversation, FIRST_TURN, FIRST_REPLY,
+          _item("租客交纳了押金2000元，月租金1500元"))
+    _turn(fake_llm, make_turn, deposit_conversation, "扣清洁费300元和维修费500元，那他还应该退我多少？",
+          "房东应当退还押金2000元和剩余的800元。",
+          _item("房东应当退还押金2000元和剩余的800元", "事实", "assistant"),
+          _item("房东应当退还押金2000元和剩余的800元", "行动建议", "assistant"),
+          _item("房东应当退还押金2000元和剩余的800元", "事实", "user"))
+    _turn(fake_llm, make_turn, deposit_conversation, "刚才说错了，押金是3000不是2000。", "好的，押金是3000元。",
+          _item("押金是3000元", "事实", "user"))
+
+    for note in Note.objects.filter(status="active", content__contains="剩余的800元"):
+        assert note.speaker != world.alice.username, (note.speaker, note.category, note.content)
+        assert "3000" not in note.content, (note.speaker, note.content)  # nobody said 3000 there
