@@ -175,7 +175,7 @@ def figures(matter_id: int, username: str, turn_messages: list[tuple[int, int]])
         if note.speaker == username:
             whose = whose_words(note.content, TurnText(said.content, reply.content, user_name=username))
             if whose.worded_as_answer:
-                found["answer_worded_as_the_clients"].append(note.content)
+                found["answer_worded_as_the_clients"].append(f"{note.content} [{_made_by(note)}]")
             if whose.said_by_nobody:
                 found["said_by_nobody"].append(note.content)
             if cut_clause(note.content, TurnText(said.content, reply.content, user_name=username)):
@@ -190,6 +190,16 @@ def figures(matter_id: int, username: str, turn_messages: list[tuple[int, int]])
             "active_notes": sum(n.status == "active" for n in notes),
             **{key: len(value) for key, value in found.items()}, "examples": found,
             "client_notes": [f"[{n.status}] {n.content}" for n in notes if n.speaker == username]}
+
+
+def _made_by(note) -> str:
+    """How a note came to be, for a reader of the bench's examples: its status, category and
+    the routing decision that wrote it (the database is dropped at the end)."""
+    from memory.models import RoutingDecision
+
+    decision = RoutingDecision.objects.filter(note=note).order_by("-pk").values_list("action", "reason").first()
+    made = f"{decision[0]}: {decision[1][:240]}" if decision else "no routing decision"
+    return f"{note.status}, {note.category}, {made}"
 
 
 def _recall_question(user) -> dict[str, Any]:

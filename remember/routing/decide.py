@@ -73,6 +73,13 @@ def _may_replace(relation: Relation, similarity: float) -> bool:
     return relation.replaces and similarity >= thresholds.ROUTING_SAME_SLOT_SIMILARITY
 
 
+def _rewrites_the_assistants_words(draft: NoteDraft, note: Note, relation: Relation) -> bool:
+    """A client's correction would rewrite what the assistant said ("房东应当退还押金2000元和剩余的
+    800元" into 3000, live on the local model): the assistant never said the new value, so its
+    note stays as said."""
+    return bool(relation.revised) and note.speaker == "assistant" and draft.speaker != "assistant"
+
+
 def _disagreeing(draft: NoteDraft, related: list[tuple[Neighbour, Relation]]) -> list[tuple[Note, str]]:
     """The neighbours the new statement contradicts without replacing them (said earlier: the
     new statement is the newer one), with the disagreeing values."""
@@ -98,7 +105,7 @@ def decide(draft: NoteDraft, neighbours: list[Neighbour]) -> Decision:
             return Decision(RoutingDecision.Action.IGNORE, f"duplicate of note {nb.note.pk}: {relation.reason} "
                             f"(cosine {nb.similarity:.3f})", nb.note, nb.similarity, duplicate=True)
     for nb, relation in related:
-        if not _may_replace(relation, nb.similarity):
+        if not _may_replace(relation, nb.similarity) or _rewrites_the_assistants_words(draft, nb.note, relation):
             continue
         if relation.kind == Kind.CORRECTION or draft.confidence >= nb.note.confidence:
             support = ("an explicit correction" if relation.kind == Kind.CORRECTION else

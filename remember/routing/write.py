@@ -138,10 +138,12 @@ def _also_corrected(decision: Decision, draft: NoteDraft, neighbours: list[Neigh
 
 def _revision_draft(draft: NoteDraft, decision: Decision) -> NoteDraft:
     """The revised note: the stored note's text with the corrected value, citing the messages
-    the stored note cited and the correction's (it says what both said)."""
+    the stored note cited and the correction's (it says what both said), in the stored note's
+    speaker's name — it is their statement corrected, not the corrector's words."""
     cited = [*decision.previous.source_message_ids,
              *(i for i in draft.source_message_ids if i not in decision.previous.source_message_ids)]
-    return replace(draft, content=decision.revised, source_message_ids=cited)
+    return replace(draft, content=decision.revised, source_message_ids=cited,
+                   speaker=decision.previous.speaker or draft.speaker)
 
 
 def _said(note: Note):

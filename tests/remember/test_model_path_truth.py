@@ -179,3 +179,28 @@ def test_the_clients_correction_never_puts_the_assistants_words_in_her_name(
     for note in Note.objects.filter(status="active", content__contains="剩余的800元"):
         assert note.speaker != world.alice.username, (note.speaker, note.category, note.content)
         assert "3000" not in note.content, (note.speaker, note.content)  # nobody said 3000 there
+
+
+def test_a_revised_note_stays_in_its_speakers_name_and_the_assistants_words_are_not_rewritten(world):
+    """The decision and the revision draft alone (the live note's path, run 6 of
+    docs/story-and-real-llm.md): the stored note's speaker keeps the revised note, and a
+    note the assistant said is never revised by the client's correction."""
+    from memory.models import Category, MemoryScope, SourceType
+    from memory.services.notes import NoteDraft
+    from remember.routing.decide import decide
+    from remember.routing.neighbours import Neighbour
+    from remember.routing.write import _revision_draft
+
+    said = "刚才说错了，押金是3000不是2000。"
+    draft = NoteDraft(firm=world.firm_a, content="押金是3000元", memory_scope=MemoryScope.CASE, category=Category.FACT,
+                      source_type=SourceType.CHAT, speaker=world.alice.username, said=said,
+                      matter=world.matter_deposit, owner=world.alice)
+    client_note = world.note("林晓雯租了一套房子，月租金1500元，押金2000元。", owner=world.alice,
+                             matter=world.matter_deposit, speaker="林晓雯")
+    assistant_note = world.note("房东应当退还押金2000元和剩余的800元。", owner=world.alice,
+                                matter=world.matter_deposit, speaker="assistant")
+
+    revising = decide(draft, [Neighbour(client_note, 0.95)])
+    assert revising.action == RoutingDecision.Action.UPDATE and "3000" in revising.revised
+    assert _revision_draft(draft, revising).speaker == "林晓雯"
+    assert decide(draft, [Neighbour(assistant_note, 0.95)]).action != RoutingDecision.Action.UPDATE
