@@ -34,10 +34,10 @@ def _one_character_apart(a: str, b: str) -> bool:
     return len(a) == len(b) and sum(x != y for x, y in zip(a, b)) == 1
 
 
-def _respellings(name: str, old_text: str) -> set[str]:
-    """The names of ``old_text`` written like ``name`` but for one character (not a letter case):
+def _respellings(name: str, old_names: set[str]) -> set[str]:
+    """The stored note's names written like ``name`` but for one character (not a letter case):
     "鼎盛物业" for "鼎晟物业" — a name, never any word that happens to look alike ("王晓得")."""
-    return {old for old in _names_given(old_text) if _one_character_apart(old, name) and old.lower() != name.lower()}
+    return {old for old in old_names if _one_character_apart(old, name) and old.lower() != name.lower()}
 
 
 def revised_by_respelling(said: str, new_text: str, old_text: str) -> tuple[str, str] | None:
@@ -45,10 +45,12 @@ def revised_by_respelling(said: str, new_text: str, old_text: str) -> tuple[str,
     if not said.strip() or not says_it_corrects(said):
         return None
     fits = []
+    old_names: set[str] | None = None  # read once, and only when a name is given
     for name in _names_given(said):
         if name not in new_text or name in old_text:
             continue
-        old_words = _respellings(name, old_text)
+        old_names = _names_given(old_text) if old_names is None else old_names
+        old_words = _respellings(name, old_names)
         if len(old_words) == 1:
             fits.append((name, old_words.pop()))
     if len(fits) != 1:
