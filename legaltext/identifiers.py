@@ -27,8 +27,10 @@ PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
                                   r"([A-Za-z0-9][A-Za-z0-9-]{3,29})", re.IGNORECASE)),
     ("contract_number", re.compile(r"(?:合同(?:编号|号码|号)|\bcontract\s*(?:no\.?|number|#))\s*[:：#]?\s*"
                                    r"([A-Za-z0-9][A-Za-z0-9-]{3,29})", re.IGNORECASE)),
-    # Mobile numbers (11 digits from 13… to 19…) and landlines with an area code (010-12345678).
-    ("phone_number", re.compile(_EDGE_BEFORE + r"(?:1[3-9]\d{9}|0\d{2,3}-\d{7,8})" + _EDGE_AFTER)),
+    # Mobile numbers (11 digits from 13… to 19…, also written in groups: "139 0571 2846",
+    # "139-0571-2846") and landlines with an area code (010-12345678).
+    ("phone_number", re.compile(_EDGE_BEFORE + r"(?:1[3-9]\d{9}|1[3-9]\d \d{4} \d{4}|1[3-9]\d-\d{4}-\d{4}|0\d{2,3}-\d{7,8})"
+                                + _EDGE_AFTER)),
     # Document and transaction codes: letters then digits (INV-2024-001, TX20260301001, JD20260220).
     ("code", re.compile(_EDGE_BEFORE + r"[A-Za-z]{2,6}-?\d{4,}(?:-\d+)*" + _EDGE_AFTER)),
     # Any other long number (an e-invoice's 20 digits, an order or account number).

@@ -3,7 +3,8 @@ and the replacement of one of them: what a correction needs ("不是住院7天�
 note that says "住院7天"; "not 30 June" against "until 30 June 2026").
 
 A value's key is its kind and its magnitude: ``("money", 2000)``, ``("days", 7)``,
-``("date", (None, 6, 30))``. A bare number ("押金是3000") is ``("number", 3000)`` and matches a
+``("date", (None, 6, 30))``, ``("phone", "13867120935")`` (a phone number's digits, however
+grouped: "138 6712 0935" is "13867120935"). A bare number ("押金是3000") is ``("number", 3000)`` and matches a
 sum or a count of the same magnitude, because the slot word, not the number, said what it was.
 """
 from __future__ import annotations
@@ -33,7 +34,9 @@ class Value:
 
     def matches(self, other: "Value") -> bool:
         """The same value: the same magnitude of compatible kinds (a bare number is a sum or a
-        count), a day matching a day with or without its year."""
+        count), a day matching a day with or without its year, a phone number the same digits."""
+        if "phone" in (self.kind, other.kind):
+            return self.kind == other.kind and self.magnitude == other.magnitude
         if self.kind == "date" or other.kind == "date":
             return self.kind == other.kind and _same_day(self.magnitude, other.magnitude)
         kinds = {self.kind, other.kind}
@@ -92,6 +95,10 @@ def values(text: str) -> list[Value]:
             count = chinese_number(match.group(1))
             if count is not None:
                 found.append(Value(match.start(1), match.end(1), match.group(1), "number", Decimal(count)))
+    for mention in reading.identifiers:  # "新号码是138 6712 0935": a phone number is a value to correct
+        if mention.kind == "phone_number":
+            found.append(Value(mention.start, mention.end, text[mention.start:mention.end], "phone",
+                               re.sub(r"\D", "", mention.value)))
     for mention in reading.dates:
         day = _day_of(mention.text, mention.iso)
         if day is not None:
@@ -108,7 +115,7 @@ def the_value(text: str) -> Value | None:
 def replaced(stored: Value, new: Value) -> str:
     """The words that replace ``stored`` with the value of ``new``, in ``stored``'s own form
     when both are written alike: "2000元" with "3000" is "3000元", "两天" with "四天" is "四天"."""
-    if new.kind == "date" or stored.kind == "date":
+    if {new.kind, stored.kind} & {"date", "phone"}:
         return new.text
     old_number = NUMBER_TOKEN_RE.search(stored.text)
     new_number = NUMBER_TOKEN_RE.search(new.text)

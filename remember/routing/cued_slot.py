@@ -10,7 +10,8 @@ clause before it: "我们车间没签合同的人……准确数是27个") is th
 in the note's own form, and the revised note supersedes the old one (``slots.compare``).
 
 Precision first (a wrong replacement hides what the client said): the turn must say it corrects
-something in the sentence holding the new value or the one before; the new value must be in the
+something in the sentence holding the new value or the one before, or the stored value was a
+guess ("要扣2000左右") that the new exact value makes precise; the new value must be in the
 new statement; exactly one value of the stored note may fit; the stored note must not already
 state the new value.
 """
@@ -24,7 +25,7 @@ from legaltext.corrections import says_it_corrects
 from remember.routing.mentions import read_mentions
 from legaltext.sentences import SENTENCE_END_RE, span_around
 from legaltext.values import Value, replaced_in, values
-from legaltext.words import point_words
+from legaltext.words import FUNCTION_CHARS, point_words
 
 
 def _kind_of(value: Value) -> str:
@@ -57,6 +58,13 @@ def _clause_words(text: str, start: int, end: int, without: list[Value]) -> set[
     return point_words(clause, without=spans)
 
 
+def _head(text: str, value: Value) -> set[str]:
+    """The character right before ``value`` when it carries a point of its own ("扣" of "要扣2500",
+    "欠" of "还欠3000"): what one value is about when the clause has no two-character word for it."""
+    before = text[value.start - 1:value.start] if value.start else ""
+    return {before} if re.fullmatch(r"[\u4e00-\u9fff]", before) and before not in FUNCTION_CHARS else set()
+
+
 def _a_name_in_both(word: str, said: str, old_text: str) -> bool:
     """``word`` opens the same three-character name in both texts ("吴志" of 吴志刚): a person,
     whom the name reader may not know without a cue, is no point of a value."""
@@ -79,7 +87,9 @@ def _clause_and_the_one_before(text: str, value: Value) -> tuple[int, int]:
 #: nothing ("之前说的三百二十万是中介报的价", "实际约定是2026年2月28日", "the amount is now …").
 RESTATING_RE = re.compile(
     r"(?:之前|上次|刚才|前面)(?:说|讲|提)的|实际(?:约定|写的|上)?是|准确(?:数|地说|的说)?是|有误|抄错|核实|核对"
-    r"|\binstead of\b|\bis now\b|\bnow is\b",
+    r"|\binstead of\b|\bis now\b|\bnow is\b"
+    # a value that changed since ("手机号换了，新号码是…", "月薪现在是8000", "涨到了5200")
+    r"|换(?:了|成)|新(?:的)?(?:号码|手机号?|电话|地址|住址)|现在(?:是|改|变)|(?:涨|降|提高|降低)(?:到|为)",
     re.IGNORECASE,
 )
 #: Words that confirm a value said again beside the corrected one ("合同金额是4万8没错").
@@ -132,6 +142,18 @@ def _garbled(said: str, new_text: str, old: Value) -> bool:
     return any(v.matches(old) and not _named_as_said_before(new_text, v) for v in values(new_text))
 
 
+#: Words beside a value that say it was a guess ("2000左右", "大概两万", "二十来个"): a later exact
+#: value of the same point replaces it with no word of correction ("他当面说要扣2500" after "要扣2000左右").
+_GUESS_AFTER_RE = re.compile(r"^(?:来|多|余|左右|上下)")
+_GUESS_BEFORE_RE = re.compile(r"大约|大概|差不多|估计|可能|约(?=\d)|\b(?:about|around|roughly|approximately)\b", re.IGNORECASE)
+
+
+def _a_guess(text: str, value: Value) -> bool:
+    """``value`` is said as a guess: a guess word after it, or earlier in its clause."""
+    clause_start, _ = span_around(text, value.start, value.end)
+    return bool(_GUESS_AFTER_RE.match(text[value.end:]) or _GUESS_BEFORE_RE.search(text[clause_start:value.start]))
+
+
 def revised_by_slot(said: str, new_text: str, old_text: str) -> tuple[str, str] | None:
     """The stored note ``old_text`` with the value of the point ``said`` corrects replaced by the
     new one, and why — or None (see the module docstring)."""
@@ -143,7 +165,8 @@ def revised_by_slot(said: str, new_text: str, old_text: str) -> tuple[str, str] 
     for new in said_values:
         if not any(v.matches(new) for v in new_values) or any(v.matches(new) for v in stored):
             continue
-        if not _cued(said, new):
+        cued = _cued(said, new)
+        if not cued and (_a_guess(said, new) or not any(_a_guess(old_text, old) for old in stored)):
             continue
         start, end = _clause_and_the_one_before(said, new)
         if read_mentions(said[span_around(said, new.start, new.end)[0]:end]).people:
@@ -151,12 +174,12 @@ def revised_by_slot(said: str, new_text: str, old_text: str) -> tuple[str, str] 
         near = [v for v in said_values if start <= v.start and v.end <= end]
         sentence_start, sentence_end = span_around(said, new.start, new.end, SENTENCE_END_RE)
         in_sentence = [v for v in said_values if v is not new and sentence_start <= v.start and v.end <= sentence_end]
-        words = _clause_words(said, start, end, near)
+        words = _clause_words(said, start, end, near) | _head(said, new)
         if not words:
             continue
         fits = []
         for old in stored:
-            if not _compatible(old, new) or old.matches(new):
+            if not _compatible(old, new) or old.matches(new) or not (cued or _a_guess(old_text, old)):
                 continue
             told = [v for v in near if v is not new and _compatible(v, new) and not _CONFIRMED_RE.match(said[v.end:])]
             if told and not any(v.matches(old) for v in told):
@@ -170,7 +193,7 @@ def revised_by_slot(said: str, new_text: str, old_text: str) -> tuple[str, str] 
             others = [v for v in stored if clause_start <= v.start and v.end <= clause_end]
             if _other_marker(said[start:end], old_text[clause_start:clause_end]) or _garbled(said, new_text, old):
                 continue
-            shared = words & _clause_words(old_text, clause_start, clause_end, others)
+            shared = words & (_clause_words(old_text, clause_start, clause_end, others) | _head(old_text, old))
             if named:  # "比之前说的18万8便宜了6000": the corrected value is named beside the new one
                 shared = shared | {old.text}
             shared = {word for word in shared if not _a_name_in_both(word, said, old_text)}

@@ -132,6 +132,36 @@ def test_a_note_holding_more_is_revised_in_its_own_words(said, new, old, revised
     assert compare(new, old, said=said).revised == revised
 
 
+@pytest.mark.parametrize("said, new, old, revised", [
+    # a changed phone number, however its digits are grouped, replaces the stored one
+    ("另外她的手机号换了，新号码是138 6712 0935，旧的139那个已经停用。", "她的手机号换了，新号码是138 6712 0935。",
+     "孙丽娟的手机是139 0571 2846，之后可能需要直接联系她。", "孙丽娟的手机是138 6712 0935，之后可能需要直接联系她。"),
+    # a guess ("2000左右") made exact later, with no word of correction
+    ("他当面说要扣2500：墙面重新刷漆1500，沙发维修1000。", "他当面说要扣2500：墙面重新刷漆1500，沙发维修1000。",
+     "房东说墙面有污渍，要扣2000左右。", "房东说墙面有污渍，要扣2500。"),
+    ("月薪现在是8000，上个月刚调的。", "月薪现在是8000。", "王磊在物业公司上班，月薪6500。", "王磊在物业公司上班，月薪8000。"),
+])
+def test_an_update_or_a_guess_made_exact_revises_the_note(said, new, old, revised):
+    from remember.routing import compare
+
+    assert compare(new, old, said=said).revised == revised
+
+
+@pytest.mark.parametrize("said, new, old", [
+    # an exact stored value is not replaced by a new one without a word of correction or change
+    ("他当面说要扣2500。", "他当面说要扣2500。", "房东说要扣2000。"),
+    # a guess is not replaced by another guess, nor by a value of another point
+    ("房东说大概要扣3000。", "房东说大概要扣3000。", "房东说要扣2000左右。"),
+    ("房东又给我转了2000。", "房东又给我转了2000。", "房东说要扣2000左右。"),
+    # a second phone number is another phone, not a change
+    ("她丈夫的手机是138 6712 0935。", "她丈夫的手机是138 6712 0935。", "孙丽娟的手机是139 0571 2846。"),
+])
+def test_no_update_without_a_cue_or_a_guess(said, new, old):
+    from remember.routing import compare
+
+    assert compare(new, old, said=said).revised is None
+
+
 def test_the_llm_worded_routing_set_keeps_precision_on_dev_and_test(db):
     """The LLM-worded pairs (``routing_pairs_llm.json``: a real model's wording of a client's turn,
     labelled by hand) through the real routing path, with the turn each came from: supersede
