@@ -106,6 +106,23 @@ def values(text: str) -> list[Value]:
     return sorted(found, key=lambda v: v.start)
 
 
+#: The verbs that take a part of a sum or a sum of its own out of it ("扣2000元押金", "退了3500",
+#: "赔1万"): the sum deducted, refunded or paid in damages is another point than the sum the slot
+#: word names ("押金是2000元"); paying ("付了3万元定金") names the sum itself.
+MONEY_VERBS = frozenset("扣退赔罚垫")
+#: What may stand between such a verb and its sum ("扣了2000", "还过一共5000", "要扣个两千").
+_BETWEEN_VERB_AND_SUM = frozenset("了过个共约给我他她回掉去出来")
+
+
+def money_verb(text: str, start: int) -> str | None:
+    """The verb the sum starting at ``start`` is the object of ("扣" of "要扣2000元押金"), or None
+    ("押金是2000元")."""
+    position = start - 1
+    while position >= 0 and start - position <= 4 and text[position] in _BETWEEN_VERB_AND_SUM:
+        position -= 1
+    return text[position] if position >= 0 and text[position] in MONEY_VERBS else None
+
+
 def the_value(text: str) -> Value | None:
     """The one value ``text`` states ("住院9天", "3000", "31 July 2026"), or None."""
     found = values(text)

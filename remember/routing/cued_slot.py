@@ -21,8 +21,9 @@ import re
 
 from legaltext import read
 from legaltext.names import common_surnames
-from legaltext.corrections import says_it_corrects
+from legaltext.corrections import CORRECTION_CUE_RE, says_it_corrects
 from remember.routing.mentions import read_mentions
+from remember.routing.rejected import another_money_point
 from legaltext.sentences import SENTENCE_END_RE, span_around
 from legaltext.values import Value, replaced_in, values
 from legaltext.words import FUNCTION_CHARS, point_words
@@ -39,23 +40,60 @@ MAX_AMOUNT_RATIO = 10
 
 def _compatible(a: Value, b: Value) -> bool:
     """Values of one kind (two days, two sums or counts, two rates, two lengths in one unit),
-    sums and counts within ``MAX_AMOUNT_RATIO`` of each other."""
+    sums and counts within ``MAX_AMOUNT_RATIO`` of each other, days that differ in no more than
+    their year or their month and day."""
     if _kind_of(a) != _kind_of(b):
         return False
+    if _kind_of(a) == "date":  # a correction moves one part of a day: not 2024年7月1日 to 2021年6月1日
+        (year_a, month_a, _), (year_b, month_b, _) = a.magnitude, b.magnitude
+        return not (year_a and year_b and year_a != year_b and month_a != month_b)
     if _kind_of(a) != "amount":
         return True
     low, high = sorted((float(a.magnitude), float(b.magnitude)))
     return low > 0 and high / low <= MAX_AMOUNT_RATIO
 
 
+#: Verbs of money that name a point alone ("扣" of "要扣4000押金" and "只扣刷墙的钱，2500").
+_POINT_VERBS = frozenset("扣付转退赔借欠罚汇垫")
+
+
 def _clause_words(text: str, start: int, end: int, without: list[Value]) -> set[str]:
     """The point words of ``text[start:end]``: its values (``without``) and the people it names
     left out ("吴志刚" is who, not which value: "吴志" made 借吴志刚壹拾贰万元 the point of a
-    repayment's correction)."""
+    repayment's correction), its verbs of money in."""
     clause = text[start:end]
     spans = [(v.start - start, v.end - start) for v in without if start <= v.start and v.end <= end]
     spans += [(person.start, person.end) for person in read(clause).people]
-    return point_words(clause, without=spans)
+    return point_words(clause, without=spans) | (set(clause) & _POINT_VERBS)
+
+
+def _cue_clause_words(said: str, value: Value, said_values: list[Value]) -> set[str]:
+    """The words of the clause that says what is corrected ("之前说的医疗费不对，…总共是6万4":
+    医疗费), when it is in the sentence of ``value`` or the one before."""
+    start, end = span_around(said, value.start, value.end, SENTENCE_END_RE)
+    before = span_around(said, start - 1, start - 1, SENTENCE_END_RE)[0] if start else start
+    words: set[str] = set()
+    for cue in (*CORRECTION_CUE_RE.finditer(said, before, end), *RESTATING_RE.finditer(said, before, end)):
+        clause_start, clause_end = span_around(said, cue.start(), cue.end())
+        words |= _clause_words(said, clause_start, clause_end,
+                               [v for v in said_values if clause_start <= v.start and v.end <= clause_end])
+    return words
+
+
+def _one_slip(a: Value, b: Value) -> bool:
+    """Two sums of four digits or more written with the same digits but one after the first
+    ("138,000" for "128,000") or two swapped ("4680" for "4860"): a slip of the pen, the point of a
+    correction that names no other. Not "$1,000" for "$2,000": another first digit is another sum."""
+    if _kind_of(a) != "amount" or _kind_of(b) != "amount":
+        return False
+    x, y = (re.sub(r"\D", "", str(int(v.magnitude))) for v in (a, b))
+    if len(x) != len(y) or len(x) < 4 or x == y:
+        return False
+    differ = [i for i in range(len(x)) if x[i] != y[i]]
+    if differ[0] == 0 and len(differ) == 1:
+        return False
+    return len(differ) == 1 or (len(differ) == 2 and differ[1] == differ[0] + 1
+                                and x[differ[0]] == y[differ[1]] and x[differ[1]] == y[differ[0]])
 
 
 def _head(text: str, value: Value) -> set[str]:
@@ -165,6 +203,8 @@ def revised_by_slot(said: str, new_text: str, old_text: str) -> tuple[str, str] 
     for new in said_values:
         if not any(v.matches(new) for v in new_values) or any(v.matches(new) for v in stored):
             continue
+        if _named_as_said_before(said, new):
+            continue  # "押金是3000不是2000": 2000 is the value rejected, never the new one
         cued = _cued(said, new)
         if not cued and (_a_guess(said, new) or not any(_a_guess(old_text, old) for old in stored)):
             continue
@@ -175,9 +215,9 @@ def revised_by_slot(said: str, new_text: str, old_text: str) -> tuple[str, str] 
         sentence_start, sentence_end = span_around(said, new.start, new.end, SENTENCE_END_RE)
         in_sentence = [v for v in said_values if v is not new and sentence_start <= v.start and v.end <= sentence_end]
         words = _clause_words(said, start, end, near) | _head(said, new)
-        if not words:
-            continue
-        fits = []
+        if cued:
+            words |= _cue_clause_words(said, new, said_values)
+        fits, wide_fits, slips = [], [], []
         for old in stored:
             if not _compatible(old, new) or old.matches(new) or not (cued or _a_guess(old_text, old)):
                 continue
@@ -190,15 +230,28 @@ def revised_by_slot(said: str, new_text: str, old_text: str) -> tuple[str, str] 
             # "价格最后谈到18万2，比之前说的18万8便宜了6000": the corrected value named in its sentence
             named = [v for v in in_sentence if v.matches(old) and _named_as_said_before(said, v)]
             clause_start, clause_end = span_around(old_text, old.start, old.end)
-            others = [v for v in stored if clause_start <= v.start and v.end <= clause_end]
             if _other_marker(said[start:end], old_text[clause_start:clause_end]) or _garbled(said, new_text, old):
                 continue
-            shared = words & (_clause_words(old_text, clause_start, clause_end, others) | _head(old_text, old))
-            if named:  # "比之前说的18万8便宜了6000": the corrected value is named beside the new one
-                shared = shared | {old.text}
-            shared = {word for word in shared if not _a_name_in_both(word, said, old_text)}
-            if shared:
-                fits.append((old, shared))
+            if another_money_point(old_text, old.start, said):
+                continue
+            if cued and _one_slip(old, new):
+                slips.append(old)
+            # the stored value's clause; failing that, with the one before ("保险公司理赔员…打电话来，
+            # 说可以一次性赔6万了结")
+            for wide, (point_start, point_end) in enumerate((span_around(old_text, old.start, old.end),
+                                                              _clause_and_the_one_before(old_text, old))):
+                others = [v for v in stored if point_start <= v.start and v.end <= point_end]
+                shared = words & (_clause_words(old_text, point_start, point_end, others) | _head(old_text, old))
+                if named:  # "比之前说的18万8便宜了6000": the corrected value is named beside the new one
+                    shared = shared | {old.text}
+                shared = {word for word in shared if not _a_name_in_both(word, said, old_text)}
+                if shared:
+                    (wide_fits if wide else fits).append((old, shared))
+                    break
+        if not fits:
+            fits = wide_fits
+        if not fits and len(slips) == 1:  # "Sorry, I meant RMB 128,000" for the stored 138,000
+            fits = [(slips[0], {f"{slips[0].text}→{new.text}"})]
         if len(fits) != 1:
             continue
         old, shared = fits[0]

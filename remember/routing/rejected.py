@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import legaltext
 from legaltext.sentences import span_around
-from legaltext.values import Value, replaced_in, the_value, values
+from legaltext.values import Value, money_verb, replaced_in, the_value, values
 from remember.routing.mentions import read_mentions
 
 
@@ -112,6 +112,14 @@ def _clause_holds_another(text: str, hit: Value, stored: list[Value]) -> bool:
                for v in stored)
 
 
+def another_money_point(old_text: str, start: int, said: str) -> bool:
+    """The stored sum at ``start`` is the object of a verb the correction never says ("要扣2000元押金"
+    against "押金是3000不是2000"): a sum deducted, repaid or paid is another point than the one
+    corrected."""
+    verb = money_verb(old_text, start)
+    return verb is not None and verb not in said
+
+
 def revised_by_rejection(said: str, new_text: str, old_text: str, *,
                          unnamed_only: bool = False) -> tuple[str, str] | None:
     """The stored note ``old_text`` with the value the client rejected in ``said`` replaced by
@@ -132,6 +140,8 @@ def revised_by_rejection(said: str, new_text: str, old_text: str, *,
         hit = hits[0]
         if _clause_holds_another(old_text, hit, stored):
             continue  # "月租金从7000元涨到8000元": which of the two is wrong cannot be told
+        if another_money_point(old_text, hit.start, said):
+            continue  # "押金是3000不是2000" corrects no "要扣2000元押金"
         revised = replaced_in(old_text, hit, rejection.new)
         return revised, f"the client rejects {rejection.old.text} for {rejection.new.text} (“{rejection.said[:60]}”)"
     return None

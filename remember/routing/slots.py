@@ -25,7 +25,7 @@ from memory.corrections import CORRECTION_CUE_RE, REJECTED_VALUE_RE, says_it_cor
 from memory.erasure_hooks import register_cached_content
 from remember.routing.cued_slot import revised_by_slot
 from remember.routing.respelled import revised_by_respelling
-from remember.routing.rejected import revised_by_rejection
+from remember.routing.rejected import another_money_point, revised_by_rejection
 from remember.routing.mentions import Mentions, dates_compatible, quantity_spans, read_mentions
 
 # --- lexicon -------------------------------------------------------------------------
@@ -398,6 +398,8 @@ def revision(new: Statement, old: Statement, *, rejected: set[tuple[str, float]]
     at, clause, (start, end, (_unit, old_value)) = found[0]
     if old_value == value or (rejected and (unit, old_value) not in rejected):
         return None
+    if another_money_point(old.text, at + start, new.text):
+        return None  # "押金是3000元" revises no "要扣2000元押金"
     if sum((new.words - read_statement(clause).words).values()) > CORRECTION_MAX_WORD_DIFF:
         return None
     surface = next((new.text[s:e] for s, e, quantity in quantity_spans(new.text)

@@ -162,6 +162,56 @@ def test_no_update_without_a_cue_or_a_guess(said, new, old):
     assert compare(new, old, said=said).revised is None
 
 
+@pytest.mark.parametrize("said, new", [
+    ("刚才说错了，押金是3000不是2000。", "更正：押金是3000元，不是2000元。"),
+    ("刚才说错了，押金是3000不是2000。", "刚才说错了，押金是3000不是2000。"),
+])
+def test_a_deposit_corrected_revises_no_sum_deducted_from_it(said, new):
+    """The first hour in the browser (6 Dec): the deposit's correction revised the matter's "要扣2000元
+    押金" to 3000 and the landlord's later "要扣3000元" to 2000 (the rejected value read as the new one).
+    A sum deducted, repaid or paid is another point than the slot the correction names."""
+    from remember.routing import compare
+
+    assert compare(new, "林晓雯租了周建国的房子，押金是2000元，今年2月底退租了。", said=said).revised == (
+        "林晓雯租了周建国的房子，押金是3000元，今年2月底退租了。")
+    for deducted in ("房东说墙面有污渍，要扣2000元押金。", "房东今天改口了，房东说墙面有污渍，要扣3000元押金。"):
+        relation = compare(new, deducted, said=said)
+        assert relation.kind.value != "correction" and relation.revised is None, relation.reason
+
+
+@pytest.mark.parametrize("said, new, old, revised", [
+    # the clause that says what is corrected names the point ("之前说的医疗费不对")
+    ("之前说的医疗费不对，她刚把发票加了一遍，总共是6万4，4万6是我把两位数字看反了。", "医疗费总共是6万4。",
+     "她右腿胫骨骨折，在浙一医院住了18天，医疗费4万6，对方保险公司先垫付了1万。",
+     "她右腿胫骨骨折，在浙一医院住了18天，医疗费6万4，对方保险公司先垫付了1万。"),
+    # a hearing moved ("改到"), the stored day in the clause of the same point
+    ("仲裁委发了通知，开庭改到3月12日下午2点。", "开庭改到3月12日下午2点。",
+     "仲裁申请上周已经交了，开庭定在2月27日上午9点半。", "仲裁申请上周已经交了，开庭定在3月12日上午9点半。"),
+    # a slip of one digit, the only sum of its digits in the note
+    ("Sorry, I meant RMB 128,000 — I typed a 3 instead of a 2.", "The price was RMB 128,000.",
+     "Tom Becker bought a 2019 Tiguan at RMB 138,000 and paid a deposit of RMB 20,000.",
+     "Tom Becker bought a 2019 Tiguan at RMB 128,000 and paid a deposit of RMB 20,000."),
+])
+def test_a_correction_finds_its_point_by_its_cue_clause_or_a_slip(said, new, old, revised):
+    from remember.routing import compare
+
+    assert compare(new, old, said=said).revised == revised
+
+
+@pytest.mark.parametrize("said, new, old", [
+    # the entry date corrected is not the current contract's signing day (outside dev, b07)
+    ("还有入职时间我之前说错了，劳动合同上写的是2021年6月1日入职，不是7月。", "劳动合同上写的是2021年6月1日入职，不是7月。",
+     "当事人的劳动合同是三年一签，现在这份是2024年7月1日签的，到2027年6月30日。"),
+    # another first digit is another sum, not a slip: the deposit corrected is not the rent
+    ("Actually, the security deposit was $2,000.", "The client claims the security deposit was $2,000.",
+     "The monthly rent is $1,000."),
+])
+def test_a_correction_leaves_other_points_alone(said, new, old):
+    from remember.routing import compare
+
+    assert compare(new, old, said=said).revised is None
+
+
 def test_the_llm_worded_routing_set_keeps_precision_on_dev_and_test(db):
     """The LLM-worded pairs (``routing_pairs_llm.json``: a real model's wording of a client's turn,
     labelled by hand) through the real routing path, with the turn each came from: supersede

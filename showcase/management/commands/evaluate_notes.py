@@ -14,10 +14,10 @@ from django.core.management.base import BaseCommand, CommandError
 from showcase.evaluation import note_truth_scoring
 
 
-# The folders of showcase/evaluation/note_truth/: three to tune on (dev written in-house, dev2
-# written later around corrections, outside_dev the outside set's conversations annotated) and
-# test, to report only.
-SPLITS = ("dev", "dev2", "outside_dev", "test")
+# The folders of showcase/evaluation/note_truth/: four to tune on (dev written in-house, dev2 and
+# dev3 written later around corrections, outside_dev the outside set's conversations annotated)
+# and test, to report only.
+SPLITS = ("dev", "dev2", "dev3", "outside_dev", "test")
 
 
 class Command(BaseCommand):
@@ -25,7 +25,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser) -> None:
         parser.add_argument("--split", default="dev", choices=SPLITS,
-                            help="dev, dev2, outside_dev (to tune on) or test (report only).")
+                            help="dev, dev2, dev3, outside_dev (to tune on) or test (report only).")
         parser.add_argument("--engine", default="offline", choices=note_truth_scoring.ENGINES,
                             help="offline (default: no LLM request) or llm (the server of LLM_BASE_URL).")
         parser.add_argument("--conversations", default="", metavar="IDS",
