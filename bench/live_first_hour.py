@@ -5,12 +5,13 @@ recall question and a question about something never said — then uploads a 3-p
 (a Chinese text layer; its 第八条 runs across a line break into a negating tail) and asks
 about it. After each answer it waits until the turn's notes are written.
 
-    .venv/bin/python bench/live_first_hour.py http://127.0.0.1:8123 OUT_FOLDER [MATTER_NUMBER]
+    .venv/bin/python bench/live_first_hour.py http://127.0.0.1:8123 OUT_FOLDER [MATTER_NUMBER] [--documents-only]
 
 Writes OUT_FOLDER/first_hour.json (per turn: what was typed, the answer, its status, seconds
 to the answer and until My memory changed, the recalled panel's text; then My memory's text)
 and screenshots first-hour-chat-N.png, first-hour-memory.png, first-hour-documents.png.
-MATTER_NUMBER (default M-002) is the matter the chat and the upload use. Needs Debian's
+MATTER_NUMBER (default M-002) is the matter the chat and the upload use; ``--documents-only``
+skips the conversation (a second run on the same matter). Needs Debian's
 chromium (``make browser fonts``).
 """
 from __future__ import annotations
@@ -22,6 +23,8 @@ import time
 from pathlib import Path
 
 from playwright.sync_api import sync_playwright
+
+from tests.documents.files import chinese_text_pdf
 
 CHROMIUM = "/usr/bin/chromium"
 PASSWORD = "legalmem-demo"
@@ -60,41 +63,6 @@ LEASE_PAGES = [
 ]
 ANSWER_WAIT_MS = 900_000
 INDEX_WAIT_SECONDS = 300
-
-
-def _pdf(objects: list[bytes]) -> bytes:
-    out = bytearray(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
-    offsets = []
-    for number, body in enumerate(objects, start=1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
-    return bytes(out)
-
-
-def chinese_text_pdf(pages: list[list[str]]) -> bytes:
-    """A PDF whose text layer is Chinese: Adobe's STSong-Light through the UniGB-UCS2-H CMap (a
-    font every PDF reader knows, not embedded), each page a list of lines."""
-    kids = b" ".join(b"%d 0 R" % (5 + 2 * i) for i in range(len(pages)))
-    objects = [
-        b"<< /Type /Catalog /Pages 2 0 R >>",
-        b"<< /Type /Pages /Kids [%s] /Count %d >>" % (kids, len(pages)),
-        b"<< /Type /Font /Subtype /Type0 /BaseFont /STSong-Light /Encoding /UniGB-UCS2-H /DescendantFonts [4 0 R] >>",
-        b"<< /Type /Font /Subtype /CIDFontType0 /BaseFont /STSong-Light /CIDSystemInfo << /Registry (Adobe) "
-        b"/Ordering (GB1) /Supplement 2 >> /FontDescriptor << /Type /FontDescriptor /FontName /STSong-Light "
-        b"/Flags 6 /FontBBox [-25 -254 1000 880] /ItalicAngle 0 /Ascent 880 /Descent -120 /CapHeight 880 "
-        b"/StemV 93 >> >>",
-    ]
-    for i, lines in enumerate(pages):
-        content = b"BT /F1 12 Tf 18 TL 50 780 Td " + b" ".join(
-            b"<%s> '" % line.encode("utf-16-be").hex().encode() for line in lines) + b" ET"
-        objects.append(b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Resources << /Font << /F1 3 0 R >> >> "
-                       b"/Contents %d 0 R >>" % (6 + 2 * i))
-        objects.append(b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream")
-    return _pdf(objects)
 
 
 def wait_for_answer(page, count: int) -> str:
@@ -146,12 +114,14 @@ def upload_lease(page, base: str, matter_id: str, out: Path) -> dict:
         page.click("#document-upload button[type=submit]")
         started = time.perf_counter()
         status = ""
+        page.wait_for_timeout(2000)  # the upload's request
         while time.perf_counter() - started < INDEX_WAIT_SECONDS:
-            page.reload()
-            status = page.locator("tr[data-document]").first.get_attribute("data-status") or ""
+            time.sleep(3)
+            page.goto(f"{base}/matters/{matter_id}/documents/")  # the page reloads itself while busy
+            rows = page.locator("tr[data-document]")
+            status = rows.first.get_attribute("data-status") if rows.count() else ""
             if status in ("indexed", "failed"):
                 break
-            time.sleep(3)
     page.screenshot(path=str(out / "first-hour-documents.png"), full_page=True)
     entry = {"uploaded": "lease.pdf", "status": status, "seconds_to_index": round(time.perf_counter() - started, 1),
              "documents_page": page.locator("main").inner_text()}
@@ -159,7 +129,7 @@ def upload_lease(page, base: str, matter_id: str, out: Path) -> dict:
     return entry
 
 
-def main(base: str, out: Path, matter_number: str = "M-002") -> None:
+def main(base: str, out: Path, matter_number: str = "M-002", documents_only: bool = False) -> None:
     out.mkdir(parents=True, exist_ok=True)
     record: list[dict] = []
     with sync_playwright() as playwright:
@@ -176,12 +146,13 @@ def main(base: str, out: Path, matter_number: str = "M-002") -> None:
         matter_id = option.get_attribute("value")
         page.select_option("#matter", matter_id)
         memory_page = context.new_page()
-        for number, (text, wait) in enumerate(TURNS, start=1):
+        turns = [] if documents_only else TURNS
+        for number, (text, wait) in enumerate(turns, start=1):
             record.append(ask(page, memory_page, base, number, text, wait, out))
         documents_page = context.new_page()
         record.append(upload_lease(documents_page, base, matter_id, out))
         time.sleep(10)  # the document's notes
-        record.append(ask(page, memory_page, base, len(TURNS) + 1, *DOCUMENT_QUESTION, out))
+        record.append(ask(page, memory_page, base, len(turns) + 1, *DOCUMENT_QUESTION, out))
         memory = memory_text(memory_page, base)
         memory_page.screenshot(path=str(out / "first-hour-memory.png"), full_page=True)
         browser.close()
@@ -191,4 +162,4 @@ def main(base: str, out: Path, matter_number: str = "M-002") -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1].rstrip("/"), Path(sys.argv[2]), *sys.argv[3:4])
+    main(sys.argv[1].rstrip("/"), Path(sys.argv[2]), *sys.argv[3:4], documents_only="--documents-only" in sys.argv)

@@ -29,6 +29,15 @@ class Span:
     heading: str
 
 
+#: A line that opens an article or clause of its own ("第九条 …", "Clause 7 …").
+_ARTICLE_OPENING = re.compile(r"^\s*(?:第[一二三四五六七八九十百千零〇\d]+条|(?:Article|Clause|ARTICLE|CLAUSE)\s+\d+)")
+
+
+def opens_an_article(line: str) -> bool:
+    """Whether ``line`` opens an article or clause (its own heading, ending with 。 or not)."""
+    return bool(_ARTICLE_OPENING.match(line))
+
+
 def is_heading(line: str) -> bool:
     stripped = line.strip()
     return 0 < len(stripped) <= 80 and bool(_HEADING.match(stripped)) and not stripped.endswith(("。", "；", ","))

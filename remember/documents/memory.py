@@ -20,6 +20,7 @@ from infra.embeddings import get_embedder
 from legaltext.documents import is_contract, mended
 from memory.models import Category, Document, DocumentChunk, MemoryScope, SourceType
 from memory.services.notes import NoteDraft, NoteValidationError
+from remember.documents.chunking import is_heading, opens_an_article
 from remember.drafts import ItemError, category_slug, is_persona_item
 from remember.extract import extract_turn
 from remember.routing import route_and_write
@@ -74,12 +75,18 @@ def remember_document(document: Document) -> int:
 
 
 def _with_heading(chunk: DocumentChunk) -> str:
-    """The chunk's text under its heading — once: a chunk that opens with its heading line
-    ("第七条 …，" read as a heading) is not given it twice, which would cut the line from its tail."""
+    """The chunk's text under its heading — once, and only above the heading's own text: a chunk
+    that opens with its heading line ("第七条 …，" read as a heading) is not given it twice, and
+    an article's first line carried to the next page ("第八条 房屋的自然损耗及正常使用产生的墙面污渍，")
+    is not put above a page that opens with another article (第九条): there it would be noted
+    alone, cut from its tail "不属于乙方应当赔偿的损失范围", which inverts it. Above the page that
+    holds its tail ("…十日内" / "无息退还全部押金。") it makes the article whole."""
     heading = chunk.heading.strip()
-    if not heading or chunk.text.lstrip().startswith(heading):
-        return chunk.text.strip()
-    return f"{heading}\n{chunk.text}".strip()
+    text = chunk.text.strip()
+    first_line = text.split("\n", 1)[0]
+    if not heading or text.startswith(heading) or is_heading(first_line) or opens_an_article(first_line):
+        return text
+    return f"{heading}\n{text}"
 
 
 def _restates_heading(item, chunk: DocumentChunk, citation: str) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from memory.models import DocumentPage, Note, SourceType
 from tests.documents.conftest import add_document
-from tests.documents.files import docx_bytes
+from tests.documents.files import chinese_text_pdf, docx_bytes
 
 LEASE_TERMS = ["租客张三的月租金为8000元。","租客张三于2026年3月1日签订租赁合同，月租金为8000元，押金为16000元。",
                "租赁期限为一年，自2026年3月1日起至2027年2月28日止。"]
@@ -58,3 +58,21 @@ def test_a_contracts_terms_are_terms_whole_and_cited_by_its_title(world):
     assert [note.content for note in eighth] == ["《房屋租赁合同》第八条：房屋的自然损耗及正常使用产生的墙面污渍，不属于乙方应当赔偿的损失范围。"]
     assert "合同条款" in eighth[0].tags
     assert eighth[0].speaker == "《房屋租赁合同》第 1 页"
+
+
+def test_an_article_ending_a_page_is_not_put_cut_above_the_next_page(world):
+    """The first hour in the browser (6 Dec): 第八条's first line, the last heading of page 2, was
+    carried over page 3 (which opens with 第九条) and noted there alone, cut from its negating tail."""
+    pages = [["房屋租赁合同", "出租方（甲方）：周建国", "承租方（乙方）：林晓雯",
+              "第四条 乙方应于签订本合同时向甲方支付押金人民币3000元。"],
+             ["第七条 甲方应负责房屋主体结构及设施的正常维修。",
+              "第八条 房屋的自然损耗及正常使用产生的墙面污渍，", "不属于乙方应当赔偿的损失范围。"],
+             ["第九条 任何一方违反本合同约定的，应向对方支付违约金人民币2000元。",
+              "第十条 本合同自双方签字之日起生效，一式两份，甲乙双方各执一份。"]]
+    document = add_document(world.matter_deposit, "lease.pdf", chinese_text_pdf(pages), actor=world.alice)
+
+    document.refresh_from_db()
+    assert (document.title, document.page_count) == ("房屋租赁合同", 3)
+    eighth = Note.objects.filter(source_type=SourceType.DOCUMENT, content__contains="墙面污渍")
+    assert [(note.content, note.source_id.split(":")[2]) for note in eighth] == [
+        ("《房屋租赁合同》第八条：房屋的自然损耗及正常使用产生的墙面污渍，不属于乙方应当赔偿的损失范围。", "p2")]
