@@ -24,7 +24,8 @@ from pathlib import Path
 
 from playwright.sync_api import sync_playwright
 
-from tests.documents.files import chinese_text_pdf
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a script from the checkout
+from tests.documents.files import chinese_text_pdf  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
 PASSWORD = "legalmem-demo"
