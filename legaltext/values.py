@@ -51,6 +51,17 @@ _EN_YEAR_RE = re.compile(r"\b((?:19|20)\d{2})\b")
 NUMBER_TOKEN_RE = re.compile(r"\d[\d,]*(?:\.\d+)?(?:[万千]\d?)?|[零〇一二两三四五六七八九十百千万亿半壹贰叁肆伍陆柒捌玖拾佰仟]+")
 
 
+#: A time of day with its part of the day and minutes ("上午9点半", "下午2点", "14时30分").
+_CLOCK_RE = re.compile(r"(?:(上午|下午|晚上|早上|中午|凌晨|傍晚)\s*)?(\d{1,2})[点时](?!钟头|间)(半|\d{1,2}分)?")
+
+
+def _clock_key(match: re.Match) -> Decimal:
+    """Minutes after midnight ("下午2点" is 840), the part of the day read when said."""
+    hour = int(match.group(2))
+    if match.group(1) in ("下午", "晚上", "傍晚") and hour < 12:
+        hour += 12
+    minutes = 30 if match.group(3) == "半" else int(match.group(3)[:-1]) if match.group(3) else 0
+    return Decimal(hour * 60 + minutes)
 #: A count written in Chinese numerals before its measure word ("两个", "三名", "十来个").
 _COUNT_RE = re.compile(r"(?<![\d零〇一二两三四五六七八九十百千万])([一二两三四五六七八九十百]+)(?=来?(?:个|名|位|次|件|项|台|辆|套|张|份|人))")
 
@@ -84,9 +95,15 @@ def values(text: str) -> list[Value]:
     reading = read(text)
     found = [Value(a.start, a.end, a.text, "money", a.value) for a in reading.amounts if a.value is not None]
     found += [Value(d.start, d.end, d.text, d.unit, d.value) for d in reading.durations]
+    clock = list(_CLOCK_RE.finditer(text))
+    found += [Value(t.start(), t.end(), t.group(0), "time", _clock_key(t)) for t in clock]
     for n in reading.numbers:
         if text[n.end:n.end + 1] in ("%", "％"):  # "年利率6%": a rate, not a count or a sum
             found.append(Value(n.start, n.end + 1, text[n.start:n.end + 1], "percent", n.value))
+        elif any(t.start() <= n.start < t.end() for t in clock):  # "上午9点半": a time of day, not a count
+            continue
+        elif text.startswith("日内", n.end) or text.startswith("天内", n.end):  # "30日内": days
+            found.append(Value(n.start, n.end + 2, text[n.start:n.end + 2], "day", n.value))
         else:
             found.append(Value(n.start, n.end, n.text, "number", n.value))
     taken = [(v.start, v.end) for v in found]
@@ -132,7 +149,7 @@ def the_value(text: str) -> Value | None:
 def replaced(stored: Value, new: Value) -> str:
     """The words that replace ``stored`` with the value of ``new``, in ``stored``'s own form
     when both are written alike: "2000元" with "3000" is "3000元", "两天" with "四天" is "四天"."""
-    if {new.kind, stored.kind} & {"date", "phone"}:
+    if {new.kind, stored.kind} & {"date", "phone", "time"}:
         return new.text
     old_number = NUMBER_TOKEN_RE.search(stored.text)
     new_number = NUMBER_TOKEN_RE.search(new.text)

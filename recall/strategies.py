@@ -16,6 +16,7 @@ from memory.models import LinkType, MemoryScope, Note
 from recall import candidates as cand
 from recall import exact_vectors
 from recall.alongside import can_run_alongside, run_alongside
+from recall.asked_value import ANSWER_WINDOW, answer_first
 from recall.fusion import (
     CORRECTION_ANCHORS, DENSE, HISTORY_WINDOW, KEYWORD, NOTES, Entry, RawFloor, below_their_corrections,
     dense_ranking, first_message_id, fuse, fusion_reason, keyword_ranking, lift_earlier_statements, raw_fusion,
@@ -158,6 +159,14 @@ def raw_turns(request: SearchRequest) -> RawFloor:
     return raw_fusion(said)
 
 
+def _slot_text(slot, pool: dict, by_message: dict) -> str:
+    """What a slot says: a note's content, a message's words."""
+    if slot.kind == NOTE:
+        return pool[slot.key[1]].note.content if slot.key[1] in pool else ""
+    candidate = by_message.get(slot.key[1])
+    return candidate.message.content if candidate is not None else ""
+
+
 def layered(request: SearchRequest) -> SearchResult:
     """Layered retrieval (docs/read-path.md) over notes AND raw messages: each note gets its layered score
     (``recall.scoring``), and the final order is the reciprocal-rank fusion of the raw
@@ -251,6 +260,9 @@ def layered(request: SearchRequest) -> SearchResult:
     if not plan.history:  # what a correction replaced is history: below the note that replaced it
         slots = below_their_corrections(slots, replaced_messages(
             [slot.key[1] for slot in slots[:CORRECTION_ANCHORS] if slot.kind == NOTE]))
+        # "林晓雯的押金是多少？": a memory stating the amount comes first (recall/asked_value.py)
+        slots = answer_first(slots, {slot.key: _slot_text(slot, pool, by_message) for slot in slots[:ANSWER_WINDOW]},
+                             request.query)
     if plan.history:  # earlier statements of the same subject as the best slots rank just below them
         slots = lift_earlier_statements(slots, statements_of(user, {
             first_message_id(slot) for slot in slots[:HISTORY_WINDOW]

@@ -69,11 +69,11 @@ def _clause_words(text: str, start: int, end: int, without: list[Value]) -> set[
 
 def _cue_clause_words(said: str, value: Value, said_values: list[Value]) -> set[str]:
     """The words of the clause that says what is corrected ("之前说的医疗费不对，…总共是6万4":
-    医疗费), when it is in the sentence of ``value`` or the one before."""
+    医疗费), when it is in the sentence of ``value`` (a cue of the sentence before names the point
+    of that sentence: "万分之五是他记成了…合同的。另外对方…退回来40个" is no correction of 40)."""
     start, end = span_around(said, value.start, value.end, SENTENCE_END_RE)
-    before = span_around(said, start - 1, start - 1, SENTENCE_END_RE)[0] if start else start
     words: set[str] = set()
-    for cue in (*CORRECTION_CUE_RE.finditer(said, before, end), *RESTATING_RE.finditer(said, before, end)):
+    for cue in (*CORRECTION_CUE_RE.finditer(said, start, end), *RESTATING_RE.finditer(said, start, end)):
         clause_start, clause_end = span_around(said, cue.start(), cue.end())
         words |= _clause_words(said, clause_start, clause_end,
                                [v for v in said_values if clause_start <= v.start and v.end <= clause_end])
@@ -140,6 +140,16 @@ _SAID_BEFORE_RE = re.compile(r"(?:(?:之前|上次|刚才|前面)(?:说|讲|提)
                              re.IGNORECASE)
 
 
+#: What comes right after a value the client names as wrong ("10%是马德胜凭印象说的", "4万6是我看反了",
+#: "12000是到手的" is no such thing: it is said as true).
+_SAID_WRONG_AFTER_RE = re.compile(r"^\s*(?:是[^，。；,;]{0,12}?(?:说错|记错|看反|写错|打错|算错|凭印象|搞错|记成)|不对|有误|错了)")
+
+
+def _corrected_value(said: str, value: Value) -> bool:
+    """The turn names ``value`` as the wrong one after it ("4万6是我把两位数字看反了")."""
+    return bool(_SAID_WRONG_AFTER_RE.match(said[value.end:]))
+
+
 def _named_as_said_before(said: str, value: Value) -> bool:
     return bool(_SAID_BEFORE_RE.search(said[max(0, value.start - 12):value.start]))
 
@@ -200,6 +210,7 @@ def revised_by_slot(said: str, new_text: str, old_text: str) -> tuple[str, str] 
     said_values = values(said)
     new_values = values(new_text)
     stored = values(old_text)
+    replacements: list[tuple[Value, Value, str]] = []
     for new in said_values:
         if not any(v.matches(new) for v in new_values) or any(v.matches(new) for v in stored):
             continue
@@ -227,6 +238,9 @@ def revised_by_slot(said: str, new_text: str, old_text: str) -> tuple[str, str] 
             again = [v for v in near if v is not new and v.matches(old)]
             if any(_CONFIRMED_RE.match(said[v.end:]) for v in again):
                 continue  # "合同金额是4万8没错": the stored value is confirmed, not corrected
+            if old.kind == "date" and any(v.matches(old) and not _named_as_said_before(said, v)
+                                          and not _corrected_value(said, v) for v in said_values if v is not new):
+                continue  # "住院应该是15天，1月8号进去，1月23号出院": the day 1月8日 is said again, not corrected
             # "价格最后谈到18万2，比之前说的18万8便宜了6000": the corrected value named in its sentence
             named = [v for v in in_sentence if v.matches(old) and _named_as_said_before(said, v)]
             clause_start, clause_end = span_around(old_text, old.start, old.end)
@@ -252,10 +266,41 @@ def revised_by_slot(said: str, new_text: str, old_text: str) -> tuple[str, str] 
             fits = wide_fits
         if not fits and len(slips) == 1:  # "Sorry, I meant RMB 128,000" for the stored 138,000
             fits = [(slips[0], {f"{slips[0].text}→{new.text}"})]
-        if len(fits) != 1:
+        fits = _one_value(fits)
+        if len(fits) > 1:  # the words of the value's own clause decide ("开庭改到3月12日" after "仲裁委发了通知")
+            own_start, own_end = span_around(said, new.start, new.end)
+            own = _clause_words(said, own_start, own_end, near) | _head(said, new)
+            fits = _one_value([(old, shared & own) for old, shared in fits if shared & own])
+        if len(fits) != 1 or any(old is fits[0][0] for old, _new, _why in replacements):
             continue
         old, shared = fits[0]
-        revised = replaced_in(old_text, old, new)
-        return revised, (f"the client corrects {'、'.join(sorted(shared))}: {old.text} is now {new.text} "
-                         f"(“{said[start:end][:60]}”)")
-    return None
+        replacements.append((old, new, f"the client corrects {'、'.join(sorted(shared))}: {old.text} is now "
+                                       f"{new.text} (“{said[start:end][:60]}”)"))
+    if not replacements:
+        return None
+    # every value the turn corrects ("开庭改到3月12日下午2点": the day and the hour), from the end
+    # of the note so that the earlier spans stay where they are; the day as resolved when it was
+    # noted ("2月27日（2026年2月27日）") goes with the day it restated
+    revised = old_text
+    for old, new, _why in sorted(replacements, key=lambda r: -r[0].start):
+        resolved = _RESOLVED_RE.match(revised, old.end)
+        if resolved and the_day_in(resolved.group(1), old):
+            revised = revised[:resolved.start()] + revised[resolved.end():]
+        revised = replaced_in(revised, old, new)
+    return revised, "; ".join(why for _old, _new, why in replacements)
+
+
+#: The day a relative or partial date was resolved to when it was noted: "（2026年2月27日）".
+_RESOLVED_RE = re.compile(r"（([^（）]{4,20})）")
+
+
+def the_day_in(text: str, day: Value) -> bool:
+    """Whether ``text`` states the same day as ``day``."""
+    return any(v.matches(day) for v in values(text))
+
+
+def _one_value(fits: list) -> list:
+    """A day and its resolved form ("2月27日（2026年2月27日）") are one value of the note: the first."""
+    if len(fits) > 1 and all(old.kind == "date" and old.matches(fits[0][0]) for old, _shared in fits):
+        return fits[:1]
+    return fits

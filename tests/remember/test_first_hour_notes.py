@@ -61,6 +61,49 @@ def test_the_recall_question_shows_the_corrected_deposit_first_and_charlie_nothi
         assert search_memory(outsider, "林晓雯的押金是多少？", k=10).hits == []
 
 
+def test_the_amount_asked_for_comes_before_the_wish_about_it(world, lease, make_turn):
+    """In the browser (6 Dec, bench/live_first_hour.py) "林晓雯的押金是多少？" showed her wish about
+    the deposit's interest first and the 3000 note second: a question asking for a value is
+    answered first by the memory that states it (recall/asked_value.py). Here the fusion alone
+    already puts it first; the rule's own order is pinned below."""
+    for said in ("我的客户林晓雯租了周建国的房子，押金是2000元，今年2月底退租了，房东说要扣一半押金。",
+                 "刚才说错了，押金是3000不是2000。", "帮她找房的中介叫王磊，是链家的经纪人。",
+                 "王磊的手机是139 0571 2846。", "林晓雯还想主张迟延退还押金的利息。", "我打算先给房东发一封律师函。"):
+        assert make_turn(lease, said, REPLY).status == "done"
+    first = search_memory(world.alice, "林晓雯的押金是多少？", k=10).hits[0]
+    assert first.note is not None and "押金是3000元" in first.note.content, first.note or first.message
+
+
+def test_a_value_question_puts_the_near_top_memory_stating_the_value_first():
+    from recall.asked_value import answer_first
+    from recall.fusion import Entry
+    from recall.scoring import ScoreBreakdown
+
+    def slot(key: str, fused: float) -> Entry:
+        return Entry(("note", key), ScoreBreakdown(0.9, 0.5, 0.5, 0.8, 0.0, 1.0, 1.0, fused), "case", fused=fused)
+
+    texts = {("note", "wish"): "林晓雯还想主张迟延退还押金的利息。", ("note", "plan"): "律师打算先给房东发一封律师函。",
+             ("note", "deposit"): "林晓雯租了周建国的房子，押金是3000元，今年2月底退租了。",
+             ("note", "deducted"): "房东说要扣1500元押金。"}
+    ranked = [slot("wish", 0.030), slot("deposit", 0.029), slot("plan", 0.028)]
+    assert [s.key[1] for s in answer_first(ranked, texts, "林晓雯的押金是多少？")] == ["deposit", "wish", "plan"]
+    assert [s.key[1] for s in answer_first(ranked, texts, "林晓雯想要什么？")] == ["wish", "deposit", "plan"]  # no value asked
+    far = [slot("wish", 0.03), slot("plan", 0.029), slot("a", 0.028), slot("deducted", 0.027)]
+    assert [s.key[1] for s in answer_first(far, texts, "押金是多少？")] == ["wish", "plan", "a", "deducted"]  # beyond the window
+
+
+@pytest.mark.parametrize(("question", "text", "states"), [
+    ("林晓雯的押金是多少？", "林晓雯租了一套房，押金3000元，房东到期不退。", True),
+    ("林晓雯的押金是多少？", "林晓雯还想主张迟延退还押金的利息。", False),
+    ("How much was the deposit?", "The deposit was RMB 3,000, paid on 1 March.", True),
+    ("How much was the deposit?", "She wants the deposit back with interest.", False),
+])
+def test_what_states_the_value_asked_for(question, text, states):
+    from recall.asked_value import asked_point, states_value_of
+
+    assert states_value_of(text, asked_point(question)) is states
+
+
 @pytest.mark.parametrize(("typed", "statement"), [
     ("刚才说错了，押金是3000不是2000。", "更正：押金是3000元，不是2000元。"),
     ("押金应该是3000", None),  # "应该是X" alone is advice, not a correction (the reader's rule)

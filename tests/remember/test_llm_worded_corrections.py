@@ -186,7 +186,11 @@ def test_a_deposit_corrected_revises_no_sum_deducted_from_it(said, new):
      "她右腿胫骨骨折，在浙一医院住了18天，医疗费6万4，对方保险公司先垫付了1万。"),
     # a hearing moved ("改到"), the stored day in the clause of the same point
     ("仲裁委发了通知，开庭改到3月12日下午2点。", "开庭改到3月12日下午2点。",
-     "仲裁申请上周已经交了，开庭定在2月27日上午9点半。", "仲裁申请上周已经交了，开庭定在3月12日上午9点半。"),
+     "仲裁申请上周已经交了，开庭定在2月27日上午9点半。", "仲裁申请上周已经交了，开庭定在3月12日下午2点。"),
+    # a hearing moved: its day and its hour, the day as resolved when noted goes with it
+    ("仲裁委发了通知，开庭改到3月12日下午2点。", "开庭改到3月12日下午2点。",
+     "仲裁申请上周（2026年1月26日那一周）已经交了，开庭定在2月27日（2026年2月27日）上午9点半。",
+     "仲裁申请上周（2026年1月26日那一周）已经交了，开庭定在3月12日下午2点。"),
     # a slip of one digit, the only sum of its digits in the note
     ("Sorry, I meant RMB 128,000 — I typed a 3 instead of a 2.", "The price was RMB 128,000.",
      "Tom Becker bought a 2019 Tiguan at RMB 138,000 and paid a deposit of RMB 20,000.",
@@ -202,6 +206,9 @@ def test_a_correction_finds_its_point_by_its_cue_clause_or_a_slip(said, new, old
     # the entry date corrected is not the current contract's signing day (outside dev, b07)
     ("还有入职时间我之前说错了，劳动合同上写的是2021年6月1日入职，不是7月。", "劳动合同上写的是2021年6月1日入职，不是7月。",
      "当事人的劳动合同是三年一签，现在这份是2024年7月1日签的，到2027年6月30日。"),
+    # a day said again is not corrected by the other day of the same turn (dev2 v06)
+    ("我刚跟客户核实了，住院应该是15天，1月8号进去，1月23号出院。", "住院应该是15天，1月8号进去，1月23号出院。",
+     "冯建国1月8日晚上在文一西路被一辆电动车撞了，右腿胫骨骨折。"),
     # another first digit is another sum, not a slip: the deposit corrected is not the rent
     ("Actually, the security deposit was $2,000.", "The client claims the security deposit was $2,000.",
      "The monthly rent is $1,000."),
