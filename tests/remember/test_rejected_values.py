@@ -131,6 +131,8 @@ def test_through_the_write_path_a_correction_sentence_is_one_statement(world, ma
 @pytest.mark.parametrize("said, old, revised", [
     ("纠正一下，房东公司叫“宏达置业”，宏伟的宏。", "房东是“弘达置业”的员工，姓周。", "房东是“宏达置业”的员工，姓周。"),
     ("更正一下，证人王晓明当时在场。", "证人王小明当时在场，看到了事故经过。", "证人王晓明当时在场，看到了事故经过。"),
+    # a two-character name, when the client names the character written wrong (dev3 e03)
+    ("还有两处要改：借款人名字是韦栋，栋梁的栋，之前我打成了东。", "到期后韦东只还过一笔1万8。", "到期后韦栋只还过一笔1万8。"),
 ])
 def test_a_name_written_anew_replaces_the_old_spelling(said, old, revised):
     relation = compare(said, old, said=said)
@@ -143,6 +145,8 @@ def test_a_name_written_anew_replaces_the_old_spelling(said, old, revised):
     ("更正一下，房东公司叫“宏达”。", "房东是“弘达”的员工。"),  # two characters differ in one all the time
     ("更正一下，房东公司叫“宏达置业”。", "房东是“弘达置业”的员工，中介是“宏远置业”。"),  # the new name is one letter off two words
     ("更正一下，证人王晓明当时在场。", "小王晓得这件事。"),  # a word that looks alike is no name
+    ("更正一下，借款人名字是韦栋。", "到期后韦东只还过一笔1万8。"),  # two characters, the wrong one not named
+    ("借款人名字是韦栋，之前我打成了冬。", "到期后韦东只还过一笔1万8。"),  # the character named is not the note's
 ])
 def test_no_name_is_respelled_without_a_cue_a_long_enough_name_and_one_fit(said, old):
     relation = compare(said, old, said=said)
