@@ -51,6 +51,9 @@ _EN_YEAR_RE = re.compile(r"\b((?:19|20)\d{2})\b")
 NUMBER_TOKEN_RE = re.compile(r"\d[\d,]*(?:\.\d+)?(?:[万千]\d?)?|[零〇一二两三四五六七八九十百千万亿半壹贰叁肆伍陆柒捌玖拾佰仟]+")
 
 
+#: A rate in words ("每日万分之五", "千分之一", "百分之三十"): parts of ten thousand, a thousand, a hundred.
+_RATE_IN_WORDS_RE = re.compile(r"(万|千|百)分之([零〇一二两三四五六七八九十百\d.]+)")
+_PARTS = {"万": 10000, "千": 1000, "百": 100}
 #: A time of day with its part of the day and minutes ("上午9点半", "下午2点", "14时30分").
 _CLOCK_RE = re.compile(r"(?:(上午|下午|晚上|早上|中午|凌晨|傍晚)\s*)?(\d{1,2})[点时](?!钟头|间)(半|\d{1,2}分)?")
 
@@ -95,6 +98,12 @@ def values(text: str) -> list[Value]:
     reading = read(text)
     found = [Value(a.start, a.end, a.text, "money", a.value) for a in reading.amounts if a.value is not None]
     found += [Value(d.start, d.end, d.text, d.unit, d.value) for d in reading.durations]
+    rates = list(_RATE_IN_WORDS_RE.finditer(text))
+    for rate in rates:  # "万分之五" is 0.0005 of the sum, as "0.05%" is
+        count = chinese_number(rate.group(2)) if not rate.group(2)[0].isdigit() else Decimal(rate.group(2))
+        if count is not None:
+            found.append(Value(rate.start(), rate.end(), rate.group(0), "percent",
+                               Decimal(count) * 100 / _PARTS[rate.group(1)]))
     clock = list(_CLOCK_RE.finditer(text))
     found += [Value(t.start(), t.end(), t.group(0), "time", _clock_key(t)) for t in clock]
     for n in reading.numbers:
@@ -120,6 +129,8 @@ def values(text: str) -> list[Value]:
         day = _day_of(mention.text, mention.iso)
         if day is not None:
             found.append(Value(mention.start, mention.end, mention.text, "date", day))
+    # "百分之三十" is one rate, not also the number 三十
+    found = [v for v in found if v.kind == "percent" or not any(r.start() <= v.start and v.end <= r.end() for r in rates)]
     return sorted(found, key=lambda v: v.start)
 
 
@@ -149,8 +160,8 @@ def the_value(text: str) -> Value | None:
 def replaced(stored: Value, new: Value) -> str:
     """The words that replace ``stored`` with the value of ``new``, in ``stored``'s own form
     when both are written alike: "2000元" with "3000" is "3000元", "两天" with "四天" is "四天"."""
-    if {new.kind, stored.kind} & {"date", "phone", "time"}:
-        return new.text
+    if {new.kind, stored.kind} & {"date", "phone", "time"} or "分之" in stored.text + new.text:
+        return new.text  # "万分之五" with "千分之一" is "千分之一", not "千分之五"
     old_number = NUMBER_TOKEN_RE.search(stored.text)
     new_number = NUMBER_TOKEN_RE.search(new.text)
     if old_number is None or new_number is None:

@@ -13,7 +13,7 @@ from legaltext.values import replaced, the_value, values
 @pytest.mark.parametrize("text, kind", [
     ("2000元", "money"), ("3000", "number"), ("住院7天", "day"), ("休息两天", "day"), ("3万个", "number"),
     ("31 July 2026", "date"), ("30 June", "date"), ("2月27日", "date"),
-    ("上午9点半", "time"), ("下午2点", "time"), ("30日内", "day"),
+    ("上午9点半", "time"), ("下午2点", "time"), ("30日内", "day"), ("每日万分之五", "percent"), ("百分之三十", "percent"),
     ("新号码是138 6712 0935", "phone"), ("手机13867120935", "phone"), ("139-0571-2846", "phone"),
 ])
 def test_one_value_and_its_kind(text, kind):
@@ -32,6 +32,8 @@ def test_one_value_and_its_kind(text, kind):
     ("138 6712 0935", "手机13867120935", True),  # a phone number's digits, however grouped
     ("138 6712 0935", "139 0571 2846", False),
     ("下午2点", "14时", True),  # minutes after midnight
+    ("万分之五", "0.05%", True),  # a rate in words is the rate in figures
+    ("千分之一", "万分之五", False),
     ("下午2点", "上午2点", False),
 ])
 def test_values_match_by_kind_and_magnitude(a, b, same):

@@ -191,6 +191,9 @@ def test_a_deposit_corrected_revises_no_sum_deducted_from_it(said, new):
     ("仲裁委发了通知，开庭改到3月12日下午2点。", "开庭改到3月12日下午2点。",
      "仲裁申请上周（2026年1月26日那一周）已经交了，开庭定在2月27日（2026年2月27日）上午9点半。",
      "仲裁申请上周（2026年1月26日那一周）已经交了，开庭定在3月12日下午2点。"),
+    # a rate in words, the wrong one named after it
+    ("陈志远又翻了一遍合同，违约金写的是每日千分之一，万分之五是他记成了去年另一份合同的。", "违约金写的是每日千分之一。",
+     "逾期付款违约金约定的是每日万分之五。", "逾期付款违约金约定的是每日千分之一。"),
     # a slip of one digit, the only sum of its digits in the note
     ("Sorry, I meant RMB 128,000 — I typed a 3 instead of a 2.", "The price was RMB 128,000.",
      "Tom Becker bought a 2019 Tiguan at RMB 138,000 and paid a deposit of RMB 20,000.",
