@@ -52,7 +52,7 @@ NUMBER_TOKEN_RE = re.compile(r"\d[\d,]*(?:\.\d+)?(?:[万千]\d?)?|[零〇一二�
 
 
 #: A rate in words ("每日万分之五", "千分之一", "百分之三十"): parts of ten thousand, a thousand, a hundred.
-_RATE_IN_WORDS_RE = re.compile(r"(万|千|百)分之([零〇一二两三四五六七八九十百\d.]+)")
+_RATE_IN_WORDS_RE = re.compile(r"(万|千|百)分之([零〇一二两三四五六七八九十百]+|\d+(?:\.\d+)?)")
 _PARTS = {"万": 10000, "千": 1000, "百": 100}
 #: A time of day with its part of the day and minutes ("上午9点半", "下午2点", "14时30分").
 _CLOCK_RE = re.compile(r"(?:(上午|下午|晚上|早上|中午|凌晨|傍晚)\s*)?(\d{1,2})[点时](?!钟头|间)(半|\d{1,2}分)?")

@@ -14,6 +14,7 @@ from legaltext.values import replaced, the_value, values
     ("2000元", "money"), ("3000", "number"), ("住院7天", "day"), ("休息两天", "day"), ("3万个", "number"),
     ("31 July 2026", "date"), ("30 June", "date"), ("2月27日", "date"),
     ("上午9点半", "time"), ("下午2点", "time"), ("30日内", "day"), ("每日万分之五", "percent"), ("百分之三十", "percent"),
+    ("千分之1.5", "percent"),
     ("新号码是138 6712 0935", "phone"), ("手机13867120935", "phone"), ("139-0571-2846", "phone"),
 ])
 def test_one_value_and_its_kind(text, kind):
@@ -79,3 +80,8 @@ def test_a_part_of_a_relative_month_resolves_with_its_part(phrase, resolved):
 def test_date_phrases_keep_a_relative_month_with_its_day():
     """'去年3月15日' is one phrase: resolving '去年3月' alone wrote '去年3月（2025年3月）15日'."""
     assert date_phrases("去年3月15日起租，今年2月底她退租了。") == ["去年3月15日", "今年2月底"]
+
+
+@pytest.mark.parametrize("text", ["万分之.", "千分之", "百分之。", "99点", "下午点", "30日"])
+def test_odd_rates_and_times_are_read_without_an_error(text):
+    values(text)  # whatever it finds, a malformed rate or hour never raises
