@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from legaltext import read
+from legaltext.acts import asked_point
 from legaltext.values import Value, values
 
 #: A sentence is supported by an item that holds at least this share of the sentence's words
@@ -171,7 +172,11 @@ def statute_found(law: str, article: int | None, texts: list[str]) -> bool:
 
 def bears_on(question: str, item: str) -> bool:
     """Whether a recalled item bears on a question at all: a shared key value, or
-    ``QUESTION_MIN_SHARED_WORDS`` of its words. Below it a recall is a weak match."""
+    ``QUESTION_MIN_SHARED_WORDS`` of its words. Below it a recall is a weak match. A question
+    asking for a value ("…的车牌号是多少？") is borne on only by an item that names its point."""
+    point = asked_point(question)
+    if point is not None and (point if point.isascii() else point[:2]) not in item.lower():
+        return False  # "林晓雯的车牌号是多少？": a memory that never names 车牌 does not answer it
     if _shared_key_value(question, item):
         return True
     asked = words(question) - ASKING_WORDS

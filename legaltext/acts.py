@@ -10,6 +10,7 @@ import re
 from .corrections import CORRECTION_RE, corrections
 from .language import detect_language
 from .sentences import sentence_spans
+from .words import FUNCTION_CHARS
 
 ACTS = ("correction", "question", "preference", "wish", "plan", "statement")
 
@@ -103,3 +104,18 @@ def tells(message: str) -> bool:
         return False
     return all(act_of(text[a:b]) != "question" and not REQUEST_RE.search(text[a:b].strip())
                for a, b in sentence_spans(text))
+
+
+#: "…的押金是多少": a thing's point, named after 的 and asked with 是/为 (not "能拿多少", "扣我多少").
+_ZH_ASKED = re.compile(r"的([\u4e00-\u9fff]{2,4}?)(?:是|为|一共是|总共是|大概是)多少")
+_EN_ASKED = re.compile(r"\bhow much (?:is|was|were|are|did)\s+(?:the |my |her |his |their )?([a-z]+)", re.IGNORECASE)
+
+
+def asked_point(question: str) -> str | None:
+    """The point whose value a question asks for ("押金" of "林晓雯的押金是多少？", "deposit" of "how
+    much was the deposit?"), or None (no value asked, or a point of function words: "一共多少")."""
+    match = _ZH_ASKED.search(question or "") or _EN_ASKED.search(question or "")
+    if match is None:
+        return None
+    point = match.group(1)
+    return None if set(point) & FUNCTION_CHARS else point.lower()

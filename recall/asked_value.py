@@ -11,29 +11,16 @@ from __future__ import annotations
 
 import re
 
+from legaltext.acts import asked_point
 from legaltext.sentences import span_around
 from legaltext.values import values
-from legaltext.words import FUNCTION_CHARS
 from recall.fusion import Entry
 
 #: How near the top the answering slot must already be.
 ANSWER_WINDOW = 3
-_ZH_ASKED = re.compile(r"([\u4e00-\u9fff]{2})(?:是|有|为|一共是?|总共是?|大概是?)?多少")
-_EN_ASKED = re.compile(r"\bhow much (?:is|was|were|are|did)\s+(?:the |my |her |his |their )?([a-z]+)", re.IGNORECASE)
 _AMOUNT_KINDS = frozenset({"money", "number"})
 #: Where a clause ends (not at a number's "," of "3,000").
 _CLAUSE_END = re.compile(r"[，；;。！!？?\n]|(?<!\d),|,(?!\d)")
-
-
-def asked_point(question: str) -> str | None:
-    """The point whose value the question asks for ("押金" of "林晓雯的押金是多少？"), or None."""
-    match = _ZH_ASKED.search(question or "") or _EN_ASKED.search(question or "")
-    if match is None:
-        return None
-    point = match.group(1)
-    return None if set(point) & FUNCTION_CHARS else point.lower()
-
-
 def states_value_of(text: str, point: str) -> bool:
     """Whether ``text`` states a sum or number in a clause that names ``point``."""
     lowered = text.lower()

@@ -99,7 +99,8 @@ def test_a_value_question_puts_the_near_top_memory_stating_the_value_first():
     ("How much was the deposit?", "She wants the deposit back with interest.", False),
 ])
 def test_what_states_the_value_asked_for(question, text, states):
-    from recall.asked_value import asked_point, states_value_of
+    from legaltext.acts import asked_point
+    from recall.asked_value import states_value_of
 
     assert states_value_of(text, asked_point(question)) is states
 
@@ -139,3 +140,23 @@ def test_every_subject_rule_is_listed_with_its_why_in_chinese():
     with translation.override("zh-hans"):
         assert all("用户" in str(rule.why) or "律师" in str(rule.why) or "当事人" in str(rule.why)
                    or "客户" in str(rule.why) for rule in listed), [str(rule.why) for rule in listed]
+
+
+@pytest.mark.parametrize(("question", "point"), [
+    ("林晓雯的押金是多少？", "押金"), ("林晓雯的车牌号是多少？", "车牌号"), ("房东李建国的手机号码是多少？", "手机号码"),
+    ("How much was the deposit?", "deposit"),
+    ("如果按违法解除，我能拿多少钱？", None), ("房东现在打算扣我多少钱？", None),  # no thing's point named
+])
+def test_the_point_a_value_question_asks_for(question, point):
+    from legaltext.acts import asked_point
+
+    assert asked_point(question) == point
+
+
+def test_a_value_question_is_borne_on_only_by_an_item_naming_its_point():
+    """The first hour: "林晓雯的车牌号是多少？" listed the matter's deposit notes under "记忆中有以下相关内容"."""
+    from chat.support import bears_on
+
+    assert not bears_on("林晓雯的车牌号是多少？", "林晓雯租了周建国的房子，押金是3000元，今年2月底退租了。")
+    assert bears_on("林晓雯的押金是多少？", "林晓雯租了周建国的房子，押金是3000元，今年2月底退租了。")
+    assert bears_on("林晓雯的车牌号是多少？", "林晓雯的车牌是浙A12345。")
