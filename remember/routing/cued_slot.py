@@ -284,7 +284,7 @@ def revised_by_slot(said: str, new_text: str, old_text: str) -> tuple[str, str] 
     revised = old_text
     for old, new, _why in sorted(replacements, key=lambda r: -r[0].start):
         resolved = _RESOLVED_RE.match(revised, old.end)
-        if resolved and the_day_in(resolved.group(1), old):
+        if resolved and _the_day_in(resolved.group(1), old):
             revised = revised[:resolved.start()] + revised[resolved.end():]
         revised = replaced_in(revised, old, new)
     return revised, "; ".join(why for _old, _new, why in replacements)
@@ -294,7 +294,7 @@ def revised_by_slot(said: str, new_text: str, old_text: str) -> tuple[str, str] 
 _RESOLVED_RE = re.compile(r"（([^（）]{4,20})）")
 
 
-def the_day_in(text: str, day: Value) -> bool:
+def _the_day_in(text: str, day: Value) -> bool:
     """Whether ``text`` states the same day as ``day``."""
     return any(v.matches(day) for v in values(text))
 
