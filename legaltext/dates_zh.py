@@ -43,6 +43,31 @@ def _shift_month(value: date, months: int) -> tuple[int, int]:
 _PART_OF_MONTH_RE = re.compile(r"(?<=月)(?:初|底|中旬|上旬|下旬|末)$")
 
 
+#: How far from the day said a month and day with no year may lie in that day's year: further
+#: ahead, it is last year's ("12月16号" said in February: the injury just past); further behind,
+#: next year's ("3月12日" said in November: the coming hearing).
+NEAREST_YEAR_DAYS = 213  # seven months
+
+
+def _nearest_day(said_on: date, month: int, day: int) -> date:
+    """The month and day in the year said, unless it lies more than ``NEAREST_YEAR_DAYS`` ahead
+    (then the year before) or behind (then the year after)."""
+    found = date(said_on.year, month, day)
+    if (found - said_on).days > NEAREST_YEAR_DAYS:
+        return _in_year(found, said_on.year - 1)
+    if (said_on - found).days > NEAREST_YEAR_DAYS:
+        return _in_year(found, said_on.year + 1)
+    return found
+
+
+def _in_year(day: date, year: int) -> date:
+    """``day`` in ``year`` (29 February in a common year is 28 February)."""
+    try:
+        return day.replace(year=year)
+    except ValueError:
+        return day.replace(year=year, day=28)
+
+
 def resolve_zh(phrase: str, said_on: date | None) -> str | None:
     """The day, week, month or year a Chinese relative date names ('2023年5月7日',
     '2023年5月1日那一周', '2023年4月', '2022年'), or None when it cannot be told."""
@@ -76,7 +101,7 @@ def resolve_zh(phrase: str, said_on: date | None) -> str | None:
                 return f"{year}年{_number(g['ymonth'])}月"
             return f"{year}年"
         if g["md_month"]:
-            return _day(date(said_on.year, _number(g["md_month"]), _number(g["md_day"])))
+            return _day(_nearest_day(said_on, _number(g["md_month"]), _number(g["md_day"])))
         if g["ago"]:
             count = 0.5 if g["ago"] == "半" else _number(g["ago"])
             unit = g["ago_unit"]

@@ -112,6 +112,12 @@ def _a_name_in_both(word: str, said: str, old_text: str) -> bool:
     return any(f"{word}{c}" in old_text for c in following)
 
 
+def _own_clause_words(said: str, value: Value, near: list[Value]) -> set[str]:
+    """The point words of the clause holding ``value`` alone, with the character it follows."""
+    start, end = span_around(said, value.start, value.end)
+    return _clause_words(said, start, end, near) | _head(said, value)
+
+
 def _clause_and_the_one_before(text: str, value: Value) -> tuple[int, int]:
     """The span of the clause holding ``value`` and of the clause before it in its sentence."""
     start, end = span_around(text, value.start, value.end)
@@ -251,11 +257,14 @@ def revised_by_slot(said: str, new_text: str, old_text: str) -> tuple[str, str] 
             if cued and _one_slip(old, new):
                 slips.append(old)
             # the stored value's clause; failing that, with the one before ("保险公司理赔员…打电话来，
-            # 说可以一次性赔6万了结")
-            for wide, (point_start, point_end) in enumerate((span_around(old_text, old.start, old.end),
-                                                              _clause_and_the_one_before(old_text, old))):
+            # 说可以一次性赔6万了结"). A guess made exact with no word of correction is held to the two
+            # values' own clauses: "月收入9000左右" is no point of "保险公司…说可以一次性赔6万" (公司).
+            spans = (span_around(old_text, old.start, old.end), _clause_and_the_one_before(old_text, old))
+            point_words_said = words if cued else _own_clause_words(said, new, near)
+            for wide, (point_start, point_end) in enumerate(spans if cued else spans[:1]):
                 others = [v for v in stored if point_start <= v.start and v.end <= point_end]
-                shared = words & (_clause_words(old_text, point_start, point_end, others) | _head(old_text, old))
+                shared = point_words_said & (_clause_words(old_text, point_start, point_end, others)
+                                             | _head(old_text, old))
                 if named:  # "比之前说的18万8便宜了6000": the corrected value is named beside the new one
                     shared = shared | {old.text}
                 shared = {word for word in shared if not _a_name_in_both(word, said, old_text)}
@@ -268,8 +277,7 @@ def revised_by_slot(said: str, new_text: str, old_text: str) -> tuple[str, str] 
             fits = [(slips[0], {f"{slips[0].text}→{new.text}"})]
         fits = _one_value(fits)
         if len(fits) > 1:  # the words of the value's own clause decide ("开庭改到3月12日" after "仲裁委发了通知")
-            own_start, own_end = span_around(said, new.start, new.end)
-            own = _clause_words(said, own_start, own_end, near) | _head(said, new)
+            own = _own_clause_words(said, new, near)
             fits = _one_value([(old, shared & own) for old, shared in fits if shared & own])
         if len(fits) != 1 or any(old is fits[0][0] for old, _new, _why in replacements):
             continue

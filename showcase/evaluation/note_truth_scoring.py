@@ -31,6 +31,7 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 
+from .note_judgements import PrecisionReport, judge_notes
 from .note_truth_documents import DocumentReport, import_documents, score_documents
 from .runner import create_world, import_renamed
 
@@ -67,6 +68,7 @@ class NoteTruthReport:
     never_noted: int = 0
     misses: list[str] = field(default_factory=list)
     documents: DocumentReport = field(default_factory=DocumentReport)
+    precision: PrecisionReport = field(default_factory=PrecisionReport)
     #: Every note as (conversation, status, text), for ``--show``.
     listing: list[tuple[str, str, str]] = field(default_factory=list)
 
@@ -86,6 +88,7 @@ class NoteTruthReport:
             f"  notes saying 用户: {self.user_word_notes}   notes saying <login>说: {self.login_said_notes}",
             f"  messages that hold no fact but became a note: {share(self.never_noted, self.never_notes)}",
             *self.documents.lines(),
+            *self.precision.lines(),
         ]
 
 
@@ -154,7 +157,8 @@ def _score(split: str, data: dict[str, Any], progress) -> NoteTruthReport:
     documents = data["documents"]["documents"]
     stored = import_documents(documents, firm, accounts)
     pk_of = dict(Message.objects.filter(firm=firm).values_list("external_id", "pk"))
-    notes = list(Note.objects.filter(firm=firm).values("content", "status", "source_message_ids", "conversation__external_id"))
+    notes = list(Note.objects.filter(firm=firm).values("content", "status", "source_message_ids", "conversation__external_id",
+                                                       "category", "speaker", "subject", "source_id"))
     active = [n for n in notes if n["status"] == Note.Status.ACTIVE]
     report = NoteTruthReport(split=split, notes=len(notes), seconds=round(seconds, 1),
                              conversations=[c["id"] for c in payload["conversations"]])
@@ -163,6 +167,8 @@ def _score(split: str, data: dict[str, Any], progress) -> NoteTruthReport:
     report.turn_engines = Counter(f"{engine or '-'} {status}" for engine, status in turns)
     score_documents(documents, data["expected"], stored, report.documents)
     report.misses += report.documents.misses
+    report.precision = judge_notes(split, _as_judged(notes, firm, stored, data))
+    report.misses += report.precision.false_notes
     report.listing = [(n["conversation__external_id"] or "", n["status"], n["content"]) for n in notes]
     report.user_word_notes = sum("用户" in n["content"] for n in notes)
     report.login_said_notes = sum(bool(_LOGIN_SAID_RE.search(n["content"])) for n in notes)
@@ -219,3 +225,35 @@ def _newer_tokens(fact: dict, expected: dict) -> list[str]:
     """The values that replaced a superseded fact: a note holding both is the revised one."""
     return [token for c in expected["corrections"] if c["conversation"] == fact["conversation"]
             and set(c["old_tokens"]) & set(fact["must_contain"]) for token in c["new_tokens"]]
+
+
+def _as_judged(notes: list[dict], firm, stored: dict, data: dict[str, Any]) -> list[dict[str, Any]]:
+    """Each note with what a judge reads beside it: its origin (conversation or document id), its
+    source messages (role, speaker, text) or document page, and the conversation's client."""
+    from memory.models import Message
+
+    messages = {pk: row for pk, *row in Message.objects.filter(firm=firm).values_list(
+        "pk", "external_id", "role", "content")}
+    speakers = {m["id"]: m.get("speaker", "") for c in data["conversations"]["conversations"] for m in c["messages"]}
+    clients = {c["id"]: c.get("client") for c in data["conversations"]["conversations"]}
+    spec_of = {str(document.pk): spec for spec in data["documents"]["documents"]
+               for document in [stored.get(spec["id"])] if document is not None}
+    judged = []
+    for note in notes:
+        origin, sources = note["conversation__external_id"] or "", []
+        if note["source_id"].startswith("document:"):
+            _, pk, page, *_ = note["source_id"].split(":")
+            spec = spec_of.get(pk)
+            if spec is not None:
+                origin = spec["id"]
+                sources = [{"document": spec["id"], "page": int(page[1:]), "text": spec["pages"][int(page[1:]) - 1]}]
+        else:
+            for pk in note["source_message_ids"]:
+                if pk in messages:
+                    external_id, role, content = messages[pk]
+                    sources.append({"message": external_id, "role": role, "speaker": speakers.get(external_id, ""),
+                                    "text": content})
+        judged.append({"origin": origin, "client": clients.get(origin), "status": note["status"],
+                       "category": note["category"], "speaker": note["speaker"], "subject": note["subject"],
+                       "content": note["content"], "sources": sources})
+    return judged

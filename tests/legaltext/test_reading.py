@@ -63,6 +63,10 @@ def test_number_values_read_colloquial_amounts() -> None:
     ("上个月开始拖欠", "上个月", "2026-01", "month", True),
     ("去年入职", "去年", "2025", "year", True),
     ("3月5日交的押金", "3月5日", "2026-03-05", "day", True),
+    # a month and day with no year is in the year said, unless over seven months away: December
+    # said in early February is the December just past, not one ten months ahead
+    ("12月16号摔伤的", "12月16号", "2025-12-16", "day", True),
+    ("8月20日开庭", "8月20日", "2026-08-20", "day", True),
     ("2024年3月5日签约", "2024年3月5日", "2024-03-05", "day", False),
     ("我2021年7月入职", "2021年7月", "2021-07", "month", False),
     ("合同2025-06-30到期", "2025-06-30", "2025-06-30", "day", False),

@@ -1,5 +1,5 @@
 """``manage.py evaluate_notes [--split dev|dev2|outside_dev|test] [--engine offline|llm] [--conversations d01,d02]
-[--misses] [--show d06]``: are the notes true to what was said
+[--misses] [--show d06] [--unjudged FILE]``: are the notes true to what was said
 (showcase/evaluation/note_truth_scoring.py). Imports into throw-away firms, rolled back.
 
 ``--engine offline`` (the default) sends no LLM request, whatever ``LLM_BASE_URL`` says;
@@ -8,10 +8,12 @@ configured, when it does not answer, or when any turn was not extracted by it.""
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
 from showcase.evaluation import note_truth_scoring
+from showcase.evaluation.note_judgements import write_unjudged
 
 
 # The folders of showcase/evaluation/note_truth/: four to tune on (dev written in-house, dev2 and
@@ -31,6 +33,8 @@ class Command(BaseCommand):
         parser.add_argument("--conversations", default="", metavar="IDS",
                             help="Only these conversations, comma-separated (e.g. d01,d02); default all.")
         parser.add_argument("--misses", action="store_true", help="List the facts and corrections missed.")
+        parser.add_argument("--unjudged", metavar="FILE",
+                            help="Write the notes no reader has judged yet, with their sources (note_truth/JUDGING.md).")
         parser.add_argument("--show", metavar="CONVERSATION", help="List the notes of one conversation (e.g. d06).")
 
     def handle(self, *args, **options) -> None:
@@ -51,6 +55,9 @@ class Command(BaseCommand):
         if options["misses"]:
             for miss in report.misses:
                 self.stdout.write(f"MISS {miss}")
+        if options["unjudged"]:
+            write_unjudged(Path(options["unjudged"]), options["split"], report.precision)
+            self.stdout.write(f"{len(report.precision.unjudged)} unjudged note(s) written to {options['unjudged']}")
         for conversation, status, text in report.listing:
             if options["show"] and options["show"] in ("all", conversation):
                 self.stdout.write(f"{conversation:<4} {status:<10} {text}")
