@@ -65,3 +65,26 @@ def mended(text: str) -> str:
             joined += glue + part
         lines.append(joined)
     return "\n".join(line for line in lines if line)
+
+
+#: A line that opens an article or clause of a contract ("第五条 …", "Clause 7. …", "Article 3").
+_ARTICLE_LINE_RE = re.compile(r"^\s*(?:第[一二三四五六七八九十百千零〇\d]+条|(?:Article|Clause|ARTICLE|CLAUSE)\s+\d+)")
+
+
+def article_spans(text: str) -> list[tuple[int, int]]:
+    """The spans of the articles of a contract's (mended) text: from a line that opens one to the
+    line before the next opening or a blank line. Text before the first article is in none."""
+    spans: list[tuple[int, int]] = []
+    start = None
+    position = 0
+    for line in text.splitlines(keepends=True):
+        line_end = position + len(line.rstrip("\n"))
+        if _ARTICLE_LINE_RE.match(line) or not line.strip():
+            if start is not None:
+                spans.append((start, previous_end))
+            start = position if line.strip() else None
+        previous_end = line_end
+        position += len(line)
+    if start is not None:
+        spans.append((start, previous_end))
+    return spans

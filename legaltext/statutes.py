@@ -98,6 +98,7 @@ _EN_ARTICLE_RE = re.compile(r"\b(?P<kind>Article|Clause|Section|Art\.)\s*(?P<n>\
 #: A text that reads as a contract: its parties and its own name for itself.
 CONTRACT_CONTEXT_RE = re.compile(
     r"甲方|乙方|出租方|承租方|出租人|承租人|本合同|本协议|合同|协议|租约|条款"
+    r"|条(?:明确|还|也|中|里)?(?:约定|写明|写着)"  # "第十条约定…": what the parties agreed
     r"|\b(?:lease|lessor|lessee|landlord|tenant|agreement|contract|the parties)\b", re.IGNORECASE
 )
 _LAW_TITLE_RE = re.compile(_LAW_SUFFIX + r"$")

@@ -156,8 +156,8 @@ def extract_turn(
         turn = TurnText(user_msg, ai_resp, user_name=user_name, reply_name=reply_name,
                         client_name=client_name, relayed_client=relayed_client, said_on=said_on)
         items = extract_offline(user_msg, ai_resp, user_name=user_name, reply_name=reply_name, said_on=said_on)
-        return ExtractionOutcome(items=[with_named_subject(true_to_turn(item, turn), turn) for item in items],
-                                 engine=ENGINE_OFFLINE)
+        kept = [true for true in (true_to_turn(item, turn) for item in items) if true is not None]
+        return ExtractionOutcome(items=[with_named_subject(item, turn) for item in kept], engine=ENGINE_OFFLINE)
     ai_resp = fit_reply_to_context(user_msg, ai_resp)
     try:
         data = client.complete_json(

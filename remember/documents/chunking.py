@@ -98,7 +98,9 @@ def chunk_page(text: str, heading: str = "") -> tuple[list[Span], str]:
     def flush() -> None:
         nonlocal current
         if current is not None:
-            spans.append(Span(current[0], current[1], heading))
+            # an article carried from the page before heads the first chunk whole, the others by
+            # its opening line
+            spans.append(Span(current[0], current[1], heading if not spans else heading.split("\n", 1)[0]))
             current = None
 
     for start, end, heading_line in paragraphs(text):
@@ -118,4 +120,28 @@ def chunk_page(text: str, heading: str = "") -> tuple[list[Span], str]:
         if end - current[0] >= CHUNK_MIN_CHARS:
             flush()
     flush()
-    return [span for span in spans if text[span.start:span.end].strip()], heading
+    return [span for span in spans if text[span.start:span.end].strip()], unfinished_article(text) or heading
+
+
+#: Where a sentence may end a page: past it, the sentence goes on overleaf.
+_PAGE_END_RE = re.compile(r"[。；！？.!?;：:）)」”\"]\s*$")
+#: The longest unfinished article carried to the next page (``DocumentChunk.heading`` holds 300).
+MAX_CARRIED_CHARS = 300
+
+
+def unfinished_article(text: str) -> str:
+    """The article the page ends inside of, from its opening line ("第五条 乙方应于…租赁期满或\n合同
+    解除后，…交还房屋的，"), when the page stops mid-sentence: it heads the next page's first
+    chunk, so that the article is read whole there ("…甲方应当于…无息退还全部押金。"). "" when
+    the page ends a sentence, or no article opens on it, or the article is too long to carry."""
+    stripped = text.rstrip()
+    if not stripped or _PAGE_END_RE.search(stripped):
+        return ""
+    lines = stripped.splitlines()
+    for index in range(len(lines) - 1, -1, -1):
+        if opens_an_article(lines[index]):
+            carried = "\n".join(line.strip() for line in lines[index:] if line.strip())
+            return carried if len(carried) <= MAX_CARRIED_CHARS else ""
+        if not lines[index].strip():
+            return ""  # a blank line: the page's last paragraph is no article
+    return ""

@@ -20,6 +20,7 @@ from infra.embeddings import get_embedder
 from legaltext.documents import is_contract, mended
 from memory.models import Category, Document, DocumentChunk, MemoryScope, SourceType
 from memory.services.notes import NoteDraft, NoteValidationError
+from remember.documents.articles import whole_articles
 from remember.documents.chunking import is_heading, opens_an_article
 from remember.drafts import ItemError, category_slug, is_persona_item
 from remember.extract import extract_turn
@@ -46,12 +47,18 @@ def remember_document(document: Document) -> int:
     chunks = DocumentChunk.objects.filter(document=document).select_related("page", "document").order_by("ordinal")
     first_page = document.pages.order_by("number").values_list("text", flat=True).first() or ""
     contract = is_contract(document.title, first_page)
-    for chunk in chunks[:DOCUMENT_NOTE_CHUNKS]:
-        outcome = extract_turn(mended(_with_heading(chunk)), "",
+    chunks = list(chunks[:DOCUMENT_NOTE_CHUNKS + 1])
+    for chunk, following in zip(chunks[:DOCUMENT_NOTE_CHUNKS], [*chunks[1:], None]):
+        text = mended(_with_heading(chunk, following))
+        outcome = extract_turn(text, "",
                                user_name=document.citation(chunk.page.number),
-                               said_on=document.uploaded_at.date())
+                               # a contract's "上月" is each pay period's, not the upload's
+                               said_on=None if contract else document.uploaded_at.date())
         citation = document.citation(chunk.page.number)
-        items = [item for item in outcome.items if not is_persona_item(item) and not _restates_heading(item, chunk, citation)]
+        items = [item for item in outcome.items if not is_persona_item(item) and not _restates_heading(item, chunk, citation)
+                 and not (contract and is_boilerplate(item.content))]
+        if contract:
+            items = whole_articles(items, text)
         if not items:
             continue
         drafts = []
@@ -74,7 +81,7 @@ def remember_document(document: Document) -> int:
     return routed
 
 
-def _with_heading(chunk: DocumentChunk) -> str:
+def _with_heading(chunk: DocumentChunk, following: DocumentChunk | None = None) -> str:
     """The chunk's text under its heading — once, and only above the heading's own text: a chunk
     that opens with its heading line ("第七条 …，" read as a heading) is not given it twice, and
     an article's first line carried to the next page ("第八条 房屋的自然损耗及正常使用产生的墙面污渍，")
@@ -82,11 +89,49 @@ def _with_heading(chunk: DocumentChunk) -> str:
     alone, cut from its tail "不属于乙方应当赔偿的损失范围", which inverts it. Above the page that
     holds its tail ("…十日内" / "无息退还全部押金。") it makes the article whole."""
     heading = chunk.heading.strip()
-    text = chunk.text.strip()
+    text = _without_the_article_overleaf(chunk, following)
+    if not text:
+        return ""  # the chunk is the article read whole overleaf
     first_line = text.split("\n", 1)[0]
-    if not heading or text.startswith(heading) or is_heading(first_line) or opens_an_article(first_line):
+    if not heading or text.startswith(heading) or is_heading(first_line) or opens_an_article(first_line) \
+            or _SIGNATURE_RE.match(first_line):
         return text
     return f"{heading}\n{text}"
+
+
+def _without_the_article_overleaf(chunk: DocumentChunk, following: DocumentChunk | None) -> str:
+    """The chunk's text without the article it ends inside of when the next page's chunk is
+    headed by that article (``chunking.unfinished_article``): read whole there, not cut here."""
+    text = chunk.text.strip()
+    if following is None or following.page_id == chunk.page_id or not following.heading.strip():
+        return text
+    carried = following.heading.strip()
+    if text.endswith(carried):
+        return text[: -len(carried)].rstrip()
+    return text
+
+
+#: The parties' signature lines that close a contract ("甲方（签字）：周海峰", "出借人（签章）：",
+#: "Signed:"): no article goes on there. Put under the last article's first line, they were read
+#: as its tail ("协商不成的，任何一方均可向房屋所在地甲方（签字）：周海峰…", 人民法院起诉 lost).
+_SIGNATURE_RE = re.compile(r"^\s*(?:[^\s（(：:]{1,12}[（(](?:签字|签章|盖章|签名|签字并按手印|公章)[^）)]{0,8}[）)]"
+                           r"|(?:签订|签署|签约)(?:日期|时间)|Signed\b|Signature\b|Date:)")
+
+
+#: A contract's formula of agreement, which binds nobody to anything: "根据《民法典》及有关规定，甲乙双方
+#:经协商一致，订立本合同。", "三方经协商一致，订立本协议。" (the sentence names no term, amount or party).
+_BOILERPLATE_RE = re.compile(
+    r"^[^。；;]{0,60}?(?:协商一致|平等自愿)[^。；;]{0,20}?(?:订立|签订|签署|达成)本(?:合同|协议|补充协议)[。.]?$")
+
+
+def is_boilerplate(content: str) -> bool:
+    """The sentence only says the parties agreed to the contract (judged "nothing a lawyer would
+    file" by the note-truth readers); one that also says why or for what is kept."""
+    said = re.sub(r"^《[^》]+》第 \d+ 页说：", "", content.strip())
+    if not _BOILERPLATE_RE.match(said):
+        return False
+    head = said.split("协商一致")[0] if "协商一致" in said else said.split("平等自愿")[0]
+    return not re.search(r"需要|因|为了|借款|购买|租赁|转让", re.sub(r"《[^》]+》", "", head))
 
 
 def _restates_heading(item, chunk: DocumentChunk, citation: str) -> bool:
@@ -124,7 +169,7 @@ def _draft(item, document: Document, chunk: DocumentChunk, *, contract: bool) ->
     category, tags = category_slug(item), list(item.tags)
     if contract:
         content = contract_term(content, document.title)
-        if category == Category.LAW:
+        if category in (Category.LAW, Category.ACTION):  # what the parties agreed, not law nor advice
             category, tags = Category.FACT.value, [t for t in tags if t not in ("law", "法条")]
         tags.append(CONTRACT_TERM_TAG)
     return NoteDraft(

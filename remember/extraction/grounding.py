@@ -355,6 +355,25 @@ def states_nothing(message: str) -> bool:
 
 _CLAUSE_RE = re.compile(r"[^，,。.！!？?；;\n]+[，,。.！!？?；;\n]*")
 
+#: A clause that only announces material or news, or asks the assistant to look: "合同我传上来了",
+#: "原文贴一下", "林晓雯那边有新情况", "你帮忙看看", "我先跟她说一声", "Again, two updates".
+_ANNOUNCES_RE = re.compile(
+    r"(?:传|发|贴|拍|扫描|转)(?:了)?(?:上来|过来|给你|给助手|一下|到你|助手|你)|(?:发|传)(?:到)?(?:你|助手)的?邮箱"
+    r"|有(?:个|些)?新(?:情况|进展|消息|的情况|的进展)|(?:你|助手)(?:帮忙|帮我)?看(?:一)?看|帮(?:忙|我)看(?:一)?看|先跟[她他][^，。]{0,4}说一声"
+    r"|^[^，。,]{2,6}要用[。.]?$|\b(?:two|some|a few|an?) (?:updates?|news)\b|\bhere (?:is|are) the\b",
+    re.IGNORECASE,
+)
+
+
+def only_announces(content: str) -> bool:
+    """Every clause of ``content`` announces material or news, or asks the assistant to look,
+    and none holds a value: "郑国强的劳动合同传上来了", "HR今天发来一封邮件，原文贴一下"."""
+    if values(content):
+        return False
+    clauses = [c.strip() for c in _CLAUSE_RE.findall(content) if c.strip()]
+    return bool(clauses) and all(_ANNOUNCES_RE.search(c) or len(point_words(c)) < 2 for c in clauses) \
+        and any(_ANNOUNCES_RE.search(c) for c in clauses)
+
 
 _CLAUSE_PUNCT_RE = re.compile(r"[。，,.！!？?；;：:、\s]+")
 

@@ -10,6 +10,8 @@ against the turn it came from (``grounding``: who said it, and that its speaker 
 
 from __future__ import annotations
 
+import logging
+
 import math
 import re
 import unicodedata
@@ -22,9 +24,12 @@ from . import lexicon, prompt
 from .grounding import TurnText, with_names
 from .pronouns import third_person
 from .rules import (  # noqa: F401 (CLIENT_CATEGORIES, cites_statute, is_advice: read from here too)
-    CLIENT_CATEGORIES, CONTENT, ENTRY, TURN, ItemCheck, cites_statute, content_key, is_advice, run_stage, snippet,
+    CLIENT_CATEGORIES, CONTENT, ENTRY, TURN, ItemCheck, Refusal, cites_statute, content_key, is_advice, offline_answer,
+    run_stage, snippet,
 )
 from .statutes import repealed
+
+logger = logging.getLogger(__name__)
 
 #: At most five items are stored per turn (docs/write-path.md, Extraction).
 MAX_ITEMS_PER_TURN = 5
@@ -254,13 +259,22 @@ def with_repealed_law_noted(content: str, category: Category, speaker: str, turn
     return content, Category.FACT if person else Category.ACTION
 
 
-def true_to_turn(item: ExtractedItem, turn: TurnText) -> ExtractedItem:
+def true_to_turn(item: ExtractedItem, turn: TurnText) -> ExtractedItem | None:
     """The offline engine's item as the LLM path leaves one: the client called by name
-    (``with_names``), a repealed statute noted (``with_repealed_law_noted``)."""
-    category = Category.parse(item.category) or Category.FACT
+    (``with_names``), a repealed statute noted (``with_repealed_law_noted``), the rules of both
+    engines applied (``rules.offline_answer``: None when one refuses it)."""
+    category = given = Category.parse(item.category) or Category.FACT
     content = item.content if category in UNNAMED_CATEGORIES else with_names(item.content, turn)[:MAX_CONTENT_CHARS]
+    answered = offline_answer(content, category, item.speaker, turn)
+    if answered is not None:
+        rule, answer = answered
+        if isinstance(answer, Refusal):
+            logger.info("offline item refused: %s [%s]", answer.detail, rule.name)
+            return None
+        if isinstance(answer, Category):
+            category = answer
     content, settled = with_repealed_law_noted(content, category, item.speaker, turn)
-    if content == item.content and settled is category:
+    if content == item.content and settled is given:
         return item
     return replace(item, content=content, category=settled.zh)
 

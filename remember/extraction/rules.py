@@ -22,7 +22,8 @@ from memory.categories import Category
 from memory.rules import Rule, register, rules
 
 from . import lexicon
-from .grounding import TurnText, asserted_question, cut_clause, fragment_reason, states_nothing, unsaid_number, whose_words
+from .grounding import (TurnText, asserted_question, cut_clause, fragment_reason, only_announces, states_nothing,
+                        unsaid_number, whose_words)
 from .statutes import uncited
 
 TABLE = "extraction"
@@ -97,13 +98,15 @@ Answer = Refusal | Category | SaidBy | None
 @dataclass(frozen=True)
 class ExtractionRule(Rule):
     needs_turn: bool = False
+    #: Also applied to the offline engine's items (``offline_answer``), not only to a model's.
+    both_engines: bool = False
 
 
-def extraction_rule(name: str, why, stage: str, *, needs_turn: bool = False
+def extraction_rule(name: str, why, stage: str, *, needs_turn: bool = False, both_engines: bool = False
                     ) -> Callable[[Callable[[ItemCheck], Answer]], Callable[[ItemCheck], Answer]]:
     """Register the decorated function as the rule ``name`` of the extraction table."""
     def decorate(check: Callable[[ItemCheck], Answer]) -> Callable[[ItemCheck], Answer]:
-        register(ExtractionRule(TABLE, name, why, check, stage, needs_turn))
+        register(ExtractionRule(TABLE, name, why, check, stage, needs_turn, both_engines))
         return check
     return decorate
 
@@ -215,6 +218,14 @@ def a_question_states_no_fact(item: ItemCheck) -> Answer:
     return None
 
 
+@extraction_rule("an-announcement-is-no-fact", _("\"合同我传上来了\", \"有新情况\", \"你帮忙看看\" announce what follows: "
+                                                 "nothing in them is filed."), TURN, needs_turn=True, both_engines=True)
+def an_announcement_is_no_fact(item: ItemCheck) -> Answer:
+    if item.speaker in ("user", "turn") and only_announces(item.content):
+        return Refusal(f"only announces material or news: {snippet(item.content)!r}")
+    return None
+
+
 @extraction_rule("the-answers-words-are-the-answers", _("A note worded as the assistant's answer is the assistant's "
                                                      "advice, not the client's fact or claim."), TURN, needs_turn=True)
 def the_answers_words_are_the_answers(item: ItemCheck) -> Answer:
@@ -261,6 +272,17 @@ def the_clients_words_are_the_clients(item: ItemCheck) -> Answer:
     return None
 
 
+@extraction_rule("contract-articles-are-terms", _("A contract's article (\"第八条约定…\") is what the parties agreed: "
+                                                  "a fact of the matter, never 法条."), TURN, needs_turn=True,
+                 both_engines=True)
+def contract_articles_are_terms(item: ItemCheck) -> Answer:
+    """Last of the table: the re-filed term was checked as law (its citations) and is kept as said."""
+    reading = item.reading
+    if item.category is Category.LAW and reading.contract_articles and not reading.statutes:
+        return Category.FACT
+    return None
+
+
 def who(speaker: str, turn: TurnText) -> str:
     """How a reason calls the speaker of an item."""
     if speaker == "assistant":
@@ -281,4 +303,16 @@ def run_stage(stage: str, item: ItemCheck) -> tuple[Rule, Refusal] | None:
             item.category = answer
         if isinstance(answer, SaidBy):
             item.speaker, item.category = answer.speaker, answer.category
+    return None
+
+
+def offline_answer(content: str, category: Category, speaker: str, turn: TurnText) -> tuple[Rule, Answer] | None:
+    """The first answer of the rules marked ``both_engines`` to an item of the offline engine
+    (whose own lexicon already did what the other rules check of a model's items)."""
+    item = ItemCheck(0, None, turn=turn, content=content, category=category, speaker=speaker)
+    for found in rules(TABLE):
+        if getattr(found, "both_engines", False):
+            answer = found.check(item)
+            if answer is not None:
+                return found, answer
     return None

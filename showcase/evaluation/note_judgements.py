@@ -2,7 +2,7 @@
 who did not write the rules, and stored beside the split (``note_truth/<split>/judgements.json``).
 
 A rule cannot judge the rules' own output honestly, so the verdicts are a reader's: the
-judgements file maps a note's key (its origin, status and text) to a verdict and the problems
+judgements file maps a note's key (its origin, status, category and text) to a verdict and the problems
 found. ``evaluate_notes`` reports the precision over the notes judged and counts the notes not
 judged yet (a changed write path writes new texts); ``--unjudged FILE`` writes those notes with
 their sources for the next reading. The judge's brief is in ``note_truth/JUDGING.md``.
@@ -21,9 +21,10 @@ FOLDER = Path(__file__).resolve().parent / "note_truth"
 PROBLEMS = ("content", "cut", "speaker", "kind", "state", "not_a_fact")
 
 
-def note_key(origin: str, status: str, content: str) -> str:
-    """A note's identity for the judge: where it came from, whether it is current, what it says."""
-    return hashlib.sha1(f"{origin}\x1f{status}\x1f{content}".encode()).hexdigest()[:16]
+def note_key(origin: str, status: str, category: str, content: str) -> str:
+    """A note's identity for the judge: where it came from, whether it is current, what kind it is
+    filed as and what it says (a note re-filed or reworded is judged again)."""
+    return hashlib.sha1(f"{origin}\x1f{status}\x1f{category}\x1f{content}".encode()).hexdigest()[:16]
 
 
 @dataclass
@@ -56,7 +57,7 @@ def judge_notes(split: str, notes: list[dict[str, Any]]) -> PrecisionReport:
     verdicts = load_judgements(split)
     report = PrecisionReport(notes=len(notes))
     for note in notes:
-        key = note_key(note["origin"], note["status"], note["content"])
+        key = note_key(note["origin"], note["status"], note["category"], note["content"])
         verdict = verdicts.get(key)
         if verdict is None:
             report.unjudged.append({"key": key, **note})

@@ -76,3 +76,32 @@ def test_an_article_ending_a_page_is_not_put_cut_above_the_next_page(world):
     eighth = Note.objects.filter(source_type=SourceType.DOCUMENT, content__contains="墙面污渍")
     assert [(note.content, note.source_id.split(":")[2]) for note in eighth] == [
         ("《房屋租赁合同》第八条：房屋的自然损耗及正常使用产生的墙面污渍，不属于乙方应当赔偿的损失范围。", "p2")]
+
+
+def test_an_article_is_one_note_whole_across_a_page_break_and_the_signatures_stay_apart(world):
+    """The note-truth readers (judgements of dev): 第五条 broken over a page gave a dangling
+    condition on page 1; 第六条's exception was a note of its own; the last article was read with
+    the signature block glued to its first line; a contract's "上月" was resolved to the upload's
+    month; the formula "经协商一致，订立本合同" and the forum clause were filed as notes or advice."""
+    pages = [["房屋租赁合同", "出租方（甲方）：周海峰", "承租方（乙方）：林晓雯",
+              "根据《中华人民共和国民法典》及有关规定，甲乙双方经协商一致，订立本合同。",
+              "第四条 乙方应于每月10日前支付上月水电费。",
+              "第五条 乙方应于签订本合同时向甲方支付押金人民币3000元。租赁期满或",
+              "合同解除后，乙方结清租金并交还房屋的，"],
+             ["甲方应当于乙方交还房屋之日起七日内无息退还全部押金。",
+              "第六条 房屋主体结构的维修由甲方负责；因乙方使用不当", "造成损坏的，由乙方负责维修或者赔偿。",
+              "第十一条 协商不成的，任何一方均可向房屋所在地", "人民法院起诉。"],
+             ["甲方（签字）：周海峰　乙方（签字）：林晓雯", "签订日期：2025年3月14日"]]
+    add_document(world.matter_deposit, "lease.pdf", chinese_text_pdf(pages), actor=world.alice)
+
+    notes = list(Note.objects.filter(source_type=SourceType.DOCUMENT, status=Note.Status.ACTIVE))
+    contents = [note.content for note in notes]
+    fifth = [c for c in contents if "交还房屋" in c]
+    assert fifth == ["《房屋租赁合同》第五条：乙方应于签订本合同时向甲方支付押金人民币3000元。租赁期满或合同解除后，"
+                     "乙方结清租金并交还房屋的，甲方应当于乙方交还房屋之日起七日内无息退还全部押金。"]
+    sixth = [c for c in contents if "使用不当" in c or "维修由甲方" in c]
+    assert sixth == ["《房屋租赁合同》第六条：房屋主体结构的维修由甲方负责；因乙方使用不当造成损坏的，由乙方负责维修或者赔偿。"]
+    assert not [c for c in contents if "签字" in c and "第十一条" in c]
+    assert not [c for c in contents if "协商一致，订立本合同" in c]
+    assert [c for c in contents if "水电费" in c] and not [c for c in contents if "上月（" in c]
+    assert all(note.category == "fact" for note in notes if "第" in note.content and "条：" in note.content)

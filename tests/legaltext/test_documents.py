@@ -46,3 +46,13 @@ def test_a_term_cut_by_a_hard_line_break_is_mended_whole():
 ])
 def test_only_a_machine_made_file_name_gives_way_to_the_content_title(name, machine_made):
     assert named_like_a_file(name) is machine_made
+
+
+def test_article_spans_run_from_an_opening_to_the_next() -> None:
+    from legaltext.documents import article_spans
+
+    text = "房屋租赁合同\n第五条 押金3000元。\n租赁期满的，七日内退还。\n第六条 维修由甲方负责。\n\n甲方（签字）：周海峰"
+    assert [text[start:end] for start, end in article_spans(text)] == [
+        "第五条 押金3000元。\n租赁期满的，七日内退还。", "第六条 维修由甲方负责。"]
+    english = "No article here.\nClause 2. Rent is RMB 7,500."
+    assert [english[start:end] for start, end in article_spans(english)] == ["Clause 2. Rent is RMB 7,500."]

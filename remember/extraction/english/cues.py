@@ -38,6 +38,15 @@ CATEGORY_CUES: dict[str, tuple[Cue, ...]] = {
         r"(?:in|from now on|in the) future,? (?:please )?(?:always|answer|reply|give|start)",
         r"always (?:start|give|answer|reply) with", r"conclusion first", r"plain english",
     )
+    # how the client wants to be reached or answered: "communicate by email only", "please reply in
+    # English", "email is fine for all future communication", "no phone calls"
+    + _cues(
+        3,
+        r"(?:communicate|contact (?:me|us|him|her|them)|reach (?:me|us)) (?:by|via|through|on) (?:email|e-mail|text|phone|wechat)",
+        r"(?:reply|answer|respond|write)(?: to me| to us)? in (?:english|chinese|german)",
+        r"(?:email|e-mail|text|wechat) is (?:fine|best|better|preferred) for",
+        r"(?:no|don't|do not|please don't) (?:phone )?call", r"(?:by|via) (?:email|e-mail) only",
+    )
     + _cues(1, r"love", r"favou?rite", r"prefer", r"always", r"usually", r"every (?:day|week|morning|weekend)"),
     CLAIM: _cues(
         STRONG,

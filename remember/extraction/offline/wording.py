@@ -142,11 +142,43 @@ def with_resolved_chinese_dates(text: str, dates: list[str], said_on: date | Non
     resolved_dates: dict[str, None] = {}
     for phrase in dates:
         stated = re.search(rf"\d{{4}}年{re.escape(phrase)}", text)  # its year given elsewhere
-        resolved = stated.group(0) if stated else resolve_zh(phrase, said_on)
+        resolved = stated.group(0) if stated else (_in_the_year_said_before(text, phrase, said_on)
+                                                   or resolve_zh(phrase, said_on))
         if resolved and resolved != phrase and not stated and phrase not in _TODAY_WORDS:
             text = re.sub(_PHRASE_ALONE.format(re.escape(phrase)), f"{phrase}（{resolved}）", text, count=1)
         resolved_dates.setdefault(resolved or phrase, None)
     return text, list(resolved_dates)
+
+
+#: A month and day with no year: "9月21日", "3月16号".
+_MONTH_DAY_RE = re.compile(r"^(\d{1,2})月(\d{1,2})[日号]$")
+#: The year a sentence gave before: "2020年…", "去年9月…".
+_YEAR_SAID_RE = re.compile(r"(?<!\d)((?:19|20)\d{2})年|(去年|前年|今年|明年)")
+_SENTENCE_END_RE = re.compile(r"[。！？!?；;\n]")
+
+
+def _in_the_year_said_before(text: str, phrase: str, said_on: date | None) -> str | None:
+    """A month and day in the year its sentence gave before it ("去年9月签了合同…9月21日开工" is
+    2025年9月21日 said in 2026; "2020年6月16日入职的，3月16日是去面试的日子" is 2020年3月16日)."""
+    day = _MONTH_DAY_RE.match(phrase)
+    at = re.search(_PHRASE_ALONE.format(re.escape(phrase)), text)
+    if day is None or at is None:
+        return None
+    sentence_start = max((m.end() for m in _SENTENCE_END_RE.finditer(text, 0, at.start())), default=0)
+    years = list(_YEAR_SAID_RE.finditer(text, sentence_start, at.start()))
+    if not years:
+        return None
+    written, relative = years[-1].groups()
+    if written:
+        year = int(written)
+    elif said_on is not None:
+        year = said_on.year + {"前年": -2, "去年": -1, "今年": 0, "明年": 1}[relative]
+    else:
+        return None
+    try:
+        return f"{date(year, int(day.group(1)), int(day.group(2))):%Y}年{int(day.group(1))}月{int(day.group(2))}日"
+    except ValueError:
+        return None
 
 
 #: "今天" is the day the message was said, which the note records: written beside it, the day

@@ -17,7 +17,9 @@ SAID_ON = date(2023, 5, 8)  # a Monday
     ("phrase", "resolved"),
     [("昨天", "2023年5月7日"), ("前天", "2023年5月6日"), ("上周三", "2023年5月3日"), ("上周", "2023年5月1日那一周"),
      ("上个月", "2023年4月"), ("去年", "2022年"), ("去年12月", "2022年12月"), ("3月5日", "2023年3月5日"),
-     ("十二月二十日", "2023年12月20日"), ("三天前", "2023年5月5日"), ("两周前", "2023年4月24日那一周")],
+     # a month and day over seven months ahead of the day said is last year's
+     ("八月二十日", "2023年8月20日"), ("十二月二十日", "2022年12月20日"),
+     ("三天前", "2023年5月5日"), ("两周前", "2023年4月24日那一周")],
 )
 def test_relative_dates(phrase: str, resolved: str) -> None:
     assert resolve_zh(phrase, SAID_ON) == resolved
@@ -53,3 +55,12 @@ def test_today_is_left_as_said() -> None:
     text = "从2025年3月20日到今天，房东一直没有退还押金2000元。"
     item = extract_offline(text, "", user_name="alice", said_on=date(2026, 12, 5))[0]
     assert "2026年12月5日" not in item.content and "到今天" in item.content
+
+
+def test_a_month_and_day_takes_the_year_its_sentence_gave() -> None:
+    text = "去年9月跟筑家装饰签了全包合同，9月21日开工，工期90天。"
+    item = extract_offline(text, "", user_name="alice", said_on=date(2026, 1, 15))[0]
+    assert "9月21日（2025年9月21日）" in item.content
+    text = "她是2020年6月16日入职的，3月16日是去面试的日子。"
+    item = extract_offline(text, "", user_name="alice", said_on=date(2026, 3, 20))[0]
+    assert "3月16日（2020年3月16日）" in item.content

@@ -33,9 +33,11 @@ def test_the_table_in_its_order() -> None:
         ("whole-statement", "content"),
         ("once-per-turn", "turn"), ("answers-are-not-client-facts", "turn"), ("law-cites-a-statute", "turn"),
         ("questions-stay-questions", "turn"), ("no-clause-cut-from-its-point", "turn"), ("a-question-states-no-fact", "turn"),
-        ("the-answers-words-are-the-answers", "turn"), ("numbers-were-said", "turn"), ("statutes-were-cited", "turn"),
-        ("the-clients-words-are-the-clients", "turn"),
+        ("an-announcement-is-no-fact", "turn"), ("the-answers-words-are-the-answers", "turn"),
+        ("numbers-were-said", "turn"), ("statutes-were-cited", "turn"),
+        ("the-clients-words-are-the-clients", "turn"), ("contract-articles-are-terms", "turn"),
     ]
+    assert [r.name for r in rules(TABLE) if r.both_engines] == ["an-announcement-is-no-fact", "contract-articles-are-terms"]
     assert all(str(r.why) for r in rules(TABLE))
 
 
@@ -169,3 +171,33 @@ def test_the_item_is_read_once_with_the_turns_day() -> None:
 @pytest.mark.parametrize("name", ["answers-are-not-client-facts", "questions-stay-questions", "numbers-were-said"])
 def test_the_rules_that_read_the_turn_say_so(name: str) -> None:
     assert rule(TABLE, name).needs_turn
+
+
+@pytest.mark.parametrize("content", ["郑国强的劳动合同传上来了。", "林晓雯那边有新情况。", "合同草稿发助手邮箱了。",
+                                     "你帮忙看看。", "Again, two updates."])
+def test_an_announcement_is_no_fact(content: str) -> None:
+    assert isinstance(check("an-announcement-is-no-fact", content), Refusal)
+
+
+@pytest.mark.parametrize("content", ["她把工资条发给你了，月薪8000。", "我周末去看看房子。", "他会用这笔钱还债。",
+                                     "林晓雯的租房合同我扫描传上来了，周海峰一直拿刷墙说事。"])
+def test_what_comes_with_an_announcement_is_kept(content: str) -> None:
+    assert check("an-announcement-is-no-fact", content) is None
+
+
+def test_contract_articles_are_terms() -> None:
+    term = "第十条约定逾期退还押金每日按押金总额的千分之一支付违约金。"
+    assert check("contract-articles-are-terms", term, category=Category.LAW, speaker="assistant") == Category.FACT
+    statute = "《民法典》第七百三十三条规定，正常使用造成的损耗不需要承租人赔偿。"
+    assert check("contract-articles-are-terms", statute, category=Category.LAW, speaker="assistant") is None
+
+
+def test_the_rules_of_both_engines_apply_to_the_offline_engine() -> None:
+    from remember.extract import extract_turn
+
+    outcome = extract_turn("郑国强的劳动合同传上来了。", "", user_name="alice", said_on=date(2026, 2, 3))
+    assert outcome.items == []
+    reply = "第十条约定逾期退还押金每日按押金总额的千分之一支付违约金，即每天3元。"
+    outcome = extract_turn("押金迟迟不退。", reply, user_name="alice", said_on=date(2026, 2, 3))
+    terms = [item for item in outcome.items if "第十条" in item.content]
+    assert terms and all(item.category == Category.FACT.zh for item in terms)
