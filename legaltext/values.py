@@ -148,6 +148,8 @@ def money_verb(text: str, start: int) -> str | None:
     position = start - 1
     while position >= 0 and start - position <= 4 and text[position] in _BETWEEN_VERB_AND_SUM:
         position -= 1
+    if position >= 1 and text[position] in "付还款" and text[position - 1] in MONEY_VERBS:
+        position -= 1  # "垫付了1万", "退还2000", "赔款": the verb of two characters is its first's
     return text[position] if position >= 0 and text[position] in MONEY_VERBS else None
 
 

@@ -47,8 +47,9 @@ def _compatible(a: Value, b: Value) -> bool:
     if _kind_of(a) == "date":  # a correction moves one part of a day: not 2024年7月1日 to 2021年6月1日
         (year_a, month_a, _), (year_b, month_b, _) = a.magnitude, b.magnitude
         return not (year_a and year_b and year_a != year_b and month_a != month_b)
-    if _kind_of(a) != "amount":
+    if _kind_of(a) not in ("amount", "percent"):
         return True
+    # a rate moves as a sum does: not 70% of a price to 千分之一 a day
     low, high = sorted((float(a.magnitude), float(b.magnitude)))
     return low > 0 and high / low <= MAX_AMOUNT_RATIO
 
@@ -73,11 +74,16 @@ def _cue_clause_words(said: str, value: Value, said_values: list[Value]) -> set[
     of that sentence: "万分之五是他记成了…合同的。另外对方…退回来40个" is no correction of 40)."""
     start, end = span_around(said, value.start, value.end, SENTENCE_END_RE)
     words: set[str] = set()
-    for cue in (*CORRECTION_CUE_RE.finditer(said, start, end), *RESTATING_RE.finditer(said, start, end)):
+    for cue in (*CORRECTION_CUE_RE.finditer(said, start, end), *RESTATING_RE.finditer(said, start, end),
+                *_SAID_WRONG_RE.finditer(said, start, end)):
         clause_start, clause_end = span_around(said, cue.start(), cue.end())
         words |= _clause_words(said, clause_start, clause_end,
                                [v for v in said_values if clause_start <= v.start and v.end <= clause_end])
     return words
+
+
+#: A clause that says its point was wrong ("还有工期也不对", "地址有误"): its words name the point.
+_SAID_WRONG_RE = re.compile(r"(?:也|都)?不对(?![，,]?(?:吧|吗))|有误|搞错了|弄错了")
 
 
 def _one_slip(a: Value, b: Value) -> bool:
@@ -100,7 +106,12 @@ def _head(text: str, value: Value) -> set[str]:
     """The character right before ``value`` when it carries a point of its own ("扣" of "要扣2500",
     "欠" of "还欠3000"): what one value is about when the clause has no two-character word for it."""
     before = text[value.start - 1:value.start] if value.start else ""
-    return {before} if re.fullmatch(r"[\u4e00-\u9fff]", before) and before not in FUNCTION_CHARS else set()
+    return {before} if re.fullmatch(r"[\u4e00-\u9fff]", before) and before not in FUNCTION_CHARS \
+        and before not in _CALENDAR_CHARS else set()
+
+
+#: The last character of a date or a time ("3月12日下午2点", "工作日晚上7点"): no point of a value.
+_CALENDAR_CHARS = frozenset("日月年号点时分天周")
 
 
 def _a_name_in_both(word: str, said: str, old_text: str) -> bool:
@@ -110,6 +121,18 @@ def _a_name_in_both(word: str, said: str, old_text: str) -> bool:
         return False
     following = {said[m.end()] for m in re.finditer(re.escape(word), said) if m.end() < len(said)}
     return any(f"{word}{c}" in old_text for c in following)
+
+
+def _own_point_words(said: str, value: Value, near: list[Value]) -> set[str]:
+    """The words of the clause holding ``value`` that name a point, its words of correction or
+    change left out ("开庭改到3月12日": 开庭; "准确数是27个": none, the point is said before)."""
+    start, end = span_around(said, value.start, value.end)
+    clause = said[start:end]
+    for cue in (*CORRECTION_CUE_RE.finditer(clause), *RESTATING_RE.finditer(clause)):
+        clause = clause[:cue.start()] + " " * (cue.end() - cue.start()) + clause[cue.end():]
+    spans = [(v.start - start, v.end - start) for v in near if start <= v.start and v.end <= end]
+    spans += [(person.start, person.end) for person in read(clause).people]
+    return point_words(clause, without=spans)
 
 
 def _own_clause_words(said: str, value: Value, near: list[Value]) -> set[str]:
@@ -232,8 +255,9 @@ def revised_by_slot(said: str, new_text: str, old_text: str) -> tuple[str, str] 
         sentence_start, sentence_end = span_around(said, new.start, new.end, SENTENCE_END_RE)
         in_sentence = [v for v in said_values if v is not new and sentence_start <= v.start and v.end <= sentence_end]
         words = _clause_words(said, start, end, near) | _head(said, new)
-        if cued:
-            words |= _cue_clause_words(said, new, said_values)
+        cue_words = _cue_clause_words(said, new, said_values) if cued else set()
+        words |= cue_words
+        own_point = _own_point_words(said, new, near)
         fits, wide_fits, slips = [], [], []
         for old in stored:
             if not _compatible(old, new) or old.matches(new) or not (cued or _a_guess(old_text, old)):
@@ -268,6 +292,8 @@ def revised_by_slot(said: str, new_text: str, old_text: str) -> tuple[str, str] 
                 if named:  # "比之前说的18万8便宜了6000": the corrected value is named beside the new one
                     shared = shared | {old.text}
                 shared = {word for word in shared if not _a_name_in_both(word, said, old_text)}
+                if shared and own_point and not named and not shared & (own_point | cue_words):
+                    break  # "仲裁委发了通知，开庭改到3月12日": 开庭 is the point, not the 通知 of a dismissal
                 if shared:
                     (wide_fits if wide else fits).append((old, shared))
                     break

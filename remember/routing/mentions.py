@@ -20,6 +20,7 @@ from legaltext.names import (
     may_be_english_name, role_name_re, titled_name_re,
 )
 from legaltext.numbers import small_number
+from legaltext.values import values
 from remember.extraction import extract_law_refs
 from remember.extraction.lexicon import person_names
 
@@ -176,6 +177,8 @@ def read_mentions(text: str) -> Mentions:
         number = _EN_ORDINALS.get(word) or int(re.sub(r"\D", "", word))
         found.ordinals.add(f"#{number}")
         rest = _blank(rest, match.span(), "^")
+    for rate in (v for v in values(text) if v.kind == "percent" and "分之" in v.text):
+        rest = _blank(rest, (rate.start, rate.end), "%")  # "万分之五" names no 万 (a surname)
     found.people = _people(rest)
     for name in sorted(found.people, key=len, reverse=True):
         rest = rest.replace(name, "&" * len(name))

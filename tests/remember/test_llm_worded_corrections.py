@@ -198,6 +198,10 @@ def test_a_deposit_corrected_revises_no_sum_deducted_from_it(said, new):
     ("Sorry, I meant RMB 128,000 — I typed a 3 instead of a 2.", "The price was RMB 128,000.",
      "Tom Becker bought a 2019 Tiguan at RMB 138,000 and paid a deposit of RMB 20,000.",
      "Tom Becker bought a 2019 Tiguan at RMB 128,000 and paid a deposit of RMB 20,000."),
+    # the rate a day the client read again (its 万 no surname)
+    ("陈志远又翻了一遍合同，违约金写的是每日千分之一，万分之五是他记成了去年另一份合同的。",
+     "陈志远又翻了一遍合同，违约金写的是每日千分之一，万分之五是他记成了去年另一份合同的。",
+     "逾期付款违约金约定的是每日万分之五。", "逾期付款违约金约定的是每日千分之一。"),
 ])
 def test_a_correction_finds_its_point_by_its_cue_clause_or_a_slip(said, new, old, revised):
     from remember.routing import compare
@@ -215,6 +219,19 @@ def test_a_correction_finds_its_point_by_its_cue_clause_or_a_slip(said, new, old
     # another first digit is another sum, not a slip: the deposit corrected is not the rent
     ("Actually, the security deposit was $2,000.", "The client claims the security deposit was $2,000.",
      "The monthly rent is $1,000."),
+    # judged false by the note-truth readers (dev3): a guessed income is no point of an offer …
+    ("对了，保险公司理赔员昨天打电话来，说可以一次性赔6万了结。", "保险公司理赔员昨天打电话来，说可以一次性赔6万了结。",
+     "她在一家外贸公司做单证员，月收入9000左右。"),
+    # … a sum advanced (垫付) none of a raised offer, …
+    ("保险公司那边又涨到8万5了，黄淑芬问我要不要接受。", "保险公司那边又涨到8万5了。", "对方保险公司先垫付了1万。"),
+    # … the hearing moved is not the day a dismissal was noticed, nor the hour she takes calls, …
+    ("仲裁委发了通知，开庭改到3月12日下午2点。", "仲裁委发了通知，开庭改到3月12日下午2点。",
+     "今年1月9号（2026年1月9日）公司以她“连续旷工三天”为由发了解除通知，一分钱补偿都没给。"),
+    ("仲裁委发了通知，开庭改到3月12日下午2点。", "仲裁委发了通知，开庭改到3月12日下午2点。",
+     "她手机是186 2231 4409，工作日晚上7点以后方便接电话。"),
+    # … and a rate of a penalty a day is no share of a price
+    ("陈志远又翻了一遍合同，违约金写的是每日千分之一，万分之五是他记成了去年另一份合同的。", "违约金写的是每日千分之一。",
+     "合同约定签约时付70%，验收后付30%。"),
 ])
 def test_a_correction_leaves_other_points_alone(said, new, old):
     from remember.routing import compare
@@ -236,3 +253,11 @@ def test_the_llm_worded_routing_set_keeps_precision_on_dev_and_test(db):
         assert half.supersede_precision >= 0.98, "\n".join(report.lines())
         assert half.false_supersession_rate == 0, "\n".join(report.lines())
         assert half.supersede_recall >= 0.8, "\n".join(report.lines())
+
+
+def test_the_hearing_moved_replaces_the_hearing():
+    from remember.routing import compare
+    from remember.routing.slots import Kind
+
+    said = "仲裁委发了通知，开庭改到3月12日下午2点。"
+    assert compare(said, "仲裁委定在3月5日上午9点半开庭。", said=said).kind == Kind.CORRECTION
