@@ -72,6 +72,15 @@ _CLAUSE_NAME_RE = re.compile(
     r"(?=向|也|说|在|于|曾|已|把|对|和|与|是|的押金|的工资|租|住|签|付|交|称|表示|告诉|认为|要求|同意|拒绝)"
 )
 
+#: Words that open a clause like a surname-led name and are none ("付款是签约付40%", "方面是…",
+#: "全款已付"): read as a person, 付款 made the client's own message a lawyer's relaying.
+NOT_CLAUSE_NAMES = frozenset(
+    "付款 付费 付清 付完 方面 方式 方法 方便 高于 金额 时间 时候 明天 明年 明确 全部 全款 全额 应该 应当 和解 于是 "
+    "成本 常常 向来 周末 周年 周边 周期 江边 林地 高度 程序 程度 安全 安排 毛坯 白天 车位 车款 车辆 房款 房租 房屋 "
+    "房子 房产 项目 单位 尚未 余款 余额 任何 任务 关于 关系 文件 文书 华为 时效 路费 费用 左右 申请 武汉 温州 "
+    "宁波 常州 苏州 杭州 成都 柳州 江门".split())
+
+
 # --- companies ------------------------------------------------------------------------------
 
 _ZH_COMPANY_SUFFIX_RE = re.compile(r"(?:有限责任公司|股份有限公司|有限公司|集团公司|集团|律师事务所|事务所|分公司|公司)")
@@ -136,7 +145,8 @@ def names(text: str) -> list[NameMention]:
     for match in titled_name_re(SURNAMES_RANKED, READER_TITLES).finditer(text):
         add(*match.span())
     for match in _CLAUSE_NAME_RE.finditer(text):
-        add(*match.span(1))
+        if match.group(1) not in NOT_CLAUSE_NAMES:
+            add(*match.span(1))
     for match in _EN_TITLED_RE.finditer(text):
         add(*match.span())
     for match in EN_NAME_RE.finditer(text):

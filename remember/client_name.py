@@ -52,7 +52,8 @@ def client_name_before(message: Message) -> str:
 
 #: How a lawyer names their client, for the database (``subjects.CLIENT_WORD_RE`` and
 #: ``subjects.MATTER_OF_RE``).
-_RELAY_SQL = r"客户|当事人|委托人|的(事情|事儿|案子|案件|纠纷)|['’]s (case|matter)"
+_RELAY_SQL = (r"客户|当事人|委托人|的(事情|事儿|案子|案件|纠纷)|['’]s (case|matter)"
+              r"|^\s*[\u4e00-\u9fff]{2,3}(是|说|的|家|那边|这边|今天|昨天|刚|又)")  # a message opening on a name
 
 
 def relayed_client_before(message: Message) -> str:

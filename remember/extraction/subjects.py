@@ -20,6 +20,7 @@ from typing import Callable
 from django.utils.functional import Promise
 from django.utils.translation import gettext_lazy as _
 
+from legaltext import read
 from memory.rules import Rule, register
 
 from . import lexicon
@@ -43,15 +44,25 @@ _LABEL_RE = re.compile(r"^用户(诉求|偏好)：")
 MATTER_OF_RE = re.compile(r"的(?:事情|事儿|案子|案件|纠纷)|['’]s (?:case|matter)")
 
 
+#: What follows a client's name that opens a lawyer's message about them ("何建军是杭州禾丰食品有限公司
+#: 的老板…合同我传上来了", "林晓雯的租房合同我扫描传上来了"): the speaker's "我" is then someone else.
+#: Not "王磊是我房东": a name the speaker relates to themselves is the other party.
+_OPENS_ON_RE = r"(?:是(?!我|俺)|说|的(?!我)|家|那边|这边|今天|昨天|刚才?|又)"
+
+
 @lru_cache(maxsize=256)
 def relayed_clients(text: str) -> tuple[str, ...]:
     """The names a lawyer gives their client in ``text`` ("我的客户林晓雯", "当事人叫王磊",
-    "林晓雯的事情…"); cached: every item of a turn asks about the same message."""
-    if not CLIENT_WORD_RE.search(text) and not MATTER_OF_RE.search(text):
+    "林晓雯的事情…", a message opening on the client's name: "何建军是…的老板"); cached: every
+    item of a turn asks about the same message."""
+    names = list(dict.fromkeys([*lexicon.person_names(text), *(person.text for person in read(text).people)]))
+    opening = text.lstrip()
+    opens_on = [name for name in names if re.match(rf"{re.escape(name)}{_OPENS_ON_RE}", opening)]
+    if not CLIENT_WORD_RE.search(text) and not MATTER_OF_RE.search(text) and not opens_on:
         return ()
-    return tuple(name for name in lexicon.person_names(text)
-                 if re.search(rf"(?:客户|当事人|委托人)(?:叫|是|名叫)?{re.escape(name)}"
-                              rf"|{re.escape(name)}(?:{MATTER_OF_RE.pattern})", text))
+    return tuple(name for name in names
+                 if name in opens_on or re.search(rf"(?:客户|当事人|委托人)(?:叫|是|名叫)?{re.escape(name)}"
+                                                  rf"|{re.escape(name)}(?:{MATTER_OF_RE.pattern})", text))
 
 
 @dataclass(frozen=True)

@@ -201,3 +201,15 @@ def test_the_rules_of_both_engines_apply_to_the_offline_engine() -> None:
     outcome = extract_turn("押金迟迟不退。", reply, user_name="alice", said_on=date(2026, 2, 3))
     terms = [item for item in outcome.items if "第十条" in item.content]
     assert terms and all(item.category == Category.FACT.zh for item in terms)
+
+
+@pytest.mark.parametrize(("message", "clients"), [
+    ("何建军是杭州禾丰食品有限公司的老板。何建军想退货并要求赔偿。合同我传上来了。", ("何建军",)),
+    ("我这有个交通事故的案子，当事人黄淑芬，今年1月6号早上骑电动车被撞了。", ("黄淑芬",)),
+    ("付款是签约付40%，水电验收付30%，中期验收付25%，竣工付5%。", ()),  # 付款 is no 付 of a name
+    ("王磊是我房东，押金一直不退。", ()),                                # the speaker's own landlord
+])
+def test_a_lawyer_relaying_names_the_client(message: str, clients: tuple[str, ...]) -> None:
+    from remember.extraction.subjects import relayed_clients
+
+    assert relayed_clients(message) == clients
