@@ -16,6 +16,8 @@ from .text import (
     CONNECTIVE_RE,
     DEPENDENT_RE,
     TIME_CLAUSE_END_RE,
+    PREDICATE_FIRST_RE,
+    CONDITION_END_RE,
     LATIN_WORD_RE,
     is_chitchat,
     is_english,
@@ -140,6 +142,8 @@ def units_of(text: str) -> list[Unit]:
                     CONNECTIVE_RE.match(clause)
                     or DEPENDENT_RE.match(members[-1])
                     or TIME_CLAUSE_END_RE.search(members[-1])  # "律师函寄出去以后，房东又转了2000"
+                    or PREDICATE_FIRST_RE.match(clause)  # "…未超过13.4%，受法律保护"
+                    or CONDITION_END_RE.search(members[-1])  # "收受定金的一方不履行债务的，应当双倍返还"
                     or len(clause) < 8  # '我录音了' is too short to stand alone
                     or category == lexicon.LAW  # a statute's words run to its sentence's end
                     or bool(ARTICLE_START_RE.match(members[0]))  # so do an article's ("第八条 …，不属于…")

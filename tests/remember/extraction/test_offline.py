@@ -356,3 +356,16 @@ def test_a_pasted_letters_sign_off_is_no_note_of_its_own() -> None:
 ])
 def test_sign_offs_are_chitchat(clause: str, sign_off: bool) -> None:
     assert is_chitchat(clause) is sign_off
+
+
+@pytest.mark.parametrize(("reply", "whole"), [
+    # a rule's subject or condition stays with it (the note-truth readers judged these cut: dev3)
+    ("借期内不计利息，按约定处理；约定的逾期利率未超过合同成立时一年期LPR的四倍即13.4%，受法律保护"
+     "（《最高人民法院关于审理民间借贷案件适用法律若干问题的规定》第二十八条第一款），逾期利息自2025年10月1日起算。",
+     "约定的逾期利率未超过合同成立时一年期LPR的四倍即13.4%，受法律保护"),
+    ("违约金按每日万分之五计，每天134.4元，从2025年11月15日到今天共84天，约11289.6元（《民法典》第五百八十五条）。",
+     "违约金按每日万分之五计，每天134.4元"),
+])
+def test_a_rule_is_not_cut_from_its_subject_or_condition(reply: str, whole: str) -> None:
+    items = extract_offline("借款逾期了怎么办？", reply, user_name="alice")
+    assert any(whole in item.content for item in items), [item.content for item in items]
