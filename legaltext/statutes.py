@@ -20,7 +20,7 @@ _LAW_SUFFIX = r"(?:法|法典|条例|规定|解释|办法|规则|通则)"
 #: A statute reference as the offline engine keeps it: a titled law with its article, or a bare
 #: article outside a contract's words.
 LAW_REF_RE = re.compile(
-    r"《[^《》\n]{1,40}" + _LAW_SUFFIX + r"》(?:第" + NUM + r"条(?:第" + NUM + r"款)?)?"
+    r"《[^《》\n]{1,40}" + _LAW_SUFFIX + r"(?:[（(][一二三四五六七八九十\d]{1,3}[）)])?》(?:第" + NUM + r"条(?:第" + NUM + r"款)?)?"
     r"|" + NOT_CONTRACT + r"第" + NUM + r"条(?:第" + NUM + r"款)?"
 )
 TITLE_RE = re.compile(r"《(?:中华人民共和国)?([^《》\n]{1,40})》")
@@ -90,7 +90,7 @@ _BARE_LAW_RE = re.compile(r"(?P<law>[\u4e00-\u9fff]{1,14}?(?:法典|法|条例))
 _LEAD_RE = re.compile(r"^.*(?:根据|依据|按照|依照|参照|适用|违反了?|对照|按|依|据|和|与|及|或|的|了|是|在|将|由|、)")
 _ARTICLE_RE = re.compile(r"第(?P<n>" + NUM + r")条(?:第" + NUM + r"款)?")
 _EN_STATUTE_RE = re.compile(
-    r"\b(?:Article|Art\.|Section|Sec\.|§)\s*(?P<n>\d+)[a-z]?\s+of\s+(?:the\s+)?"
+    r"\b(?:Article|Art\.|Section|Sec\.|§)\s*(?P<n>\d+)[a-z]?(?:\(\d+\))*\s+of\s+(?:the\s+)?"
     r"(?P<law>(?:(?:[A-Z][\w'’-]*|and|of|on|for)\s+){0,6}?(?:Law|Code|Act|Regulations?|Ordinance|Interpretation)\b(?:\s+of\s+(?:the\s+)?(?:PRC|People's Republic of China|China))?)"
 )
 _EN_ARTICLE_RE = re.compile(r"\b(?P<kind>Article|Clause|Section|Art\.)\s*(?P<n>\d+)(?:\.\d+)*(?P<of>\s+of\s+(?:the|this)\s+(?:lease|contract|agreement|tenancy))?",
@@ -101,7 +101,8 @@ CONTRACT_CONTEXT_RE = re.compile(
     r"|条(?:明确|还|也|中|里)?(?:约定|写明|写着)"  # "第十条约定…": what the parties agreed
     r"|\b(?:lease|lessor|lessee|landlord|tenant|agreement|contract|the parties)\b", re.IGNORECASE
 )
-_LAW_TITLE_RE = re.compile(_LAW_SUFFIX + r"$")
+#: A law's title ends with its kind, perhaps followed by the part of a series: "…的解释（一）".
+_LAW_TITLE_RE = re.compile(_LAW_SUFFIX + r"(?:[（(][一二三四五六七八九十\d]{1,3}[）)])?$")
 
 
 def _is_law_title(title: str) -> bool:

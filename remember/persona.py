@@ -199,7 +199,9 @@ def episodic_twins(items: list[ExtractedItem], source: TurnSource) -> list[Extra
         content, said_tag = (said, "原话") if _CJK.search(body) else (f"{who} said: {body}", "said")
         twins.append(dataclasses.replace(
             item,
-            category=Category.FACT.zh,
+            # a wish of how to be reached or answered stays a preference in the matter too (the
+            # note-truth readers judged "当事人提到：有事发消息就行" filed as 事实 the wrong kind)
+            category=Category.PREFERENCE.zh if item.category == Category.PREFERENCE.zh else Category.FACT.zh,
             content=content,
             memory_type=MemoryType.EVENT,
             confidence=max(item.confidence, TWIN_MIN_CONFIDENCE),

@@ -264,3 +264,16 @@ def test_plain_sentences(text: str, sentences: list[str]) -> None:
 ])
 def test_a_sentence_that_asks(text: str, asks: bool) -> None:
     assert bool(ASKS_RE.search(text)) is asks
+
+
+@pytest.mark.parametrize(("text", "statute"), [
+    # a law of a series ("…的解释（一）") and an article with its item ("Article 40(3) of …") are law,
+    # not a contract's articles (the note-truth readers found them filed as 事实)
+    ("根据《最高人民法院关于审理劳动争议案件适用法律问题的解释（一）》第四十二条，用人单位不提供的，承担不利后果。",
+     "《最高人民法院关于审理劳动争议案件适用法律问题的解释（一）》第四十二条"),
+    ("Under Article 40(3) of the Labour Contract Law, the employer must first consult.",
+     "Article 40(3) of the Labour Contract Law"),
+])
+def test_statutes_of_a_series_and_with_an_item(text: str, statute: str) -> None:
+    reading = read(text)
+    assert [s.text for s in reading.statutes] == [statute] and not reading.contract_articles
