@@ -138,6 +138,8 @@ CATEGORY_CUES: dict[str, tuple[Cue, ...]] = {
     + _cues(1, r"可以", r"协商", r"投诉", r"起诉", r"仲裁", r"诉讼", r"12315", r"12345",
             r"劳动监察", r"调解"),
     FACT: _cues(3, r"已(?:经)?(?:向|和|与|跟)?[^，。,]{0,8}(?:投诉|起诉|申请|协商|联系|沟通|报警|寄)")
+    # what a doctor, the police or the other side advised is a fact of the matter, not our advice
+    + _cues(4, r"(?:医生|大夫|医院|交警|警察|法官|仲裁员|调解员|HR|人事|老板|房东|中介|物业|对方)(?:也|还|就|当时)?建议")
     + _cues(
         STRONG,
         r"购买", r"买了", r"买的", r"下单", r"支付", r"付款", r"付了", r"花了", r"交了",

@@ -25,7 +25,7 @@ from legaltext.corrections import CORRECTION_CUE_RE, says_it_corrects
 from remember.routing.mentions import read_mentions
 from remember.routing.rejected import another_money_point
 from legaltext.sentences import SENTENCE_END_RE, span_around
-from legaltext.values import Value, replaced_in, values
+from legaltext.values import MONEY_VERBS, Value, replaced_in, values
 from legaltext.words import FUNCTION_CHARS, point_words
 
 
@@ -121,6 +121,13 @@ def _a_name_in_both(word: str, said: str, old_text: str) -> bool:
         return False
     following = {said[m.end()] for m in re.finditer(re.escape(word), said) if m.end() < len(said)}
     return any(f"{word}{c}" in old_text for c in following)
+
+
+def _another_verb_of_money(old_clause: str, new_clause: str) -> bool:
+    """The stored value's clause says what was done with the sum ("保险垫付的1万没错": 垫) and the
+    new value's clause does not say it: a raised offer ("又涨到8万5") is no sum advanced."""
+    verbs = set(old_clause) & MONEY_VERBS
+    return bool(verbs) and not verbs & set(new_clause)
 
 
 def _own_point_words(said: str, value: Value, near: list[Value]) -> set[str]:
@@ -276,7 +283,8 @@ def revised_by_slot(said: str, new_text: str, old_text: str) -> tuple[str, str] 
             clause_start, clause_end = span_around(old_text, old.start, old.end)
             if _other_marker(said[start:end], old_text[clause_start:clause_end]) or _garbled(said, new_text, old):
                 continue
-            if another_money_point(old_text, old.start, said):
+            if another_money_point(old_text, old.start, said) or _another_verb_of_money(
+                    old_text[clause_start:clause_end], said[start:end]):
                 continue
             if cued and _one_slip(old, new):
                 slips.append(old)

@@ -261,3 +261,11 @@ def test_the_hearing_moved_replaces_the_hearing():
 
     said = "仲裁委发了通知，开庭改到3月12日下午2点。"
     assert compare(said, "仲裁委定在3月5日上午9点半开庭。", said=said).kind == Kind.CORRECTION
+
+
+def test_a_confirmed_advance_is_no_point_of_a_raised_offer():
+    """dev3, judged false: "保险垫付的1万没错" had become "保险垫付的8万5没错"."""
+    from remember.routing import compare
+
+    said = "保险公司那边又涨到8万5了，黄淑芬问我要不要接受。"
+    assert compare("保险公司那边又涨到8万5了。", "保险垫付的1万没错。", said=said).revised is None

@@ -369,3 +369,8 @@ def test_sign_offs_are_chitchat(clause: str, sign_off: bool) -> None:
 def test_a_rule_is_not_cut_from_its_subject_or_condition(reply: str, whole: str) -> None:
     items = extract_offline("借款逾期了怎么办？", reply, user_name="alice")
     assert any(whole in item.content for item in items), [item.content for item in items]
+
+
+def test_what_a_doctor_advised_is_a_fact_of_the_matter() -> None:
+    items = extract_offline("她上周复查，医生建议再休息3个月，病历上写了。", "", user_name="alice")
+    assert [item.category for item in items] == ["事实"]
