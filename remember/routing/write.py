@@ -14,6 +14,7 @@ from remember.drafts import is_source_tag
 from remember.routing import thresholds
 from remember.routing.decide import Decision, decide
 from legaltext.corrections import says_it_corrects
+from legaltext.values import Value as LegalValue, values as legal_values
 from remember.routing.neighbours import Neighbour, lock_context, nearest_notes
 from memory.labels import disagreement_reason
 from memory.services.audit import batched as batched_audit
@@ -105,6 +106,7 @@ def _apply(decision: Decision, draft: NoteDraft, embedding: np.ndarray, neighbou
     if decision.action == RoutingDecision.Action.UPDATE:
         supersede_note(decision.previous, note, actor=actor, reason=decision.reason, savepoint=False)
         also = _also_corrected(decision, draft, neighbours, note, actor=actor)
+        also += _advice_on_corrected_values(decision.previous, note, actor=actor)
     links = []
     if decision.contradicts is not None:
         links.append(PlannedLink(note, decision.contradicts, LinkType.CONTRADICTS, 1.0, decision.reason[:300]))
@@ -133,6 +135,42 @@ def _also_corrected(decision: Decision, draft: NoteDraft, neighbours: list[Neigh
         supersede_note(nb.note, successor, actor=actor, reason=f"the same correction: {alone.reason}"[:500],
                        savepoint=False)
         done.append(nb.note.pk)
+    return done
+
+
+#: The smallest sum whose correction retires the assistant's figures worked out from it: "3" or
+#: "40个" appear in too many unrelated sentences to tell that a figure rests on them.
+MIN_WORKED_FROM = 1000
+
+
+def _corrected_values(old: str, new: str) -> list[LegalValue]:
+    """The sums and rates of ``old`` that ``new`` (its correction) no longer states."""
+    kept = legal_values(new)
+    return [v for v in legal_values(old) if v.kind in ("money", "number", "percent")
+            and (v.kind == "percent" or abs(float(v.magnitude)) >= MIN_WORKED_FROM)
+            and not any(v.matches(k) for k in kept)]
+
+
+def _advice_on_corrected_values(previous: Note, note: Note, *, actor) -> list:
+    """The assistant's current notes of the same conversation, said before the correction, that
+    state a value the correction replaced ("3 × 138,000 = 414,000" after the price is corrected to
+    128,000; "约11289.6元" worked out from the corrected 尾款): they rest on it and are retired with
+    it, superseded by the correction (history kept). Returns their ids."""
+    if note.conversation_id is None:
+        return []
+    corrected = _corrected_values(previous.content, note.content)
+    if not corrected:
+        return []
+    resting = (Note.objects.filter(firm_id=note.firm_id, conversation_id=note.conversation_id, status=Note.Status.ACTIVE,
+                                   speaker="assistant", said_at__lt=note.said_at or previous.said_at)
+               .exclude(pk__in=[note.pk, previous.pk]))
+    done = []
+    for advice in resting:
+        stale = [v for v in legal_values(advice.content) if any(v.matches(c) for c in corrected)]
+        if stale:
+            supersede_note(advice, note, actor=actor, savepoint=False,
+                           reason=f"worked out from {stale[0].text}, since corrected: {note.content[:200]}"[:500])
+            done.append(advice.pk)
     return done
 
 

@@ -151,3 +151,23 @@ def test_a_name_written_anew_replaces_the_old_spelling(said, old, revised):
 def test_no_name_is_respelled_without_a_cue_a_long_enough_name_and_one_fit(said, old):
     relation = compare(said, old, said=said)
     assert relation.revised is None or "how a name is written" not in relation.reason
+
+
+def test_the_assistants_figure_worked_out_from_a_corrected_price_is_retired(world, make_turn):
+    """dev3 (judged): "3 × 138,000 = 414,000" stayed current after the price was corrected to
+    128,000. The assistant's figure resting on the old value is superseded by the correction; one
+    that does not state it stays."""
+    conversation = ConversationFactory(user=world.alice, firm=world.firm_a, matter=world.matter_deposit)
+    make_turn(conversation, "许文博今年1月在车行买了一辆二手车，价格138000元，后来查出是泡水车。",
+              "经营者有欺诈行为的，可以要求三倍赔偿，即138000×3=414000元（《消费者权益保护法》第五十五条）。"
+              "建议尽快做证据保全公证。")
+    figure = Note.objects.get(conversation=conversation, content__contains="414000")
+    other = Note.objects.filter(conversation=conversation, content__contains="证据保全").first()
+    make_turn(conversation, "刚才说错了，车价是128000元，不是138000。", "好的。")
+
+    figure.refresh_from_db()
+    assert figure.status == Note.Status.SUPERSEDED
+    assert "128000" in figure.superseded_by.content
+    if other is not None:
+        other.refresh_from_db()
+        assert other.status == Note.Status.ACTIVE
