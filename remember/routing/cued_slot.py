@@ -123,6 +123,11 @@ def _a_name_in_both(word: str, said: str, old_text: str) -> bool:
     return any(f"{word}{c}" in old_text for c in following)
 
 
+#: Words two clauses share that name no point: "外贸公司…月收入9000左右" and "保险公司那边又涨到8万5"
+#: share 公司, and the income became 8万5 (dev3, judged false).
+_GENERIC_WORDS = frozenset({"公司", "那边", "这边", "对方", "现在", "已经", "之前", "后来", "一下", "时候"})
+
+
 def _another_verb_of_money(old_clause: str, new_clause: str) -> bool:
     """The stored value's clause says what was done with the sum ("保险垫付的1万没错": 垫) and the
     new value's clause does not say it: a raised offer ("又涨到8万5") is no sum advanced."""
@@ -299,7 +304,7 @@ def revised_by_slot(said: str, new_text: str, old_text: str) -> tuple[str, str] 
                                              | _head(old_text, old))
                 if named:  # "比之前说的18万8便宜了6000": the corrected value is named beside the new one
                     shared = shared | {old.text}
-                shared = {word for word in shared if not _a_name_in_both(word, said, old_text)}
+                shared = {word for word in shared if not _a_name_in_both(word, said, old_text)} - _GENERIC_WORDS
                 if shared and own_point and not named and not shared & (own_point | cue_words):
                     break  # "仲裁委发了通知，开庭改到3月12日": 开庭 is the point, not the 通知 of a dismissal
                 if shared:
