@@ -278,9 +278,17 @@ def the_clients_words_are_the_clients(item: ItemCheck) -> Answer:
 def contract_articles_are_terms(item: ItemCheck) -> Answer:
     """Last of the table: the re-filed term was checked as law (its citations) and is kept as said."""
     reading = item.reading
-    if item.category is Category.LAW and reading.contract_articles and not reading.statutes:
+    if item.category is Category.LAW and reading.contract_articles and not reading.statutes \
+            and _CONTRACTS_ARTICLE_RE.search(item.content):
         return Category.FACT
     return None
+
+
+#: An article said to be the contract's: "合同第十条", "第十条约定…", "协议里第三条写明…" — not a bare
+#: "第五百八十六条" of a reply that mentions 合同 elsewhere (a statute the reply leaves unnamed).
+_CONTRACTS_ARTICLE_RE = re.compile(
+    r"(?:合同|协议|租约|借条)(?:的|上|里|中)?第[0-9一二三四五六七八九十百]+条"
+    r"|第[0-9一二三四五六七八九十百]+条(?:明确|还|也|中|里)?(?:约定|写明|写着)")
 
 
 def who(speaker: str, turn: TurnText) -> str:

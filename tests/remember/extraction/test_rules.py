@@ -190,6 +190,8 @@ def test_contract_articles_are_terms() -> None:
     assert check("contract-articles-are-terms", term, category=Category.LAW, speaker="assistant") == Category.FACT
     statute = "《民法典》第七百三十三条规定，正常使用造成的损耗不需要承租人赔偿。"
     assert check("contract-articles-are-terms", statute, category=Category.LAW, speaker="assistant") is None
+    unnamed = "定金不得超过主合同标的额的20%（第五百八十六条），20万元在上限之内。"  # dev2, judged
+    assert check("contract-articles-are-terms", unnamed, category=Category.LAW, speaker="assistant") is None
 
 
 def test_the_rules_of_both_engines_apply_to_the_offline_engine() -> None:
