@@ -19,3 +19,39 @@ def test_the_dev_split_notes_name_their_subject_and_the_deposit_correction_repla
     said = [miss for miss in report.misses if miss.startswith(("fact ", "correction "))]
     assert len(said) == (report.facts - report.facts_noted) + (report.corrections - report.corrections_done)
     assert report.documents.documents == 3 and report.documents.contract_notes_as_law == 0
+
+
+def test_note_precision_counts_the_readers_verdicts_and_what_is_not_judged_yet(tmp_path, monkeypatch):
+    import json
+
+    from showcase.evaluation import note_judgements
+
+    notes = [{"origin": "d01", "status": "active", "category": "fact", "content": text, "sources": []}
+             for text in ("押金3000元。", "押金2000元。", "月租4800元。")]
+    (tmp_path / "dev").mkdir()
+    verdicts = {note_judgements.note_key("d01", "active", "fact", "押金3000元。"): {"verdict": "true", "problems": []},
+                note_judgements.note_key("d01", "active", "fact", "押金2000元。"): {
+                    "verdict": "false", "problems": ["state"], "reason": "corrected to 3000"}}
+    (tmp_path / "dev" / "judgements.json").write_text(json.dumps({"notes": verdicts}), encoding="utf-8")
+    monkeypatch.setattr(note_judgements, "FOLDER", tmp_path)
+
+    report = note_judgements.judge_notes("dev", notes)
+
+    assert (report.judged, report.judged_true, [n["content"] for n in report.unjudged]) == (2, 1, ["月租4800元。"])
+    assert report.problems == {"state": 1} and "0.500 (1/2)" in report.lines()[0]
+    # a note filed under another kind is another note for the reader
+    assert note_judgements.note_key("d01", "active", "law", "押金3000元。") not in verdicts
+    note_judgements.write_unjudged(tmp_path / "unjudged.json", "dev", report)
+    written = json.loads((tmp_path / "unjudged.json").read_text(encoding="utf-8"))
+    assert [n["content"] for n in written["notes"]] == ["月租4800元。"] and written["notes"][0]["key"]
+
+
+def test_every_split_has_its_readers_verdicts():
+    from showcase.evaluation.note_judgements import PROBLEMS, load_judgements
+
+    for split in ("dev", "dev2", "dev3", "outside_dev", "test"):
+        verdicts = load_judgements(split)
+        assert len(verdicts) > 90, split
+        assert all(v["verdict"] in ("true", "false") for v in verdicts.values())
+        assert all(set(v.get("problems") or []) <= set(PROBLEMS) for v in verdicts.values())
+        assert all(v.get("problems") for v in verdicts.values() if v["verdict"] == "false"), split
