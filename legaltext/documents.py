@@ -67,22 +67,28 @@ def mended(text: str) -> str:
     return "\n".join(line for line in lines if line)
 
 
+#: The parties' signature lines that close a contract ("甲方（签字）：周海峰", "出借人（签章）：",
+#: "签订日期：", "Signed:"): no article goes on there.
+SIGNATURE_LINE_RE = re.compile(r"^\s*(?:[^\s（(：:]{1,12}[（(](?:签字|签章|盖章|签名|签字并按手印|公章)[^）)]{0,8}[）)]"
+                               r"|(?:签订|签署|签约)(?:日期|时间)|Signed\b|Signature\b|Date:)")
 #: A line that opens an article or clause of a contract ("第五条 …", "Clause 7. …", "Article 3").
 _ARTICLE_LINE_RE = re.compile(r"^\s*(?:第[一二三四五六七八九十百千零〇\d]+条|(?:Article|Clause|ARTICLE|CLAUSE)\s+\d+)")
 
 
 def article_spans(text: str) -> list[tuple[int, int]]:
     """The spans of the articles of a contract's (mended) text: from a line that opens one to the
-    line before the next opening or a blank line. Text before the first article is in none."""
+    line before the next opening, a blank line or the signatures. Text before the first article
+    is in none."""
     spans: list[tuple[int, int]] = []
     start = None
     position = 0
     for line in text.splitlines(keepends=True):
         line_end = position + len(line.rstrip("\n"))
-        if _ARTICLE_LINE_RE.match(line) or not line.strip():
+        ends = not line.strip() or bool(SIGNATURE_LINE_RE.match(line))
+        if _ARTICLE_LINE_RE.match(line) or ends:
             if start is not None:
                 spans.append((start, previous_end))
-            start = position if line.strip() else None
+            start = None if ends else position
         previous_end = line_end
         position += len(line)
     if start is not None:

@@ -17,7 +17,7 @@ import re
 from django.db import transaction
 
 from infra.embeddings import get_embedder
-from legaltext.documents import is_contract, mended
+from legaltext.documents import SIGNATURE_LINE_RE, is_contract, mended
 from memory.models import Category, Document, DocumentChunk, MemoryScope, SourceType
 from memory.services.notes import NoteDraft, NoteValidationError
 from remember.documents.articles import whole_articles
@@ -87,14 +87,15 @@ def _with_heading(chunk: DocumentChunk, following: DocumentChunk | None = None) 
     an article's first line carried to the next page ("第八条 房屋的自然损耗及正常使用产生的墙面污渍，")
     is not put above a page that opens with another article (第九条): there it would be noted
     alone, cut from its tail "不属于乙方应当赔偿的损失范围", which inverts it. Above the page that
-    holds its tail ("…十日内" / "无息退还全部押金。") it makes the article whole."""
+    holds its tail ("…十日内" / "无息退还全部押金。") it makes the article whole. Nor above the
+    signatures: "协商不成的，任何一方均可向房屋所在地" + "甲方（签字）：周海峰" read as one term."""
     heading = chunk.heading.strip()
     text = _without_the_article_overleaf(chunk, following)
     if not text:
         return ""  # the chunk is the article read whole overleaf
     first_line = text.split("\n", 1)[0]
     if not heading or text.startswith(heading) or is_heading(first_line) or opens_an_article(first_line) \
-            or _SIGNATURE_RE.match(first_line):
+            or SIGNATURE_LINE_RE.match(first_line):
         return text
     return f"{heading}\n{text}"
 
@@ -111,11 +112,6 @@ def _without_the_article_overleaf(chunk: DocumentChunk, following: DocumentChunk
     return text
 
 
-#: The parties' signature lines that close a contract ("甲方（签字）：周海峰", "出借人（签章）：",
-#: "Signed:"): no article goes on there. Put under the last article's first line, they were read
-#: as its tail ("协商不成的，任何一方均可向房屋所在地甲方（签字）：周海峰…", 人民法院起诉 lost).
-_SIGNATURE_RE = re.compile(r"^\s*(?:[^\s（(：:]{1,12}[（(](?:签字|签章|盖章|签名|签字并按手印|公章)[^）)]{0,8}[）)]"
-                           r"|(?:签订|签署|签约)(?:日期|时间)|Signed\b|Signature\b|Date:)")
 
 
 #: A contract's formula of agreement, which binds nobody to anything: "根据《民法典》及有关规定，甲乙双方

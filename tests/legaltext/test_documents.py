@@ -54,5 +54,7 @@ def test_article_spans_run_from_an_opening_to_the_next() -> None:
     text = "房屋租赁合同\n第五条 押金3000元。\n租赁期满的，七日内退还。\n第六条 维修由甲方负责。\n\n甲方（签字）：周海峰"
     assert [text[start:end] for start, end in article_spans(text)] == [
         "第五条 押金3000元。\n租赁期满的，七日内退还。", "第六条 维修由甲方负责。"]
+    signed = "第十条 本合同自双方签字之日起生效。\n甲方（签字）：周建国\n乙方（签字）：林晓雯\n签订日期：2025年2月20日"
+    assert [signed[start:end] for start, end in article_spans(signed)] == ["第十条 本合同自双方签字之日起生效。"]
     english = "No article here.\nClause 2. Rent is RMB 7,500."
     assert [english[start:end] for start, end in article_spans(english)] == ["Clause 2. Rent is RMB 7,500."]
