@@ -94,3 +94,21 @@ def article_spans(text: str) -> list[tuple[int, int]]:
     if start is not None:
         spans.append((start, previous_end))
     return spans
+
+
+#: A contract's formula of agreement, which binds nobody to anything: "根据《民法典》及有关规定，甲乙双方
+#: 经协商一致，订立本合同。", "三方经协商一致，订立本协议。".
+_AGREEMENT_FORMULA_RE = re.compile(
+    r"^[^。；;]{0,60}?(?:协商一致|平等自愿)[^。；;]{0,20}?(?:订立|签订|签署|达成)本(?:合同|协议|补充协议)[。.]?$")
+#: Words before the formula that say why or for what the contract was made: then it is kept.
+_PURPOSE_RE = re.compile(r"需要|因|为了|借款|购买|租赁|转让")
+
+
+def only_agrees(sentence: str) -> bool:
+    """The sentence only says the parties agreed to the contract (judged "nothing a lawyer would
+    file" by the note-truth readers); one that also says why or for what does more."""
+    said = sentence.strip()
+    if not _AGREEMENT_FORMULA_RE.match(said):
+        return False
+    head = re.split(r"协商一致|平等自愿", said, maxsplit=1)[0]
+    return not _PURPOSE_RE.search(re.sub(r"《[^》]+》", "", head))

@@ -17,7 +17,7 @@ import re
 from django.db import transaction
 
 from infra.embeddings import get_embedder
-from legaltext.documents import SIGNATURE_LINE_RE, is_contract, mended
+from legaltext.documents import SIGNATURE_LINE_RE, is_contract, mended, only_agrees
 from memory.models import Category, Document, DocumentChunk, MemoryScope, SourceType
 from memory.services.notes import NoteDraft, NoteValidationError
 from remember.documents.articles import whole_articles
@@ -56,7 +56,7 @@ def remember_document(document: Document) -> int:
                                said_on=None if contract else document.uploaded_at.date())
         citation = document.citation(chunk.page.number)
         items = [item for item in outcome.items if not is_persona_item(item) and not _restates_heading(item, chunk, citation)
-                 and not (contract and is_boilerplate(item.content))]
+                 and not (contract and only_agrees(item.content.removeprefix(f"{citation}说：")))]
         if contract:
             items = whole_articles(items, text)
         if not items:
@@ -112,22 +112,6 @@ def _without_the_article_overleaf(chunk: DocumentChunk, following: DocumentChunk
     return text
 
 
-
-
-#: A contract's formula of agreement, which binds nobody to anything: "根据《民法典》及有关规定，甲乙双方
-#:经协商一致，订立本合同。", "三方经协商一致，订立本协议。" (the sentence names no term, amount or party).
-_BOILERPLATE_RE = re.compile(
-    r"^[^。；;]{0,60}?(?:协商一致|平等自愿)[^。；;]{0,20}?(?:订立|签订|签署|达成)本(?:合同|协议|补充协议)[。.]?$")
-
-
-def is_boilerplate(content: str) -> bool:
-    """The sentence only says the parties agreed to the contract (judged "nothing a lawyer would
-    file" by the note-truth readers); one that also says why or for what is kept."""
-    said = re.sub(r"^《[^》]+》第 \d+ 页说：", "", content.strip())
-    if not _BOILERPLATE_RE.match(said):
-        return False
-    head = said.split("协商一致")[0] if "协商一致" in said else said.split("平等自愿")[0]
-    return not re.search(r"需要|因|为了|借款|购买|租赁|转让", re.sub(r"《[^》]+》", "", head))
 
 
 def _restates_heading(item, chunk: DocumentChunk, citation: str) -> bool:

@@ -58,3 +58,16 @@ def test_article_spans_run_from_an_opening_to_the_next() -> None:
     assert [signed[start:end] for start, end in article_spans(signed)] == ["第十条 本合同自双方签字之日起生效。"]
     english = "No article here.\nClause 2. Rent is RMB 7,500."
     assert [english[start:end] for start, end in article_spans(english)] == ["Clause 2. Rent is RMB 7,500."]
+
+
+
+@pytest.mark.parametrize(("sentence", "only"), [
+    ("根据《中华人民共和国民法典》及有关规定，甲乙双方经协商一致，订立本合同。", True),
+    ("甲乙双方根据《中华人民共和国劳动合同法》等法律法规，平等自愿、协商一致，签订本合同。", True),
+    ("乙方因经营周转需要向甲方借款，三方经协商一致，订立本协议。", False),  # says why
+    ("乙方应于签订本合同时向甲方支付押金人民币3000元。", False),
+])
+def test_the_formula_of_agreement(sentence: str, only: bool) -> None:
+    from legaltext.documents import only_agrees
+
+    assert only_agrees(sentence) is only

@@ -371,26 +371,18 @@ def test_a_rule_is_not_cut_from_its_subject_or_condition(reply: str, whole: str)
     assert any(whole in item.content for item in items), [item.content for item in items]
 
 
-def test_what_a_doctor_advised_is_a_fact_of_the_matter() -> None:
-    items = extract_offline("她上周复查，医生建议再休息3个月，病历上写了。", "", user_name="alice")
-    assert [item.category for item in items] == ["事实"]
-
-
-@pytest.mark.parametrize("said", [
-    "她希望尽快拿到钱，如果公司愿意一次性给8万，她就不去仲裁了。",
-    "I would like to settle this without going to court if possible.",
-    "他想让厂里把这几年的加班费都补给他，但他还想继续在这干，不想跟老板闹僵。",
+@pytest.mark.parametrize(("said", "category"), [
+    # what a doctor or the other side advised is a fact of the matter, not our advice
+    ("她上周复查，医生建议再休息3个月，病历上写了。", "事实"),
+    # what the client wants of the dispute is a claim
+    ("她希望尽快拿到钱，如果公司愿意一次性给8万，她就不去仲裁了。", "诉求"),
+    ("I would like to settle this without going to court if possible.", "诉求"),
+    ("他想让厂里把这几年的加班费都补给他，但他还想继续在这干，不想跟老板闹僵。", "诉求"),
+    # how the client wants to be reached or answered is a preference
+    ("还有，别在工作日白天给我打电话，9点到6点我在公司，公司座机和手机都可能被听到。", "偏好"),
+    ("我不太喜欢接电话。", "偏好"),
+    ("Whenever it is about my contract, please reply in English.", "偏好"),
 ])
-def test_what_the_client_wants_of_the_dispute_is_a_claim(said: str) -> None:
+def test_a_statement_is_filed_under_its_kind(said: str, category: str) -> None:
     items = extract_offline(said, "", user_name="alice")
-    assert [item.category for item in items] == ["诉求"], [item.content for item in items]
-
-
-@pytest.mark.parametrize("said", [
-    "还有，别在工作日白天给我打电话，9点到6点我在公司，公司座机和手机都可能被听到。",
-    "我不太喜欢接电话。",
-    "Whenever it is about my contract, please reply in English.",
-])
-def test_how_the_client_wants_to_be_reached_is_a_preference(said: str) -> None:
-    items = extract_offline(said, "", user_name="alice")
-    assert [item.category for item in items] == ["偏好"], [item.content for item in items]
+    assert [item.category for item in items] == [category], [item.content for item in items]
