@@ -169,14 +169,12 @@ def _in_the_year_said_before(text: str, phrase: str, said_on: date | None) -> st
     if not years:
         return None
     written, relative = years[-1].groups()
-    if written:
-        year = int(written)
-    elif said_on is not None:
-        year = said_on.year + {"前年": -2, "去年": -1, "今年": 0, "明年": 1}[relative]
-    else:
+    resolved = written or (resolve_zh(relative, said_on) or "").removesuffix("年")  # "去年" → "2025"
+    if not resolved:
         return None
+    month, day_of_month = int(day.group(1)), int(day.group(2))
     try:
-        return f"{date(year, int(day.group(1)), int(day.group(2))):%Y}年{int(day.group(1))}月{int(day.group(2))}日"
+        return f"{date(int(resolved), month, day_of_month).year}年{month}月{day_of_month}日"
     except ValueError:
         return None
 
