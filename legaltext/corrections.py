@@ -19,7 +19,7 @@ from .numbers import amount_value
 CORRECTION_CUE_RE = re.compile(
     r"之前(?:说|算|记|搞|写|看|弄|填|打|听|抄)错了?|(?:说|算|记|搞|写|看|弄|填|打|听|抄)错了?|更正(?:一下)?|纠正|改正|其实|实际上|事实上|准确地说|确切地说"
     r"|应该是|改为|改成|改到|变更为|调整为|更改为|修改为|推迟到|延期到|提前到"
-    r"|(?:说|看|写|记|填)反了|打成了|写串了|记成了|(?:哦|噢|啊|呃)[，,]?不对"
+    r"|(?:说|看|写|记|填)反了|打成了|写串了|记成了|(?:哦|噢|啊|呃)[，,]?不对|(?:^|(?<=[。！？!?\s]))不对[，,]"
     r"|\bactually\b|\bin fact\b|\bcorrection\b|\bto be precise\b|\bi meant?\b|\bi miscalculated\b"
     r"|\bmy mistake\b|\bsorry\b|\bmis-?(?:spoke|stated|typed|remembered)\b|\bgot (?:that|it|this|the \w+) wrong\b"
     r"|\btyped an? \S+ instead of\b"

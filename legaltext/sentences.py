@@ -19,6 +19,8 @@ PAIRS = {"“": "”", "「": "」", "『": "』", "‘": "’", "'": "'", '"': 
 _QUOTE_PAIRS = {opening: closing for opening, closing in PAIRS.items() if opening not in "'\""}
 _CLOSERS = frozenset(_QUOTE_PAIRS.values())
 _TERMINATORS = frozenset("。！？；!?;…")
+_OPENING_BRACKETS = frozenset("（(")
+_CLOSING_BRACKETS = frozenset("）)")
 _MAX_QUOTE_CHARS = 200
 
 
@@ -34,12 +36,14 @@ def split_offsets(text: str, is_boundary: Callable[[str, int], bool]) -> list[tu
     A closing quote right after a terminator ('他说：“不能退。”') ends the
     sentence with the quote kept; an unbalanced quote stops counting after
     200 characters so one stray '“' cannot swallow the rest of the text.
-    Newlines always split.
+    Nothing splits inside brackets either: "（《民法典》第四百九十七条，《消费者权益保护法》第二十六条）"
+    is one citation, not a clause cut at its comma. Newlines always split.
     """
     parts: list[tuple[int, int]] = []
     start = 0
     depth = 0
     ascii_open = False
+    brackets = 0
     quote_len = 0
     i = 0
     n = len(text)
@@ -47,9 +51,14 @@ def split_offsets(text: str, is_boundary: Callable[[str, int], bool]) -> list[tu
         ch = text[i]
         if ch == "\n":
             parts.append((start, i))
-            start, depth, ascii_open, quote_len = i + 1, 0, False, 0
+            start, depth, ascii_open, brackets, quote_len = i + 1, 0, False, 0, 0
             i += 1
             continue
+        if ch in _OPENING_BRACKETS:
+            brackets += 1
+            quote_len = 0
+        elif ch in _CLOSING_BRACKETS and brackets:
+            brackets -= 1
         if ch in _QUOTE_PAIRS:
             depth += 1
             quote_len = 0
@@ -61,11 +70,11 @@ def split_offsets(text: str, is_boundary: Callable[[str, int], bool]) -> list[tu
         elif ch == '"':
             ascii_open = not ascii_open
             quote_len = 0
-        elif depth or ascii_open:
+        elif depth or ascii_open or brackets:
             quote_len += 1
             if quote_len > _MAX_QUOTE_CHARS:
-                depth, ascii_open, quote_len = 0, False, 0
-        if not depth and not ascii_open and is_boundary(text, i):
+                depth, ascii_open, brackets, quote_len = 0, False, 0, 0
+        if not depth and not ascii_open and not brackets and is_boundary(text, i):
             end = i + 1
             while end < n and (text[end] in _TERMINATORS or text[end] in _CLOSERS
                                or text[end] in _STRAIGHT_CLOSERS and _ends_before_space(text, end + 1)):
@@ -151,6 +160,30 @@ CONTINUATION_RE = re.compile(
     r"并|之外|以外|为限|为准|shall not|must not|may not|except|excluding|unless|provided that|but|and|or|nor)",
     re.IGNORECASE,
 )
+#: A sentence opening with these points back at the one before ("诉讼时效从此中断", "当时是分两次转
+#:的", "协商不成的，由法院指定", "If it cannot prove both, …"): alone it cannot be read.
+_BACK_REFERENCE_OPENING_RE = re.compile(
+    r"^(?:从此|以此|由此|据此|对此|为此|就此|因此|此后|此时|届时|当时|这样|这种情况|这些|那样|该|上述|前述|否则|不然|同时"
+    r"|[\u4e00-\u9fff]{0,4}[不未没][\u4e00-\u9fff]{0,3}的(?=[，,]|属于|视为|应|由|可)"  # "做不到的属于…", "协商不成的，…"
+    r"|(?:if (?:it|they|so|not)|otherwise|in that case|in this case|this|that|these|those|such|both|either|neither)\b)",
+    re.IGNORECASE,
+)
+#: Words anywhere in a sentence's first clause that point back ("建议先不要以此为由辞职").
+_BACK_REFERENCE_WORD_RE = re.compile(r"以此|从此|由此|据此|对此|为此|就此")
+#: A first clause ending on a verb of agreement with no object ("他已经在微信里确认了"): what was
+#: agreed is in the sentence before.
+_OBJECTLESS_END_RE = re.compile(r"(?:确认|同意|答应|认可|承认)了?$")
+
+
+def refers_back(sentence: str) -> bool:
+    """Whether ``sentence`` opens by pointing at the sentence before it: a note of it alone
+    would be cut from what it is about (the note-truth readers judged such notes cut)."""
+    text = sentence.strip()
+    first = re.split(r"[，,。；;！!？?]", text, maxsplit=1)[0]
+    return bool(_BACK_REFERENCE_OPENING_RE.match(text) or _BACK_REFERENCE_WORD_RE.search(first)
+                or _OBJECTLESS_END_RE.search(first))
+
+
 #: The start of an article of a contract or a law ("第八条 …", "Article 8", "8.").
 ARTICLE_START_RE = re.compile(
     r"^\s*(?:第[一二三四五六七八九十百千零〇\d]+[条章节款]|(?:Article|Clause|Section)\s+\d+|\d+(?:\.\d+)*[.、])",

@@ -272,6 +272,25 @@ def the_clients_words_are_the_clients(item: ItemCheck) -> Answer:
     return None
 
 
+@extraction_rule("advice-that-cites-a-statute-is-advice", _("\"Ask which legal ground the company relies on "
+                                                              "(Article 40(3)…)\", \"律师函可以写明…依据…\": what to say "
+                                                              "or do, with the statute as its support, is advice, not law."),
+                 TURN, needs_turn=True, both_engines=True)
+def advice_that_cites_a_statute_is_advice(item: ItemCheck) -> Answer:
+    if item.category is Category.LAW and item.speaker == "assistant" and _SAY_OR_DO_RE.search(item.content):
+        return Category.ACTION
+    return None
+
+
+#: What to say or do, the statute only its support: an order to ask, tell or write; "can mention
+#: Article 55 as leverage"; "律师函可以写明…", "可以援引…".
+_SAY_OR_DO_RE = re.compile(
+    r"^(?:The assistant advised:\s*)?(?:Ask|Tell|Send|Write|Mention|Remind|Refuse|Reply|Keep|Do not|Don't|Never)\b"
+    r"|\b(?:can|could|may|should)\s+(?:still\s+|also\s+)?(?:mention|cite|invoke|refer to|point to|raise)\b[^.;]{0,80}"
+    r"\b(?:as leverage|in the (?:demand|letter|reply|email|meeting|negotiation))"
+    r"|可以(?:在[^，。；]{1,12}(?:中|里))?(?:写明|写上|注明|援引|引用|提及)|(?:律师函|函件|回复|回函|邮件|催告函)[^，。；]{0,6}(?:写明|写上|注明)")
+
+
 @extraction_rule("contract-articles-are-terms", _("A contract's article (\"第八条约定…\") is what the parties agreed: "
                                                   "a fact of the matter, never 法条."), TURN, needs_turn=True,
                  both_engines=True)

@@ -56,6 +56,8 @@ def _compatible(a: Value, b: Value) -> bool:
 
 #: Verbs of money that name a point alone ("扣" of "要扣4000押金" and "只扣刷墙的钱，2500").
 _POINT_VERBS = frozenset("扣付转退赔借欠罚汇垫")
+#: The verb of an appointment, the point of its day ("下周三约了店长当面谈" and "约的是下周四下午").
+_DATE_POINT_VERBS = frozenset("约")
 
 
 def _clause_words(text: str, start: int, end: int, without: list[Value]) -> set[str]:
@@ -63,9 +65,11 @@ def _clause_words(text: str, start: int, end: int, without: list[Value]) -> set[
     left out ("吴志刚" is who, not which value: "吴志" made 借吴志刚壹拾贰万元 the point of a
     repayment's correction), its verbs of money in."""
     clause = text[start:end]
-    spans = [(v.start - start, v.end - start) for v in without if start <= v.start and v.end <= end]
+    inside = [v for v in without if start <= v.start and v.end <= end]
+    spans = [(v.start - start, v.end - start) for v in inside]
     spans += [(person.start, person.end) for person in read(clause).people]
-    return point_words(clause, without=spans) | (set(clause) & _POINT_VERBS)
+    verbs = _POINT_VERBS | (_DATE_POINT_VERBS if any(v.kind == "date" for v in inside) else frozenset())
+    return point_words(clause, without=spans) | (set(clause) & verbs)
 
 
 def _cue_clause_words(said: str, value: Value, said_values: list[Value]) -> set[str]:
@@ -84,6 +88,18 @@ def _cue_clause_words(said: str, value: Value, said_values: list[Value]) -> set[
 
 #: A clause that says its point was wrong ("还有工期也不对", "地址有误"): its words name the point.
 _SAID_WRONG_RE = re.compile(r"(?:也|都)?不对(?![，,]?(?:吧|吗))|有误|搞错了|弄错了")
+
+
+def _about_another_stored_value(said: str, value: Value, near: list[Value], old_text: str,
+                                stored: list[Value], old: Value) -> bool:
+    """``value`` is said of another point of the stored note than ``old``'s: "月租是5400不是5200，
+    所以押金是两个月10800" names the rent (the note's 月租5200) before the deposit it corrects, and
+    the rent is no rival point of the note's 押金10400."""
+    words = _own_clause_words(said, value, near) - _GENERIC_WORDS
+    return bool(words) and any(
+        other is not old and _compatible(other, value)
+        and words & (_own_clause_words(old_text, other, stored) - _GENERIC_WORDS)
+        for other in stored)
 
 
 def _one_slip(a: Value, b: Value) -> bool:
@@ -274,7 +290,8 @@ def revised_by_slot(said: str, new_text: str, old_text: str) -> tuple[str, str] 
         for old in stored:
             if not _compatible(old, new) or old.matches(new) or not (cued or _a_guess(old_text, old)):
                 continue
-            told = [v for v in near if v is not new and _compatible(v, new) and not _CONFIRMED_RE.match(said[v.end:])]
+            told = [v for v in near if v is not new and _compatible(v, new) and not _CONFIRMED_RE.match(said[v.end:])
+                    and not _about_another_stored_value(said, v, near, old_text, stored, old)]
             if told and not any(v.matches(old) for v in told):
                 continue  # "他说的12000是到手的，税前月薪是15000": 12000 is the point, not this note's 9000
             again = [v for v in near if v is not new and v.matches(old)]
@@ -333,8 +350,26 @@ def revised_by_slot(said: str, new_text: str, old_text: str) -> tuple[str, str] 
         resolved = _RESOLVED_RE.match(revised, old.end)
         if resolved and _the_day_in(resolved.group(1), old):
             revised = revised[:resolved.start()] + revised[resolved.end():]
+        said_day, noted_day = _relative_day(said, new), _relative_day(revised, old)
+        if said_day and noted_day:  # "下周三（2026年2月25日）" is now "下周四（2026年2月26日）"
+            revised = revised[:noted_day.start()] + said_day.group(0) + revised[noted_day.end():]
+            continue
         revised = replaced_in(revised, old, new)
     return revised, "; ".join(why for _old, _new, why in replacements)
+
+
+#: A relative day said with the day it was resolved to, and the part of the day said after it:
+#: "下周三（2026年2月25日）", "下周四（2026年2月26日）下午".
+_RELATIVE_DAY_RE = re.compile(r"(?:(?:下下|下个?|这个?|本|上个?)?(?:周|星期|礼拜)[一二三四五六日天]|明天|后天|大后天|今天|昨天|前天)"
+                              r"（[^（）]{4,20}）(?:上午|中午|下午|傍晚|晚上|早上)?")
+
+
+def _relative_day(text: str, value: Value) -> re.Match[str] | None:
+    """The relative day and its resolution in brackets holding ``value``, if it is one."""
+    for match in _RELATIVE_DAY_RE.finditer(text):
+        if match.start() < value.start and value.end < match.end():
+            return match
+    return None
 
 
 #: The day a relative or partial date was resolved to when it was noted: "（2026年2月27日）".

@@ -23,8 +23,10 @@ from functools import lru_cache
 from legaltext.sentences import plain_sentences
 from memory.corrections import CORRECTION_CUE_RE, REJECTED_VALUE_RE, says_it_corrects
 from memory.erasure_hooks import register_cached_content
+from legaltext.values import values as legal_values
 from remember.routing.cued_slot import revised_by_slot
 from remember.routing.respelled import revised_by_respelling
+from remember.routing.swapped import revised_by_swap
 from remember.routing.rejected import another_money_point, revised_by_rejection
 from remember.routing.mentions import Mentions, dates_compatible, quantity_spans, read_mentions
 
@@ -310,7 +312,7 @@ def compare(new_text: str, old_text: str, said: str = "") -> Relation:
     new, old = read_statement(new_text), read_statement(old_text)
     relation = _with_cue(new, old, new_text, said)
     if relation.kind == Kind.CORRECTION:
-        return relation
+        return _and_the_other_points(relation, old_text, new_text, said)
     respelled = revised_by_respelling(said or new_text, new_text, old_text)  # "是“鼎晟物业”，不是茂盛的盛"
     if respelled:
         return Relation(Kind.CORRECTION, respelled[1], revised=respelled[0])
@@ -319,12 +321,56 @@ def compare(new_text: str, old_text: str, said: str = "") -> Relation:
         # nobody may be the relayed client's; the slot rule keeps people out of the value's clause.
         if old.mentions.people:
             return relation
-        revised = (revised_by_rejection(said or new_text, new_text, old_text, unnamed_only=True)
-                   or revised_by_slot(said or new_text, new_text, old_text))
+        revised = _revised(said or new_text, new_text, old_text, unnamed_only=True)
         return Relation(Kind.CORRECTION, revised[1], revised=revised[0]) if revised else relation
-    revised = (revised_by_rejection(said or new_text, new_text, old_text)  # "不是住院7天，是住院9天"
-               or revised_by_slot(said or new_text, new_text, old_text))  # "入职时间搞错了，是2019年9月入职的"
+    revised = _revised(said or new_text, new_text, old_text)
     return Relation(Kind.CORRECTION, revised[1], revised=revised[0]) if revised else relation
+
+
+#: A day resolved in brackets when the note was written: "下周四（2026年2月26日）".
+_RESOLVED_DAY_RE = re.compile(r"（[^（）]{4,20}）")
+
+
+def _with_resolved_days(said: str, new_text: str) -> str:
+    """The turn as the new statement restates it, with its relative days resolved, when the
+    statement is the turn's words ("约的是下周四下午" noted as "约的是下周四（2026年2月26日）下午"):
+    a relative day is no value the correction rules can read."""
+    plain = _RESOLVED_DAY_RE.sub("", new_text).strip().rstrip("。.！!")
+    return new_text if plain != new_text.strip().rstrip("。.！!") and len(plain) >= 6 and plain in said else said
+
+
+def _revised(said: str, new_text: str, old_text: str, *, unnamed_only: bool = False) -> tuple[str, str] | None:
+    """The stored note revised by the values the turn rejects ("不是住院7天，是住院9天") and then
+    by the points it corrects without naming the old value ("入职时间搞错了，是2019年9月入职的"):
+    "月租是5400不是5200，所以押金是两个月10800" revises the rent and the deposit of one note."""
+    said = _with_resolved_days(said, new_text)
+    swapped = revised_by_swap(said, old_text)  # "比例说反了：签约时付的是70%，验收后付30%"
+    if swapped:
+        return swapped
+    rejected = revised_by_rejection(said, new_text, old_text, unnamed_only=unnamed_only)
+    if rejected is None:
+        return revised_by_slot(said, new_text, old_text)
+    return _then_by_slot(rejected, old_text, said, new_text)
+
+
+def _then_by_slot(first: tuple[str, str], old_text: str, said: str, new_text: str) -> tuple[str, str]:
+    """``first`` (a revision of ``old_text``) revised further by the slot rule, unless that would
+    bring back a value ``first`` replaced ("上次说医疗费23600元…其实是25180元" names 23600 too)."""
+    more = revised_by_slot(said, new_text, first[0])
+    if more is None:
+        return first
+    replaced = [v for v in legal_values(old_text) if not any(v.matches(k) for k in legal_values(first[0]))]
+    brought_back = [v for v in legal_values(more[0]) if any(v.matches(r) for r in replaced)]
+    return first if brought_back else (more[0], f"{first[1]}; {more[1]}")
+
+
+def _and_the_other_points(relation: Relation, old_text: str, new_text: str, said: str) -> Relation:
+    """A revision with every point the turn corrects: "月租是5400不是5200，所以押金是两个月10800"
+    revises the note's 月租5200 by its rejected value and its 押金10400 by the slot rule."""
+    if relation.revised is None:
+        return relation
+    revised, reason = _then_by_slot((relation.revised, relation.reason), old_text, said or new_text, new_text)
+    return Relation(Kind.CORRECTION, reason, revised=revised)
 
 
 def _with_cue(new: Statement, old: Statement, new_text: str, said: str) -> Relation:

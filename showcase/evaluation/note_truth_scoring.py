@@ -38,6 +38,8 @@ from .runner import create_world, import_renamed
 FOLDER = Path(__file__).resolve().parent / "note_truth"
 _LOGIN_SAID_RE = re.compile(r"(?:^|[，。；：\s])[A-Za-z][A-Za-z0-9_.-]{1,30}说[：:，]"
                             r"|\b[a-z]+_[a-z0-9_]+\b(?: said\b|['’]s\b)")  # "client_b said", "client_b's"
+#: The day a note resolved a relative day to: "下周四（2026年2月26日）".
+_RESOLVED_DAY_RE = re.compile(r"（\d{4}年[^（）]{1,16}）")
 ENGINES = ("offline", "llm")
 PROBE_TIMEOUT_SECONDS = 10
 
@@ -175,7 +177,9 @@ def _score(split: str, data: dict[str, Any], progress) -> NoteTruthReport:
     expected = data["expected"]
 
     def holds(note: dict, tokens: list[str]) -> bool:
-        return all(token in note["content"] for token in tokens)
+        # "下周四（2026年2月26日）下午" holds "下周四下午": the bracket is the day the note resolved
+        plain = _RESOLVED_DAY_RE.sub("", note["content"])
+        return all(token in note["content"] or token in plain for token in tokens)
 
     for fact in expected["facts"]:
         if fact.get("message_id") not in pk_of:

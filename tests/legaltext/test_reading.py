@@ -277,3 +277,39 @@ def test_a_sentence_that_asks(text: str, asks: bool) -> None:
 def test_statutes_of_a_series_and_with_an_item(text: str, statute: str) -> None:
     reading = read(text)
     assert [s.text for s in reading.statutes] == [statute] and not reading.contract_articles
+
+
+@pytest.mark.parametrize(("sentence", "parts"), [
+    # a citation's comma and semicolon are inside its brackets: one clause, one sentence
+    ("可能被认定无效（《民法典》第四百九十七条，《消费者权益保护法》第二十六条第二款）。",
+     ["可能被认定无效（《民法典》第四百九十七条，《消费者权益保护法》第二十六条第二款）。"]),
+    ("押金3000元（两笔；各1500元），房东不退。", ["押金3000元（两笔；各1500元），", "房东不退。"]),
+    ("Article 40(3) applies, and notice is due.", ["Article 40(3) applies,", "and notice is due."]),
+])
+def test_nothing_splits_inside_brackets(sentence: str, parts: list[str]) -> None:
+    from legaltext.sentences import clause_boundary, split_outside_quotes
+    assert split_outside_quotes(sentence, clause_boundary) == parts
+
+
+def test_an_unclosed_bracket_does_not_swallow_the_text() -> None:
+    from legaltext.sentences import sentence_offsets
+    text = "（" + "押金" * 120 + "。房东不退。"
+    assert [text[a:b] for a, b in sentence_offsets(text) if b > a][1] == "房东不退。"
+
+
+@pytest.mark.parametrize(("sentence", "points_back"), [
+    ("诉讼时效从此中断并重新计算（《民法典》第一百九十五条）。", True),
+    ("建议先不要以此为由辞职。", True),
+    ("当时是分两次转给房东的。", True),
+    ("协商不成的，由法院指定。", True),
+    ("做不到的属于违法解除，可以主张赔偿金。", True),
+    ("他已经在微信里确认了，我截图存了。", True),
+    ("If it cannot prove both, the termination is unlawful.", True),
+    ("This is the second fixed-term contract.", True),
+    ("押金3000元，房东不退。", False),
+    ("The landlord kept the deposit.", False),
+    ("未签书面劳动合同的，可以主张二倍工资差额。", False),  # a rule's own condition, no back-reference
+])
+def test_a_sentence_that_points_back(sentence: str, points_back: bool) -> None:
+    from legaltext.sentences import refers_back
+    assert refers_back(sentence) is points_back

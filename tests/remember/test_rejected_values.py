@@ -171,3 +171,44 @@ def test_the_assistants_figure_worked_out_from_a_corrected_price_is_retired(worl
     if other is not None:
         other.refresh_from_db()
         assert other.status == Note.Status.ACTIVE
+
+
+def test_a_correction_of_two_points_revises_both():
+    """"月租是5400不是5200，所以押金是两个月10800": the rent by its rejected value, the deposit by
+    its slot (dev3 e08: the deposit stayed 10400)."""
+    said = "我记错了，月租是5400不是5200，所以押金是两个月10800。"
+    old = "2024年3月刘佳怡在上海徐汇区租了一套一居室，月租5200，押二付一，押金10400。"
+    relation = compare("更正：月租是5400元，不是5200元，押金是两个月10800。", old, said=said)
+    assert relation.revised == "2024年3月刘佳怡在上海徐汇区租了一套一居室，月租5400，押二付一，押金10800。"
+
+
+def test_the_second_pass_never_brings_the_rejected_value_back():
+    said = "上次说医疗费23600元，我把发票又加了一遍，其实是25180元，漏了一张复查的发票。"
+    relation = compare(said, "左手腕骨折，住院9天，医疗费花了23600元。", said=said)
+    assert relation.revised == "左手腕骨折，住院9天，医疗费花了25180元。"
+
+
+@pytest.mark.parametrize("said, old, revised", [
+    ("刚才比例说反了：签约时付的是70%，验收后付30%。", "合同约定签约时付30%，到货验收后30日内付70%。",
+     "合同约定签约时付70%，到货验收后30日内付30%。"),
+])
+def test_two_values_said_the_wrong_way_round_trade_places(said, old, revised):
+    relation = compare(said, old, said=said)
+    assert relation.kind.value == "correction" and relation.revised == revised
+
+
+@pytest.mark.parametrize("said, old", [
+    ("签约时付70%，验收后付30%。", "合同约定签约时付30%，到货验收后30日内付70%。"),  # no word of a swap
+    ("说反了，是原告不是被告。", "合同约定签约时付30%，到货验收后30日内付70%。"),     # not these values
+])
+def test_no_swap_without_its_cue_and_both_values(said, old):
+    from remember.routing.swapped import revised_by_swap
+    assert revised_by_swap(said, old) is None
+
+
+def test_a_rescheduled_day_replaces_the_day_and_its_words():
+    """"哦不对，约的是下周四下午" for "下周三约了店长当面谈" (dev3 e12): the note written from the turn
+    holds the resolved day, the turn itself only "下周四"."""
+    relation = compare("不对，约的是下周四（2026年2月26日）下午，店长周三轮休。", "下周三（2026年2月25日）约了店长当面谈。",
+                       said="哦不对，约的是下周四下午，店长周三轮休。")
+    assert relation.revised == "下周四（2026年2月26日）下午约了店长当面谈。"

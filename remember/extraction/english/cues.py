@@ -55,7 +55,7 @@ CATEGORY_CUES: dict[str, tuple[Cue, ...]] = {
         r"(?:pay|give) (?:me|us) back",
     )
     # what the client wants of the dispute: "would like to settle this without going to court"
-    + _cues(3, r"(?:would like|want|wants|prefer|prefers|hope|hopes) to settle", r"without going to court")
+    + _cues(3, r"(?:would like|['’]d like|want|wants|prefer|prefers|hope|hopes) to settle", r"without going to court")
     + _cues(1, r"refund", r"compensation", r"damages", r"reimburse(?:ment)?", r"penalty", r"owed?"),
     EVIDENCE: _cues(
         STRONG,

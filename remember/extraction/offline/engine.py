@@ -4,7 +4,7 @@ and reported as what was said where they cannot."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date
 
 from memory.categories import Category
@@ -127,7 +127,7 @@ def _candidate(
     others = [scores.points[c] for c in scores.ranked() if c != category]
     cat = Category.parse(category)
     english = is_english(unit.text)
-    content, dates = _worded(unit.text, cat, voice, scores.dates, said_on)
+    content, dates = _worded(unit.text, cat, voice, scores.dates, said_on, unit.year_before)
     scope = default_scope(cat)
     if voice.person and voice.speaker != "user" and scope == "user_profile":
         scope = "case"  # a second speaker's taste is not the user's profile
@@ -162,7 +162,8 @@ def _candidate(
 
 
 def _worded(
-    text: str, category: Category, voice: Voice, dates: list[str], said_on: date | None
+    text: str, category: Category, voice: Voice, dates: list[str], said_on: date | None,
+    year_before: str | None = None,
 ) -> tuple[str, list[str]]:
     """The note's wording (third person, dates resolved beside their phrase) and its dates."""
     if is_english(text):
@@ -172,7 +173,7 @@ def _worded(
         content, dates = with_resolved_dates(content, said_on)
         return finish_english(content), dates
     content = finish(with_subject(third_person_zh(text, voice), category.zh, voice.speaker))
-    return with_resolved_chinese_dates(content, dates, said_on)
+    return with_resolved_chinese_dates(content, dates, said_on, year_before)
 
 
 def _worth_keeping(text: str) -> bool:
@@ -262,7 +263,7 @@ def extract_offline(
         for unit in units_of(text):
             position += 1
             if voice.person and (corrected := correction_statement(unit.text)):
-                unit = Unit(corrected, unit.from_question)
+                unit = replace(unit, text=corrected)
             candidate = _candidate(unit, voice, position, turn_topic, said_on)
             if candidate is None or (voice.person and candidate.item.confidence <= WEAK_CONFIDENCE):
                 if voice.person and not unit.from_question:

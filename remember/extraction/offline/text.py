@@ -61,7 +61,7 @@ CJK_RE = re.compile(r"[\u4e00-\u9fff]")
 LATIN_WORD_RE = re.compile(r"[A-Za-z]{2,}")
 #: A clause opening with these is a dependent phrase ('根据《…法》第…条'); the
 #: clause after it belongs to the same note.
-DEPENDENT_RE = re.compile(r"^(?:根据|依据|按照|依照|鉴于|如果|若|假如|虽然|尽管|因为|由于|为了)")
+DEPENDENT_RE = re.compile(r"^(?:根据|依据|按照|依照|鉴于|如果|若|假如|只要|只有|一旦|除非|即使|即便|无论|不论|不管|虽然|尽管|因为|由于|为了)")
 #: A clause opening on its predicate has its subject in the clause before ("…约定的逾期利率未超过
 #: 13.4%，受法律保护", "诉讼时效三年，从届满之日起算", "…的，由合同履行地的仲裁委员会管辖"): cut
 #: from it, it reads as a rule of nobody (the note-truth readers judged such notes cut).

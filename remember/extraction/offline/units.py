@@ -3,14 +3,15 @@ units: the pieces of text that may each become one note."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from legaltext.acts import act_of
-from legaltext.sentences import ARTICLE_START_RE, CONTINUATION_RE
+from legaltext.sentences import ARTICLE_START_RE, CONTINUATION_RE, refers_back
 
 from .. import lexicon
 from ..english import cues as english_cues
 from ..items import content_key
+from .wording import year_said
 from .text import (
     CJK_RE,
     CONNECTIVE_RE,
@@ -88,6 +89,9 @@ def score(text: str) -> Scores:
 class Unit:
     text: str
     from_question: bool
+    #: The year the sentence before said ("去年", "2025"), for a month and day said without one:
+    #: "第一次是去年3月15日转的3000；第二次是3月20日又转了3000" is 2025年3月20日.
+    year_before: str | None = None
 
 
 def units_of(text: str) -> list[Unit]:
@@ -101,8 +105,12 @@ def units_of(text: str) -> list[Unit]:
     strongly of another category than the unit so far, or when it names its
     own subject ('笔记本电脑在购买后…') after a unit that is already complete. A statute's
     clauses stay together to the sentence's end: "…的，后履行一方有权拒绝…" is the rule itself.
+    A sentence that points back at the one before ("诉讼时效从此中断…", "If it cannot prove
+    both, …": ``legaltext.sentences.refers_back``) joins that sentence's last unit.
     """
     units: list[Unit] = []
+    glue_to: Unit | None = None  # the last unit, while the sentence before gave it
+    year_before: str | None = None
     seen_clauses: set[str] = set()
     for sentence in split_sentences(text)[:MAX_SENTENCES]:
         asked = sentence.rstrip("”」』’\"").endswith(("？", "?"))
@@ -156,8 +164,17 @@ def units_of(text: str) -> list[Unit]:
                         groups[-1] = (members, best)
                     continue
             groups.append(([clause], best))
-        units.extend(
-            Unit(("，" if not is_english(members[0]) else ", ").join(members), asked) for members, _ in groups
-        )
+        sentence_units = [
+            Unit(("，" if not is_english(members[0]) else ", ").join(members), asked, year_before)
+            for members, _ in groups
+        ]
+        year_before = year_said(sentence)
+        if sentence_units and units and glue_to is units[-1] and refers_back(sentence_units[0].text) \
+                and len(units[-1].text) + len(sentence_units[0].text) < MAX_UNIT_CHARS:
+            first = sentence_units.pop(0)
+            stop = ". " if is_english(units[-1].text) else "。"
+            units[-1] = replace(units[-1], text=f"{units[-1].text}{stop}{first.text}")
+        units.extend(sentence_units)
+        glue_to = units[-1] if groups else None
     return units
 

@@ -136,13 +136,16 @@ def with_resolved_dates(text: str, said_on: date | None) -> tuple[str, list[str]
     return "".join(out), list(dates)
 
 
-def with_resolved_chinese_dates(text: str, dates: list[str], said_on: date | None) -> tuple[str, list[str]]:
+def with_resolved_chinese_dates(text: str, dates: list[str], said_on: date | None,
+                                year_before: str | None = None) -> tuple[str, list[str]]:
     """Chinese relative dates resolved against the day said, written beside the phrase
-    ("昨天（2023年5月7日）"); returns the text and the dates (resolved where possible)."""
+    ("昨天（2023年5月7日）"); returns the text and the dates (resolved where possible).
+    ``year_before`` is the year the sentence before said, for a month and day whose own
+    sentence says none."""
     resolved_dates: dict[str, None] = {}
     for phrase in dates:
         stated = re.search(rf"\d{{4}}年{re.escape(phrase)}", text)  # its year given elsewhere
-        resolved = stated.group(0) if stated else (_in_the_year_said_before(text, phrase, said_on)
+        resolved = stated.group(0) if stated else (_in_the_year_said_before(text, phrase, said_on, year_before)
                                                    or resolve_zh(phrase, said_on))
         if resolved and resolved != phrase and not stated and phrase not in _TODAY_WORDS:
             text = re.sub(_PHRASE_ALONE.format(re.escape(phrase)), f"{phrase}（{resolved}）", text, count=1)
@@ -157,18 +160,26 @@ _YEAR_SAID_RE = re.compile(r"(?<!\d)((?:19|20)\d{2})年|(去年|前年|今年|�
 _SENTENCE_END_RE = re.compile(r"[。！？!?；;\n]")
 
 
-def _in_the_year_said_before(text: str, phrase: str, said_on: date | None) -> str | None:
+def year_said(sentence: str) -> str | None:
+    """The last year ``sentence`` says ("2025", "去年"), or None."""
+    years = list(_YEAR_SAID_RE.finditer(sentence))
+    return next(g for g in years[-1].groups() if g) if years else None
+
+
+def _in_the_year_said_before(text: str, phrase: str, said_on: date | None, year_before: str | None = None) -> str | None:
     """A month and day in the year its sentence gave before it ("去年9月签了合同…9月21日开工" is
-    2025年9月21日 said in 2026; "2020年6月16日入职的，3月16日是去面试的日子" is 2020年3月16日)."""
+    2025年9月21日 said in 2026; "2020年6月16日入职的，3月16日是去面试的日子" is 2020年3月16日), or
+    else the year of the sentence before (``year_before``)."""
     day = _MONTH_DAY_RE.match(phrase)
     at = re.search(_PHRASE_ALONE.format(re.escape(phrase)), text)
     if day is None or at is None:
         return None
     sentence_start = max((m.end() for m in _SENTENCE_END_RE.finditer(text, 0, at.start())), default=0)
     years = list(_YEAR_SAID_RE.finditer(text, sentence_start, at.start()))
-    if not years:
+    if not years and not (year_before and sentence_start == 0):
         return None
-    written, relative = years[-1].groups()
+    written, relative = years[-1].groups() if years else (
+        (year_before, None) if year_before[0].isdigit() else (None, year_before))
     resolved = written or (resolve_zh(relative, said_on) or "").removesuffix("年")  # "去年" → "2025"
     if not resolved:
         return None

@@ -386,3 +386,33 @@ def test_a_rule_is_not_cut_from_its_subject_or_condition(reply: str, whole: str)
 def test_a_statement_is_filed_under_its_kind(said: str, category: str) -> None:
     items = extract_offline(said, "", user_name="alice")
     assert [item.category for item in items] == [category], [item.content for item in items]
+
+
+def test_a_sentence_that_points_back_joins_the_one_before() -> None:
+    """"诉讼时效从此中断" alone cannot be read: 从此 is the repayment said before (dev, judged cut)."""
+    from remember.extraction.offline.units import units_of
+
+    assert [u.text for u in units_of("对方1月20日还了2000元。诉讼时效从此中断并重新计算。押金3000元。")] == [
+        "对方1月20日还了2000元。诉讼时效从此中断并重新计算", "押金3000元"]
+    # a question between them: nothing to join, the sentence stands as it is
+    assert [u.text for u in units_of("对方还了2000元吗？诉讼时效从此中断。")] == ["诉讼时效从此中断"]
+
+
+def test_a_condition_keeps_its_consequence() -> None:
+    """"只要…，房东就应当退还押金": cut from its condition it reads as unconditional (dev3, judged cut)."""
+    from remember.extraction.offline.units import units_of
+
+    text = "只要房屋符合按约定使用后的状态，房东就应当退还押金（《民法典》第七百三十三条）；墙面污渍属于合理损耗。"
+    assert [u.text for u in units_of(text)][0] == \
+        "只要房屋符合按约定使用后的状态，房东就应当退还押金（《民法典》第七百三十三条）"
+
+
+def test_a_month_and_day_take_the_year_of_the_sentence_before() -> None:
+    """"第一次是去年3月15日…；第二次是3月20日…" said in February 2026: the second is 2025年3月20日
+    (outside dev a02, judged content)."""
+    from datetime import date
+
+    items = extract_offline("第一次是去年3月15日签合同当天转的3000，备注写的“押金”；第二次是3月20日又转了3000，备注“押金尾款”。",
+                            "", said_on=date(2026, 2, 10))
+    second = next(item for item in items if "3月20日" in item.content)
+    assert "3月20日（2025年3月20日）" in second.content

@@ -35,9 +35,11 @@ def test_the_table_in_its_order() -> None:
         ("questions-stay-questions", "turn"), ("no-clause-cut-from-its-point", "turn"), ("a-question-states-no-fact", "turn"),
         ("an-announcement-is-no-fact", "turn"), ("the-answers-words-are-the-answers", "turn"),
         ("numbers-were-said", "turn"), ("statutes-were-cited", "turn"),
-        ("the-clients-words-are-the-clients", "turn"), ("contract-articles-are-terms", "turn"),
+        ("the-clients-words-are-the-clients", "turn"), ("advice-that-cites-a-statute-is-advice", "turn"),
+        ("contract-articles-are-terms", "turn"),
     ]
-    assert [r.name for r in rules(TABLE) if r.both_engines] == ["an-announcement-is-no-fact", "contract-articles-are-terms"]
+    assert [r.name for r in rules(TABLE) if r.both_engines] == [
+        "an-announcement-is-no-fact", "advice-that-cites-a-statute-is-advice", "contract-articles-are-terms"]
     assert all(str(r.why) for r in rules(TABLE))
 
 
@@ -215,3 +217,22 @@ def test_a_lawyer_relaying_names_the_client(message: str, clients: tuple[str, ..
     from remember.extraction.subjects import relayed_clients
 
     assert relayed_clients(message) == clients
+
+
+@pytest.mark.parametrize("content", [
+    "Ask which legal ground the company relies on (Article 40(3) requires a consultation first).",  # outside dev, judged
+    "Tom Becker can still mention Article 55 as leverage in the demand.",                              # dev3, judged
+    "律师函可以写明：押金6000元的支付情况，房东无权以自然损耗为由扣款（《民法典》第七百一十条）。",          # outside dev, judged
+])
+def test_advice_that_cites_a_statute_is_advice(content: str) -> None:
+    assert check("advice-that-cites-a-statute-is-advice", content, category=Category.LAW,
+                 speaker="assistant") == Category.ACTION
+
+
+@pytest.mark.parametrize("content", [
+    "未签书面劳动合同的，可以主张二倍工资差额（《劳动合同法》第八十二条）。",
+    "出租人应当在租期届满后返还押金（《民法典》第七百三十三条）。",
+    "An employer may terminate with 30 days' notice under Article 40.",
+])
+def test_a_statute_stated_stays_law(content: str) -> None:
+    assert check("advice-that-cites-a-statute-is-advice", content, category=Category.LAW, speaker="assistant") is None
