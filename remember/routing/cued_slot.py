@@ -290,6 +290,8 @@ def revised_by_slot(said: str, new_text: str, old_text: str) -> tuple[str, str] 
         for old in stored:
             if not _compatible(old, new) or old.matches(new) or not (cued or _a_guess(old_text, old)):
                 continue
+            if _named_as_said_before(old_text, old):
+                continue  # "更正：月租是5400元，不是5200元": 5200 is the note's rejected value, no point of it
             told = [v for v in near if v is not new and _compatible(v, new) and not _CONFIRMED_RE.match(said[v.end:])
                     and not _about_another_stored_value(said, v, near, old_text, stored, old)]
             if told and not any(v.matches(old) for v in told):

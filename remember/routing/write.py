@@ -2,6 +2,7 @@
 neighbours' evolution (A-Mem), and the recorded decision — one transaction per item."""
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 import numpy as np
@@ -166,12 +167,26 @@ def _advice_on_corrected_values(previous: Note, note: Note, *, actor) -> list:
                .exclude(pk__in=[note.pk, previous.pk]))
     done = []
     for advice in resting:
-        stale = [v for v in legal_values(advice.content) if any(v.matches(c) for c in corrected)]
+        stale = [v for v in legal_values(advice.content) if any(_worked_from(v, c, advice.content) for c in corrected)]
         if stale:
             supersede_note(advice, note, actor=actor, savepoint=False,
                            reason=f"worked out from {stale[0].text}, since corrected: {note.content[:200]}"[:500])
             done.append(advice.pk)
     return done
+
+
+#: Words that say a sum is a multiple of another: "应当双倍返还定金…即40万元" rests on the 20万 deposit.
+_MULTIPLE_RE = re.compile(r"双倍|两倍|二倍|2倍|三倍|3倍|\b(?:double|twice|triple|treble)\b", re.IGNORECASE)
+
+
+def _worked_from(value: LegalValue, corrected: LegalValue, text: str) -> bool:
+    """``value`` is ``corrected`` itself, or its double or triple in a note that says so."""
+    if value.matches(corrected):
+        return True
+    if value.kind not in ("money", "number") or corrected.kind not in ("money", "number") \
+            or not _MULTIPLE_RE.search(text) or not corrected.magnitude:
+        return False
+    return value.magnitude / corrected.magnitude in (2, 3)
 
 
 def _revision_draft(draft: NoteDraft, decision: Decision) -> NoteDraft:

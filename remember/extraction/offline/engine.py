@@ -23,6 +23,7 @@ from ..items import (
     importance_for,
     item_tags,
 )
+from ..grounding import only_announces
 from ..prompt import is_trivial_turn
 from ..quoting import proposed_wording_quoted
 from .corrections import correction_statement
@@ -188,7 +189,7 @@ def _worth_keeping(text: str) -> bool:
 def _said_item(texts: list[str], voice: Voice, said_on: date | None) -> ExtractedItem | None:
     """What a person said that the rules could not classify, kept as one low-importance event
     in the third person: "Caroline said they …", "alice说：用户……"."""
-    texts = [t for t in texts if _worth_keeping(t)]
+    texts = [t for t in texts if _worth_keeping(t) and not only_announces(t)]  # "Hi again, two updates."
     if not texts:
         return None
     if not all(is_english(t) for t in texts):

@@ -133,7 +133,7 @@ def units_of(text: str) -> list[Unit]:
             best = best if scores.points[best] and scores.decisive(best) else None
             if asked and best is None:
                 continue
-            if is_english(clause):
+            if is_english(clause) and LATIN_WORD_RE.search(clause):  # "2500" alone is no English sentence
                 groups.append(([clause], best))
                 continue
             if groups:
@@ -156,6 +156,7 @@ def units_of(text: str) -> list[Unit]:
                     or category == lexicon.LAW  # a statute's words run to its sentence's end
                     or bool(ARTICLE_START_RE.match(members[0]))  # so do an article's ("第八条 …，不属于…")
                     or bool(CONTINUATION_RE.match(clause))  # a negating tail or a proviso ("但…除外")
+                    or refers_back(clause)  # "…认可了这笔债务，诉讼时效从此中断"
                     or corrects
                 )
                 if not too_long and not ((switches or stands_alone) and not bound):

@@ -105,9 +105,16 @@ def chinese_name(voice: Voice) -> str:
     return voice.name or ("用户" if voice.speaker == "user" else "助手")
 
 
+#: The speaker's "我" of their own slip ("门牌号我写串了", "过户期限我上次说的是3月31日"): a lawyer
+#: relaying a matter made it, not the client, and the fact is the same without it.
+_OWN_SLIP_RE = re.compile(r"我(?=(?:上次|刚才|之前|前面)?(?:说|写|打|记|看|抄|填|算)(?:串|错|反|成|的是))")
+
+
 def third_person_zh(text: str, voice: Voice) -> str:
     """Chinese pronouns for this voice: the user's "我" is "用户" (as in every Chinese note);
-    a named second speaker's "我" is their name and their "你" is the user."""
+    a named second speaker's "我" is their name and their "你" is the user. The "我" of the
+    speaker's own slip is dropped (``_OWN_SLIP_RE``)."""
+    text = _OWN_SLIP_RE.sub("", text)
     if voice.speaker == "user" or not voice.person:
         return third_person(text, voice.speaker)
     rules = (
