@@ -102,6 +102,18 @@ def _about_another_stored_value(said: str, value: Value, near: list[Value], old_
         for other in stored)
 
 
+#: The measure word after a count ("24节", "5次", "27个"): counts of other measures are other points.
+_COUNTERS = frozenset("节次个件台辆套份张笔期批名位家项条袋箱")
+
+
+def _counted_apart(said: str, new: Value, old_text: str, old: Value) -> bool:
+    """Both values are counts with a measure word after them, and not the same one."""
+    if new.kind != "number" or old.kind != "number":
+        return False
+    mine, theirs = said[new.end:new.end + 1], old_text[old.end:old.end + 1]
+    return mine in _COUNTERS and theirs in _COUNTERS and mine != theirs
+
+
 def _one_slip(a: Value, b: Value) -> bool:
     """Two sums of four digits or more written with the same digits but one after the first
     ("138,000" for "128,000") or two swapped ("4680" for "4860"): a slip of the pen, the point of a
@@ -292,6 +304,8 @@ def revised_by_slot(said: str, new_text: str, old_text: str) -> tuple[str, str] 
                 continue
             if _named_as_said_before(old_text, old):
                 continue  # "更正：月租是5400元，不是5200元": 5200 is the note's rejected value, no point of it
+            if _counted_apart(said, new, old_text, old):
+                continue  # "上了5次" is no correction of "私教课24节": sessions attended, not bought
             told = [v for v in near if v is not new and _compatible(v, new) and not _CONFIRMED_RE.match(said[v.end:])
                     and not _about_another_stored_value(said, v, near, old_text, stored, old)]
             if told and not any(v.matches(old) for v in told):

@@ -212,3 +212,43 @@ def test_a_rescheduled_day_replaces_the_day_and_its_words():
     relation = compare("不对，约的是下周四（2026年2月26日）下午，店长周三轮休。", "下周三（2026年2月25日）约了店长当面谈。",
                        said="哦不对，约的是下周四下午，店长周三轮休。")
     assert relation.revised == "下周四（2026年2月26日）下午约了店长当面谈。"
+
+
+def test_a_count_of_another_measure_is_another_point():
+    """"私教课我其实只上了5次" corrects the sessions attended, not the 24节 bought (dev3 e12, judged)."""
+    from remember.routing.cued_slot import revised_by_slot
+
+    said = "更正一下，私教课我其实只上了5次，那8次里有3次是免费体测。"
+    assert revised_by_slot(said, said, "在FitZone办了年卡，还买了私教课24节，每节300，一共7200。") is None
+    assert revised_by_slot(said, said, "私教课徐晓敏上了8次。")[0] == "私教课徐晓敏上了5次。"
+
+
+def test_a_rejected_value_in_the_stored_note_is_no_point_of_a_later_change():
+    """"更正：月租是5400元，不是5200元" keeps its 5200 when the landlord "改成只扣…2500" (dev3 e09)."""
+    from remember.routing.cued_slot import revised_by_slot
+
+    said = "昨天跟房东见了面。他现在改成只扣刷墙的钱，2500，冰箱那部分不提了。"
+    assert revised_by_slot(said, said, "更正：月租是5400元，不是5200元，押金是两个月10800。") is None
+
+
+def test_the_double_of_a_corrected_deposit_is_retired_with_it(world, make_turn):
+    """dev2 v04 (judged): "应当双倍返还定金…即40万元" stayed current after the 定金 20万 was corrected
+    to 15万. A sum the note says is a double of the corrected one rests on it."""
+    conversation = ConversationFactory(user=world.alice, firm=world.firm_a, matter=world.matter_deposit)
+    make_turn(conversation, "客户钱美华买二手房，总价三百二十万，付了定金20万。卖家现在不想卖了。",
+              "卖家无正当理由拒绝履行，适用定金罚则：收受定金的一方不履行债务的，应当双倍返还定金"
+              "（《民法典》第五百八十七条），即40万元。")
+    double = Note.objects.get(conversation=conversation, content__contains="40万元")
+    make_turn(conversation, "等一下，我看了合同，定金是15万，不是20万。", "好的。")
+
+    double.refresh_from_db()
+    assert double.status == Note.Status.SUPERSEDED
+
+
+def test_a_sum_that_only_happens_to_be_a_double_stays():
+    from legaltext.values import values
+    from remember.routing.write import _worked_from
+
+    deposit = values("定金20万")[0]
+    assert _worked_from(values("应当双倍返还定金，即40万元")[0], deposit, "应当双倍返还定金，即40万元")
+    assert not _worked_from(values("首付40万元")[0], deposit, "首付40万元")

@@ -416,3 +416,21 @@ def test_a_month_and_day_take_the_year_of_the_sentence_before() -> None:
                             "", said_on=date(2026, 2, 10))
     second = next(item for item in items if "3月20日" in item.content)
     assert "3月20日（2025年3月20日）" in second.content
+
+
+def test_the_speakers_own_slip_keeps_no_first_person() -> None:
+    """"门牌号我写串了" said by the lawyer is no slip of the client's (dev3 e07, judged speaker)."""
+    item = only(extract_offline("门牌号我写串了，是7栋1302室，不是1203。", ""))
+    assert "写串了" in item.content and "用户写串了" not in item.content and "我" not in item.content
+
+
+def test_an_announcement_is_not_folded_into_a_said_note() -> None:
+    items = extract_offline("Hi again, two updates. Jinlun Auto now says they will take the Tiguan back.", "OK.",
+                            user_name="tom")
+    assert not any("two updates" in item.content for item in items)
+
+
+def test_english_please_is_a_preference() -> None:
+    items = extract_offline("OK, I'll file the social insurance complaint separately. English please, it's about my "
+                            "contract.", "OK.", user_name="tom")
+    assert [item.category for item in items if "English please" in item.content] == ["偏好"]
