@@ -24,7 +24,8 @@ _ASSISTANT_PRONOUNS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     for p, r in (
         (r"你们(?!好)|您们(?!好)", "用户一方"),
         (r"[你您](?!好)", "用户"),
-        (r"我们|我(?![国院])", "助手"),
+        (r"我们", "律所"),  # "由我们给华纶发律师函": the firm sends it, not the assistant
+        (r"我(?![国院])", "助手"),
     )
 )
 def third_person(text: str, speaker: str) -> str:

@@ -77,7 +77,9 @@ class Party:
     def of(cls, turn: TurnText) -> "Party":
         relayed = relayed_clients(turn.user_msg)
         lawyer = bool(CLIENT_WORD_RE.search(turn.user_msg)) or bool(relayed) or bool(turn.relayed_client)
-        client = relayed[0] if len(relayed) == 1 else turn.relayed_client or turn.client_name
+        # the matter's client, once a lawyer named them, stays the client: "邓浩昨天回微信了" in 孟雪's
+        # matter opens on the other side's name
+        client = turn.relayed_client or (relayed[0] if len(relayed) == 1 else turn.client_name)
         return cls(client=client, lawyer_speaks=lawyer)
 
     @property

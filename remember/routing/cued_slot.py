@@ -114,6 +114,23 @@ def _counted_apart(said: str, new: Value, old_text: str, old: Value) -> bool:
     return mine in _COUNTERS and theirs in _COUNTERS and mine != theirs
 
 
+#: The mark of a point found only by the stored value's whole sentence (``_sentence_of_one_value``).
+_TOLD_ANEW = "told anew"
+
+
+def _sentence_of_one_value(text: str, value: Value, stored: list[Value]) -> tuple[int, int]:
+    """The sentence of ``value`` when it holds no other value of its kind ("还有，对方司机昨天打电话，
+    说愿意私了，一次性给胡晓峰2万…": who offered is two clauses before the sum), else an empty span."""
+    start, end = span_around(text, value.start, value.end, SENTENCE_END_RE)
+    if _LATIN_WORD_RE.search(text, start, end) or any(
+            v is not value and _compatible(v, value) and start <= v.start and v.end <= end for v in stored):
+        return value.start, value.start  # English sentences end at a full stop, which this cut does not know
+    return start, end
+
+
+_LATIN_WORD_RE = re.compile(r"[A-Za-z]{3,}")
+
+
 def _one_slip(a: Value, b: Value) -> bool:
     """Two sums of four digits or more written with the same digits but one after the first
     ("138,000" for "128,000") or two swapped ("4680" for "4860"): a slip of the pen, the point of a
@@ -196,7 +213,9 @@ RESTATING_RE = re.compile(
     r"(?:之前|上次|刚才|前面)(?:说|讲|提)的|实际(?:约定|写的|上)?是|准确(?:数|地说|的说)?是|有误|抄错|核实|核对"
     r"|\binstead of\b|\bis now\b|\bnow is\b"
     # a value that changed since ("手机号换了，新号码是…", "月薪现在是8000", "涨到了5200")
-    r"|换(?:了|成)|新(?:的)?(?:号码|手机号?|电话|地址|住址)|现在(?:是|改|变)|(?:涨|降|提高|降低)(?:到|为)",
+    r"|换(?:了|成)|新(?:的)?(?:号码|手机号?|电话|地址|住址)|现在(?:是|改|变)|(?:涨|降|提高|降低)(?:到|为)"
+    # an offer raised or lowered ("公司又加到了3万5", "对方司机又降到了1万2")
+    r"|(?:又|再)(?:加|减|让|压|提)到",
     re.IGNORECASE,
 )
 #: Words that confirm a value said again beside the corrected one ("合同金额是4万8没错").
@@ -205,7 +224,7 @@ _CONFIRMED_RE = re.compile(r"^\s*(?:没错|没问题|是对的|不变|也对|cor
 
 #: What comes right before a value the client names as the one said before ("比之前说的18万8",
 #: "不是4月", "instead of 31 March"); "去年10月还的2万" names an event, not the corrected value.
-_SAID_BEFORE_RE = re.compile(r"(?:(?:之前|上次|刚才|前面)(?:说|讲|提)的(?:是)?|不是|而非|并非|\bnot|\binstead of|\brather than)\s*$",
+_SAID_BEFORE_RE = re.compile(r"(?:(?:之前|上次|刚才|前面)(?:说|讲|提)的(?:是)?|不是|而非|并非|以为是|\bnot|\binstead of|\brather than)\s*$",
                              re.IGNORECASE)
 
 
@@ -329,19 +348,22 @@ def revised_by_slot(said: str, new_text: str, old_text: str) -> tuple[str, str] 
             # the stored value's clause; failing that, with the one before ("保险公司理赔员…打电话来，
             # 说可以一次性赔6万了结"). A guess made exact with no word of correction is held to the two
             # values' own clauses: "月收入9000左右" is no point of "保险公司…说可以一次性赔6万" (公司).
-            spans = (span_around(old_text, old.start, old.end), _clause_and_the_one_before(old_text, old))
+            spans = (span_around(old_text, old.start, old.end), _clause_and_the_one_before(old_text, old),
+                     _sentence_of_one_value(old_text, old, stored))
             point_words_said = words if cued else _own_clause_words(said, new, near)
             for wide, (point_start, point_end) in enumerate(spans if cued else spans[:1]):
                 others = [v for v in stored if point_start <= v.start and v.end <= point_end]
                 shared = point_words_said & (_clause_words(old_text, point_start, point_end, others)
                                              | _head(old_text, old))
+                if wide == 2:  # the whole sentence only for the words the correction's cue clause names
+                    shared &= cue_words
                 if named:  # "比之前说的18万8便宜了6000": the corrected value is named beside the new one
                     shared = shared | {old.text}
                 shared = {word for word in shared if not _a_name_in_both(word, said, old_text)} - _GENERIC_WORDS
                 if shared and own_point and not named and not shared & (own_point | cue_words):
                     break  # "仲裁委发了通知，开庭改到3月12日": 开庭 is the point, not the 通知 of a dismissal
                 if shared:
-                    (wide_fits if wide else fits).append((old, shared))
+                    (wide_fits if wide else fits).append((old, shared | ({_TOLD_ANEW} if wide == 2 else set())))
                     break
         if not fits:
             fits = wide_fits
@@ -358,6 +380,10 @@ def revised_by_slot(said: str, new_text: str, old_text: str) -> tuple[str, str] 
                                        f"{new.text} (“{said[start:end][:60]}”)"))
     if not replacements:
         return None
+    if len(replacements) == 1 and _TOLD_ANEW in replacements[0][2]:
+        # an offer raised or lowered is told anew ("对方司机又降到了1万2，说保险会赔大头"): the new
+        # statement replaces the old one, whose other words ("让胡晓峰别找保险公司") were the old offer's
+        return new_text, replacements[0][2]
     # every value the turn corrects ("开庭改到3月12日下午2点": the day and the hour), from the end
     # of the note so that the earlier spans stay where they are; the day as resolved when it was
     # noted ("2月27日（2026年2月27日）") goes with the day it restated

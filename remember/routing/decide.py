@@ -113,7 +113,8 @@ def decide(draft: NoteDraft, neighbours: list[Neighbour]) -> Decision:
             return Decision(RoutingDecision.Action.UPDATE, f"same slot as note {nb.note.pk}, {relation.reason} "
                             f"(cosine {nb.similarity:.3f}); {support}", nb.note, nb.similarity,
                             revised=relation.revised,
-                            keep_draft=bool(relation.revised) and says_more_than_the_correction(draft.content))
+                            keep_draft=bool(relation.revised) and relation.revised != draft.content
+                            and says_more_than_the_correction(draft.content))
         return Decision(
             RoutingDecision.Action.ADD,
             f"contradicts the better supported note {nb.note.pk} ({relation.reason}; confidence "

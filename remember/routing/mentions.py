@@ -201,7 +201,15 @@ def _people(text: str) -> set[str]:
             name = match.group(1)
             if may_be_english_name(name) and name.split()[0] not in _MONTHS:
                 people.add(name)
-    return people
+    return {_without_adverb(name) for name in people}
+
+
+#: Adverbs that follow a two-character name and are no part of it ("潘婷刚查了购房合同").
+_ADVERBS_AFTER_NAME = frozenset("刚才又也都就还已再曾先正")
+
+
+def _without_adverb(name: str) -> str:
+    return name[:-1] if len(name) == 3 and name[-1] in _ADVERBS_AFTER_NAME else name
 
 
 _QUANTITY_RUN = re.compile(r"\$+")

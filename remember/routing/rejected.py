@@ -120,6 +120,12 @@ def another_money_point(old_text: str, start: int, said: str) -> bool:
     return verb is not None and verb not in said
 
 
+def _another_day(stored: Value, rejected: Value) -> bool:
+    """A rejected day ("不是5月31日") is no stored month that names no day ("2024年5月借给…"): a month
+    matches a day only in the other direction ("不是7月" of "2021年7月1日")."""
+    return stored.kind == rejected.kind == "date" and stored.magnitude[2] is None and rejected.magnitude[2] is not None
+
+
 def revised_by_rejection(said: str, new_text: str, old_text: str, *,
                          unnamed_only: bool = False) -> tuple[str, str] | None:
     """The stored note ``old_text`` with the value the client rejected in ``said`` replaced by
@@ -134,7 +140,7 @@ def revised_by_rejection(said: str, new_text: str, old_text: str, *,
             continue
         if any(v.matches(rejection.new) for v in stored):
             continue
-        hits = [v for v in stored if v.matches(rejection.old)]
+        hits = [v for v in stored if v.matches(rejection.old) and not _another_day(v, rejection.old)]
         if len(hits) != 1:
             continue
         hit = hits[0]

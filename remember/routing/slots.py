@@ -335,6 +335,8 @@ def _with_resolved_days(said: str, new_text: str) -> str:
     """The turn as the new statement restates it, with its relative days resolved, when the
     statement is the turn's words ("约的是下周四下午" noted as "约的是下周四（2026年2月26日）下午"):
     a relative day is no value the correction rules can read."""
+    if any(v.kind == "date" for v in legal_values(said)):
+        return said  # "还款期限是2025年6月30日，不是5月31日": the turn's own days, the rejected one named as such
     plain = _RESOLVED_DAY_RE.sub("", new_text).strip().rstrip("。.！!")
     return new_text if plain != new_text.strip().rstrip("。.！!") and len(plain) >= 6 and plain in said else said
 

@@ -21,10 +21,14 @@ SWAP_CUE_RE = re.compile(r"(?:说|看|写|记|弄|搞|填|算)反了|颠倒了|�
 _SWAPPABLE = frozenset({"percent", "money", "number", "date"})
 
 
+#: A month named by its number ("7月那次"): the point of a sum as much as a word is.
+_MONTH_RE = re.compile(r"(?<!\d)\d{1,2}月")
+
+
 def _words_around(text: str, value: Value, others: list[Value]) -> set[str]:
     start, end = span_around(text, value.start, value.end)
     spans = [(v.start - start, v.end - start) for v in others if start <= v.start and v.end <= end]
-    return point_words(text[start:end], without=spans)
+    return point_words(text[start:end], without=spans) | set(_MONTH_RE.findall(text[start:end]))
 
 
 def revised_by_swap(said: str, old_text: str) -> tuple[str, str] | None:

@@ -252,3 +252,44 @@ def test_a_sum_that_only_happens_to_be_a_double_stays():
     deposit = values("定金20万")[0]
     assert _worked_from(values("应当双倍返还定金，即40万元")[0], deposit, "应当双倍返还定金，即40万元")
     assert not _worked_from(values("首付40万元")[0], deposit, "首付40万元")
+
+
+@pytest.mark.parametrize("said, new, old, revised", [
+    # an offer lowered with no word of correction but "又降到": who offered is two clauses before the sum
+    ("另外对方司机又降到了1万2，说保险会赔大头，他自己只出1万2。", "对方司机又降到了1万2，说保险会赔大头，他自己只出1万2。",
+     "还有，对方司机昨天打电话，说愿意私了，一次性给胡晓峰2万，让胡晓峰别找保险公司。",
+     "对方司机又降到了1万2，说保险会赔大头，他自己只出1万2。"),
+])
+def test_an_offer_raised_or_lowered_replaces_the_offer(said, new, old, revised):
+    """The offer is told anew: the new statement replaces the old one whole ("让胡晓峰别找保险公司" was
+    the old offer's term; dev4 judged the revised old note false)."""
+    relation = compare(new, old, said=said)
+    assert relation.kind.value == "correction" and relation.revised == revised
+
+
+def test_the_whole_sentence_is_read_only_for_the_cue_clauses_words():
+    """The sentence around a sum is a point only through the words the cue clause names; an English
+    note is never read whole this way (its sentences end at a full stop the plain cut ignores)."""
+    from remember.routing.cued_slot import revised_by_slot
+
+    said = ("And I got the deposit wrong last time: my card statement shows RMB 25,000, so the bank transfer "
+            "was 103,000.")
+    old = ("On 10 January 2026 Tom Becker signed a contract with a used-car dealer for a Tiguan at RMB 128,000, "
+           "and paid a deposit of RMB 25,000 by card the same day.")
+    revised = revised_by_slot(said, said, old)
+    assert revised is None or "128,000" in revised[0]
+
+
+def test_a_swap_names_its_months():
+    said = "还有，两笔还款的金额说反了：春节前还的是3000，7月那次才是5000。"
+    relation = compare(said, "2025年春节前邓浩还了5000，7月又还了3000。", said=said)
+    assert relation.revised == "2025年春节前邓浩还了3000，7月又还了5000。"
+
+
+def test_a_turn_with_its_own_days_is_not_read_through_the_notes_resolution():
+    """"还款期限是2025年6月30日，不是5月31日": the resolved "5月31日（2025年5月31日）" of the note must
+    not turn the rejected day into a new one (dev4 w02: the loan's date became 2025年5月31日)."""
+    said = "另外我上次写错了，借条上约定的还款期限是2025年6月30日，不是5月31日，刚核对了借条照片。"
+    new = "上次写错了，借条上约定的还款期限是2025年6月30日，不是5月31日（2025年5月31日），刚核对了借条照片。"
+    relation = compare(new, "客户孟雪说，她2024年5月借给大学同学邓浩9万元。", said=said)
+    assert relation.revised is None or "2024年5月" in relation.revised

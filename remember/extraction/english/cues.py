@@ -45,6 +45,7 @@ CATEGORY_CUES: dict[str, tuple[Cue, ...]] = {
         r"(?:communicate|contact (?:me|us|him|her|them)|reach (?:me|us)) (?:by|via|through|on) (?:email|e-mail|text|phone|wechat)",
         r"(?:reply|answer|respond|write)(?: to me| to us)? in (?:english|chinese|german)",
         r"\b(?:english|chinese|german),? please\b", r"\bin (?:english|chinese|german),? please\b",
+        r"\b(?:terms|words|documents) in (?:english|chinese)\b",
         r"(?:email|e-mail|text|wechat) is (?:fine|best|better|preferred) for",
         r"(?:no|don't|do not|please don't) (?:phone )?call", r"(?:by|via) (?:email|e-mail) only",
     )

@@ -65,7 +65,7 @@ DEPENDENT_RE = re.compile(r"^(?:根据|依据|按照|依照|鉴于|如果|若|�
 #: A clause opening on its predicate has its subject in the clause before ("…约定的逾期利率未超过
 #: 13.4%，受法律保护", "诉讼时效三年，从届满之日起算", "…的，由合同履行地的仲裁委员会管辖"): cut
 #: from it, it reads as a rule of nobody (the note-truth readers judged such notes cut).
-PREDICATE_FIRST_RE = re.compile(r"^(?:受|从|由|要求|可以|可|应当|应|须|需要|约|则|不得|不能|方可|视为|属于|适用|即可)")
+PREDICATE_FIRST_RE = re.compile(r"^(?:受|从|自(?=[^，,]{0,16}起)|由|要求|可以|可|应当|应|须|需要|约|则|不得|不能|方可|视为|属于|适用|即可)")
 #: A clause ending with "的" is a condition ("收受定金的一方不履行债务的，…"): the next clause is its rule.
 CONDITION_END_RE = re.compile(r"的$")
 #: A clause ending with these is a time adverbial ("律师函寄出去以后"): it says when the next

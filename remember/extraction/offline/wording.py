@@ -173,6 +173,13 @@ def year_said(sentence: str) -> str | None:
     return next(g for g in years[-1].groups() if g) if years else None
 
 
+def _in_the_future(phrase: str, said_on: date | None) -> bool:
+    """Whether the month and day ``phrase``, read in the year said, lies after the day said."""
+    resolved = resolve_zh(phrase, said_on) if said_on else None
+    found = re.match(r"(\d{4})年(\d{1,2})月(\d{1,2})日", resolved or "")
+    return bool(found) and date(*map(int, found.groups())) > said_on
+
+
 def _in_the_year_said_before(text: str, phrase: str, said_on: date | None, year_before: str | None = None) -> str | None:
     """A month and day in the year its sentence gave before it ("去年9月签了合同…9月21日开工" is
     2025年9月21日 said in 2026; "2020年6月16日入职的，3月16日是去面试的日子" is 2020年3月16日), or
@@ -183,8 +190,8 @@ def _in_the_year_said_before(text: str, phrase: str, said_on: date | None, year_
         return None
     sentence_start = max((m.end() for m in _SENTENCE_END_RE.finditer(text, 0, at.start())), default=0)
     years = list(_YEAR_SAID_RE.finditer(text, sentence_start, at.start()))
-    if not years and not (year_before and sentence_start == 0):
-        return None
+    if not years and not (year_before and sentence_start == 0 and _in_the_future(phrase, said_on)):
+        return None  # the sentence before's year only for a day that would otherwise lie ahead
     written, relative = years[-1].groups() if years else (
         (year_before, None) if year_before[0].isdigit() else (None, year_before))
     resolved = written or (resolve_zh(relative, said_on) or "").removesuffix("年")  # "去年" → "2025"

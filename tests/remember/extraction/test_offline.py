@@ -434,3 +434,37 @@ def test_english_please_is_a_preference() -> None:
     items = extract_offline("OK, I'll file the social insurance complaint separately. English please, it's about my "
                             "contract.", "OK.", user_name="tom")
     assert [item.category for item in items if "English please" in item.content] == ["偏好"]
+
+
+@pytest.mark.parametrize(("message", "category"), [
+    ("以后给她的意见列成要点就行，别写长段落，她都是在手机上看。", "偏好"),
+    ("她希望文书材料都发到她邮箱xujing_hz@163.com，不要寄纸质的。", "偏好"),
+    ("我晚上8点以后才方便看消息，回复麻烦发文字，不要发语音。", "偏好"),
+    ("孟雪不想跟邓浩撕破脸，希望先协商，实在不行再起诉。", "诉求"),
+    ("韩立军的意思是低于5万就不谈了，他想尽快拿到钱。", "诉求"),
+])
+def test_how_the_client_wants_it_is_their_preference_or_claim(message: str, category: str) -> None:
+    """dev4 (judged kind): wishes and ways of contact filed as facts."""
+    assert [item.category for item in extract_offline(message, "")] == [category]
+
+
+def test_the_firms_we_is_the_firm() -> None:
+    from remember.extraction.pronouns import third_person
+
+    assert third_person("建议先由我们给华纶发律师函，我会起草。", "assistant") == "建议先由律所给华纶发律师函，助手会起草。"
+
+
+def test_a_rule_from_a_day_counted_keeps_its_subject() -> None:
+    from remember.extraction.offline.units import units_of
+
+    assert [u.text for u in units_of("没有约定的按LPR计算逾期利息，自验收合格后第31天起算。")] == [
+        "没有约定的按LPR计算逾期利息，自验收合格后第31天起算"]
+
+
+def test_the_sentence_befores_year_only_for_a_day_ahead() -> None:
+    """"1月6日递了辞职信" said on 13 January 2026 after "去年10月…" is 2026年1月6日 (dev4 w03, judged)."""
+    from datetime import date
+
+    items = extract_offline("公司去年10月开始拖欠工资。他1月6日递了书面辞职信，理由写的是公司拖欠工资。", "",
+                            said_on=date(2026, 1, 13))
+    assert any("1月6日（2026年1月6日）" in item.content for item in items)
