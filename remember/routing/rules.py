@@ -16,6 +16,7 @@ from memory.rules import Rule, register
 from remember.routing.rejected import revised_by_rejection
 from remember.routing.respelled import revised_by_respelling
 from remember.routing.slots import Kind, compare
+from remember.routing.swapped import revised_by_swap
 
 TABLE = "routing"
 
@@ -49,4 +50,10 @@ register(Rule(
     _("A correction of how a name is written (是“鼎晟物业”，日字头那个晟) rewrites the note that writes it one "
       "character otherwise; the old note stays in history."),
     lambda pair: revised_by_respelling(pair[0], pair[0], pair[1]) is not None,
+))
+register(Rule(
+    TABLE, "swapped-values",
+    _("Two values said the wrong way round (比例说反了：签约时付的是70%，验收后付30%) trade places in the note "
+      "that states both; the old note stays in history."),
+    lambda pair: revised_by_swap(pair[0], pair[1]) is not None,
 ))

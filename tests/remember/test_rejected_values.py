@@ -293,3 +293,13 @@ def test_a_turn_with_its_own_days_is_not_read_through_the_notes_resolution():
     new = "上次写错了，借条上约定的还款期限是2025年6月30日，不是5月31日（2025年5月31日），刚核对了借条照片。"
     relation = compare(new, "客户孟雪说，她2024年5月借给大学同学邓浩9万元。", said=said)
     assert relation.revised is None or "2024年5月" in relation.revised
+
+
+def test_the_swap_is_a_named_routing_rule():
+    import remember.routing.rules  # noqa: F401  (registers the routing table)
+    from memory.rules import rule
+
+    swapped = rule("routing", "swapped-values")
+    assert swapped is not None and str(swapped.why)
+    assert swapped.check(("刚才比例说反了：签约时付的是70%，验收后付30%。", "合同约定签约时付30%，到货验收后30日内付70%。"))
+    assert not swapped.check(("签约时付70%，验收后付30%。", "合同约定签约时付30%，到货验收后30日内付70%。"))
