@@ -180,6 +180,21 @@ def _another_verb_of_money(old_clause: str, new_clause: str) -> bool:
     return bool(verbs) and not verbs & set(new_clause)
 
 
+#: A price or a sum agreed: what a payment is measured against, never the payment itself.
+_PRICE_RE = re.compile(r"价|总额|标的|合同金额")
+
+
+def _a_payment_is_no_price(old_clause: str, new_clause: str) -> bool:
+    """The new value is a sum paid ("华纶已经付了86万") and the stored one a price with no verb of
+    money ("合同价126万"): "前面的数有误" corrects what was paid, not the contract's price (dev4, judged)."""
+    return bool(set(new_clause) & _PAYING) and not set(old_clause) & _PAYING \
+        and bool(_PRICE_RE.search(old_clause)) and not _PRICE_RE.search(new_clause)
+
+
+#: Verbs of a sum paid or taken.
+_PAYING = MONEY_VERBS | _POINT_VERBS
+
+
 def _own_point_words(said: str, value: Value, near: list[Value]) -> set[str]:
     """The words of the clause holding ``value`` that name a point, its words of correction or
     change left out ("开庭改到3月12日": 开庭; "准确数是27个": none, the point is said before)."""
@@ -341,7 +356,8 @@ def revised_by_slot(said: str, new_text: str, old_text: str) -> tuple[str, str] 
             if _other_marker(said[start:end], old_text[clause_start:clause_end]) or _garbled(said, new_text, old):
                 continue
             if another_money_point(old_text, old.start, said) or _another_verb_of_money(
-                    old_text[clause_start:clause_end], said[start:end]):
+                    old_text[clause_start:clause_end], said[start:end]) or _a_payment_is_no_price(
+                    old_text[clause_start:clause_end], said[span_around(said, new.start, new.end)[0]:end]):
                 continue
             if cued and _one_slip(old, new):
                 slips.append(old)

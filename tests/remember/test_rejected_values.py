@@ -303,3 +303,13 @@ def test_the_swap_is_a_named_routing_rule():
     assert swapped is not None and str(swapped.why)
     assert swapped.check(("刚才比例说反了：签约时付的是70%，验收后付30%。", "合同约定签约时付30%，到货验收后30日内付70%。"))
     assert not swapped.check(("签约时付70%，验收后付30%。", "合同约定签约时付30%，到货验收后30日内付70%。"))
+
+
+def test_a_sum_paid_corrects_no_price():
+    """"前面的数有误，华纶已经付了86万" corrects the 80万 paid, not the 合同价126万 (dev4 w06, judged)."""
+    from remember.routing.cued_slot import revised_by_slot
+
+    said = "前面的数有误，华纶已经付了86万，蒋卫东漏说了。"
+    assert revised_by_slot(said, said, "蒋卫东2025年3月承包了嘉兴华纶纺织有限公司的厂房改造工程，合同价126万。") is None
+    assert revised_by_slot(said, said, "工程2025年10月竣工验收合格，华纶到现在只付了80万。")[0] == \
+        "工程2025年10月竣工验收合格，华纶到现在只付了86万。"
