@@ -170,6 +170,8 @@ def once_per_turn(item: ItemCheck) -> Answer:
 @extraction_rule("answers-are-not-client-facts", _("What the assistant answered is advice or law, never the client's "
                                                     "own facts or evidence."), TURN, needs_turn=True)
 def answers_are_not_client_facts(item: ItemCheck) -> Answer:
+    if item.speaker == "assistant" and item.category is Category.CLAIM and not item.turn.reply_is_person:
+        return Category.ACTION  # "给装修公司一个合理期限完工…可以解除合同": the client's claim is the client's to make
     if item.speaker == "assistant" and item.category in CLIENT_CATEGORIES and not item.turn.reply_is_person:
         if not is_advice(item.content):
             return Refusal(f"said by the assistant: an answer is advice or law, never the client's {item.category.zh}: "

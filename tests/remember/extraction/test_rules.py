@@ -236,3 +236,10 @@ def test_advice_that_cites_a_statute_is_advice(content: str) -> None:
 ])
 def test_a_statute_stated_stays_law(content: str) -> None:
     assert check("advice-that-cites-a-statute-is-advice", content, category=Category.LAW, speaker="assistant") is None
+
+
+def test_the_assistants_claim_is_advice() -> None:
+    """The local model filed the assistant's "解除前先发书面催告" as 诉求 (dev3 e07, judged kind)."""
+    assert check("answers-are-not-client-facts", "解除前先发书面催告。", category=Category.CLAIM,
+                 speaker="assistant") == Category.ACTION
+    assert check("answers-are-not-client-facts", "当事人要求退还押金。", category=Category.CLAIM, speaker="user") is None
