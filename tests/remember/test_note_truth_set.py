@@ -49,7 +49,7 @@ def test_note_precision_counts_the_readers_verdicts_and_what_is_not_judged_yet(t
 def test_every_split_has_its_readers_verdicts():
     from showcase.evaluation.note_judgements import PROBLEMS, load_judgements
 
-    for split in ("dev", "dev2", "dev3", "dev4", "outside_dev", "test"):
+    for split in ("dev", "dev2", "dev3", "dev4", "outside_dev", "test", "test2"):
         verdicts = load_judgements(split)
         assert len(verdicts) > 90, split
         assert all(v["verdict"] in ("true", "false") for v in verdicts.values())
