@@ -160,13 +160,13 @@ CONTINUATION_RE = re.compile(
     r"并|之外|以外|为限|为准|shall not|must not|may not|except|excluding|unless|provided that|but|and|or|nor)",
     re.IGNORECASE,
 )
-#: A sentence opening with these points back at the one before ("诉讼时效从此中断", "当时是分两次转
-#:的", "协商不成的，由法院指定", "If it cannot prove both, …"): alone it cannot be read.
+#: A sentence opening with these points back at the one before ("诉讼时效从此中断",
+#: "当时是分两次转的", "协商不成的，由法院指定", "If it cannot prove both, …"): alone it cannot be read.
 _BACK_REFERENCE_OPENING_RE = re.compile(
     r"^(?:从此|以此|由此|据此|对此|为此|就此|因此|此后|此时|届时|当时|这样|这种情况|这些|那样|该|上述|前述|否则|不然|同时"
     r"|(?:从|自)那(?:以后|时起|之后|天起)|那以后"
     r"|[\u4e00-\u9fff]{0,4}[不未没][\u4e00-\u9fff]{0,3}的(?=[，,]|属于|视为|应|由|可)"  # "做不到的属于…", "协商不成的，…"
-    r"|(?:if (?:it|they|so|not)|otherwise|in that case|in this case|this|that|these|those|such|both|either|neither)\b)",
+    r"|(?:if (?:it|they|so|not)|otherwise|in that case|in this case|this|that|these|those|such)\b)",
     re.IGNORECASE,
 )
 #: Words anywhere in a sentence's first clause that point back ("建议先不要以此为由辞职").

@@ -359,7 +359,7 @@ def _then_by_slot(first: tuple[str, str], old_text: str, said: str, new_text: st
     """``first`` (a revision of ``old_text``) revised further by the slot rule, unless that would
     bring back a value ``first`` replaced ("上次说医疗费23600元…其实是25180元" names 23600 too)."""
     more = revised_by_slot(said, new_text, first[0])
-    if more is None:
+    if more is None or more[0] == new_text:  # an offer told anew is no further point of a revision
         return first
     replaced = [v for v in legal_values(old_text) if not any(v.matches(k) for k in legal_values(first[0]))]
     brought_back = [v for v in legal_values(more[0]) if any(v.matches(r) for r in replaced)]

@@ -308,6 +308,7 @@ def test_an_unclosed_bracket_does_not_swallow_the_text() -> None:
     ("This is the second fixed-term contract.", True),
     ("押金3000元，房东不退。", False),
     ("The landlord kept the deposit.", False),
+    ("Both parties signed the lease in March.", False),
     ("未签书面劳动合同的，可以主张二倍工资差额。", False),  # a rule's own condition, no back-reference
 ])
 def test_a_sentence_that_points_back(sentence: str, points_back: bool) -> None:
