@@ -405,7 +405,7 @@ def revised_by_slot(said: str, new_text: str, old_text: str) -> tuple[str, str] 
     # noted ("2月27日（2026年2月27日）") goes with the day it restated
     revised = old_text
     for old, new, _why in sorted(replacements, key=lambda r: -r[0].start):
-        resolved = _RESOLVED_RE.match(revised, old.end)
+        resolved = RESOLVED_DAY_RE.match(revised, old.end)
         if resolved and _the_day_in(resolved.group(1), old):
             revised = revised[:resolved.start()] + revised[resolved.end():]
         said_day, noted_day = _relative_day(said, new), _relative_day(revised, old)
@@ -431,7 +431,7 @@ def _relative_day(text: str, value: Value) -> re.Match[str] | None:
 
 
 #: The day a relative or partial date was resolved to when it was noted: "（2026年2月27日）".
-_RESOLVED_RE = re.compile(r"（([^（）]{4,20})）")
+RESOLVED_DAY_RE = re.compile(r"（([^（）]{4,20})）")
 
 
 def _the_day_in(text: str, day: Value) -> bool:

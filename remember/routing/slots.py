@@ -24,7 +24,7 @@ from legaltext.sentences import plain_sentences
 from memory.corrections import CORRECTION_CUE_RE, REJECTED_VALUE_RE, says_it_corrects
 from memory.erasure_hooks import register_cached_content
 from legaltext.values import values as legal_values
-from remember.routing.cued_slot import revised_by_slot
+from remember.routing.cued_slot import RESOLVED_DAY_RE, revised_by_slot
 from remember.routing.respelled import revised_by_respelling
 from remember.routing.swapped import revised_by_swap
 from remember.routing.rejected import another_money_point, revised_by_rejection
@@ -327,17 +327,13 @@ def compare(new_text: str, old_text: str, said: str = "") -> Relation:
     return Relation(Kind.CORRECTION, revised[1], revised=revised[0]) if revised else relation
 
 
-#: A day resolved in brackets when the note was written: "下周四（2026年2月26日）".
-_RESOLVED_DAY_RE = re.compile(r"（[^（）]{4,20}）")
-
-
 def _with_resolved_days(said: str, new_text: str) -> str:
     """The turn as the new statement restates it, with its relative days resolved, when the
     statement is the turn's words ("约的是下周四下午" noted as "约的是下周四（2026年2月26日）下午"):
     a relative day is no value the correction rules can read."""
     if any(v.kind == "date" for v in legal_values(said)):
         return said  # "还款期限是2025年6月30日，不是5月31日": the turn's own days, the rejected one named as such
-    plain = _RESOLVED_DAY_RE.sub("", new_text).strip().rstrip("。.！!")
+    plain = RESOLVED_DAY_RE.sub("", new_text).strip().rstrip("。.！!")
     return new_text if plain != new_text.strip().rstrip("。.！!") and len(plain) >= 6 and plain in said else said
 
 
