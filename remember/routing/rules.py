@@ -14,6 +14,7 @@ from django.utils.translation import gettext_lazy as _
 
 from memory.rules import Rule, register
 from remember.routing.rejected import revised_by_rejection
+from remember.routing.replaced_word import revised_by_replaced_word
 from remember.routing.respelled import revised_by_respelling
 from remember.routing.slots import Kind, compare
 from remember.routing.swapped import revised_by_swap
@@ -56,4 +57,10 @@ register(Rule(
     _("Two values said the wrong way round (比例说反了：签约时付的是70%，验收后付30%) trade places in the note "
       "that states both; the old note stays in history."),
     lambda pair: revised_by_swap(pair[0], pair[1]) is not None,
+))
+register(Rule(
+    TABLE, "replaced-word",
+    _("A correction that names the wrong word, not a value (不是出租车，是网约车; a van, not a taxi), rewrites the "
+      "note that says that word once with the right one; the old note stays in history."),
+    lambda pair: revised_by_replaced_word(pair[0], pair[0], pair[1]) is not None,
 ))

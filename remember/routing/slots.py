@@ -25,6 +25,7 @@ from memory.corrections import CORRECTION_CUE_RE, REJECTED_VALUE_RE, says_it_cor
 from memory.erasure_hooks import register_cached_content
 from legaltext.values import values as legal_values
 from remember.routing.cued_slot import RESOLVED_DAY_RE, revised_by_slot
+from remember.routing.replaced_word import revised_by_replaced_word
 from remember.routing.respelled import revised_by_respelling
 from remember.routing.swapped import revised_by_swap
 from remember.routing.rejected import another_money_point, revised_by_rejection
@@ -316,6 +317,9 @@ def compare(new_text: str, old_text: str, said: str = "") -> Relation:
     respelled = revised_by_respelling(said or new_text, new_text, old_text)  # "是“鼎晟物业”，不是茂盛的盛"
     if respelled:
         return Relation(Kind.CORRECTION, respelled[1], revised=respelled[0])
+    replaced = revised_by_replaced_word(said or new_text, new_text, old_text)  # "不是出租车，是网约车"
+    if replaced:
+        return Relation(Kind.CORRECTION, replaced[1], revised=replaced[0])
     if new.mentions.people - old.mentions.people:
         # "孙丽娟今天来电话说，…是2019年9月入职的" against "她…2019年4月入职": a stored note that names
         # nobody may be the relayed client's; the slot rule keeps people out of the value's clause.
