@@ -46,6 +46,27 @@ def _stored_form(word: str, old_text: str) -> str:
     return word
 
 
+#: The day a relative word was resolved to when it was noted ("下个月（2026年2月）"): it goes with the word.
+_RESOLVED_RE = re.compile(r"（[^（）]{4,20}）")
+
+
+def _replaced(old_text: str, old: str, new: str) -> str:
+    """``old_text`` with ``old`` replaced by ``new``: the day ``old`` was resolved to goes with it, and
+    words ``new`` repeats from what follows ``old`` are said once ("“下个月一定付”" corrected by "是“春节前
+    一定付”，不是下个月" is "“春节前一定付”", not "春节前一定付一定付")."""
+    start = old_text.index(old)
+    end = start + len(old)
+    resolved = _RESOLVED_RE.match(old_text, end)
+    if resolved:
+        end = resolved.end()
+    after = old_text[end:]
+    for size in range(len(new) - MIN_WORD_CHARS, 0, -1):
+        if after.startswith(new[-size:]):
+            new = new[:-size]
+            break
+    return old_text[:start] + new + old_text[end:]
+
+
 def revised_by_replaced_word(said: str, new_text: str, old_text: str) -> tuple[str, str] | None:
     """The stored note ``old_text`` with the word rejected in ``said`` replaced, and why — or None."""
     fits = []
@@ -65,4 +86,4 @@ def revised_by_replaced_word(said: str, new_text: str, old_text: str) -> tuple[s
     if len(fits) != 1:
         return None
     old, new, words = fits[0]
-    return old_text.replace(old, new), f"the client says it was {new}, not {old} (“{words[:60]}”)"
+    return _replaced(old_text, old, new), f"the client says it was {new}, not {old} (“{words[:60]}”)"

@@ -16,6 +16,9 @@ ACCIDENT = "1月10号晚上胡晓峰骑电动车下班，在南京江宁区双�
 @pytest.mark.parametrize("said, old, revised", [
     ("不是出租车，是网约车，我刚看了认定书。", ACCIDENT, ACCIDENT.replace("出租车", "网约车")),
     ("更正一下，案子现在是二审，不是一审。", "周明的案子一审在杭州中院审理。", "周明的案子二审在杭州中院审理。"),
+    # the day the rejected word was resolved to goes with it; words the new one repeats are said once
+    ("哦不对，Kevin说的是“春节前一定付”，不是下个月。", "Kevin上周在微信里说“下个月（2026年2月）一定付”。",
+     "Kevin上周在微信里说“春节前一定付”。"),
     ("Sorry, it was a van, not a taxi.", "Tom was hit by a taxi on Monday evening.",
      "Tom was hit by a van on Monday evening."),
 ])
