@@ -30,6 +30,7 @@ from remember.extraction import (
     is_trivial_turn,
     validate_items,
 )
+from remember.extraction.act_model import read_acts
 from remember.extraction.items import true_to_turn
 from remember.extraction.subjects import with_named_subject
 from remember.extraction.prompt import EXTRACTION_SYSTEM_PROMPT
@@ -155,7 +156,8 @@ def extract_turn(
     if client is None:
         turn = TurnText(user_msg, ai_resp, user_name=user_name, reply_name=reply_name,
                         client_name=client_name, relayed_client=relayed_client, said_on=said_on)
-        items = extract_offline(user_msg, ai_resp, user_name=user_name, reply_name=reply_name, said_on=said_on)
+        items = extract_offline(user_msg, ai_resp, user_name=user_name, reply_name=reply_name, said_on=said_on,
+                                read_acts=read_acts)
         kept = [true for true in (true_to_turn(item, turn) for item in items) if true is not None]
         return ExtractionOutcome(items=[with_named_subject(item, turn) for item in kept], engine=ENGINE_OFFLINE)
     ai_resp = fit_reply_to_context(user_msg, ai_resp)

@@ -4,9 +4,11 @@ and reported as what was said where they cannot."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import date
 
+import legaltext
 from memory.categories import Category
 
 from .. import lexicon
@@ -68,6 +70,21 @@ _MIN_SAID_WORDS = 2
 
 
 _ADVISED_RE = re.compile(r"recommend|suggest|advise", re.IGNORECASE)
+#: What reads a person's sentences' acts (``remember.extraction.act_model.read_acts``): texts in,
+#: (act, probability) out, or None when it cannot read them.
+ActReader = Callable[[list[str]], "list[tuple[str, float]] | None"]
+#: The least probability the act reader must give a sentence the lexicon could not classify to
+#: file it under its act (calibrated on the dev splits of the note-truth set, docs/evaluation.md).
+ACT_MIN_PROBABILITY = 0.8
+#: The category each act is filed under; a fact stays what was said.
+ACT_CATEGORIES: dict[str, Category] = {"wish": Category.CLAIM, "plan": Category.ACTION,
+                                       "preference": Category.PREFERENCE}
+#: Confidence of a note filed by the act reader: above the ADD bar (> 0.7), below a cued one.
+ACT_CONFIDENCE = 0.74
+#: The shortest sentence the act reader reads: a fragment ("Freelance UI designer.", "她谈完会告诉我")
+#: reads as anything (the dev splits' fragments read as preferences).
+ACT_MIN_CJK_CHARS = 11
+ACT_MIN_ENGLISH_WORDS = 5
 
 
 @dataclass
@@ -126,7 +143,19 @@ def _candidate(
     if not scores.decisive(category) and points < 3 and not (scores.dates or scores.amounts):
         return None
     others = [scores.points[c] for c in scores.ranked() if c != category]
-    cat = Category.parse(category)
+    confidence = _confidence(
+        scores, category, max(others, default=0), asked=unit.from_question,
+        speaker="user" if voice.person else "assistant",
+        correction=bool(lexicon.CORRECTION_RE.search(unit.text)),
+    )
+    return _filed(unit, voice, position, Category.parse(category), scores, confidence, turn_topic, said_on)
+
+
+def _filed(
+    unit: Unit, voice: Voice, position: int, cat: Category, scores: Scores, confidence: float,
+    turn_topic: str | None, said_on: date | None,
+) -> _Candidate:
+    """``unit`` worded as a note of category ``cat``, with its tags, layer and importance."""
     english = is_english(unit.text)
     content, dates = _worded(unit.text, cat, voice, scores.dates, said_on, unit.year_before)
     scope = default_scope(cat)
@@ -136,11 +165,7 @@ def _candidate(
         content=content,
         category=cat.zh,
         memory_type=default_memory_type(cat, dates),
-        confidence=_confidence(
-            scores, category, max(others, default=0), asked=unit.from_question,
-            speaker="user" if voice.person else "assistant",
-            correction=bool(lexicon.CORRECTION_RE.search(unit.text)),
-        ),
+        confidence=confidence,
         keywords=[],
         tags=[],
         context="",
@@ -160,6 +185,36 @@ def _candidate(
         if cat is Category.PREFERENCE and lexicon.ANSWER_STYLE_RE.search(unit.text):
             item.tags.append("回答方式")
     return _Candidate(item, position, voice, unit.text)
+
+
+def _by_act(
+    pending: list[tuple[Voice, int, Unit]], read_acts: ActReader, turn_topic: str | None, said_on: date | None,
+) -> list[_Candidate]:
+    """The sentences the lexicon could not classify that the act reader reads, clearly, as a wish,
+    a plan or a preference — never one that states a sum, a number or an identifier (the reader
+    takes sums for wants, and a value is a fact a later correction must find)."""
+    readable = [(voice, position, unit) for voice, position, unit in pending
+                if _long_enough(unit.text) and not _holds_a_value(unit.text) and not only_announces(unit.text)]
+    found = read_acts([unit.text for _voice, _position, unit in readable]) if readable else None
+    if not found:
+        return []
+    filed = []
+    for (voice, position, unit), (act, probability) in zip(readable, found):
+        category = ACT_CATEGORIES.get(act)
+        if category is not None and probability >= ACT_MIN_PROBABILITY:
+            filed.append(_filed(unit, voice, position, category, score(unit.text), ACT_CONFIDENCE, turn_topic, said_on))
+    return filed
+
+
+def _long_enough(text: str) -> bool:
+    if is_english(text):
+        return len(LATIN_WORD_RE.findall(text)) >= ACT_MIN_ENGLISH_WORDS
+    return len(CJK_RE.findall(text)) >= ACT_MIN_CJK_CHARS
+
+
+def _holds_a_value(text: str) -> bool:
+    reading = legaltext.read(text)
+    return bool(reading.amounts or reading.numbers or reading.identifiers or reading.articles)
 
 
 def _worded(
@@ -228,6 +283,7 @@ def extract_offline(
     user_name: str = "",
     reply_name: str = "",
     said_on: date | None = None,
+    read_acts: ActReader | None = None,
 ) -> list[ExtractedItem]:
     """Rule-based knowledge items of one turn, at most five, in the order they were said.
 
@@ -239,7 +295,9 @@ def extract_offline(
     Nothing a person says is lost: what the lexicon classifies becomes a categorised
     note; what it cannot (or only weakly) classify becomes one low-importance event in
     the third person ("Caroline said they …"). Trivial turns, questions, greetings and
-    thanks give nothing; the assistant's reply only gives statutes and advice. When a
+    thanks give nothing; the assistant's reply only gives statutes and advice. With ``read_acts``
+    a person's sentence the lexicon cannot classify and that the act reader clearly reads as a
+    wish, a plan or a preference is filed as one (``_by_act``) instead of what was said. When a
     turn holds more than five pieces, the user's statements win, higher confidence wins
     within each side, and a person's statements that do not fit are folded into that
     person's reported-speech note rather than dropped.
@@ -257,6 +315,7 @@ def extract_offline(
 
     candidates: list[_Candidate] = []
     said: dict[Voice, list[tuple[int, str]]] = {user_voice: [], reply_voice: []}
+    unclassified: list[tuple[Voice, int, Unit]] = []
     seen: set[str] = set()
     position = 0
     for voice, text in ((user_voice, user_text), (reply_voice, reply_text)):
@@ -269,6 +328,7 @@ def extract_offline(
             if candidate is None or (voice.person and candidate.item.confidence <= WEAK_CONFIDENCE):
                 if voice.person and not unit.from_question:
                     said[voice].append((position, unit.text))
+                    unclassified.append((voice, position, unit))
                 continue
             key = content_key(candidate.item.content)
             if key in seen:
@@ -282,6 +342,13 @@ def extract_offline(
                 key=lambda c: (-c.item.confidence, c.position),
             )[:MAX_REPLY_ITEMS]
             candidates = [c for c in candidates if c.voice is not voice] + reply
+
+    if read_acts is not None and unclassified:
+        for candidate in _by_act(unclassified, read_acts, turn_topic, said_on):
+            if content_key(candidate.item.content) not in seen:
+                seen.add(content_key(candidate.item.content))
+                candidates.append(candidate)
+                said[candidate.voice].remove((candidate.position, candidate.text))
 
     # The user's own statements come first; the reply only fills free slots.
     best = sorted(
