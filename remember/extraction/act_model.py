@@ -39,7 +39,7 @@ class ActModel:
         found = shifted / shifted.sum(axis=1, keepdims=True)
         return [(ACTS[int(row.argmax())], float(row.max())) for row in found]
 
-    def save(self, path: Path = MODEL_PATH, *, about: str = "") -> None:
+    def write_file(self, path: Path = MODEL_PATH, *, about: str = "") -> None:
         path.write_text(json.dumps({
             "about": about, "embedder": self.embedder, "acts": list(ACTS),
             "biases": [round(float(b), 6) for b in self.biases],

@@ -40,6 +40,9 @@ from tests.records.test_verify_erasure import files_holding, pg_dump_text, pgdat
 
 
 NAME = "穆晓岚"
+#: The name the whole-store test erases, written by no other test: its byte search reads every file
+#: of the server, the other pytest worker's database and WAL included, while that worker runs.
+SEARCHED_NAME = "穆清禾"
 
 
 @pytest.fixture(autouse=True)
@@ -69,17 +72,18 @@ def test_a_subject_and_its_matter_leave_nothing_in_any_store(world, make_turn, s
     settings.DOCUMENT_STORE_DIR = data_folder / "documents"
     id_number = f"11010519{secrets.randbelow(10**10):010d}"
     marker = f"MARKS{secrets.token_hex(4).upper()}"
-    needles = [NAME, id_number, marker]
+    name = SEARCHED_NAME
+    needles = [name, id_number, marker]
     matter = MatterFactory(firm=world.firm_a, title=f"股权代持纠纷（{secrets.token_hex(4)}）")
     AssignmentFactory(matter=matter, user=world.alice)
     conversation = Conversation.objects.create(firm=world.firm_a, user=world.alice, matter=matter, title="股权代持")
-    make_turn(conversation, f"委托人{NAME}在2022年3月{secrets.randbelow(28) + 1}日把公司股权交给表哥代持，她的身份证号是"
-                            f"{id_number}，案件标记{marker}。", f"好的，已记下{NAME}的身份证号和案件标记{marker}。")
-    text = (f"股权代持协议\n\n委托方{NAME}（身份证号{id_number}）将其持有的公司百分之三十股权交由受托方代为持有。"
+    make_turn(conversation, f"委托人{name}在2022年3月{secrets.randbelow(28) + 1}日把公司股权交给表哥代持，她的身份证号是"
+                            f"{id_number}，案件标记{marker}。", f"好的，已记下{name}的身份证号和案件标记{marker}。")
+    text = (f"股权代持协议\n\n委托方{name}（身份证号{id_number}）将其持有的公司百分之三十股权交由受托方代为持有。"
             f"\n\n案件标记{marker}。受托方不得擅自处分代持股权。\n")
     uploaded = client_for(world.alice).post(
         f"/api/matters/{matter.pk}/documents/",
-        {"file": SimpleUploadedFile(f"{NAME}代持协议.txt", text.encode(), "text/plain")}, format="multipart")
+        {"file": SimpleUploadedFile(f"{name}代持协议.txt", text.encode(), "text/plain")}, format="multipart")
     assert uploaded.status_code == 202, uploaded.content
     [created] = uploaded.json()
     assert process_document(created["id"]) == "indexed"
@@ -89,10 +93,10 @@ def test_a_subject_and_its_matter_leave_nothing_in_any_store(world, make_turn, s
     notes_made = notes_made.count()
     story_copy = data_folder / "story_runs" / "20261201-100000-000000" / "turns" / "0001.json"
     story_copy.parent.mkdir(parents=True)
-    story_copy.write_text(f'{{"user": "委托人{NAME}的身份证号{id_number}"}}\n', encoding="utf-8")
-    search = client_for(world.alice).post("/api/memory/search", {"query": f"{NAME} {id_number}", "k": 10},
+    story_copy.write_text(f'{{"user": "委托人{name}的身份证号{id_number}"}}\n', encoding="utf-8")
+    search = client_for(world.alice).post("/api/memory/search", {"query": f"{name} {id_number}", "k": 10},
                                           format="json")
-    assert search.status_code == 200 and NAME in search.content.decode()
+    assert search.status_code == 200 and name in search.content.decode()
     analyze()  # the planner's statistics sample the rows, as autovacuum would
     assert pg_stats_holding(needles) and id_number.encode() in pg_dump_text()
     older_backup = data_folder.parent / "older.tar"
@@ -101,7 +105,7 @@ def test_a_subject_and_its_matter_leave_nothing_in_any_store(world, make_turn, s
 
     out = io.StringIO()
     with translation.override("en"):  # the upload's request left the product's language active
-        call_command("erase", "--subject", NAME, "--firm", world.firm_a.slug, "--reason", "本人书面要求", stdout=out)
+        call_command("erase", "--subject", name, "--firm", world.firm_a.slug, "--reason", "本人书面要求", stdout=out)
     subject = AuditLog.objects.get(event_type=AuditEvent.ERASED, object_type="subject")
     counts = subject.extra["counts"]
     assert (counts["documents"], counts["document_files"], counts["file_copies"]) == (1, 1, 1), counts
@@ -110,7 +114,7 @@ def test_a_subject_and_its_matter_leave_nothing_in_any_store(world, make_turn, s
     assert not Document.objects.filter(pk=document.pk).exists() and not file_path(document.sha256).exists()
     assert not story_copy.exists()
     assert "nothing remains" in out.getvalue(), out.getvalue()
-    assert tables_containing(NAME) == {}
+    assert tables_containing(name) == {}
 
     out = io.StringIO()
     with translation.override("en"):

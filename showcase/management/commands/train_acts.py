@@ -21,6 +21,6 @@ class Command(BaseCommand):
         labels = np.array([act_model.ACTS.index(e.act) for e in found])
         weights, biases = acts_scoring.fit(vectors, labels)
         name = embedder_identity(embedder)
-        act_model.ActModel(name, weights.astype(np.float32), biases.astype(np.float32)).save(
+        act_model.ActModel(name, weights.astype(np.float32), biases.astype(np.float32)).write_file(
             about=f"manage.py train_acts: softmax regression on {len(found)} sentences of showcase/evaluation/acts")
         self.stdout.write(f"fitted on {len(found)} sentences under {name}: {act_model.MODEL_PATH}")
