@@ -18,6 +18,7 @@ from typing import Any, Callable
 from django.utils.translation import gettext_lazy as _
 
 from legaltext import Reading, read
+from legaltext.names import common_surnames
 from memory.categories import Category
 from memory.rules import Rule, register, rules
 
@@ -293,16 +294,60 @@ _SAY_OR_DO_RE = re.compile(
     r"|可以(?:在[^，。；]{1,12}(?:中|里))?(?:写明|写上|注明|援引|引用|提及)|(?:律师函|函件|回复|回函|邮件|催告函)[^，。；]{0,6}(?:写明|写上|注明)")
 
 
+@extraction_rule("a-statute-applied-is-advice", _("“罗建平可以要求修理…（第七百八十一条）”“8万5仍低于可主张的约92100元（解释第十二条）”: "
+                                                  "a statute applied to the client's case — a sum, a day, what the client "
+                                                  "may claim — is the assistant's advice; only the statute's own words are law."),
+                 TURN, needs_turn=True, both_engines=True)
+def a_statute_applied_is_advice(item: ItemCheck) -> Answer:
+    if item.category is Category.LAW and item.speaker == "assistant" and not _a_contracts_article(item) and (
+            item.reading.amounts or item.reading.dates or _applied(item.content, item.turn.persons_text)):
+        return Category.ACTION
+    return None
+
+
+#: Words that apply a rule to the case at hand: what the client may claim or do, a judgement of the
+#: other side's position, a sum worked out. "可以请求/要求" alone is the statute's own ("…过分高于造成的
+#: 损失的，可以请求予以适当减少"): it applies the rule when a person of the case is its subject.
+_APPLIED_RE = re.compile(
+    r"可以起诉|都可以|可能(?:会)?被|(?:对方|公司|房东)可能|(?:不)?建议|依据不足|没有(?:合同|法律)?依据|折合|合计"
+    r"|(?:当事人|客户|委托人|[他她你您])(?:也|还|仍|就)?可以(?:主张|要求|请求|申请|拒绝)"
+    r"|\b(?:the client|you) (?:can|may|could)\b",
+    re.IGNORECASE)
+
+
+def _applied(text: str, persons_text: str) -> bool:
+    """``text`` applies a rule to the case: words of application, or a person the client's side
+    named who may ask for something ("罗建平可以要求修理"; not "消费者可以要求退货", a statute's party)."""
+    if _APPLIED_RE.search(text):
+        return True
+    surnames = common_surnames()
+    for match in _NAMED_ASKS_RE.finditer(text):
+        for length in (3, 2):
+            name = text[max(0, match.start() - length):match.start()]
+            if len(name) == length and name[0] in surnames and name[-1] not in _ROLE_ENDINGS and name in persons_text:
+                return True
+    return False
+
+
+#: How the parties a statute names end: 消费者, 承租人, 对方, 单位.
+_ROLE_ENDINGS = frozenset("者人方位")
+_NAMED_ASKS_RE = re.compile(r"(?<=[\u4e00-\u9fff])可以(?:主张|要求|请求|申请|拒绝)")
+
+
 @extraction_rule("contract-articles-are-terms", _("A contract's article (\"第八条约定…\") is what the parties agreed: "
                                                   "a fact of the matter, never 法条."), TURN, needs_turn=True,
                  both_engines=True)
 def contract_articles_are_terms(item: ItemCheck) -> Answer:
     """Last of the table: the re-filed term was checked as law (its citations) and is kept as said."""
-    reading = item.reading
-    if item.category is Category.LAW and reading.contract_articles and not reading.statutes \
-            and _CONTRACTS_ARTICLE_RE.search(item.content):
+    if item.category is Category.LAW and _a_contracts_article(item):
         return Category.FACT
     return None
+
+
+def _a_contracts_article(item: ItemCheck) -> bool:
+    """The item quotes an article of the contract, and no statute."""
+    reading = item.reading
+    return bool(reading.contract_articles) and not reading.statutes and bool(_CONTRACTS_ARTICLE_RE.search(item.content))
 
 
 #: An article said to be the contract's: "合同第十条", "第十条约定…", "协议里第三条写明…" — not a bare

@@ -11,7 +11,8 @@ from tests.remember.factories import ConversationFactory, at
 from infra.llm import client as llm_client
 
 LAPTOP_USER = "我在2024年3月5日花5999元买了一台笔记本电脑，笔记本电脑在购买后约两周出现大面积花屏。"
-LAPTOP_REPLY = "根据《消费者权益保护法》第二十四条，您可以要求商家退货。建议先保存好购买凭证和故障照片，再与商家协商。"
+LAPTOP_REPLY = ("根据《消费者权益保护法》第二十四条，经营者提供的商品不符合质量要求的，消费者可以要求退货。"
+                "建议先保存好购买凭证和故障照片，再与商家协商。")
 
 
 @pytest.fixture

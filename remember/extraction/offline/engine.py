@@ -320,7 +320,7 @@ def extract_offline(
     position = 0
     for voice, text in ((user_voice, user_text), (reply_voice, reply_text)):
         taken = 0
-        for unit in units_of(text):
+        for unit in units_of(text, whole_sentences=not voice.person):
             position += 1
             if voice.person and (corrected := correction_statement(unit.text)):
                 unit = replace(unit, text=corrected)

@@ -94,7 +94,7 @@ class Unit:
     year_before: str | None = None
 
 
-def units_of(text: str) -> list[Unit]:
+def units_of(text: str, *, whole_sentences: bool = False) -> list[Unit]:
     """Group each sentence's kept clauses into units of one category.
 
     Questions and chit-chat clauses are dropped. In a sentence that ends with
@@ -159,7 +159,7 @@ def units_of(text: str) -> list[Unit]:
                     or refers_back(clause)  # "…认可了这笔债务，诉讼时效从此中断"
                     or corrects
                 )
-                if not too_long and not ((switches or stands_alone) and not bound):
+                if not too_long and (whole_sentences or not ((switches or stands_alone) and not bound)):
                     members.append(clause)
                     if category is None:
                         groups[-1] = (members, best)

@@ -2,6 +2,7 @@
 given, and the table validate_items runs."""
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import date
 
 import pytest
@@ -36,10 +37,11 @@ def test_the_table_in_its_order() -> None:
         ("an-announcement-is-no-fact", "turn"), ("the-answers-words-are-the-answers", "turn"),
         ("numbers-were-said", "turn"), ("statutes-were-cited", "turn"),
         ("the-clients-words-are-the-clients", "turn"), ("advice-that-cites-a-statute-is-advice", "turn"),
-        ("contract-articles-are-terms", "turn"),
+        ("a-statute-applied-is-advice", "turn"), ("contract-articles-are-terms", "turn"),
     ]
     assert [r.name for r in rules(TABLE) if r.both_engines] == [
-        "an-announcement-is-no-fact", "advice-that-cites-a-statute-is-advice", "contract-articles-are-terms"]
+        "an-announcement-is-no-fact", "advice-that-cites-a-statute-is-advice", "a-statute-applied-is-advice",
+        "contract-articles-are-terms"]
     assert all(str(r.why) for r in rules(TABLE))
 
 
@@ -236,6 +238,34 @@ def test_advice_that_cites_a_statute_is_advice(content: str) -> None:
 ])
 def test_a_statute_stated_stays_law(content: str) -> None:
     assert check("advice-that-cites-a-statute-is-advice", content, category=Category.LAW, speaker="assistant") is None
+
+
+@pytest.mark.parametrize("content", [
+    # dev3 e07-r1, e05-r2, e02-r3 and dev4 w06-r2: judged kind when filed as law
+    "卫生间漏水属于工作成果不符合质量要求，罗建平可以要求修理、重作或者赔偿损失（《民法典》第七百八十一条）。",
+    "8万5仍低于目前可主张的约92100元，残疾赔偿金还没算（解释第十二条）。",
+    "六个月以上不满一年的按一年计算（《劳动合同法》第四十七条），经济补偿43200元、赔偿金86400元都不变。",
+    "千分之一折合年化约36.5%，对方可能以违约金过分高于损失为由请求调减（《民法典》第五百八十五条第二款）。",
+    "诉讼时效三年，自2025年9月30日还款期限届满起算（《民法典》第一百八十八条）。",
+    "Under Article 55 of the Consumer Rights Protection Law the client can ask for a refund.",
+])
+def test_a_statute_applied_to_the_case_is_advice(content: str) -> None:
+    turn = replace(TURN, user_msg="罗建平家卫生间漏水，装修公司不肯修。")
+    assert check("a-statute-applied-is-advice", content, category=Category.LAW, speaker="assistant",
+                 turn=turn) == Category.ACTION
+
+
+@pytest.mark.parametrize("content, speaker", [
+    ("根据《民法典》第五百八十五条，约定的违约金过分高于造成的损失的，可以请求予以适当减少。", "assistant"),
+    ("未签书面劳动合同的，可以主张二倍工资差额（《劳动合同法》第八十二条）。", "assistant"),
+    ("承租人可以请求减少租金或者不支付租金（《民法典》第七百二十九条）。", "assistant"),
+    ("第十条约定逾期退还押金每日按押金总额的千分之一支付违约金，即每天3元。", "assistant"),  # the contract's: a fact
+    ("罗建平可以要求修理（《民法典》第七百八十一条）。", "user"),  # only the assistant's words are re-filed
+    ("罗建平可以要求修理（《民法典》第七百八十一条）。", "assistant"),  # a name nobody on the client's side said
+    ("经营者提供的商品不符合质量要求的，消费者可以要求退货（《消费者权益保护法》第二十四条）。", "assistant"),
+])
+def test_a_statute_stated_or_a_contract_term_is_not_re_filed_as_advice(content: str, speaker: str) -> None:
+    assert check("a-statute-applied-is-advice", content, category=Category.LAW, speaker=speaker) is None
 
 
 def test_the_assistants_claim_is_advice() -> None:
