@@ -107,6 +107,8 @@ def units_of(text: str, *, whole_sentences: bool = False) -> list[Unit]:
     clauses stay together to the sentence's end: "…的，后履行一方有权拒绝…" is the rule itself.
     A sentence that points back at the one before ("诉讼时效从此中断…", "If it cannot prove
     both, …": ``legaltext.sentences.refers_back``) joins that sentence's last unit.
+    With ``whole_sentences`` (the assistant's reply) each sentence is one unit: a clause of advice
+    is never filed without the condition or subject said before it.
     """
     units: list[Unit] = []
     glue_to: Unit | None = None  # the last unit, while the sentence before gave it
