@@ -26,6 +26,22 @@ def common_surnames(count: int | None = None) -> str:
     return SURNAMES_RANKED if count is None else SURNAMES_RANKED[:count]
 
 
+def name_ending_at(text: str, end: int, said: str) -> str | None:
+    """The two- or three-character name that ends at ``end`` of ``text`` when ``said`` (what the
+    client's side wrote) holds it too: it opens on a surname and does not end as a statute's party
+    does ("罗建平可以要求…" when the client wrote 罗建平; not 消费者, 承租人, 对方, 单位). Reads a name
+    the cue-based readers miss because nothing introduces it ("罗建平家装修的纠纷…")."""
+    for length in (3, 2):
+        name = text[max(0, end - length):end]
+        if len(name) == length and name[0] in SURNAMES_RANKED and name[-1] not in _PARTY_ENDINGS and name in said:
+            return name
+    return None
+
+
+#: How the parties a statute names end: 消费者, 承租人, 对方, 单位.
+_PARTY_ENDINGS = frozenset("者人方位")
+
+
 #: What follows a surname to name a person politely or by role (张先生, 王某, 周房东).
 TITLES = r"某某|某|先生|女士|律师|法官|经理|老师|总|师傅"
 READER_TITLES = TITLES + r"|房东|小姐|阿姨|医生|主任|老板|会计|科长|处长|院长|主管|警官"

@@ -18,7 +18,7 @@ from typing import Any, Callable
 from django.utils.translation import gettext_lazy as _
 
 from legaltext import Reading, read
-from legaltext.names import common_surnames
+from legaltext.names import name_ending_at
 from memory.categories import Category
 from memory.rules import Rule, register, rules
 
@@ -318,19 +318,10 @@ _APPLIED_RE = re.compile(
 def _applied(text: str, persons_text: str) -> bool:
     """``text`` applies a rule to the case: words of application, or a person the client's side
     named who may ask for something ("罗建平可以要求修理"; not "消费者可以要求退货", a statute's party)."""
-    if _APPLIED_RE.search(text):
-        return True
-    surnames = common_surnames()
-    for match in _NAMED_ASKS_RE.finditer(text):
-        for length in (3, 2):
-            name = text[max(0, match.start() - length):match.start()]
-            if len(name) == length and name[0] in surnames and name[-1] not in _ROLE_ENDINGS and name in persons_text:
-                return True
-    return False
+    return bool(_APPLIED_RE.search(text)) or any(
+        name_ending_at(text, match.start(), persons_text) for match in _NAMED_ASKS_RE.finditer(text))
 
 
-#: How the parties a statute names end: 消费者, 承租人, 对方, 单位.
-_ROLE_ENDINGS = frozenset("者人方位")
 _NAMED_ASKS_RE = re.compile(r"(?<=[\u4e00-\u9fff])可以(?:主张|要求|请求|申请|拒绝)")
 
 

@@ -8,6 +8,7 @@ import pytest
 
 from legaltext import Reading, detect_language, read
 from legaltext.acts import ASKS_RE
+from legaltext.names import name_ending_at
 from legaltext.numbers import amount_value, chinese_number, number_values
 from legaltext.sentences import plain_sentences
 
@@ -314,3 +315,14 @@ def test_an_unclosed_bracket_does_not_swallow_the_text() -> None:
 def test_a_sentence_that_points_back(sentence: str, points_back: bool) -> None:
     from legaltext.sentences import refers_back
     assert refers_back(sentence) is points_back
+
+
+@pytest.mark.parametrize("text, said, found", [
+    ("罗建平可以要求修理", "罗建平家装修的纠纷", "罗建平"),
+    ("罗建平可以要求修理", "客户家装修的纠纷", None),  # nobody on the client's side said it
+    ("消费者可以要求退货", "我是消费者，费用都付了", None),  # a statute's party, though 费 opens names
+    ("承租人可以请求减少租金", "承租人是我", None),
+    ("王磊可以主张", "王磊说房东不退押金", "王磊"),
+])
+def test_a_name_ending_where_a_claim_begins(text: str, said: str, found: str | None) -> None:
+    assert name_ending_at(text, text.index("可以"), said) == found
