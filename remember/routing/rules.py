@@ -13,6 +13,7 @@ from collections.abc import Callable
 from django.utils.translation import gettext_lazy as _
 
 from memory.rules import Rule, register
+from remember.routing.offers import revised_by_new_offer
 from remember.routing.rejected import revised_by_rejection
 from remember.routing.replaced_word import revised_by_replaced_word
 from remember.routing.respelled import revised_by_respelling
@@ -63,4 +64,10 @@ register(Rule(
     _("A correction that names the wrong word, not a value (不是出租车，是网约车; a van, not a taxi), rewrites the "
       "note that says that word once with the right one; the old note stays in history."),
     lambda pair: revised_by_replaced_word(pair[0], pair[0], pair[1]) is not None,
+))
+register(Rule(
+    TABLE, "new-offer",
+    _("A new offer of the same side (公司又加到了3万5; the amount is now RMB 150,000) replaces the standing offer; "
+      "what the old note says besides the offer stays current, the old offer stays in history."),
+    lambda pair: revised_by_new_offer(pair[0], pair[1]) is not None,
 ))

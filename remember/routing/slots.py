@@ -25,6 +25,7 @@ from memory.corrections import CORRECTION_CUE_RE, REJECTED_VALUE_RE, says_it_cor
 from memory.erasure_hooks import register_cached_content
 from legaltext.values import values as legal_values
 from remember.routing.cued_slot import RESOLVED_DAY_RE, revised_by_slot
+from remember.routing.offers import revised_by_new_offer
 from remember.routing.replaced_word import revised_by_replaced_word
 from remember.routing.respelled import revised_by_respelling
 from remember.routing.swapped import revised_by_swap
@@ -314,6 +315,9 @@ def compare(new_text: str, old_text: str, said: str = "") -> Relation:
     relation = _with_cue(new, old, new_text, said)
     if relation.kind == Kind.CORRECTION:
         return _and_the_other_points(relation, old_text, new_text, said)
+    offered = revised_by_new_offer(new_text, old_text, said)  # "保险公司那边又涨到8万5了" after "…可以一次性赔6万"
+    if offered:
+        return Relation(Kind.CORRECTION, offered[1], revised=offered[0])
     respelled = revised_by_respelling(said or new_text, new_text, old_text)  # "是“鼎晟物业”，不是茂盛的盛"
     if respelled:
         return Relation(Kind.CORRECTION, respelled[1], revised=respelled[0])
@@ -334,11 +338,24 @@ def compare(new_text: str, old_text: str, said: str = "") -> Relation:
 def _with_resolved_days(said: str, new_text: str) -> str:
     """The turn as the new statement restates it, with its relative days resolved, when the
     statement is the turn's words ("约的是下周四下午" noted as "约的是下周四（2026年2月26日）下午"):
-    a relative day is no value the correction rules can read."""
-    if any(v.kind == "date" for v in legal_values(said)):
+    a relative day is no value the correction rules can read. A turn with days of its own is
+    resolved only where the statement restates it, and only when that part names no day itself."""
+    resolved = new_text.strip().rstrip("。.！!")
+    plain = RESOLVED_DAY_RE.sub("", resolved).strip()
+    if plain == resolved or len(plain) < 6 or plain not in said:
+        return said
+    if not any(v.kind == "date" for v in legal_values(said)):
+        return new_text
+    if any(v.kind == "date" for v in legal_values(plain)) or \
+            len(_WEEKDAY_RESOLVED_RE.findall(resolved)) != len(RESOLVED_DAY_RE.findall(resolved)):
         return said  # "还款期限是2025年6月30日，不是5月31日": the turn's own days, the rejected one named as such
-    plain = RESOLVED_DAY_RE.sub("", new_text).strip().rstrip("。.！!")
-    return new_text if plain != new_text.strip().rstrip("。.！!") and len(plain) >= 6 and plain in said else said
+    # "约谈改到这周五下午3点了" in a turn that names another day elsewhere ("入职时间其实是2021年3月")
+    return said.replace(plain, resolved, 1)
+
+
+#: A day of the week or a near day resolved when noted ("这周五（2026年1月23日）"); "去年12月（2025年
+#: 12月）" is a month of the turn's own story, no appointment moved (dev4: it moved another client's month).
+_WEEKDAY_RESOLVED_RE = re.compile(r"(?:(?:周|星期|礼拜)[一二三四五六日天]|明天|后天|今天|昨天|前天)（[^（）]{4,20}）")
 
 
 def _revised(said: str, new_text: str, old_text: str, *, unnamed_only: bool = False) -> tuple[str, str] | None:

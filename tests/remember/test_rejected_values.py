@@ -254,19 +254,6 @@ def test_a_sum_that_only_happens_to_be_a_double_stays():
     assert not _worked_from(values("首付40万元")[0], deposit, "首付40万元")
 
 
-@pytest.mark.parametrize("said, new, old, revised", [
-    # an offer lowered with no word of correction but "又降到": who offered is two clauses before the sum
-    ("另外对方司机又降到了1万2，说保险会赔大头，他自己只出1万2。", "对方司机又降到了1万2，说保险会赔大头，他自己只出1万2。",
-     "还有，对方司机昨天打电话，说愿意私了，一次性给胡晓峰2万，让胡晓峰别找保险公司。",
-     "对方司机又降到了1万2，说保险会赔大头，他自己只出1万2。"),
-])
-def test_an_offer_raised_or_lowered_replaces_the_offer(said, new, old, revised):
-    """The offer is told anew: the new statement replaces the old one whole ("让胡晓峰别找保险公司" was
-    the old offer's term; dev4 judged the revised old note false)."""
-    relation = compare(new, old, said=said)
-    assert relation.kind.value == "correction" and relation.revised == revised
-
-
 def test_the_whole_sentence_is_read_only_for_the_cue_clauses_words():
     """The sentence around a sum is a point only through the words the cue clause names; an English
     note is never read whole this way (its sentences end at a full stop the plain cut ignores)."""
@@ -313,3 +300,22 @@ def test_a_sum_paid_corrects_no_price():
     assert revised_by_slot(said, said, "蒋卫东2025年3月承包了嘉兴华纶纺织有限公司的厂房改造工程，合同价126万。") is None
     assert revised_by_slot(said, said, "工程2025年10月竣工验收合格，华纶到现在只付了80万。")[0] == \
         "工程2025年10月竣工验收合格，华纶到现在只付了86万。"
+
+
+def test_a_moved_appointment_is_read_in_a_turn_that_names_other_days():
+    """The turn names a day of its own elsewhere (入职时间其实是2021年3月), yet the statement that restates
+    "约谈改到这周五下午3点" is read with the day its weekday was resolved to (dev4 wc06)."""
+    said = ("韩立军的事有几个变化：一是厂里约谈改到这周五下午3点了，原来的周三上午取消；二是入职时间其实是2021年3月，"
+            "之前他自己记错了。")
+    new = "韩立军的事有几个变化：一是厂里约谈改到这周五（2026年1月23日）下午3点了，原来的周三上午取消。"
+    relation = compare(new, "人事约他下周三（2026年1月21日）上午去厂里当面谈。", said=said)
+    assert relation.revised == "人事约他这周五（2026年1月23日）下午去厂里当面谈。", relation.reason
+
+
+def test_a_month_of_the_turns_story_moves_no_other_month():
+    """"还有一笔6万是去年12月付的" resolved to 2025年12月 is a payment's month, not a correction of
+    another note's "去年10月" (dev4: it moved another client's unpaid-wage month)."""
+    said = "前面的数有误，华纶已经付了86万，还有一笔6万是去年12月付的。哦不对，竣工验收是2025年11月。"
+    relation = compare("还有一笔6万是去年12月（2025年12月）付的。",
+                       "公司从去年10月（2025年10月）起就没发过工资，10月、11月、12月三个月全欠着。", said=said)
+    assert relation.revised is None
