@@ -179,7 +179,7 @@ def _score(split: str, data: dict[str, Any], progress) -> NoteTruthReport:
     def holds(note: dict, tokens: list[str]) -> bool:
         # "下周四（2026年2月26日）下午" holds "下周四下午": the bracket is the day the note resolved
         plain = _RESOLVED_DAY_RE.sub("", note["content"])
-        return all(token in note["content"] or token in plain for token in tokens)
+        return all(says(note["content"], token) or says(plain, token) for token in tokens)
 
     for fact in expected["facts"]:
         if fact.get("message_id") not in pk_of:
@@ -194,7 +194,7 @@ def _score(split: str, data: dict[str, Any], progress) -> NoteTruthReport:
         elif fact.get("must_contain"):
             report.superseded_facts += 1
             if any(holds(n, fact["must_contain"]) for n in cites if n["status"] == Note.Status.ACTIVE
-                   and not any(token in n["content"] for token in _newer_tokens(fact, expected))):
+                   and not any(says(n["content"], token) for token in _newer_tokens(fact, expected))):
                 report.superseded_still_current += 1
     for correction in expected["corrections"]:
         if not correction.get("correction_message_id"):
@@ -223,6 +223,21 @@ def _score(split: str, data: dict[str, Any], progress) -> NoteTruthReport:
                [pk_of.get(never["message_id"])] for n in notes):
             report.never_noted += 1
     return report
+
+
+def says(text: str, token: str) -> bool:
+    """Whether ``text`` says ``token``, a number only as a whole number: "RMB 128,000" does not say
+    "8,000", nor "6万4" (64,000) "6万"."""
+    return re.search(_whole_number(token), text) is not None
+
+
+def _whole_number(token: str) -> str:
+    pattern = re.escape(token)
+    if token[:1].isdigit():
+        pattern = r"(?<![\d,.])" + pattern
+    if token[-1:].isdigit() or token[-1:] in "万千":
+        pattern += r"(?!\d|[,.]\d)"
+    return pattern
 
 
 def _newer_tokens(fact: dict, expected: dict) -> list[str]:

@@ -55,3 +55,15 @@ def test_every_split_has_its_readers_verdicts():
         assert all(v["verdict"] in ("true", "false") for v in verdicts.values())
         assert all(set(v.get("problems") or []) <= set(PROBLEMS) for v in verdicts.values())
         assert all(v.get("problems") for v in verdicts.values() if v["verdict"] == "false"), split
+
+
+@pytest.mark.parametrize("text, token, said", [
+    ("On 10 January he paid RMB 128,000.", "8,000", False),   # 8,000 is no part of 128,000
+    ("医疗费总共6万4。", "6万", False),                          # 6万4 is 64,000
+    ("保险公司说可以赔6万了结。", "6万", True),
+    ("the usage fee is 6,800.", "6,800", True),
+    ("押金3000元，月租4800。", "3000", True),
+    ("下周四（2026年2月26日）下午", "下周四", True),
+])
+def test_a_note_says_a_number_only_as_a_whole_number(text, token, said):
+    assert note_truth_scoring.says(text, token) is said
