@@ -77,6 +77,8 @@ def _day_of(text: str, iso: str | None) -> tuple | None:
     parts = date_parts(re.sub(r"\s+", "", text))
     if parts and parts[1] is not None:  # a day, or a month ("2021年7月入职": (2021, 7, None))
         return parts
+    if iso and re.fullmatch(r"\d{4}", iso):  # a year alone ("是他2018年买的"): (2018, None, None)
+        return int(iso), None, None
     match = _EN_DAY_MONTH_RE.search(text)
     if match:
         day, month = (match.group(1), match.group(2)) if match.group(1) else (match.group(4), match.group(3))

@@ -41,11 +41,14 @@ MAX_AMOUNT_RATIO = 10
 def _compatible(a: Value, b: Value) -> bool:
     """Values of one kind (two days, two sums or counts, two rates, two lengths in one unit),
     sums and counts within ``MAX_AMOUNT_RATIO`` of each other, days that differ in no more than
-    their year or their month and day."""
+    their year or their month and day, a year alone and a day of another year ("2018年买的" is
+    "2020年5月买的"; "2025年" is no point of "2025年10月15日")."""
     if _kind_of(a) != _kind_of(b):
         return False
     if _kind_of(a) == "date":  # a correction moves one part of a day: not 2024年7月1日 to 2021年6月1日
         (year_a, month_a, _), (year_b, month_b, _) = a.magnitude, b.magnitude
+        if month_a is None or month_b is None:
+            return bool(year_a and year_b and year_a != year_b)
         return not (year_a and year_b and year_a != year_b and month_a != month_b)
     if _kind_of(a) not in ("amount", "percent"):
         return True

@@ -14,7 +14,7 @@ from legaltext.values import replaced, the_value, values
     ("2000元", "money"), ("3000", "number"), ("住院7天", "day"), ("休息两天", "day"), ("3万个", "number"),
     ("31 July 2026", "date"), ("30 June", "date"), ("2月27日", "date"),
     ("上午9点半", "time"), ("下午2点", "time"), ("30日内", "day"), ("每日万分之五", "percent"), ("百分之三十", "percent"),
-    ("千分之1.5", "percent"),
+    ("千分之1.5", "percent"), ("是他2018年买的", "date"),
     ("新号码是138 6712 0935", "phone"), ("手机13867120935", "phone"), ("139-0571-2846", "phone"),
 ])
 def test_one_value_and_its_kind(text, kind):
@@ -36,6 +36,8 @@ def test_one_value_and_its_kind(text, kind):
     ("万分之五", "0.05%", True),  # a rate in words is the rate in figures
     ("千分之一", "万分之五", False),
     ("下午2点", "上午2点", False),
+    ("2018年", "是他2018年买的", True),  # a year alone
+    ("2018年", "2018年10月", False),      # a year is not one of its months
 ])
 def test_values_match_by_kind_and_magnitude(a, b, same):
     value = the_value(a)

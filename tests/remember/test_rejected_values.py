@@ -319,3 +319,13 @@ def test_a_month_of_the_turns_story_moves_no_other_month():
     relation = compare("还有一笔6万是去年12月（2025年12月）付的。",
                        "公司从去年10月（2025年10月）起就没发过工资，10月、11月、12月三个月全欠着。", said=said)
     assert relation.revised is None
+
+
+def test_a_year_said_alone_is_corrected_by_a_month_of_another_year():
+    """"是他2018年买的" then "房子其实是2020年5月买的…我之前一直以为是2018年" (dev4 wc16): a year alone is
+    a value; "2025年" is no point of "2025年10月15日" (the same year: nothing moved)."""
+    said = "等一下，我刚查了购房合同，房子其实是2020年5月买的，是婚后买的，我之前一直以为是2018年。"
+    old = "潘婷和周凯2019年10月登记结婚，房子是他2018年买的，首付90万是他爸妈出的。"
+    assert compare(said, old, said=said).revised == old.replace("2018年", "2020年5月")
+    said = "更正一下，合同其实是2025年签的。"
+    assert compare(said, "货是2025年10月15日送到的，对方验收签了字。", said=said).revised is None
