@@ -36,8 +36,8 @@ _GAP = r"[^，。；,;!?！？\d]{0,8}?"
 RULES: tuple[OfferRule, ...] = (
     OfferRule("willing-to-pay", "the other side says it will or can pay a sum (愿意给3万, 可以出5万8, 只能一次性给2万)",
               re.compile(r"(?:愿意|可以|只能|只肯|同意|答应|肯|最多|最高)" + _GAP + r"(?:给|赔|出|补|付|退)" + _GAP + r"$")),
-    OfferRule("raised-or-lowered", "an offer moved up or down (又涨到8万5, 又加到了3万5, 又降到了1万2)",
-              re.compile(r"(?:又|再|也|已经)(?:加|涨|降|提|让|压|松口)(?:到|至)了?\s*$")),
+    OfferRule("raised-or-lowered", "an offer moved up or down (又涨到8万5, 又加到了3万5, 价格加到360万)",
+              re.compile(r"(?:又|再|也|已经|价格?|报价|出价)(?:加|涨|降|提|让|压|松口)(?:到|至)了?\s*$")),
     OfferRule("quoted-settlement", "a sum named as the offer or the settlement (报价5万, 和解金8万, 私了给2万)",
               re.compile(r"(?:报价|和解金|私了)[，,]?" + _GAP + r"$")),
     OfferRule("offer-in-english", "an offer or a proposal to settle in English (offers me 1,000, proposes to pay "
@@ -73,7 +73,7 @@ class Offer:
     start: int
     end: int
     sides: frozenset[str]
-    again: bool  # said as a new offer of a side that offered before ("又涨到", "another offer")
+    again: bool  # said as a new offer of a side that offered before ("涨到", "another offer")
     rule: str
 
 
@@ -94,7 +94,8 @@ def offers(text: str) -> list[Offer]:
             if rule is None:
                 continue
             found.append(Offer(_shifted(amount, start), start, end, _sides(before + sentence),
-                               bool(_ANOTHER_OFFER_RE.search(before + sentence)), rule.name))
+                               rule.name == "raised-or-lowered" or bool(_ANOTHER_OFFER_RE.search(before + sentence)),
+                               rule.name))
             break
     return found
 

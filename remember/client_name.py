@@ -19,7 +19,7 @@ from remember.extraction.subjects import relayed_clients
 #: The phrases of ``grounding.SELF_INTRODUCTION_RE`` and ``ENGLISH_SELF_INTRODUCTION_RE`` for the
 #: database, to read only messages holding one ("I'm" / "I am" only before two capitalised words:
 #: "I am worried" in every message would fill the read before the introduction).
-_INTRODUCTION_SQL = r"我叫|我名叫|我的名字|我是|本人|[Mm]y name is|I['’]m [A-Z][a-z]+ [A-Z]|I am [A-Z][a-z]+ [A-Z]"
+_INTRODUCTION_SQL = r"我叫|我名叫|我的名字|我是|本人|还是我|[Mm]y name is|I['’]m [A-Z][a-z]+ [A-Z]|I am [A-Z][a-z]+ [A-Z]"
 #: Introductions read per turn: a client introduces themselves once or twice, not a hundred times.
 _MAX_INTRODUCTIONS = 20
 

@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 from datetime import date
 
+from legaltext.names import common_surnames
 from legaltext.acts import ASKS_RE
 from legaltext.acts import is_question as clause_asks
 from legaltext.dates import DateParts, calendar_dates, date_parts
@@ -195,8 +196,8 @@ _USER_WORDS_RE = re.compile(r"该用户|用户(?!名|端|协议)|\b[Tt]he user\b
 _INTRODUCTION_RE = re.compile(r"(^|[：:]\s*)(?:该)?用户(?:叫|名叫|是)([\u4e00-\u9fff]{2,4}?)(?=[，,])")
 
 
-#: "我叫王磊", "我是王磊", "我的名字是王磊", "本人王磊": the speaker's name follows the phrase.
-SELF_INTRODUCTION_RE = re.compile(r"(?:我叫|我名叫|我的名字(?:是|叫)|我是|本人(?:是|叫)?)([\u4e00-\u9fff]{2,3})")
+#: "我叫王磊", "我是王磊", "我的名字是王磊", "本人王磊", "还是我，周婷婷": the speaker's name follows the phrase.
+SELF_INTRODUCTION_RE = re.compile(r"(?:我叫|我名叫|我的名字(?:是|叫)|我是|本人(?:是|叫)?|还是我[，,、]\s*)([\u4e00-\u9fff]{2,3})")
 
 
 #: "My name is Claire Donovan", "I'm Claire Donovan": capitalised words after the phrase — after
@@ -216,6 +217,17 @@ NOT_NAME_WORDS = frozenset({
 })
 
 
+def _surname_and_stop(text: str, match: re.Match[str]) -> str | None:
+    """The name after an introduction that jieba does not know ("还是我，周婷婷，婚纱照那件事"): two or
+    three characters opening on a common surname and closed by punctuation."""
+    name = match.group(1)
+    for length in (3, 2):
+        end = match.start(1) + length
+        if len(name) >= length and name[0] in common_surnames() and text[end:end + 1] in ("，", ",", "。", "；", ""):
+            return name[:length]
+    return None
+
+
 def introduced_names(text: str) -> list[str]:
     """Names ``text`` introduces its speaker by: the words after "我叫 / 我是 / 本人" that
     jieba also calls a person ("我是宁波峰华公司的法务" introduces nobody), or the capitalised
@@ -224,7 +236,7 @@ def introduced_names(text: str) -> list[str]:
     if text and SELF_INTRODUCTION_RE.search(text):
         names = lexicon.person_names(text)
         for match in SELF_INTRODUCTION_RE.finditer(text):
-            name = next((n for n in names if match.group(1).startswith(n)), None)
+            name = next((n for n in names if match.group(1).startswith(n)), None) or _surname_and_stop(text, match)
             if name and name not in found:
                 found.append(name)
     for match in ENGLISH_SELF_INTRODUCTION_RE.finditer(text or ""):

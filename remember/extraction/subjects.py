@@ -75,6 +75,10 @@ class Party:
 
     @classmethod
     def of(cls, turn: TurnText) -> "Party":
+        if turn.client_name and not turn.relayed_client and not CLIENT_WORD_RE.search(turn.user_msg):
+            # the speaker gave their own name before ("还是我，周婷婷"): a client speaking for
+            # themselves, and "林川的片子我看了几套" opens on a photographer's name, not on a client relayed
+            return cls(client=turn.client_name, lawyer_speaks=False)
         relayed = relayed_clients(turn.user_msg)
         lawyer = bool(CLIENT_WORD_RE.search(turn.user_msg)) or bool(relayed) or bool(turn.relayed_client)
         # the matter's client, once a lawyer named them, stays the client: "邓浩昨天回微信了" in 孟雪's

@@ -152,10 +152,16 @@ def _one_slip(a: Value, b: Value) -> bool:
 
 def _head(text: str, value: Value) -> set[str]:
     """The character right before ``value`` when it carries a point of its own ("扣" of "要扣2500",
-    "欠" of "还欠3000"): what one value is about when the clause has no two-character word for it."""
+    "欠" of "还欠3000"), and the one right after a length of time ("假" of "请了3天假"): what one
+    value is about when the clause has no two-character word for it."""
     before = text[value.start - 1:value.start] if value.start else ""
-    return {before} if re.fullmatch(r"[\u4e00-\u9fff]", before) and before not in FUNCTION_CHARS \
-        and before not in _CALENDAR_CHARS else set()
+    after = text[value.end:value.end + 1] if value.kind in _TIME_UNITS else ""
+    return {c for c in (before, after) if re.fullmatch(r"[\u4e00-\u9fff]", c) and c not in FUNCTION_CHARS
+            and c not in _CALENDAR_CHARS}
+
+
+#: The kinds of a length of time ("3天", "两个月"): the word after one names its point ("3天假").
+_TIME_UNITS = frozenset({"day", "week", "month", "year", "hour"})
 
 
 #: The last character of a date or a time ("3月12日下午2点", "工作日晚上7点"): no point of a value.

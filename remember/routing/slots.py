@@ -328,7 +328,10 @@ def compare(new_text: str, old_text: str, said: str = "") -> Relation:
         # "孙丽娟今天来电话说，…是2019年9月入职的" against "她…2019年4月入职": a stored note that names
         # nobody may be the relayed client's; the slot rule keeps people out of the value's clause.
         if old.mentions.people:
-            return relation
+            # "…净利润审计报告上写的是760万，不是之前说的800万" names the value it rejects, in words
+            # that name nobody: the note that states 800万 once is revised, whoever else both name
+            rejected = revised_by_rejection(said or new_text, new_text, old_text, unnamed_only=True)
+            return Relation(Kind.CORRECTION, rejected[1], revised=rejected[0]) if rejected else relation
         revised = _revised(said or new_text, new_text, old_text, unnamed_only=True)
         return Relation(Kind.CORRECTION, revised[1], revised=revised[0]) if revised else relation
     revised = _revised(said or new_text, new_text, old_text)

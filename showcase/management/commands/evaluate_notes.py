@@ -19,7 +19,7 @@ from showcase.evaluation.note_judgements import write_unjudged
 # The folders of showcase/evaluation/note_truth/: four to tune on (dev written in-house, dev2 and
 # dev3 written later around corrections, outside_dev the outside set's conversations annotated)
 # and test, to report only.
-SPLITS = ("dev", "dev2", "dev3", "dev4", "outside_dev", "test", "test2")
+SPLITS = ("dev", "dev2", "dev3", "dev4", "dev5", "outside_dev", "test", "test2")
 
 
 class Command(BaseCommand):
