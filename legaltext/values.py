@@ -113,6 +113,8 @@ def values(text: str) -> list[Value]:
             found.append(Value(n.start, n.end + 1, text[n.start:n.end + 1], "percent", n.value))
         elif any(t.start() <= n.start < t.end() for t in clock):  # "上午9点半": a time of day, not a count
             continue
+        elif text.startswith("号", n.end):  # "20号没空", "88号": a day of the month or a number on a door
+            continue
         elif text.startswith("日内", n.end) or text.startswith("天内", n.end):  # "30日内": days
             found.append(Value(n.start, n.end + 2, text[n.start:n.end + 2], "day", n.value))
         else:

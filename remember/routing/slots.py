@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from enum import Enum
 from functools import lru_cache
 
+from legaltext import read as read_legal_text
 from legaltext.sentences import plain_sentences
 from memory.corrections import CORRECTION_CUE_RE, REJECTED_VALUE_RE, says_it_corrects
 from memory.erasure_hooks import register_cached_content
@@ -330,12 +331,20 @@ def compare(new_text: str, old_text: str, said: str = "") -> Relation:
         if old.mentions.people:
             # "…净利润审计报告上写的是760万，不是之前说的800万" names the value it rejects, in words
             # that name nobody: the note that states 800万 once is revised, whoever else both name
+            if _a_rejection_names_another(said or new_text, old.mentions.people):
+                return relation  # "我同事李明住院不是7天，是9天" is about 李明
             rejected = revised_by_rejection(said or new_text, new_text, old_text, unnamed_only=True)
             return Relation(Kind.CORRECTION, rejected[1], revised=rejected[0]) if rejected else relation
         revised = _revised(said or new_text, new_text, old_text, unnamed_only=True)
         return Relation(Kind.CORRECTION, revised[1], revised=revised[0]) if revised else relation
     revised = _revised(said or new_text, new_text, old_text)
     return Relation(Kind.CORRECTION, revised[1], revised=revised[0]) if revised else relation
+
+
+def _a_rejection_names_another(said: str, people: set) -> bool:
+    """A sentence of ``said`` that rejects a value names a person ``people`` leaves out."""
+    return any(read_legal_text(sentence).corrections and read_mentions(sentence).people - people
+               for sentence in plain_sentences(said))
 
 
 def _with_resolved_days(said: str, new_text: str) -> str:

@@ -87,3 +87,9 @@ def test_date_phrases_keep_a_relative_month_with_its_day():
 @pytest.mark.parametrize("text", ["万分之.", "千分之", "百分之。", "99点", "下午点", "30日"])
 def test_odd_rates_and_times_are_read_without_an_error(text):
     values(text)  # whatever it finds, a malformed rate or hour never raises
+
+
+def test_a_number_before_hao_is_no_count_or_sum():
+    """"物业法务说20号没空": a day of the month or a door's number, never the count 20 (dev5: it made
+    "两个更新" into "20个更新" and a fee of 2.5元 into 20元)."""
+    assert [v.text for v in values("物业法务说20号没空，地址是湖墅南路88号。")] == []

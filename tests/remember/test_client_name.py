@@ -97,3 +97,9 @@ def test_a_lawyer_who_introduces_themselves_is_named_and_their_client_is_not_ren
     assert notes, fact_notes(conversation)
     assert not any("范晓昨天" in note for note in notes), notes
     assert any("范晓下午去余杭仲裁委" in note for note in notes), notes
+
+
+def test_a_client_who_says_it_is_them_again_is_named() -> None:
+    """"还是我，周婷婷" names its speaker, though jieba does not know the name (dev5)."""
+    assert introduced_names("你好，还是我，周婷婷，婚纱照那件事。") == ["周婷婷"]
+    assert introduced_names("还是我，先问一下合同的事。") == []

@@ -329,3 +329,11 @@ def test_a_year_said_alone_is_corrected_by_a_month_of_another_year():
     assert compare(said, old, said=said).revised == old.replace("2018年", "2020年5月")
     said = "更正一下，合同其实是2025年签的。"
     assert compare(said, "货是2025年10月15日送到的，对方验收签了字。", said=said).revised is None
+
+
+def test_a_rejected_value_revises_a_note_that_names_someone_else_too():
+    """"…审计报告上写的是760万，不是之前说的800万" names nobody in its own words: the note that says 800万
+    once is revised though it names 孙立强 and the turn 郑国栋 (dev5)."""
+    said = "郑国栋的公司那边有进展了。他拿到了2024年度的审计报告，净利润审计报告上写的是760万，不是之前说的800万。"
+    old = "公司这几年效益不错，2024年度净利润大概800万，但孙立强每年给自己发一百多万的工资奖金。"
+    assert compare(said, old, said=said).revised == old.replace("800万", "760万")

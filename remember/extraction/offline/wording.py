@@ -192,6 +192,9 @@ def _in_the_year_said_before(text: str, phrase: str, said_on: date | None, year_
     years = list(_YEAR_SAID_RE.finditer(text, sentence_start, at.start()))
     if not years and not (year_before and sentence_start == 0 and _in_the_future(phrase, said_on)):
         return None  # the sentence before's year only for a day that would otherwise lie ahead
+    sentence_end = next((m.start() for m in _SENTENCE_END_RE.finditer(text, at.end())), len(text))
+    if not years and _ARRANGED_AHEAD_RE.search(text, sentence_start, sentence_end):
+        return None  # "婚礼是5月2日", "见面时间改到3月24日": a day arranged ahead is this year's, whatever the story before
     written, relative = years[-1].groups() if years else (
         (year_before, None) if year_before[0].isdigit() else (None, year_before))
     resolved = written or (resolve_zh(relative, said_on) or "").removesuffix("年")  # "去年" → "2025"
@@ -202,6 +205,12 @@ def _in_the_year_said_before(text: str, phrase: str, said_on: date | None, year_
         return f"{date(int(resolved), month, day_of_month).year}年{month}月{day_of_month}日"
     except ValueError:
         return None
+
+
+#: Words of a day arranged ahead (a wedding, a hearing, a meeting moved): such a day is not in the
+#: year the story before was told in ("去年11月订了套餐…婚礼是5月2日" is this year's 5月2日).
+_ARRANGED_AHEAD_RE = re.compile(r"改到|改在|改成|定在|定于|约在|约了|约的|安排在|推迟到|提前到|延期到|婚礼|开庭|到期|截止"
+                                r"|届时|将于|会在|要在|下次")
 
 
 #: "今天" is the day the message was said, which the note records: written beside it, the day
