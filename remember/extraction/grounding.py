@@ -372,7 +372,10 @@ _CLAUSE_RE = re.compile(r"[^，,。.！!？?；;\n]+[，,。.！!？?；;\n]*")
 _ANNOUNCES_RE = re.compile(
     r"(?:传|发|贴|拍|扫描|转)(?:了)?(?:上来|过来|给你|给助手|一下|到你|助手|你)|(?:发|传)(?:到)?(?:你|助手)的?邮箱"
     r"|有(?:个|些)?新(?:情况|进展|消息|的情况|的进展)|(?:你|助手)(?:帮忙|帮我)?看(?:一)?看|帮(?:忙|我)看(?:一)?看|先跟[她他][^，。]{0,4}说一声"
-    r"|^[^，。,]{2,6}要用[。.]?$|\b(?:two|some|a few|an?) (?:updates?|news)\b|\bhere (?:is|are) the\b",
+    r"|^[^，。,]{2,6}要用[。.]?$|\b(?:two|some|a few|an?) (?:updates?|news)\b|\bhere (?:is|are) the\b"
+    # "吴佩琳物业费的事有两个更新", "韩立军的事有几个变化", and a bare assent: "就按这个思路", "就照您说的办"
+    r"|有(?:[一两二三四五几]|\d)(?:个|处|件|点)(?:更新|变化|进展|新情况|情况)"
+    r"|^(?:好的?|行|可以|没问题)?[，,]?(?:那)?就?(?:按|照)(?:这个|你说的|您说的)(?:思路|办|来|方案)",
     re.IGNORECASE,
 )
 
@@ -380,7 +383,7 @@ _ANNOUNCES_RE = re.compile(
 def only_announces(content: str) -> bool:
     """Every clause of ``content`` announces material or news, or asks the assistant to look,
     and none holds a value: "郑国强的劳动合同传上来了", "HR今天发来一封邮件，原文贴一下"."""
-    if values(content):
+    if values(_ANNOUNCES_RE.sub(" ", content)):  # "有两个更新" counts the news, it states no value
         return False
     clauses = [c.strip() for c in _CLAUSE_RE.findall(content) if c.strip()]
     return bool(clauses) and all(_ANNOUNCES_RE.search(c) or len(point_words(c)) < 2 for c in clauses) \

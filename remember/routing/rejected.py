@@ -141,16 +141,32 @@ def revised_by_rejection(said: str, new_text: str, old_text: str, *,
         if any(v.matches(rejection.new) for v in stored):
             continue
         hits = [v for v in stored if v.matches(rejection.old) and not _another_day(v, rejection.old)]
-        if len(hits) != 1:
-            continue
+        resolutions = [v for v in hits if _resolves(old_text, v, hits)]  # "20 March (20 March 2026)"
+        hits = [v for v in hits if v not in resolutions]
+        if len(hits) != 1 or (resolutions and rejection.old.text not in rejection.said):
+            continue  # a resolved day is revised only for a rejection that names it ("6 April, not 20 March")
         hit = hits[0]
-        if _clause_holds_another(old_text, hit, stored):
+        if _clause_holds_another(old_text, hit, [v for v in stored if v not in resolutions]):
             continue  # "月租金从7000元涨到8000元": which of the two is wrong cannot be told
         if another_money_point(old_text, hit.start, said):
             continue  # "押金是3000不是2000" corrects no "要扣2000元押金"
-        revised = replaced_in(old_text, hit, rejection.new)
+        text = old_text
+        resolved = _RESOLUTION_AFTER_RE.match(text[hit.end:]) if resolutions else None
+        if resolved:  # the day the rejected one was resolved to goes with it
+            text = text[:hit.end] + text[hit.end + resolved.end():]
+        revised = replaced_in(text, hit, rejection.new)
         return revised, f"the client rejects {rejection.old.text} for {rejection.new.text} (“{rejection.said[:60]}”)"
     return None
+
+
+#: The resolution written after a day when it was noted: " (20 March 2026)", "（2026年3月20日）".
+_RESOLUTION_AFTER_RE = re.compile(r"^\s?[（(][^（）()]{4,24}[）)]")
+
+
+def _resolves(text: str, value, hits: list) -> bool:
+    """``value`` is the bracketed resolution of another hit right before it ("20 March (20 March 2026)")."""
+    return any(other.end <= value.start and re.fullmatch(r"\s?[（(]", text[other.end:value.start]) for other in hits
+               if other is not value)
 
 
 #: Characters a correction's statement must hold besides the correction itself to be kept as a

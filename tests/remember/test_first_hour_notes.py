@@ -160,3 +160,16 @@ def test_a_value_question_is_borne_on_only_by_an_item_naming_its_point():
     assert not bears_on("林晓雯的车牌号是多少？", "林晓雯租了周建国的房子，押金是3000元，今年2月底退租了。")
     assert bears_on("林晓雯的押金是多少？", "林晓雯租了周建国的房子，押金是3000元，今年2月底退租了。")
     assert bears_on("林晓雯的车牌号是多少？", "林晓雯的车牌是浙A12345。")
+
+
+@pytest.mark.parametrize("text, announces", [
+    ("吴佩琳物业费的事有两个更新。", True),    # counts the news, states nothing (dev5)
+    ("周雅琴的案子有几处变化。", True),
+    ("就按这个思路。", True),                  # a bare assent
+    ("她有两个孩子。", False),
+    ("韩立军的事有几个变化：一是厂里约谈改到这周五下午3点了。", False),
+])
+def test_news_counted_or_a_bare_assent_is_no_fact(text, announces):
+    from remember.extraction.grounding import only_announces
+
+    assert only_announces(text) is announces

@@ -337,3 +337,20 @@ def test_a_rejected_value_revises_a_note_that_names_someone_else_too():
     said = "郑国栋的公司那边有进展了。他拿到了2024年度的审计报告，净利润审计报告上写的是760万，不是之前说的800万。"
     old = "公司这几年效益不错，2024年度净利润大概800万，但孙立强每年给自己发一百多万的工资奖金。"
     assert compare(said, old, said=said).revised == old.replace("800万", "760万")
+
+
+def test_a_rejected_day_goes_with_the_day_it_was_resolved_to():
+    """"the cancellation call was on 6 April, not 20 March" against "said on 20 March (20 March 2026) the
+    agency called": the day and its resolution are one value (dev5 yc14)."""
+    said = "Actually, I checked my phone log — the cancellation call was on 6 April, not 20 March."
+    old = "Emma Larsen said on 20 March (20 March 2026) the agency called and said the tour was cancelled."
+    assert compare(said, old, said=said).revised == (
+        "Emma Larsen said on 6 April the agency called and said the tour was cancelled.")
+
+
+def test_a_resolved_day_is_not_revised_by_a_rejection_that_does_not_name_it():
+    """"住院应该是15天，1月8号进去，1月23号出院" corrects the stay, not the day of the accident (dev2)."""
+    said = "我刚跟客户核实了，住院应该是15天，1月8号进去，1月23号出院，他把出院那天算错了。"
+    old = "客户冯建国1月8日（2026年1月8日）晚上在文一西路被一辆电动车撞了，住院12天。"
+    revised = compare(said, old, said=said).revised
+    assert revised is None or "1月23" not in revised
