@@ -33,11 +33,20 @@ class OfferRule:
 #: "proposes to pay RMB 132,000").
 _GAP = r"[^，。；,;!?！？\d]{0,8}?"
 
+#: The Chinese words that name the side making an offer (公司 of "公司又加到了3万5").
+_ZH_SIDES = r"保险公司|理赔员|公司|单位|厂里|老板|HR|人事|司机|对方|房东|商家|卖家|开发商|物业|店长|经理"
+_SIDE_RE = re.compile(_ZH_SIDES + r"|\b(?:company|employer|insurer|insurance|landlord|dealer|store|seller|HR)\b",
+                      re.IGNORECASE)
+#: A rise or a fall said right after its side or its price: "保险公司那边又涨到8万5", "价格加到360万";
+#: not "房租又涨到5000" (the rent rose, nobody offered).
+_MOVED_RE = (r"(?:^|[，,：:]|" + _ZH_SIDES + r"|那边|这边|价格?|报价|出价)"
+             r"(?:又|再)?(?:加|涨|降|提|让|压|松口)(?:到|至)了?\s*$")
+
 RULES: tuple[OfferRule, ...] = (
     OfferRule("willing-to-pay", "the other side says it will or can pay a sum (愿意给3万, 可以出5万8, 只能一次性给2万)",
               re.compile(r"(?:愿意|可以|只能|只肯|同意|答应|肯|最多|最高)" + _GAP + r"(?:给|赔|出|补|付|退)" + _GAP + r"$")),
     OfferRule("raised-or-lowered", "an offer moved up or down (又涨到8万5, 又加到了3万5, 价格加到360万)",
-              re.compile(r"(?:又|再|也|已经|价格?|报价|出价)(?:加|涨|降|提|让|压|松口)(?:到|至)了?\s*$")),
+              re.compile(_MOVED_RE)),
     OfferRule("quoted-settlement", "a sum named as the offer or the settlement (报价5万, 和解金8万, 私了给2万)",
               re.compile(r"(?:报价|和解金|私了)[，,]?" + _GAP + r"$")),
     OfferRule("offer-in-english", "an offer or a proposal to settle in English (offers me 1,000, proposes to pay "
@@ -52,10 +61,6 @@ RULES: tuple[OfferRule, ...] = (
 #: A wish, a condition or a floor: the client's or the lawyer's words, no offer of the other side.
 _NOT_AN_OFFER_RE = re.compile(r"如果|要是|只要|假如|若是|除非|希望|想要|底线|至少|不低于|建议|\bif\b|\bunless\b|\bwould accept\b",
                               re.IGNORECASE)
-#: The words that name the side making an offer.
-_SIDE_RE = re.compile(
-    r"保险公司|理赔员|公司|单位|厂里|老板|HR|人事|司机|对方|房东|商家|卖家|开发商|物业|店长|经理"
-    r"|\b(?:company|employer|insurer|insurance|landlord|dealer|store|seller|HR)\b", re.IGNORECASE)
 #: An English offer names its side in the sentence before ("Emily sent another offer today").
 _ANOTHER_OFFER_RE = re.compile(r"\banother offer\b|又发了|又打来|又(?:加|涨|降|提|让|压)", re.IGNORECASE)
 

@@ -5,7 +5,8 @@ offer is the current one; the older one stays in history (the note is superseded
 
 The first offer stays a true event, so the stored note is revised, not cut: "公司HR…说愿意给3万了事，
 她觉得太少。" becomes "公司HR…说愿意给3万了事，她觉得太少（此后报价已改为5万8）。" — the old value
-is never read as the current one, and the new offer is its own note too. Offers are read by ``legaltext.offers`` (a wish or a condition is none).
+is never read as the current one, and the new offer is its own note too. Offers are read by
+``legaltext.offers`` (a wish or a condition is none).
 """
 from __future__ import annotations
 

@@ -37,6 +37,8 @@ def test_another_offer_in_english_is_read_across_its_two_sentences():
     "房东可以退2000元押金吗？",                                         # a question
     "我给了他2万。",                                                     # a payment made
     "They offered N+1, but they calculated N on a base salary of 18,000.",  # the sum is a salary
+    "房东说房租又涨到5000了。",                                          # a rent that rose: nobody offered
+    "她的工资已经涨到8200。",
 ])
 def test_what_is_no_offer(text):
     assert offers(text) == []
