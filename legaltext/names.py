@@ -82,7 +82,7 @@ NOT_NAME_ENDS = frozenset({"Partner", "Supervisor", "Manager", "Director", "Offi
                            "Office", "Court", "Tribunal", "Centre", "Center", "Agreement", "Insurance",
                            "Regulations", "Act", "Law", "Contract", "Company", "Letter", "Notice"})
 _EN_TITLED_RE = re.compile(r"\b(?:Mr|Ms|Mrs|Miss|Dr|Prof|Judge|Attorney|Lawyer)\.?\s+[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?")
-_INTRODUCED_RE = re.compile(r"(?:我叫|名叫|叫做|姓名是?|名字是)([" + SURNAMES_RANKED + r"][\u4e00-\u9fff]{1,2}?)(?=[，,。；;！!？?\s、的是]|$)")
+_INTRODUCED_RE = re.compile(r"(?:我叫|名叫|叫做|姓名是?|名字是|还是我[，,、]\s*)([" + SURNAMES_RANKED + r"][\u4e00-\u9fff]{1,2}?)(?=[，,。；;！!？?\s、的是]|$)")
 _CLAUSE_NAME_RE = re.compile(
     r"(?:^|(?<=[，,。；;！!？?\s、：:“「]))([" + SURNAMES_RANKED[:150] + r"][\u4e00-\u9fff]{1,2}?)"
     r"(?=向|也|说|在|于|曾|已|把|对|和|与|是|的押金|的工资|租|住|签|付|交|称|表示|告诉|认为|要求|同意|拒绝)"

@@ -13,7 +13,7 @@ offers come from one side. Each way of wording an offer is a named rule in ``RUL
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .names import names
 from .sentences import sentence_offsets
@@ -98,7 +98,7 @@ def offers(text: str) -> list[Offer]:
             rule = next((r for r in RULES if r.pattern.search(said_before)), None)
             if rule is None:
                 continue
-            found.append(Offer(_shifted(amount, start), start, end, _sides(before + sentence),
+            found.append(Offer(replace(amount, start=amount.start + start, end=amount.end + start), start, end, _sides(before + sentence),
                                rule.name == "raised-or-lowered" or bool(_ANOTHER_OFFER_RE.search(before + sentence)),
                                rule.name))
             break
@@ -118,6 +118,3 @@ def _sides(text: str) -> frozenset[str]:
     found |= {n.text for n in names(text) if n.kind == "person"}
     return frozenset(found)
 
-
-def _shifted(value: Value, by: int) -> Value:
-    return Value(value.start + by, value.end + by, value.text, value.kind, value.magnitude)

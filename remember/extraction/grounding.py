@@ -13,7 +13,6 @@ import re
 from dataclasses import dataclass
 from datetime import date
 
-from legaltext.names import common_surnames
 from legaltext.acts import ASKS_RE
 from legaltext.acts import is_question as clause_asks
 from legaltext.dates import DateParts, calendar_dates, date_parts
@@ -217,17 +216,6 @@ NOT_NAME_WORDS = frozenset({
 })
 
 
-def _surname_and_stop(text: str, match: re.Match[str]) -> str | None:
-    """The name after an introduction that jieba does not know ("还是我，周婷婷，婚纱照那件事"): two or
-    three characters opening on a common surname and closed by punctuation."""
-    name = match.group(1)
-    for length in (3, 2):
-        end = match.start(1) + length
-        if len(name) >= length and name[0] in common_surnames() and text[end:end + 1] in ("，", ",", "。", "；", ""):
-            return name[:length]
-    return None
-
-
 def introduced_names(text: str) -> list[str]:
     """Names ``text`` introduces its speaker by: the words after "我叫 / 我是 / 本人" that
     jieba also calls a person ("我是宁波峰华公司的法务" introduces nobody), or the capitalised
@@ -236,7 +224,8 @@ def introduced_names(text: str) -> list[str]:
     if text and SELF_INTRODUCTION_RE.search(text):
         names = lexicon.person_names(text)
         for match in SELF_INTRODUCTION_RE.finditer(text):
-            name = next((n for n in names if match.group(1).startswith(n)), None) or _surname_and_stop(text, match)
+            name = next((n for n in names if match.group(1).startswith(n)), None) or next(
+                (person.text for person in read(text).people if person.start == match.start(1)), None)
             if name and name not in found:
                 found.append(name)
     for match in ENGLISH_SELF_INTRODUCTION_RE.finditer(text or ""):

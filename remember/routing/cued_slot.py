@@ -427,13 +427,13 @@ def revised_by_slot(said: str, new_text: str, old_text: str) -> tuple[str, str] 
 
 #: A relative day said with the day it was resolved to, and the part of the day said after it:
 #: "下周三（2026年2月25日）", "下周四（2026年2月26日）下午".
-_RELATIVE_DAY_RE = re.compile(r"(?:(?:下下|下个?|这个?|本|上个?)?(?:周|星期|礼拜)[一二三四五六日天]|明天|后天|大后天|今天|昨天|前天)"
+RELATIVE_DAY_RE = re.compile(r"(?:(?:下下|下个?|这个?|本|上个?)?(?:周|星期|礼拜)[一二三四五六日天]|明天|后天|大后天|今天|昨天|前天)"
                               r"（[^（）]{4,20}）(?:上午|中午|下午|傍晚|晚上|早上)?")
 
 
 def _relative_day(text: str, value: Value) -> re.Match[str] | None:
     """The relative day and its resolution in brackets holding ``value``, if it is one."""
-    for match in _RELATIVE_DAY_RE.finditer(text):
+    for match in RELATIVE_DAY_RE.finditer(text):
         if match.start() < value.start and value.end < match.end():
             return match
     return None

@@ -25,7 +25,7 @@ from legaltext.sentences import plain_sentences
 from memory.corrections import CORRECTION_CUE_RE, REJECTED_VALUE_RE, says_it_corrects
 from memory.erasure_hooks import register_cached_content
 from legaltext.values import values as legal_values
-from remember.routing.cued_slot import RESOLVED_DAY_RE, revised_by_slot
+from remember.routing.cued_slot import RELATIVE_DAY_RE, RESOLVED_DAY_RE, revised_by_slot
 from remember.routing.offers import revised_by_new_offer
 from remember.routing.replaced_word import revised_by_replaced_word
 from remember.routing.respelled import revised_by_respelling
@@ -359,15 +359,12 @@ def _with_resolved_days(said: str, new_text: str) -> str:
     if not any(v.kind == "date" for v in legal_values(said)):
         return new_text
     if any(v.kind == "date" for v in legal_values(plain)) or \
-            len(_WEEKDAY_RESOLVED_RE.findall(resolved)) != len(RESOLVED_DAY_RE.findall(resolved)):
+            len(RELATIVE_DAY_RE.findall(resolved)) != len(RESOLVED_DAY_RE.findall(resolved)):
         return said  # "还款期限是2025年6月30日，不是5月31日": the turn's own days, the rejected one named as such
-    # "约谈改到这周五下午3点了" in a turn that names another day elsewhere ("入职时间其实是2021年3月")
+    # "约谈改到这周五下午3点了" in a turn that names another day elsewhere ("入职时间其实是2021年3月"); a
+    # resolved month of the turn's story ("去年12月（2025年12月）") moves no appointment
     return said.replace(plain, resolved, 1)
 
-
-#: A day of the week or a near day resolved when noted ("这周五（2026年1月23日）"); "去年12月（2025年
-#: 12月）" is a month of the turn's own story, no appointment moved (dev4: it moved another client's month).
-_WEEKDAY_RESOLVED_RE = re.compile(r"(?:(?:周|星期|礼拜)[一二三四五六日天]|明天|后天|今天|昨天|前天)（[^（）]{4,20}）")
 
 
 def _revised(said: str, new_text: str, old_text: str, *, unnamed_only: bool = False) -> tuple[str, str] | None:
