@@ -16,7 +16,6 @@ from bisect import bisect_left
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.urls import reverse
 from django.utils.translation import gettext as _
 
 from infra import metrics
@@ -24,13 +23,16 @@ from legaltext import read
 from legaltext.markers import Marker, MarkerStream, split_markers
 from legaltext.sentences import sentence_spans
 
-from chat.support import bears_on, key_values, statute_found, supports
+from recall import source_url
+
+from chat.support import bears_on, key_values, restates, statute_found, supports
 from legaltext.acts import tells
 
 #: At most this many markers are kept on one sentence (a model that repeats markers by the
 #: thousand gets its sentence cited by the first few).
 MAX_MARKERS_PER_SENTENCE = 4
 _FENCE_RE = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)
+_CLOSING = frozenset("。．.!?！？，,;；:：)）")
 
 # What a sentence is marked with (stored in ``Message.citations`` and the audit entry).
 NOT_FOUND = "not_found"
@@ -49,15 +51,6 @@ def mark_label(mark: str, statute: str = "", *, still_cited: bool = False) -> st
 
 
 # --- numbering ----------------------------------------------------------------------------
-
-def source_url(item: dict[str, Any]) -> str:
-    """Where a numbered item's marker leads: a recalled turn to its place in its conversation,
-    a document passage (or a note made from a document) to the viewer at its page, a note to
-    its page, which shows the turn it came from."""
-    if item.get("kind") == "message" and item.get("conversation_id"):
-        return reverse("chat-conversation", args=[item["conversation_id"]]) + f"#message-{item['message_id']}"
-    return item.get("document_url") or item.get("url") or item.get("provenance_url") or ""
-
 
 def number_sources(recalled: list[dict[str, Any]], *, question: str = "") -> list[dict[str, Any]]:
     """``recalled`` with each item's ``number`` (1…n, in order) and ``source_url``; with the
@@ -162,8 +155,11 @@ def check_answer(answer: str, sources: list[dict[str, Any]], *, question: str = 
     to the items they name, so they are only kept in range and no sentence is marked."""
     pieces = split_markers(answer)
     plain, at = "", []  # the text without markers; (offset in plain, marker)
-    for piece in pieces:
+    for index, piece in enumerate(pieces):
         if isinstance(piece, Marker):
+            after = pieces[index + 1] if index + 1 < len(pieces) else ""
+            if isinstance(after, str) and after[:1] in _CLOSING and not by_construction:
+                plain = plain.rstrip(" \t")  # "RMB 8000 [5]." reads "RMB 8000.[5]" once its marker moves
             at.append((len(plain), piece))
         else:
             plain += piece
@@ -243,7 +239,7 @@ def _check(sentence: CheckedSentence, numbers: list[int], texts: dict[int, str],
     if sentence.removed:
         sentence.marks.append(MARKER_REMOVED)
     elif (not sentence.cited and key_values(sentence.text).states_a_fact
-          and not (question and supports(sentence.text, question)[0])):  # what the user just said is no invention
+          and not (question and restates(sentence.text, question))):  # what the user just said is no invention
         sentence.marks.append(NOT_FOUND)
     for statute in read(sentence.text).statutes:
         if not statute_found(statute.law, statute.article, statute_texts):

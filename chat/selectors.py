@@ -6,10 +6,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from django.db.models import QuerySet
-from django.urls import reverse
 
 from infra.http_input import MAX_DB_ID
 from memory.models import Conversation, DocumentChunk, Matter, Message, Note
+from recall import note_page_url
 
 MESSAGE_ID_PREFIX = "message:"
 # What search reads and a page never shows: the vector alone is kilobytes per message.
@@ -36,12 +36,6 @@ def messages_of(user, conversation_id: int) -> QuerySet[Message]:
 def matters_for_picker(user) -> QuerySet[Matter]:
     """Assigned matters by reference (M-001 first), then title; the firm groups them first."""
     return Matter.objects.assigned_to(user).select_related("firm").order_by("firm__name", "reference", "title", "pk")
-
-
-def note_page_url(note_id: uuid.UUID) -> str:
-    """Where a recalled note's provenance link leads: its page on *My memory* (what it says, the
-    turn it came from, its history), never the API's browsable view."""
-    return reverse("my-memory-note", args=[note_id]) + "#source-turn"
 
 
 def _note_uuid(entry: dict[str, Any]) -> uuid.UUID | None:

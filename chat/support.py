@@ -159,6 +159,13 @@ def supports(sentence: str, item: str) -> tuple[bool, str]:
     return False, "none"
 
 
+def restates(sentence: str, question: str) -> bool:
+    """Whether the user's own question already states the sentence's fact (what the user just
+    said is no invention): a sum, day, name or identifier of the sentence is the question's, and
+    none conflicts. Shared words alone are not: "What is the monthly rent?" states no rent."""
+    return _conflicting_value(sentence, question) is None and bool(_shared_key_value(sentence, question))
+
+
 def statute_found(law: str, article: int | None, texts: list[str]) -> bool:
     """Whether a citation of ``law`` (article ``article``) is held by one of ``texts``: the same
     law, and the same article when one is cited."""

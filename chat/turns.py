@@ -27,13 +27,13 @@ from remember.turns import enqueue_turn_extraction
 from remember.working_memory import working_memory
 from recall import (
     DocumentHit,
-    MAX_QUERY_CHARS, SearchError, SearchResult, contradictions_payload, message_hit_payload, search_memory,
+    MAX_QUERY_CHARS, SearchError, SearchResult, contradictions_payload, message_hit_payload, note_page_url,
+    search_memory,
 )
 from memory.services.conversations import finish_reply, save_message, start_conversation
 
 from chat.answering import ENGINE_OFFLINE, LLM_ENGINE_PREFIX
 from chat.citations import check_answer, count_marks, number_sources, say_when_nothing_supports
-from chat.selectors import note_page_url
 from chat.budget import PromptTooLong, fit_prompt
 
 # Limits of a chat turn (docs/chat-page.md).

@@ -375,8 +375,10 @@ def build_server() -> FastMCP:
         "Search the firm's memory the way LegalMem's own assistant does: the notes (and saved messages) this user "
         "may see that best answer the query, each with its layer, score, the reasons it was recalled and its "
         "provenance, plus the retrieval plan and `passages`: the best passages of the matter's documents, each with "
-        "its citation (《房屋租赁合同》第 3 页), page, offsets and viewer link. `matter` puts that matter's facts "
-        f"first; `scopes` limits the layers ({', '.join(MemoryScope.values)})."))
+        "its citation (《房屋租赁合同》第 3 页), page, offsets and viewer link. Every hit and passage has a `number` "
+        "(hits 1…n, passages after them) and a `source_url`; `system_message` lists them as `- [n] …`: end each "
+        "sentence of your answer that rests on an item with its number, like [2][5]. `matter` puts that matter's "
+        f"facts first; `scopes` limits the layers ({', '.join(MemoryScope.values)})."))
     async def search_memory(query: str, k: int = 10, matter: int | None = None,
                                  scopes: list[str] | None = None, strategy: str = "layered") -> dict[str, Any]:
         arguments = {"query": query, "k": k, "matter": matter, "scopes": scopes, "strategy": strategy}

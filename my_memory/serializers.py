@@ -4,7 +4,7 @@ from rest_framework import serializers
 from memory.disclosure import Viewer, hides_private_trace, redact_note_payload, viewer_of
 from infra.http_input import MAX_DB_ID
 from memory.models import MemoryScope, Note
-from recall import contradictions_payload
+from recall import contradictions_payload, hit_source_url
 
 
 def context_viewer(context: dict) -> Viewer:
@@ -129,6 +129,12 @@ class RecalledMessageSerializer(serializers.Serializer):
 class SearchHitSerializer(serializers.Serializer):
     kind = serializers.ChoiceField(choices=["note", "message"], help_text="A note, or a raw message (what was said).")
     rank = serializers.IntegerField()
+    number = serializers.IntegerField(
+        source="rank", help_text="Its number in `system_message` (`- [n] …`): what an answer cites as `[n]` "
+                                 "(docs/citations.md). The hits are numbered 1…n by rank, the passages after them.")
+    source_url = serializers.SerializerMethodField(
+        help_text="Where a marker to it leads: a raw message in its conversation, a note made from a document "
+                  "to the viewer at its page, any other note to its page (the turn it came from).")
     layer = serializers.CharField(help_text="The note's layer, or `conversation` for a raw message.")
     note = NoteSerializer(allow_null=True, help_text="Set when kind is `note`.")
     message = RecalledMessageSerializer(allow_null=True, help_text="Set when kind is `message`.")
@@ -147,6 +153,9 @@ class SearchHitSerializer(serializers.Serializer):
 
     def get_contradictions(self, hit) -> list[dict]:
         return contradictions_payload(hit)
+
+    def get_source_url(self, hit) -> str:
+        return hit_source_url(hit)
 
     def to_representation(self, hit) -> dict:
         data = super().to_representation(hit)
@@ -184,6 +193,12 @@ class DocumentPassageSerializer(serializers.Serializer):
     ranks = serializers.DictField(child=serializers.IntegerField(),
                                   help_text="What it was ranked by: `keyword` and / or `dense` -> its rank.")
     url = serializers.CharField(help_text="The viewer at this page with the passage highlighted.")
+    number = serializers.SerializerMethodField(
+        help_text="Its number in `system_message`: after the hits (the first passage is the number of hits + 1).")
+    source_url = serializers.CharField(source="url", help_text="Where a marker to it leads: `url`.")
+
+    def get_number(self, passage) -> int | None:
+        return self.context.get("passage_numbers", {}).get(passage.chunk_id)
 
 
 class SearchPlanSerializer(serializers.Serializer):
@@ -213,12 +228,15 @@ class SearchResponseSerializer(serializers.Serializer):
     passages = DocumentPassageSerializer(
         many=True, help_text="Passages of the documents the user may see (the search's matter, or every matter "
                              "they may see), best first, at most min(k, 5); beside the hits, not among them.")
-    system_message = serializers.CharField(allow_null=True, help_text="The context injected before an answer.")
+    system_message = serializers.CharField(
+        allow_null=True, help_text="The context injected before an answer, each item under its number `[n]` "
+                                   "(the hits, then the passages), for an answer that cites its sources.")
 
     def to_representation(self, result):
         from recall import build_system_message
 
-        injected = build_system_message(result, with_passages=True)
+        injected = build_system_message(result, with_passages=True, numbered=True)
+        passage_numbers = {p.chunk_id: n for n, p in enumerate(result.passages, start=len(result.hits) + 1)}
         return {
             "strategy": result.strategy,
             "query": result.query,
@@ -228,6 +246,7 @@ class SearchResponseSerializer(serializers.Serializer):
             "timings": result.timings,
             "stats": result.stats,
             "nothing_on": result.nothing_on,
-            "passages": DocumentPassageSerializer(result.passages, many=True).data,
+            "passages": DocumentPassageSerializer(result.passages, many=True,
+                                                  context={"passage_numbers": passage_numbers}).data,
             "system_message": injected["content"] if injected else None,
         }

@@ -28,7 +28,9 @@ from recall.identifiers import holds_identifier, identifiers_in
 from recall.injection import build_system_message, estimate_tokens
 from recall.keywords import query_tokens
 from recall.messages import message_candidates
-from recall.payloads import contradictions_payload, message_hit_payload, said_payload
+from recall.payloads import (
+    contradictions_payload, hit_source_url, message_hit_payload, message_url, note_page_url, said_payload, source_url,
+)
 from recall.plan import MESSAGES, RetrievalPlan, make_plan
 from recall.registry import (
     StrategyFn,
@@ -108,6 +110,10 @@ __all__ = [
     # what a recalled hit looks like to a client, and in the prompt
     "build_system_message",
     "contradictions_payload",
+    "hit_source_url",
+    "message_url",
+    "note_page_url",
+    "source_url",
     "estimate_tokens",
     "message_hit_payload",
     "said_payload",

@@ -101,7 +101,8 @@ def build_system_message(result: SearchResult, *, token_budget: int = DEFAULT_TO
             continue
         chosen.setdefault(hit.layer, []).append(line)
         used += cost
-    passages = _passage_lines(result, token_budget - used - estimate_tokens(DOCUMENTS_TITLE)) if with_passages else []
+    passages = _passage_lines(result, token_budget - used - estimate_tokens(DOCUMENTS_TITLE),
+                              numbered=numbered) if with_passages else []
     if not chosen and not passages:
         return nothing_held_message(result)
     if MESSAGES in chosen:  # what was said reads best in the order it was said
@@ -113,12 +114,14 @@ def build_system_message(result: SearchResult, *, token_budget: int = DEFAULT_TO
     return {"role": "system", "content": HEADER + "\n\n" + "\n\n".join(blocks)}
 
 
-def _passage_lines(result: SearchResult, budget: int) -> list[str]:
-    """The document passages best first, each "- 【《…》第 N 页】words", as many as ``budget`` takes."""
+def _passage_lines(result: SearchResult, budget: int, *, numbered: bool = False) -> list[str]:
+    """The document passages best first, each "- 【《…》第 N 页】words", as many as ``budget`` takes;
+    ``numbered``: "- [n] 【…】", numbered after the hits (the n-th passage is hits + n)."""
     lines: list[str] = []
-    for passage in result.passages:
+    for number, passage in enumerate(result.passages, start=len(result.hits) + 1):
         words = passage.text if len(passage.text) <= MESSAGE_QUOTE_CHARS else passage.text[:MESSAGE_QUOTE_CHARS] + "…"
-        line = f"- 【{passage.citation}】{' '.join(words.split())}"
+        lead = f"- [{number}] " if numbered else "- "
+        line = f"{lead}【{passage.citation}】{' '.join(words.split())}"
         if estimate_tokens(line) > budget:
             continue
         lines.append(line)

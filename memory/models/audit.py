@@ -62,6 +62,7 @@ class AuditEvent(models.TextChoices):
     DOCUMENT_RESUMED = "document_resumed", _("document taken over from a stopped worker")
     # --- answers (docs/citations.md) ---
     ANSWER_CHECKED = "answer_checked", _("answer sources checked")
+    CONVERSATION_EXPORTED = "conversation_exported", _("conversation exported")
 
 
 class AuditLogQuerySet(models.QuerySet["AuditLog"]):

@@ -217,20 +217,18 @@ def _answer(user, question: str, matter_id: int | None) -> str:
     return answer
 
 
-def _score_nothing(split: str, data: dict[str, Any]) -> NothingReport:
-    import time
-    import uuid
-
+def _import_split(split: str, data: dict[str, Any], suffix: str):
+    """The split's conversations imported for alice (one matter each; bob of the same firm is not
+    assigned): the firm, alice, bob and each conversation's matter id."""
     from memory.models import Matter
 
     from .runner import create_world, import_renamed
 
-    started = time.perf_counter()
     firm_slug = f"attribution-{split}"
     world = {"firms": [{"slug": firm_slug, "users": ["alice", "bob"],
                         "matters": [{"title": c["title"], "reference": c["id"], "assigned": ["alice"]}
                                     for c in data["conversations"]]}]}
-    firms, accounts = create_world(world, uuid.uuid4().hex[:8])
+    firms, accounts = create_world(world, suffix)
     transcript = {"firm": firm_slug, "conversations": [
         {"id": c["id"], "user": "alice", "matter": c["id"], "title": c["title"],
          "messages": [{"id": m["id"], "role": m["role"], "speaker": "alice" if m["role"] == "user" else "assistant",
@@ -238,7 +236,15 @@ def _score_nothing(split: str, data: dict[str, Any]) -> NothingReport:
         for c in data["conversations"]]}
     import_renamed({"transcripts": [transcript]}, firms, accounts, None)
     matters = dict(Matter.objects.filter(firm=firms[firm_slug]).values_list("reference", "pk"))
-    alice, bob = accounts["alice"], accounts["bob"]
+    return firms[firm_slug], accounts["alice"], accounts["bob"], matters
+
+
+def _score_nothing(split: str, data: dict[str, Any]) -> NothingReport:
+    import time
+    import uuid
+
+    started = time.perf_counter()
+    _firm, alice, bob, matters = _import_split(split, data, uuid.uuid4().hex[:8])
     report = NothingReport(split)
     for answer in data["answers"]:
         question = answer["question"]

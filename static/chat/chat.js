@@ -282,9 +282,15 @@
   const pathFor = (id) => (id ? "/chat/" + id + "/" : "/chat/");
   const idFromPath = () => { const m = location.pathname.match(/^\/chat\/(\d+)\/$/); return m ? Number(m[1]) : null; };
 
+  const exportEl = document.getElementById("export-conversation");
+
   function markActive() {
     listEl.querySelectorAll("a[data-conversation]").forEach((a) =>
       a.classList.toggle("active", Number(a.dataset.conversation) === conversationId));
+    if (exportEl) { // the open conversation as Markdown, with each answer's numbered sources
+      exportEl.hidden = !conversationId;
+      exportEl.href = conversationId ? pathFor(conversationId) + "export.md" : "";
+    }
   }
 
   function go(id) {

@@ -1,7 +1,9 @@
-"""``manage.py evaluate_citations [--split dev|test] [--misses] [--answers]``: does the answer
-check keep the markers that point to a supporting source and mark the sentences that have none
-(showcase/evaluation/attribution_scoring.py; reads no database); with ``--answers``, does the
-offline answer say "memory holds nothing" where it should (imports the split, rolled back)."""
+"""``manage.py evaluate_citations [--split dev|test] [--misses] [--answers] [--live]``: does the
+answer check keep the markers that point to a supporting source and mark the sentences that have
+none (showcase/evaluation/attribution_scoring.py; reads no database); with ``--answers``, does the
+offline answer say "memory holds nothing" where it should (imports the split, rolled back); with
+``--live``, the same questions asked of the configured LLM and its answers checked
+(showcase/evaluation/attribution_live.py)."""
 from __future__ import annotations
 
 from django.core.management.base import BaseCommand
@@ -19,8 +21,17 @@ class Command(BaseCommand):
         parser.add_argument("--answers", action="store_true",
                             help="Also import the conversations (offline engine, rolled back) and ask every "
                                  "question: the share answered 'memory holds nothing'.")
+        parser.add_argument("--live", action="store_true",
+                            help="Ask the questions of the configured LLM (LLM_BASE_URL) through the chat's turn "
+                                 "and check its answers (rolled back).")
+        parser.add_argument("--limit", type=int, default=None, help="With --live: only the first N questions.")
+        parser.add_argument("--walled", type=int, default=8,
+                            help="With --live: how many answerable questions bob (not assigned) asks too.")
 
     def handle(self, *args, **options) -> None:
+        if options["live"]:
+            self._live(options)
+            return
         report = attribution_scoring.score(options["split"])
         for line in report.lines():
             self.stdout.write(line)
@@ -34,3 +45,16 @@ class Command(BaseCommand):
             if options["misses"]:
                 for miss in nothing.misses():
                     self.stdout.write(f"MISS {miss}")
+
+    def _live(self, options) -> None:
+        from showcase.evaluation.attribution_live import score_live
+
+        def progress(done: int, whole: int, line: str) -> None:
+            self.stderr.write(f"{done}/{whole} {line}")
+
+        report = score_live(options["split"], limit=options["limit"], walled=options["walled"], progress=progress)
+        for line in report.lines():
+            self.stdout.write(line)
+        if options["misses"]:
+            for miss in report.misses():
+                self.stdout.write(f"MISS {miss}")
