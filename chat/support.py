@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from legaltext import read
-from legaltext.acts import asked_point
+from legaltext.asked import asked_terms
 from legaltext.values import Value, values
 
 #: A sentence is supported by an item that holds at least this share of the sentence's words
@@ -177,14 +177,21 @@ def statute_found(law: str, article: int | None, texts: list[str]) -> bool:
     return False
 
 
-def bears_on(question: str, item: str) -> bool:
-    """Whether a recalled item bears on a question at all: a shared key value, or
-    ``QUESTION_MIN_SHARED_WORDS`` of its words. Below it a recall is a weak match. A question
-    asking for a value ("…的车牌号是多少？") is borne on only by an item that names its point."""
-    point = asked_point(question)
-    if point is not None and (point if point.isascii() else point[:2]) not in item.lower():
-        return False  # "林晓雯的车牌号是多少？": a memory that never names 车牌 does not answer it
+def bearing(question: str, item: str) -> float:
+    """How much a recalled item bears on a question, 0…1: 0 when the question asks about a thing
+    the item never names (``legaltext.asked``: "林晓雯的车牌号是多少？", "有没有行车记录仪视频？"), 1 for a
+    shared key value, else the share of the question's words (asking words left out) that the
+    item holds."""
+    asked = asked_terms(question)
+    if asked is not None and not all(term in item.lower() for term in asked[0]):
+        return 0.0  # "林晓雯的车牌号是多少？": a memory that never names 车牌 does not answer it
     if _shared_key_value(question, item):
-        return True
+        return 1.0
     asked = words(question) - ASKING_WORDS
-    return bool(asked) and len(asked & words(item)) / len(asked) >= QUESTION_MIN_SHARED_WORDS
+    return len(asked & words(item)) / len(asked) if asked else 0.0
+
+
+def bears_on(question: str, item: str) -> bool:
+    """Whether a recalled item bears on a question at all: its ``bearing`` reaches
+    ``QUESTION_MIN_SHARED_WORDS``. Below it a recall is a weak match."""
+    return bearing(question, item) >= QUESTION_MIN_SHARED_WORDS

@@ -171,6 +171,7 @@ RULE_MODULES = [
     "remember.routing.rules",
     "remember.extraction.subjects",
     "recall.identifiers",
+    "chat.answer_rules",
 ]
 
 # --- Logins -------------------------------------------------------------------------------------

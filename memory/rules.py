@@ -41,7 +41,7 @@ class Rule:
 
 #: The tables in the order a reader meets them: what is kept from a turn, how it joins the
 #: notes, how it is found again.
-TABLES = ("extraction", "routing", "recall")
+TABLES = ("extraction", "routing", "recall", "answer")
 _tables: dict[str, dict[str, Rule]] = {}
 _lock = threading.Lock()
 

@@ -28,7 +28,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from .attribution_scoring import Share, load
+from .attribution_scoring import Share, import_split, load, throwaway_turn
 
 
 @dataclass
@@ -69,10 +69,6 @@ class LiveReport:
                  for case in getattr(self, name).missed] + [f"failed: {case}" for case in self.failed])
 
 
-class _Undo(Exception):
-    """Rolls back one question's turn (its saved question must not be recalled by the next)."""
-
-
 def _stream(client, messages: list[dict[str, str]], max_tokens: int | None) -> str:
     async def collect() -> str:
         return "".join([token async for token in client.astream_chat(messages, max_tokens=max_tokens)])
@@ -90,32 +86,20 @@ class LiveAnswer:
 
 def ask(client, user, question: str, matter_id: int | None, external_of: dict[int, str]) -> LiveAnswer:
     """One question through the chat's turn and the model, checked; rolled back."""
-    from django.db import transaction
-
     from chat.citations import check_answer, say_when_nothing_supports
-    from chat.turns import begin_turn, recall
     from legaltext.markers import Marker, split_markers
 
     started = time.perf_counter()
-    answer: LiveAnswer | None = None
-    try:
-        with transaction.atomic():
-            start = begin_turn(user, question=question, conversation_id=None, matter_id=matter_id)
-            memory = recall(user, start)
-            reply = _stream(client, memory.llm_messages, memory.answer_max_tokens)
-            checked = check_answer(reply, memory.recalled, question=question)
-            if reply.strip():
-                checked = say_when_nothing_supports(checked, memory.recalled, question)
-            hits = memory.result.hits if memory.result is not None else []
-            sources = {n: {external_of.get(pk, "") for pk in hit.source_message_ids}
-                       for n, hit in enumerate(hits, start=1)}
-            written = sum(len(p.numbers) for p in split_markers(reply) if isinstance(p, Marker))
-            answer = LiveAnswer(checked, sources, written, time.perf_counter() - started)
-            raise _Undo
-    except _Undo:
-        pass
-    assert answer is not None
-    return answer
+    with throwaway_turn(user, question, matter_id) as (_start, memory):
+        reply = _stream(client, memory.llm_messages, memory.answer_max_tokens)
+        checked = check_answer(reply, memory.recalled, question=question)
+        if reply.strip():
+            checked = say_when_nothing_supports(checked, memory.recalled, question)
+        hits = memory.result.hits if memory.result is not None else []
+        sources = {n: {external_of.get(pk, "") for pk in hit.source_message_ids}
+                   for n, hit in enumerate(hits, start=1)}
+    written = sum(len(p.numbers) for p in split_markers(reply) if isinstance(p, Marker))
+    return LiveAnswer(checked, sources, written, time.perf_counter() - started)
 
 
 def describe(live: LiveAnswer) -> str:
@@ -140,9 +124,7 @@ def score_live(split: str, *, limit: int | None = None, walled: int = 8, progres
     from django.db import transaction
 
     from infra.llm import LLMClient, LLMError, offline_only
-    from memory.models import Matter, Message
-
-    from .attribution_scoring import _import_split
+    from memory.models import Message
 
     client = LLMClient.from_settings()
     if client is None:
@@ -150,26 +132,32 @@ def score_live(split: str, *, limit: int | None = None, walled: int = 8, progres
     data = load(split)
     report = LiveReport(split, model=client.config.model)
     answers = data["answers"][:limit] if limit else data["answers"]
+    asked = {answer["conversation"] for answer in answers}  # only what the questions asked need
+    data = {**data, "conversations": [c for c in data["conversations"] if c["id"] in asked]}
     with transaction.atomic():
         with offline_only():
-            firm, alice, bob, matters = _import_split(split, data, uuid.uuid4().hex[:8])
+            firm, alice, bob, matters = import_split(split, data, uuid.uuid4().hex[:8])
         external_of = dict(Message.objects.filter(firm=firm).values_list("pk", "external_id"))
         asked_bob = 0
         for index, answer in enumerate(answers, start=1):
             case = f"{answer['id']} {answer['question'][:50]}"
             answerable = answer.get("answerable", True)
+            bob_said = ""
             try:
                 live = ask(client, alice, answer["question"], matters[answer["conversation"]], external_of)
                 if answerable and asked_bob < walled:
                     asked_bob += 1
                     walled_answer = ask(client, bob, answer["question"], None, external_of)
                     report.walled.add(said_nothing(walled_answer.checked), f"{case} bob was answered")
+                    bob_said = f", bob told nothing {said_nothing(walled_answer.checked)}"
             except LLMError as failure:
                 report.failed.append(f"{case}: {failure}")
                 continue
+            kept_before = report.kept_to_support.hit
             _count(report, live, answer, answerable, case)
             if progress:
-                progress(index, len(answers), f"{answer['id']} {describe(live)}")
+                progress(index, len(answers), f"{answer['id']} answerable {answerable}: {describe(live)}, kept to "
+                         f"a supporting message {report.kept_to_support.hit - kept_before}{bob_said}")
         transaction.set_rollback(True)
     return report
 

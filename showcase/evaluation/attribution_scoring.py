@@ -23,12 +23,13 @@ check alone, not recall. Measured per split:
 from __future__ import annotations
 
 import json
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 FOLDER = Path(__file__).resolve().parent / "attribution"
-SPLITS = ("dev", "test")
+SPLITS = ("dev", "dev2", "test")
 
 
 def load(split: str) -> dict[str, Any]:
@@ -164,6 +165,9 @@ class NothingReport:
     never_said: Share = field(default_factory=Share)  # said "nothing" to a question never answered in memory
     walled: Share = field(default_factory=Share)  # said "nothing" to bob, who may not see the matter
     answerable: Share = field(default_factory=Share)  # answered from memory (not "nothing") for alice
+    # every item recalled for alice: (its bearing on the question, whether it holds a message the
+    # set says supports the answer — never, for a never-said question)
+    items: list[tuple[float, bool]] = field(default_factory=list)
 
     def lines(self) -> list[str]:
         return [
@@ -171,7 +175,23 @@ class NothingReport:
             f"  never-said questions answered 'memory holds nothing': {self.never_said}",
             f"  walled questions (bob, not assigned) answered 'memory holds nothing': {self.walled}",
             f"  answerable questions answered from memory (1 - wrongly 'nothing'): {self.answerable}",
+            *self.floor_lines(),
         ]
+
+    def floor_lines(self) -> list[str]:
+        """The weak-match floor (``chat.support.QUESTION_MIN_SHARED_WORDS``) at a few values: of
+        the recalled items holding a supporting message, the share shown as not weak; of the items
+        shown as not weak, the share holding one."""
+        from chat.support import QUESTION_MIN_SHARED_WORDS
+
+        relevant = sum(ok for _bearing, ok in self.items)
+        out = [f"  weak-match floor, {len(self.items)} items recalled, {relevant} holding a supporting message:"]
+        for floor in sorted({0.05, 0.10, 0.15, 0.20, 0.25, 0.30, 0.40, QUESTION_MIN_SHARED_WORDS}):
+            strong = [ok for bearing, ok in self.items if bearing >= floor]
+            now = " (now)" if floor == QUESTION_MIN_SHARED_WORDS else ""
+            out.append(f"    at {floor:.2f}{now}: supporting items not weak {Share(sum(strong), relevant)}, "
+                       f"items not weak that support {Share(sum(strong), len(strong))}")
+        return out
 
     def misses(self) -> list[str]:
         return [f"{name}: {case}" for name in ("never_said", "walled", "answerable")
@@ -193,31 +213,40 @@ def score_nothing(split: str) -> NothingReport:
     return report
 
 
-class _Undo(Exception):
-    """Rolls back one question's turn (its saved question must not be recalled by the next)."""
-
-
-def _answer(user, question: str, matter_id: int | None) -> str:
+@contextmanager
+def throwaway_turn(user, question: str, matter_id: int | None):
+    """A chat turn as the chat makes it (``chat.turns``: the question saved, memory recalled and
+    numbered), rolled back after the block: the next question must not recall this one."""
     from django.db import transaction
 
-    from chat.answering import compose_offline_answer
     from chat.turns import begin_turn, recall
 
-    answer = ""
-    try:
-        with transaction.atomic():
-            start = begin_turn(user, question=question, conversation_id=None, matter_id=matter_id)
-            memory = recall(user, start)
-            answer = compose_offline_answer(question, memory.recalled, memory.warning,
-                                            current_matter_id=start.conversation.matter_id,
-                                            nothing_on=memory.nothing_on)
-            raise _Undo
-    except _Undo:
-        pass
-    return answer
+    with transaction.atomic():
+        start = begin_turn(user, question=question, conversation_id=None, matter_id=matter_id)
+        yield start, recall(user, start)
+        transaction.set_rollback(True)
 
 
-def _import_split(split: str, data: dict[str, Any], suffix: str):
+def _answer(user, question: str, matter_id: int | None,
+            external_of: dict[int, str] | None = None) -> tuple[str, list[tuple[float, set[str]]]]:
+    """The offline answer, and each recalled hit's bearing on the question with the external ids
+    of the messages behind it."""
+    from chat.answering import compose_offline_answer
+    from chat.citations import source_text
+    from chat.support import bearing
+
+    with throwaway_turn(user, question, matter_id) as (start, memory):
+        answer = compose_offline_answer(question, memory.recalled, memory.warning,
+                                        current_matter_id=start.conversation.matter_id,
+                                        nothing_on=memory.nothing_on)
+        hits = memory.result.hits if memory.result is not None else []
+        items = [(bearing(question, source_text(item)),
+                  {(external_of or {}).get(pk, "") for pk in hit.source_message_ids})
+                 for item, hit in zip(memory.recalled, hits)]
+    return answer, items
+
+
+def import_split(split: str, data: dict[str, Any], suffix: str):
     """The split's conversations imported for alice (one matter each; bob of the same firm is not
     assigned): the firm, alice, bob and each conversation's matter id."""
     from memory.models import Matter
@@ -243,16 +272,22 @@ def _score_nothing(split: str, data: dict[str, Any]) -> NothingReport:
     import time
     import uuid
 
+    from memory.models import Message
+
     started = time.perf_counter()
-    _firm, alice, bob, matters = _import_split(split, data, uuid.uuid4().hex[:8])
+    firm, alice, bob, matters = import_split(split, data, uuid.uuid4().hex[:8])
+    external_of = dict(Message.objects.filter(firm=firm).values_list("pk", "external_id"))
     report = NothingReport(split)
     for answer in data["answers"]:
         question = answer["question"]
         case = f"{answer['id']} {question[:50]}"
-        said_nothing = SAID_NOTHING in _answer(alice, question, matters[answer["conversation"]])
+        text, items = _answer(alice, question, matters[answer["conversation"]], external_of)
+        said_nothing = SAID_NOTHING in text
+        supporting = {m for sentence in answer.get("sentences", []) for m in sentence.get("supported_by", [])}
+        report.items += [(bearing, bool(sources & supporting)) for bearing, sources in items]
         if answer.get("answerable", True):
             report.answerable.add(not said_nothing, f"{case} answered 'nothing'")
-            report.walled.add(SAID_NOTHING in _answer(bob, question, None), f"{case} bob was answered")
+            report.walled.add(SAID_NOTHING in _answer(bob, question, None)[0], f"{case} bob was answered")
         else:
             report.never_said.add(said_nothing, f"{case} answered from memory")
     report.seconds = time.perf_counter() - started
