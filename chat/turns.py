@@ -62,6 +62,9 @@ CITATION_PROMPT = (
     "只引用记忆中出现过的法条；其他法条请注明需要核实。"
 )
 SYSTEM_PROMPT = ANSWER_PROMPT + CITATION_PROMPT
+#: Said again right before the question when items are listed: a small model follows the last
+#: instruction it read (docs/citations.md, "With a small local model").
+CITATION_REMINDER = "回答时，凡依据上面编号条目的句子，请在句末写上该条编号，例如“……[1]。”；记忆中没有的事实不要写成事实。"
 
 
 class TurnRejected(Exception):
@@ -213,7 +216,7 @@ def recall(user, start: TurnStart) -> Recall:
     ]
     try:
         fitted = fit_prompt(
-            system=SYSTEM_PROMPT, question=question, history=history, result=result,
+            system=SYSTEM_PROMPT + "\n" + CITATION_REMINDER, question=question, history=history, result=result,
             context_tokens=settings.LLM_CONTEXT_TOKENS, answer_tokens=settings.LLM_ANSWER_MAX_TOKENS,
         )
     except PromptTooLong as too_long:
@@ -233,6 +236,8 @@ def recall(user, start: TurnStart) -> Recall:
     if passages:
         llm_messages.append(_documents_message(passages))
     llm_messages.extend(fitted.history)
+    if recalled:
+        llm_messages.append({"role": "system", "content": CITATION_REMINDER})
     llm_messages.append({"role": "user", "content": question})
     if len(fitted.history) < len(history):
         logger.info(

@@ -118,9 +118,10 @@ def said_nothing(checked) -> bool:
     return checked.nothing_in_memory or any(words in checked.text[:80].lower() for words in SAID_NOTHING)
 
 
-def score_live(split: str, *, limit: int | None = None, walled: int = 8, progress=None) -> LiveReport:
-    """Ask the split's questions (the first ``limit``, and bob ``walled`` of the answerable ones)
-    of the configured LLM; everything is rolled back."""
+def score_live(split: str, *, limit: int | None = None, stride: int = 1, walled: int = 8,
+               progress=None) -> LiveReport:
+    """Ask the split's questions (every ``stride``-th, the first ``limit`` of those, and bob
+    ``walled`` of the answerable ones) of the configured LLM; everything is rolled back."""
     from django.db import transaction
 
     from infra.llm import LLMClient, LLMError, offline_only
@@ -131,7 +132,8 @@ def score_live(split: str, *, limit: int | None = None, walled: int = 8, progres
         raise RuntimeError("no LLM is configured: set LLM_BASE_URL and LLM_MODEL (docs/llm-servers.md)")
     data = load(split)
     report = LiveReport(split, model=client.config.model)
-    answers = data["answers"][:limit] if limit else data["answers"]
+    answers = data["answers"][::max(stride, 1)]
+    answers = answers[:limit] if limit else answers
     asked = {answer["conversation"] for answer in answers}  # only what the questions asked need
     data = {**data, "conversations": [c for c in data["conversations"] if c["id"] in asked]}
     with transaction.atomic():

@@ -18,6 +18,7 @@ from tests.documents.files import text_pdf
 from tests.documents.test_extraction import LEASE
 from remember.message_index import index_messages
 from tests.factories import PASSWORD
+from tests.chat.test_browser_history import log_in
 from tests.fake_llm.server import text_reply
 from tests.recall.test_turn_memory import said
 from tests.screenshots import save_screenshot
@@ -66,14 +67,6 @@ def test_a_marker_opens_the_turn_it_cites(world, stated, asgi_server, fake_llm, 
     expect(target).to_have_class("user cited-target")
     expect(target.locator(".body")).to_have_text(STATED)
     save_screenshot(page, "chat-citation-opened-turn")
-
-
-def log_in(page, server: str, username: str) -> None:
-    page.goto(f"{server}/accounts/login/?next=/chat/")
-    page.fill("input[name=username]", username)
-    page.fill("input[name=password]", PASSWORD)
-    page.click("button[type=submit]")
-    page.wait_for_url(f"{server}/chat/")
 
 
 class _Undo(Exception):

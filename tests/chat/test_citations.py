@@ -181,3 +181,18 @@ def test_only_answers_this_chat_made_are_checked(world, engine, checked):
     assert (saved.content != reply) is checked
     assert ("（记忆中未找到依据）" in saved.content) is checked
     assert AuditLog.objects.filter(event_type=AuditEvent.ANSWER_CHECKED, object_id=str(saved.pk)).exists() is checked
+
+
+@pytest.mark.django_db
+def test_the_reminder_to_cite_comes_only_with_numbered_items(world):
+    from chat.turns import CITATION_REMINDER, begin_turn, recall
+
+    def asked(question: str):
+        return recall(world.alice, begin_turn(world.alice, question=question, conversation_id=None,
+                                              matter_id=world.matter_deposit.pk))
+
+    none = asked("林晓雯的押金是多少？")  # memory holds nothing yet
+    assert none.recalled == [] and all(m["content"] != CITATION_REMINDER for m in none.llm_messages)
+    world.note("租客林晓雯的押金为3000元。", matter=world.matter_deposit)
+    listed = asked("林晓雯的押金是多少？")
+    assert listed.recalled and listed.llm_messages[-2] == {"role": "system", "content": CITATION_REMINDER}

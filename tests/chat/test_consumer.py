@@ -72,6 +72,8 @@ async def test_tokens_stream_in_order_and_equal_the_saved_reply(world, llm_onlin
     assert "笔记本电脑" in sent[1]["content"]
     assert "当前案件层" in sent[1]["content"]
     assert sent[-1] == {"role": "user", "content": "电脑花屏了怎么办？"}
+    # right before it, the reminder to cite the numbered items (a small model follows the last instruction)
+    assert sent[-2] == {"role": "system", "content": chat_turns.CITATION_REMINDER}
     await communicator.disconnect()
 
 

@@ -25,6 +25,8 @@ class Command(BaseCommand):
                             help="Ask the questions of the configured LLM (LLM_BASE_URL) through the chat's turn "
                                  "and check its answers (rolled back).")
         parser.add_argument("--limit", type=int, default=None, help="With --live: only the first N questions.")
+        parser.add_argument("--stride", type=int, default=1,
+                            help="With --live: every N-th question (a sample across the conversations).")
         parser.add_argument("--walled", type=int, default=8,
                             help="With --live: how many answerable questions bob (not assigned) asks too.")
 
@@ -52,7 +54,8 @@ class Command(BaseCommand):
         def progress(done: int, whole: int, line: str) -> None:
             self.stderr.write(f"{done}/{whole} {line}")
 
-        report = score_live(options["split"], limit=options["limit"], walled=options["walled"], progress=progress)
+        report = score_live(options["split"], limit=options["limit"], stride=options["stride"],
+                            walled=options["walled"], progress=progress)
         for line in report.lines():
             self.stdout.write(line)
         if options["misses"]:
