@@ -13,7 +13,7 @@ from django.utils import timezone
 from django.utils.timezone import localtime
 from django.utils.translation import gettext as _, pgettext
 
-from chat.selectors import messages_of, recalled_as_seen_by
+from chat.selectors import conversations_of, messages_of, recalled_as_seen_by
 from memory.models import AuditEvent, Conversation, Message
 from memory.services import audit
 
@@ -66,9 +66,9 @@ def _answer_lines(message: Message, seen: list[dict[str, Any]], base_url: str) -
     return lines
 
 
-def conversation_markdown(user, conversation: Conversation, *, base_url: str = "") -> str:
-    """The conversation as Markdown for ``user`` (who may see it): messages and numbered sources."""
-    messages = list(messages_of(user, conversation.pk))
+def conversation_markdown(user, conversation: Conversation, messages: list[Message], *, base_url: str = "") -> str:
+    """The conversation as Markdown for ``user`` (who may see it): its ``messages`` in order and
+    each answer's numbered sources."""
     seen = recalled_as_seen_by(user, messages)
     lines = [f"# {_one_line(conversation.title) or _('Conversation %(id)s') % {'id': conversation.pk}}", ""]
     if conversation.matter_id:
@@ -90,10 +90,10 @@ def conversation_markdown(user, conversation: Conversation, *, base_url: str = "
 def export_conversation(user, conversation_id: int, *, base_url: str = "") -> tuple[str, str]:
     """(file name, Markdown) of one of ``user``'s conversations, recorded in the audit log;
     raises ``Conversation.DoesNotExist`` for a conversation they may not open."""
-    messages_of(user, conversation_id)  # the same rule as the page: their own conversation, or none
-    conversation = Conversation.objects.select_related("matter").get(pk=conversation_id)
+    messages = list(messages_of(user, conversation_id))  # the page's rule: their own conversation, or none
+    conversation = conversations_of(user).get(pk=conversation_id)
     with transaction.atomic():
-        text = conversation_markdown(user, conversation, base_url=base_url)
+        text = conversation_markdown(user, conversation, messages, base_url=base_url)
         audit.record(actor=user, event=AuditEvent.CONVERSATION_EXPORTED, firm_id=conversation.firm_id,
                      object_type="conversation", object_id=conversation.pk, matter_id=conversation.matter_id,
                      private_to_id=conversation.user_id, after={"format": "markdown"})
