@@ -13,7 +13,6 @@ The endpoint is off (404) unless ``METRICS_TOKEN`` (``Authorization: Bearer …`
 from __future__ import annotations
 
 import hmac
-import os
 import time
 
 from django.conf import settings
@@ -86,7 +85,7 @@ def register_database_collector(collector: Collector) -> None:
 def exposition() -> bytes:
     """This process's figures (or, under ``PROMETHEUS_MULTIPROC_DIR``, every process's, summed)
     followed by the database's."""
-    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+    if settings.PROMETHEUS_MULTIPROC_DIR:
         processes = CollectorRegistry()
         MultiProcessCollector(processes)
     else:

@@ -28,6 +28,7 @@ from typing import Sequence
 
 import psycopg
 
+from legalmem_site.environment import optional
 from legalmem_site.launcher import (
     BASE_DIR,
     DATABASE_NAME,
@@ -203,9 +204,9 @@ def default_target(folder: Path) -> Path:
 def command_create(args: Sequence[str]) -> int:
     folder = data_dir()
     target = Path(args[0]).resolve() if args else default_target(folder)
-    url = os.environ.get("DATABASE_URL", "").strip()
+    url = optional("DATABASE_URL")
     if url:
-        key = os.environ.get("SECRET_KEY", "").strip() or None
+        key = optional("SECRET_KEY") or None
     else:
         url = start_embedded_database(folder / "pgdata").url
         key = ensure_secret_key(folder)
@@ -221,7 +222,7 @@ def command_restore(args: Sequence[str]) -> int:
     files = [a for a in args if a != "--force" and not a.startswith("--journal=")]
     if len(files) != 1:
         raise LaunchError("usage: make restore FILE=path/to/backup.tar [FORCE=1] [JOURNAL=erasures.jsonl]")
-    if os.environ.get("DATABASE_URL", "").strip():
+    if optional("DATABASE_URL"):
         raise LaunchError("DATABASE_URL is set: restore into that server with pg_restore (docs/records.md)")
     folder = data_dir()
     lock = DataFolderLock(folder / "legalmem.lock", "LegalMem")

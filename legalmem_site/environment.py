@@ -163,7 +163,7 @@ VARIABLES: tuple[Variable, ...] = (
              "origins trusted for form posts and by the websocket origin check; behind a TLS proxy, "
              "the public `https://…` origin"),
     Variable("HOST", "server", "str", "127.0.0.1", "`127.0.0.1`", "address `make run` serves on"),
-    Variable("PORT", "server", "str", "8000", "`8000`", "port `make run` serves on"),
+    Variable("PORT", "server", "int", 8000, "`8000`", "port `make run` serves on", minimum=1),
     Variable("LEGALMEM_DEMO_STORY", "server", "choice", "auto", "`auto`",
              "the first `make run`'s demo story: `auto` (the LLM writes it when one is configured; if it "
              "cannot, the shipped script is seeded), `llm`, `offline` (no LLM request), `skip`",
@@ -288,6 +288,14 @@ def read(name: str, default: object = _UNSET):
     if variable.kind == "header":
         return env_header(name)
     raise ValueError(f"{name}: unknown kind {variable.kind!r}")
+
+
+def optional(name: str) -> str:
+    """The declared variable ``name`` when the operator set it (read by its kind), else "": for
+    the launcher and the backup, which choose by whether a value was given (an external
+    database, a fixed secret key) where the settings would require one."""
+    DECLARED[name]  # only declared variables are read
+    return str(read(name)) if os.environ.get(name, "").strip() else ""
 
 
 # --- Retired variables ---------------------------------------------------------------------------

@@ -34,7 +34,7 @@ import psutil
 import psycopg
 import psycopg.sql
 
-from legalmem_site.environment import ConfigError, check_retired
+from legalmem_site.environment import ConfigError, check_retired, optional, read
 from legalmem_site.serving import daphne_command, worker_command
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -47,7 +47,7 @@ class LaunchError(Exception):
 
 
 def data_dir() -> Path:
-    path = Path(os.environ.get("LEGALMEM_DATA_DIR") or BASE_DIR / "var").resolve()
+    path = Path(read("LEGALMEM_DATA_DIR") or BASE_DIR / "var").resolve()
     path.mkdir(parents=True, exist_ok=True)
     return path
 
@@ -250,7 +250,7 @@ def start_embedded_database(pgdata: Path) -> Database:
 
 
 def open_database(folder: Path) -> Database:
-    url = os.environ.get("DATABASE_URL", "").strip()
+    url = optional("DATABASE_URL")
     if url:
         check_pgvector(url, source="DATABASE_URL")
         return Database(url=url, embedded=False)
@@ -261,8 +261,8 @@ def open_database(folder: Path) -> Database:
 
 def ensure_secret_key(folder: Path) -> str:
     """A secret key kept in the data folder, so sessions survive restarts of `make run`."""
-    if os.environ.get("SECRET_KEY", "").strip():
-        return os.environ["SECRET_KEY"].strip()
+    if optional("SECRET_KEY"):
+        return optional("SECRET_KEY")
     path = folder / "secret_key"
     if not path.exists():
         path.write_text(secrets.token_urlsafe(50))
@@ -276,15 +276,10 @@ def manage(args: Sequence[str], env: dict[str, str]) -> None:
         raise LaunchError(f"`manage.py {' '.join(args)}` failed (exit {result.returncode})")
 
 
-DEMO_STORY_SOURCES = ("auto", "llm", "offline", "skip")
-
-
 def demo_story_source() -> str:
-    """``LEGALMEM_DEMO_STORY``: where the first start's demo story comes from (default auto)."""
-    value = os.environ.get("LEGALMEM_DEMO_STORY", "").strip().lower() or "auto"
-    if value not in DEMO_STORY_SOURCES:
-        raise LaunchError(f"LEGALMEM_DEMO_STORY must be one of {', '.join(DEMO_STORY_SOURCES)}, got {value!r}")
-    return value
+    """``LEGALMEM_DEMO_STORY``: where the first start's demo story comes from (its choices and
+    default are declared in legalmem_site/environment.py)."""
+    return read("LEGALMEM_DEMO_STORY")
 
 
 #: How long the LLM may work on the first start's demo story; the chunks it has not written by
@@ -438,10 +433,7 @@ def command_run() -> int:
     manage(["purge_expired", "--schedule"], env)
     # Messages saved before they were searchable (or left by a crashed worker) get embedded.
     manage(["index_messages"], env)
-    host = os.environ.get("HOST", "127.0.0.1")
-    port = os.environ.get("PORT", "8000")
-    if not port.isdigit():
-        raise LaunchError(f"PORT must be a port number, got {port!r}")
+    host, port = read("HOST"), str(read("PORT"))
     supervisor = Supervisor(env)
     # Explicit, so a launch from a shell that ignores SIGINT (a `&` job) still stops on Ctrl-C.
     signal.signal(signal.SIGINT, signal.default_int_handler)

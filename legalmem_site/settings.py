@@ -336,6 +336,7 @@ CHAT_TURN_TIMEOUT_SECONDS = read("CHAT_TURN_TIMEOUT_SECONDS")
 
 # --- Operations (docs/operations.md) ---------------------------------------------------------------
 # Prometheus at /metrics (infra/metrics.py): off (404) unless one of these is set.
+PROMETHEUS_MULTIPROC_DIR = read("PROMETHEUS_MULTIPROC_DIR")  # every process's figures summed in a scrape
 METRICS_TOKEN = read("METRICS_TOKEN")  # scrape with "Authorization: Bearer <token>"
 METRICS_ALLOWED_IPS = read("METRICS_ALLOWED_IPS")  # or from these addresses (no token needed)
 

@@ -64,6 +64,9 @@ class NoteTruthReport:
     superseded_still_current: int = 0
     corrections: int = 0
     corrections_done: int = 0
+    #: Missed corrections by the form the set's writers gave them ("later session", "更正", …):
+    #: counts only, so a held-out split says which way of correcting fails without its text.
+    corrections_missed_by_form: Counter = field(default_factory=Counter)
     user_word_notes: int = 0
     login_said_notes: int = 0
     never_notes: int = 0
@@ -85,7 +88,9 @@ class NoteTruthReport:
             f"  fact recall (current facts with a note citing their message and holding their tokens): "
             f"{share(self.facts_noted, self.facts)}",
             f"  correction success (old value in no active note, new value in one): "
-            f"{share(self.corrections_done, self.corrections)}",
+            f"{share(self.corrections_done, self.corrections)}"
+            + (f"; missed by form: {dict(self.corrections_missed_by_form.most_common())}"
+               if self.corrections_missed_by_form else ""),
             f"  superseded facts still in an active note: {share(self.superseded_still_current, self.superseded_facts)}",
             f"  notes saying 用户: {self.user_word_notes}   notes saying <login>说: {self.login_said_notes}",
             f"  messages that hold no fact but became a note: {share(self.never_noted, self.never_notes)}",
@@ -212,6 +217,7 @@ def _score(split: str, data: dict[str, Any], progress) -> NoteTruthReport:
         if old_gone and new_there:
             report.corrections_done += 1
         else:
+            report.corrections_missed_by_form[correction.get("form") or "-"] += 1
             report.misses.append(f"correction {correction['id']} {correction['slot']} "
                                  f"{correction['old_value']}→{correction['new_value']} "
                                  f"({'old value still active: ' + still[0][:80] if not old_gone else 'no note holds the new value'})")

@@ -19,6 +19,7 @@ from connectors.services import TokenError, create_token
 from memory.models import AuditEvent
 from memory.services.audit import record
 from records.services.retention import RecordsError, set_legal_hold, set_retention
+from tests.site.product_packages import left_out, product_packages
 from tests.site.test_command_language import CJK, ENGLISH_WORDS, run
 
 pytestmark = pytest.mark.django_db
@@ -107,7 +108,9 @@ def test_retention_and_token_refusals_speak_the_readers_language(world, language
 # The product's operator commands, by app: every one's --help speaks the operator's language.
 # showcase's evaluations are developer tools; generate_story is here because `make run` runs it.
 OPERATOR_APPS = {"records", "memory", "remember", "recall", "connectors", "documents", "navigation", "logins",
-                 "my_memory", "chat", "infra", "legalmem_site"}
+                 "my_memory", "chat", "infra", "legaltext", "legalmem_site"}
+#: Apps whose commands are developer tools (the evaluations), not the operator's.
+DEVELOPER_APPS = {"showcase"}
 RUN_BY_MAKE_RUN = {"generate_story"}
 
 
@@ -195,6 +198,13 @@ def test_every_operator_command_has_its_help_checked():
     operator_commands = {name for name, app in get_commands().items()
                          if app in OPERATOR_APPS or name in RUN_BY_MAKE_RUN}
     assert operator_commands == {command for command, _english, _chinese in HELP_CASES}
+
+
+def test_every_app_is_an_operator_app_or_a_developer_app():
+    """A new app's commands are checked unless it is named a developer tool (tests/site/product_packages.py)."""
+    assert not OPERATOR_APPS & DEVELOPER_APPS
+    assert left_out(OPERATOR_APPS | DEVELOPER_APPS) == set(), "a new app joins OPERATOR_APPS or DEVELOPER_APPS"
+    assert product_packages() >= OPERATOR_APPS | DEVELOPER_APPS, "an app named here is gone"
 
 
 @pytest.mark.parametrize("command, english, chinese", HELP_CASES)

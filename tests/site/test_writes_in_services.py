@@ -5,7 +5,8 @@ A service is a module under a ``services`` package or named ``services.py`` (``m
 family of models inside ``transaction.atomic`` and, where the change matters, leaves the audit
 entry (``memory.services.audit.record``). Everything else reads, and calls a service to write.
 
-Read with ``ast`` from every product module (migrations aside; ``tests/`` and ``bench/`` are
+Read with ``ast`` from every module of every product package (``tests/site/product_packages.py``;
+migrations aside; ``tests/`` and ``bench/`` are
 not product code and build their fixtures as they like): a call of ``.save(…)``,
 ``.create(…)``, ``.get_or_create(…)``, ``.update_or_create(…)``, ``.bulk_create(…)``,
 ``.bulk_update(…)``, ``.update(<keywords only>)`` (a queryset's; ``dict.update(other)`` takes a
@@ -19,9 +20,7 @@ import ast
 from collections import Counter
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-PRODUCT = ("legalmem_site", "chat", "navigation", "records", "logins", "showcase", "my_memory",
-           "recall", "remember", "memory", "infra")
+from tests.site.product_packages import ROOT, product_modules
 WRITES = {"save", "create", "get_or_create", "update_or_create", "bulk_create", "bulk_update"}
 
 # (file, the call as written) → why it may stay outside a service. Keep it short and honest;
@@ -63,15 +62,15 @@ def write_calls(source: str) -> list[tuple[int, str]]:
     return found
 
 
-def writes_outside_services() -> list[tuple[str, int, str]]:
+def writes_outside_services(root: Path = ROOT) -> list[tuple[str, int, str]]:
+    """Every write-shaped call outside a service, in every product package (a new app included)."""
     found = []
-    for package in PRODUCT:
-        for path in sorted((ROOT / package).rglob("*.py")):
-            relative = path.relative_to(ROOT)
-            if "migrations" in relative.parts or is_service(relative):
-                continue
-            for line, call in write_calls(path.read_text(encoding="utf-8")):
-                found.append((relative.as_posix(), line, call))
+    for path in product_modules(root):
+        relative = path.relative_to(root)
+        if is_service(relative):
+            continue
+        for line, call in write_calls(path.read_text(encoding="utf-8")):
+            found.append((relative.as_posix(), line, call))
     return found
 
 
