@@ -17,7 +17,8 @@ from remember.decisions import flush_decisions, remember_decision
 from remember.drafts import ItemError, Provenance, TurnSource, category_slug, draft_for, is_persona_item
 from remember.client_name import client_name_before, relayed_client_before
 from remember.extract import extract_turn, extractable_reply
-from remember.persona import episodic_twins, record_persona_item
+from remember.persona import episodic_twins
+from remember.services.persona import do_record_persona_statement
 from remember.routing import route_and_write
 from memory.services.notes import NoteValidationError, content_hash
 from memory.services.consolidations import consolidation_save
@@ -85,7 +86,7 @@ def apply_items(
                 release_if_frozen()  # it holds the turn's row: a frozen worker must not hold it for ever
                 hold_turn(turn)
                 if draft is None:
-                    decision = record_persona_item(
+                    decision = do_record_persona_statement(
                         item, vector, source, actor=actor, item_index=index, turn=turn, consolidation=consolidation
                     )
                 else:

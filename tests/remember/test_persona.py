@@ -12,7 +12,8 @@ from memory.models import LinkType, MemoryScope, Note, NoteLink, PersonaEvidence
 from memory.services.conversations import save_message
 from remember.drafts import TurnSource
 from remember import persona
-from remember.persona import persona_strength, qualifies, record_persona_item, time_decay
+from remember.persona import persona_strength, qualifies, time_decay
+from remember.services.persona import do_record_persona_statement
 from tests.remember.factories import at
 
 PREFERENCE = "我希望你以后先给结论，再列证据清单，最后给协商、投诉、起诉路径。"
@@ -31,7 +32,7 @@ def say(conversation, content: str, *, when, confidence: float = 0.8) -> Routing
                          keywords=[], tags=["偏好"], context="", importance=0.7, scope_hint="user_profile",
                          dates=[], amounts=[], speaker="user")
     vector = get_embedder().embed_passages([content])[0]
-    return record_persona_item(item, vector, source, actor="system:test", item_index=0)
+    return do_record_persona_statement(item, vector, source, actor="system:test", item_index=0)
 
 
 def profile_notes():
