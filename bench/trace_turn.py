@@ -26,7 +26,7 @@ from django.contrib.auth import get_user_model
 from memory.models import Membership, Message, Role
 from memory.services.conversations import save_message, start_conversation
 from memory.services.tenancy import assign_user, create_firm, create_matter
-from memory.services.turn_extractions import turn_extraction_get_or_create
+from remember.services.turn_jobs import do_create_turn
 from remember.turns import process_turn
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -48,7 +48,7 @@ def turn_of(firm, user, matter, texts: tuple[str, str]) -> int:
     conversation = start_conversation(firm=firm, user=user, matter=matter, title="trace")
     question = save_message(conversation, Message.Role.USER, texts[0], speaker=user.username)
     answer = save_message(conversation, Message.Role.ASSISTANT, texts[1], speaker="assistant")
-    turn, _ = turn_extraction_get_or_create(user_message=question, assistant_message=answer, source_type="chat")
+    turn, _ = do_create_turn(question, answer, source_type="chat")
     return turn.pk
 
 

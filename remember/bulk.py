@@ -35,22 +35,10 @@ from remember.apply import TurnGone
 from remember.decisions import read_decisions_of
 from remember.encoder import BackgroundEncoder
 from remember.consolidation import consolidate_overflow
-from remember.liveness import heartbeat
 from memory.services.audit import batched as batched_audit
-from memory.services.turn_extractions import turn_extractions_save
 from memory.transaction_memo import memo_scope
-from remember.turns import (
-    CLAIM_FIELDS,
-    SYSTEM_ACTOR,
-    _after_failure,
-    apply_turn,
-    claimable,
-    EXTRACTION_FIELDS,
-    items_to_write,
-    mark_running,
-    run_extraction,
-    unless_skipped,
-)
+from remember.services.turn_jobs import SYSTEM_ACTOR, do_claim_turns, do_store_extractions, heartbeat
+from remember.turns import after_failure, apply_turn, items_to_write, run_extraction, unless_skipped
 
 logger = logging.getLogger("legalmem.pipeline")
 
@@ -74,40 +62,6 @@ class BulkOutcome:
     #: Seconds the import's own thread waited for the encoder: the rest of its wall time is the
     #: work an embeddings server would not take away (bench/bench_import.py prints both).
     waited_for_encoder: float = 0.0
-
-
-def claim_turns(turn_ids: Iterable[int]) -> dict[int, TurnExtraction]:
-    """Claim these jobs in one locked read and one bulk update, with ``claim_turn``'s rules;
-    rows another worker holds right now are skipped (they are that worker's)."""
-    now = timezone.now()
-    with transaction.atomic():
-        rows = list(
-            TurnExtraction.objects.select_for_update(skip_locked=True, of=("self",))
-            .filter(pk__in=list(turn_ids))
-            .select_related("conversation__user", "conversation__firm", "conversation__matter",
-                            "user_message", "assistant_message")
-        )
-        claimed = [turn for turn in rows if claimable(turn, now)]
-        for turn in claimed:
-            mark_running(turn, now)
-        turn_extractions_save(claimed, CLAIM_FIELDS)
-    return {turn.pk: turn for turn in claimed}
-
-
-def store_extractions(turns: list[TurnExtraction]) -> set[int]:
-    """Store these turns' extractions in one transaction (``extract_items`` does it one turn at a
-    time); returns the ids stored — a turn erased meanwhile is not (docs/records.md)."""
-    if not turns:
-        return set()
-    now = timezone.now()
-    with transaction.atomic():
-        alive = set(TurnExtraction.objects.select_for_update().filter(pk__in=[t.pk for t in turns]).order_by("pk")
-                    .values_list("pk", flat=True))
-        kept = [turn for turn in turns if turn.pk in alive]
-        for turn in kept:
-            turn.updated_at = now
-        turn_extractions_save(kept, EXTRACTION_FIELDS)
-    return alive
 
 
 class BulkRun:
@@ -195,7 +149,7 @@ class BulkRun:
 
     def _prepare(self, window: _Window) -> None:
         """Claim and extract the window's turns and queue everything it needs encoded."""
-        window.claimed = claim_turns(window.turn_ids)
+        window.claimed = do_claim_turns(window.turn_ids)
         extracted = []
         for turn_id in window.turn_ids:
             turn = window.claimed.get(turn_id)
@@ -204,11 +158,11 @@ class BulkRun:
             try:
                 run_extraction(turn)
             except Exception as exc:  # noqa: BLE001 - recorded, retried or failed as in process_turn
-                _after_failure(turn, exc)
+                after_failure(turn, exc)
                 window.claimed.pop(turn_id)
                 continue
             extracted.append(turn)
-        for gone in set(t.pk for t in extracted) - store_extractions(extracted):
+        for gone in set(t.pk for t in extracted) - do_store_extractions(extracted):
             window.claimed.pop(gone)  # erased meanwhile (docs/records.md)
         for turn_id in window.turn_ids:
             turn = window.claimed.get(turn_id)
@@ -251,7 +205,7 @@ def _run_turn(turn: TurnExtraction, items: "Future[np.ndarray] | None",
         return None
     except Exception as exc:  # noqa: BLE001 - recorded, retried or failed as in process_turn
         if TurnExtraction.objects.filter(pk=turn.pk).exists():  # not erased under it
-            _after_failure(turn, exc)
+            after_failure(turn, exc)
         return None
     try:
         consolidate_overflow(turn.conversation, actor=SYSTEM_ACTOR)

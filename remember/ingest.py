@@ -42,7 +42,8 @@ from memory.models import Conversation, Firm, Matter, Membership, Message, Routi
 from infra.embeddings import EmbeddingUnavailable
 from remember.bulk import BulkRun
 from remember.message_index import index_messages
-from remember.turns import get_or_create_turns, process_turn
+from remember.services.turn_jobs import do_create_turns
+from remember.turns import process_turn
 from memory.services.conversations import NewMessage, keyed_conversation, save_messages
 from infra.text_hygiene import UnsafeInput, check_tree
 
@@ -250,7 +251,7 @@ def _store_conversation(firm: Firm, spec: _ConversationSpec, result: ImportResul
             for m in spec.messages])
         pairs = [(previous, current) for previous, current in zip(stored, stored[1:])
                  if previous.role == Message.Role.USER and current.role == Message.Role.ASSISTANT]
-        turns = get_or_create_turns(pairs, source_type=SourceType.IMPORT)
+        turns = do_create_turns(pairs, source_type=SourceType.IMPORT)
     return turns, conversation.pk
 
 

@@ -68,21 +68,6 @@ def _process_alive(pid: int) -> bool:
 
 
 @contextmanager
-def heartbeat(*turn_ids: int) -> Iterator[None]:
-    """Beat the heartbeat of the jobs this process holds among ``turn_ids`` from a side thread
-    while the body runs (``beating``)."""
-    from memory.services.turn_extractions import turn_extractions_beat
-
-    if not turn_ids:
-        yield
-        return
-    name = f"turn-{turn_ids[0]}-heartbeat" if len(turn_ids) == 1 else f"{len(turn_ids)}-turns-heartbeat"
-    host, pid = this_worker()
-    with beating(name, lambda at: turn_extractions_beat(list(turn_ids), host=host, pid=pid, at=at)):
-        yield
-
-
-@contextmanager
 def beating(name: str, beat: Callable[[datetime], object]) -> Iterator[None]:
     """Call ``beat(now)`` every ``TURN_HEARTBEAT_SECONDS`` from a side thread (``name``) while
     the body runs; a failed beat is logged and retried at the next one. Inside a caller's

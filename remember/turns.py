@@ -8,6 +8,10 @@ entry. A job left ``running`` by a dead worker (its pid gone on this host, its h
 or past ``TURN_LEASE_SECONDS``; see remember/liveness.py) is taken over by
 ``process_turn`` and re-enqueued by ``resume_stalled_turns``.
 
+The job's states and the actions that change them (claim, store the extraction, finish, retry or
+fail) are ``remember/services/turn_jobs.py``; this module is the work between them, the task
+that runs it and the watchdog that re-enqueues what a dead worker left.
+
 Idempotent: one row per assistant message; extracted items are stored before routing, so
 a resumed job routes the same items; each item's routing decision is unique per turn and
 content hash and commits with its note, so no item is written twice.
@@ -17,7 +21,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import threading
-from datetime import datetime, timedelta
+from datetime import datetime
 from functools import partial
 
 from django.db import connection, transaction
@@ -28,37 +32,31 @@ from django_tasks import TaskResultStatus, task
 from django_tasks_db.models import DBTaskResult
 
 from infra.logs.jobs import job_run
-from infra.locks import lock_for_transaction, release_if_frozen
-from remember.extraction import ExtractedItem
-from infra.llm import LLMRejected, LLMStopped
-from memory.models import AuditEvent, Message, RoutingDecision, SourceType, TurnExtraction
-from remember.apply import TurnGone, apply_items, hold_turn, reply_speaker
+from infra.locks import lock_for_transaction
+from memory.models import Message, SourceType, TurnExtraction
+from remember import liveness
+from remember.apply import TurnGone, apply_items, reply_speaker
 from remember.client_name import client_name_before, relayed_client_before
 from remember.consolidation import consolidate_overflow
 from remember.documents.takeover import resume_stalled_documents
 from remember.drafts import Provenance, TurnSource
-from remember.extract import ENGINE_SKIPPED, extract_turn, extractable_reply, only_repeats_memory
-from remember import liveness
-from remember.liveness import heartbeat, holder_is_gone, lease_cutoff, this_worker
+from remember.extract import ENGINE_SKIPPED, extract_turn, extractable_reply
+from remember.extraction import ExtractedItem
+from remember.liveness import holder_is_gone, lease_cutoff
 from remember.message_index import index_conversation
 from remember.persona import episodic_twins
-from memory.services.audit import record
-from memory.services.conversations import mark_repeats_memory
-from memory.services.turn_extractions import (
-    turn_extraction_get_or_create, turn_extraction_save, turn_extraction_set_task, turn_extractions_add,
+from remember.services.turn_jobs import (
+    SYSTEM_ACTOR,
+    do_claim_turn,
+    do_create_turn,
+    do_finish_turn,
+    do_name_task,
+    do_record_turn_failure,
+    do_store_extraction,
+    heartbeat,
 )
 
-# Turn extraction jobs (docs/write-path.md): attempts, then the backoff before a retry (x 2^(attempt-1)).
-TURN_MAX_ATTEMPTS = 5
-TURN_RETRY_BACKOFF_SECONDS = 30.0
-
 logger = logging.getLogger("legalmem.pipeline")
-
-SYSTEM_ACTOR = "system:pipeline"
-
-
-class TurnError(ValueError):
-    """The two messages do not form a turn (roles, conversation)."""
 
 
 # --- enqueue ------------------------------------------------------------------------
@@ -70,45 +68,10 @@ def enqueue_turn_extraction(
     """Record the turn's job and enqueue its background task once the transaction commits.
     Calling it again for the same assistant message returns the same job (no second task
     unless it is still pending)."""
-    turn, created = _get_or_create_turn(user_message, assistant_message, source_type=source_type)
+    turn, created = do_create_turn(user_message, assistant_message, source_type=source_type)
     if created or turn.status == TurnExtraction.Status.PENDING:
         transaction.on_commit(partial(_enqueue_task, turn.pk))
     return turn
-
-
-def _get_or_create_turn(
-    user_message: Message, assistant_message: Message, *, source_type: str
-) -> tuple[TurnExtraction, bool]:
-    if user_message.conversation_id != assistant_message.conversation_id:
-        raise TurnError("the user message and the reply belong to different conversations")
-    if user_message.role != Message.Role.USER or assistant_message.role != Message.Role.ASSISTANT:
-        raise TurnError("a turn is a user message followed by an assistant reply")
-    return turn_extraction_get_or_create(user_message=user_message, assistant_message=assistant_message,
-                                         source_type=source_type)
-
-
-def get_or_create_turns(
-    pairs: list[tuple[Message, Message]], *, source_type: str = SourceType.CHAT
-) -> list[TurnExtraction]:
-    """``_get_or_create_turn`` for many turns at once (an import): one read, one insert for the
-    missing ones, one read back; no task is enqueued. Returns the rows in ``pairs`` order."""
-    for user_message, assistant_message in pairs:
-        if user_message.conversation_id != assistant_message.conversation_id:
-            raise TurnError("the user message and the reply belong to different conversations")
-        if user_message.role != Message.Role.USER or assistant_message.role != Message.Role.ASSISTANT:
-            raise TurnError("a turn is a user message followed by an assistant reply")
-    replies = [assistant_message.pk for _, assistant_message in pairs]
-    existing = set(TurnExtraction.objects.filter(assistant_message_id__in=replies).values_list(
-        "assistant_message_id", flat=True))
-    missing = [
-        TurnExtraction(firm_id=reply.firm_id, conversation_id=reply.conversation_id, user_message=question,
-                       assistant_message=reply, source_type=source_type)
-        for question, reply in pairs if reply.pk not in existing
-    ]
-    if missing:
-        turn_extractions_add(missing)  # a concurrent import's rows win
-    rows = {turn.assistant_message_id: turn for turn in TurnExtraction.objects.filter(assistant_message_id__in=replies)}
-    return [rows[reply] for reply in replies]
 
 
 def _enqueue_task(turn_id: int, run_after: datetime | None = None) -> None:
@@ -119,53 +82,10 @@ def _enqueue_task(turn_id: int, run_after: datetime | None = None) -> None:
     except Exception:  # the row is the source of truth; resume_stalled_turns re-enqueues
         logger.exception("could not enqueue extraction of turn %s; it stays pending", turn_id)
         return
-    turn_extraction_set_task(turn_id, str(result.id))
+    do_name_task(turn_id, str(result.id))
 
 
 # --- run --------------------------------------------------------------------------------
-
-
-def claim_turn(turn_id: int, *, now: datetime | None = None) -> TurnExtraction | None:
-    """Mark the job running for this worker, or None if it is finished, not yet due, or held
-    by a live worker. A ``running`` job whose worker is gone is taken over (crash-and-resume)."""
-    now = now or timezone.now()
-    with transaction.atomic():
-        release_if_frozen()  # a worker stopped holding this row would block every takeover of it
-        turn = TurnExtraction.objects.select_for_update().filter(pk=turn_id).first()
-        if turn is None:  # erased before its job ran
-            return None
-        if not claimable(turn, now):
-            return None
-        mark_running(turn, now)
-        turn_extraction_save(turn, CLAIM_FIELDS)
-    return turn
-
-
-# What a claim changes on the row (the bulk import saves the same fields for many rows at once).
-CLAIM_FIELDS = ("status", "attempts", "started_at", "heartbeat_at", "worker_host", "worker_pid")
-
-
-def claimable(turn: TurnExtraction, now: datetime) -> bool:
-    """May this process run this (locked) job now? Not when finished, not yet due, or held by a
-    live worker; a ``running`` job whose worker is gone is taken over (remember/liveness.py)."""
-    if turn.status in (TurnExtraction.Status.DONE, TurnExtraction.Status.SKIPPED, TurnExtraction.Status.FAILED):
-        return False
-    if turn.status == TurnExtraction.Status.RUNNING:
-        if not holder_is_gone(turn, now):
-            return False
-        logger.warning("turn %s was left running since %s by a dead worker (%s pid %s); resuming",
-                       turn.pk, turn.started_at, turn.worker_host, turn.worker_pid)
-    elif turn.next_attempt_at and turn.next_attempt_at > now:
-        return False
-    return True
-
-
-def mark_running(turn: TurnExtraction, now: datetime) -> None:
-    """The claimed job's new state, held by this process (the caller saves ``CLAIM_FIELDS``)."""
-    turn.status = TurnExtraction.Status.RUNNING
-    turn.attempts += 1
-    turn.started_at = turn.heartbeat_at = now
-    turn.worker_host, turn.worker_pid = this_worker()
 
 
 def process_turn(turn_id: int, *, provenance: Provenance | None = None) -> TurnExtraction | None:
@@ -174,7 +94,7 @@ def process_turn(turn_id: int, *, provenance: Provenance | None = None) -> TurnE
     never escape: they are recorded on the row and retried or failed. A caller running the job
     itself may name the turn (``provenance``): the notes it makes carry that source id and
     tags. Returns the row in its new state, or None once the turn was erased (docs/records.md)."""
-    turn = claim_turn(turn_id)
+    turn = do_claim_turn(turn_id)
     if turn is None:
         return TurnExtraction.objects.filter(pk=turn_id).first()
     with heartbeat(turn.pk):
@@ -188,7 +108,7 @@ def process_turn(turn_id: int, *, provenance: Provenance | None = None) -> TurnE
             if not TurnExtraction.objects.filter(pk=turn_id).exists():  # erased under it (its messages went first)
                 logger.info("turn %s was erased while its job ran", turn_id)
                 return None
-            _after_failure(turn, exc)
+            after_failure(turn, exc)
             return TurnExtraction.objects.get(pk=turn_id)
     try:
         consolidate_overflow(turn.conversation, actor=SYSTEM_ACTOR, provenance=provenance)
@@ -223,20 +143,12 @@ def extract_items(turn: TurnExtraction) -> bool:
     items); False when the engine skipped the turn (it is finished as ``skipped``)."""
     if turn.items is None:
         run_extraction(turn)
-        with transaction.atomic():
-            hold_turn(turn)
-            turn_extraction_save(turn, EXTRACTION_FIELDS)
-            if only_repeats_memory(turn.assistant_message):
-                mark_repeats_memory(turn.assistant_message)
+        do_store_extraction(turn)
     return unless_skipped(turn)
 
 
-#: What an extraction sets on the row (the bulk import stores a window's extractions at once).
-EXTRACTION_FIELDS = ("items", "rejected", "added", "engine")
-
-
 def run_extraction(turn: TurnExtraction) -> None:
-    """Run the extraction engine on the turn and set its ``EXTRACTION_FIELDS`` (not saved)."""
+    """Run the extraction engine on the turn and set its ``TurnExtraction.EXTRACTION_FIELDS`` (not saved)."""
     user_msg, reply = turn.user_message, turn.assistant_message
     outcome = extract_turn(
         user_msg.content, extractable_reply(reply),
@@ -253,7 +165,7 @@ def run_extraction(turn: TurnExtraction) -> None:
 def unless_skipped(turn: TurnExtraction) -> bool:
     """False, finishing the job as ``skipped``, when the engine skipped the turn."""
     if turn.engine == ENGINE_SKIPPED:
-        _finish(turn, TurnExtraction.Status.SKIPPED)
+        do_finish_turn(turn, TurnExtraction.Status.SKIPPED)
         return False
     return True
 
@@ -270,55 +182,15 @@ def apply_turn(turn: TurnExtraction, vectors=None, *, provenance: Provenance | N
     items = [ExtractedItem(**data) for data in turn.items]
     apply_items(items, _source_for(turn).with_provenance(provenance), actor=SYSTEM_ACTOR, turn=turn,
                 vectors=vectors)
-    _finish(turn, TurnExtraction.Status.DONE)
+    do_finish_turn(turn, TurnExtraction.Status.DONE)
 
 
-def _finish(turn: TurnExtraction, status: str) -> None:
-    turn.status = status
-    turn.finished_at = timezone.now()
-    turn.next_attempt_at = None
-    with transaction.atomic(savepoint=False):  # inside the bulk import's turn transaction: no savepoint
-        hold_turn(turn)
-        turn.decisions = [d.as_dict() for d in RoutingDecision.objects.filter(source_key=turn.source_key)]
-        turn_extraction_save(turn, ["status", "finished_at", "next_attempt_at", "decisions"])
-
-
-def _after_failure(turn: TurnExtraction, exc: Exception) -> None:
-    """Record the error; schedule a retry with backoff, or fail for good after max attempts."""
-    error = f"{type(exc).__name__}: {exc}"[:4000]
-    with transaction.atomic():
-        turn = TurnExtraction.objects.select_for_update().select_related("conversation").get(pk=turn.pk)
-        turn.last_error = error
-        # A refusal (bad key, unknown model, every JSON mode refused) is the same on every
-        # attempt: fail now instead of asking the server again over the next minutes.
-        gave_up = turn.attempts >= TURN_MAX_ATTEMPTS or isinstance(exc, LLMRejected)
-        if gave_up and not isinstance(exc, LLMStopped):
-            logger.error("turn %s failed after %d attempts: %s", turn.pk, turn.attempts, error, exc_info=exc)
-            turn.status = TurnExtraction.Status.FAILED
-            turn.finished_at = timezone.now()
-            turn.next_attempt_at = None
-            turn_extraction_save(turn, ["status", "last_error", "finished_at", "next_attempt_at"])
-            record(
-                actor=SYSTEM_ACTOR,
-                event=AuditEvent.JOB_FAILED,
-                firm=turn.firm,
-                object_type="turn_extraction",
-                object_id=turn.pk,
-                after={"status": turn.status, "attempts": turn.attempts, "error": error},
-                matter_id=turn.conversation.matter_id,
-            )
-            return
-        delay = TURN_RETRY_BACKOFF_SECONDS * (2 ** (turn.attempts - 1))
-        if isinstance(exc, LLMStopped):  # the worker was told to stop: no attempt lost, the next one asks now
-            turn.attempts, delay = max(0, turn.attempts - 1), 0
-        turn.status = TurnExtraction.Status.PENDING
-        turn.next_attempt_at = timezone.now() + timedelta(seconds=delay)
-        turn_extraction_save(turn, ["status", "attempts", "last_error", "next_attempt_at"])
-        logger.warning(
-            "turn %s attempt %d/%d failed (%s); retrying in %.0f s",
-            turn.pk, turn.attempts, TURN_MAX_ATTEMPTS, error, delay,
-        )
-        transaction.on_commit(partial(_enqueue_task, turn.pk, turn.next_attempt_at))
+def after_failure(turn: TurnExtraction, exc: Exception) -> None:
+    """Record the failure (``do_record_turn_failure``) and enqueue the retry it schedules once
+    that commits."""
+    retry_at = do_record_turn_failure(turn, exc)
+    if retry_at is not None:
+        transaction.on_commit(partial(_enqueue_task, turn.pk, retry_at))
 
 
 def resume_stalled_turns(*, now: datetime | None = None, limit: int = 100) -> list[int]:

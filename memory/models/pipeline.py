@@ -88,6 +88,46 @@ class TurnExtraction(models.Model):
     def source_key(self) -> str:
         return f"turn:{self.pk}"
 
+    # --- the job's states (set here, saved by remember/services/turn_jobs.py) ------------------
+    #: What a claim changes on the row (``begin_attempt``).
+    CLAIM_FIELDS = ("status", "attempts", "started_at", "heartbeat_at", "worker_host", "worker_pid")
+    #: What an extraction sets on the row (``remember.turns.run_extraction``).
+    EXTRACTION_FIELDS = ("items", "rejected", "added", "engine")
+
+    @property
+    def is_finished(self) -> bool:
+        """Done, skipped or failed: no worker runs it again."""
+        return self.status in (self.Status.DONE, self.Status.SKIPPED, self.Status.FAILED)
+
+    def begin_attempt(self, now, worker: tuple[str, int]) -> None:
+        """pending (or running under a dead worker) → running, held by ``worker`` (host, pid)."""
+        self.status = self.Status.RUNNING
+        self.attempts += 1
+        self.started_at = self.heartbeat_at = now
+        self.worker_host, self.worker_pid = worker
+
+    def end(self, status: str, now) -> None:
+        """running → done or skipped."""
+        self.status = status
+        self.finished_at = now
+        self.next_attempt_at = None
+
+    def give_up(self, error: str, now) -> None:
+        """running → failed, for good, with the error."""
+        self.last_error = error
+        self.status = self.Status.FAILED
+        self.finished_at = now
+        self.next_attempt_at = None
+
+    def retry_at(self, error: str, when, *, attempt_lost: bool = True) -> None:
+        """running → pending until ``when``, with the error; an attempt the worker was told to
+        stop does not count (``attempt_lost=False``)."""
+        self.last_error = error
+        if not attempt_lost:
+            self.attempts = max(0, self.attempts - 1)
+        self.status = self.Status.PENDING
+        self.next_attempt_at = when
+
 
 class ConsolidationQuerySet(models.QuerySet["Consolidation"]):
     def visible_to(self, user) -> "ConsolidationQuerySet":

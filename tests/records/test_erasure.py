@@ -11,7 +11,8 @@ from django_tasks_db.models import DBTaskResult
 
 from memory.models import AuditEvent, AuditLog, Conversation, Matter, Message, Note, TurnExtraction
 from remember import turns as turn_jobs
-from remember.turns import TurnGone, claim_turn, process_turn
+from remember.services.turn_jobs import do_claim_turn
+from remember.turns import TurnGone, process_turn
 from recall import search_memory
 from memory.services.notes import supersede_note
 from records.services import erasure as erasure_service
@@ -190,7 +191,7 @@ def test_a_queued_extraction_job_of_an_erased_conversation_writes_nothing(world,
 def test_a_running_extraction_job_stops_at_its_next_write(world, make_turn):
     talk = Conversation.objects.create(firm=world.firm_a, user=world.alice, matter=world.matter_deposit)
     turn = make_turn(talk, SECRET_TURN, SECRET_REPLY, run=False)
-    running = claim_turn(turn.pk)  # the worker took it, read the turn and waits for the LLM
+    running = do_claim_turn(turn.pk)  # the worker took it, read the turn and waits for the LLM
     assert running.status == TurnExtraction.Status.RUNNING
     assert running.user_message.content
     assert running.assistant_message.content
@@ -278,7 +279,7 @@ def test_a_job_that_reaches_its_write_during_an_erasure_waits_and_then_writes_no
     turn = make_turn(talk, SECRET_TURN, SECRET_REPLY, run=False)
     queued = DBTaskResult.objects.filter(task_path=turn_jobs.extract_turn_task.module_path, status="READY")
     assert queued.filter(args_kwargs__args=[turn.pk]).count() == 1  # committed: its task is on the queue
-    running = claim_turn(turn.pk)
+    running = do_claim_turn(turn.pk)
     assert running.user_message.content
     assert running.assistant_message.content
     assert running.conversation

@@ -12,12 +12,12 @@ from django_tasks_db.models import DBTaskResult
 import infra.embeddings as embeddings
 from memory.models import AuditEvent, AuditLog, Message, Note, RoutingDecision, TurnExtraction
 from remember.turns import process_turn, resume_stalled_turns
-from remember.turns import claim_turn
+from remember.services.turn_jobs import do_claim_turn
 from tests.fake_llm import json_reply
 from tests.remember.conftest import LAPTOP_REPLY, LAPTOP_USER
 from tests.task_worker import run_worker_once
 from remember import liveness
-from remember import turns as pipeline_turns
+from remember.services import turn_jobs
 
 KNOWLEDGE = {
     "knowledge": [
@@ -84,7 +84,7 @@ def test_enqueueing_the_same_reply_twice_returns_the_same_job(world, laptop_conv
 def test_a_job_left_running_by_a_dead_worker_is_resumed(world, laptop_conversation, make_turn, settings):
     turn = make_turn(laptop_conversation, LAPTOP_USER, LAPTOP_REPLY, run=False)
     # the worker claimed it, extracted, wrote the first item, then died
-    claim_turn(turn.pk)
+    do_claim_turn(turn.pk)
     from remember.apply import apply_items
     from remember.turns import _source_for
     from remember.extraction import extract_offline
@@ -196,7 +196,7 @@ def test_llm_timeout_is_a_retry(world, laptop_conversation, make_turn, fake_llm,
 def test_malformed_json_fails_the_job_after_max_attempts(
     world, laptop_conversation, make_turn, fake_llm, llm_settings, settings, caplog, monkeypatch,
 ):
-    monkeypatch.setattr(pipeline_turns, "TURN_MAX_ATTEMPTS", 2)
+    monkeypatch.setattr(turn_jobs, "TURN_MAX_ATTEMPTS", 2)
     earlier = world.note("用户的笔记本电脑曾经维修过一次。", matter=world.matter_laptop)
     fake_llm.script_malformed(times=20)
     turn = make_turn(laptop_conversation, LAPTOP_USER, LAPTOP_REPLY)
@@ -218,7 +218,7 @@ def test_malformed_json_fails_the_job_after_max_attempts(
 
 def test_failed_task_result_is_failed_too(world, laptop_conversation, make_turn, fake_llm, llm_settings,
                                           settings, django_capture_on_commit_callbacks, monkeypatch):
-    monkeypatch.setattr(pipeline_turns, "TURN_MAX_ATTEMPTS", 1)
+    monkeypatch.setattr(turn_jobs, "TURN_MAX_ATTEMPTS", 1)
     fake_llm.script_malformed(times=20)
     with django_capture_on_commit_callbacks(execute=True):
         make_turn(laptop_conversation, LAPTOP_USER, LAPTOP_REPLY, run=False)

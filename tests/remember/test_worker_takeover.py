@@ -23,9 +23,10 @@ from django_tasks_db.models import DBTaskResult
 
 from memory.models import Note, TurnExtraction
 from remember.turns import resume_stalled_turns
-from remember.liveness import heartbeat
+from remember.services.turn_jobs import heartbeat
 from remember.apply import TurnTakenOver
-from remember.turns import apply_turn, claim_turn, extract_items
+from remember.services.turn_jobs import do_claim_turn
+from remember.turns import apply_turn, extract_items
 from tests.live_server import test_database_url
 from tests.remember.conftest import LAPTOP_REPLY, LAPTOP_USER
 from tests.task_worker import run_worker_once
@@ -76,7 +77,7 @@ def test_a_job_whose_heartbeat_stopped_on_another_host_is_taken_over(world, lapt
     turn = make_turn(laptop_conversation, LAPTOP_USER, LAPTOP_REPLY, run=False)
     mark_running(turn, host="other-host", pid=1234, heartbeat_age=31)  # three beats missed, far from the lease
     assert resume_stalled_turns() == [turn.pk]
-    assert claim_turn(turn.pk) is not None
+    assert do_claim_turn(turn.pk) is not None
 
 
 def test_a_job_with_a_live_worker_is_not_stolen(world, laptop_conversation, make_turn, settings, monkeypatch):
@@ -84,10 +85,10 @@ def test_a_job_with_a_live_worker_is_not_stolen(world, laptop_conversation, make
     turn = make_turn(laptop_conversation, LAPTOP_USER, LAPTOP_REPLY, run=False)
     mark_running(turn, host=socket.gethostname(), pid=os.getpid(), heartbeat_age=5)  # this process is alive
     assert "re-enqueued 0" in resume_step()
-    assert claim_turn(turn.pk) is None
+    assert do_claim_turn(turn.pk) is None
     mark_running(turn, host="other-host", pid=1234, heartbeat_age=5)  # another host, beating
     assert resume_stalled_turns() == []
-    assert claim_turn(turn.pk) is None
+    assert do_claim_turn(turn.pk) is None
     turn.refresh_from_db()
     assert (turn.status, turn.attempts, turn.worker_host) == ("running", 1, "other-host")
 
@@ -95,7 +96,7 @@ def test_a_job_with_a_live_worker_is_not_stolen(world, laptop_conversation, make
 def test_the_heartbeat_advances_while_the_job_runs(transactional_db, world, laptop_conversation, make_turn, settings, monkeypatch):
     monkeypatch.setattr(liveness, "TURN_HEARTBEAT_SECONDS", 0.2)
     turn = make_turn(laptop_conversation, LAPTOP_USER, LAPTOP_REPLY, run=False)
-    claimed = claim_turn(turn.pk)
+    claimed = do_claim_turn(turn.pk)
     with heartbeat(turn.pk):
         time.sleep(1.0)
     turn.refresh_from_db()
@@ -152,11 +153,11 @@ def test_a_frozen_worker_that_wakes_after_a_takeover_writes_nothing(world, lapto
     when it wakes it must not write the turn's notes a second time nor finish the row again."""
     monkeypatch.setattr(liveness, "TURN_HEARTBEAT_SECONDS", 10)
     turn = make_turn(laptop_conversation, LAPTOP_USER, LAPTOP_REPLY, run=False)
-    frozen = claim_turn(turn.pk)
+    frozen = do_claim_turn(turn.pk)
     assert frozen is not None
     assert extract_items(frozen)  # it extracted, then froze
     TurnExtraction.objects.filter(pk=turn.pk).update(heartbeat_at=timezone.now() - timedelta(seconds=31))
-    taker = claim_turn(turn.pk)
+    taker = do_claim_turn(turn.pk)
     assert taker is not None
     assert taker.attempts == frozen.attempts + 1
 
@@ -218,4 +219,4 @@ def test_a_worker_frozen_inside_its_watchdog_round_does_not_stop_the_takeover(
     assert 0.5 < waited < 20
     assert len(errors) == 1 and isinstance(errors[0], DatabaseError), errors  # its session was ended, not ours
     assert "idle-in-transaction timeout" in str(errors[0])
-    assert claim_turn(turn.pk) is not None
+    assert do_claim_turn(turn.pk) is not None

@@ -60,7 +60,7 @@ CONSTANT_MODULES = {
     "recall/query_text.py": "recall.query_text",
     "remember/message_index.py": "remember.message_index",
     "remember/working_memory.py": "remember.working_memory",
-    "remember/turns.py": "remember.turns",
+    "remember/services/turn_jobs.py": "remember.services.turn_jobs",
     "remember/liveness.py": "remember.liveness",
     "records/tasks.py": "records.tasks",
     "infra/http_input.py": "infra.http_input",
