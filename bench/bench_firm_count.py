@@ -26,23 +26,22 @@ STATEMENTS = 20  # note statements captured, each planned once per step
 
 def _note_statements(world) -> list[tuple[str, list]]:
     """The note statements of ``STATEMENTS`` searches (without their settings statement)."""
-    from recall import candidates as cand
-    from recall import search_memory
+    from recall import candidate_sql, search_memory
 
     captured: list[tuple[str, list]] = []
-    fetch = cand._fetch_with_local_hnsw
+    fetch = candidate_sql._fetch_with_local_hnsw
 
     def capture(sql: str, params: list, ef_search: int, max_scan_tuples: int) -> list[tuple]:
         captured.append((sql, params))
         return fetch(sql, params, ef_search, max_scan_tuples)
 
-    cand._fetch_with_local_hnsw = capture
+    candidate_sql._fetch_with_local_hnsw = capture
     try:
         for i in range(STATEMENTS):
             search_memory(world.user, QUERIES[i % len(QUERIES)], k=10, strategy="layered",
                           matter_id=world.assigned[i % len(world.assigned)].pk)
     finally:
-        cand._fetch_with_local_hnsw = fetch
+        candidate_sql._fetch_with_local_hnsw = fetch
     return captured
 
 

@@ -27,29 +27,31 @@ VARIANTS = ("now", "notes ef 100", "one statement", "settings apart")
 
 
 def _settings_apart(sql: str, params: list, ef_search: int, max_scan_tuples: int) -> list[tuple]:
-    """The former form of ``candidates._fetch_with_local_hnsw``: a transaction with its own SET."""
-    from recall import candidates as cand
+    """The former form of ``hnsw._fetch_with_local_hnsw``: a transaction with its own SET."""
+    from recall import hnsw
 
     with transaction.atomic():
-        cand._set_local_hnsw(ef_search, max_scan_tuples)
+        hnsw._set_local_hnsw(ef_search, max_scan_tuples)
         with connection.cursor() as cursor:
             cursor.execute(sql, params)
             return cursor.fetchall()
 
 
 def main() -> None:
-    from recall import candidates as cand
-    from recall import strategies
+    from recall import candidate_sql, strategies
 
     world = open_kept_world()
     queries = int(os.environ.get("BENCH_QUERIES", "100"))
     variants = [v.strip() for v in os.environ.get("BENCH_VARIANTS", ",".join(VARIANTS)).split(",")]
-    ef, apart, fetch = cand.NOTE_WALK_EF_SEARCH, strategies._case_read_apart, cand._fetch_with_local_hnsw
+    # read_prepared_notes looks up NOTE_WALK_EF_SEARCH and _fetch_with_local_hnsw in candidate_sql
+    # at run time: they are replaced there.
+    ef, apart = candidate_sql.NOTE_WALK_EF_SEARCH, strategies._case_read_apart
+    fetch = candidate_sql._fetch_with_local_hnsw
 
     def use(variant: str) -> None:
-        cand.NOTE_WALK_EF_SEARCH = 100 if variant == "notes ef 100" else ef
+        candidate_sql.NOTE_WALK_EF_SEARCH = 100 if variant == "notes ef 100" else ef
         strategies._case_read_apart = (lambda *args: False) if variant == "one statement" else apart
-        cand._fetch_with_local_hnsw = _settings_apart if variant == "settings apart" else fetch
+        candidate_sql._fetch_with_local_hnsw = _settings_apart if variant == "settings apart" else fetch
 
     figures: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     try:

@@ -235,8 +235,8 @@ def _raw_turns(world: World, query: str, matter_id: int | None) -> float:
     baseline the evaluation judges the memory's recall against (docs/evaluation.md); what the
     layered search costs beyond it is what the notes cost."""
     from infra.embeddings import embed_query_in_background
-    from recall.candidates import WALK_EF_SEARCH, query_tokens, reach_of
-    from recall.keywords import function_words
+    from recall.hnsw import WALK_EF_SEARCH
+    from recall.keywords import function_words, query_tokens
     from recall.messages import prepare_message_read, read_message_candidates
     from recall.plan import make_plan
 
@@ -345,8 +345,9 @@ def _rss_mb() -> float:
 
 
 def _recall(world: World, centres: np.ndarray, queries: int) -> dict:
-    from recall.candidates import reach_of, vector_candidates_by_layer
+    from recall.candidate_sql import vector_candidates_by_layer
     from recall.plan import make_plan
+    from recall.reach import reach_of
 
     rng = np.random.default_rng(11)
     per_layer: dict[str, list[float]] = {}
@@ -375,10 +376,11 @@ def _plans(world: World) -> dict:
     from EXPLAIN of the very statements ``read_candidates`` sends (the keyword read before the
     vector, the vector statement), for the report."""
     from infra.embeddings import get_embedder
-    from recall.candidates import (
-        _set_local_hnsw, query_tokens, reach_of, read_candidates, read_of_statement,
-    )
+    from recall.candidate_sql import read_candidates
+    from recall.hnsw import _set_local_hnsw, read_of_statement
+    from recall.keywords import query_tokens
     from recall.plan import make_plan
+    from recall.reach import reach_of
 
     vector = get_embedder().embed_query(QUERIES[0])
     found = {}

@@ -4,7 +4,7 @@
 kind at 100k, where a layer's ten nearest sit in one tight cluster, and unkind at 10k, where
 they straddle several. This benchmark asks the same question of vectors that real text gives
 the encoder. The walk is the one the note statement sends for the three firm-wide layers
-(recall/candidates.py): one walk serves the three layers under ``firm = 1`` with ``LIMIT 30``,
+(recall/candidate_sql.py): one walk serves the three layers under ``firm = 1`` with ``LIMIT 30``,
 iterative relaxed order and ``max_scan_tuples`` 20,000, in one index shared by every firm (the
 product's) or in an index of the firm's own rows (a build ending ``:firm``: measured only, see
 docs/performance.md, "Why the firm-wide layers share one index"). Each layer's ten nearest are
@@ -48,7 +48,7 @@ from django.conf import settings
 from django.db import connection
 
 from bench.databases import throwaway_database
-from recall.candidates import vector_literal
+from recall.candidate_sql import vector_literal
 
 REPO = Path(__file__).resolve().parent.parent
 CHINESE = re.compile(r"[\u4e00-\u9fff]")

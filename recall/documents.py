@@ -17,7 +17,8 @@ from memory.models import DocumentChunk
 from memory.models.conversations import SEARCH_CONFIG
 from memory.models.documents import passage_url
 from memory.segmentation import segment
-from recall.candidates import Reach, vector_literal
+from recall.candidate_sql import vector_literal
+from recall.reach import Reach
 
 #: Candidates read from each ranking before fusion, and the reciprocal-rank constant.
 DOCUMENT_CANDIDATES = 40

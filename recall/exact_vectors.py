@@ -1,7 +1,7 @@
 """The vectors of the exact layers, kept in process and checked before every use.
 
 A search compares every note of a few layers with the query (a matter's case notes, the user's
-profile; ``candidates._vector_parts``): in PostgreSQL that costs ~0.5 µs a row, mostly copying the
+profile; ``candidate_sql._vector_parts``): in PostgreSQL that costs ~0.5 µs a row, mostly copying the
 1.5 KB index tuples (14k case notes of ten matters: ~8 ms, the longest read after the vector).
 Here those vectors sit in one float32 matrix per group, one vector per column, and the comparison
 is one vector-matrix product (~0.6 ms for 14k in cache, ~1.2 ms not). What stays in the database
@@ -101,7 +101,7 @@ class GroupVectors:
 
 
 def groups_of(alternative: Sequence, firm_ids: Sequence[int]) -> list[Group] | None:
-    """The groups of one alternative of a layer rule (``candidates.Cond``s: scope, matter id / ids /
+    """The groups of one alternative of a layer rule (``layer_rules.Cond``s: scope, matter id / ids /
     None, owner id) for a searcher in ``firm_ids``, or None when it has another shape (then it is
     read in the database)."""
     values = {cond.column: cond.value for cond in alternative}

@@ -26,8 +26,10 @@ from django.db import connection
 from pgvector.django import CosineDistance
 
 from memory.models import LinkType, NoteLink
-from recall.candidates import NoteCandidate, Reach, searchable_notes
+from recall.layer_rules import searchable_notes
+from recall.note_candidate import NoteCandidate
 from recall.plan import RetrievalPlan
+from recall.reach import Reach
 
 SEED_COUNT = 5
 DECAY_PER_HOP = 0.85

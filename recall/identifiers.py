@@ -7,7 +7,7 @@ every other). ``exact_first`` runs after any strategy (``search_memory`` calls i
 and messages the user may search that hold an identifier of the question come first, those the
 strategy already found in their order, the others after them (newest first), then the rest of
 the strategy's hits. The reads go through the same rule as every search: active notes of
-``visible_to(user)`` in the planned layers (``candidates.searchable_notes``), messages of the
+``visible_to(user)`` in the planned layers (``layer_rules.searchable_notes``), messages of the
 conversations the search may read, without the forgotten ones and the replies that only repeat
 recalled memory (``Message.repeats_memory``). A question whose anchors nothing visible holds is
 answered with nothing before this runs (``recall.anchors``).
@@ -31,11 +31,13 @@ from legaltext.identifiers import PATTERNS, identifier_mentions, normalise
 from memory.models import Message, Note
 from memory.rules import Rule, register
 from memory.models.conversations import SEARCH_CONFIG
-from recall import candidates as cand
+from recall.keywords import query_tokens
+from recall.layer_rules import searchable_notes
 from recall.messages import (
     MessageCandidate, attach_turn_partners, forgotten_source_ids, searchable_conversation_ids,
 )
 from recall.plan import MESSAGES
+from recall.reach import Reach, reach_of
 from recall.scoring import QueryWords, score, score_message
 from recall.types import Hit, SearchRequest
 from memory.segmentation import search_text
@@ -98,12 +100,12 @@ def _full_text(identifiers: list[Identifier]) -> SearchQuery | None:
     return query
 
 
-def _notes_holding(request: SearchRequest, reach: cand.Reach, identifiers: list[Identifier]) -> list[Note]:
+def _notes_holding(request: SearchRequest, reach: Reach, identifiers: list[Identifier]) -> list[Note]:
     words = _full_text(identifiers)
     if words is None:
         return []
     rows = (
-        cand.searchable_notes(request.user, request.plan, reach)
+        searchable_notes(request.user, request.plan, reach)
         .annotate(words=SearchVector("search_text", config=SEARCH_CONFIG))
         .filter(words=words)
         .defer(None)
@@ -113,7 +115,7 @@ def _notes_holding(request: SearchRequest, reach: cand.Reach, identifiers: list[
     return [note for note in rows if holds_identifier(note.content, identifiers)][:MAX_HOLDERS]
 
 
-def _messages_holding(request: SearchRequest, reach: cand.Reach, identifiers: list[Identifier]) -> list[Message]:
+def _messages_holding(request: SearchRequest, reach: Reach, identifiers: list[Identifier]) -> list[Message]:
     words = _full_text(identifiers)
     conversations = searchable_conversation_ids(request.user, request.plan)
     if words is None or not conversations:
@@ -153,7 +155,7 @@ def _exact_reason(identifiers: list[Identifier], text: str) -> str:
 
 
 def _note_hit(request: SearchRequest, note: Note, identifiers: list[Identifier], now: datetime) -> Hit:
-    words = QueryWords(set(cand.query_tokens(request.query)))
+    words = QueryWords(set(query_tokens(request.query)))
     breakdown = score(note, distance=_cosine_distance(request.query_vector, note.embedding), query_words=words,
                       layer_weight=request.plan.layer_weight(note.memory_scope), now=now)
     return Hit(note=note, layer=note.memory_scope, rank=0, breakdown=breakdown,
@@ -162,7 +164,7 @@ def _note_hit(request: SearchRequest, note: Note, identifiers: list[Identifier],
 
 def _message_hit(request: SearchRequest, found: MessageCandidate, identifiers: list[Identifier], now: datetime) -> Hit:
     message = found.message
-    words = QueryWords(set(cand.query_tokens(request.query)))
+    words = QueryWords(set(query_tokens(request.query)))
     breakdown = score_message(message, distance=_cosine_distance(request.query_vector, message.embedding),
                               keyword=words.share_in(message.search_text),
                               layer_weight=request.plan.message_weight(message.conversation_id), now=now)
@@ -176,7 +178,7 @@ def exact_first(request: SearchRequest, hits: list[Hit]) -> list[Hit]:
     identifiers = identifiers_in(request.query)
     if not identifiers:
         return hits
-    reach = request.reach or cand.reach_of(request.user)
+    reach = request.reach or reach_of(request.user)
     holding = [replace(hit, reasons=[_exact_reason(identifiers, _hit_text(hit)), *hit.reasons])
                for hit in hits if _hit_holds(hit, identifiers)]
     shown_notes = {hit.note.pk for hit in hits if hit.note is not None}

@@ -31,11 +31,12 @@ from django.db.models import Q
 from memory.corrections import says_it_corrects
 from memory.models import Conversation, Message, Note
 from memory.models.conversations import SEARCH_CONFIG
-from recall.candidates import Reach, vector_literal
+from recall.candidate_sql import vector_literal
 from recall.instances import fast_timestamps, instance_from_row
 from recall.keywords import term
 from recall.message_scale import keyword_best, read_frequencies
 from recall.plan import RetrievalPlan
+from recall.reach import Reach
 
 # Below this many visible messages every one is compared (exact); above it the HNSW graph.
 EXACT_MESSAGE_MAX_ROWS = 30_000
@@ -357,7 +358,7 @@ def _read_exact(cursor, scope: str, scope_params: list, vector: np.ndarray, word
 def _read_walk(cursor, read: MessageRead, vector: np.ndarray, *, limit: int, ef_search: int) -> list[tuple]:
     """Very many messages (recall/message_scale.py): ONE statement for the HNSW walk
     (iterative scan) and the columns of every candidate, the keyword best already known. The
-    HNSW settings go in the same query string (one round trip, as ``candidates._fetch_with_local_hnsw``),
+    HNSW settings go in the same query string (one round trip, as ``hnsw._fetch_with_local_hnsw``),
     each candidate's turn partner after its columns (``partner_join``)."""
     columns = ", ".join(f"m.{name}" for name in MESSAGE_FIELDS)
     distance = "(m.embedding <=> (SELECT v FROM query_vector))"

@@ -11,7 +11,7 @@ from django.db.models import QuerySet
 
 from memory.contradictions import open_contradictions
 from memory.models import Note
-from recall.candidates import Reach
+from recall.reach import Reach
 from recall.types import Hit
 
 

@@ -14,7 +14,7 @@ from memory.models import Conversation, MemoryScope
 from recall.alongside import run_alongside
 from legaltext.acts import tells
 from recall.anchors import question_anchors, unheld_anchors
-from recall.candidates import reach_of
+from recall.reach import reach_of
 from recall.documents import DocumentHit, search_documents
 from recall.fusion import keep_floor_hits
 from recall.identifiers import exact_first

@@ -13,8 +13,7 @@ from django.utils.translation import gettext
 
 from memory.labels import speaker_label
 from memory.models import LinkType, MemoryScope, Note
-from recall import candidates as cand
-from recall import exact_vectors
+from recall import candidate_sql, exact_vectors, hnsw, note_loading
 from recall.alongside import can_run_alongside, run_alongside
 from recall.asked_value import ANSWER_WINDOW, answer_first
 from recall.fusion import (
@@ -22,13 +21,15 @@ from recall.fusion import (
     dense_ranking, first_message_id, fuse, fusion_reason, keyword_ranking, lift_earlier_statements, raw_fusion,
     select,
 )
-from recall.keywords import function_words, term, text_terms
+from recall.keywords import function_words, query_tokens, term, text_terms
 from recall.glossary import other_language
 from recall.graph import SEED_COUNT, GraphReach, expand
 from recall.messages import (
     MessageCandidate, prepare_message_read, read_message_candidates, statements_of,
 )
+from recall.note_candidate import NoteCandidate
 from recall.plan import MESSAGES
+from recall.reach import Reach, reach_of
 from recall.registry import register_strategy
 from recall.scoring import QueryWords, ScoreBreakdown, score, score_message, semantic_only
 from recall.topic import query_word_weights
@@ -45,9 +46,9 @@ def _ms(started: float) -> float:
 def semantic(request: SearchRequest) -> SearchResult:
     """Plain cosine nearest neighbours over the visible, active notes of the planned layers."""
     started = time.perf_counter()
-    reach = request.reach or cand.reach_of(request.user)
-    rows = cand.vector_candidates(request.user, request.plan, reach, request.query_vector, limit=request.k)
-    full = cand.hydrate(request.user, reach, [c.note.pk for c in rows])
+    reach = request.reach or reach_of(request.user)
+    rows = candidate_sql.vector_candidates(request.user, request.plan, reach, request.query_vector, limit=request.k)
+    full = note_loading.hydrate(request.user, reach, [c.note.pk for c in rows])
     for c in rows:
         c.note = full.get(c.note.pk, c.note)
     hits = [
@@ -70,7 +71,7 @@ def semantic(request: SearchRequest) -> SearchResult:
     )
 
 
-def _merge(target: dict[UUID, cand.NoteCandidate], found: list[cand.NoteCandidate]) -> None:
+def _merge(target: dict[UUID, NoteCandidate], found: list[NoteCandidate]) -> None:
     for candidate in found:
         existing = target.get(candidate.note.pk)
         if existing is None:
@@ -88,13 +89,13 @@ def _merge(target: dict[UUID, cand.NoteCandidate], found: list[cand.NoteCandidat
 class _NoteReads:
     """What a note read found, by source, in the order the pool takes them (``_note_pool``)."""
 
-    by_layer: dict[str, list[cand.NoteCandidate]] = field(default_factory=dict)
-    keyword: list[cand.NoteCandidate] = field(default_factory=list)
-    history: list[cand.NoteCandidate] = field(default_factory=list)
+    by_layer: dict[str, list[NoteCandidate]] = field(default_factory=dict)
+    keyword: list[NoteCandidate] = field(default_factory=list)
+    history: list[NoteCandidate] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
 
 
-def _read_notes(request: SearchRequest, access: cand.Reach, tokens: list[str], per_layer: int,
+def _read_notes(request: SearchRequest, access: Reach, tokens: list[str], per_layer: int,
                 layers: list[str] | None = None, *, keyword: bool = True, history: bool = True) -> _NoteReads:
     """The note candidates of the planned ``layers`` (default: all) plus, for a history question,
     the superseded notes; with their timings. What needs no vector (the case-exactness EXPLAIN,
@@ -102,22 +103,22 @@ def _read_notes(request: SearchRequest, access: cand.Reach, tokens: list[str], p
     vector read and the keyword candidates' distances."""
     found = _NoteReads()
     started = time.perf_counter()
-    prepared = cand.prepare_candidates(request.user, request.plan, access, tokens, per_layer=per_layer,
-                                       layers=layers, keyword=keyword)
+    prepared = candidate_sql.prepare_candidates(request.user, request.plan, access, tokens, per_layer=per_layer,
+                                                layers=layers, keyword=keyword)
     found.timings["notes_before_vector"] = _ms(started)
     vector = request.query_vector
     started = time.perf_counter()
-    found.by_layer, found.keyword = cand.read_prepared_notes(prepared, vector)
+    found.by_layer, found.keyword = candidate_sql.read_prepared_notes(prepared, vector)
     found.timings["vector"] = _ms(started)
     found.timings["keyword"] = 0.0  # its time is inside "notes_before_vector"
     if history and request.plan.history:
         started = time.perf_counter()
-        found.history = cand.superseded_candidates(request.user, request.plan, access, vector, limit=per_layer)
+        found.history = candidate_sql.superseded_candidates(request.user, request.plan, access, vector, limit=per_layer)
         found.timings["history"] = _ms(started)
     return found
 
 
-def _case_read_apart(plan, access: cand.Reach) -> bool:
+def _case_read_apart(plan, access: Reach) -> bool:
     """Whether the case layer over all of the user's matters is read on a connection of its own:
     compared in PostgreSQL (every note of the assigned matters, ~10 ms for 14k notes) it is the
     longest part of the note statement, and the other layers' parts then run beside it instead
@@ -127,10 +128,10 @@ def _case_read_apart(plan, access: cand.Reach) -> bool:
             and bool(access.matter_ids) and can_run_alongside() and not exact_vectors.in_use())
 
 
-def _note_pool(plan, reads: list[_NoteReads]) -> dict[UUID, cand.NoteCandidate]:
+def _note_pool(plan, reads: list[_NoteReads]) -> dict[UUID, NoteCandidate]:
     """One candidate per note, merged in the order of one read: the layers in plan order, then the
     keyword candidates, then the superseded notes (ties keep that order downstream)."""
-    pool: dict[UUID, cand.NoteCandidate] = {}
+    pool: dict[UUID, NoteCandidate] = {}
     for layer in plan.layers:
         for read in reads:
             _merge(pool, read.by_layer.get(layer, []))
@@ -149,13 +150,13 @@ def message_limit_for(k: int) -> int:
 def raw_turns(request: SearchRequest) -> RawFloor:
     """The raw-turn search alone: the messages the layered search reads as candidates (same
     words, limit, vector and walk), fused by their dense and BM25 ranks — its floor."""
-    access = request.reach or cand.reach_of(request.user)
+    access = request.reach or reach_of(request.user)
     read = prepare_message_read(request.user, request.plan, message_tokens(request, keyword_tokens(request)),
                                 function_words=function_words(request.query),
                                 limit=message_limit_for(request.k),
                                 exclude_ids=request.exclude_message_ids, reach=access)
     said = read_message_candidates(read, request.query_vector, limit=message_limit_for(request.k),
-                                   ef_search=cand.WALK_EF_SEARCH)
+                                   ef_search=hnsw.WALK_EF_SEARCH)
     return raw_fusion(said)
 
 
@@ -179,7 +180,7 @@ def layered(request: SearchRequest) -> SearchResult:
     per_layer = max(2 * k, MIN_PER_LAYER)
     message_limit = message_limit_for(k)
 
-    access = request.reach or cand.reach_of(user)
+    access = request.reach or reach_of(user)
     # The note statement (it waits for the query vector) runs on a second connection while
     # this one reads the messages (recall/alongside.py); inside a transaction it
     # runs here, after the message reads that need no vector.
@@ -205,7 +206,7 @@ def layered(request: SearchRequest) -> SearchResult:
 
     # Every turn is memory: the user's visible raw messages are always candidates.
     started = time.perf_counter()
-    said = read_message_candidates(message_read, vector, limit=message_limit, ef_search=cand.WALK_EF_SEARCH)
+    said = read_message_candidates(message_read, vector, limit=message_limit, ef_search=hnsw.WALK_EF_SEARCH)
     # What needs only the messages is done while the note statement may still run: the word
     # weights (words every nearest line holds name the topic, not the answer: they weigh less
     # for notes and messages alike, recall.topic), the messages' fusion entries and,
@@ -215,10 +216,10 @@ def layered(request: SearchRequest) -> SearchResult:
     floor = raw_fusion(said)
     weights = query_word_weights(words, said)
     messages = _message_entries(plan, said, now)
-    from_messages: list[cand.NoteCandidate] = []
+    from_messages: list[NoteCandidate] = []
     if plan.search_messages and said:  # an explicit reference: the notes those messages became
-        from_messages = cand.notes_from_messages(user, plan, access, [c.message.pk for c in said], vector,
-                                                 limit=per_layer)
+        from_messages = note_loading.notes_from_messages(user, plan, access, [c.message.pk for c in said], vector,
+                                                         limit=per_layer)
     timings["messages"] = _ms(started)
     started = time.perf_counter()
     reads = [read() for read in note_reads]
@@ -268,7 +269,7 @@ def layered(request: SearchRequest) -> SearchResult:
             first_message_id(slot) for slot in slots[:HISTORY_WINDOW]
         } - {None}, corrections=plan.first_version), first_version=plan.first_version)
     selected = select(slots, plan, k, floor)
-    full = cand.hydrate(user, access, [e.key[1] for e in selected if e.kind == NOTE])
+    full = note_loading.hydrate(user, access, [e.key[1] for e in selected if e.kind == NOTE])
     hits: list[Hit] = []
     for entry in selected:
         breakdown = replace(
@@ -331,9 +332,9 @@ KEYWORDS_READ_CONTEXT = True
 
 def keyword_tokens(request: SearchRequest) -> list[str]:
     """The query words of the keyword reads: the question's, then its context's."""
-    tokens = cand.query_tokens(request.query)
+    tokens = query_tokens(request.query)
     if KEYWORDS_READ_CONTEXT and request.context:
-        tokens = list(dict.fromkeys([*tokens, *cand.query_tokens(request.context)]))
+        tokens = list(dict.fromkeys([*tokens, *query_tokens(request.context)]))
     return tokens
 
 
@@ -341,7 +342,7 @@ def message_tokens(request: SearchRequest, tokens: list[str]) -> list[str]:
     """The words the raw-message reads look for: the query words, then the question's words in
     the other language (``recall.glossary``). Only the messages' reads: a note's keyword share
     is over the query's own words, which a translation must not dilute."""
-    return list(dict.fromkeys([*tokens, *other_language(cand.query_tokens(request.query))]))
+    return list(dict.fromkeys([*tokens, *other_language(query_tokens(request.query))]))
 
 
 def _message_entries(plan, said: list[MessageCandidate], now: datetime) -> list[Entry]:
@@ -379,7 +380,7 @@ def _absorbed_reason(found: MessageCandidate, entry: Entry) -> str:
 
 
 def _score(
-    request: SearchRequest, candidate: cand.NoteCandidate, reach: GraphReach | None, query_words: QueryWords,
+    request: SearchRequest, candidate: NoteCandidate, reach: GraphReach | None, query_words: QueryWords,
     now: datetime,
 ) -> ScoreBreakdown:
     note = candidate.note
@@ -395,11 +396,11 @@ def _score(
 
 def _reasons(
     request: SearchRequest,
-    candidate: cand.NoteCandidate,
+    candidate: NoteCandidate,
     breakdown: ScoreBreakdown,
     reach: GraphReach | None,
     words: set[str],
-    pool: dict[UUID, cand.NoteCandidate],
+    pool: dict[UUID, NoteCandidate],
 ) -> list[str]:
     note, plan = candidate.note, request.plan
     reasons = [gettext("%(layer)s (layer %(position)d searched)") % {

@@ -17,7 +17,7 @@ from recall.scoring import ScoreBreakdown
 
 if TYPE_CHECKING:
     from infra.embeddings import QueryEmbedding
-    from recall.candidates import Reach
+    from recall.reach import Reach
 
 MAX_QUERY_CHARS = 2000
 MAX_K = 50

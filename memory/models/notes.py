@@ -211,7 +211,7 @@ class Note(models.Model):
             # Case notes by matter (then owner: a user's private matter-less notes), covering
             # every column a case-layer read filters or sorts on: the case layer over all of a
             # user's matters is read exactly with an index-only scan (recall/
-            # candidates.py, EXACT_CASE_MAX_ROWS). It holds a second copy of each case note's
+            # candidate_sql.py, EXACT_CASE_MAX_ROWS). It holds a second copy of each case note's
             # vector (~1.6 KB per note).
             models.Index(
                 fields=["matter", "owner"],
@@ -220,7 +220,7 @@ class Note(models.Model):
                 name="note_case_vectors",
             ),
             # The user-profile layer (one owner's notes) is read exactly too, from this index
-            # alone (recall/candidates.py, ``_vector_parts``).
+            # alone (recall/candidate_sql.py, ``_vector_parts``).
             models.Index(
                 fields=["owner", "matter"],
                 include=["id", "firm", "memory_scope", "status", "embedding"],
@@ -231,7 +231,7 @@ class Note(models.Model):
             models.Index(fields=["firm", "source_type", "source_id"], name="note_source_idx"),
             GinIndex(SearchVector("search_text", config=SEARCH_CONFIG), name="note_search_english_gin"),
             # The notes a message became (a search's explicit reference to what was said,
-            # ``candidates.notes_from_messages``; erasure's provenance walk).
+            # ``note_loading.notes_from_messages``; erasure's provenance walk).
             GinIndex(fields=["source_message_ids"], name="note_source_messages_gin"),
         ]
         constraints = [

@@ -13,8 +13,8 @@ from infra.embeddings import get_embedder
 from memory.models import DocumentChunk
 from memory.models.conversations import SEARCH_CONFIG
 from memory.segmentation import segment
-from recall.candidates import reach_of
 from recall.documents import DOCUMENT_CANDIDATES, DOCUMENT_QUERY_WORDS, document_rankings
+from recall.reach import reach_of
 from tests.documents.conftest import add_document
 from tests.documents.files import text_pdf
 from tests.documents.test_extraction import LEASE

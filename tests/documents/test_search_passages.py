@@ -11,7 +11,7 @@ from django.db import connection
 from memory.models import DocumentPage
 from recall import MAX_K, registered_strategies, search_memory
 from recall.alongside import can_run_alongside
-from recall.candidates import reach_of
+from recall.reach import reach_of
 from tests.clients import client_for
 from tests.connectors.conftest import make_token, mcp_calls
 from tests.connectors.test_mcp_tools import error_text, payload

@@ -6,7 +6,8 @@ from typing import Any
 
 from django.db import connection
 
-from recall import candidates as cand
+from recall.candidate_sql import read_candidates
+from recall.hnsw import read_of_statement
 
 
 def searcher_and_matter(world, who: str, matter: str | None) -> tuple[Any, int | None]:
@@ -29,6 +30,6 @@ def note_statement_of(user, plan, reach, vector) -> tuple[str, list]:
         return execute(sql, params, many, context)
 
     with connection.execute_wrapper(grab):
-        cand.read_candidates(user, plan, reach, vector, [], per_layer=20)
+        read_candidates(user, plan, reach, vector, [], per_layer=20)
     assert len(captured) == 1
-    return cand.read_of_statement(*captured[0])
+    return read_of_statement(*captured[0])

@@ -67,12 +67,12 @@ def test_outside_a_transaction_the_notes_are_read_on_another_connection_with_the
 @pytest.mark.django_db(transaction=True)
 def test_a_failing_note_read_on_the_other_connection_reaches_the_caller(world, memory, monkeypatch):
     """An error of the worker's read is the search's error, not a silently missing layer."""
-    from recall import candidates
+    from recall import candidate_sql
 
     def broken(*args, **kwargs):
         raise RuntimeError("note read failed")
 
-    monkeypatch.setattr(candidates, "read_prepared_notes", broken)
+    monkeypatch.setattr(candidate_sql, "read_prepared_notes", broken)
     with pytest.raises(RuntimeError, match="note read failed"):
         search_memory(world.alice, "电脑花屏", k=5)
 

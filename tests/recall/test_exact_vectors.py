@@ -11,12 +11,14 @@ import pytest
 from django.db import connection, transaction
 
 from memory.models import EmbeddingGeneration, MemoryScope, Note
-from recall import candidates as cand
 from recall import search_memory
+from recall.candidate_sql import prepare_candidates, read_prepared_notes
 from recall.exact_vectors import (
     ANY, Group, GroupVectors, Version, groups_of, kept_vectors, load_groups, nearest_ids, read_versions,
 )
+from recall.layer_rules import Cond
 from recall.plan import make_plan
+from recall.reach import reach_of
 from memory.services.notes import delete_note, forget_note
 from tests.factories import MembershipFactory
 
@@ -143,14 +145,14 @@ def test_kept_ids_of_another_user_never_pass_the_access_rule(world, memory, sett
     assert len(kept[alice_profile].ids) == 1
     vector = np.asarray(memory["deposit_fact"].embedding, dtype=np.float32)
     for user in (world.bob, world.charlie):
-        reach = cand.reach_of(user)
+        reach = reach_of(user)
         plan = make_plan("押金", matter_id=None)
-        read = cand.prepare_candidates(user, plan, reach, [], per_layer=20, keyword=False)
+        read = prepare_candidates(user, plan, reach, [], per_layer=20, keyword=False)
         exact = [index for index, part in enumerate(read.parts) if part.exact]
         assert exact, "the case and profile layers are compared one by one"
         forged = type(read)(read.visible, read.plan, read.reach, read.layers, read.limits, read.exact_case,
                             read.keyword_rows, read.parts, {index: [kept[deposit], kept[alice_profile]] for index in exact})
-        by_layer, _keyword = cand.read_prepared_notes(forged, vector)
+        by_layer, _keyword = read_prepared_notes(forged, vector)
         found = {c.note.pk for layer in by_layer.values() for c in layer}
         assert not found & {memory["deposit_fact"].pk, memory["deposit_photos"].pk, memory["alice_profile"].pk}
 
@@ -177,13 +179,13 @@ def test_the_kept_vectors_are_the_stored_ones_and_bounded(world, memory, setting
 
 
 def test_groups_of_a_layer_rule():
-    alternative = (cand.Cond("memory_scope", "case"), cand.Cond("matter_id", (3, 4)))
+    alternative = (Cond("memory_scope", "case"), Cond("matter_id", (3, 4)))
     assert groups_of(alternative, (2, 1)) == [Group("case", 3, ANY, (1, 2)), Group("case", 4, ANY, (1, 2))]
-    assert groups_of((cand.Cond("memory_scope", "case"), cand.Cond("matter_id", None), cand.Cond("owner_id", 7)),
+    assert groups_of((Cond("memory_scope", "case"), Cond("matter_id", None), Cond("owner_id", 7)),
                      (1,)) == [Group("case", None, 7, (1,))]
-    assert groups_of((cand.Cond("memory_scope", "user_profile"), cand.Cond("owner_id", 7)), (1,)) == [
+    assert groups_of((Cond("memory_scope", "user_profile"), Cond("owner_id", 7)), (1,)) == [
         Group("user_profile", ANY, 7, (1,))]
-    assert groups_of((cand.Cond("memory_scope", "case"), cand.Cond("firm_id", 1)), (1,)) is None
+    assert groups_of((Cond("memory_scope", "case"), Cond("firm_id", 1)), (1,)) is None
 
 
 @pytest.mark.django_db(transaction=True)

@@ -6,12 +6,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from django.db import connection, transaction
+from pgvector.django import CosineDistance
 
 from infra.embeddings import get_embedder
 from memory.models import MemoryScope, Note
-from recall import candidates as cand
+from recall import candidate_sql
 from recall import search_memory
+from recall.keywords import query_tokens
+from recall.layer_rules import layer_filter
 from recall.plan import make_plan
+from recall.reach import reach_of
 from tests.recall.searchers import note_statement_of, searcher_and_matter
 
 pytestmark = pytest.mark.django_db
@@ -30,8 +34,8 @@ def _orm_vector(user, plan, reach, vector, per_layer):
         for layer in plan.layers:
             rows = (
                 Note.objects.visible_to(user).active().with_embedding()
-                .filter(cand.layer_filter(plan, reach, [layer]))
-                .order_by(cand.CosineDistance("embedding", vector))[:per_layer]
+                .filter(layer_filter(plan, reach, [layer]))
+                .order_by(CosineDistance("embedding", vector))[:per_layer]
             )
             found[layer] = [note.pk for note in rows]
     return found
@@ -45,8 +49,8 @@ def test_fast_read_matches_the_orm_and_stays_visible(world, memory, who, matter)
     for question in QUESTIONS:
         vector = get_embedder().embed_query(question)
         plan = make_plan(question, matter_id=matter_id)
-        reach = cand.reach_of(user)
-        fast = cand.read_candidates(user, plan, reach, vector, cand.query_tokens(question), per_layer=20)
+        reach = reach_of(user)
+        fast = candidate_sql.read_candidates(user, plan, reach, vector, query_tokens(question), per_layer=20)
         assert fast is not None, "the layered search must use the one-statement read"
         by_layer, keyword = fast
         got = {c.note.pk for found in by_layer.values() for c in found} | {c.note.pk for c in keyword}
@@ -55,7 +59,7 @@ def test_fast_read_matches_the_orm_and_stays_visible(world, memory, who, matter)
         reference = _orm_vector(user, plan, reach, vector, per_layer=50)
         for layer, found in by_layer.items():
             assert [c.note.pk for c in found] == reference[layer][: len(found)]
-            assert len(found) == min(len(reference[layer]), cand.LATER_LAYER_LIMIT if layer != plan.layers[0] else 20)
+            assert len(found) == min(len(reference[layer]), candidate_sql.LATER_LAYER_LIMIT if layer != plan.layers[0] else 20)
         for c in keyword:
             assert c.via_keyword
             assert c.keyword_rank is not None
@@ -105,7 +109,7 @@ def test_the_search_statement_can_use_the_partial_and_covering_indexes(world, se
     plan = make_plan("电脑花屏的证据", matter_id=None)
     assert MemoryScope.CASE in plan.layers
     assert MemoryScope.GENERAL_LAW in plan.layers
-    reach = cand.reach_of(world.alice)
+    reach = reach_of(world.alice)
     sql, params = note_statement_of(world.alice, plan, reach, vector)
 
     def explain(*switched_off: str, only_indexes: tuple[str, ...] = ()) -> str:
@@ -151,30 +155,30 @@ def test_case_layer_over_all_matters_is_exact_and_walled(world, memory):
     vector = get_embedder().embed_query("电脑花屏 押金")
     plan = make_plan("电脑花屏 押金", matter_id=None)
     for user in (world.alice, world.bob, world.charlie):
-        reach = cand.reach_of(user)
-        assert cand._case_read_is_exact(plan, reach, plan.layers) == bool(reach.matter_ids)
-        by_layer, _keyword = cand.read_candidates(user, plan, reach, vector, [], per_layer=20)
+        reach = reach_of(user)
+        assert candidate_sql._case_read_is_exact(plan, reach, plan.layers) == bool(reach.matter_ids)
+        by_layer, _keyword = candidate_sql.read_candidates(user, plan, reach, vector, [], per_layer=20)
         reference = _orm_vector(user, plan, reach, vector, per_layer=20)
         got = [c.note.pk for c in by_layer[MemoryScope.CASE]]
         assert got == reference[MemoryScope.CASE][: len(got)]
         visible_matters = set(reach.matter_ids)
         assert {c.note.matter_id for c in by_layer[MemoryScope.CASE]} <= visible_matters | {None}
-    assert world.matter_deposit.pk not in cand.reach_of(world.bob).matter_ids
+    assert world.matter_deposit.pk not in reach_of(world.bob).matter_ids
 
 
 def test_case_layer_over_many_matters_falls_back_to_the_hnsw_walk(world, memory, monkeypatch):
     """Above EXACT_CASE_MAX_ROWS the filtered HNSW walk reads the case layer; still only what the
     user may see."""
     _synthetic_notes(world)
-    monkeypatch.setattr(cand, "EXACT_CASE_MAX_ROWS", 0)
+    monkeypatch.setattr(candidate_sql, "EXACT_CASE_MAX_ROWS", 0)
     vector = get_embedder().embed_query("电脑花屏")
     plan = make_plan("电脑花屏", matter_id=None)
     for user in (world.alice, world.bob, world.charlie):
-        reach = cand.reach_of(user)
-        assert not cand._case_read_is_exact(plan, reach, plan.layers)
+        reach = reach_of(user)
+        assert not candidate_sql._case_read_is_exact(plan, reach, plan.layers)
         sql, _params = note_statement_of(user, plan, reach, vector)
         assert sql.count("+ 0") == 1  # the user-profile read only: the case layer walks
-        by_layer, _keyword = cand.read_candidates(user, plan, reach, vector, [], per_layer=20)
+        by_layer, _keyword = candidate_sql.read_candidates(user, plan, reach, vector, [], per_layer=20)
         visible = set(Note.objects.visible_to(user).values_list("pk", flat=True))
         found = {c.note.pk for c in by_layer[MemoryScope.CASE]}
         assert found <= visible

@@ -6,11 +6,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from django.db import connection, transaction
+from pgvector.django import CosineDistance
 
 from memory.models import MemoryScope, Note, Role
 from memory.models.notes import FIRM_WIDE_SCOPES
-from recall import candidates as cand
+from recall.candidate_sql import read_candidates
+from recall.layer_rules import layer_filter
 from recall.plan import make_plan
+from recall.reach import reach_of
 from tests.factories import MembershipFactory, UserFactory
 from tests.recall.searchers import note_statement_of
 
@@ -53,8 +56,8 @@ def _exact_firm_wide(user, plan, reach, vector, layer) -> list:
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute("SET LOCAL enable_indexscan = off")
         cursor.execute("SET LOCAL enable_bitmapscan = off")
-        rows = (Note.objects.visible_to(user).active().with_embedding().filter(cand.layer_filter(plan, reach, [layer]))
-                .order_by(cand.CosineDistance("embedding", vector))[:20])
+        rows = (Note.objects.visible_to(user).active().with_embedding().filter(layer_filter(plan, reach, [layer]))
+                .order_by(CosineDistance("embedding", vector))[:20])
         return [note.pk for note in rows]
 
 
@@ -65,13 +68,13 @@ def test_a_user_of_two_firms_gets_the_nearest_firm_wide_notes_of_both(world):
     MembershipFactory(user=dana, firm=world.firm_b, role=Role.LAWYER)
     plan = make_plan(QUESTION, matter_id=None)
     assert {MemoryScope.GENERAL_LAW, MemoryScope.CROSS_CASE} <= set(plan.layers)
-    reach = cand.reach_of(dana)
+    reach = reach_of(dana)
     assert set(reach.firm_ids) == {world.firm_a.pk, world.firm_b.pk}
 
     explained = _explain(*note_statement_of(dana, plan, reach, vector))
     assert explained.count("Index Scan using note_embedding_firmwide_hnsw ") == 1, explained  # one walk
 
-    by_layer, _keyword = cand.read_candidates(dana, plan, reach, vector, [], per_layer=20)
+    by_layer, _keyword = read_candidates(dana, plan, reach, vector, [], per_layer=20)
     for layer in (MemoryScope.GENERAL_LAW, MemoryScope.CROSS_CASE):
         got = [c.note.pk for c in by_layer[layer]]
         assert len(got) >= 5
@@ -87,12 +90,12 @@ def test_each_member_gets_only_his_own_firms_notes_from_the_shared_walk(world, w
     user = getattr(world, who)
     own = world.firm_a if who == "alice" else world.firm_b
     plan = make_plan(QUESTION, matter_id=None)
-    reach = cand.reach_of(user)
+    reach = reach_of(user)
 
     explained = _explain(*note_statement_of(user, plan, reach, vector))
     assert "Index Scan using note_embedding_firmwide_hnsw " in explained, explained
 
-    by_layer, _keyword = cand.read_candidates(user, plan, reach, vector, [], per_layer=20)
+    by_layer, _keyword = read_candidates(user, plan, reach, vector, [], per_layer=20)
     for layer in (MemoryScope.GENERAL_LAW, MemoryScope.CROSS_CASE, MemoryScope.GLOBAL):
         if layer not in plan.layers:
             continue

@@ -10,8 +10,7 @@ from infra.embeddings import get_embedder
 from memory.models import Conversation
 from memory.services.conversations import save_message
 from recall import messages as message_reads
-from recall.candidates import query_tokens
-from recall.keywords import ASKING_WORDS, function_words
+from recall.keywords import ASKING_WORDS, function_words, query_tokens
 from recall.messages import prepare_message_read, read_message_candidates, score_bm25
 from recall.plan import make_plan
 from remember.message_index import index_messages

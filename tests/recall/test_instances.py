@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from memory.models import Message, Note
-from recall.candidates import _light_columns
+from recall.candidate_sql import _light_columns
 from django.db import connection
 
 from recall.instances import fast_timestamps, instance_from_row

@@ -1,4 +1,4 @@
-"""The layer rule is declared once (``candidates.layer_rule``) and rendered twice: as a ``Q``
+"""The layer rule is declared once (``layer_rules.layer_rule``) and rendered twice: as a ``Q``
 for the ORM reads and as SQL for the one-statement hot path. Both renderings must pick the
 same notes for every layer, every user (alice: firm admin on two matters; bob: lawyer on one;
 charlie: admin of the other firm; dora: no firm) and with or without a current matter."""
@@ -10,9 +10,11 @@ from django.contrib.auth.models import AnonymousUser
 from django.db import connection
 
 from memory.models import MemoryScope, Note
-from recall import candidates as cand
 from recall import search_memory
+from recall.candidate_sql import _vector_parts, read_candidates, vector_candidates_by_layer
+from recall.layer_rules import _layers_condition, layer_filter
 from recall.plan import RetrievalPlan
+from recall.reach import _visible_where, reach_of
 from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -26,15 +28,15 @@ def _plan(layers: tuple[str, ...], matter_id: int | None) -> RetrievalPlan:
 
 
 def _by_q(user, plan, reach) -> set:
-    return set(Note.objects.visible_to(user).active().filter(cand.layer_filter(plan, reach))
+    return set(Note.objects.visible_to(user).active().filter(layer_filter(plan, reach))
                .values_list("pk", flat=True))
 
 
 def _by_sql(user, plan, reach) -> set:
-    visible = cand._visible_where(user, reach)
+    visible = _visible_where(user, reach)
     if visible is None:
         return set()
-    condition, params = cand._layers_condition(plan, reach, plan.layers)
+    condition, params = _layers_condition(plan, reach, plan.layers)
     with connection.cursor() as cursor:
         cursor.execute(f"SELECT id FROM memory_note WHERE ({visible.sql}) AND {condition}",
                        [*visible.params, *params])
@@ -43,12 +45,12 @@ def _by_sql(user, plan, reach) -> set:
 
 def _by_parts(user, plan, reach, *, exact_case: bool) -> set:
     """The union of what every nearest-neighbour part's condition admits (no LIMIT)."""
-    visible = cand._visible_where(user, reach)
+    visible = _visible_where(user, reach)
     if visible is None:
         return set()
     found: set = set()
     with connection.cursor() as cursor:
-        for part in cand._vector_parts(plan, reach, plan.layers, 10, exact_case=exact_case):
+        for part in _vector_parts(plan, reach, plan.layers, 10, exact_case=exact_case):
             cursor.execute(f"SELECT id FROM memory_note WHERE ({visible.sql}) AND {part.condition}",
                            [*visible.params, *part.params])
             found |= {row[0] for row in cursor.fetchall()}
@@ -62,7 +64,7 @@ def test_q_and_sql_select_the_same_notes_for_every_layer_and_user(world, memory)
                "dora": None}
     seen: dict[str, set] = {}
     for name, user in users.items():
-        reach = cand.reach_of(user)
+        reach = reach_of(user)
         for matter_id in (None, matters[name]):
             for layers in [(layer,) for layer in LAYERS] + [LAYERS]:
                 plan = _plan(layers, matter_id)
@@ -86,11 +88,11 @@ def test_a_user_who_can_see_nothing_gets_nothing(world, memory):
     vector = np.ones(384, dtype=np.float32) / np.sqrt(384)
     plan = _plan(LAYERS, None)
     for user in (UserFactory(username="dora"), AnonymousUser()):
-        reach = cand.reach_of(user)
-        by_layer, keyword = cand.read_candidates(user, plan, reach, vector, ["电脑"], per_layer=20)
+        reach = reach_of(user)
+        by_layer, keyword = read_candidates(user, plan, reach, vector, ["电脑"], per_layer=20)
         assert by_layer == {layer: [] for layer in LAYERS}
         assert keyword == []
-        assert cand.vector_candidates_by_layer(user, plan, reach, vector, per_layer=5) == {
+        assert vector_candidates_by_layer(user, plan, reach, vector, per_layer=5) == {
             layer: [] for layer in LAYERS
         }
     assert search_memory(UserFactory(username="erin"), "电脑花屏检测报告", k=10).hits == []

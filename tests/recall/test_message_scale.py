@@ -13,7 +13,7 @@ from memory.models import Conversation, ConversationTerm, Message
 from memory.services.conversations import save_message
 from remember.message_index import index_messages
 from recall import messages as message_reads
-from recall.candidates import query_tokens
+from recall.keywords import query_tokens
 from recall import message_scale
 from recall.message_scale import keyword_best
 from recall.messages import message_candidates

@@ -7,7 +7,7 @@ import pytest
 from django.contrib.auth.models import AnonymousUser
 
 from memory.models import Firm, Matter
-from recall.candidates import reach_of
+from recall.reach import reach_of
 from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db

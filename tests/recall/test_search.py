@@ -170,8 +170,9 @@ def test_a_history_question_finds_superseded_notes_behind_many_nearer_active_one
     scale), the walk goes on until it has them (iterative scan), instead of keeping the few of
     its first nearest notes. bob sees the superseded note of his matter; charlie, not on it,
     none."""
-    from recall import candidates as cand
+    from recall.candidate_sql import superseded_candidates
     from recall.plan import make_plan
+    from recall.reach import reach_of
 
     old = world.note("售后网点收费标准：三百元（旧价目表）。", matter=world.matter_laptop)
     Note.objects.filter(pk=old.pk).update(status=Note.Status.SUPERSEDED)
@@ -182,7 +183,7 @@ def test_a_history_question_finds_superseded_notes_behind_many_nearer_active_one
     plan = make_plan("电脑花屏检测费以前是多少", matter_id=None, conversation_id=None, scopes=None)
     assert plan.history
     for user, sees in ((world.alice, True), (world.bob, True), (world.charlie, False)):
-        found = cand.superseded_candidates(user, plan, cand.reach_of(user), vector, limit=20)
+        found = superseded_candidates(user, plan, reach_of(user), vector, limit=20)
         assert (old.pk in {c.note.pk for c in found}) == sees, user.username
         assert all(c.note.status == Note.Status.SUPERSEDED for c in found)
 
@@ -194,8 +195,9 @@ def test_the_notes_a_message_became_are_found_among_many_nearer_notes(world, mem
     this transaction only), the note a message
     became still comes back behind 30 nearer ones; bob, who is on the matter, gets it too, and
     charlie, who is not, gets nothing."""
-    from recall import candidates as cand
+    from recall.note_loading import notes_from_messages
     from recall.plan import make_plan
+    from recall.reach import reach_of
 
     conversation, messages = laptop_conversation
     sourced = world.note("快递单号 SF1234 已寄出。", matter=world.matter_laptop, conversation=conversation,
@@ -206,8 +208,8 @@ def test_the_notes_a_message_became_are_found_among_many_nearer_notes(world, mem
     vector = np.asarray(get_embedder().embed_query("电脑花屏检测报告"))
     for user, expected in ((world.alice, {sourced.pk}), (world.bob, {sourced.pk}), (world.charlie, set())):
         plan = make_plan("你之前说过电脑花屏检测报告", matter_id=None, conversation_id=None, scopes=None)
-        found = cand.notes_from_messages(user, plan, cand.reach_of(user), [messages[1].pk, messages[0].pk],
-                                         vector, limit=20)
+        found = notes_from_messages(user, plan, reach_of(user), [messages[1].pk, messages[0].pk],
+                                    vector, limit=20)
         assert {c.note.pk for c in found} == expected, user.username
 
 

@@ -1,15 +1,8 @@
-"""Candidate reads for one search: pgvector HNSW per layer, PostgreSQL full-text, archived messages.
+"""Candidate reads for one search: pgvector HNSW per layer and PostgreSQL full-text over the notes,
+built as SQL on the compiled access rule (recall/reach.py) and the layer rules
+(recall/layer_rules.py), under the HNSW settings of recall/hnsw.py.
 
 Every read starts from ``visible_to(user)``; nothing here writes.
-
-HNSW under filters: pgvector applies WHERE clauses *after* the index scan, so a filtered
-query could return far fewer than LIMIT rows. We run the vector reads inside one
-transaction with ``SET LOCAL`` (via ``set_config(..., true)``):
-``hnsw.ef_search`` (candidate list size), ``hnsw.iterative_scan = relaxed_order`` (keep
-scanning the graph until LIMIT rows pass the filter, pgvector ≥ 0.8) and
-``hnsw.max_scan_tuples`` (the bound on that scan). The querysets are evaluated inside
-the same transaction (pgvector #675); relaxed order means rows may come slightly out of
-order, so callers re-sort by the distance we annotate.
 
 Hot path (``read_candidates``, also behind ``vector_candidates_by_layer``): what needs no query
 vector — the EXPLAIN deciding the exact case read, the keyword read — runs first
@@ -29,313 +22,26 @@ A user who can see nothing (anonymous, no firm) gets nothing without a query.
 """
 from __future__ import annotations
 
-import functools
 import json
 from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
 import numpy as np
-from django.contrib.auth import get_user_model
-from django.core.exceptions import EmptyResultSet, ImproperlyConfigured
 from django.db import connection, transaction
-from django.db.models import BooleanField, Q, QuerySet
-from django.db.models.expressions import RawSQL
 from pgvector.django import CosineDistance
 
-from memory.models import DocumentChunk, Firm, Matter, MemoryScope, Note
+from memory.models import MemoryScope, Note
 from memory.models.conversations import SEARCH_CONFIG
-from memory.erasure_hooks import LATEST_ERASURE_SQL, follow_erasures
 from memory.models.notes import FIRM_WIDE_SCOPES
 from recall import exact_vectors
+from recall.hnsw import (
+    DEFAULT_EF_SEARCH, DEFAULT_MAX_SCAN_TUPLES, NOTE_WALK_EF_SEARCH, _fetch_with_local_hnsw, _set_local_hnsw,
+)
 from recall.instances import fast_timestamps, instance_from_row
-from recall.keywords import STOP_WORDS, query_tokens  # noqa: F401  (re-exported)
+from recall.layer_rules import Cond, _layers_condition, _rule_sql, layer_filter, layer_rule, searchable_notes
+from recall.note_candidate import CANDIDATE_FIELDS, NoteCandidate
 from recall.plan import RetrievalPlan
-
-DEFAULT_EF_SEARCH = 200
-# The candidate list of the raw messages' HNSW walk (``strategies.layered``; a user's messages are
-# walked only above EXACT_MESSAGE_MAX_ROWS). On real text embeddings, 40k messages of one user
-# (bench/bench_walk_recall.py, BENCH_WALK_OWNERS=1 BENCH_WALK_LAYERS=1 BENCH_WALK_LIMIT=20),
-# recall@10 against exact is 0.932 at 100, 0.961 at 200 and 0.977 at 400; at 100k messages the
-# read costs +1.4 / +1.2 ms p50 / p95 at 200 and +4.7 / +5.4 ms at 400, against 100.
-WALK_EF_SEARCH = 200
-# The candidate list of the note statement's walks (the firm-wide layers share one, in the index
-# all firms share). On real text embeddings (bench/bench_walk_recall.py, 40k rows) recall@10 per
-# firm-wide layer against exact is 0.949–0.965 at 200 for a firm holding half of the index and
-# 0.958–0.968 for one holding a tenth (docs/performance.md, "Why the firm-wide layers share one index").
-NOTE_WALK_EF_SEARCH = 200
-DEFAULT_MAX_SCAN_TUPLES = 20_000
-# Candidates carry only what scoring and reasons need; the final hits are loaded in full
-# (``hydrate``) — a few hundred light rows instead of a few hundred full notes.
-CANDIDATE_FIELDS = (
-    "id", "firm_id", "content", "memory_scope", "category", "matter_id", "owner_id", "importance",
-    "confidence", "said_at", "stored_at", "search_text", "source_message_ids", "status",
-)
-
-
-@dataclass
-class NoteCandidate:
-    note: Note
-    distance: float | None = None  # cosine distance to the query (1 - similarity)
-    keyword_rank: float | None = None
-    via_vector: bool = False
-    via_keyword: bool = False
-    via_message: bool = False
-
-
-@dataclass(frozen=True)
-class Reach:
-    """The user's firms and assigned matters as literal ids, read once per search.
-
-    ``visible_to(user)`` stays the rule on every query; on the hot path it is compiled with
-    these ids (``visible_to(user, firm_ids=..., matter_ids=...)``) in a form the planner can
-    estimate. With ``firm_id IN (subquery)`` alone PostgreSQL cannot
-    tell that a small firm's layer is a handful of rows, picks the HNSW scan, and the
-    iterative scan then wades through ``max_scan_tuples`` rows of other firms (measured:
-    0.5 s and fewer than k rows at 100k notes). With literals it uses the btree on
-    (firm, memory_scope, status) or on matter / owner and sorts the few rows exactly.
-    """
-
-    user_id: int
-    firm_ids: tuple[int, ...]
-    matter_ids: tuple[int, ...]
-    #: The assigned matters that hold a document passage, read in the same statement. Not part of
-    #: equality: the rules compiled per reach (``_compiled_visible_where``, the graph's links)
-    #: depend on the firms and matters only, and an upload must not compile them again.
-    document_matter_ids: tuple[int, ...] = field(compare=False)
-
-    def may_hold_passages(self, matter_id: int | None = None) -> bool:
-        """Whether a passage of ``matter_id`` (any assigned matter when None) may exist: a firm
-        that has uploaded nothing pays no document read on every search."""
-        if matter_id is None:
-            return bool(self.document_matter_ids)
-        return matter_id in self.document_matter_ids
-
-    def literals(self) -> dict[str, tuple[int, ...]]:
-        """Keyword arguments that give ``visible_to`` these ids instead of its subqueries."""
-        return {"firm_ids": self.firm_ids, "matter_ids": self.matter_ids}
-
-
-def reach_of(user) -> Reach:
-    """The user's firms and assigned matters (``Firm.objects.of_user``, ``Matter.objects.assigned_to``)
-    in ONE round trip: a search pays it before anything else (docs/performance.md, Search). The
-    same statement reads which of those matters hold a document passage (one index probe per
-    matter) and the newest erasure's id (``memory.erasure_hooks.follow_erasures``)."""
-    if not user.is_authenticated:
-        return Reach(0, (), (), ())
-    sql, params = _reach_statement(user.pk)
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        firm_ids, matter_ids, document_matter_ids, latest_erasure = cursor.fetchone()
-    follow_erasures(latest_erasure)  # another process erased: forget what this one cached
-    return Reach(user_id=user.pk, firm_ids=tuple(sorted(firm_ids)), matter_ids=tuple(sorted(matter_ids)),
-                 document_matter_ids=tuple(sorted(document_matter_ids)))
-
-
-@functools.lru_cache(maxsize=4096)
-def _reach_statement(user_id: int) -> tuple[str, tuple]:
-    """``reach_of``'s statement for one user, compiled once per process: building the two
-    querysets costs more than running them (~1 ms), and the rules are evaluated by the database
-    on every run (the user's id is their only input)."""
-    user = get_user_model()(pk=user_id)
-    firms_sql, firms_params = Firm.objects.of_user(user).order_by().values("pk").query.sql_with_params()
-    matters_sql, matters_params = Matter.objects.assigned_to(user).order_by().values("pk").query.sql_with_params()
-    # The assigned matters are evaluated once; those holding a passage are probed from that array.
-    with_passages = (f"SELECT assigned_id FROM unnest(assigned.ids) assigned_id WHERE EXISTS "
-                     f"(SELECT 1 FROM {DocumentChunk._meta.db_table} chunk WHERE chunk.matter_id = assigned_id)")
-    return (f"SELECT ARRAY({firms_sql}), assigned.ids, ARRAY({with_passages}), {LATEST_ERASURE_SQL} "
-            f"FROM (SELECT ARRAY({matters_sql}) AS ids) assigned",
-            (*firms_params, *matters_params))
-
-
-# --- the layer rule: declared once, rendered as a Q (ORM reads) and as SQL (the hot path) ---
-
-
-@dataclass(frozen=True)
-class Cond:
-    """One condition on a ``memory_note`` column: ``value`` None means IS NULL, a tuple means
-    IN, anything else equality."""
-
-    column: str  # attname: memory_scope, matter_id, owner_id
-    value: object = None
-
-
-#: A layer's notes: an OR of alternatives, each an AND of conditions.
-LayerRule = tuple[tuple[Cond, ...], ...]
-
-
-def layer_rule(layer: str, plan: RetrievalPlan, reach: Reach) -> LayerRule:
-    """Which notes of ``layer`` a search reads, on top of ``visible_to(user)`` — the only place
-    this is stated: ``layer_filter`` (Q) and ``_vector_parts`` / ``_layers_condition`` (SQL)
-    are generated from it (docs/architecture.md). The case layer is narrowed to the current
-    matter when there is one."""
-    scope = Cond("memory_scope", str(layer))
-    if layer == MemoryScope.CASE and plan.matter_id is not None:
-        return ((scope, Cond("matter_id", plan.matter_id)),)
-    if layer == MemoryScope.CASE:
-        return (
-            (scope, Cond("matter_id", tuple(reach.matter_ids))),
-            (scope, Cond("matter_id", None), Cond("owner_id", reach.user_id)),
-        )
-    if layer == MemoryScope.USER_PROFILE:
-        return ((scope, Cond("owner_id", reach.user_id)),)
-    return ((scope,),)
-
-
-def _rule_q(rule: LayerRule) -> Q:
-    """The rule as a Django ``Q``."""
-    condition = Q(pk__in=[])
-    for alternative in rule:
-        both = Q()
-        for cond in alternative:
-            if cond.value is None:
-                both &= Q(**{f"{cond.column}__isnull": True})
-            elif isinstance(cond.value, tuple):
-                both &= Q(**{f"{cond.column}__in": list(cond.value)})
-            else:
-                both &= Q(**{cond.column: cond.value})
-        condition |= both
-    return condition
-
-
-def _rule_sql(rule: LayerRule) -> tuple[str, list]:
-    """The rule as a parenthesised SQL condition on ``memory_note`` and its params."""
-    alternatives, params = [], []
-    for alternative in rule:
-        pieces = []
-        for cond in alternative:
-            column = f'"memory_note"."{cond.column}"'
-            if cond.value is None:
-                pieces.append(f"{column} IS NULL")
-            elif isinstance(cond.value, tuple) and not cond.value:
-                pieces.append("FALSE")
-            elif isinstance(cond.value, tuple):
-                pieces.append(f"{column} IN ({', '.join(['%s'] * len(cond.value))})")
-                params += cond.value
-            else:
-                pieces.append(f"{column} = %s")
-                params.append(cond.value)
-        alternatives.append("(" + " AND ".join(pieces) + ")")
-    return "(" + (" OR ".join(alternatives) or "FALSE") + ")", params
-
-
-def _rules(plan: RetrievalPlan, reach: Reach, layers: Iterable[str]) -> LayerRule:
-    """The OR of the rules of ``layers``."""
-    return tuple(alternative for layer in layers for alternative in layer_rule(layer, plan, reach))
-
-
-def layer_filter(plan: RetrievalPlan, reach: Reach, layers: Iterable[str] | None = None) -> Q:
-    """Notes of the planned layers (``layer_rule``) in the user's firms."""
-    return Q(firm_id__in=reach.firm_ids) & _rule_q(_rules(plan, reach, layers if layers is not None else plan.layers))
-
-
-def searchable_notes(user, plan: RetrievalPlan, reach: Reach) -> QuerySet[Note]:
-    """The only note set a search may read: visible, active, in the planned layers."""
-    return (
-        Note.objects.visible_to(user, **reach.literals())
-        .active()
-        .filter(layer_filter(plan, reach))
-        .only(*CANDIDATE_FIELDS)
-    )
-
-
-def _set_local_hnsw(ef_search: int, max_scan_tuples: int) -> None:
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT set_config('hnsw.ef_search', %s, true), "
-            "set_config('hnsw.iterative_scan', 'relaxed_order', true), "
-            "set_config('hnsw.max_scan_tuples', %s, true)",
-            [str(int(ef_search)), str(int(max_scan_tuples))],
-        )
-
-
-_LOCAL_HNSW = (
-    "SELECT set_config('hnsw.ef_search', %s, true), "
-    "set_config('hnsw.iterative_scan', 'relaxed_order', true), "
-    "set_config('hnsw.max_scan_tuples', %s, true)"
-)
-
-
-def _fetch_with_local_hnsw(sql: str, params: list, ef_search: int, max_scan_tuples: int) -> list[tuple]:
-    """The rows of ``sql`` under the HNSW settings of ``_set_local_hnsw``, in ONE round trip: both
-    statements go in one query string (client-side binding: the simple query protocol), which
-    PostgreSQL runs as one implicit transaction — the settings hold for the read and end with it.
-    ``transaction.atomic`` with its own SET cost BEGIN, SET and COMMIT on top. Inside a caller's
-    transaction they last until its end, as ``SET LOCAL`` there always did."""
-    with connection.cursor() as cursor:
-        fast_timestamps(cursor)
-        cursor.execute(f"{_LOCAL_HNSW}; {sql}", [str(int(ef_search)), str(int(max_scan_tuples)), *params])
-        cursor.nextset()
-        return cursor.fetchall()
-
-
-def read_of_statement(sql: str, params: Sequence) -> tuple[str, list]:
-    """The read of a ``_fetch_with_local_hnsw`` query string without its settings statement (what
-    an EXPLAIN of the read takes: the tests, the bench's access report)."""
-    prefix = _LOCAL_HNSW + "; "
-    if sql.startswith(prefix):
-        return sql[len(prefix):], list(params)[2:]
-    return sql, list(params)
-
-
-def vector_candidates_by_layer(
-    user,
-    plan: RetrievalPlan,
-    reach: Reach,
-    vector: np.ndarray,
-    *,
-    per_layer: int,
-    ef_search: int | None = None,
-    max_scan_tuples: int = DEFAULT_MAX_SCAN_TUPLES,
-    layers: Iterable[str] | None = None,
-) -> dict[str, list[NoteCandidate]]:
-    """The ``per_layer`` nearest visible notes of each planned layer (HNSW, iterative scan)."""
-    layers = list(layers if layers is not None else plan.layers)
-    by_layer, _keyword = _read_layers(
-        user, plan, reach, vector, layers, per_layer=per_layer, ef_search=ef_search, max_scan_tuples=max_scan_tuples
-    )
-    return by_layer
-
-
-# --- raw-SQL reads (one round trip per stage) -------------------------------------------------
-#
-# The hot path builds its statements by hand, but the visibility rule is never re-implemented:
-# the WHERE clause of ``Note.objects.visible_to(user).active()`` (firm, ethical wall, owner) is
-# compiled by the ORM, with the firm and matter ids of ``reach_of`` as literals, and pasted into
-# every part; each part adds its layer's conditions, rendered from ``layer_rule`` (``_vector_parts``).
-
-
-@dataclass(frozen=True)
-class _Visible:
-    sql: str
-    params: tuple
-
-
-def _visible_where(user, reach: Reach) -> _Visible | None:
-    """The compiled WHERE of ``visible_to(user).active()`` on ``memory_note`` (no joins), or
-    None when the user sees nothing (anonymous, no firm)."""
-    if not user.is_authenticated:
-        return None  # sees nothing
-    return _compiled_visible_where(user.pk, reach)
-
-
-@functools.lru_cache(maxsize=4096)
-def _compiled_visible_where(user_id: int, reach: Reach) -> _Visible | None:
-    """The rule compiled with the user's firms and matters just read (``reach_of``) as literals.
-
-    Cached on exactly those inputs: a changed membership or assignment is a different key.
-    Compiling through the ORM costs ~1 ms; the literals spare PostgreSQL planning and joining
-    the rule's subqueries in every part of the statement (~6 ms at 100k notes)."""
-    user = get_user_model()(pk=user_id)
-    queryset = Note.objects.visible_to(user, **reach.literals()).active()
-    query = queryset.query
-    compiler = query.get_compiler(using=queryset.db)
-    try:
-        sql, params = compiler.compile(query.where)
-    except EmptyResultSet:
-        return None  # no firm: sees nothing
-    if len([alias for alias, refcount in query.alias_refcount.items() if refcount]) > 1:
-        raise ImproperlyConfigured("Note.visible_to with literal ids must not need a join: it is pasted into raw SQL")
-    return _Visible(sql, tuple(params))
+from recall.reach import Reach, _Visible, _visible_where
 
 
 def vector_literal(vector: np.ndarray) -> str:
@@ -636,9 +342,23 @@ def _read_layers(
     return read_prepared_notes(read, vector, ef_search=ef_search, max_scan_tuples=max_scan_tuples)
 
 
-def _layers_condition(plan: RetrievalPlan, reach: Reach, layers: Sequence[str]) -> tuple[str, list]:
-    """The OR of the rules of ``layers`` as SQL (the keyword read)."""
-    return _rule_sql(_rules(plan, reach, layers))
+def vector_candidates_by_layer(
+    user,
+    plan: RetrievalPlan,
+    reach: Reach,
+    vector: np.ndarray,
+    *,
+    per_layer: int,
+    ef_search: int | None = None,
+    max_scan_tuples: int = DEFAULT_MAX_SCAN_TUPLES,
+    layers: Iterable[str] | None = None,
+) -> dict[str, list[NoteCandidate]]:
+    """The ``per_layer`` nearest visible notes of each planned layer (HNSW, iterative scan)."""
+    layers = list(layers if layers is not None else plan.layers)
+    by_layer, _keyword = _read_layers(
+        user, plan, reach, vector, layers, per_layer=per_layer, ef_search=ef_search, max_scan_tuples=max_scan_tuples
+    )
+    return by_layer
 
 
 def _tsquery_text(tokens: Sequence[str], operator: str = "|") -> str | None:
@@ -729,68 +449,3 @@ def superseded_candidates(
         )
     rows.sort(key=lambda note: note.distance)  # relaxed order
     return [NoteCandidate(note=note, distance=float(note.distance), via_vector=True) for note in rows]
-
-
-def _sourced_by(message_ids: list[int]) -> RawSQL:
-    """The notes whose provenance holds one of ``message_ids``, found first (an InitPlan) in the
-    GIN index one message at a time. As one ``&&`` condition the planner guesses 0.5% of the
-    notes per message — for 40 messages a sequential scan (87 ms at 200k notes) — and as
-    ``id IN (subquery)`` it folds the subquery back and ANDs it with every layer's bitmap (~4 ms)."""
-    return RawSQL(
-        '"memory_note"."id" = ANY(ARRAY(SELECT s.id FROM unnest(%s::bigint[]) AS m(id) CROSS JOIN LATERAL '
-        "(SELECT n.id FROM memory_note n WHERE n.source_message_ids @> ARRAY[m.id]) s))",
-        (message_ids,), output_field=BooleanField(),
-    )
-
-
-def notes_from_messages(
-    user, plan: RetrievalPlan, reach: Reach, message_ids: Sequence[int], vector: np.ndarray, *, limit: int
-) -> list[NoteCandidate]:
-    """Visible notes whose provenance includes one of ``message_ids`` (GIN index
-    ``note_source_messages_gin``), the ``limit`` nearest the query: one statement on the
-    compiled rule (``_visible_where``, the layers' rule from ``layer_rule``), light instances.
-
-    Sorted by ``distance + 0``: ordered by the bare distance, the planner walked the HNSW index
-    and filtered the few notes it met (default ``ef_search``, no iterative scan), so at 100k notes
-    none of the notes the messages became was found (docs/performance.md, "Sixth round"). Built
-    through the ORM the read cost ~9 ms at 100k notes, of which PostgreSQL ran 0.8 (the rest:
-    building and compiling the queryset, converting the vector again); now ~2 ms
-    (docs/performance.md, "Seventh round")."""
-    visible = _visible_where(user, reach) if reach.firm_ids and message_ids else None
-    if visible is None or not plan.layers:
-        return []
-    names, columns = _light_columns()
-    sourced = _sourced_by(list(message_ids))
-    layer_sql, layer_params = _layers_condition(plan, reach, plan.layers)
-    distance = "(\"memory_note\".\"embedding\" <=> (SELECT v FROM query_vector))"
-    with connection.cursor() as cursor:
-        fast_timestamps(cursor)
-        cursor.execute(
-            f"WITH query_vector AS MATERIALIZED (SELECT %s::vector AS v) "
-            f"SELECT {', '.join(columns)}, {distance} AS distance FROM memory_note "
-            f"WHERE ({visible.sql}) AND {layer_sql} AND {sourced.sql} ORDER BY {distance} + 0 LIMIT %s",
-            [vector_literal(vector), *visible.params, *layer_params, *sourced.params, limit],
-        )
-        rows = cursor.fetchall()
-    alias, width = connection.alias, len(names)
-    return [
-        NoteCandidate(
-            note=instance_from_row(Note, alias, names, row[:width]),
-            distance=None if row[width] is None else float(row[width]),
-            via_message=True,
-        )
-        for row in rows
-    ]
-
-
-def hydrate(user, reach: Reach, note_ids: Sequence) -> dict:
-    """The full notes (firm, matter, owner joined) for the final hits — still through visible_to,
-    with the firm and matter ids of ``reach`` as literals (the subquery form cost ~5 ms here)."""
-    # The embedding is deferred (still loaded on access): no caller of a hit reads it.
-    if not note_ids:
-        return {}  # every hit is a raw message: not even the queryset is built
-    return (
-        Note.objects.visible_to(user, **reach.literals())
-        .select_related("firm", "matter", "owner").defer("embedding")
-        .in_bulk(list(note_ids))
-    )
