@@ -31,7 +31,8 @@ from bench.bench_search import (
     _build_vector_indexes, _centres, _drop_vector_indexes, _insert, _make_world,
 )
 from bench.bench_search import _percentile as search_percentile
-from tests.fake_llm.server import FakeLLMServer, text_reply
+from tests.fake_llm.replies import text_reply
+from tests.fake_llm.server import FakeLLMServer
 from tests.overrides import overrides_env
 
 DB_NAME = "legalmem_chatbench"

@@ -215,7 +215,7 @@ def _recall_question(user) -> dict[str, Any]:
 
 
 def _script_fake(fake) -> None:
-    from tests.fake_llm.server import json_reply, text_reply
+    from tests.fake_llm.replies import json_reply, text_reply
 
     for answer, items in FAKE_SCRIPT:
         fake.script(text_reply(answer), json_reply({"knowledge": items}))

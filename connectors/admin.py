@@ -14,7 +14,7 @@ from django.utils.translation import gettext, gettext_lazy as _, ngettext
 from connectors.models import AccessToken
 from connectors.services import NoSuchBlock, lift_block, revoke_token
 from connectors.throttle import blocks_seen_by
-from memory.admin import WalledAdmin
+from memory.admin.base import WalledAdmin
 
 
 @admin.register(AccessToken)

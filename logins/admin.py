@@ -9,7 +9,7 @@ from django.utils.translation import gettext_lazy as _
 
 from logins.models import FailedLogin
 from logins.services import unlock
-from memory.admin import WalledAdmin
+from memory.admin.base import WalledAdmin
 
 
 @admin.register(FailedLogin)

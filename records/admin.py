@@ -3,7 +3,7 @@ confirmation page naming the counts, close and reopen matters, set and lift lega
 download a matter's export. Each action calls the records services, which audit it.
 
 The admin of firms, memberships and matters (``memory``'s models) is registered here, with
-these actions; the rest of memory's admin is in ``memory/admin.py``."""
+these actions; the rest of memory's admin is in ``memory/admin/``."""
 from __future__ import annotations
 
 from typing import Any
@@ -17,7 +17,7 @@ from django.utils.translation import gettext, gettext_lazy as _
 
 from django.db.models import QuerySet
 
-from memory.admin import RelatedOnly, WalledAdmin, is_firm_admin
+from memory.admin.base import RelatedOnly, WalledAdmin, is_firm_admin
 from memory.labels import format_counts
 from memory.models import Firm, Matter, MatterAssignment, Membership
 from memory.services.tenancy import assign_user, create_matter, unassign_user, update_matter
@@ -66,7 +66,7 @@ def _erase_all(modeladmin, request, units: list[tuple[Any, Unit]]) -> None:
 
 
 class MatterRecordsAdmin:
-    """Mixed into MatterAdmin (memory/admin.py)."""
+    """Mixed into MatterAdmin (below)."""
 
     actions = ["erase_matters", "close_matters", "reopen_matters", "place_legal_hold", "lift_legal_holds"]
 

@@ -19,7 +19,7 @@ from tests.documents.test_extraction import LEASE
 from remember.message_index import index_messages
 from tests.factories import PASSWORD
 from tests.chat.test_browser_history import log_in
-from tests.fake_llm.server import text_reply
+from tests.fake_llm.replies import text_reply
 from tests.recall.test_turn_memory import said
 from tests.screenshots import save_screenshot
 

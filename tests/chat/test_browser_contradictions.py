@@ -15,7 +15,7 @@ from chat.turns import begin_turn, recall
 from memory.models import Message
 from memory.services.conversations import save_message
 from tests.factories import PASSWORD
-from tests.fake_llm.server import text_reply
+from tests.fake_llm.replies import text_reply
 from tests.screenshots import save_screenshot
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"

@@ -14,7 +14,7 @@ from remember.documents import process_document
 from tests.documents.files import text_pdf
 from tests.documents.test_extraction import LEASE
 from tests.factories import PASSWORD
-from tests.fake_llm.server import text_reply
+from tests.fake_llm.replies import text_reply
 
 pytestmark = pytest.mark.browser
 

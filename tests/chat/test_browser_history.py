@@ -13,7 +13,7 @@ from playwright.sync_api import expect
 from memory.models import Category, Conversation, Message, SourceType
 from memory.services.conversations import save_message
 from tests.factories import PASSWORD
-from tests.fake_llm.server import error_reply, text_reply
+from tests.fake_llm.replies import error_reply, text_reply
 from tests.screenshots import save_screenshot
 from tests.overrides import overrides_env
 

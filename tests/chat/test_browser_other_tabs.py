@@ -8,7 +8,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.chat.test_browser_history import FIRST_ANSWER_MS, ask, log_in
-from tests.fake_llm.server import text_reply
+from tests.fake_llm.replies import text_reply
 
 pytestmark = pytest.mark.browser
 

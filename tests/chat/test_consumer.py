@@ -12,7 +12,7 @@ from django_tasks_db.models import DBTaskResult
 
 from memory.models import Conversation, MemoryScope, Message, TurnExtraction
 from tests.chat.conftest import open_socket
-from tests.fake_llm.server import error_reply, stream_error_reply, stream_stall_reply, text_reply
+from tests.fake_llm.replies import error_reply, stream_error_reply, stream_stall_reply, text_reply
 from chat import turns as chat_turns
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]

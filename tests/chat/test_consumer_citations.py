@@ -16,7 +16,7 @@ from memory.audit_display import changes
 from memory.models import AuditEvent, AuditLog, Message
 from remember.extract import extractable_reply
 from tests.chat.test_consumer import connected, frames_until
-from tests.fake_llm.server import Reply, stream_break_reply
+from tests.fake_llm.replies import Reply, stream_break_reply
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
 

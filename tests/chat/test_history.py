@@ -15,7 +15,7 @@ from memory.services.conversations import save_message
 from tests.chat.conftest import open_socket
 from tests.clients import logged_in
 from tests.factories import MatterFactory
-from tests.fake_llm.server import text_reply
+from tests.fake_llm.replies import text_reply
 from chat import turns as chat_turns
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tests.chat.test_consumer import ANSWER, connected, frames_until
-from tests.fake_llm.server import text_reply
+from tests.fake_llm.replies import text_reply
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
 

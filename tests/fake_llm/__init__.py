@@ -1,12 +1,11 @@
 """A fake OpenAI-compatible HTTP server (real HTTP, SSE, JSON modes, injected
 errors) and pytest fixtures for it. See :mod:`tests.fake_llm.server`."""
 
-from .server import (
-    FakeLLMServer,
-    RecordedRequest,
+from .embeddings import fake_embedding
+from .recording import RecordedRequest
+from .replies import (
     Reply,
     error_reply,
-    fake_embedding,
     json_reply,
     malformed_reply,
     stall_reply,
@@ -16,6 +15,7 @@ from .server import (
     text_reply,
     tokenize,
 )
+from .server import FakeLLMServer
 
 __all__ = [
     "FakeLLMServer",

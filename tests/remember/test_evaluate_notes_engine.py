@@ -10,7 +10,7 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
-from tests.fake_llm.server import error_reply, json_reply
+from tests.fake_llm.replies import error_reply, json_reply
 
 pytestmark = pytest.mark.django_db(transaction=False)
 

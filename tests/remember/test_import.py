@@ -10,7 +10,7 @@ from django.utils import translation
 from memory.models import Conversation, Message, Note, TurnExtraction
 from remember.ingest import import_transcript
 from remember.ingest import TranscriptError
-from tests.fake_llm.server import error_reply, json_reply
+from tests.fake_llm.replies import error_reply, json_reply
 from remember.services import turn_jobs
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from memory.models import TurnExtraction
-from tests.fake_llm.server import text_reply
+from tests.fake_llm.replies import text_reply
 from tests.live_server import test_database_url
 from tests.remember.conftest import LAPTOP_REPLY, LAPTOP_USER
 

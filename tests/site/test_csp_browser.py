@@ -16,7 +16,7 @@ from playwright.sync_api import expect, sync_playwright
 from memory.models import MemoryScope
 from tests.factories import PASSWORD
 from tests.live_server import CHROMIUM, CHROMIUM_ARGS, running_server
-from tests.fake_llm.server import text_reply
+from tests.fake_llm.replies import text_reply
 from tests.overrides import overrides_env
 
 pytestmark = pytest.mark.browser

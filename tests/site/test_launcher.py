@@ -15,7 +15,8 @@ from pathlib import Path
 import psutil
 import pytest
 
-from tests.fake_llm.server import FakeLLMServer, error_reply
+from tests.fake_llm.replies import error_reply
+from tests.fake_llm.server import FakeLLMServer
 from tests.overrides import overrides_env
 
 pytestmark = pytest.mark.subprocess

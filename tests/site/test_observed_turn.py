@@ -22,7 +22,7 @@ from websockets.sync.client import connect
 from bench.daphne import session_cookie
 from memory.models import Note, TurnExtraction
 from navigation.tasks import refresh_navigation_graphs_task
-from tests.fake_llm.server import json_reply, text_reply
+from tests.fake_llm.replies import json_reply, text_reply
 from tests.live_server import test_database_url
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.live_server]

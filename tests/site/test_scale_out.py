@@ -31,7 +31,8 @@ from bench.daphne import session_cookie
 from memory.models import Message, Note, TurnExtraction
 from navigation.models import NavigationGraphSnapshot
 from navigation.tasks import refresh_navigation_graphs_task
-from tests.fake_llm.server import FakeLLMServer, json_reply, stall_reply, text_reply, tokenize
+from tests.fake_llm.replies import json_reply, stall_reply, text_reply, tokenize
+from tests.fake_llm.server import FakeLLMServer
 from tests.live_server import test_database_url
 from tests.site.cluster import Cluster, cluster, redis_server
 from tests.overrides import overrides_env

@@ -23,7 +23,7 @@ from infra.logs import requests as request_logs
 from infra.logs.context import request_id_from
 from infra.logs.formatters import ContextFilter, JsonFormatter, TextFormatter
 from tests.chat.conftest import open_socket  # imports the ASGI app, which configures logging: before json_log
-from tests.fake_llm.server import text_reply
+from tests.fake_llm.replies import text_reply
 from infra.logs import events as log_events
 
 GENERATED_ID = re.compile(r"[0-9a-f]{32}")

@@ -12,7 +12,7 @@ from django.core.management import CommandError, call_command
 from memory.models import AuditLog, Conversation, Message, Note, SourceType, TurnExtraction
 from showcase.story import load_offline_script, plan_chunks
 from showcase.story.chunks import STORY_SYSTEM_PROMPT, StoryChunk, estimate_tokens
-from tests.fake_llm.server import error_reply, json_reply
+from tests.fake_llm.replies import error_reply, json_reply
 from tests.story.helpers import load, run_folder
 from infra.llm import client as llm_client
 
