@@ -317,7 +317,7 @@ RETIRED: dict[str, str] = {
                "NAV_M", "NAV_M0", "NAV_EF_SEARCH", "NAV_LEXICAL_WEIGHT", "NAV_CANDIDATES", "NAV_EF_CONSTRUCTION",
                "NAV_REBUILD_FRACTION", "NAV_MAX_NOTES", "NAV_CACHE_ENTRIES", "NAV_L0_PAGE_MAX",
                "NAV_REFRESH_DELAY_SECONDS", "NAV_SNAPSHOT_TTL_DAYS"),
-    **_retired("a tuning constant in infra/llm/client.py",
+    **_retired("a tuning constant in infra/llm/config.py",
                "LLM_MAX_RETRIES", "LLM_MAX_REQUEST_SECONDS", "LLM_EXTRACTION_MAX_TOKENS",
                "LLM_JSON_MODE_REPROBE_SECONDS"),
     **_retired("a tuning constant in infra/embeddings/__init__.py",

@@ -286,7 +286,7 @@ if LLM_BASE_URL and not LLM_MODEL:
     raise ConfigError("LLM_MODEL is not set (required when LLM_BASE_URL is set)")
 # Every request is streamed and judged by progress: the first token within LLM_TIMEOUT_SECONDS,
 # then no silence longer than LLM_STALL_SECONDS (the budget's ceiling and the retries are
-# constants in infra/llm/client.py).
+# constants in infra/llm/config.py).
 LLM_TIMEOUT_SECONDS = read("LLM_TIMEOUT_SECONDS")
 LLM_STALL_SECONDS = read("LLM_STALL_SECONDS")
 # Extraction may use its own server / model; each unset value falls back to the chat one.

@@ -4,7 +4,8 @@
 (``LLM_BASE_URL`` empty); callers then use the offline engine.
 """
 
-from .client import DEFAULT_JSON_SYSTEM, JSONReply, LLMClient, LLMConfig, Role, stop_generations
+from .client import LLMClient
+from .config import LLMConfig, Role
 from .errors import (
     LLMBadOutput,
     LLMError,
@@ -16,6 +17,8 @@ from .errors import (
     LLMUnavailable,
 )
 from .gate import Priority, RequestGate
+from .in_flight import stop_generations
+from .json_requests import DEFAULT_JSON_SYSTEM, JSONReply
 from .structured import JSONMode, JSONReplyError, example_for, parse_json_object, schema_hint, validate_json
 from .switch import llm_forced_offline, offline_only
 

@@ -41,7 +41,7 @@ from remember.turns import enqueue_turn_extraction, process_turn
 from remember import persona
 from remember.drafts import Provenance
 from remember.routing import thresholds
-from infra.llm import client as llm_client
+from infra.llm import config as llm_tuning
 from memory.services.conversations import ConversationConflict, keyed_conversation, save_message
 from showcase.story.generation import Generation, write_json
 from remember.drafts import event_tag
@@ -395,7 +395,7 @@ def _research(generation: Generation, run: StoryRun, turn_records: list[dict[str
             f"- in chunks that fit LLM_CONTEXT_TOKENS={request['context_tokens']}: {len(chunks)} chunk(s), one "
             "event (or part of one) each, on the outline of the shipped script (its events and turn times); "
             "`LLMClient.complete_json(prompt, schema=CHUNK_SCHEMA, schema_name=\"legal_story_chunk\", max_tokens=…)` "
-            "(infra/llm/client.py) with its json_schema → json_object → plain fallback.",
+            "(infra/llm/json_requests.py) with its json_schema → json_object → plain fallback.",
             f"- each chunk checked (turn shape, event, times in order inside its window); a bad chunk is asked "
             f"for once more, then replaced by the shipped script's turns: {len(replaced)} replaced "
             f"({', '.join(str(c['chunk']) for c in replaced) or 'none'}).",
@@ -430,7 +430,7 @@ def _research(generation: Generation, run: StoryRun, turn_records: list[dict[str
                                         "LINK_MAX_SEMANTIC", "EVOLVE_MIN_SIMILARITY")),
                           (persona, ("PERSONA_PROMOTION_STRENGTH", "PERSONA_MIN_EVIDENCE", "PERSONA_HALF_LIFE_DAYS",
                                      "PERSONA_TIE_MARGIN")),
-                          (llm_client, ("LLM_MAX_REQUEST_SECONDS", "LLM_MAX_RETRIES")),
+                          (llm_tuning, ("LLM_MAX_REQUEST_SECONDS", "LLM_MAX_RETRIES")),
                           (working_memory_module, ("WORKING_MEMORY_SIZE", "CONSOLIDATION_BATCH"))):
         lines += [f"- `{module.__name__}.{name}` = `{getattr(module, name)}`" for name in names]
     summary = run.summary

@@ -27,7 +27,7 @@ FIRST_ANSWER_MS = 30_000  # the server's first recall loads the embedding model
 def server_env() -> dict[str, str]:
     # no client retries: a scripted model failure is seen once
     return overrides_env(constants={"chat.turns.CHAT_RATE_LIMIT_PER_MINUTE": RATE_LIMIT,
-                                    "infra.llm.client.LLM_MAX_RETRIES": 0})
+                                    "infra.llm.config.LLM_MAX_RETRIES": 0})
 
 
 @pytest.fixture

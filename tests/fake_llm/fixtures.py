@@ -9,11 +9,11 @@ from collections.abc import Iterator
 
 import pytest
 
-from infra.llm.client import LLMConfig
+from infra.llm.config import LLMConfig
 
 from .profiles import PROFILE_NAMES
 from .server import FakeLLMServer
-from infra.llm import client as llm_client
+from infra.llm import config as llm_tuning
 
 #: Short enough to keep stall tests fast, long enough for a loaded CI box.
 TEST_TIMEOUT_SECONDS = 2.0
@@ -48,13 +48,13 @@ def llm_config(fake_llm: FakeLLMServer) -> LLMConfig:
 @pytest.fixture
 def llm_online(settings, fake_llm: FakeLLMServer, monkeypatch) -> FakeLLMServer:
     """The app's LLM_* settings pointed at ``fake_llm``: short first-token and stall bounds, no client retries (each
-    scripted failure is seen once). Fixtures that want retries raise ``llm_client.LLM_MAX_RETRIES``."""
+    scripted failure is seen once). Fixtures that want retries raise ``llm_tuning.LLM_MAX_RETRIES``."""
     settings.LLM_BASE_URL = fake_llm.base_url
     settings.LLM_MODEL = fake_llm.model
     settings.LLM_API_KEY = "test-key"
     settings.LLM_TIMEOUT_SECONDS = TEST_TIMEOUT_SECONDS
     settings.LLM_STALL_SECONDS = TEST_TIMEOUT_SECONDS
-    monkeypatch.setattr(llm_client, "LLM_MAX_RETRIES", 0)
+    monkeypatch.setattr(llm_tuning, "LLM_MAX_RETRIES", 0)
     return fake_llm
 
 

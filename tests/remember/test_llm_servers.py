@@ -11,7 +11,7 @@ from remember.turns import enqueue_turn_extraction, process_turn
 from memory.services.conversations import save_message
 from tests.fake_llm import FakeLLMServer, error_reply, json_reply
 from tests.remember.conftest import LAPTOP_REPLY, LAPTOP_USER
-from infra.llm import client as llm_client
+from infra.llm import config as llm_tuning
 
 KNOWLEDGE = {
     "knowledge": [
@@ -123,7 +123,7 @@ def test_extraction_can_use_its_own_server_and_model(world, laptop_conversation,
     with FakeLLMServer(model="extractor-small") as extractor:
         settings.LLM_EXTRACTION_BASE_URL = extractor.base_url
         settings.LLM_EXTRACTION_MODEL = "extractor-small"
-        monkeypatch.setattr(llm_client, "LLM_EXTRACTION_MAX_TOKENS", 333)
+        monkeypatch.setattr(llm_tuning, "LLM_EXTRACTION_MAX_TOKENS", 333)
         extractor.script(json_reply(KNOWLEDGE))
 
         turn = make_turn(laptop_conversation, LAPTOP_USER, LAPTOP_REPLY)

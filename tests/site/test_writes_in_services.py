@@ -29,8 +29,8 @@ ALLOWED: dict[tuple[str, str], str] = {
     # Not the ORM: an SDK or a store protocol whose method happens to be called create/save.
     ("infra/llm/client.py", "client.chat.completions.create"): "the OpenAI SDK's request, not a row",
     ("infra/embeddings/backends.py", "self._client.embeddings.create"): "the OpenAI SDK's request, not a row",
-    ("infra/llm/client.py", "self.modes.save"): "a ModeStore; the shared one writes through "
-                                                "memory.services.llm_servers (memory.llm_stores)",
+    ("infra/llm/json_requests.py", "self.modes.save"): "a ModeStore; the shared one writes through "
+                                                       "memory.services.llm_servers (memory.llm_stores)",
     ("showcase/story/generation.py", "entry.update"): "a dict of the story's generation report",
     # Django's own machinery.
     ("memory/models/audit.py", "super().save"): "the append-only AuditLog's guard calling Model.save",

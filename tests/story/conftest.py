@@ -5,7 +5,7 @@ import pytest
 from django.core.management import call_command
 
 from memory.models import Firm
-from infra.llm import client as llm_client
+from infra.llm import config as llm_tuning
 
 
 @pytest.fixture
@@ -23,4 +23,4 @@ def no_llm(llm_offline) -> None:
 @pytest.fixture
 def story_llm(llm_online, settings, monkeypatch) -> None:
     """Story generation and extraction both talk to the fake OpenAI-compatible server (one retry)."""
-    monkeypatch.setattr(llm_client, "LLM_MAX_RETRIES", 1)
+    monkeypatch.setattr(llm_tuning, "LLM_MAX_RETRIES", 1)

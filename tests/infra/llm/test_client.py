@@ -28,7 +28,7 @@ from infra.llm import (
     validate_json,
 )
 from infra.llm.structured import EXAMPLE_HINT_PREFIX, example_for
-from infra.llm import client as llm_client
+from infra.llm import config as llm_tuning
 from tests.fake_llm import (
     FakeLLMServer,
     error_reply,
@@ -470,7 +470,7 @@ def test_config_from_settings(monkeypatch: pytest.MonkeyPatch) -> None:
         LLM_BASE_URL="", LLM_API_KEY="sk-secret", LLM_MODEL="deepseek-chat", LLM_TIMEOUT_SECONDS=30
     )
     monkeypatch.setattr("django.conf.settings", fake_settings)
-    monkeypatch.setattr(llm_client, "LLM_MAX_RETRIES", 5)
+    monkeypatch.setattr(llm_tuning, "LLM_MAX_RETRIES", 5)
     assert LLMConfig.from_settings() is None
     assert LLMClient.from_settings() is None
 

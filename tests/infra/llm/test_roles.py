@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from infra.llm import LLMClient, Priority, Role
-from infra.llm import client as llm_client
+from infra.llm import config as llm_tuning
 from tests.site.test_configuration import run_manage
 
 
@@ -13,7 +13,7 @@ def test_roles_share_the_chat_server_unless_extraction_has_its_own(settings, mon
     settings.LLM_BASE_URL, settings.LLM_MODEL, settings.LLM_API_KEY = "http://chat.test/v1", "big", "k1"
     settings.LLM_EXTRACTION_BASE_URL = settings.LLM_EXTRACTION_MODEL = settings.LLM_EXTRACTION_API_KEY = ""
     settings.LLM_MAX_CONCURRENT_REQUESTS = 2
-    monkeypatch.setattr(llm_client, "LLM_EXTRACTION_MAX_TOKENS", 500)
+    monkeypatch.setattr(llm_tuning, "LLM_EXTRACTION_MAX_TOKENS", 500)
 
     chat, extraction, background = (LLMClient.from_settings(r) for r in (Role.CHAT, Role.EXTRACTION, Role.BACKGROUND))
 
