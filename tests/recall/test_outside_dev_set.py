@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 from collections import Counter
 from pathlib import Path
 
@@ -50,3 +52,13 @@ def test_the_dialogue_set_keeps_each_questions_dialogue():
     assert {q["category"] for q in data.questions} == {"dialogue"}
     assert all(2 <= len(q["context"]) <= 4 and len(q["gold"]) == 1 for q in data.questions)
     assert Counter(q["language"] for q in data.questions) == {"zh": 50, "en": 10}
+
+
+@pytest.mark.subprocess
+def test_the_dialogue_set_is_what_its_build_writes_from_its_source(tmp_path: Path):
+    folder = FOLDER.parent / "dialogue_dev"
+    done = subprocess.run([sys.executable, str(folder / "build.py"), "--out", str(tmp_path)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    for name in ("conversations.json", "questions.json"):
+        assert (tmp_path / name).read_bytes() == (folder / name).read_bytes(), name
