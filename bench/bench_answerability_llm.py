@@ -6,7 +6,7 @@ paraphrased answerable questions (docs/evaluation.md, "Returning nothing"). This
 other candidate, a reader: the chat's LLM shown the question and the product's first
 ``BENCH_READ_TOP`` hits in full, asked whether they hold its answer (JSON ``{"found": …}``).
 
-The consultation set's **dev split** (``showcase/evaluation/consultations``) is imported with the
+The consultation set's **dev split** (``evaluation/consultations``) is imported with the
 offline engine into throw-away firms inside a transaction that is rolled back; every
 ``must_not_recall`` / ``never_said`` question and ``BENCH_ANSWERABLE`` answerable ones (every
 n-th, default 24) are asked through ``search_memory`` as their user, with their dialogue. Reported:
@@ -36,7 +36,7 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 
-CONSULTATIONS = Path(__file__).resolve().parent.parent / "showcase" / "evaluation" / "consultations"
+CONSULTATIONS = Path(__file__).resolve().parent.parent / "evaluation" / "consultations"
 
 FOUND_SCHEMA = {
     "type": "object",
@@ -54,7 +54,7 @@ PROMPT = (
 
 def chosen_questions(questions: list[dict[str, Any]], answerable: int) -> list[dict[str, Any]]:
     """Every question with nothing to recall, and every n-th answerable one (``answerable`` in all)."""
-    from showcase.evaluation.multisession import NO_RECALL
+    from evaluation.multisession import NO_RECALL
 
     unanswerable = [q for q in questions if q["category"] in NO_RECALL]
     others = [q for q in questions if q["category"] not in NO_RECALL]
@@ -73,8 +73,8 @@ def main() -> None:
     from infra.llm.switch import offline_only
     from memory.models import Matter
     from recall import search_memory
-    from showcase.evaluation.multisession import NO_RECALL, load_set
-    from showcase.evaluation.multisession.runner import DEPTH, import_set
+    from evaluation.multisession import NO_RECALL, load_set
+    from evaluation.multisession.runner import DEPTH, import_set
 
     client = LLMClient.from_settings()
     if client is None:

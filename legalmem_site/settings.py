@@ -63,6 +63,7 @@ INSTALLED_APPS = [
     "navigation",
     "connectors",  # access tokens and the MCP server at /mcp (docs/connectors.md)
     "showcase",
+    "evaluation",
     "documents",  # a matter's documents (docs/documents.md)
     "axes",
     "logins",

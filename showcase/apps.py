@@ -3,7 +3,7 @@ from django.utils.translation import gettext_lazy as _
 
 
 class ShowcaseConfig(AppConfig):
-    """Demo story and evaluation commands; no models."""
+    """The month-long demo story and its command; no models."""
 
     name = "showcase"
     verbose_name = _("Showcase")

@@ -1,12 +1,12 @@
 """The attribution set's dev split through the product's own answer check and chat turn
-(showcase/evaluation/attribution): the scorer counts what it claims to, the check keeps most
+(evaluation/attribution): the scorer counts what it claims to, the check keeps most
 supporting markers and drops most wrong ones, and bob — same firm, not assigned — is answered
 "memory holds nothing" on every one of alice's questions."""
 from __future__ import annotations
 
 import pytest
 
-from showcase.evaluation import attribution_scoring
+from evaluation import attribution_scoring
 
 
 def test_the_check_is_scored_sentence_by_sentence():
@@ -43,7 +43,7 @@ def test_bob_is_told_memory_holds_nothing_on_alices_matters():
 def test_the_live_run_asks_the_configured_model_and_checks_its_answers(llm_online):
     """``evaluate_citations --live`` against the fake OpenAI-compatible server (real HTTP, SSE):
     alice's first questions and bob's walled one, each answer checked as the chat checks it."""
-    from showcase.evaluation.attribution_live import score_live
+    from evaluation.attribution_live import score_live
 
     llm_online.script(
         "您的押金是6000元，2025年3月15日交的[1]。",  # alice, d01-a1
@@ -62,7 +62,7 @@ def test_the_live_run_asks_the_configured_model_and_checks_its_answers(llm_onlin
 
 @pytest.mark.django_db(transaction=False)
 def test_a_failing_model_is_counted_not_fatal(llm_online):
-    from showcase.evaluation.attribution_live import score_live
+    from evaluation.attribution_live import score_live
 
     llm_online.script_error(500, "model crashed")
     llm_online.script("您的押金是6000元[1]。")

@@ -1,4 +1,4 @@
-"""The act set (showcase/evaluation/acts/) and its scoring: the sentences load whole, the rule
+"""The act set (evaluation/acts/) and its scoring: the sentences load whole, the rule
 reader and the learned baseline are scored on them, and a missing set fails loudly."""
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from showcase.evaluation import acts_scoring
+from evaluation import acts_scoring
 
 
 def test_the_set_holds_every_act_in_both_languages_from_both_writers():

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from showcase.evaluation.consultations import build as build_module
-from showcase.evaluation.consultations import split as split_module
-from showcase.evaluation.multisession import NO_RECALL, load_set
+from evaluation.consultations import build as build_module
+from evaluation.consultations import split as split_module
+from evaluation.multisession import NO_RECALL, load_set
 
 FOLDER = Path(split_module.__file__).parent
 # The parts the split names, not the folders found: a part whose folder or data is gone fails.

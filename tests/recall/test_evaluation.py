@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from django.core.management import call_command
 
-from showcase.evaluation.runner import evaluate, load_dataset, select
+from evaluation.runner import evaluate, load_dataset, select
 from memory.models import Firm
 
 pytestmark = pytest.mark.django_db

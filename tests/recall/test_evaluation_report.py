@@ -2,7 +2,7 @@
 below a baseline, by how much, and whether the difference is more than noise."""
 from __future__ import annotations
 
-from showcase.evaluation.multisession.runner import MemoryReport, Outcome
+from evaluation.multisession.runner import MemoryReport, Outcome
 
 
 def outcome(category: str, language: str, product_mrr: float, baseline_mrr: float) -> Outcome:

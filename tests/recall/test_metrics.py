@@ -6,8 +6,8 @@ import math
 import numpy as np
 import pytest
 
-from showcase.evaluation.baselines import BM25, RawMessageIndex
-from showcase.evaluation.metrics import paired_bootstrap, recall_all_at_k, recall_at_k, reciprocal_rank, rrf_fuse
+from evaluation.baselines import BM25, RawMessageIndex
+from evaluation.metrics import paired_bootstrap, recall_all_at_k, recall_at_k, reciprocal_rank, rrf_fuse
 
 
 def test_recall_all_needs_every_gold_message_within_k():
@@ -72,7 +72,7 @@ def test_raw_index_ranks_dense_keyword_and_fused():
 def test_leak_rules_name_every_way_a_hit_can_cross_a_wall():
     from types import SimpleNamespace
 
-    from showcase.evaluation.multisession.runner import _leaks, _MessageInfo
+    from evaluation.multisession.runner import _leaks, _MessageInfo
 
     firm, other_firm, me, colleague, my_matter, walled = 1, 2, 10, 11, 100, 101
     info = {

@@ -7,8 +7,8 @@ import json
 import pytest
 from django.core.management import call_command
 
-from showcase.evaluation.multisession import MUST_NOT, load_set
-from showcase.evaluation.multisession.runner import SYSTEMS, run_evaluation
+from evaluation.multisession import MUST_NOT, load_set
+from evaluation.multisession.runner import SYSTEMS, run_evaluation
 from memory.models import Firm, Message
 from recall import search_memory
 

@@ -10,11 +10,11 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from showcase.evaluation.multisession import HERE, MUST_NOT, load_set
-from showcase.evaluation.multisession.build import write
+from evaluation.multisession import HERE, MUST_NOT, load_set
+from evaluation.multisession.build import write
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
-# This set's categories (the consultation set has more: showcase.evaluation.multisession.CATEGORIES).
+# This set's categories (the consultation set has more: evaluation.multisession.CATEGORIES).
 CATEGORIES = ("single_hop", "multi_hop", "temporal", "corrected", "history", MUST_NOT)
 
 

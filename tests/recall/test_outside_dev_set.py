@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from showcase.evaluation.multisession import CATEGORIES, load_set
+from evaluation.multisession import CATEGORIES, load_set
 
-FOLDER = Path(__file__).resolve().parents[2] / "showcase" / "evaluation" / "outside_dev"
+FOLDER = Path(__file__).resolve().parents[2] / "evaluation" / "outside_dev"
 
 
 def test_the_set_is_read_whole():

@@ -16,7 +16,7 @@ from recall.fusion import RAW_FLOOR_DENSE_N, RAW_FLOOR_N, Entry, RawFloor, fuse,
 from recall.plan import RetrievalPlan
 from recall.scoring import ScoreBreakdown
 from recall.types import MESSAGE, NOTE
-from showcase.evaluation.metrics import rrf_fuse
+from evaluation.metrics import rrf_fuse
 from tests.recall.test_turn_memory import NOISE_ZH, said
 
 LAYERS = ("case", "user_profile", "cross_case", "general_law", "global")

@@ -244,7 +244,7 @@ def test_the_llm_worded_routing_set_keeps_precision_on_dev_and_test(db):
     """The LLM-worded pairs (``routing_pairs_llm.json``: a real model's wording of a client's turn,
     labelled by hand) through the real routing path, with the turn each came from: supersede
     precision ≥ 0.98 on dev and on test, and the corrections are taken."""
-    from showcase.evaluation.routing import PAIRS, evaluate_routing, load_pairs
+    from evaluation.routing import PAIRS, evaluate_routing, load_pairs
 
     data = load_pairs(PAIRS.with_name("routing_pairs_llm.json"))
     assert {p["split"] for p in data["pairs"]} == {"dev", "test"}

@@ -1,11 +1,11 @@
-"""The note-truth set's dev split through the real write path (showcase/evaluation/note_truth):
+"""The note-truth set's dev split through the real write path (evaluation/note_truth):
 no note calls anyone "用户" or "<login>说", the typed correction of the deposit supersedes it,
 and the scorer counts what it claims to (a missed fact is listed)."""
 from __future__ import annotations
 
 import pytest
 
-from showcase.evaluation import note_truth_scoring
+from evaluation import note_truth_scoring
 
 
 @pytest.mark.django_db(transaction=False)
@@ -24,7 +24,7 @@ def test_the_dev_split_notes_name_their_subject_and_the_deposit_correction_repla
 def test_note_precision_counts_the_readers_verdicts_and_what_is_not_judged_yet(tmp_path, monkeypatch):
     import json
 
-    from showcase.evaluation import note_judgements
+    from evaluation import note_judgements
 
     notes = [{"origin": "d01", "status": "active", "category": "fact", "content": text, "sources": []}
              for text in ("押金3000元。", "押金2000元。", "月租4800元。")]
@@ -47,7 +47,7 @@ def test_note_precision_counts_the_readers_verdicts_and_what_is_not_judged_yet(t
 
 
 def test_every_split_has_its_readers_verdicts():
-    from showcase.evaluation.note_judgements import PROBLEMS, load_judgements
+    from evaluation.note_judgements import PROBLEMS, load_judgements
 
     for split in ("dev", "dev2", "dev3", "dev4", "outside_dev", "test", "test2"):
         verdicts = load_judgements(split)

@@ -342,7 +342,7 @@ def test_slot_comparison(old, new, kind):
 def test_the_shipped_routing_set_keeps_supersede_precision_above_098(db):
     """The labelled pairs through the real routing path (embeddings, pgvector, writes),
     rolled back: the bar of issue 11 on both the tuning and the held-out half."""
-    from showcase.evaluation.routing import evaluate_routing, load_pairs
+    from evaluation.routing import evaluate_routing, load_pairs
     from memory.models import Firm
 
     data = load_pairs()

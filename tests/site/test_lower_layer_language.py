@@ -106,11 +106,11 @@ def test_retention_and_token_refusals_speak_the_readers_language(world, language
 
 
 # The product's operator commands, by app: every one's --help speaks the operator's language.
-# showcase's evaluations are developer tools; generate_story is here because `make run` runs it.
+# The evaluations are developer tools; the story's generate_story is here because `make run` runs it.
 OPERATOR_APPS = {"records", "memory", "remember", "recall", "connectors", "documents", "navigation", "logins",
                  "my_memory", "chat", "infra", "legaltext", "legalmem_site"}
 #: Apps whose commands are developer tools (the evaluations), not the operator's.
-DEVELOPER_APPS = {"showcase"}
+DEVELOPER_APPS = {"showcase", "evaluation"}
 RUN_BY_MAKE_RUN = {"generate_story"}
 
 

@@ -1,7 +1,7 @@
 """王律师（wang），Hartwell & Zhou 的中文律师：2025 年 9 月至 2026 年 2 月的十一次会话。"""
 from __future__ import annotations
 
-from showcase.evaluation.multisession.sessions import Question, Session, turns
+from evaluation.multisession.sessions import Question, Session, turns
 
 FIRM = "hartwell"
 

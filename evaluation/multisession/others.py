@@ -3,7 +3,7 @@ Properties is the landlord in Emma's Morales case, a conflict behind an ethical 
 Orion is a confidential acquisition) and dave's matters at another firm that read alike."""
 from __future__ import annotations
 
-from showcase.evaluation.multisession.sessions import Question, Session, turns
+from evaluation.multisession.sessions import Question, Session, turns
 
 SESSIONS = [
     Session("zhou-s01", "zhou", "hartwell", "2025-09-15 16:00", "en", "Greenway deposit review", matter="H-298", turns=turns(

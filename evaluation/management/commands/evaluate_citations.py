@@ -1,14 +1,14 @@
 """``manage.py evaluate_citations [--split dev|test] [--misses] [--answers] [--live]``: does the
 answer check keep the markers that point to a supporting source and mark the sentences that have
-none (showcase/evaluation/attribution_scoring.py; reads no database); with ``--answers``, does the
+none (evaluation/attribution_scoring.py; reads no database); with ``--answers``, does the
 offline answer say "memory holds nothing" where it should (imports the split, rolled back); with
 ``--live``, the same questions asked of the configured LLM and its answers checked
-(showcase/evaluation/attribution_live.py)."""
+(evaluation/attribution_live.py)."""
 from __future__ import annotations
 
 from django.core.management.base import BaseCommand
 
-from showcase.evaluation import attribution_scoring
+from evaluation import attribution_scoring
 
 
 class Command(BaseCommand):
@@ -49,7 +49,7 @@ class Command(BaseCommand):
                     self.stdout.write(f"MISS {miss}")
 
     def _live(self, options) -> None:
-        from showcase.evaluation.attribution_live import score_live
+        from evaluation.attribution_live import score_live
 
         def progress(done: int, whole: int, line: str) -> None:
             self.stderr.write(f"{done}/{whole} {line}")

@@ -1,11 +1,11 @@
 """``manage.py evaluate_acts``: how well the rule reader tells a fact from a wish, a plan and a
-preference, beside a learned baseline over the same sentences (showcase/evaluation/acts_scoring.py;
+preference, beside a learned baseline over the same sentences (evaluation/acts_scoring.py;
 reads no database)."""
 from __future__ import annotations
 
 from django.core.management.base import BaseCommand
 
-from showcase.evaluation import acts_scoring
+from evaluation import acts_scoring
 
 
 class Command(BaseCommand):

@@ -17,7 +17,7 @@ question's labelled messages, matched by external id):
   ``must_not``. Must be 0.
 
 Beside the product, the same questions are scored on the raw-message baselines (dense, BM25
-and their RRF fusion over each asker's visible messages, ``showcase.evaluation.baselines``).
+and their RRF fusion over each asker's visible messages, ``evaluation.baselines``).
 """
 from __future__ import annotations
 
@@ -263,8 +263,8 @@ def _baselines(questions: list[dict[str, Any]], users: dict[str, Any], message_p
                ks: tuple[int, ...]) -> dict[str, dict[str, dict[str, float]]]:
     """Dense, BM25 and RRF over each asker's visible raw messages, scored like the product."""
     from infra.embeddings import get_embedder
-    from showcase.evaluation.baselines import BASELINES, indexes_for
-    from showcase.evaluation.metrics import recall_at_k, reciprocal_rank
+    from evaluation.baselines import BASELINES, indexes_for
+    from evaluation.metrics import recall_at_k, reciprocal_rank
 
     labelled = [q for q in questions if any(m in message_pk for m in q["answers"])]
     indexes = indexes_for([users[name] for name in sorted({q["user"] for q in labelled})])

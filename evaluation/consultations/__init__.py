@@ -4,5 +4,5 @@ only the import format, the category list and the issue — never the ranking co
 hand-written data is its ``source.json``; ``build.py`` (one builder for every part) checks it and
 writes the part's ``world.json``, ``transcript-<firm>.json`` and ``questions.json``.
 ``split.json`` puts every question in dev or test; each batch of parts was split
-(``python -m showcase.evaluation.consultations.split``) before the product was run on it, and
+(``python -m evaluation.consultations.split``) before the product was run on it, and
 only the dev split is tuned on (docs/evaluation.md)."""

@@ -1,10 +1,10 @@
 """`manage.py evaluate_memory`: every evaluation set through import + search, scored beside the
 raw-message baselines (dense, BM25, RRF) in the same run (docs/evaluation.md):
 
-- the consultation set (showcase/evaluation/consultations/), written by someone who never read
+- the consultation set (evaluation/consultations/), written by someone who never read
   the ranking code, split into dev and test before any tuning: one table per split, the test
   table is the one reported;
-- the multi-session set (showcase/evaluation/multisession/), written by the people who tuned the
+- the multi-session set (evaluation/multisession/), written by the people who tuned the
   ranking: a second dev set.
 """
 from __future__ import annotations
@@ -15,8 +15,8 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from showcase.evaluation.multisession import CATEGORIES, HERE, SPLITS, load_set
-from showcase.evaluation.multisession.runner import MemoryReport, run_evaluation
+from evaluation.multisession import CATEGORIES, HERE, SPLITS, load_set
+from evaluation.multisession.runner import MemoryReport, run_evaluation
 
 CONSULTATIONS = HERE.parent / "consultations"
 OUTSIDE_DEV = HERE.parent / "outside_dev"

@@ -1,12 +1,12 @@
 """`manage.py evaluate_retrieval`: recall@5, recall@10 and MRR per layer and overall, and leaks,
-on the shipped month story (showcase/evaluation/month_story.json)."""
+on the shipped month story (evaluation/month_story.json)."""
 from __future__ import annotations
 
 import sys
 
 from django.core.management.base import BaseCommand, CommandError
 
-from showcase.evaluation.runner import DATASET, evaluate, load_dataset, select
+from evaluation.runner import DATASET, evaluate, load_dataset, select
 
 
 class Command(BaseCommand):

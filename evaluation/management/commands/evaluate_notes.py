@@ -1,6 +1,6 @@
 """``manage.py evaluate_notes [--split dev|dev2|outside_dev|test] [--engine offline|llm] [--conversations d01,d02]
 [--misses] [--show d06] [--unjudged FILE]``: are the notes true to what was said
-(showcase/evaluation/note_truth_scoring.py). Imports into throw-away firms, rolled back.
+(evaluation/note_truth_scoring.py). Imports into throw-away firms, rolled back.
 
 ``--engine offline`` (the default) sends no LLM request, whatever ``LLM_BASE_URL`` says;
 ``--engine llm`` extracts with the server of ``LLM_BASE_URL`` and fails (exit 1) when none is
@@ -12,11 +12,11 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from showcase.evaluation import note_truth_scoring
-from showcase.evaluation.note_judgements import write_unjudged
+from evaluation import note_truth_scoring
+from evaluation.note_judgements import write_unjudged
 
 
-# The folders of showcase/evaluation/note_truth/: four to tune on (dev written in-house, dev2 and
+# The folders of evaluation/note_truth/: four to tune on (dev written in-house, dev2 and
 # dev3 written later around corrections, outside_dev the outside set's conversations annotated)
 # and test, to report only.
 SPLITS = ("dev", "dev2", "dev3", "dev4", "dev5", "outside_dev", "test", "test2")

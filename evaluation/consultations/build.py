@@ -4,10 +4,10 @@ each question's gold speaker derived, every rule of the set checked first (nothi
 when one fails). One builder for every part: what differs between parts (id prefix, the clients
 who ask, the description) is data in the part's ``source.json``.
 
-    python -m showcase.evaluation.consultations.build                # every part, in place
-    python -m showcase.evaluation.consultations.build part_c         # one part
-    python -m showcase.evaluation.consultations.build --check        # compare, write nothing
-    python -m showcase.evaluation.consultations.build --out /tmp/x   # write /tmp/x/<part>/
+    python -m evaluation.consultations.build                # every part, in place
+    python -m evaluation.consultations.build part_c         # one part
+    python -m evaluation.consultations.build --check        # compare, write nothing
+    python -m evaluation.consultations.build --out /tmp/x   # write /tmp/x/<part>/
 
 ``source.json``: ``prefix``, ``description``, ``asking_clients`` (the clients questions are
 about: at least ten sessions and the per-category minimum each; any other user asks only

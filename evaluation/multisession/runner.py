@@ -26,10 +26,10 @@ from typing import Any, Callable
 
 from django.db import transaction
 
-from showcase.evaluation.baselines import BASELINES, indexes_for
-from showcase.evaluation.metrics import mean, paired_bootstrap, recall_all_at_k, reciprocal_rank
-from showcase.evaluation.multisession import CATEGORIES, LANGUAGES, MUST_NOT, NO_RECALL, EvaluationSet
-from showcase.evaluation.runner import create_world, import_renamed
+from evaluation.baselines import BASELINES, indexes_for
+from evaluation.metrics import mean, paired_bootstrap, recall_all_at_k, reciprocal_rank
+from evaluation.multisession import CATEGORIES, LANGUAGES, MUST_NOT, NO_RECALL, EvaluationSet
+from evaluation.runner import create_world, import_renamed
 from memory.models import Matter, MemoryScope, Message, Note
 from recall import Hit
 

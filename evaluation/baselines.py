@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from showcase.evaluation.metrics import rrf_fuse
+from evaluation.metrics import rrf_fuse
 from memory.segmentation import segment
 
 BASELINES = ("dense", "bm25", "rrf")

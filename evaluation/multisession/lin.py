@@ -1,7 +1,7 @@
 """Lin（林律师）, a bilingual lawyer at Hartwell & Zhou who writes English, Chinese and a mix of both."""
 from __future__ import annotations
 
-from showcase.evaluation.multisession.sessions import Question, Session, turns
+from evaluation.multisession.sessions import Question, Session, turns
 
 FIRM = "hartwell"
 

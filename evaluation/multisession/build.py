@@ -1,6 +1,6 @@
 """Write the multi-session evaluation set's JSON files from the hand-written sessions.
 
-    python -m showcase.evaluation.multisession.build
+    python -m evaluation.multisession.build
 
 Reads ``emma.py``, ``wang.py``, ``lin.py`` and ``others.py`` and writes, next to this file:
 ``world.json`` (firms, users, matters, assignments), one import_conversation transcript per
@@ -13,8 +13,8 @@ import json
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from showcase.evaluation.multisession import emma, lin, others, wang
-from showcase.evaluation.multisession.sessions import Question, Session
+from evaluation.multisession import emma, lin, others, wang
+from evaluation.multisession.sessions import Question, Session
 
 HERE = Path(__file__).parent
 TZ = "+08:00"

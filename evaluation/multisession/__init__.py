@@ -1,7 +1,7 @@
 """The multi-session evaluation set: three users' dated sessions (Chinese and English) and
 questions with gold evidence message ids (see ``build.py`` for how the JSON is made).
 
-    from showcase.evaluation.multisession import load_set
+    from evaluation.multisession import load_set
     data = load_set().select(sessions=["emma-s01"], limit=3)
 """
 from __future__ import annotations
@@ -106,7 +106,7 @@ def load_set(directory: Path | str = HERE, *, parts: Sequence[str] | None = None
 
 
 def _load_one(directory: Path) -> EvaluationSet:
-    from showcase.evaluation.outside_format import is_outside_format, load_outside
+    from evaluation.outside_format import is_outside_format, load_outside
 
     if is_outside_format(directory):
         return EvaluationSet(**load_outside(directory))

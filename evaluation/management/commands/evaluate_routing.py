@@ -1,10 +1,10 @@
 """`manage.py evaluate_routing`: supersede precision and recall, a confusion table and every
-wrong pair, on the labelled routing pairs (showcase/evaluation/routing_pairs.json)."""
+wrong pair, on the labelled routing pairs (evaluation/routing_pairs.json)."""
 from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
 
-from showcase.evaluation.routing import PAIRS, evaluate_routing, load_pairs
+from evaluation.routing import PAIRS, evaluate_routing, load_pairs
 
 
 class Command(BaseCommand):

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Validate the note_truth evaluation set. Standard library only.
 
-Usage: python showcase/evaluation/note_truth/check.py [SPLIT ...]
+Usage: python evaluation/note_truth/check.py [SPLIT ...]
 Without arguments every sub-folder holding an expected.json is a split (dev, test,
 outside_dev, dev2, ...). Prints counts per split; exits 1 with a list of violations if any
 check fails. Size requirements are per split (PROFILES); a folder without a profile gets

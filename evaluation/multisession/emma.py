@@ -1,7 +1,7 @@
 """Emma, an English-speaking lawyer at Hartwell & Zhou: eleven sessions, September 2025 – February 2026."""
 from __future__ import annotations
 
-from showcase.evaluation.multisession.sessions import Question, Session, turns
+from evaluation.multisession.sessions import Question, Session, turns
 
 FIRM = "hartwell"
 
