@@ -13,7 +13,7 @@ since Django imports it before the models are ready. The public interface, by mo
 - ``remember.extract``: ``extract_turn(user_msg, ai_resp)`` → ``ExtractionOutcome``
 - ``remember.ingest``: ``import_transcript(data, *, actor, progress=None)`` → ``ImportResult``
 - ``remember.working_memory``: ``working_memory(conversation)``;
-  ``remember.consolidation``: ``consolidate_overflow``
+  ``remember.services.consolidation``: ``do_consolidate_overflow``
 - messages are written by ``memory.services.conversations.save_message``
 
 Inside: ``extraction/`` (turn text → knowledge items), ``routing/`` (ADD/UPDATE/IGNORE against

@@ -1,28 +1,22 @@
 """Steps 3–6 of the write path for one batch of extracted items: each becomes a note
 (routed ADD / UPDATE / IGNORE, linked) or persona evidence (docs/write-path.md). Used by the
-turn job (``turns``) and by working-memory consolidation (``consolidation``)."""
+turn job (``turns``) and by working-memory consolidation (``services.consolidation``)."""
 from __future__ import annotations
 
-import dataclasses
 import logging
 
 from django.db import transaction
-from django.utils import timezone
 
 from infra.embeddings import get_embedder
 from infra.locks import release_if_frozen
 from remember.extraction import ExtractedItem
-from memory.models import Consolidation, Message, RoutingDecision, SourceType, TurnExtraction
-from remember.decisions import flush_decisions, remember_decision
-from remember.drafts import ItemError, Provenance, TurnSource, category_slug, draft_for, is_persona_item
-from remember.client_name import client_name_before, relayed_client_before
-from remember.extract import extract_turn, extractable_reply
+from memory.models import Message, RoutingDecision, SourceType, TurnExtraction
+from remember.services.decisions import flush_decisions, record_refusal
+from remember.drafts import ItemError, TurnSource, category_slug, draft_for, is_persona_item
 from remember.persona import episodic_twins
 from remember.services.persona import do_record_persona_statement
 from remember.routing import route_and_write
 from memory.services.notes import NoteValidationError, content_hash
-from memory.services.consolidations import consolidation_save
-from memory.services.routing_decisions import routing_decision_get_or_create
 from memory.transaction_memo import first_time, in_memo_scope
 
 logger = logging.getLogger("legalmem.pipeline")
@@ -96,52 +90,16 @@ def apply_items(
                     )
         except (NoteValidationError, ItemError) as exc:
             logger.warning("item %d of %s refused: %s", index, source.source_key, exc)
-            flush_decisions()  # a decision kept in memory is found by the read below
-            decision, _ = routing_decision_get_or_create(
+            decision = record_refusal(
                 source_key=source.source_key,
                 content_hash=content_hash(item.content),
-                defaults=dict(
+                fields=dict(
                     firm=source.conversation.firm, owner=source.conversation.user, turn=turn,
                     consolidation=consolidation, item_index=index, content=item.content,
                     category=str(item.category)[:20], action=RoutingDecision.Action.IGNORE,
                     reason=f"invalid item: {exc}"[:500],
                 ),
             )
-            remember_decision(decision)
         decisions.append(decision)
     flush_decisions()
-    return decisions
-
-
-def process_batch(
-    consolidation: Consolidation, messages: list[Message], *, actor, provenance: Provenance | None = None
-) -> list[RoutingDecision]:
-    """Extract and route messages that left working memory without a turn of their own."""
-    user_text = "\n".join(m.content for m in messages if m.role == Message.Role.USER)
-    reply_text = "\n".join(extractable_reply(m) for m in messages if m.role == Message.Role.ASSISTANT).strip()
-    source_type = SourceType.IMPORT if consolidation.conversation.external_id else SourceType.CHAT
-    first_user = next((m for m in messages if m.role == Message.Role.USER), None)
-    first_reply = next((m for m in messages if m.role == Message.Role.ASSISTANT), None)
-    outcome = extract_turn(
-        user_text, reply_text, user_name=first_user.speaker if first_user else "",
-        reply_name=reply_speaker(source_type, first_reply) if first_reply else "",
-        client_name=client_name_before(first_user) if first_user else "",
-        relayed_client=relayed_client_before(first_user) if first_user else "",
-        said_on=timezone.localtime(messages[0].said_at).date() if messages and messages[0].said_at else None,
-    )
-    consolidation.engine = outcome.engine
-    consolidation.items = [dataclasses.asdict(item) for item in outcome.items]
-    consolidation_save(consolidation, ["engine", "items"])
-    source = TurnSource(
-        conversation=consolidation.conversation,
-        user_message=None,
-        assistant_message=None,
-        source_type=source_type,
-        source_id=consolidation.source_key,
-        source_key=consolidation.source_key,
-        messages=tuple(messages),
-    ).with_provenance(provenance)
-    decisions = apply_items(outcome.items, source, actor=actor, consolidation=consolidation)
-    consolidation.decisions = [d.as_dict() for d in decisions]
-    consolidation_save(consolidation, ["decisions"])
     return decisions

@@ -21,20 +21,19 @@ import time
 from collections import deque
 from concurrent.futures import Future
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 from django.db import transaction
-from django.utils import timezone
 
 from infra.embeddings import Embedder, get_embedder
 from memory.models import Message, TurnExtraction
 from memory.embedding_text import embedding_text
 from remember.message_index import pending_messages, store_vectors
 from remember.apply import TurnGone
-from remember.decisions import read_decisions_of
+from remember.services.decisions import read_decisions_of
 from remember.encoder import BackgroundEncoder
-from remember.consolidation import consolidate_overflow
+from remember.services.consolidation import do_consolidate_overflow
 from memory.services.audit import batched as batched_audit
 from memory.transaction_memo import memo_scope
 from remember.services.turn_jobs import SYSTEM_ACTOR, do_claim_turns, do_store_extractions, heartbeat
@@ -208,7 +207,7 @@ def _run_turn(turn: TurnExtraction, items: "Future[np.ndarray] | None",
             after_failure(turn, exc)
         return None
     try:
-        consolidate_overflow(turn.conversation, actor=SYSTEM_ACTOR)
+        do_consolidate_overflow(turn.conversation, actor=SYSTEM_ACTOR)
     except Exception:  # noqa: BLE001 - as process_turn: retried after the next turn
         logger.exception("consolidation of conversation %s failed", turn.conversation_id)
     return turn

@@ -37,7 +37,7 @@ from memory.models import Message, SourceType, TurnExtraction
 from remember import liveness
 from remember.apply import TurnGone, apply_items, reply_speaker
 from remember.client_name import client_name_before, relayed_client_before
-from remember.consolidation import consolidate_overflow
+from remember.services.consolidation import do_consolidate_overflow
 from remember.documents.takeover import resume_stalled_documents
 from remember.drafts import Provenance, TurnSource
 from remember.extract import ENGINE_SKIPPED, extract_turn, extractable_reply
@@ -111,7 +111,7 @@ def process_turn(turn_id: int, *, provenance: Provenance | None = None) -> TurnE
             after_failure(turn, exc)
             return TurnExtraction.objects.get(pk=turn_id)
     try:
-        consolidate_overflow(turn.conversation, actor=SYSTEM_ACTOR, provenance=provenance)
+        do_consolidate_overflow(turn.conversation, actor=SYSTEM_ACTOR, provenance=provenance)
     except Exception:  # noqa: BLE001 - the turn is done; the overflow is retried after the next turn
         logger.exception("consolidation of conversation %s failed; will retry after the next turn", turn.conversation_id)
     return TurnExtraction.objects.get(pk=turn_id)

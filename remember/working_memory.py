@@ -1,7 +1,7 @@
 """Working memory (docs/memory-model.md): the last N raw messages of a conversation in play,
 and the ones not yet consolidated. Reads only: messages are written by
 ``memory.services.conversations`` and the overflow is consolidated by
-``remember.consolidation``; messages are never deleted."""
+``remember.services.consolidation``; messages are never deleted."""
 from __future__ import annotations
 
 from django.db.models import QuerySet

@@ -10,7 +10,7 @@ from django.db import transaction
 from django.db.models import Value
 
 from memory.models import Category, LinkType, Note, RoutingDecision
-from remember.decisions import record_decision, recorded_decision
+from remember.services.decisions import record_decision, recorded_decision
 from remember.drafts import is_source_tag
 from remember.routing import thresholds
 from remember.routing.decide import Decision, decide

@@ -26,7 +26,7 @@ from memory.services.notes import (
     supersede_note,
 )
 from remember import persona as policy
-from remember.decisions import record_decision, recorded_decision
+from remember.services.decisions import record_decision, recorded_decision
 from remember.drafts import TurnSource, category_slug
 from remember.extraction import ExtractedItem, keywords_for
 from remember.routing import conflict_between, lexical_overlap, thresholds

@@ -138,7 +138,7 @@ def test_extraction_can_use_its_own_server_and_model(world, laptop_conversation,
 
 def test_consolidation_reads_only_completed_replies(world, laptop_conversation, fake_llm, llm_settings):
     from memory.models import Consolidation
-    from remember.apply import process_batch
+    from remember.services.consolidation import extract_leftover
 
     messages = [
         save_message(laptop_conversation, "user", LAPTOP_USER, speaker="alice"),
@@ -148,7 +148,7 @@ def test_consolidation_reads_only_completed_replies(world, laptop_conversation, 
     consolidation = Consolidation.objects.create(firm=world.firm_a, conversation=laptop_conversation)
     fake_llm.script(json_reply({"knowledge": [KNOWLEDGE["knowledge"][0]]}))
 
-    process_batch(consolidation, messages, actor="system:test")
+    extract_leftover(consolidation, messages, actor="system:test")
 
     prompt = fake_llm.chat_requests()[0].user_content
     assert "报警" not in prompt

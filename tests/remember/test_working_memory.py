@@ -7,7 +7,7 @@ import pytest
 from django.contrib.postgres.search import SearchQuery, SearchVector
 
 from memory.models import ConsolidatedMessage, Consolidation, Message, Note, TurnExtraction
-from remember.consolidation import consolidate_overflow
+from remember.services.consolidation import do_consolidate_overflow
 from memory.services.conversations import save_message
 from remember.working_memory import working_memory
 from remember.working_memory import unconsolidated
@@ -69,4 +69,4 @@ def test_overflow_is_consolidated_in_batches_and_messages_stay(world, laptop_con
 
 def test_consolidation_does_nothing_within_capacity(world, laptop_conversation):
     save_message(laptop_conversation, "user", "你好", speaker="alice")
-    assert consolidate_overflow(laptop_conversation, actor="system:test") == []
+    assert do_consolidate_overflow(laptop_conversation, actor="system:test") == []

@@ -5,11 +5,17 @@ Inside a bulk import's turn transaction (memory/transaction_memo.py) the turn's
 decisions are read once; a new one is kept in memory and the turn's new decisions are inserted
 together (``flush_decisions``, before the turn finishes) instead of one read and one insert per
 item. Outside it every decision is read and inserted at once, as before.
+
+A decision is itself the record of what the write path decided (admin and *my memory* show it),
+so it is not audited again; each write joins the caller's transaction.
 """
 from __future__ import annotations
 
+from typing import Any
+
+from django.db import transaction
+
 from memory.models import RoutingDecision
-from memory.services.routing_decisions import routing_decision_create, routing_decisions_create
 from memory.transaction_memo import in_memo_scope, remembered
 
 
@@ -35,7 +41,8 @@ def recorded_decision(source_key: str, fingerprint: str) -> RoutingDecision | No
 def record_decision(**fields) -> RoutingDecision:
     """Record a routing decision: inserted now, or with the turn's others in a bulk import."""
     if not in_memo_scope():
-        return routing_decision_create(**fields)
+        with transaction.atomic(savepoint=False):
+            return RoutingDecision.objects.create(**fields)
     decision = RoutingDecision(**fields)
     _known(decision.source_key)[decision.content_hash] = decision
     _unsaved().append(decision)
@@ -48,8 +55,20 @@ def flush_decisions() -> None:
         return
     unsaved = _unsaved()
     if unsaved:
-        routing_decisions_create(unsaved)
+        with transaction.atomic(savepoint=False):
+            RoutingDecision.objects.bulk_create(unsaved)
         unsaved.clear()
+
+
+def record_refusal(*, source_key: str, content_hash: str, fields: dict[str, Any]) -> RoutingDecision:
+    """The IGNORE decision of an item the checks refused (``fields``: its firm, owner, reason …),
+    recorded now unless this item of this source has one already; later items of a bulk turn
+    find it (``remember_decision``)."""
+    flush_decisions()  # a decision kept in memory is found by the read below
+    with transaction.atomic(savepoint=False):
+        decision, _ = RoutingDecision.objects.get_or_create(source_key=source_key, content_hash=content_hash,
+                                                            defaults=fields)
+    return remember_decision(decision)
 
 
 def remember_decision(decision: RoutingDecision) -> RoutingDecision:
