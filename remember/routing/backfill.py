@@ -1,7 +1,7 @@
 """Contradictions among notes written before routing linked them (docs/memory-model.md,
 "Contradictions"): each current note is compared, as routing compares a new one, with its nearest
 current neighbours in the same context said before it, and linked ``contradicts`` to each one it
-disagrees with (``slots.disagreement``). Each link is audited; running it again adds nothing."""
+disagrees with (``disagreement.disagreement``). Each link is audited; running it again adds nothing."""
 from __future__ import annotations
 
 from django.db import transaction
@@ -12,7 +12,7 @@ from memory.labels import disagreement_reason
 from memory.models import Firm, LinkType, Note, NoteLink
 from remember.routing.decide import _comparable as comparable_categories
 from remember.routing.neighbours import nearest_notes
-from remember.routing.slots import disagreement
+from remember.routing.disagreement import disagreement
 from memory.services.notes import NoteDraft, PlannedLink, link_notes_in_bulk
 
 ACTOR = "system:link_contradictions"

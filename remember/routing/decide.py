@@ -30,7 +30,8 @@ from remember.routing import thresholds
 from remember.routing.neighbours import Neighbour
 from legaltext.corrections import says_it_corrects
 from remember.routing.rejected import says_more_than_the_correction
-from remember.routing.slots import Kind, Relation, compare, disagreement
+from remember.routing.disagreement import disagreement
+from remember.routing.slots import Kind, Relation, compare
 from memory.services.notes import NoteDraft, content_hash
 
 #: Categories that state what happened; a correction may move a statement between them.
@@ -47,7 +48,7 @@ class Decision:
     contradicts: Note | None = None
     siblings: list[Note] = field(default_factory=list)  # distinct events of the same kind
     # Current notes of the same slot with another value that stay beside the new one
-    # (``slots.disagreement``): each is linked 'contradicts' and both are flagged until one goes.
+    # (``disagreement.disagreement``): each is linked 'contradicts' and both are flagged until one goes.
     disagrees: list[tuple[Note, str]] = field(default_factory=list)
     importance: float | None = None  # lowered importance for a low-confidence ADD
     # An UPDATE of one value of a note that holds more: the note's revised text, written instead

@@ -11,7 +11,7 @@ from django.utils import translation
 
 from memory.contradictions import contradictions_for
 from memory.models import AuditEvent, AuditLog, LinkType, Note, NoteLink, RoutingDecision
-from remember.routing.slots import disagreement
+from remember.routing.disagreement import disagreement
 from recall import search_memory
 from memory.services.notes import correct_note, forget_note
 from tests.remember.factories import ConversationFactory, at
