@@ -28,9 +28,9 @@ from memory.services.conversations import save_message, start_conversation
 from memory.services.tenancy import assign_user, create_firm, create_matter
 from remember.services.turn_jobs import do_create_turn
 from remember.turns import process_turn
+from tests.site.product_packages import ROOT, product_packages
 
-ROOT = Path(__file__).resolve().parents[1]
-PRODUCT = frozenset(p.parent.name for p in ROOT.glob("*/__init__.py")) - {"tests", "bench"}
+PRODUCT = product_packages()
 WARM_UP = ("当事人林晓雯说她2025年3月租了房，月租4500元。", "建议保留租赁合同和转账记录。")
 TRACED = ("当事人王磊说2025年4月1日他把押金5000元转给了房东，刚才说错了，押金是6000不是5000。房东现在不肯退。",
           "根据《民法典》第七百二十二条，承租人应按约定支付租金；押金应在租期届满后返还。建议先发一份书面催告函。")

@@ -261,8 +261,9 @@ def open_database(folder: Path) -> Database:
 
 def ensure_secret_key(folder: Path) -> str:
     """A secret key kept in the data folder, so sessions survive restarts of `make run`."""
-    if optional("SECRET_KEY"):
-        return optional("SECRET_KEY")
+    given = optional("SECRET_KEY")
+    if given:
+        return given
     path = folder / "secret_key"
     if not path.exists():
         path.write_text(secrets.token_urlsafe(50))
