@@ -21,10 +21,11 @@ import time
 from django.contrib.auth import get_user_model
 
 from infra.embeddings import get_embedder
-from memory.models import Document, DocumentChunk, Firm, Matter, MatterAssignment, Membership
-from remember.documents import process_document, upload_document
-from remember.documents.ingest import DOCUMENT_EMBED_BATCH
-from remember.documents.memory import remember_document
+from memory.models import Firm, Matter, MatterAssignment, Membership
+from documents.models import Document, DocumentChunk
+from documents.ingest import process_document, upload_document
+from documents.ingest import DOCUMENT_EMBED_BATCH
+from remember.documents.notes import remember_document
 from tests.documents.files import scanned_pdf, text_pdf
 
 PAGES = int(os.environ.get("BENCH_DOC_PAGES", "300"))

@@ -48,7 +48,7 @@ from django.conf import settings
 from django.db import connection
 
 from bench.databases import throwaway_database
-from recall.candidate_sql import vector_literal
+from infra.embeddings.literals import vector_literal
 
 REPO = Path(__file__).resolve().parent.parent
 CHINESE = re.compile(r"[\u4e00-\u9fff]")

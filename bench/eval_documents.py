@@ -26,10 +26,11 @@ import time
 
 from django.contrib.auth import get_user_model
 
-from memory.models import DocumentChunk, Firm, Matter, MatterAssignment, Membership
-from recall import search_documents, search_memory
-from recall.documents import document_rankings
-from remember.documents import process_document, upload_document
+from memory.models import Firm, Matter, MatterAssignment, Membership
+from documents.models import DocumentChunk
+from recall import search_memory
+from documents.search import document_rankings, search_documents
+from documents.ingest import process_document, upload_document
 from tests.documents.files import docx_bytes, eml_bytes, image_bytes, scan_image, text_pdf
 
 K = 10

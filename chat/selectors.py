@@ -8,7 +8,8 @@ from typing import Any
 from django.db.models import QuerySet
 
 from infra.http_input import MAX_DB_ID
-from memory.models import Conversation, DocumentChunk, Matter, Message, Note
+from memory.models import Conversation, Matter, Message, Note
+from documents.models import DocumentChunk
 from recall import note_page_url
 
 MESSAGE_ID_PREFIX = "message:"

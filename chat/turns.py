@@ -25,8 +25,8 @@ from infra.embeddings import EmbeddingUnavailable
 from memory.models import Conversation, Matter, Message
 from remember.turns import enqueue_turn_extraction
 from remember.working_memory import working_memory
+from documents.search import DocumentHit
 from recall import (
-    DocumentHit,
     MAX_QUERY_CHARS, SearchError, SearchResult, contradictions_payload, message_hit_payload, note_page_url,
     search_memory,
 )

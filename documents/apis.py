@@ -12,9 +12,9 @@ from rest_framework.views import APIView
 from documents.selectors import matter_documents, visible_document, visible_matter
 from documents.serializers import DocumentSerializer
 from documents.views import empty_message, too_large_message
-from memory.services.documents import EmptyUpload, UploadTooLarge
-from recall import search_documents
-from remember.documents import retry_document, upload_document
+from documents.services import EmptyUpload, UploadTooLarge
+from documents.search import search_documents
+from documents.ingest import retry_document, upload_document
 
 
 class PayloadTooLarge(APIException):

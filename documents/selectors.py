@@ -6,7 +6,8 @@ from django.http import Http404
 from django.shortcuts import get_object_or_404
 
 from infra.http_input import MAX_DB_ID
-from memory.models import Document, DocumentPage, Matter
+from memory.models import Matter
+from documents.models import Document, DocumentPage
 
 
 def visible_matter(user, matter_id: int) -> Matter:

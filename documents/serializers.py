@@ -1,7 +1,7 @@
 from rest_framework import serializers
 
-from memory.models import Document
-from memory.document_reasons import reason_label
+from documents.models import Document
+from documents.reasons import reason_label
 
 
 class DocumentSerializer(serializers.ModelSerializer):

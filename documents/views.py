@@ -17,14 +17,14 @@ from documents.selectors import (
     visible_document,
     visible_matter,
 )
-from memory.services.documents import (
+from documents.services import (
     EmptyUpload,
     UploadTooLarge,
     document_access_record,
     file_path,
 )
-from remember.documents import retry_document, upload_document
-from memory.document_reasons import reason_label
+from documents.ingest import retry_document, upload_document
+from documents.reasons import reason_label
 
 
 @login_required

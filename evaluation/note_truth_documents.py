@@ -13,7 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from memory.models import Category, Document, Note, SourceType
+from memory.models import Category, Note, SourceType
+from documents.models import Document
 
 
 @dataclass
@@ -40,8 +41,8 @@ class DocumentReport:
 def import_documents(documents: list[dict[str, Any]], firm, users: dict[str, Any]) -> dict[str, Document]:
     """Each document in a matter of its uploader, read for notes as an upload would be."""
     from memory.services.tenancy import assign_user, create_matter
-    from remember.documents.ingest import restore_document
-    from remember.documents.memory import remember_document
+    from documents.ingest import restore_document
+    from remember.documents.notes import remember_document
 
     stored: dict[str, Document] = {}
     for spec in documents:

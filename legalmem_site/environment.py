@@ -327,7 +327,7 @@ RETIRED: dict[str, str] = {
     **_retired("a tuning constant in remember/message_index.py", "MESSAGE_INDEX_BATCH"),
     **_retired("a tuning constant in remember/working_memory.py", "WORKING_MEMORY_SIZE", "CONSOLIDATION_BATCH"),
     **_retired("a tuning constant in remember/services/turn_jobs.py", "TURN_MAX_ATTEMPTS", "TURN_RETRY_BACKOFF_SECONDS"),
-    **_retired("a tuning constant in remember/liveness.py", "TURN_LEASE_SECONDS", "TURN_HEARTBEAT_SECONDS"),
+    **_retired("a tuning constant in infra/workers.py", "TURN_LEASE_SECONDS", "TURN_HEARTBEAT_SECONDS"),
     **_retired("a tuning constant in records/tasks.py", "RETENTION_CHECK_INTERVAL_SECONDS"),
     **_retired("a limit in infra/http_input.py", "INPUT_MAX_BODY_BYTES", "INPUT_MAX_PAGE_LIMIT", "INPUT_MAX_OFFSET"),
     **_retired("a limit in infra/text_hygiene.py", "INPUT_MAX_JSON_DEPTH"),

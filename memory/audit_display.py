@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 from django.contrib.auth import get_user_model
 from django.core.exceptions import FieldDoesNotExist
@@ -22,17 +22,31 @@ from memory.labels import (
     data_key_label, data_value_label, embedding_model_label, event_tag, format_counts, link_reason, object_type_label,
     source_key_label, unit_label,
 )
-from memory.document_reasons import reason_label
 from memory.models.notes import FIRM_WIDE_SCOPES
-from memory.models import (
-    AuditLog, Conversation, Document, Firm, Matter, Membership, Note, NoteLink, TurnExtraction,
-)
+from memory.models import AuditLog, Conversation, Firm, Matter, Membership, Note, NoteLink, TurnExtraction
 
 #: The model whose fields name the keys of an entry's before / after, by object type.
 MODELS: dict[str, type[models.Model]] = {
     "note": Note, "link": NoteLink, "matter": Matter, "firm": Firm, "membership": Membership,
-    "turn_extraction": TurnExtraction, "document": Document,
+    "turn_extraction": TurnExtraction,
 }
+#: Object type → {key: the stored (English) value in the reader's words}, for keys whose value
+#: is more than a choice of the model's field (a document's failure reason).
+VALUE_WORDS: dict[str, dict[str, Callable[[str], str]]] = {}
+#: Object type → what names its row in the audit list, for types an app above registers.
+NAMES: dict[str, Any] = {}
+
+
+def register_audited_type(object_type: str, model: type[models.Model], *, name: Any = None,
+                          value_words: dict[str, Callable[[str], str]] | None = None) -> None:
+    """An app above ``memory`` whose rows are audited says how an auditor reads them: ``model``
+    names the keys of an entry's before / after, ``name`` (an expression over the row) names the
+    row in the audit list, ``value_words`` says stored values in words (``documents`` registers
+    its documents in ``DocumentsConfig.ready``). Registering a type twice replaces it."""
+    MODELS[object_type] = model
+    if name is not None:
+        NAMES[object_type] = name
+    VALUE_WORDS[object_type] = dict(value_words or {})
 MAX_VALUE_CHARS = 300
 _TIME_KEYS = ("valid_from", "valid_to", "said_at", "closed_at", "erased_at", "previous_valid_from")
 
@@ -62,6 +76,11 @@ def _label(model: type[models.Model] | None, key: str) -> str:
     if field is not None and not key.endswith("_ids") and hasattr(field, "verbose_name"):
         return str(field.verbose_name)
     return data_key_label(key)
+
+
+def _object_type(model: type[models.Model] | None) -> str | None:
+    """The object type ``model`` is registered under (``MODELS``), None for none."""
+    return next((object_type for object_type, known in MODELS.items() if known is model), None)
 
 
 def _short(text: str) -> str:
@@ -121,8 +140,9 @@ def value_text(model: type[models.Model] | None, key: str, value: Any, entry: Au
         return embedding_model_label(value)
     if key == "reason" and isinstance(value, str):
         return _short(link_reason(value))
-    if model is Document and key == "error" and isinstance(value, str):
-        return _short(reason_label(value))  # stored in English, said in the reader's language
+    words = VALUE_WORDS.get(_object_type(model), {}).get(key)
+    if words is not None and isinstance(value, str):
+        return _short(words(value))  # stored in English, said in the reader's language
     text = str(value)
     if key in _TIME_KEYS or key.endswith("_at"):
         moment = parse_datetime(text) if isinstance(value, str) else None
@@ -196,8 +216,9 @@ def with_object_names(entries: models.QuerySet) -> models.QuerySet:
         When(object_type="note", **_name_of(Note, short, _UUID)),
         When(object_type="matter", **_name_of(Matter, matter, _NUMBER)),
         When(object_type="conversation", **_name_of(Conversation, F("title"), _NUMBER)),
-        When(object_type="document", **_name_of(Document, F("title"), _NUMBER)),
         When(object_type="firm", **_name_of(Firm, F("name"), _NUMBER)),
+        *(When(object_type=object_type, **_name_of(MODELS[object_type], name, _NUMBER))
+          for object_type, name in NAMES.items()),
         output_field=models.CharField(),
     ), Value("")))
 

@@ -13,7 +13,8 @@ import numpy as np
 from rest_framework import serializers
 
 from infra.http_input import MAX_DB_ID
-from memory.models import Document, MemoryScope, Note
+from memory.models import MemoryScope, Note
+from documents.models import Document
 from navigation.built import BuiltGraph
 from navigation.events import event_key, event_label
 from navigation.graph import Edge, Trace

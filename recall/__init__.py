@@ -11,7 +11,6 @@ and scoring steps, the raw-message candidates, the query words and identifiers, 
 payloads of recalled hits.
 """
 from recall import strategies as _builtin_strategies  # noqa: F401  (registers semantic, layered)
-from recall.documents import DocumentHit, search_documents
 from recall.fusion import (
     DENSE,
     KEYWORD,
@@ -59,8 +58,6 @@ from recall.types import (
 
 __all__ = [
     # documents (docs/documents.md)
-    "DocumentHit",
-    "search_documents",
     # searching
     "MAX_K",
     "MAX_QUERY_CHARS",

@@ -30,6 +30,7 @@ import numpy as np
 from django.db import connection, transaction
 from pgvector.django import CosineDistance
 
+from infra.embeddings.literals import vector_literal
 from memory.models import MemoryScope, Note
 from memory.models.conversations import SEARCH_CONFIG
 from memory.models.notes import FIRM_WIDE_SCOPES
@@ -42,21 +43,6 @@ from recall.layer_rules import Cond, _layers_condition, _rule_sql, layer_filter,
 from recall.note_candidate import CANDIDATE_FIELDS, NoteCandidate
 from recall.plan import RetrievalPlan
 from recall.reach import Reach, _Visible, _visible_where
-
-
-def vector_literal(vector: np.ndarray) -> str:
-    """The query vector as pgvector text. A search sends the same vector in its note and message
-    statements (on two threads): the last one written is kept, by identity."""
-    global _last_literal
-    last = _last_literal
-    if last is not None and last[0] is vector:
-        return last[1]
-    literal = "[" + ",".join(map(repr, np.asarray(vector, dtype=np.float32).tolist())) + "]"
-    _last_literal = (vector, literal)  # one tuple, replaced whole: safe across threads
-    return literal
-
-
-_last_literal: tuple[np.ndarray, str] | None = None
 
 
 def _light_columns() -> tuple[list[str], list[str]]:

@@ -31,7 +31,7 @@ from django.db.models import Q
 from memory.corrections import says_it_corrects
 from memory.models import Conversation, Message, Note
 from memory.models.conversations import SEARCH_CONFIG
-from recall.candidate_sql import vector_literal
+from infra.embeddings.literals import vector_literal
 from recall.instances import fast_timestamps, instance_from_row
 from recall.keywords import term
 from recall.message_scale import keyword_best, read_frequencies

@@ -12,7 +12,8 @@ from django.db.models import BooleanField
 from django.db.models.expressions import RawSQL
 
 from memory.models import Note
-from recall.candidate_sql import _light_columns, vector_literal
+from infra.embeddings.literals import vector_literal
+from recall.candidate_sql import _light_columns
 from recall.instances import fast_timestamps, instance_from_row
 from recall.layer_rules import _layers_condition
 from recall.note_candidate import NoteCandidate

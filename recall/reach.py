@@ -14,7 +14,8 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import EmptyResultSet, ImproperlyConfigured
 from django.db import connection
 
-from memory.models import DocumentChunk, Firm, Matter, Note
+from memory.models import Firm, Matter, Note
+from documents.models import DocumentChunk
 from memory.erasure_hooks import LATEST_ERASURE_SQL, follow_erasures
 
 

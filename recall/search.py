@@ -15,7 +15,7 @@ from recall.alongside import run_alongside
 from legaltext.acts import tells
 from recall.anchors import question_anchors, unheld_anchors
 from recall.reach import reach_of
-from recall.documents import DocumentHit, search_documents
+from documents.search import DocumentHit, search_documents
 from recall.fusion import keep_floor_hits
 from recall.identifiers import exact_first
 from recall.newer_first import newer_first
@@ -226,7 +226,8 @@ def document_passages(request: SearchRequest, nothing_on: list[str]) -> list[Doc
     limit = min(request.k, MAX_PASSAGES)
     passages = search_documents(
         request.user, request.query, matter_id=request.matter_id, limit=limit * 4 if nothing_on else limit,
-        vector=request.query_vector, reach=request.reach,
+        vector=request.query_vector,
+        matter_ids=request.reach.matter_ids if request.reach is not None else None,
     )
     if nothing_on:
         anchors = [_NOT_IN_ANCHORS.sub("", anchor).casefold() for anchor in nothing_on]

@@ -11,7 +11,7 @@ from django.utils.translation import gettext
 
 from memory.contradictions import Contradiction
 from memory.models import Conversation, Message, Note
-from recall.documents import DocumentHit
+from documents.search import DocumentHit
 from recall.plan import RetrievalPlan
 from recall.scoring import ScoreBreakdown
 

@@ -24,9 +24,6 @@ from memory.models import (
     Consolidation,
     ConsolidatedMessage,
     Conversation,
-    Document,
-    DocumentChunk,
-    DocumentPage,
     Firm,
     Matter,
     Message,
@@ -38,6 +35,7 @@ from memory.models import (
     SourceType,
     TurnExtraction,
 )
+from documents.models import Document, DocumentChunk, DocumentPage
 
 
 class ErasureError(ValueError):

@@ -15,7 +15,8 @@ from typing import Any
 from django.db.models import Q
 from django.utils import timezone
 
-from memory.models import AuditLog, Document, Firm, Matter, MemoryScope, Message, Note, NoteLink
+from memory.models import AuditLog, Firm, Matter, MemoryScope, Message, Note, NoteLink
+from documents.models import Document
 
 FORMAT = "legalmem-matter"
 VERSION = 1

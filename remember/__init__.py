@@ -18,6 +18,6 @@ since Django imports it before the models are ready. The public interface, by mo
 
 Inside: ``extraction/`` (turn text → knowledge items), ``routing/`` (ADD/UPDATE/IGNORE against
 the nearest notes, linking, evolution), ``persona.py``, ``consolidation.py``, ``ingest.py`` /
-``bulk.py`` (transcript import), ``message_index.py`` (message embeddings), ``liveness.py``
-(worker takeover).
+``bulk.py`` (transcript import), ``message_index.py`` (message embeddings), ``documents/`` (the
+notes a document yields). A worker's liveness (takeover) is ``infra.workers``.
 """

@@ -128,7 +128,7 @@ class BulkRun:
         window_turns = window_turns or WINDOW_TURNS
         windows = deque(_Window(list(turn_ids[i:i + window_turns])) for i in range(0, len(turn_ids), window_turns))
         # The claimed jobs beat a heartbeat while the import runs, as a worker's do: a long window
-        # is never taken for a dead worker's (remember/liveness.py).
+        # is never taken for a dead worker's (infra/workers.py).
         with heartbeat(*turn_ids):
             ready: _Window | None = None
             if windows:

@@ -5,7 +5,7 @@ LLM or embedding outage (or any other error) it goes back to ``pending`` with ex
 backoff (``TURN_RETRY_BACKOFF_SECONDS`` × 2^(attempt−1)) and a new background task, until
 ``TURN_MAX_ATTEMPTS`` — then ``failed``, with the error on the row and a JOB_FAILED audit
 entry. A job left ``running`` by a dead worker (its pid gone on this host, its heartbeat stale,
-or past ``TURN_LEASE_SECONDS``; see remember/liveness.py) is taken over by
+or past ``TURN_LEASE_SECONDS``; see infra/workers.py) is taken over by
 ``process_turn`` and re-enqueued by ``resume_stalled_turns``.
 
 The job's states and the actions that change them (claim, store the extraction, finish, retry or
@@ -34,15 +34,15 @@ from django_tasks_db.models import DBTaskResult
 from infra.logs.jobs import job_run
 from infra.locks import lock_for_transaction
 from memory.models import Message, SourceType, TurnExtraction
-from remember import liveness
+from infra import workers
 from remember.apply import TurnGone, apply_items, reply_speaker
 from remember.client_name import client_name_before, relayed_client_before
 from remember.services.consolidation import do_consolidate_overflow
-from remember.documents.takeover import resume_stalled_documents
+from documents.takeover import resume_stalled_documents
 from remember.drafts import Provenance, TurnSource
 from remember.extract import ENGINE_SKIPPED, extract_turn, extractable_reply
 from remember.extraction import ExtractedItem
-from remember.liveness import holder_is_gone, lease_cutoff
+from infra.workers import holder_is_gone, lease_cutoff
 from remember.message_index import index_conversation
 from remember.persona import episodic_twins
 from remember.services.turn_jobs import (
@@ -230,7 +230,7 @@ def _task_on_its_way(now: datetime) -> QuerySet[DBTaskResult]:
     again. Should that worker die before its claim, its task looks stale after the cutoff and the
     job is enqueued again. Read by primary key: the task table keeps every task ever run."""
     task = Cast(NullIf(OuterRef("task_id"), Value("")), UUIDField())  # a job without a task has ''
-    claiming = Q(status=TaskResultStatus.RUNNING, started_at__gte=liveness.heartbeat_cutoff(now),
+    claiming = Q(status=TaskResultStatus.RUNNING, started_at__gte=workers.heartbeat_cutoff(now),
                  started_at__gt=Coalesce(OuterRef("started_at"), OuterRef("created_at")))
     return DBTaskResult.objects.filter(Q(status=TaskResultStatus.READY) | claiming, id=task)
 
@@ -273,9 +273,9 @@ def extract_turn_task(turn_id: int) -> dict:
 def watch_stalled_turns(stop: threading.Event) -> None:
     """A live worker's side thread: every heartbeat period, re-enqueue jobs — and documents
     being read — whose worker is gone, so an idle worker takes them over within seconds
-    (``manage.py run_worker`` starts it; documents: ``remember.documents.takeover``)."""
+    (``manage.py run_worker`` starts it; documents: ``documents.takeover``)."""
     try:
-        while not stop.wait(liveness.TURN_HEARTBEAT_SECONDS):
+        while not stop.wait(workers.TURN_HEARTBEAT_SECONDS):
             try:
                 resume_stalled_turns(limit=10)
                 resume_stalled_documents(limit=10)

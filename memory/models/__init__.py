@@ -1,6 +1,5 @@
 """Memory models: tenancy, working memory (conversations), notes and links, the audit log."""
 from memory.models.audit import AuditEvent, AuditLog
-from memory.models.documents import Document, DocumentChunk, DocumentPage
 from memory.models.conversations import Conversation, ConversationTerm, Message
 from memory.models.embeddings import EmbeddingGeneration
 from memory.models.llm import LLMServerMode, LLMServerSpeed
@@ -31,9 +30,6 @@ __all__ = [
     "Consolidation",
     "Conversation",
     "ConversationTerm",
-    "Document",
-    "DocumentChunk",
-    "DocumentPage",
     "EmbeddingGeneration",
     "Firm",
     "LLMServerMode",

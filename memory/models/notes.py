@@ -15,7 +15,6 @@ from pgvector.django import HnswIndex, VectorField
 
 from memory.categories import Category  # noqa: F401  (the one enum, re-exported)
 from memory.models.conversations import SEARCH_CONFIG, Conversation, Message
-from memory.models.documents import passage_url
 from memory.models.tenancy import Firm, Matter
 
 
@@ -105,6 +104,13 @@ class NoteQuerySet(models.QuerySet["Note"]):
 
     def with_embedding(self) -> "NoteQuerySet":
         return self.filter(embedding__isnull=False)
+
+
+def passage_url(document_id: int, page: int, start: int | str, end: int | str) -> str:
+    """The document viewer at ``page`` with the passage ``start``–``end`` highlighted: the one
+    form of that address, beside the one form of a document source (``Note.document_source``).
+    Recalled passages (``documents.search``) and document-made notes both link to it."""
+    return f"/documents/{document_id}/?page={page}&start={start}&end={end}"
 
 
 class Note(models.Model):

@@ -65,7 +65,7 @@ class TurnExtraction(models.Model):
     task_id = models.CharField(max_length=64, blank=True, help_text=_("Last background task enqueued."), verbose_name=_("task id"))
     next_attempt_at = models.DateTimeField(null=True, blank=True, verbose_name=_("next attempt at"))
     started_at = models.DateTimeField(null=True, blank=True, verbose_name=_("started at"))
-    # Who runs it now, so a job left by a dead worker is taken over at once (remember/liveness.py).
+    # Who runs it now, so a job left by a dead worker is taken over at once (infra/workers.py).
     worker_host = models.CharField(max_length=255, blank=True, verbose_name=_("worker host"))
     worker_pid = models.PositiveIntegerField(null=True, blank=True, verbose_name=_("worker pid"))
     heartbeat_at = models.DateTimeField(null=True, blank=True, verbose_name=_("heartbeat at"))

@@ -82,7 +82,7 @@ def wait_for_older_snapshots(horizon: str, timeout: float | None = None) -> list
 
 
 #: Tables an erasure deletes from or rewrites rows of (prefixes of the apps' tables).
-TOUCHED_PREFIXES = ("memory_", "navigation_", "django_admin_log", "django_tasks_database_")
+TOUCHED_PREFIXES = ("memory_", "documents_", "navigation_", "django_admin_log", "django_tasks_database_")
 
 
 def touched_tables() -> list[str]:

@@ -21,7 +21,6 @@ from memory.models import (
     AuditLog,
     Consolidation,
     Conversation,
-    Document,
     Matter,
     MatterAssignment,
     Message,
@@ -32,11 +31,12 @@ from memory.models import (
     RoutingDecision,
     TurnExtraction,
 )
+from documents.models import Document
 from remember.turns import extract_turn_task
 from memory.erasure_hooks import erasure_hooks, forget_cached_content
 from memory.labels import format_counts
 from memory.services.audit import actor_label
-from memory.services.documents import documents_erase, forget_unreferenced_files, scrub_recalled_passages
+from documents.services import documents_erase, forget_unreferenced_files, scrub_recalled_passages
 from records import journal
 from records.fingerprints import Fingerprints
 from records.services.file_copies import copies_holding, remove_copies

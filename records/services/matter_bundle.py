@@ -23,7 +23,7 @@ from django.utils.translation import gettext
 
 from memory.models import AuditEvent, Matter
 from memory.services.audit import record
-from memory.services.documents import file_path
+from documents.services import file_path
 from records.export import matter_document
 
 BUNDLE = "bundle"  # the export format's name (``?format=bundle``, ``--format bundle``)

@@ -12,13 +12,14 @@ from django.db import transaction
 from django.utils.translation import gettext
 
 from records.export import FORMAT, VERSION, markdown_report, matter_document
-from memory.models import AuditEvent, Conversation, Document, Firm, Matter, Membership, Note, SourceType
-from memory.services.documents import forget_unreferenced_files
+from memory.models import AuditEvent, Conversation, Firm, Matter, Membership, Note, SourceType
+from documents.models import Document
+from documents.services import forget_unreferenced_files
 from memory.services.conversations import save_message
 from memory.services.audit import record
 from memory.services.notes import NoteDraft, NoteValidationError, create_note, link_notes
 from records.services.matter_bundle import BundleError, BundleFiles
-from remember.documents import restore_document, upload_document
+from documents.ingest import restore_document, upload_document
 
 FORMATS = ("json", "markdown")
 

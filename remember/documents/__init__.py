@@ -1,13 +1,6 @@
-"""A matter's documents into memory: upload, extraction (text layers, OCR, DOCX, e-mail, text),
-chunking with page offsets, keyword terms and embeddings, in the worker (docs/documents.md)."""
-from remember.documents.ingest import (
-    DocumentRejected,
-    enqueue_document,
-    process_document,
-    restore_document,
-    retry_document,
-    upload_document,
-)
+"""The notes a document yields: its articles and clauses read whole, contract terms filed as
+contract terms with their document, article and page (docs/documents.md). The document itself —
+files, pages, chunks, the worker's job — is the ``documents`` app's."""
+from remember.documents.notes import remember_document
 
-__all__ = ["DocumentRejected", "enqueue_document", "process_document", "restore_document", "retry_document",
-           "upload_document"]
+__all__ = ["remember_document"]

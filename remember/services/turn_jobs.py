@@ -22,7 +22,7 @@ from memory.services.audit import record
 from memory.services.conversations import mark_repeats_memory
 from remember.apply import hold_turn
 from remember.extract import only_repeats_memory
-from remember.liveness import beating, holder_is_gone, this_worker
+from infra.workers import beating, holder_is_gone, this_worker
 
 # Turn extraction jobs (docs/write-path.md): attempts, then the backoff before a retry (x 2^(attempt-1)).
 TURN_MAX_ATTEMPTS = 5
@@ -97,7 +97,7 @@ def do_name_task(turn_id: int, task_id: str) -> None:
 
 def claimable(turn: TurnExtraction, now: datetime) -> bool:
     """May this process run this (locked) job now? Not when finished, not yet due, or held by a
-    live worker; a ``running`` job whose worker is gone is taken over (remember/liveness.py)."""
+    live worker; a ``running`` job whose worker is gone is taken over (infra/workers.py)."""
     if turn.is_finished:
         return False
     if turn.status == TurnExtraction.Status.RUNNING:
@@ -147,7 +147,7 @@ def do_claim_turns(turn_ids: Iterable[int]) -> dict[int, TurnExtraction]:
 @contextmanager
 def heartbeat(*turn_ids: int) -> Iterator[None]:
     """Beat the heartbeat of the jobs this process holds among ``turn_ids`` from a side thread
-    while the body runs (``remember.liveness.beating``)."""
+    while the body runs (``infra.workers.beating``)."""
     if not turn_ids:
         yield
         return

@@ -10,7 +10,7 @@ import pytest
 from django.db import connection
 from playwright.sync_api import expect
 
-from remember.documents import process_document
+from documents.ingest import process_document
 from tests.documents.files import text_pdf
 from tests.documents.test_extraction import LEASE
 from tests.factories import PASSWORD

@@ -5,8 +5,8 @@ import io
 
 import pytest
 
-from memory.models import Document
-from remember.documents import process_document, upload_document
+from documents.models import Document
+from documents.ingest import process_document, upload_document
 
 
 @pytest.fixture(autouse=True)

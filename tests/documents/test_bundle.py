@@ -14,9 +14,10 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.utils import translation
 
-from memory.models import AuditEvent, AuditLog, Document, DocumentChunk, DocumentPage, Matter, Note, SourceType
-from memory.services.documents import file_path
-from recall import search_documents
+from memory.models import AuditEvent, AuditLog, Matter, Note, SourceType
+from documents.models import Document, DocumentChunk, DocumentPage
+from documents.services import file_path
+from documents.search import search_documents
 from records.services.matter_bundle import BUNDLE_JSON, BundleError, read_bundle
 from records.services.matter_transfer import TransferError, import_matter
 from tests.clients import client_for

@@ -1,9 +1,9 @@
-"""A page's chunks and what carries to the next page (``remember.documents.chunking``)."""
+"""A page's chunks and what carries to the next page (``documents.chunking``)."""
 from __future__ import annotations
 
 import pytest
 
-from remember.documents.chunking import chunk_page, unfinished_article
+from documents.chunking import chunk_page, unfinished_article
 
 PAGE_ENDING_INSIDE_AN_ARTICLE = ("第四条 乙方应按月支付租金。\n"
                                  "第五条 乙方应于签订本合同时支付押金3000元。租赁期满或\n合同解除后，乙方交还房屋的，")

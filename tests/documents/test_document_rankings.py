@@ -10,10 +10,10 @@ from django.db.models import F
 from pgvector.django import CosineDistance
 
 from infra.embeddings import get_embedder
-from memory.models import DocumentChunk
+from documents.models import DocumentChunk
 from memory.models.conversations import SEARCH_CONFIG
 from memory.segmentation import segment
-from recall.documents import DOCUMENT_CANDIDATES, DOCUMENT_QUERY_WORDS, document_rankings
+from documents.search import DOCUMENT_CANDIDATES, DOCUMENT_QUERY_WORDS, document_rankings
 from recall.reach import reach_of
 from tests.documents.conftest import add_document
 from tests.documents.files import text_pdf
@@ -64,7 +64,7 @@ def test_one_statement_ranks_exactly_as_the_orm_for_every_user_and_matter(world,
             for question in QUESTIONS:
                 expected = _orm_rankings(user, question, matter_id)
                 assert document_rankings(user, question, matter_id=matter_id) == expected, (user.username, question)
-                assert document_rankings(user, question, matter_id=matter_id, reach=reach) == expected
+                assert document_rankings(user, question, matter_id=matter_id, matter_ids=reach.matter_ids) == expected
                 seen.setdefault(user.username, set()).update(*expected)
     visible = {user.username: set(DocumentChunk.objects.visible_to(user).values_list("pk", flat=True))
                for user in (world.alice, world.bob, world.charlie)}
@@ -77,6 +77,6 @@ def test_one_statement_ranks_exactly_as_the_orm_for_every_user_and_matter(world,
 def test_a_matter_outside_the_reach_and_a_user_with_no_matter_get_nothing(world, documents, django_user_model):
     """A matter id the user is not assigned to reads nothing, even through the literal rule."""
     reach = reach_of(world.bob)
-    assert document_rankings(world.bob, "押金", matter_id=world.matter_deposit.pk, reach=reach) == ([], [])
+    assert document_rankings(world.bob, "押金", matter_id=world.matter_deposit.pk, matter_ids=reach.matter_ids) == ([], [])
     nobody = django_user_model.objects.create_user("dora", password="x")
-    assert document_rankings(nobody, "押金", reach=reach_of(nobody)) == ([], [])
+    assert document_rankings(nobody, "押金", matter_ids=reach_of(nobody).matter_ids) == ([], [])

@@ -8,7 +8,7 @@ import json
 import pytest
 from django.core.management import call_command
 
-from memory.models import DocumentPage
+from documents.models import DocumentPage
 from tests.clients import client_for
 from tests.documents.conftest import add_document
 from tests.documents.files import text_pdf

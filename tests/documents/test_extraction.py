@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from memory.models import AuditEvent, AuditLog, Document, DocumentChunk, DocumentPage
-from memory.services.documents import EmptyUpload, UploadTooLarge, file_path
-from remember.documents import process_document, retry_document, upload_document
+from memory.models import AuditEvent, AuditLog
+from documents.models import Document, DocumentChunk, DocumentPage
+from documents.services import EmptyUpload, UploadTooLarge, file_path
+from documents.ingest import process_document, retry_document, upload_document
 from tests.documents.conftest import add_document
 from tests.documents.files import (
     docx_bytes,

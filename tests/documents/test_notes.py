@@ -3,7 +3,8 @@ the document, page and offsets as provenance; a later document that says otherwi
 same slot and keeps the history."""
 from __future__ import annotations
 
-from memory.models import DocumentPage, Note, SourceType
+from memory.models import Note, SourceType
+from documents.models import DocumentPage
 from tests.documents.conftest import add_document
 from tests.documents.files import chinese_text_pdf, docx_bytes
 

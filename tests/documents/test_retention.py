@@ -8,8 +8,8 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from memory.models import Document, DocumentChunk, DocumentPage
-from memory.services.documents import file_path
+from documents.models import Document, DocumentChunk, DocumentPage
+from documents.services import file_path
 from records.services.retention import close_matter, purge_expired, set_legal_hold, set_retention
 from tests.documents.conftest import add_document
 from tests.documents.files import docx_bytes

@@ -8,7 +8,7 @@ import httpx
 import pytest
 from django.db import connection
 
-from memory.models import DocumentPage
+from documents.models import DocumentPage
 from recall import MAX_K, registered_strategies, search_memory
 from recall.alongside import can_run_alongside
 from recall.reach import reach_of
@@ -83,7 +83,7 @@ def _passages_and_statements_here(user, settings, *, parallel: bool) -> tuple[li
     here = []
 
     def count(execute, sql, params, many, context):
-        if "memory_documentchunk" in sql and not sql.startswith("SELECT ARRAY("):  # not reach_of's probe
+        if "documents_documentchunk" in sql and not sql.startswith("SELECT ARRAY("):  # not reach_of's probe
             here.append(sql)
         return execute(sql, params, many, context)
 
@@ -120,7 +120,7 @@ def test_a_search_of_matters_without_passages_reads_no_document(world, lease, se
     """A search pays nothing for documents where the matters searched hold none (alice's laptop
     matter, bob's and charlie's reach), with its reads beside the strategy or on one connection;
     alice's search of every matter still reads them."""
-    from recall import documents
+    from documents import search as documents
 
     settings.SEARCH_PARALLEL_READS = parallel
     assert can_run_alongside() == parallel  # committed rows: the worker threads' reads are real
@@ -137,7 +137,7 @@ def test_a_search_of_matters_without_passages_reads_no_document(world, lease, se
 @pytest.mark.django_db(transaction=True)
 def test_a_failing_document_read_beside_the_strategy_reaches_the_caller(world, lease, monkeypatch):
     """An error of the worker's document read is the search's error, not passages silently missing."""
-    from recall import documents
+    from documents import search as documents
 
     def broken(*args, **kwargs):
         raise RuntimeError("document read failed")

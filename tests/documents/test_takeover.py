@@ -12,12 +12,13 @@ from pathlib import Path
 import pytest
 from django.utils import timezone, translation
 
-from memory.document_reasons import reason_label
-from memory.models import AuditEvent, AuditLog, Document
-from memory.services.documents import document_claim
-from remember import liveness
-from remember.documents import process_document, retry_document, upload_document
-from remember.documents.takeover import DOCUMENT_MAX_ATTEMPTS, resume_stalled_documents
+from documents.reasons import reason_label
+from memory.models import AuditEvent, AuditLog
+from documents.models import Document
+from documents.services import document_claim
+from infra import workers
+from documents.ingest import process_document, retry_document, upload_document
+from documents.takeover import DOCUMENT_MAX_ATTEMPTS, resume_stalled_documents
 from tests.documents.files import scanned_pdf, text_pdf
 
 HOST = socket.gethostname()[:255]
@@ -68,10 +69,10 @@ def test_a_document_left_by_a_killed_worker_is_queued_again_and_read_to_the_end(
 
 @pytest.mark.django_db
 def test_a_worker_that_still_beats_keeps_its_document_however_long_it_reads(world):
-    mine = claimed(uploaded(world), pid=liveness.this_worker()[1], started_age=6 * 3600)  # alive, 6 h in
+    mine = claimed(uploaded(world), pid=workers.this_worker()[1], started_age=6 * 3600)  # alive, 6 h in
     elsewhere = claimed(uploaded(world, text_pdf([["Other", "Another file, another worker host."]]), "b.pdf"),
                         host="worker-2", pid=4242, heartbeat_age=5)
-    missed = (liveness.TURN_HEARTBEAT_SECONDS * liveness.TURN_HEARTBEAT_MISSED_BEATS) + 5
+    missed = (workers.TURN_HEARTBEAT_SECONDS * workers.TURN_HEARTBEAT_MISSED_BEATS) + 5
     silent = claimed(uploaded(world, text_pdf([["Third", "A third file, whose worker went quiet."]]), "c.pdf"),
                      host="worker-3", pid=4343, heartbeat_age=missed)
 
@@ -104,7 +105,7 @@ def test_a_document_that_stopped_its_worker_three_times_is_failed_with_the_reaso
 
 @pytest.mark.django_db(transaction=True)
 def test_the_worker_beats_while_it_reads(world, monkeypatch):
-    monkeypatch.setattr(liveness, "TURN_HEARTBEAT_SECONDS", 0.2)
+    monkeypatch.setattr(workers, "TURN_HEARTBEAT_SECONDS", 0.2)
     document = uploaded(world, scanned_pdf([["租赁合同", "月租金8000元，押金16000元。"]] * 2), "scan.pdf")
     assert process_document(document.pk) == Document.Status.INDEXED  # OCR: seconds a page
     document.refresh_from_db()

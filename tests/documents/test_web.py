@@ -13,10 +13,11 @@ from django.db import connection
 from django.test import Client
 from django.utils import translation
 
-from memory.models import AuditEvent, AuditLog, Document, DocumentChunk, DocumentPage
-from memory.services.documents import file_path
+from memory.models import AuditEvent, AuditLog
+from documents.models import Document, DocumentChunk, DocumentPage
+from documents.services import file_path
 from records.erasure import erase, matter_unit
-from remember.documents import process_document
+from documents.ingest import process_document
 from tests.clients import client_for, logged_in
 from tests.documents.conftest import add_document
 from tests.documents.files import text_pdf

@@ -27,10 +27,9 @@ from django.utils import translation
 from playwright.sync_api import Page, sync_playwright
 
 from chat.turns import begin_turn, finish_turn, recall
-from memory.models import (
-    AuditEvent, AuditLog, Conversation, Document, DocumentPage, Firm, LinkType, Matter, Message, Note, NoteLink,
-)
-from remember.documents import process_document, upload_document
+from memory.models import AuditEvent, AuditLog, Conversation, Firm, LinkType, Matter, Message, Note, NoteLink
+from documents.models import Document, DocumentPage
+from documents.ingest import process_document, upload_document
 from remember.message_index import index_messages
 from memory.services.conversations import save_message
 from records.erasure import erase, matter_unit

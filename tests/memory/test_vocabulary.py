@@ -182,8 +182,8 @@ def test_a_document_passage_is_explained_in_words(world, settings, tmp_path):
     "keyword #1") and keeps its ranks for the score line; its layer is 文书, not "Documents"."""
     import io
 
-    from remember.documents import process_document, upload_document
-    from recall import search_documents
+    from documents.ingest import process_document, upload_document
+    from documents.search import search_documents
 
     settings.DOCUMENT_STORE_DIR = tmp_path / "documents"
     lease = upload_document(actor=world.alice, matter=world.matter_deposit, filename="房屋租赁合同.txt",

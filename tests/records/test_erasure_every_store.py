@@ -20,10 +20,11 @@ from django.db import connection
 from django.utils import translation
 
 from legalmem_site.backup import create_backup, restore_backup
-from memory.models import AuditEvent, AuditLog, Conversation, Document, DocumentChunk, Note, SourceType
+from memory.models import AuditEvent, AuditLog, Conversation, Note, SourceType
+from documents.models import Document, DocumentChunk
 from memory.services.audit import record
 from memory.services.notes import NoteDraft, create_note
-from memory.services.documents import file_path
+from documents.services import file_path
 from records import journal
 from records.erasure import ErasureError, erase, matter_unit, preview, subject_unit
 from records.erasure_plan import replay_unit
@@ -31,7 +32,7 @@ from records.fingerprints import Fingerprints
 from records.services import compaction
 from records.services.retention import set_legal_hold
 from records.verification import verify
-from remember.documents import process_document, upload_document
+from documents.ingest import process_document, upload_document
 from tests.clients import client_for
 from tests.factories import AssignmentFactory, MatterFactory
 from tests.live_server import test_database_url

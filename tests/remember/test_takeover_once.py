@@ -11,7 +11,7 @@ from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
 
 from memory.models import TurnExtraction
-from remember.liveness import TURN_LEASE_SECONDS
+from infra.workers import TURN_LEASE_SECONDS
 from remember.turns import resume_stalled_turns
 from tests.concurrency import all_at_once
 from tests.remember.conftest import LAPTOP_REPLY, LAPTOP_USER

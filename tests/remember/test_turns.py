@@ -16,7 +16,7 @@ from remember.services.turn_jobs import do_claim_turn
 from tests.fake_llm import json_reply
 from tests.remember.conftest import LAPTOP_REPLY, LAPTOP_USER
 from tests.task_worker import run_worker_once
-from remember import liveness
+from infra import workers
 from remember.services import turn_jobs
 
 KNOWLEDGE = {
@@ -102,7 +102,7 @@ def test_a_job_left_running_by_a_dead_worker_is_resumed(world, laptop_conversati
     assert process_turn(turn.pk).status == "running"
     # the lease runs out: resume re-enqueues it, and the next run takes it over
     TurnExtraction.objects.filter(pk=turn.pk).update(
-        started_at=timezone.now() - timedelta(seconds=liveness.TURN_LEASE_SECONDS + 1)
+        started_at=timezone.now() - timedelta(seconds=workers.TURN_LEASE_SECONDS + 1)
     )
     assert resume_stalled_turns() == [turn.pk]
     assert DBTaskResult.objects.filter(args_kwargs__args=[turn.pk]).exists()
@@ -115,7 +115,7 @@ def test_a_job_left_running_by_a_dead_worker_is_resumed(world, laptop_conversati
 def test_a_pending_job_whose_task_was_lost_is_re_enqueued(world, laptop_conversation, make_turn, settings):
     turn = make_turn(laptop_conversation, LAPTOP_USER, LAPTOP_REPLY, run=False)
     assert resume_stalled_turns() == []
-    later = timezone.now() + timedelta(seconds=liveness.TURN_LEASE_SECONDS + 5)
+    later = timezone.now() + timedelta(seconds=workers.TURN_LEASE_SECONDS + 5)
     assert resume_stalled_turns(now=later) == [turn.pk]
 
 

@@ -11,9 +11,11 @@ The layers, top to bottom (a module imports its own package, or packages of a lo
 
     legalmem_site                                          configuration, URLs, ASGI, launcher, health
     connectors                                             tokens and MCP: the apps' own faces, for other assistants
-    chat  navigation  records  logins  showcase  evaluation  my_memory  documents
+    chat  navigation  records  logins  showcase  evaluation  my_memory
                                                            apps: pages, APIs, commands, admin
     recall  remember                                       the read path, the write path
+    documents                                              a matter's documents, whole: models, reading,
+                                                           the worker's job, passage search, pages
     memory                                                 models, services, selectors
     infra                                                  metrics, logs, locks, input limits, LLM, embeddings
     legaltext                                              the one reader of legal text (pure Python)
@@ -34,8 +36,9 @@ ROOT = Path(__file__).resolve().parents[2]
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("legalmem_site",),
     ("connectors",),
-    ("chat", "navigation", "records", "logins", "showcase", "evaluation", "my_memory", "documents"),
+    ("chat", "navigation", "records", "logins", "showcase", "evaluation", "my_memory"),
     ("recall", "remember"),
+    ("documents",),
     ("memory",),
     ("infra",),
     ("legaltext",),

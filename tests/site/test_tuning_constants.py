@@ -22,7 +22,7 @@ from tests.site.test_configuration import BASE_DIR, run_manage
         ("NAV_MAX_NOTES", "navigation/tuning.py"),
         ("LLM_MAX_RETRIES", "infra/llm/config.py"),
         ("CHAT_RATE_LIMIT_PER_MINUTE", "chat/turns.py"),
-        ("TURN_HEARTBEAT_SECONDS", "remember/liveness.py"),
+        ("TURN_HEARTBEAT_SECONDS", "infra/workers.py"),
         ("SECURE_HSTS_SECONDS", "LEGALMEM_PRODUCTION"),
     ],
 )
@@ -61,7 +61,7 @@ CONSTANT_MODULES = {
     "remember/message_index.py": "remember.message_index",
     "remember/working_memory.py": "remember.working_memory",
     "remember/services/turn_jobs.py": "remember.services.turn_jobs",
-    "remember/liveness.py": "remember.liveness",
+    "infra/workers.py": "infra.workers",
     "records/tasks.py": "records.tasks",
     "infra/http_input.py": "infra.http_input",
     "infra/text_hygiene.py": "infra.text_hygiene",

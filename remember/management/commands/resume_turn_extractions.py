@@ -2,7 +2,7 @@
 
 Run it before starting workers (and any time): jobs ``running`` whose worker is gone (its pid
 no longer exists on this host, its heartbeat is stale, or past ``TURN_LEASE_SECONDS``; see
-remember/liveness.py) or ``pending`` with a lost task get a new background task. Every
+infra/workers.py) or ``pending`` with a lost task get a new background task. Every
 finished turn task, and every ``run_worker`` watchdog round, also does this for up to 10 jobs.
 """
 from __future__ import annotations

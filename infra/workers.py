@@ -1,6 +1,7 @@
-"""Is the worker holding a ``running`` turn job still alive? (docs/production.md "After a crash")
+"""Is the worker holding a ``running`` job still alive? (docs/production.md "After a crash")
 
-A worker that claims a job records its host and pid and beats a heartbeat on the row every
+Turn jobs (``remember``) and document jobs (``documents``) share it. A worker that claims a job
+records its host and pid and beats a heartbeat on the row every
 ``TURN_HEARTBEAT_SECONDS`` while the job runs. The job is abandoned — and any process may
 take it over at once — when its worker's pid is gone on this host, or when the heartbeat is
 older than ``TURN_HEARTBEAT_MISSED_BEATS`` beats (a worker on another host, or a frozen one).

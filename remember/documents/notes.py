@@ -18,10 +18,11 @@ from django.db import transaction
 
 from infra.embeddings import get_embedder
 from legaltext.documents import SIGNATURE_LINE_RE, is_contract, mended, only_agrees
-from memory.models import Category, Document, DocumentChunk, MemoryScope, SourceType
+from memory.models import Category, MemoryScope, SourceType
+from documents.models import Document, DocumentChunk
 from memory.services.notes import NoteDraft, NoteValidationError
 from remember.documents.articles import whole_articles
-from remember.documents.chunking import is_heading, opens_an_article
+from documents.chunking import is_heading, opens_an_article
 from remember.drafts import ItemError, category_slug, is_persona_item
 from remember.extract import extract_turn
 from remember.routing import route_and_write

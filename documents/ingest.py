@@ -1,15 +1,18 @@
-"""A document's life in the write path: upload (store the file, queue the job), the worker's
-extraction (status: queued → extracting → OCR → indexed, or failed: reason), retry.
+"""A document's life: upload (store the file, queue the job), the worker's extraction (status:
+queued → extracting → OCR → indexed, or failed: reason), retry.
 
 Nothing is extracted in a request: ``upload_document`` stores the bytes and enqueues
 ``process_document_task`` on commit; the worker (``manage.py run_worker``) runs it. A failure
 leaves the document ``failed`` with its reason and no pages or chunks; ``retry_document`` queues
-it again.
+it again. Once indexed, the note writers registered with ``register_note_writer`` read it into
+notes (the write path registers ``remember.documents.remember_document``); a note writer that
+fails leaves the document indexed and searchable.
 """
 from __future__ import annotations
 
 import io
 import logging
+from collections.abc import Callable
 from functools import partial
 from typing import IO
 
@@ -18,8 +21,9 @@ from django_tasks import task
 
 from infra.embeddings import get_embedder
 from infra.logs.jobs import job_run
-from memory.models import Document, Matter
-from memory.services.documents import (
+from memory.models import Matter
+from documents.models import Document
+from documents.services import (
     ExtractedChunk,
     document_beat,
     document_claim,
@@ -31,15 +35,24 @@ from memory.services.documents import (
     file_path,
     store_file,
 )
-from remember.documents.chunking import chunk_page
-from remember.documents.memory import remember_document
-from remember.documents.formats import DocumentRejected, Extracted, Page, extract, kind_of
-from remember.liveness import beating, this_worker
+from documents.chunking import chunk_page
+from documents.formats import DocumentRejected, Extracted, Page, extract, kind_of
+from infra.workers import beating, this_worker
 
 #: Chunks embedded per encoder batch.
 DOCUMENT_EMBED_BATCH = 64
 
 logger = logging.getLogger("legalmem.pipeline")
+
+#: What reads an indexed document into notes, in order (``register_note_writer``).
+NOTE_WRITERS: list[Callable[[Document], None]] = []
+
+
+def register_note_writer(writer: Callable[[Document], None]) -> None:
+    """``writer(document)`` runs, in its own transaction, on every document the worker indexes
+    (the write path registers its reading in ``RememberConfig.ready``; once only)."""
+    if writer not in NOTE_WRITERS:
+        NOTE_WRITERS.append(writer)
 
 __all__ = ["DocumentRejected", "enqueue_document", "process_document", "restore_document", "retry_document",
            "upload_document"]
@@ -139,12 +152,13 @@ def _read(document: Document) -> str:
 
 
 def _remember(document: Document) -> None:
-    """Notes from the chunks (the document stays indexed and searchable if this fails)."""
-    try:
-        with transaction.atomic():
-            remember_document(document)
-    except Exception:
-        logger.exception("notes from document %s failed", document.pk)
+    """Notes from the chunks (the document stays indexed and searchable if a writer fails)."""
+    for writer in NOTE_WRITERS:
+        try:
+            with transaction.atomic():
+                writer(document)
+        except Exception:
+            logger.exception("notes from document %s failed", document.pk)
 
 
 def _chunks(extracted: Extracted):

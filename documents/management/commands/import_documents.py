@@ -10,10 +10,11 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 from django.utils.translation import gettext, gettext_lazy
 
-from memory.document_reasons import reason_label
-from memory.models import Document, Matter
-from memory.services.documents import EmptyUpload, UploadTooLarge
-from remember.documents import process_document, upload_document
+from documents.reasons import reason_label
+from memory.models import Matter
+from documents.models import Document
+from documents.services import EmptyUpload, UploadTooLarge
+from documents.ingest import process_document, upload_document
 
 
 class Command(BaseCommand):

@@ -24,7 +24,8 @@ from django.utils import timezone
 from legaltext.documents import document_title, named_like_a_file
 
 from infra.locks import release_if_frozen
-from memory.models import AuditEvent, Document, DocumentChunk, DocumentPage, Matter, Message
+from memory.models import AuditEvent, Matter, Message
+from documents.models import Document, DocumentChunk, DocumentPage
 from memory.segmentation import search_text
 from memory.services.audit import record
 

@@ -1,6 +1,6 @@
 """A failed document's reason in the reader's language.
 
-The worker (``remember.documents``) stores the reason in English (``Document.error``: the audit
+The worker (``documents.ingest``) stores the reason in English (``Document.error``: the audit
 trail and the API keep it as written); the pages and the audit entries show it through
 ``reason_label``, which recognises each refusal of ``formats`` and ``ingest`` and says it in words
 from the translation catalogs. A library's own message (in parentheses) stays in the stored

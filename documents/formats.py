@@ -2,7 +2,7 @@
 
 Libraries, not parsers of our own: pypdfium2 (PDFium) for PDF text layers and page images,
 python-docx for DOCX, the standard ``email`` package for ``.eml``, Pillow for images, and
-RapidOCR (``remember.documents.ocr``) for scans. Every refusal is a ``DocumentRejected`` with a
+RapidOCR (``documents.ocr``) for scans. Every refusal is a ``DocumentRejected`` with a
 reason a lawyer can read; it leaves nothing written.
 """
 from __future__ import annotations
@@ -19,7 +19,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Callable
 
-from memory.models import Document
+from documents.models import Document
 
 # Limits of what one document may make the worker do (docs/documents.md, "Bad input").
 MAX_PAGES = 2000                  # a longer PDF is refused before any page is read
@@ -177,7 +177,7 @@ def _image(path: Path, on_ocr: Callable[[], None]) -> Extracted:
 
 
 def _ocr(image) -> str:
-    from remember.documents.ocr import read_text
+    from documents.ocr import read_text
 
     return read_text(image)
 

@@ -5,6 +5,7 @@ whatever the other says (docs/documents.md, "Recall with citations").
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -13,12 +14,11 @@ from django.db import connection
 from django.utils.translation import gettext, gettext_lazy
 
 from infra.embeddings import get_embedder
-from memory.models import DocumentChunk
+from documents.models import DocumentChunk
 from memory.models.conversations import SEARCH_CONFIG
-from memory.models.documents import passage_url
+from memory.models.notes import passage_url
 from memory.segmentation import segment
-from recall.candidate_sql import vector_literal
-from recall.reach import Reach
+from infra.embeddings.literals import vector_literal
 
 #: Candidates read from each ranking before fusion, and the reciprocal-rank constant.
 DOCUMENT_CANDIDATES = 40
@@ -65,17 +65,17 @@ class DocumentHit:
 
 def search_documents(
     user, query: str, *, matter_id: int | None = None, limit: int = 10, vector: np.ndarray | None = None,
-    reach: Reach | None = None,
+    matter_ids: Sequence[int] | None = None,
 ) -> list[DocumentHit]:
     """The chunks best matching the query among those the user may see (optionally one matter's).
 
     ``vector`` is the query's embedding when the caller already has it (``search_memory``'s),
-    so the query is not encoded twice; without it the query is encoded here. ``reach``: the
-    user's matters just read (``reach_of``), given to ``visible_to`` as literals."""
+    so the query is not encoded twice; without it the query is encoded here. ``matter_ids``: the
+    user's matters just read (``recall``'s ``reach_of``), given to ``visible_to`` as literals."""
     query = (query or "").strip()
     if not query:
         return []
-    keyword, dense = document_rankings(user, query, matter_id=matter_id, vector=vector, reach=reach)
+    keyword, dense = document_rankings(user, query, matter_id=matter_id, vector=vector, matter_ids=matter_ids)
     scores: dict[int, float] = {}
     ranks: dict[int, dict[str, int]] = {}
     for name, ranking in (("keyword", keyword), ("dense", dense)):
@@ -105,14 +105,14 @@ def rank_reasons(ranks: dict[str, int]) -> list[str]:
 
 def document_rankings(
     user, query: str, *, matter_id: int | None = None, vector: np.ndarray | None = None,
-    reach: Reach | None = None,
+    matter_ids: Sequence[int] | None = None,
 ) -> tuple[list[int], list[int]]:
     """The keyword ranking (``ts_rank`` over the query's longest words, any of them) and the
     dense ranking (cosine) of the chunks ``user`` may see, ``DOCUMENT_CANDIDATES`` each, read in
     ONE statement with the visibility rule compiled in: as two ORM queries they cost 14.6 ms
     (mostly Python building them, on the cores the search shares), as this one 1.9 ms
     (docs/performance.md)."""
-    chunks = DocumentChunk.objects.visible_to(user, matter_ids=reach.matter_ids if reach is not None else None)
+    chunks = DocumentChunk.objects.visible_to(user, matter_ids=matter_ids)
     if matter_id is not None:
         chunks = chunks.filter(matter_id=matter_id)
     rule = chunks.query
@@ -130,13 +130,13 @@ def document_rankings(
         # Each word's lexemes ANDed (plainto_tsquery), the words ORed: a chunk holding any word.
         tsquery = "(" + " || ".join([f"plainto_tsquery('{SEARCH_CONFIG}'::regconfig, %s)"] * len(words)) + ")"
         parts.append(
-            f"(SELECT 0, id, ts_rank(search_vector, q.q) AS score FROM memory_documentchunk, "
+            f"(SELECT 0, id, ts_rank(search_vector, q.q) AS score FROM {DocumentChunk._meta.db_table}, "
             f"(SELECT {tsquery} AS q) q WHERE ({visible_sql}) AND search_vector @@ q.q "
             f"ORDER BY score DESC, id LIMIT %s)"
         )
         params += [*words, *visible_params, DOCUMENT_CANDIDATES]
     parts.append(
-        f"(SELECT 1, id, embedding <=> %s::vector AS score FROM memory_documentchunk "
+        f"(SELECT 1, id, embedding <=> %s::vector AS score FROM {DocumentChunk._meta.db_table} "
         f"WHERE ({visible_sql}) AND embedding IS NOT NULL ORDER BY score, id LIMIT %s)"
     )
     params += [vector_literal(vector), *visible_params, DOCUMENT_CANDIDATES]

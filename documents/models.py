@@ -33,12 +33,6 @@ class DocumentQuerySet(models.QuerySet["Document"]):
         return self.filter(matter__in=Matter.objects.assigned_to(user))
 
 
-def passage_url(document_id: int, page: int, start: int | str, end: int | str) -> str:
-    """The document viewer at ``page`` with the passage ``start``–``end`` highlighted (the one
-    form of that address: recalled passages and document-made notes both link to it)."""
-    return f"/documents/{document_id}/?page={page}&start={start}&end={end}"
-
-
 class Document(models.Model):
     """One uploaded file of a matter; the bytes live once per hash under the data folder."""
 
@@ -80,7 +74,7 @@ class Document(models.Model):
     uploaded_at = models.DateTimeField(_("uploaded at"), auto_now_add=True)
     indexed_at = models.DateTimeField(_("indexed at"), null=True, blank=True)
     # The worker reading it (extracting / OCR): who, since when, and its last sign of life, so
-    # that another worker takes a document over from one that died (remember.documents.takeover).
+    # that another worker takes a document over from one that died (documents.takeover).
     started_at = models.DateTimeField(_("started at"), null=True, blank=True)
     worker_host = models.CharField(_("worker host"), max_length=255, blank=True)
     worker_pid = models.PositiveIntegerField(_("worker pid"), null=True, blank=True)

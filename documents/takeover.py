@@ -1,7 +1,7 @@
 """Documents whose worker stopped while reading them: back to the queue, or failed for good.
 
 A worker that claims a document records its host and pid and beats a heartbeat on the row
-every ``TURN_HEARTBEAT_SECONDS`` while it reads (``remember.liveness``, as for turn jobs). When
+every ``TURN_HEARTBEAT_SECONDS`` while it reads (``infra.workers``, as for turn jobs). When
 that worker is gone — its pid no longer runs on this host, or its heartbeat is three beats old —
 the watchdog of any live worker (``remember.turns.watch_stalled_turns``) puts the document back
 in the queue and enqueues its job, audited ``document_resumed``. There is no lease: a 500-page
@@ -19,10 +19,10 @@ from datetime import datetime
 
 from django.utils import timezone
 
-from memory.models import Document
-from memory.services.documents import document_fail, document_resume
-from remember.documents.ingest import enqueue_document
-from remember.liveness import holder_is_gone
+from documents.models import Document
+from documents.services import document_fail, document_resume
+from documents.ingest import enqueue_document
+from infra.workers import holder_is_gone
 
 logger = logging.getLogger("legalmem.pipeline")
 
