@@ -1,5 +1,6 @@
 """The multi-session evaluation set: three users' dated sessions (Chinese and English) and
-questions with gold evidence message ids (see ``build.py`` for how the JSON is made).
+questions with gold evidence message ids (the hand-written data is ``source/*.json``;
+``build.py`` makes the JSON files read here from it).
 
     from evaluation.multisession import load_set
     data = load_set().select(sessions=["emma-s01"], limit=3)

@@ -11,7 +11,7 @@ from datetime import datetime, timedelta
 import pytest
 
 from evaluation.multisession import HERE, MUST_NOT, load_set
-from evaluation.multisession.build import write
+from evaluation.multisession.build import SOURCE, build, load_sources, main
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
 # This set's categories (the consultation set has more: evaluation.multisession.CATEGORIES).
@@ -34,10 +34,44 @@ def messages(data):
     return found
 
 
-def test_committed_json_is_what_the_build_script_writes(tmp_path):
-    write(tmp_path)
-    for path in tmp_path.iterdir():
-        assert path.read_text(encoding="utf-8") == (HERE / path.name).read_text(encoding="utf-8"), path.name
+def test_committed_json_is_what_the_build_script_writes():
+    texts = build()
+    assert sorted(texts) == sorted(path.name for path in HERE.glob("*.json"))
+    assert len(texts) == 4  # world, questions and one transcript per firm
+    for name, text in texts.items():
+        assert (HERE / name).read_text(encoding="utf-8") == text, name
+    assert main(["--check"]) == 0
+
+
+def test_the_source_files_are_all_there_and_all_read():
+    """Every person's file set.json names exists; a missing or unnamed one stops the build."""
+    sources = load_sources()
+    assert {path.stem for path in SOURCE.glob("*.json")} == {"set", "emma", "wang", "lin", "others"}
+    assert len(sources.sessions) >= 30 and len(sources.questions) >= 300
+
+
+def test_a_missing_or_unnamed_source_file_fails_loudly(tmp_path):
+    for path in SOURCE.glob("*.json"):
+        (tmp_path / path.name).write_bytes(path.read_bytes())
+    (tmp_path / "lin.json").rename(tmp_path / "lin_old.json")
+    with pytest.raises(ValueError, match="lin_old"):
+        load_sources(tmp_path)
+    (tmp_path / "lin_old.json").unlink()
+    with pytest.raises(FileNotFoundError, match="lin.json"):
+        load_sources(tmp_path)
+    (tmp_path / "set.json").unlink()
+    with pytest.raises(FileNotFoundError, match="set.json"):
+        load_sources(tmp_path)
+
+
+def test_a_misspelt_field_fails_loudly(tmp_path):
+    for path in SOURCE.glob("*.json"):
+        (tmp_path / path.name).write_bytes(path.read_bytes())
+    emma = json.loads((tmp_path / "emma.json").read_text(encoding="utf-8"))
+    emma["questions"][0]["matters"] = emma["questions"][0].pop("gold")
+    (tmp_path / "emma.json").write_text(json.dumps(emma, ensure_ascii=False), encoding="utf-8")
+    with pytest.raises(ValueError, match="emma.json question 1"):
+        load_sources(tmp_path)
 
 
 def test_size_categories_and_languages(data, messages):
