@@ -65,6 +65,7 @@ INSTALLED_APPS = [
     "showcase",
     "evaluation",
     "documents",  # a matter's documents (docs/documents.md)
+    "chronology",  # a matter's facts on a time axis (docs/chronology.md)
     "axes",
     "logins",
     *(["csp"] if CSP_MODE != "off" else []),

@@ -23,9 +23,11 @@ urlpatterns = [
     path("api/memory/", include("records.api_urls")),
     path("api/chat/", include("chat.api_urls")),
     path("api/", include("documents.api_urls")),
+    path("api/", include("chronology.api_urls")),
     path("", include("chat.urls")),
     path("", include("navigation.urls")),
     path("", include("my_memory.urls")),
     path("", include("connectors.urls")),
     path("", include("documents.urls")),
+    path("", include("chronology.urls")),
 ]

@@ -63,6 +63,8 @@ class AuditEvent(models.TextChoices):
     # --- answers (docs/citations.md) ---
     ANSWER_CHECKED = "answer_checked", _("answer sources checked")
     CONVERSATION_EXPORTED = "conversation_exported", _("conversation exported")
+    # --- a matter's chronology (docs/chronology.md) ---
+    CHRONOLOGY_EXPORTED = "chronology_exported", _("matter chronology exported")
 
 
 class AuditLogQuerySet(models.QuerySet["AuditLog"]):

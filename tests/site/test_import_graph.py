@@ -11,7 +11,7 @@ The layers, top to bottom (a module imports its own package, or packages of a lo
 
     legalmem_site                                          configuration, URLs, ASGI, launcher, health
     connectors                                             tokens and MCP: the apps' own faces, for other assistants
-    chat  navigation  records  logins  showcase  evaluation  my_memory
+    chat  navigation  records  logins  showcase  evaluation  my_memory  chronology
                                                            apps: pages, APIs, commands, admin
     recall  remember                                       the read path, the write path
     documents                                              a matter's documents, whole: models, reading,
@@ -36,7 +36,7 @@ ROOT = Path(__file__).resolve().parents[2]
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("legalmem_site",),
     ("connectors",),
-    ("chat", "navigation", "records", "logins", "showcase", "evaluation", "my_memory"),
+    ("chat", "navigation", "records", "logins", "showcase", "evaluation", "my_memory", "chronology"),
     ("recall", "remember"),
     ("documents",),
     ("memory",),

@@ -107,7 +107,7 @@ def test_retention_and_token_refusals_speak_the_readers_language(world, language
 
 # The product's operator commands, by app: every one's --help speaks the operator's language.
 # The evaluations are developer tools; the story's generate_story is here because `make run` runs it.
-OPERATOR_APPS = {"records", "memory", "remember", "recall", "connectors", "documents", "navigation", "logins",
+OPERATOR_APPS = {"records", "memory", "remember", "recall", "connectors", "documents", "navigation", "logins", "chronology",
                  "my_memory", "chat", "infra", "legaltext", "legalmem_site"}
 #: Apps whose commands are developer tools (the evaluations), not the operator's.
 DEVELOPER_APPS = {"showcase", "evaluation"}

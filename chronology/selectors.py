@@ -1,0 +1,244 @@
+"""A matter's chronology (案件时间线): its case notes on a time axis by when the fact held.
+
+Each note is placed at the dates its own words state ("合同于2025年6月30日到期" → 30 June 2025; "去年
+3月15日" resolved against the day it was said), read by the one reader of legal text
+(``legaltext.read``); a note whose words state no date is placed at the day it was said, and says
+so. A superseded value stays on the axis, struck through, with when and by whom it was replaced
+and by what; two current notes flagged as contradicting each other name each other.
+
+``as_of`` shows the chronology as the firm's memory stood at that moment (system time): notes
+stored after it are absent, and a value superseded after it is shown as it was then — current.
+Forgotten notes are never shown (the user asked that they not be used again) and erased ones no
+longer exist. Everything is read through ``Note.objects.visible_to(user)`` and the matter through
+``Matter.objects.assigned_to(user)``: another firm's matter, or one behind the ethical wall, is a
+404 at every date. A read: nothing is written (exports are recorded by ``chronology.services``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta
+
+from django.http import Http404
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
+from django.utils.translation import gettext
+
+from infra.http_input import MAX_DB_ID
+from legaltext import read
+from memory.models import LinkType, Matter, MemoryScope, Note, NoteLink
+from recall import note_page_url
+
+#: Dates of one note placed on the axis (a note naming more is a summary, not an event).
+MAX_DATES_PER_NOTE = 3
+#: The most notes one chronology reads (the newest kept); the bench reads 5,000.
+MAX_NOTES = 20_000
+
+
+@dataclass(frozen=True)
+class Replacement:
+    """When, by whom and by what a value on the axis was superseded."""
+
+    at: datetime | None
+    by: str
+    note_id: str | None
+    content: str
+
+
+@dataclass(frozen=True)
+class ChronologyEntry:
+    """One fact at one point of the axis."""
+
+    on: date  # the day it sorts at (the first day of a month or year said without a day)
+    label: str  # "2025-06-30", "2025-06", "2025", or a week "2025-03-30 起一周"
+    precision: str  # "day", "week", "month", "year"
+    dated_by: str  # "words": the note says the date; "said": the day it was said
+    date_words: str  # the words that gave the date ("去年3月15日"), "" when dated by when it was said
+    note_id: str
+    content: str
+    category: str
+    category_label: str
+    speaker: str
+    subject: str
+    said_at: datetime | None
+    current: bool
+    replacement: Replacement | None
+    conflicts: tuple[tuple[str, str], ...]  # (note id, content) of current notes it contradicts
+    source: str  # "《房屋租赁合同》第 2 页", or who said it
+    source_url: str
+
+    def payload(self) -> dict:
+        replaced = self.replacement
+        return {
+            "on": self.on.isoformat(), "label": self.label, "precision": self.precision, "dated_by": self.dated_by,
+            "date_words": self.date_words, "note_id": self.note_id, "content": self.content,
+            "category": self.category, "category_label": self.category_label, "speaker": self.speaker,
+            "subject": self.subject, "said_at": self.said_at.isoformat() if self.said_at else None,
+            "state": "current" if self.current else "superseded",
+            "replaced": None if replaced is None else {
+                "at": replaced.at.isoformat() if replaced.at else None, "by": replaced.by,
+                "note_id": replaced.note_id, "content": replaced.content},
+            "conflicts": [{"note_id": note_id, "content": content} for note_id, content in self.conflicts],
+            "source": self.source, "source_url": self.source_url,
+        }
+
+
+@dataclass(frozen=True)
+class Chronology:
+    matter: Matter
+    as_of: datetime | None
+    entries: list[ChronologyEntry] = field(default_factory=list)
+
+    @property
+    def dated_by_words(self) -> int:
+        return sum(1 for entry in self.entries if entry.dated_by == "words")
+
+    def payload(self) -> dict:
+        return {
+            "matter": {"id": self.matter.pk, "reference": self.matter.reference, "title": self.matter.title},
+            "as_of": self.as_of.isoformat() if self.as_of else None,
+            "entries": [entry.payload() for entry in self.entries],
+        }
+
+
+class BadDate(ValueError):
+    """An ``as_of`` that names no moment the firm's memory had: the message says why, in words."""
+
+
+def parse_as_of(text: str | None, matter: Matter) -> datetime | None:
+    """``as_of`` from a query string: a day (``2026-03-01``: the memory at that day's end, in the
+    firm's time zone) or an ISO date and time; None for none. Raises ``BadDate`` for a malformed
+    value, a moment in the future, or one before the firm's memory began."""
+    text = (text or "").strip()
+    if not text:
+        return None
+    moment: datetime | None = None
+    if len(text) <= 10:
+        try:
+            day = date.fromisoformat(text)
+        except ValueError:
+            day = None
+        if day is not None:
+            moment = timezone.make_aware(datetime.combine(day, datetime.max.time()))
+    else:
+        try:
+            moment = parse_datetime(text)
+        except ValueError:
+            moment = None
+        if moment is not None and timezone.is_naive(moment):
+            moment = timezone.make_aware(moment)
+    if moment is None:
+        raise BadDate(gettext("“%(value)s” is not a date: write it as 2026-03-01.") % {"value": text[:40]})
+    if moment > timezone.now() + timedelta(days=1):
+        raise BadDate(gettext("%(value)s is in the future: the memory can only be shown as it stood until now.")
+                      % {"value": text[:40]})
+    if timezone.localtime(moment).date() < timezone.localtime(matter.firm.created_at).date():
+        raise BadDate(gettext("%(value)s is before the firm's memory began (%(start)s).")
+                      % {"value": text[:40], "start": f"{timezone.localtime(matter.firm.created_at):%Y-%m-%d}"})
+    return moment
+
+
+def chronology_matter(user, matter_id: int) -> Matter:
+    """The matter, when ``user`` is assigned to it; a 404 otherwise (another firm's, walled, none)."""
+    if not 0 < matter_id <= MAX_DB_ID:
+        raise Http404
+    matter = Matter.objects.assigned_to(user).filter(pk=matter_id).select_related("firm").first()
+    if matter is None:
+        raise Http404
+    return matter
+
+
+def matter_chronology(user, matter_id: int, *, as_of: datetime | None = None) -> Chronology:
+    """The chronology of one matter ``user`` is assigned to, as it stands now or at ``as_of``."""
+    matter = chronology_matter(user, matter_id)
+    notes = list(
+        Note.objects.visible_to(user)
+        .filter(matter=matter, memory_scope=MemoryScope.CASE,
+                status__in=(Note.Status.ACTIVE, Note.Status.SUPERSEDED))
+        .select_related("superseded_by")
+        .only("id", "content", "category", "speaker", "subject", "said_at", "stored_at", "status",
+              "source_type", "source_id", "superseded_by__id", "superseded_by__content",
+              "superseded_by__stored_at", "evolution_history")
+        .order_by("-stored_at")[:MAX_NOTES]
+    )
+    if as_of is not None:
+        notes = [note for note in notes if note.stored_at <= as_of]
+    conflicts = _open_conflicts(user, notes, as_of)
+    entries = [entry for note in notes for entry in _entries(note, as_of, conflicts.get(str(note.pk), ()))]
+    entries.sort(key=lambda e: (e.on, e.said_at or timezone.now(), e.content))
+    return Chronology(matter=matter, as_of=as_of, entries=entries)
+
+
+def _replacement(note: Note, as_of: datetime | None) -> Replacement | None:
+    """Who replaced the value and when, from the note's own history (the audit holds the same);
+    None while it was current (now, or at ``as_of``)."""
+    if note.status != Note.Status.SUPERSEDED:
+        return None
+    step = next((s for s in reversed(note.evolution_history or []) if s.get("event") == "superseded"), {})
+    at = parse_datetime(step["at"]) if isinstance(step.get("at"), str) else None
+    if as_of is not None and (at is None or at > as_of):
+        return None
+    newer = note.superseded_by
+    return Replacement(at=at, by=str(step.get("by") or ""), note_id=str(newer.pk) if newer else None,
+                       content=newer.content if newer else "")
+
+
+def _open_conflicts(user, notes: list[Note], as_of: datetime | None) -> dict[str, tuple[tuple[str, str], ...]]:
+    """Note id → the current notes of this list it is flagged as contradicting (both ways)."""
+    current = {str(n.pk): n for n in notes if _replacement(n, as_of) is None}
+    if not current:
+        return {}
+    found: dict[str, list[tuple[str, str]]] = {}
+    links = (NoteLink.objects.visible_to(user).filter(link_type=LinkType.CONTRADICTS, source_id__in=list(current))
+             .values_list("source_id", "target_id"))
+    for source_id, target_id in links:
+        source, target = str(source_id), str(target_id)
+        if source in current and target in current:
+            found.setdefault(source, []).append((target, current[target].content))
+            found.setdefault(target, []).append((source, current[source].content))
+    return {note_id: tuple(dict.fromkeys(pairs)) for note_id, pairs in found.items()}
+
+
+def _entries(note: Note, as_of: datetime | None, conflicts: tuple[tuple[str, str], ...]) -> list[ChronologyEntry]:
+    replacement = _replacement(note, as_of)
+    said_on = f"{timezone.localtime(note.said_at):%Y-%m-%d}" if note.said_at else ""
+    # A document-made note's speaker is its citation (《房屋租赁合同》第 2 页); a turn's, who said it.
+    source = note.speaker if note.source_type == "document" else " · ".join(p for p in (note.speaker, said_on) if p)
+    common = dict(
+        note_id=str(note.pk), content=note.content, category=note.category,
+        category_label=str(note.get_category_display()), speaker=note.speaker, subject=note.subject,
+        said_at=note.said_at, current=replacement is None, replacement=replacement, conflicts=conflicts,
+        source=source, source_url=note.document_url() or note_page_url(note.pk),
+    )
+    points = _dates_in(note)
+    if points:
+        return [ChronologyEntry(on=on, label=label, precision=precision, dated_by="words", date_words=words, **common)
+                for on, label, precision, words in points]
+    said = timezone.localtime(note.said_at or note.stored_at).date()
+    return [ChronologyEntry(on=said, label=said.isoformat(), precision="day", dated_by="said", date_words="",
+                            **common)]
+
+
+def _dates_in(note: Note) -> list[tuple[date, str, str, str]]:
+    """(day it sorts at, label, precision, words) of the dates the note's words state."""
+    said = timezone.localtime(note.said_at) if note.said_at else None
+    points: list[tuple[date, str, str, str]] = []
+    for mention in read(note.content, said_at=said).dates:
+        if not mention.iso or mention.precision not in ("day", "week", "month", "year"):
+            continue  # a date the reader could not place ("上个月" with nothing to resolve it against)
+        try:
+            on = date.fromisoformat(_first_day(mention.iso))
+        except ValueError:
+            continue
+        label = mention.iso if mention.precision != "week" else f"{mention.iso} ({mention.text})"
+        point = (on, label, mention.precision, mention.text)
+        if point not in points:
+            points.append(point)
+        if len(points) == MAX_DATES_PER_NOTE:
+            break
+    return points
+
+
+def _first_day(iso: str) -> str:
+    """"2025" → "2025-01-01", "2025-06" → "2025-06-01", a day as it is."""
+    parts = iso.split("-")
+    return "-".join([*parts, *["01"] * (3 - len(parts))])
