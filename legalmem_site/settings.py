@@ -370,9 +370,9 @@ LOGGING = {
 # --- Tuning (docs/architecture.md, "Where a change goes") ------------------------------------------
 # Values chosen by measurement, not by a deployment: plain values here, never environment
 # variables (legalmem_site/environment.py refuses the old variables, RETIRED). Only tuning a test
-# changes while reaching it end to end lives here — the product reads ``settings.NAME`` when it
-# runs and a test sets it with pytest-django's ``settings`` fixture; the rest is a constant beside
-# the code it tunes, or a parameter of the function a test calls (tests/site/test_tuning_not_patched.py).
+# changes while reaching it end to end lives here — the product reads it from django.conf.settings
+# when it runs and a test sets it with pytest-django's ``settings`` fixture; the rest is a constant
+# beside the code it tunes, or a parameter of the function a test calls (tests/site/test_tuning_not_patched.py).
 # LLM client (infra/llm/config.py; docs/llm-servers.md, "Budgets")
 LLM_MAX_RETRIES = 3  # retries of one request (429 / 5xx / no first token / a stalled or cut stream)
 LLM_EXTRACTION_MAX_TOKENS = 768  # room kept for an extraction reply (sent as max_tokens)
