@@ -49,7 +49,7 @@ def _start_daphne(port: int, fake: FakeLLMServer) -> subprocess.Popen:
         **os.environ,
         "DATABASE_URL": base.rsplit("/", 1)[0] + "/" + DB_NAME + ("?" + query if query else ""),
         "LLM_BASE_URL": fake.base_url, "LLM_MODEL": fake.model, "LLM_API_KEY": "bench",
-        **overrides_env(constants={"chat.turns.CHAT_RATE_LIMIT_PER_MINUTE": 100000}),
+        **overrides_env(settings={"CHAT_RATE_LIMIT_PER_MINUTE": 100000}),
         "LLM_MAX_CONCURRENT_REQUESTS": "0",  # the fake serves any number at once; measure the app, not a queue
     }
     return start_daphne(port, env, timeout=60)

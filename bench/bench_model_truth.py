@@ -248,7 +248,7 @@ def main() -> None:
         base, _, query = url.partition("?")
         env = {**os.environ, "DATABASE_URL": base.rsplit("/", 1)[0] + "/" + DB_NAME + ("?" + query if query else ""),
                "LLM_BASE_URL": base_url, "LLM_MODEL": model, "LLM_API_KEY": os.environ.get("LLM_API_KEY", "bench"),
-               **overrides_env(constants={"chat.turns.CHAT_RATE_LIMIT_PER_MINUTE": 100000})}
+               **overrides_env(settings={"CHAT_RATE_LIMIT_PER_MINUTE": 100000})}
         port = free_port()
         daphne = start_daphne(port, env, timeout=120)
         cookie = session_cookie(user)

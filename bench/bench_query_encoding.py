@@ -25,7 +25,6 @@ from django.conf import settings
 from infra.embeddings import get_embedder
 from infra.tokens import estimate_tokens
 from recall.query_text import query_texts
-from recall import query_text
 
 SHORT_ZH = ["房东不退押金可以起诉吗？", "电脑花屏检测报告去哪里做", "加班费的证据需要哪些", "之前的租金是多少"]
 SHORT_EN = ["When did the client sign the lease?", "What did Caroline say about adoption?",
@@ -73,8 +72,8 @@ def main() -> list[dict]:
         f"long chat query ({len(LONG_QUESTION)} chars + {len(LONG_CONTEXT)} context)": [(LONG_QUESTION, LONG_CONTEXT)],
         f"longest allowed question ({MAX_QUERY_CHARS} chars) + long context": [(longest, LONG_CONTEXT * 20)],
     }
-    print(f"[bench] backend {settings.EMBEDDING_BACKEND}, SEARCH_QUERY_MAX_TOKENS={query_text.SEARCH_QUERY_MAX_TOKENS}, "
-          f"SEARCH_CONTEXT_MAX_TOKENS={query_text.SEARCH_CONTEXT_MAX_TOKENS}, {repeats} encodings each, "
+    print(f"[bench] backend {settings.EMBEDDING_BACKEND}, SEARCH_QUERY_MAX_TOKENS={settings.SEARCH_QUERY_MAX_TOKENS}, "
+          f"SEARCH_CONTEXT_MAX_TOKENS={settings.SEARCH_CONTEXT_MAX_TOKENS}, {repeats} encodings each, "
           f"load average {os.getloadavg()[0]:.2f}")
     bounded = {kind: [(t.question, t.context) for t in (query_texts(q, c) for q, c in pairs)]
                for kind, pairs in kinds.items()}

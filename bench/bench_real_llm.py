@@ -65,7 +65,6 @@ from django.core.management import CommandError, call_command
 from django.db import connection
 
 from bench.daphne import free_port, session_cookie, start_daphne
-from infra.llm import config as llm_tuning
 
 DB_NAME = "legalmem_realllm"
 HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "content-length", "te", "trailers", "upgrade",
@@ -458,7 +457,7 @@ def main() -> None:
     settings.LLM_BASE_URL = proxy_url  # this process (import, story, extraction) talks through the proxy
     print(f"[bench] LLM {settings.LLM_MODEL} at {upstream} through the counting proxy {proxy_url}; "
           f"LLM_CONTEXT_TOKENS={settings.LLM_CONTEXT_TOKENS} LLM_TIMEOUT_SECONDS={settings.LLM_TIMEOUT_SECONDS} "
-          f"LLM_MAX_RETRIES={llm_tuning.LLM_MAX_RETRIES}; load average {os.getloadavg()[0]:.1f}", flush=True)
+          f"LLM_MAX_RETRIES={settings.LLM_MAX_RETRIES}; load average {os.getloadavg()[0]:.1f}", flush=True)
     settings.DATABASES["default"].setdefault("TEST", {})["NAME"] = DB_NAME
     old_name = connection.settings_dict["NAME"]
     connection.creation.create_test_db(verbosity=0, autoclobber=True, serialize=False)

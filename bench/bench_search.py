@@ -46,7 +46,6 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from bench.databases import throwaway_database
-import infra.embeddings as embeddings
 
 TOPICS = 300
 CASE_SHARE, PROFILE_SHARE, CROSS_SHARE, LAW_SHARE = 0.70, 0.05, 0.10, 0.10  # the rest: global
@@ -264,8 +263,8 @@ def _latency(world: World, queries: int) -> dict:
     # Every timed search encodes its query, as the bare cost does: the questions repeat (16 of
     # them), and remembered vectors (SEARCH_QUERY_CACHE_SIZE) would skip the encoder. A
     # repeated question is measured on its own below.
-    remembered = embeddings.SEARCH_QUERY_CACHE_SIZE
-    embeddings.SEARCH_QUERY_CACHE_SIZE = 0
+    remembered = settings.SEARCH_QUERY_CACHE_SIZE
+    settings.SEARCH_QUERY_CACHE_SIZE = 0
     for i in range(queries + 10):
         query = QUERIES[i % len(QUERIES)]
         matter = rng.choice(world.assigned).pk if rng.random() < 0.8 else None
@@ -301,7 +300,7 @@ def _latency(world: World, queries: int) -> dict:
             waits.append(result.timings["embed_wait"])
             for stage in STAGES:
                 stages.setdefault(stage, []).append(result.timings.get(stage, 0.0))
-    embeddings.SEARCH_QUERY_CACHE_SIZE = max(remembered, 1)
+    settings.SEARCH_QUERY_CACHE_SIZE = max(remembered, 1)
     repeated = []
     for i in range(min(queries, 50)):  # the same text again: its vector is remembered
         query, matter = f"{QUERIES[i % len(QUERIES)]} ({i})", world.assigned[i % len(world.assigned)].pk
@@ -309,7 +308,7 @@ def _latency(world: World, queries: int) -> dict:
         started = time.perf_counter()
         search_memory(world.user, query, k=10, strategy="layered", matter_id=matter)
         repeated.append((time.perf_counter() - started) * 1000)
-    embeddings.SEARCH_QUERY_CACHE_SIZE = remembered
+    settings.SEARCH_QUERY_CACHE_SIZE = remembered
     return {
         "repeated_p50_ms": round(statistics.median(repeated), 2),
         "repeated_p95_ms": round(_percentile(repeated, 0.95), 2),
@@ -456,7 +455,7 @@ def open_kept_world() -> World:
     """The world of the kept benchmark database named by ``BENCH_DB_NAME``, for the benchmarks
     that compare variants of the search on it; every timed search encodes its query, as the
     bare cost does (no remembered query vectors)."""
-    embeddings.SEARCH_QUERY_CACHE_SIZE = 0
+    settings.SEARCH_QUERY_CACHE_SIZE = 0
     connection.close()
     connection.settings_dict["NAME"] = os.environ.get("BENCH_DB_NAME", "legalmem_bench_search")
     world = _kept_world("bench-target")

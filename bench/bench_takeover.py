@@ -1,7 +1,7 @@
 """How fast a turn job left ``running`` by a killed worker is taken over (docs/production.md
 "After a crash"): a live, idle ``manage.py run_worker`` finds it through its watchdog, runs it, and
 the job is done. Reports seconds from "the worker died" to "the job is done" for JOBS jobs, at the
-heartbeat (``TURN_HEARTBEAT_SECONDS`` in infra/workers.py, 10 s); without it such a job
+heartbeat (``settings.TURN_HEARTBEAT_SECONDS``, 10 s); without it such a job
 would wait for the lease (``TURN_LEASE_SECONDS``, 900 s).
 
     LEGALMEM_DATA_DIR=var/bench .venv/bin/python -m legalmem_site.launcher manage migrate -v 0
@@ -75,7 +75,7 @@ def main() -> None:
         os.killpg(worker.pid, signal.SIGTERM)
         worker.wait(timeout=30)
     print(f"takeover of a killed worker's job by an idle run_worker (TURN_HEARTBEAT_SECONDS="
-          f"{workers.TURN_HEARTBEAT_SECONDS:g}, {JOBS} jobs): median {statistics.median(seconds):.1f} s, "
+          f"{settings.TURN_HEARTBEAT_SECONDS:g}, {JOBS} jobs): median {statistics.median(seconds):.1f} s, "
           f"max {max(seconds):.1f} s (the lease: {workers.TURN_LEASE_SECONDS:g} s); "
           f"load average {os.getloadavg()[0]:.1f}")
 

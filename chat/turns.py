@@ -36,9 +36,8 @@ from chat.answering import ENGINE_OFFLINE, LLM_ENGINE_PREFIX
 from chat.citations import check_answer, count_marks, number_sources, say_when_nothing_supports
 from chat.budget import PromptTooLong, fit_prompt
 
-# Limits of a chat turn (docs/chat-page.md).
+# Limits of a chat turn (docs/chat-page.md; the rate limit is settings.CHAT_RATE_LIMIT_PER_MINUTE).
 CHAT_MAX_QUESTION_CHARS = 4000  # longest question
-CHAT_RATE_LIMIT_PER_MINUTE = 20  # questions a minute per user, counted in the database (every process)
 CHAT_RECALL_K = 8  # notes recalled for an answer
 CHAT_DOCUMENT_K = 3  # document passages recalled beside them (docs/documents.md)
 CHAT_DOCUMENT_CHARS = 500  # of each passage, in the prompt
@@ -118,7 +117,7 @@ def _conversation_for(user, conversation_id: int | None, matter_id: int | None, 
 
 
 def check_rate_limit(user) -> None:
-    """At most CHAT_RATE_LIMIT_PER_MINUTE questions a minute per user, counted in the database
+    """At most ``settings.CHAT_RATE_LIMIT_PER_MINUTE`` questions a minute per user, counted in the database
     (so it holds across server processes). Only live chat counts: imported and story
     conversations (they carry an external id) are not questions the user just asked. Called in
     the transaction that saves the question: the user's lock makes questions arriving at once
@@ -131,7 +130,7 @@ def check_rate_limit(user) -> None:
         role=Message.Role.USER,
         created_at__gte=since,
     ).count()
-    if recent >= CHAT_RATE_LIMIT_PER_MINUTE:
+    if recent >= settings.CHAT_RATE_LIMIT_PER_MINUTE:
         raise TurnRejected("rate_limited", _("提问过于频繁，请稍后再试。"))
 
 
@@ -323,7 +322,7 @@ def finish_turn(
 def _log_turn(start: TurnStart, recall_: Recall, reply: Message, *, turn_id: int, status: str, engine: str,
               timings: dict[str, float]) -> None:
     """The turn's one log line and its times: ids, outcome, durations — never the question or
-    the reply (their lengths only with ``LOG_CONTENT_LENGTHS``). ``turn_id`` is the extraction
+    the reply (their lengths only with ``settings.LOG_CONTENT_LENGTHS``). ``turn_id`` is the extraction
     job's id, so the job's own line can be found from here."""
     conversation = start.conversation
     if "total_ms" in timings:

@@ -20,10 +20,6 @@ from django.utils.translation import gettext
 
 from connectors.models import TOKEN_PREFIX, AccessToken, TokenRefusal
 
-#: Refusals of many different tokens from one address that block that address's bad tokens:
-#: far above one token's bound, so a whole office's clients may misbehave at once (each stops
-#: counting at its own bound: a refusal while blocked is not counted) before it bites.
-ADDRESS_FAILURE_LIMIT = 100
 FINGERPRINT_SALT = "connectors.throttle.fingerprint"
 
 
@@ -44,7 +40,7 @@ class RefusalBound:
 
     @property
     def limit(self) -> int:
-        return settings.AXES_FAILURE_LIMIT if self.kind == "token" else ADDRESS_FAILURE_LIMIT
+        return settings.AXES_FAILURE_LIMIT if self.kind == "token" else settings.TOKEN_ADDRESS_FAILURE_LIMIT
 
     def counted(self, since: datetime) -> QuerySet[TokenRefusal]:
         return TokenRefusal.objects.filter(created_at__gte=since, **{self.lifted_field: False})
@@ -57,7 +53,8 @@ class RefusalBound:
 
 #: One presented token: the login throttle's small bound (AXES_FAILURE_LIMIT, 5).
 PER_TOKEN = RefusalBound("token", "fingerprint", "lifted_for_token")
-#: One address, whatever tokens it presents: ADDRESS_FAILURE_LIMIT.
+#: One address, whatever tokens it presents: settings.TOKEN_ADDRESS_FAILURE_LIMIT (each token stops
+#: counting at its own bound: a refusal while blocked is not counted).
 PER_ADDRESS = RefusalBound("address", "ip_address", "lifted_for_address")
 BOUNDS = {bound.kind: bound for bound in (PER_TOKEN, PER_ADDRESS)}
 

@@ -43,18 +43,18 @@ class PrecisionReport:
                 f"{self.notes}; problems: {problems}"]
 
 
-def load_judgements(split: str) -> dict[str, dict[str, Any]]:
-    """The split's verdicts by note key ({} when nothing was judged yet)."""
-    path = FOLDER / split / "judgements.json"
+def load_judgements(split: str, folder: Path = FOLDER) -> dict[str, dict[str, Any]]:
+    """The split's verdicts by note key, from ``folder`` ({} when nothing was judged yet)."""
+    path = folder / split / "judgements.json"
     if not path.exists():
         return {}
     return json.loads(path.read_text(encoding="utf-8"))["notes"]
 
 
-def judge_notes(split: str, notes: list[dict[str, Any]]) -> PrecisionReport:
+def judge_notes(split: str, notes: list[dict[str, Any]], folder: Path = FOLDER) -> PrecisionReport:
     """Score ``notes`` (origin, status, content, category, speaker, subject, sources) against the
-    stored verdicts; the notes without one are kept, with their sources, in ``unjudged``."""
-    verdicts = load_judgements(split)
+    verdicts stored in ``folder``; the notes without one are kept, with their sources, in ``unjudged``."""
+    verdicts = load_judgements(split, folder)
     report = PrecisionReport(notes=len(notes))
     for note in notes:
         key = note_key(note["origin"], note["status"], note["category"], note["content"])

@@ -5,7 +5,7 @@
   is read; any error page under ``/api/`` is JSON, never Django's HTML.
 - ``BoundedJSONParser``: DRF's JSON parser with the same size bound, the nesting bound and the
   text rule over every key and string of the body (the field named in the 400).
-- ``BoundedLimitOffsetPagination``: ``limit`` clamped to INPUT_MAX_PAGE_LIMIT, an ``offset``
+- ``BoundedLimitOffsetPagination``: ``limit`` clamped to settings.INPUT_MAX_PAGE_LIMIT, an ``offset``
   past INPUT_MAX_OFFSET a 400 (an unbounded one reached PostgreSQL as ``bigint out of range``).
 """
 from __future__ import annotations
@@ -26,9 +26,9 @@ from rest_framework.response import Response
 
 from infra.text_hygiene import UnsafeInput, check_text, parse_json
 
-# Bounds of API input: a larger body is a JSON 413, `?limit=` is clamped, a larger `?offset=` is a 400.
+# Bounds of API input: a larger body is a JSON 413, a larger `?offset=` is a 400 (`?limit=` is
+# clamped to settings.INPUT_MAX_PAGE_LIMIT).
 INPUT_MAX_BODY_BYTES = 1024 * 1024
-INPUT_MAX_PAGE_LIMIT = 500
 INPUT_MAX_OFFSET = 10_000_000
 
 logger = logging.getLogger("legalmem.http")
@@ -77,7 +77,7 @@ class BoundedLimitOffsetPagination(LimitOffsetPagination):
 
     @property
     def max_limit(self) -> int:  # type: ignore[override]
-        return INPUT_MAX_PAGE_LIMIT
+        return settings.INPUT_MAX_PAGE_LIMIT
 
     def get_offset(self, request) -> int:
         offset = super().get_offset(request)

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import zlib
 
+from django.conf import settings
 from django.db import connection
 
-# A transaction that holds a lock and then sends nothing for this long belongs to a frozen
-# process (SIGSTOP, a suspended VM): PostgreSQL ends its session so the lock goes back to the
-# others. Every transaction that takes one of these locks is a few quick statements.
-FROZEN_HOLDER_SECONDS = 30.0
+# A transaction that holds a lock and then sends nothing for ``settings.LOCK_FROZEN_HOLDER_SECONDS``
+# belongs to a frozen process (SIGSTOP, a suspended VM): PostgreSQL ends its session so the lock
+# goes back to the others. Every transaction that takes one of these locks is a few quick statements.
 
 
 def lock_for_transaction(name: str, object_id: int) -> None:
@@ -25,7 +25,7 @@ def lock_for_transaction(name: str, object_id: int) -> None:
 
 def release_if_frozen() -> None:
     """If this process stops between two statements of the current transaction, PostgreSQL ends
-    its session after ``FROZEN_HOLDER_SECONDS``, so the locks the transaction holds (advisory
+    its session after ``settings.LOCK_FROZEN_HOLDER_SECONDS``, so the locks the transaction holds (advisory
     locks, a claimed job's row) do not stop every other worker for ever. Only this transaction:
     the setting goes back at commit or rollback. Call inside ``transaction.atomic``. Inside a
     caller's longer transaction (the demo story runs turns in one, LLM calls included) nothing
@@ -35,4 +35,4 @@ def release_if_frozen() -> None:
         return
     with connection.cursor() as cursor:
         cursor.execute("SELECT set_config('idle_in_transaction_session_timeout', %s, true)",
-                       [f"{round(FROZEN_HOLDER_SECONDS * 1000)}ms"])
+                       [f"{round(settings.LOCK_FROZEN_HOLDER_SECONDS * 1000)}ms"])

@@ -2,7 +2,7 @@
 
 Turn jobs (``remember``) and document jobs (``documents``) share it. A worker that claims a job
 records its host and pid and beats a heartbeat on the row every
-``TURN_HEARTBEAT_SECONDS`` while the job runs. The job is abandoned — and any process may
+``settings.TURN_HEARTBEAT_SECONDS`` while the job runs. The job is abandoned — and any process may
 take it over at once — when its worker's pid is gone on this host, or when the heartbeat is
 older than ``TURN_HEARTBEAT_MISSED_BEATS`` beats (a worker on another host, or a frozen one).
 ``TURN_LEASE_SECONDS`` stays the upper bound for any single run.
@@ -18,14 +18,12 @@ from contextlib import contextmanager
 from datetime import datetime, timedelta
 
 import psutil
+from django.conf import settings
 from django.db import connection
 from django.utils import timezone
 
 logger = logging.getLogger("legalmem.pipeline")
 
-# A killed worker's job is taken over in ~10 s by an idle run_worker with a 10 s beat
-# (docs/production.md, "After a crash"; bench/bench_takeover.py).
-TURN_HEARTBEAT_SECONDS = 10.0
 TURN_HEARTBEAT_MISSED_BEATS = 3
 TURN_LEASE_SECONDS = 900.0  # the longest a single run may hold a job, whatever its heartbeat
 
@@ -37,7 +35,7 @@ def this_worker() -> tuple[str, int]:
 
 def heartbeat_cutoff(now: datetime) -> datetime:
     """A heartbeat older than this means the worker stopped beating."""
-    return now - timedelta(seconds=TURN_HEARTBEAT_SECONDS * TURN_HEARTBEAT_MISSED_BEATS)
+    return now - timedelta(seconds=settings.TURN_HEARTBEAT_SECONDS * TURN_HEARTBEAT_MISSED_BEATS)
 
 
 def lease_cutoff(now: datetime) -> datetime:
@@ -70,7 +68,7 @@ def _process_alive(pid: int) -> bool:
 
 @contextmanager
 def beating(name: str, beat: Callable[[datetime], object]) -> Iterator[None]:
-    """Call ``beat(now)`` every ``TURN_HEARTBEAT_SECONDS`` from a side thread (``name``) while
+    """Call ``beat(now)`` every ``settings.TURN_HEARTBEAT_SECONDS`` from a side thread (``name``) while
     the body runs; a failed beat is logged and retried at the next one. Inside a caller's
     transaction (the demo story runs turns that way) the claim is not visible to other processes
     until it commits, so there is nothing to beat, and a beat would wait on our lock."""
@@ -84,12 +82,12 @@ def beating(name: str, beat: Callable[[datetime], object]) -> Iterator[None]:
         yield
     finally:
         stop.set()
-        thread.join(timeout=TURN_HEARTBEAT_SECONDS + 5)
+        thread.join(timeout=settings.TURN_HEARTBEAT_SECONDS + 5)
 
 
 def _beat(name: str, beat: Callable[[datetime], object], stop: threading.Event) -> None:
     try:
-        while not stop.wait(TURN_HEARTBEAT_SECONDS):
+        while not stop.wait(settings.TURN_HEARTBEAT_SECONDS):
             try:
                 beat(timezone.now())
             except Exception:  # noqa: BLE001 - a missed beat is retried; the job itself goes on

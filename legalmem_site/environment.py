@@ -302,6 +302,10 @@ def optional(name: str) -> str:
 # Tuning is code, next to what it tunes, changed by a commit with the measurement that chose it;
 # a deployment that still sets one of these names is stopped with one line saying where the value
 # lives now, instead of having it silently ignored.
+#: Where a retired variable that became a tuning setting lives now.
+TUNING_SETTING = 'a tuning setting in legalmem_site/settings.py ("Tuning")'
+
+
 def _retired(where: str, *names: str) -> dict[str, str]:
     return dict.fromkeys(names, where)
 
@@ -315,26 +319,25 @@ RETIRED: dict[str, str] = {
                "PERSONA_PROMOTION_STRENGTH", "PERSONA_MIN_EVIDENCE", "PERSONA_HALF_LIFE_DAYS", "PERSONA_TIE_MARGIN"),
     **_retired("a tuning constant in navigation/tuning.py",
                "NAV_M", "NAV_M0", "NAV_EF_SEARCH", "NAV_LEXICAL_WEIGHT", "NAV_CANDIDATES", "NAV_EF_CONSTRUCTION",
-               "NAV_REBUILD_FRACTION", "NAV_MAX_NOTES", "NAV_CACHE_ENTRIES", "NAV_L0_PAGE_MAX",
-               "NAV_REFRESH_DELAY_SECONDS", "NAV_SNAPSHOT_TTL_DAYS"),
-    **_retired("a tuning constant in infra/llm/config.py",
-               "LLM_MAX_RETRIES", "LLM_MAX_REQUEST_SECONDS", "LLM_EXTRACTION_MAX_TOKENS",
-               "LLM_JSON_MODE_REPROBE_SECONDS"),
-    **_retired("a tuning constant in infra/embeddings/__init__.py",
-               "EMBEDDING_TIMEOUT_SECONDS", "EMBEDDING_BATCH_SIZE", "EMBEDDING_THREADS", "SEARCH_QUERY_CACHE_SIZE"),
-    **_retired("a tuning constant in recall/query_text.py",
-               "SEARCH_QUERY_MAX_TOKENS", "SEARCH_CONTEXT_MAX_TOKENS"),
+               "NAV_REBUILD_FRACTION", "NAV_MAX_NOTES", "NAV_CACHE_ENTRIES", "NAV_L0_PAGE_MAX", "NAV_SNAPSHOT_TTL_DAYS"),
+    **_retired("a tuning constant in infra/llm/config.py", "LLM_MAX_REQUEST_SECONDS"),
+    **_retired("a tuning constant in infra/embeddings/__init__.py", "EMBEDDING_BATCH_SIZE", "EMBEDDING_THREADS"),
     **_retired("a tuning constant in remember/message_index.py", "MESSAGE_INDEX_BATCH"),
-    **_retired("a tuning constant in remember/working_memory.py", "WORKING_MEMORY_SIZE", "CONSOLIDATION_BATCH"),
-    **_retired("a tuning constant in remember/services/turn_jobs.py", "TURN_MAX_ATTEMPTS", "TURN_RETRY_BACKOFF_SECONDS"),
-    **_retired("a tuning constant in infra/workers.py", "TURN_LEASE_SECONDS", "TURN_HEARTBEAT_SECONDS"),
+    **_retired("a tuning constant in remember/services/turn_jobs.py", "TURN_RETRY_BACKOFF_SECONDS"),
+    **_retired("a tuning constant in infra/workers.py", "TURN_LEASE_SECONDS"),
     **_retired("a tuning constant in records/tasks.py", "RETENTION_CHECK_INTERVAL_SECONDS"),
-    **_retired("a limit in infra/http_input.py", "INPUT_MAX_BODY_BYTES", "INPUT_MAX_PAGE_LIMIT", "INPUT_MAX_OFFSET"),
+    **_retired("a limit in infra/http_input.py", "INPUT_MAX_BODY_BYTES", "INPUT_MAX_OFFSET"),
     **_retired("a limit in infra/text_hygiene.py", "INPUT_MAX_JSON_DEPTH"),
-    **_retired("a limit in chat/turns.py", "CHAT_MAX_QUESTION_CHARS", "CHAT_RATE_LIMIT_PER_MINUTE", "CHAT_RECALL_K"),
+    **_retired("a limit in chat/turns.py", "CHAT_MAX_QUESTION_CHARS", "CHAT_RECALL_K"),
     **_retired("a limit in chat/consumers.py", "CHAT_MAX_FRAME_BYTES"),
     **_retired("a limit in legalmem_site/serving.py", "CHAT_TRANSPORT_MAX_BYTES"),
-    **_retired("a constant in infra/logs/events.py", "LOG_CONTENT_LENGTHS"),
+    # Tuning a test changes end to end: one plain value each in settings.py's "Tuning" section.
+    **_retired(TUNING_SETTING,
+               "LLM_MAX_RETRIES", "LLM_EXTRACTION_MAX_TOKENS", "LLM_JSON_MODE_REPROBE_SECONDS",
+               "EMBEDDING_TIMEOUT_SECONDS", "SEARCH_QUERY_CACHE_SIZE", "SEARCH_QUERY_MAX_TOKENS",
+               "SEARCH_CONTEXT_MAX_TOKENS", "WORKING_MEMORY_SIZE", "CONSOLIDATION_BATCH", "TURN_MAX_ATTEMPTS",
+               "TURN_HEARTBEAT_SECONDS", "INPUT_MAX_PAGE_LIMIT", "CHAT_RATE_LIMIT_PER_MINUTE", "LOG_CONTENT_LENGTHS",
+               "NAV_REFRESH_DELAY_SECONDS"),
     **_retired("a constant in legalmem_site/launcher.py (the embedded server's settings)",
                "LEGALMEM_PG_SHARED_BUFFERS", "LEGALMEM_PG_EFFECTIVE_CACHE_SIZE", "LEGALMEM_PG_MAINTENANCE_WORK_MEM"),
     **_retired("a constant in legalmem_site/launcher.py (LEGALMEM_DEMO_STORY=offline skips the LLM)",

@@ -367,3 +367,42 @@ LOGGING = {
                            "filters": ["one_line_4xx"]},
     },
 }
+
+# --- Tuning (docs/architecture.md, "Where a change goes") ------------------------------------------
+# Values chosen by measurement, not by a deployment: plain values here, never environment
+# variables (legalmem_site/environment.py refuses the old variables, RETIRED). Only tuning a test
+# changes while reaching it end to end lives here — the product reads it from django.conf.settings
+# when it runs and a test sets it with pytest-django's ``settings`` fixture; the rest is a constant
+# beside the code it tunes, or a parameter of the function a test calls (tests/site/test_tuning_not_patched.py).
+# LLM client (infra/llm/config.py; docs/llm-servers.md, "Budgets")
+LLM_MAX_RETRIES = 3  # retries of one request (429 / 5xx / no first token / a stalled or cut stream)
+LLM_EXTRACTION_MAX_TOKENS = 768  # room kept for an extraction reply (sent as max_tokens)
+LLM_JSON_MODE_REPROBE_SECONDS = 86400.0  # a server that refused json_schema is asked for it again a day later
+# Embeddings (infra/embeddings; docs/performance.md, "Query encoding")
+EMBEDDING_TIMEOUT_SECONDS = 30.0  # one request to an `openai` embeddings server
+SEARCH_QUERY_CACHE_SIZE = 256  # recent search texts whose vector a process keeps (~2 KB each); 0 = off
+# Search (recall/; docs/turn-memory.md, docs/read-path.md)
+SEARCH_QUERY_MAX_TOKENS = 48  # tokens the encoder reads per search, question and context together
+SEARCH_CONTEXT_MAX_TOKENS = 16  # of them, the dialogue's latest, encoded as a second text (0: none)
+EXACT_MESSAGE_MAX_ROWS = 30_000  # up to this many searchable messages one statement compares them all
+EXACT_CASE_MAX_ROWS = 30_000  # case notes the planner expects at most for the exact (covering index) read
+SEARCH_READ_IDLE_CHECK_SECONDS = 5.0  # a search-read connection idle longer is checked before use (recall/alongside.py)
+# Chat and HTTP input (chat/turns.py, infra/http_input.py, connectors/throttle.py)
+CHAT_RATE_LIMIT_PER_MINUTE = 20  # questions a minute per user, counted in the database (every process)
+INPUT_MAX_PAGE_LIMIT = 500  # `?limit=` of an API page is clamped to it
+# Refusals of many different tokens from one address that block its bad tokens: far above one
+# token's AXES_FAILURE_LIMIT, so a whole office's clients may misbehave at once before it bites.
+TOKEN_ADDRESS_FAILURE_LIMIT = 100
+# Write path (remember/; docs/write-path.md, docs/production.md "After a crash")
+TURN_MAX_ATTEMPTS = 5  # tries of one extraction job before it fails for good
+TURN_HEARTBEAT_SECONDS = 10.0  # a killed worker's job is taken over in ~10 s (bench/bench_takeover.py)
+WORKING_MEMORY_SIZE = 20  # the last messages of a conversation in play (AdaMem §3.1; docs/memory-model.md)
+CONSOLIDATION_BATCH = 5  # while more are unconsolidated, the oldest this many move to long-term memory
+# A transaction holding an advisory lock that sends nothing this long belongs to a frozen process:
+# PostgreSQL ends its session so the lock goes back to the others (infra/locks.py).
+LOCK_FROZEN_HOLDER_SECONDS = 30.0
+NAV_REFRESH_DELAY_SECONDS = 2.0  # a firm's graph refresh runs this long after the first note change (debounce)
+# How long erasure compaction waits for older transactions of other sessions, and for a table's lock
+# (records/services/compaction.py; docs/records.md, "Physical removal").
+ERASURE_SNAPSHOT_WAIT_SECONDS = 30.0
+LOG_CONTENT_LENGTHS = False  # a turn's log line gives its question's and reply's length (never the text)

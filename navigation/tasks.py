@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from datetime import timedelta
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 from django_tasks import task
@@ -12,7 +13,6 @@ from django_tasks import task
 from infra.logs.jobs import job_run
 from infra.locks import lock_for_transaction
 from navigation.freshness import refresh_firm
-from navigation import tuning
 
 logger = logging.getLogger("legalmem.navigation")
 
@@ -27,7 +27,7 @@ def refresh_navigation_graphs_task(firm_id: int) -> dict:
 
 
 def schedule_refresh(firm_id: int) -> None:
-    """Enqueue the firm's refresh, debounced: it runs ``NAV_REFRESH_DELAY_SECONDS`` after the first
+    """Enqueue the firm's refresh, debounced: it runs ``settings.NAV_REFRESH_DELAY_SECONDS`` after the first
     change, and a change while one is still waiting adds nothing (that one will see it). Nothing
     is enqueued for a firm whose graph page nobody has opened. The firm's lock makes changes
     committed at once by several workers or servers check and enqueue one after the other."""
@@ -45,7 +45,7 @@ def schedule_refresh(firm_id: int) -> None:
             if waiting.exists():
                 return
             refresh_navigation_graphs_task.using(
-                run_after=timezone.now() + timedelta(seconds=tuning.NAV_REFRESH_DELAY_SECONDS)
+                run_after=timezone.now() + timedelta(seconds=settings.NAV_REFRESH_DELAY_SECONDS)
             ).enqueue(firm_id)
     except Exception:  # the page still updates incrementally; only the head start is lost
         logger.exception("could not enqueue the navigation refresh of firm %s", firm_id)

@@ -28,7 +28,5 @@ NAV_MAX_NOTES = 20000
 NAV_CACHE_ENTRIES = 8
 #: Largest L0 page of the graph API.
 NAV_L0_PAGE_MAX = 5000
-#: Debounce of the firm's graph refresh after notes change.
-NAV_REFRESH_DELAY_SECONDS = 2.0
 #: Stored graphs unused for this long are dropped.
 NAV_SNAPSHOT_TTL_DAYS = 14.0

@@ -8,8 +8,8 @@ The workers KEEP their connections between searches. Closing after each read (on
 per search) made the note statement cost 33 ms instead of 13 ms at 100k notes — a new backend
 loads its catalog caches and plans the statement cold — which was slower than one connection
 (docs/performance.md, Search). A kept connection is checked before it is used again after
-``IDLE_CHECK_SECONDS`` (a server restart, an idle timeout) and dropped after a failed read;
-``close_read_connections`` closes them all (a test session, before its database is dropped).
+``settings.SEARCH_READ_IDLE_CHECK_SECONDS`` (a server restart, an idle timeout) and dropped after
+a failed read; ``close_read_connections`` closes them all (a test session, before its database is dropped).
 
 A second connection only sees committed rows, so inside a transaction (a service that writes
 and then searches, or a test wrapped in one) the read runs on the caller's connection when
@@ -32,8 +32,6 @@ T = TypeVar("T")
 # passages); a second search at once queues for a free worker. Size the database's connections
 # for them (SEARCH_PARALLEL_READS in docs/configuration.md).
 WORKERS = 4
-# A kept connection idle for longer than this is checked (one ``SELECT 1``) before it is used.
-IDLE_CHECK_SECONDS = 5.0
 
 _pool = ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="search-read")
 _kept: "weakref.WeakSet" = weakref.WeakSet()
@@ -50,7 +48,7 @@ def can_run_alongside() -> bool:
 def _on_kept_connection(read: Callable[[], T]) -> T:
     wrapper = connections[DEFAULT_DB_ALIAS]  # this worker thread's own
     last_used = getattr(_worker, "last_used", 0.0)
-    if wrapper.connection is not None and time.monotonic() - last_used > IDLE_CHECK_SECONDS and not wrapper.is_usable():
+    if wrapper.connection is not None and time.monotonic() - last_used > settings.SEARCH_READ_IDLE_CHECK_SECONDS and not wrapper.is_usable():
         wrapper.close()
     try:
         return read()

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
 import numpy as np
+from django.conf import settings
 from django.db import connection, transaction
 from pgvector.django import CosineDistance
 
@@ -64,7 +65,7 @@ _LIGHT = frozenset(CANDIDATE_FIELDS) | {"firm_id", "matter_id", "owner_id"}
 # neighbourhood belongs to other matters the iterative scan wanders far (p95 ~80 ms at 100k notes)
 # and returns near-ties in the wrong order (recall@10 0.45). The exact read of 14k rows costs
 # ~10 ms. Above the bound (a lawyer on very many large matters) the HNSW walk is used again.
-EXACT_CASE_MAX_ROWS = 30_000
+# The bound is settings.EXACT_CASE_MAX_ROWS.
 # Nearest rows taken from the kept vectors beyond a part's LIMIT (float32 in numpy vs pgvector).
 KEPT_MARGIN = 5
 
@@ -126,7 +127,7 @@ def _case_read_is_exact(plan: RetrievalPlan, reach: Reach, layers: Sequence[str]
         plan_json = cursor.fetchone()[0]
     if isinstance(plan_json, str):
         plan_json = json.loads(plan_json)
-    return plan_json[0]["Plan"]["Plan Rows"] <= EXACT_CASE_MAX_ROWS
+    return plan_json[0]["Plan"]["Plan Rows"] <= settings.EXACT_CASE_MAX_ROWS
 
 
 @dataclass(frozen=True)

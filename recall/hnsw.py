@@ -19,7 +19,7 @@ from recall.instances import fast_timestamps
 
 DEFAULT_EF_SEARCH = 200
 # The candidate list of the raw messages' HNSW walk (``strategies.layered``; a user's messages are
-# walked only above EXACT_MESSAGE_MAX_ROWS). On real text embeddings, 40k messages of one user
+# walked only above settings.EXACT_MESSAGE_MAX_ROWS). On real text embeddings, 40k messages of one user
 # (bench/bench_walk_recall.py, BENCH_WALK_OWNERS=1 BENCH_WALK_LAYERS=1 BENCH_WALK_LIMIT=20),
 # recall@10 against exact is 0.932 at 100, 0.961 at 200 and 0.977 at 400; at 100k messages the
 # read costs +1.4 / +1.2 ms p50 / p95 at 200 and +4.7 / +5.4 ms at 400, against 100.

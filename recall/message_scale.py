@@ -1,6 +1,6 @@
 """Raw-message reads for users with very many messages: driven by indexes, never a pass over all.
 
-Above ``EXACT_MESSAGE_MAX_ROWS`` searchable messages (recall/messages.py) a search
+Above ``settings.EXACT_MESSAGE_MAX_ROWS`` searchable messages (recall/messages.py) a search
 finds the same candidates the exact pass would, without reading every message
 (docs/read-path.md, "Raw messages at scale"):
 
@@ -42,6 +42,18 @@ LEVEL_MAX_WORDS = 6
 LEVEL_MIN_POSTINGS = 2_000
 LATEST_MIN_ROWS = 400
 LATEST_MAX_ROWS = 4_000
+
+
+@dataclass(frozen=True)
+class LevelBounds:
+    """The bounds of the score-level read (the three constants above); a test passes smaller ones."""
+
+    min_postings: int = LEVEL_MIN_POSTINGS
+    latest_min_rows: int = LATEST_MIN_ROWS
+    latest_max_rows: int = LATEST_MAX_ROWS
+
+
+LEVEL_BOUNDS = LevelBounds()
 # A message visited through the GIN index (bitmap heap visit, recheck, score) costs about as
 # much as this many read in index order (measured at 100k messages: ~12 vs ~3 µs).
 GIN_MATCH_COST = 4
@@ -99,7 +111,7 @@ def _word_query(count: int, operator: str) -> str:
 
 def keyword_best(
     cursor, scope: str, scope_params: list, words: Sequence[str], idf: Sequence[float], frequencies: Sequence[int],
-    *, limit: int, total: int = 0, conversation_ids: Sequence[int] = (),
+    *, limit: int, total: int = 0, conversation_ids: Sequence[int] = (), bounds: LevelBounds = LEVEL_BOUNDS,
 ) -> list[int]:
     """The ids of the ``limit`` messages of ``scope`` with the highest sum of the IDF of the query
     words they hold (latest first among equal sums) — what the exact pass returns. With the
@@ -112,7 +124,7 @@ def keyword_best(
     if not weighted:
         return []
     ids = best_by_levels(cursor, scope, scope_params, weighted, limit=limit, total=total,
-                         conversation_ids=conversation_ids)
+                         conversation_ids=conversation_ids, bounds=bounds)
     if ids is not None:
         return ids
     every = [word for _weight, _df, word in weighted]
@@ -251,7 +263,8 @@ def groups_above(weights: Sequence[float], score: float) -> list[list[int]]:
     return [sorted(group) for group in sorted(minimal, key=lambda g: (len(g), sorted(g)))]
 
 
-def latest_size(total: int, frequencies: Sequence[int], *, limit: int) -> int | None:
+def latest_size(total: int, frequencies: Sequence[int], *, limit: int,
+                bounds: LevelBounds = LEVEL_BOUNDS) -> int | None:
     """How many of the latest messages to read so that they hold about ``WINDOW_SLACK`` x
     ``limit`` messages with any of the words (the words taken as independent), within
     ``LATEST_MIN_ROWS``..``LATEST_MAX_ROWS``; None when that many would not do (rare words) or
@@ -261,15 +274,15 @@ def latest_size(total: int, frequencies: Sequence[int], *, limit: int) -> int | 
     share = 1.0 - math.prod(1.0 - min(df, total) / total for df in frequencies)
     if share <= 0:
         return None
-    size = max(LATEST_MIN_ROWS, math.ceil(WINDOW_SLACK * limit / share))
-    if size > LATEST_MAX_ROWS or 2 * size >= total:
+    size = max(bounds.latest_min_rows, math.ceil(WINDOW_SLACK * limit / share))
+    if size > bounds.latest_max_rows or 2 * size >= total:
         return None
     return size
 
 
 def best_by_levels(
     cursor, scope: str, scope_params: list, weighted: list[tuple[float, int, str]], *, limit: int, total: int,
-    conversation_ids: Sequence[int],
+    conversation_ids: Sequence[int], bounds: LevelBounds = LEVEL_BOUNDS,
 ) -> list[int] | None:
     """The keyword best by score levels, for common words (module docstring); None when this
     read does not apply or cannot answer alone (the caller then reads through the GIN index).
@@ -284,13 +297,14 @@ def best_by_levels(
     words = [word for _weight, _df, word in weighted]
     weights = [weight for weight, _df, _word in weighted]
     if (len(weighted) > LEVEL_MAX_WORDS or not conversation_ids
-            or sum(df for _weight, df, _word in weighted) <= LEVEL_MIN_POSTINGS):
+            or sum(df for _weight, df, _word in weighted) <= bounds.min_postings):
         return None
-    size = latest_size(total, [df for _weight, df, _word in weighted], limit=limit)
+    size = latest_size(total, [df for _weight, df, _word in weighted], limit=limit, bounds=bounds)
     for _attempt in range(LATEST_READS):
         if size is None:
             return None
-        latest = read_latest(cursor, scope, scope_params, words, list(conversation_ids), size)
+        latest = read_latest(cursor, scope, scope_params, words, list(conversation_ids), size,
+                             max_rows=bounds.latest_max_rows)
         if latest is None:
             return None
         rows, read = latest
@@ -315,7 +329,7 @@ def best_by_levels(
         if larger is not None and larger > read and GIN_MATCH_COST * seen_above * total > larger * read:
             # The levels above hold so many messages in all (as estimated from the latest) that
             # visiting them through the GIN index costs more than reading enough of the latest.
-            if larger <= LATEST_MAX_ROWS and 2 * larger < total:
+            if larger <= bounds.latest_max_rows and 2 * larger < total:
                 size = math.ceil(larger * size / read)  # a start chosen for ``size`` reads ``read``
                 continue
         rows = _scored(cursor, scope, scope_params, weighted, [[words[i] for i in g] for g in groups], limit=limit)
@@ -324,14 +338,14 @@ def best_by_levels(
 
 
 def read_latest(cursor, scope: str, scope_params: list, words: Sequence[str], conversation_ids: list[int],
-                size: int) -> tuple[list[tuple[int, list[int]]], int] | None:
+                size: int, *, max_rows: int = LATEST_MAX_ROWS) -> tuple[list[tuple[int, list[int]]], int] | None:
     """The latest ``size`` or so messages of ``scope`` that hold any of ``words``, latest first,
     each with the 1-based positions of the words it holds, and how many messages were read — read
     in index order per conversation
     (``message_conv_said_id_idx``), never through the GIN index, down to a start chosen as in
     ``_holding_every_word`` (every message of ``scope`` not read is older than every one read).
     None when there is no such start (short conversations), no match, or a conversation would
-    give more than ``LATEST_MAX_ROWS`` messages (read through the GIN index instead)."""
+    give more than ``max_rows`` messages (read through the GIN index instead)."""
     per_conversation = math.ceil(2 * size / len(conversation_ids))
     tsqueries = [f"plainto_tsquery('{SEARCH_CONFIG}'::regconfig, %s)" for _word in words]
     cursor.execute(
@@ -347,9 +361,9 @@ def read_latest(cursor, scope: str, scope_params: list, words: Sequence[str], co
         "(SELECT count(*) FROM latest) "
         "FROM latest l WHERE true = ANY(l.held) ORDER BY l.said_at DESC, l.id DESC",
         [*latest_start_params(conversation_ids, per_conversation), *words,
-         conversation_ids, *scope_params, LATEST_MAX_ROWS],
+         conversation_ids, *scope_params, max_rows],
     )
     rows = cursor.fetchall()
-    if not rows or rows[0][2] >= LATEST_MAX_ROWS:
+    if not rows or rows[0][2] >= max_rows:
         return None
     return [(pk, [i for i, holds in enumerate(held, start=1) if holds]) for pk, held, _widest, _read in rows], rows[0][3]

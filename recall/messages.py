@@ -5,7 +5,7 @@ user's own conversations, only while their matter is still assigned), narrowed t
 matter's conversations and the matter-less ones when there is a current matter.
 
 How many there are comes first, from the per-conversation term counts (``ConversationTerm``,
-kept by triggers): one index read. Up to ``EXACT_MESSAGE_MAX_ROWS`` of them, ONE statement makes
+kept by triggers): one index read. Up to ``settings.EXACT_MESSAGE_MAX_ROWS`` of them, ONE statement makes
 one pass over them: how many hold each query word (document frequencies, for BM25 IDF weights —
 raw chat lines need them: a name or a common verb appears in hundreds of lines), the exact nearest
 by cosine distance, and the highest IDF-weighted keyword matches (stored ``search_vector``), each
@@ -24,6 +24,7 @@ from datetime import datetime
 from typing import Iterable, Sequence
 
 import numpy as np
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import connection
 from django.db.models import Q
@@ -38,8 +39,6 @@ from recall.message_scale import keyword_best, read_frequencies
 from recall.plan import RetrievalPlan
 from recall.reach import Reach
 
-# Below this many visible messages every one is compared (exact); above it the HNSW graph.
-EXACT_MESSAGE_MAX_ROWS = 30_000
 MAX_QUERY_WORDS = 32
 MAX_FUNCTION_WORDS = 8
 MESSAGE_FIELDS = ("id", "conversation_id", "firm_id", "role", "speaker", "content", "status", "said_at", "search_text")
@@ -155,7 +154,7 @@ def prepare_message_read(user, plan: RetrievalPlan, tokens: Sequence[str], *, li
     with connection.cursor() as cursor:
         counted = read_frequencies(cursor, conversation_ids, excluded, scope, scope_params, words)
         read = MessageRead(conversation_ids, words, excluded, scope, scope_params,
-                           exact=counted.total <= EXACT_MESSAGE_MAX_ROWS, selecting=selecting)
+                           exact=counted.total <= settings.EXACT_MESSAGE_MAX_ROWS, selecting=selecting)
         if not read.exact:
             read.idf = counted.idf()
             read.keyword_ids = keyword_best(cursor, scope, scope_params, words[:selecting], read.idf[:selecting],

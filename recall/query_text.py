@@ -2,10 +2,10 @@
 token budget.
 
 Encoding time grows with the text (measured by bench/bench_query_encoding.py). The budget keeps
-every search's encoding short: ``SEARCH_QUERY_MAX_TOKENS`` (48) in all. A question alone may use
+every search's encoding short: ``settings.SEARCH_QUERY_MAX_TOKENS`` (48) in all. A question alone may use
 all of it (a longer one keeps its head and its tail — a long question usually ends with the
 ask); a question asked inside a dialogue leaves the dialogue's most recent
-``SEARCH_CONTEXT_MAX_TOKENS`` (16) to a second text of the same batch. The two vectors are summed,
+``settings.SEARCH_CONTEXT_MAX_TOKENS`` (16) to a second text of the same batch. The two vectors are summed,
 the context's weighted by ``CONTEXT_VECTOR_WEIGHT`` (``query_texts``): the question is encoded on
 its own, never diluted by a long dialogue. Keyword search is not bounded: it reads the whole
 question and the whole context.
@@ -16,12 +16,12 @@ import math
 import re
 from dataclasses import dataclass
 
-# The query encoder reads at most this many tokens per search, of which a dialogue the question leans
-# on gets its latest SEARCH_CONTEXT_MAX_TOKENS: chosen on the consultation dev split for the recall of
-# the whole query within 2x the encoding time of a short question (docs/evaluation.md, item 4 of
-# "What makes the product at least the raw index"; bench/bench_query_encoding.py).
-SEARCH_QUERY_MAX_TOKENS = 48
-SEARCH_CONTEXT_MAX_TOKENS = 16
+from django.conf import settings
+
+# The two budgets (settings.SEARCH_QUERY_MAX_TOKENS, SEARCH_CONTEXT_MAX_TOKENS) were chosen on the
+# consultation dev split for the recall of the whole query within 2x the encoding time of a short
+# question (docs/evaluation.md, item 4 of "What makes the product at least the raw index";
+# bench/bench_query_encoding.py).
 
 _PIECE = re.compile(
     r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]"
@@ -85,9 +85,10 @@ class QueryTexts:
 
 def query_texts(question: str, context: str = "") -> QueryTexts:
     """The bounded question and, apart from it, the most recent context; together within
-    ``SEARCH_QUERY_MAX_TOKENS``."""
-    recent = most_recent(context or "", min(SEARCH_CONTEXT_MAX_TOKENS, SEARCH_QUERY_MAX_TOKENS // 2))
-    return QueryTexts(head_and_tail(question, SEARCH_QUERY_MAX_TOKENS - _tokens(recent)), recent)
+    ``settings.SEARCH_QUERY_MAX_TOKENS``."""
+    budget = settings.SEARCH_QUERY_MAX_TOKENS
+    recent = most_recent(context or "", min(settings.SEARCH_CONTEXT_MAX_TOKENS, budget // 2))
+    return QueryTexts(head_and_tail(question, budget - _tokens(recent)), recent)
 
 
 def _tokens(text: str) -> int:

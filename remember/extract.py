@@ -38,7 +38,6 @@ from remember.client_facts import with_client_facts
 from legaltext.markers import strip_markers
 from remember.extraction.quotes import new_in_reply
 from infra.llm import LLMClient, Role
-from infra.llm import config as llm_tuning
 from memory.models import Message
 from infra.tokens import estimate_tokens
 
@@ -120,7 +119,7 @@ def recalled_texts(recalled: list) -> list[str]:
 
 def fit_reply_to_context(user_msg: str, ai_resp: str) -> str:
     """Shorten the reply so the extraction prompt and its answer fit ``LLM_CONTEXT_TOKENS``."""
-    room = settings.LLM_CONTEXT_TOKENS - llm_tuning.LLM_EXTRACTION_MAX_TOKENS
+    room = settings.LLM_CONTEXT_TOKENS - settings.LLM_EXTRACTION_MAX_TOKENS
     while ai_resp and estimate_tokens(build_extraction_prompt(user_msg, ai_resp)) + 200 > room:
         ai_resp = ai_resp[: len(ai_resp) * 3 // 4]
     return ai_resp
@@ -169,7 +168,7 @@ def extract_turn(
             system=EXTRACTION_SYSTEM_PROMPT,
             envelope=KNOWLEDGE_ENVELOPE,
             example=KNOWLEDGE_EXAMPLE,
-            max_tokens=llm_tuning.LLM_EXTRACTION_MAX_TOKENS,
+            max_tokens=settings.LLM_EXTRACTION_MAX_TOKENS,
         )
     finally:
         client.close()

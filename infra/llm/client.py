@@ -3,7 +3,7 @@ llama.cpp server) over the official ``openai`` package.
 
 Why a wrapper and not ``openai`` directly:
 
-* Retries are the ``openai`` package's own (``max_retries`` = ``LLM_MAX_RETRIES``):
+* Retries are the ``openai`` package's own (``max_retries`` = ``settings.LLM_MAX_RETRIES``):
   408/429/5xx, timeouts and connection errors, exponential backoff with jitter,
   ``Retry-After`` / ``retry-after-ms`` honoured (the package logs each retry to the
   ``openai`` logger). We only tell it that a reply refusing the requested
@@ -17,7 +17,7 @@ Why a wrapper and not ``openai`` directly:
   ``json_schema`` with a 500): it falls back at once, never retried as a
   transient failure. The mode that worked is remembered per server in a
   :class:`~infra.llm.modes.ModeStore` (the database, for the app) and probed
-  again after ``LLM_JSON_MODE_REPROBE_SECONDS``.
+  again after ``settings.LLM_JSON_MODE_REPROBE_SECONDS``.
 * Replies are parsed strictly (an echoed schema wrapper is unwrapped) and
   checked (``jsonschema``) against the envelope the caller names; invalid output is retried
   with a sharper instruction, then :class:`LLMBadOutput` is raised — never

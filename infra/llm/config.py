@@ -1,10 +1,11 @@
-"""Which server the LLM client talks to and how patiently: a client's ``Role``, its ``LLMConfig``
-read from Django settings, and the client's own tuning constants.
+"""Which server the LLM client talks to and how patiently: a client's ``Role`` and its
+``LLMConfig``, read from Django settings by ``LLMConfig.from_settings`` at run time.
 
-The constants are code, not settings (docs/llm-servers.md, "Settings"): a deployment sets the
-server and its timeouts; the retries, the budget's ceiling, the extraction's ``max_tokens`` and
-the JSON-mode reprobe interval live here, read by ``LLMConfig.from_settings`` at run time — so a
-caller reads them, and a test or a product process patches them, on this module.
+A deployment sets the server and its timeouts (environment variables, docs/llm-servers.md,
+"Settings"). The retries, the extraction's ``max_tokens`` and the JSON-mode reprobe interval are
+tuning, not configuration: Django settings with one declaration in the "Tuning" section of
+legalmem_site/settings.py (never environment variables), which a test changes with the
+``settings`` fixture. The budget's ceiling is a constant here.
 """
 
 from __future__ import annotations
@@ -25,14 +26,8 @@ DEFAULT_MAX_REQUEST_SECONDS = 1800.0
 
 # Tuning of the client for every server (docs/llm-servers.md, "Budgets": at 3 tokens/s a llama.cpp
 # extraction's budget is ~810 s, inside the ceiling).
-#: Retries of one request (429 / 5xx / a missing first token / a stalled or cut stream).
-LLM_MAX_RETRIES = 3
 #: The ceiling of one request's budget, and its budget while the server's speed is unknown.
 LLM_MAX_REQUEST_SECONDS = DEFAULT_MAX_REQUEST_SECONDS
-#: Room kept for an extraction reply (sent as ``max_tokens``).
-LLM_EXTRACTION_MAX_TOKENS = 768
-#: A server that refused ``json_schema`` is asked for it again after this long (a day).
-LLM_JSON_MODE_REPROBE_SECONDS = DEFAULT_REPROBE_SECONDS
 
 #: A request's budget allows this many times the generation time its ``max_tokens`` need at
 #: the measured speed (on top of the floor): a shared server slows down under load.
@@ -75,8 +70,8 @@ class LLMConfig:
     @classmethod
     def from_settings(cls, role: str = Role.CHAT) -> LLMConfig | None:
         """Build from Django settings (``LLM_BASE_URL``, ``LLM_API_KEY``, ``LLM_MODEL``,
-        ``LLM_TIMEOUT_SECONDS``, ``LLM_STALL_SECONDS``, ``LLM_MAX_REQUEST_SECONDS``,
-        ``LLM_MAX_RETRIES``).
+        ``LLM_TIMEOUT_SECONDS``, ``LLM_STALL_SECONDS``, ``LLM_MAX_RETRIES``,
+        ``LLM_JSON_MODE_REPROBE_SECONDS``) and this module's ``LLM_MAX_REQUEST_SECONDS``.
 
         ``role="extraction"`` reads ``LLM_EXTRACTION_BASE_URL`` / ``_MODEL`` / ``_API_KEY``
         first (each defaults to the chat one) and ``LLM_EXTRACTION_MAX_TOKENS``.
@@ -98,14 +93,14 @@ class LLMConfig:
             base_url = str(setting("LLM_EXTRACTION_BASE_URL") or "").strip() or base_url
             model = str(setting("LLM_EXTRACTION_MODEL") or "").strip() or model
             api_key = str(setting("LLM_EXTRACTION_API_KEY") or "") or api_key
-            max_tokens = LLM_EXTRACTION_MAX_TOKENS
+            max_tokens = setting("LLM_EXTRACTION_MAX_TOKENS", None)
         if not base_url or llm_forced_offline():
             return None
         if not model:
             raise ImproperlyConfigured("LLM_MODEL must be set when LLM_BASE_URL is set.")
         timeout = setting("LLM_TIMEOUT_SECONDS", None)
-        retries = LLM_MAX_RETRIES
-        reprobe = LLM_JSON_MODE_REPROBE_SECONDS
+        retries = setting("LLM_MAX_RETRIES", None)
+        reprobe = setting("LLM_JSON_MODE_REPROBE_SECONDS", None)
         stall = setting("LLM_STALL_SECONDS", None)
         ceiling = LLM_MAX_REQUEST_SECONDS
         return cls(
@@ -137,10 +132,7 @@ __all__ = [
     "DEFAULT_REPROBE_SECONDS",
     "DEFAULT_STALL_SECONDS",
     "DEFAULT_TIMEOUT_SECONDS",
-    "LLM_EXTRACTION_MAX_TOKENS",
-    "LLM_JSON_MODE_REPROBE_SECONDS",
     "LLM_MAX_REQUEST_SECONDS",
-    "LLM_MAX_RETRIES",
     "LLMConfig",
     "Role",
 ]

@@ -1,6 +1,6 @@
 """The LLM client's structured output (seed 001 §4): a JSON object asked for in the best mode the
 server takes — ``json_schema`` → ``json_object`` with an example reply → plain — the mode that
-worked remembered per server and probed again after ``LLM_JSON_MODE_REPROBE_SECONDS``, invalid
+worked remembered per server and probed again after ``settings.LLM_JSON_MODE_REPROBE_SECONDS``, invalid
 replies asked again with what was wrong.
 
 ``JSONRequests`` is the part of ``LLMClient`` that does it on top of the client's streamed

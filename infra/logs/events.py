@@ -4,8 +4,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-#: A turn's log line gives the length of its question and reply only when this is on (never the text).
-LOG_CONTENT_LENGTHS = False
+from django.conf import settings
 
 
 def log_event(logger: logging.Logger, event: str, *, level: int = logging.INFO, **fields: Any) -> None:
@@ -16,8 +15,8 @@ def log_event(logger: logging.Logger, event: str, *, level: int = logging.INFO, 
 
 
 def content_lengths(**texts: str | None) -> dict[str, int]:
-    """``{"<name>_chars": len(text)}`` when ``LOG_CONTENT_LENGTHS`` is on, else nothing: the
+    """``{"<name>_chars": len(text)}`` when ``settings.LOG_CONTENT_LENGTHS`` is on, else nothing: the
     most a log line may say about what someone wrote is how long it was."""
-    if not LOG_CONTENT_LENGTHS:
+    if not settings.LOG_CONTENT_LENGTHS:
         return {}
     return {f"{name}_chars": len(text or "") for name, text in texts.items()}

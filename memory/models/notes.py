@@ -217,7 +217,7 @@ class Note(models.Model):
             # Case notes by matter (then owner: a user's private matter-less notes), covering
             # every column a case-layer read filters or sorts on: the case layer over all of a
             # user's matters is read exactly with an index-only scan (recall/
-            # candidate_sql.py, EXACT_CASE_MAX_ROWS). It holds a second copy of each case note's
+            # candidate_sql.py, settings.EXACT_CASE_MAX_ROWS). It holds a second copy of each case note's
             # vector (~1.6 KB per note).
             models.Index(
                 fields=["matter", "owner"],

@@ -18,9 +18,9 @@ its snapshot counts as running) or an id not after E, and while any writing tran
 server older than E runs (its id keeps the horizon of every snapshot here, VACUUM FULL's own
 included). A session that began after the erasure committed can still hold such an xmin, if it
 took its snapshot while an older transaction ran. So compaction first reads the next transaction
-id (after E, since the erasure committed) and waits (at most ``SNAPSHOT_WAIT_SECONDS``) until no
-other session holds an xmin or id before it; one that still does is named in the result's
-``refused`` (its pid, state and start), and
+id (after E, since the erasure committed) and waits (at most
+``settings.ERASURE_SNAPSHOT_WAIT_SECONDS``) until no other session holds an xmin or id before it;
+one that still does is named in the result's ``refused`` (its pid, state and start), and
 ``verify_erasure`` will find what it pins until it ends and compaction runs again. A table another
 session holds a lock on is skipped after the same time (``lock_timeout``) and named too, rather
 than holding the erasure command forever.
@@ -30,12 +30,11 @@ from __future__ import annotations
 import logging
 import time
 
+from django.conf import settings
 from django.db import DatabaseError, OperationalError, connection
 
 logger = logging.getLogger("legalmem.records")
 
-#: How long compaction waits for older transactions of other sessions to end.
-SNAPSHOT_WAIT_SECONDS = 30.0
 _SNAPSHOT_POLL_SECONDS = 0.2
 #: Other sessions that keep row versions deleted before transaction id ``horizon`` (the next id when
 #: compaction began, so after the erasure's): in this database, a snapshot whose xmin or an id
@@ -71,9 +70,9 @@ def sessions_pinning_old_rows(horizon: str) -> list[tuple[int, str, object]]:
 
 def wait_for_older_snapshots(horizon: str, timeout: float | None = None) -> list[tuple[int, str, object]]:
     """Wait until no other session keeps rows deleted before ``horizon``; what still does after
-    ``timeout`` (default: ``SNAPSHOT_WAIT_SECONDS`` as it is when called, not when this module
-    was loaded)."""
-    deadline = time.monotonic() + (SNAPSHOT_WAIT_SECONDS if timeout is None else timeout)
+    ``timeout`` (default: ``settings.ERASURE_SNAPSHOT_WAIT_SECONDS`` as it is when called, not when
+    this module was loaded)."""
+    deadline = time.monotonic() + (settings.ERASURE_SNAPSHOT_WAIT_SECONDS if timeout is None else timeout)
     while True:
         pinning = sessions_pinning_old_rows(horizon)
         if not pinning or time.monotonic() >= deadline:
@@ -109,7 +108,8 @@ def compact_after_erasure() -> dict[str, object]:
     with connection.cursor() as cursor:
         # VACUUM FULL waits for every lock on its table: a session idle in a transaction that read
         # it would hold the erasure forever. Wait as long as for snapshots, then name the table.
-        cursor.execute("SELECT set_config('lock_timeout', %s, false)", [f"{int(SNAPSHOT_WAIT_SECONDS * 1000)}ms"])
+        wait_ms = int(settings.ERASURE_SNAPSHOT_WAIT_SECONDS * 1000)
+        cursor.execute("SELECT set_config('lock_timeout', %s, false)", [f"{wait_ms}ms"])
         try:
             for table in touched_tables():
                 try:

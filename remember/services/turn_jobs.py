@@ -12,6 +12,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timedelta
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
@@ -24,8 +25,8 @@ from remember.apply import hold_turn
 from remember.extract import only_repeats_memory
 from infra.workers import beating, holder_is_gone, this_worker
 
-# Turn extraction jobs (docs/write-path.md): attempts, then the backoff before a retry (x 2^(attempt-1)).
-TURN_MAX_ATTEMPTS = 5
+# Turn extraction jobs (docs/write-path.md): the backoff before a retry (x 2^(attempt-1)); the
+# attempts are settings.TURN_MAX_ATTEMPTS.
 TURN_RETRY_BACKOFF_SECONDS = 30.0
 
 SYSTEM_ACTOR = "system:pipeline"
@@ -207,13 +208,13 @@ def do_finish_turn(turn: TurnExtraction, status: str) -> None:
 
 def do_record_turn_failure(turn: TurnExtraction, exc: Exception) -> datetime | None:
     """Record the error; schedule a retry with backoff (its time is returned, for the caller to
-    enqueue once this commits), or fail for good after ``TURN_MAX_ATTEMPTS`` (None)."""
+    enqueue once this commits), or fail for good after ``settings.TURN_MAX_ATTEMPTS`` (None)."""
     error = f"{type(exc).__name__}: {exc}"[:4000]
     with transaction.atomic():
         turn = TurnExtraction.objects.select_for_update().select_related("conversation").get(pk=turn.pk)
         # A refusal (bad key, unknown model, every JSON mode refused) is the same on every
         # attempt: fail now instead of asking the server again over the next minutes.
-        gave_up = turn.attempts >= TURN_MAX_ATTEMPTS or isinstance(exc, LLMRejected)
+        gave_up = turn.attempts >= settings.TURN_MAX_ATTEMPTS or isinstance(exc, LLMRejected)
         if gave_up and not isinstance(exc, LLMStopped):
             logger.error("turn %s failed after %d attempts: %s", turn.pk, turn.attempts, error, exc_info=exc)
             turn.give_up(error, timezone.now())
@@ -234,6 +235,6 @@ def do_record_turn_failure(turn: TurnExtraction, exc: Exception) -> datetime | N
         turn.save(update_fields=["status", "attempts", "last_error", "next_attempt_at", "updated_at"])
         logger.warning(
             "turn %s attempt %d/%d failed (%s); retrying in %.0f s",
-            turn.pk, turn.attempts, TURN_MAX_ATTEMPTS, error, delay,
+            turn.pk, turn.attempts, settings.TURN_MAX_ATTEMPTS, error, delay,
         )
         return turn.next_attempt_at

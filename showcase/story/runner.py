@@ -12,7 +12,6 @@ created with it.
 """
 from __future__ import annotations
 
-import importlib
 import re
 import time
 from collections import Counter
@@ -47,8 +46,6 @@ from showcase.story.generation import Generation, write_json
 from remember.drafts import event_tag
 from memory.labels import EVENT_TAG_PREFIX
 from showcase.story.script import Story, StoryError, StoryTurn
-
-working_memory_module = importlib.import_module("remember.working_memory")
 
 STORY_ACTOR = "system:story"
 REPLY_DELAY = timedelta(seconds=30)
@@ -424,14 +421,16 @@ def _research(generation: Generation, run: StoryRun, turn_records: list[dict[str
     ]
     for name in ("LLM_BASE_URL", "LLM_MODEL", "LLM_TIMEOUT_SECONDS", "LLM_STALL_SECONDS"):
         lines.append(f"- `{name}` = `{getattr(settings, name, '') or '(empty)'}`")
+    lines += ["", "Tuning settings (legalmem_site/settings.py, \"Tuning\"; not environment variables):", ""]
+    lines += [f"- `{name}` = `{getattr(settings, name)}`"
+              for name in ("LLM_MAX_RETRIES", "WORKING_MEMORY_SIZE", "CONSOLIDATION_BATCH")]
     lines += ["", "Tuning constants (code, not settings):", ""]
     for module, names in ((thresholds, ("ROUTING_ADD_MIN_CONFIDENCE", "ROUTING_SAME_SLOT_SIMILARITY",
                                         "ROUTING_CONFLICT_SIMILARITY", "ROUTING_NEIGHBOURS", "LINK_MIN_SIMILARITY",
                                         "LINK_MAX_SEMANTIC", "EVOLVE_MIN_SIMILARITY")),
                           (persona, ("PERSONA_PROMOTION_STRENGTH", "PERSONA_MIN_EVIDENCE", "PERSONA_HALF_LIFE_DAYS",
                                      "PERSONA_TIE_MARGIN")),
-                          (llm_tuning, ("LLM_MAX_REQUEST_SECONDS", "LLM_MAX_RETRIES")),
-                          (working_memory_module, ("WORKING_MEMORY_SIZE", "CONSOLIDATION_BATCH"))):
+                          (llm_tuning, ("LLM_MAX_REQUEST_SECONDS",))):
         lines += [f"- `{module.__name__}.{name}` = `{getattr(module, name)}`" for name in names]
     summary = run.summary
     lines += [

@@ -26,8 +26,7 @@ FIRST_ANSWER_MS = 30_000  # the server's first recall loads the embedding model
 @pytest.fixture
 def server_env() -> dict[str, str]:
     # no client retries: a scripted model failure is seen once
-    return overrides_env(constants={"chat.turns.CHAT_RATE_LIMIT_PER_MINUTE": RATE_LIMIT,
-                                    "infra.llm.config.LLM_MAX_RETRIES": 0})
+    return overrides_env(settings={"CHAT_RATE_LIMIT_PER_MINUTE": RATE_LIMIT, "LLM_MAX_RETRIES": 0})
 
 
 @pytest.fixture

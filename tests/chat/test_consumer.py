@@ -197,8 +197,8 @@ async def test_bad_frames_get_an_error_frame_and_the_socket_stays_usable(world, 
     await communicator.disconnect()
 
 
-async def test_flooding_is_rate_limited(world, llm_offline, settings, monkeypatch):
-    monkeypatch.setattr(chat_turns, "CHAT_RATE_LIMIT_PER_MINUTE", 2)
+async def test_flooding_is_rate_limited(world, llm_offline, settings):
+    settings.CHAT_RATE_LIMIT_PER_MINUTE = 2
     communicator, _ = await connected(world.alice)
     for _ in range(2):
         await communicator.send_json_to({"type": "ask", "question": "押金何时退还？"})
@@ -291,8 +291,8 @@ async def test_a_question_about_something_only_behind_the_wall_is_answered_with_
         assert "押金" not in reply
 
 
-async def test_imported_history_does_not_count_against_the_rate_limit(world, llm_offline, settings, monkeypatch):
-    monkeypatch.setattr(chat_turns, "CHAT_RATE_LIMIT_PER_MINUTE", 2)
+async def test_imported_history_does_not_count_against_the_rate_limit(world, llm_offline, settings):
+    settings.CHAT_RATE_LIMIT_PER_MINUTE = 2
 
     @sync_to_async
     def import_history() -> None:

@@ -16,7 +16,6 @@ from tests.chat.conftest import open_socket
 from tests.clients import logged_in
 from tests.factories import MatterFactory
 from tests.fake_llm.replies import text_reply
-from chat import turns as chat_turns
 
 
 async def ask(user, frame: dict) -> list[dict]:
@@ -190,8 +189,8 @@ def test_erased_notes_leave_no_copy_in_saved_replies_and_forgotten_ones_are_not_
 
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.asyncio
-async def test_a_rejected_question_is_explained_in_the_page_language(world, llm_offline, settings, monkeypatch):
-    monkeypatch.setattr(chat_turns, "CHAT_RATE_LIMIT_PER_MINUTE", 1)
+async def test_a_rejected_question_is_explained_in_the_page_language(world, llm_offline, settings):
+    settings.CHAT_RATE_LIMIT_PER_MINUTE = 1
     communicator = await english_socket(world.alice)
     await communicator.receive_json_from(timeout=5)
     for question in ("What about the deposit?", "And the receipt?"):

@@ -8,13 +8,12 @@ import pytest
 from chat.turns import TurnRejected, begin_turn
 from memory.models import Message
 from tests.concurrency import all_at_once
-from chat import turns as chat_turns
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-def test_simultaneous_questions_are_limited_exactly(world, settings, monkeypatch):
-    monkeypatch.setattr(chat_turns, "CHAT_RATE_LIMIT_PER_MINUTE", 3)
+def test_simultaneous_questions_are_limited_exactly(world, settings):
+    settings.CHAT_RATE_LIMIT_PER_MINUTE = 3
 
     def ask(user):
         return lambda: begin_turn(user, question="押金什么时候退？", conversation_id=None, matter_id=None)

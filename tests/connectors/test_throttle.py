@@ -129,8 +129,8 @@ def test_a_revoked_token_retried_by_its_client_is_blocked_without_blocking_its_o
 @pytest.mark.django_db
 def test_the_address_bound_still_stops_a_flood_of_different_bad_tokens(world):
     good = make_token(world.alice).secret
-    flood = [f"lm_{n:08x}_guess" for n in range(throttle.ADDRESS_FAILURE_LIMIT)]
-    assert throttle.ADDRESS_FAILURE_LIMIT >= 10 * settings.AXES_FAILURE_LIMIT  # "much higher" than a token's
+    flood = [f"lm_{n:08x}_guess" for n in range(settings.TOKEN_ADDRESS_FAILURE_LIMIT)]
+    assert settings.TOKEN_ADDRESS_FAILURE_LIMIT >= 10 * settings.AXES_FAILURE_LIMIT  # "much higher" than a token's
     assert {rest(secret) for secret in flood} == {401}
     assert rest("lm_ffffffff_never-seen-before") == 429  # a fresh bad token from the flooding address
     assert rest(good) == 200  # still never a valid one
@@ -193,8 +193,8 @@ def test_an_operator_lists_the_blocks_and_lifts_one_audited(world):
 
 
 @pytest.mark.django_db
-def test_lifting_an_address_leaves_its_bad_tokens_own_blocks(world, monkeypatch):
-    monkeypatch.setattr(throttle, "ADDRESS_FAILURE_LIMIT", 2 * settings.AXES_FAILURE_LIMIT)
+def test_lifting_an_address_leaves_its_bad_tokens_own_blocks(world, settings):
+    settings.TOKEN_ADDRESS_FAILURE_LIMIT = 2 * settings.AXES_FAILURE_LIMIT
     stubborn = "lm_0badc0de_stubborn"
     for _ in range(settings.AXES_FAILURE_LIMIT):
         rest(stubborn)

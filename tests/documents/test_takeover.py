@@ -10,6 +10,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from django.conf import settings
 from django.utils import timezone, translation
 
 from documents.reasons import reason_label
@@ -72,7 +73,7 @@ def test_a_worker_that_still_beats_keeps_its_document_however_long_it_reads(worl
     mine = claimed(uploaded(world), pid=workers.this_worker()[1], started_age=6 * 3600)  # alive, 6 h in
     elsewhere = claimed(uploaded(world, text_pdf([["Other", "Another file, another worker host."]]), "b.pdf"),
                         host="worker-2", pid=4242, heartbeat_age=5)
-    missed = (workers.TURN_HEARTBEAT_SECONDS * workers.TURN_HEARTBEAT_MISSED_BEATS) + 5
+    missed = (settings.TURN_HEARTBEAT_SECONDS * workers.TURN_HEARTBEAT_MISSED_BEATS) + 5
     silent = claimed(uploaded(world, text_pdf([["Third", "A third file, whose worker went quiet."]]), "c.pdf"),
                      host="worker-3", pid=4343, heartbeat_age=missed)
 
@@ -104,8 +105,8 @@ def test_a_document_that_stopped_its_worker_three_times_is_failed_with_the_reaso
 
 
 @pytest.mark.django_db(transaction=True)
-def test_the_worker_beats_while_it_reads(world, monkeypatch):
-    monkeypatch.setattr(workers, "TURN_HEARTBEAT_SECONDS", 0.2)
+def test_the_worker_beats_while_it_reads(world, settings):
+    settings.TURN_HEARTBEAT_SECONDS = 0.2
     document = uploaded(world, scanned_pdf([["租赁合同", "月租金8000元，押金16000元。"]] * 2), "scan.pdf")
     assert process_document(document.pk) == Document.Status.INDEXED  # OCR: seconds a page
     document.refresh_from_db()

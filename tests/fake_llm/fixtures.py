@@ -13,7 +13,6 @@ from infra.llm.config import LLMConfig
 
 from .profiles import PROFILE_NAMES
 from .server import FakeLLMServer
-from infra.llm import config as llm_tuning
 
 #: Short enough to keep stall tests fast, long enough for a loaded CI box.
 TEST_TIMEOUT_SECONDS = 2.0
@@ -46,15 +45,15 @@ def llm_config(fake_llm: FakeLLMServer) -> LLMConfig:
 
 
 @pytest.fixture
-def llm_online(settings, fake_llm: FakeLLMServer, monkeypatch) -> FakeLLMServer:
+def llm_online(settings, fake_llm: FakeLLMServer) -> FakeLLMServer:
     """The app's LLM_* settings pointed at ``fake_llm``: short first-token and stall bounds, no client retries (each
-    scripted failure is seen once). Fixtures that want retries raise ``llm_tuning.LLM_MAX_RETRIES``."""
+    scripted failure is seen once). Fixtures that want retries raise ``settings.LLM_MAX_RETRIES``."""
     settings.LLM_BASE_URL = fake_llm.base_url
     settings.LLM_MODEL = fake_llm.model
     settings.LLM_API_KEY = "test-key"
     settings.LLM_TIMEOUT_SECONDS = TEST_TIMEOUT_SECONDS
     settings.LLM_STALL_SECONDS = TEST_TIMEOUT_SECONDS
-    monkeypatch.setattr(llm_tuning, "LLM_MAX_RETRIES", 0)
+    settings.LLM_MAX_RETRIES = 0
     return fake_llm
 
 

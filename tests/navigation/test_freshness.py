@@ -16,7 +16,6 @@ from navigation.models import NavigationGraphSnapshot
 from navigation.tasks import refresh_navigation_graphs_task
 from tests.clients import client_for
 from tests.task_worker import run_worker_once
-from navigation import tuning
 
 GRAPH = "/api/navigation/graph"
 
@@ -180,9 +179,9 @@ def test_a_lost_assignment_is_a_new_key_and_no_stored_graph_serves_the_wider_set
 
 @pytest.mark.django_db
 def test_the_background_refresh_has_the_graph_ready_before_the_next_page(
-    world, firm_memory, settings, django_capture_on_commit_callbacks, monkeypatch,
+    world, firm_memory, settings, django_capture_on_commit_callbacks,
 ):
-    monkeypatch.setattr(tuning, "NAV_REFRESH_DELAY_SECONDS", 0)
+    settings.NAV_REFRESH_DELAY_SECONDS = 0
     alice_first, bob_first = page(world.alice), page(world.bob)
     assert NavigationGraphSnapshot.objects.count() == 2
     assert not DBTaskResult.objects.exists()

@@ -1,11 +1,11 @@
-"""Settings and tuning constants for the product processes a test or a benchmark starts (Daphne,
-run_worker, `make run`), which it cannot monkeypatch.
+"""Django settings for the product processes a test or a benchmark starts (Daphne, run_worker,
+`make run`), which it cannot change with pytest-django's ``settings`` fixture.
 
-``overrides_env(settings=..., constants=...)`` gives the environment for such a process: it runs
-with ``tests.product_settings`` (the product's settings, then the given Django settings) and this
-app, which sets each ``"module.NAME"`` constant once the apps are ready. The channel is the
-test-only variable ``LEGALMEM_TEST_OVERRIDES``, read here and in tests/product_settings.py and
-nowhere in the product.
+``overrides_env(settings=...)`` gives the environment for such a process: it runs with
+``tests.product_settings`` (the product's settings, then the given ones — tuning included, the
+"Tuning" section of legalmem_site/settings.py). Module constants are not patched, here or anywhere
+in the suite (tests/site/test_tuning_not_patched.py). The channel is the test-only variable
+``LEGALMEM_TEST_OVERRIDES``, read in tests/product_settings.py and nowhere in the product.
 """
 from __future__ import annotations
 
@@ -15,8 +15,9 @@ from typing import Any
 OVERRIDES_VARIABLE = "LEGALMEM_TEST_OVERRIDES"
 
 
-def overrides_env(*, settings: dict[str, Any] | None = None, constants: dict[str, Any] | None = None) -> dict[str, str]:
+def overrides_env(*, settings: dict[str, Any]) -> dict[str, str]:
+    """The environment variables that start a product process with these Django ``settings``."""
     return {
         "DJANGO_SETTINGS_MODULE": "tests.product_settings",
-        OVERRIDES_VARIABLE: json.dumps({"settings": settings or {}, "constants": constants or {}}),
+        OVERRIDES_VARIABLE: json.dumps({"settings": settings}),
     }

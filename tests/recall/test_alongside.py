@@ -114,7 +114,7 @@ def test_the_workers_keep_their_connections_until_closed(world):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_failed_read_drops_its_connection_and_a_dead_one_is_replaced(world, monkeypatch):
+def test_a_failed_read_drops_its_connection_and_a_dead_one_is_replaced(world, settings):
     failing_pid = []
 
     def fails() -> None:
@@ -128,7 +128,7 @@ def test_a_failed_read_drops_its_connection_and_a_dead_one_is_replaced(world, mo
     kept = set(_worker_pids(3 * WORKERS))
     with connection.cursor() as cursor:  # the server ends them (a restart, an idle timeout); waits until gone
         cursor.execute("SELECT pg_terminate_backend(pid, 5000) FROM unnest(%s::int[]) AS pid", [list(kept)])
-    monkeypatch.setattr(alongside, "IDLE_CHECK_SECONDS", 0.0)
+    settings.SEARCH_READ_IDLE_CHECK_SECONDS = 0.0
     assert not set(_worker_pids(3 * WORKERS)) & kept
     close_read_connections()
 

@@ -166,11 +166,11 @@ def test_case_layer_over_all_matters_is_exact_and_walled(world, memory):
     assert world.matter_deposit.pk not in reach_of(world.bob).matter_ids
 
 
-def test_case_layer_over_many_matters_falls_back_to_the_hnsw_walk(world, memory, monkeypatch):
+def test_case_layer_over_many_matters_falls_back_to_the_hnsw_walk(world, memory, settings):
     """Above EXACT_CASE_MAX_ROWS the filtered HNSW walk reads the case layer; still only what the
     user may see."""
     _synthetic_notes(world)
-    monkeypatch.setattr(candidate_sql, "EXACT_CASE_MAX_ROWS", 0)
+    settings.EXACT_CASE_MAX_ROWS = 0
     vector = get_embedder().embed_query("电脑花屏")
     plan = make_plan("电脑花屏", matter_id=None)
     for user in (world.alice, world.bob, world.charlie):

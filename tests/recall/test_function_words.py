@@ -69,10 +69,10 @@ def test_function_words_add_to_bm25_but_choose_no_message(world, lines):
 
 
 @pytest.mark.django_db
-def test_the_walk_reads_the_function_words_as_the_exact_pass(world, lines, monkeypatch):
+def test_the_walk_reads_the_function_words_as_the_exact_pass(world, lines, settings):
     exact = {pk: (c.matched_words, c.function_words, c.keyword, c.bm25, c.via_keyword)
              for pk, c in read(world.alice, functions=True, limit=3).items()}
-    monkeypatch.setattr(message_reads, "EXACT_MESSAGE_MAX_ROWS", 0)  # every read takes the walk
+    settings.EXACT_MESSAGE_MAX_ROWS = 0  # every read takes the walk
     walked = {pk: (c.matched_words, c.function_words, c.keyword, c.bm25, c.via_keyword)
               for pk, c in read(world.alice, functions=True, limit=3).items()}
     assert walked == exact

@@ -124,14 +124,14 @@ def candidates(user, query: str, *, matter_id=None, exclude=()) -> list[tuple]:
     )
 
 
-def test_the_index_driven_read_returns_what_the_exact_pass_returns(world, chats, monkeypatch):
+def test_the_index_driven_read_returns_what_the_exact_pass_returns(world, chats, settings):
     on_matter, _private, _bobs = chats
     first = Message.objects.filter(conversation=on_matter).order_by("pk").first()
     cases = [(world.alice, q, None, ()) for q in QUERIES]
     cases += [(world.alice, "房东押金", world.matter_deposit.pk, ()), (world.alice, "押金", None, (first.pk,))]
     exact = [candidates(user, q, matter_id=m, exclude=x) for user, q, m, x in cases]
     assert all(exact[:3])
-    monkeypatch.setattr(message_reads, "EXACT_MESSAGE_MAX_ROWS", 0)  # every search takes the walk
+    settings.EXACT_MESSAGE_MAX_ROWS = 0  # every search takes the walk
     walked = [candidates(user, q, matter_id=m, exclude=x) for user, q, m, x in cases]
     assert walked == exact  # the walk reads each turn partner in its own statement: the same ones
     assert any(row[-1] is not None for rows in exact for row in rows)
@@ -262,13 +262,11 @@ def many_lines(world, chats):
     return [on_matter.pk, private.pk, dormant.pk], rows
 
 
-def test_keyword_best_by_score_levels_is_the_exact_best(world, many_lines, monkeypatch):
+def test_keyword_best_by_score_levels_is_the_exact_best(world, many_lines):
     """Common words (the score-level read: the latest messages in index order, the rarer levels
     above through the GIN index, more of the latest when those are common) give exactly what
     scoring every message gives — for every word set, limit, excluded message and window size."""
     conversations, rows = many_lines
-    monkeypatch.setattr(message_scale, "LEVEL_MIN_POSTINGS", 0)
-    monkeypatch.setattr(message_scale, "LATEST_MIN_ROWS", 10)
     scope = "m.conversation_id = ANY(%s) AND m.status = %s AND NOT (m.id = ANY(%s))"
     answered_by_levels = 0
     for words in (["押金", "房东"], ["押金", "中介", "钥匙"], ["钥匙", "合同"], ["押金", "房东", "中介", "钥匙", "合同"],
@@ -282,16 +280,18 @@ def test_keyword_best_by_score_levels_is_the_exact_best(world, many_lines, monke
                                   key=lambda item: -item[0])
                 for limit in (1, 5, 20, 60):
                     for latest_max in (40, 4000):
-                        monkeypatch.setattr(message_scale, "LATEST_MAX_ROWS", latest_max)
+                        bounds = message_scale.LevelBounds(min_postings=0, latest_min_rows=10,
+                                                           latest_max_rows=latest_max)
                         expected = brute_force_best(conversations, excluded, words, idf, limit)
                         by_levels = message_scale.best_by_levels(
                             cursor, scope, params, weighted, limit=limit, total=counted.total,
-                            conversation_ids=conversations)
+                            conversation_ids=conversations, bounds=bounds)
                         if by_levels is not None:
                             answered_by_levels += 1
                             assert by_levels == expected, (words, limit, excluded, latest_max)
                         assert keyword_best(cursor, scope, params, words, idf, counted.per_word, limit=limit,
-                                            total=counted.total, conversation_ids=conversations) == expected
+                                            total=counted.total, conversation_ids=conversations,
+                                            bounds=bounds) == expected
     assert answered_by_levels >= 40  # the score-level read answered most of them itself
 
 

@@ -64,12 +64,12 @@ def test_a_failed_encode_is_not_remembered(world, server_embeddings):
     assert query_requests(server_embeddings).count("房东什么时候退押金") == 4  # 3 failed, 1 encoded
 
 
-def test_the_memory_is_bounded_and_can_be_turned_off(world, server_embeddings, settings, monkeypatch):
-    monkeypatch.setattr(embeddings, "SEARCH_QUERY_CACHE_SIZE", 2)
+def test_the_memory_is_bounded_and_can_be_turned_off(world, server_embeddings, settings):
+    settings.SEARCH_QUERY_CACHE_SIZE = 2
     for text in ("押金", "租约", "押金", "钥匙", "租约"):  # 租约 was pushed out by 钥匙
         search_memory(world.alice, text, k=3)
     assert query_requests(server_embeddings) == ["押金", "租约", "钥匙", "租约"]
-    monkeypatch.setattr(embeddings, "SEARCH_QUERY_CACHE_SIZE", 0)
+    settings.SEARCH_QUERY_CACHE_SIZE = 0
     search_memory(world.alice, "押金", k=3)
     search_memory(world.alice, "押金", k=3)
     assert query_requests(server_embeddings)[-2:] == ["押金", "押金"]

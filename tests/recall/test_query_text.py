@@ -11,8 +11,6 @@ import numpy as np
 
 from infra.embeddings import embed_query_in_background, get_embedder
 from recall.query_text import query_texts
-from recall import query_text
-from infra import embeddings
 
 LONG = "原告与被告于2023年3月签订房屋租赁合同，约定月租金五千元，押金一万元，租期两年。" * 4 + "请问我们应当如何准备证据？"
 
@@ -22,9 +20,9 @@ def test_short_questions_are_encoded_as_they_are():
     assert query_texts("When did the client sign the lease?").context == ""
 
 
-def test_a_long_question_keeps_its_head_and_its_ask_within_the_bound(settings, monkeypatch):
-    monkeypatch.setattr(query_text, "SEARCH_QUERY_MAX_TOKENS", 48)
-    monkeypatch.setattr(query_text, "SEARCH_CONTEXT_MAX_TOKENS", 16)
+def test_a_long_question_keeps_its_head_and_its_ask_within_the_bound(settings):
+    settings.SEARCH_QUERY_MAX_TOKENS = 48
+    settings.SEARCH_CONTEXT_MAX_TOKENS = 16
     alone = query_texts(LONG).question
     assert 40 <= estimate_tokens(alone) <= 48  # a question alone has the whole budget
     assert alone.startswith("原告与被告于2023年3月")
@@ -41,8 +39,8 @@ def test_a_long_question_keeps_its_head_and_its_ask_within_the_bound(settings, m
     assert not context.startswith("上一轮")
 
 
-def test_english_is_bounded_by_tokens_not_characters(settings, monkeypatch):
-    monkeypatch.setattr(query_text, "SEARCH_QUERY_MAX_TOKENS", 16)
+def test_english_is_bounded_by_tokens_not_characters(settings):
+    settings.SEARCH_QUERY_MAX_TOKENS = 16
     question = "please summarise " + "the deposition transcript of the witness " * 10 + "about the lease"
     bounded = query_texts(question).question
     assert estimate_tokens(bounded) <= 16 + 1
@@ -50,8 +48,8 @@ def test_english_is_bounded_by_tokens_not_characters(settings, monkeypatch):
 
 
 @pytest.mark.django_db
-def test_keywords_still_read_the_whole_long_question(world, settings, monkeypatch):
-    monkeypatch.setattr(query_text, "SEARCH_QUERY_MAX_TOKENS", 8)
+def test_keywords_still_read_the_whole_long_question(world, settings):
+    settings.SEARCH_QUERY_MAX_TOKENS = 8
     note = world.note("仲裁委员会受理通知书编号为 HZ2024-118。", matter=world.matter_deposit)
     question = "我们在这个押金纠纷里面已经整理了很多材料，" * 3 + "受理通知书编号是多少，后面还有一些补充说明要讲清楚。"
     result = search_memory(world.alice, question, k=5)
@@ -59,8 +57,8 @@ def test_keywords_still_read_the_whole_long_question(world, settings, monkeypatc
     assert hit.breakdown.keyword > 0
 
 
-def test_the_context_is_a_second_text_of_one_batch_summed_with_its_weight(settings, monkeypatch):
-    monkeypatch.setattr(embeddings, "SEARCH_QUERY_CACHE_SIZE", 0)
+def test_the_context_is_a_second_text_of_one_batch_summed_with_its_weight(settings):
+    settings.SEARCH_QUERY_CACHE_SIZE = 0
     question, context = "那这个你上次怎么算的？", "我们刚才在说何先生的加班费，他每周六都要去店里。"
     embedder = get_embedder()
     alone = embed_query_in_background(question).result().vector

@@ -223,11 +223,11 @@ def test_excluded_messages_are_not_recalled(world, talk):
     assert messages["lease"].pk not in message_ids(result)
 
 
-def test_the_hnsw_read_for_users_with_very_many_messages_finds_the_same(world, talk, monkeypatch):
+def test_the_hnsw_read_for_users_with_very_many_messages_finds_the_same(world, talk, settings):
     from recall import messages as message_reads
 
     _, _, messages = talk
-    monkeypatch.setattr(message_reads, "EXACT_MESSAGE_MAX_ROWS", 0)  # force the HNSW walk
+    settings.EXACT_MESSAGE_MAX_ROWS = 0  # force the HNSW walk
     result = search_memory(world.alice, "When did the client sign the lease?", k=5)
     assert message_ids(result)[0] == messages["lease"].pk
     assert messages["deposit"].pk not in message_ids(search_memory(world.bob, "房东什么时候退押金", k=50))

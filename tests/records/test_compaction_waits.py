@@ -44,36 +44,36 @@ def compact_beside(statement: str, database: str | None = None) -> tuple[dict, i
         other.close()
 
 
-def test_an_older_transaction_that_stays_open_is_named_not_silently_compacted_around(world, monkeypatch):
-    monkeypatch.setattr(compaction, "SNAPSHOT_WAIT_SECONDS", 0.6)
+def test_an_older_transaction_that_stays_open_is_named_not_silently_compacted_around(world, settings):
+    settings.ERASURE_SNAPSHOT_WAIT_SECONDS = 0.6
     done, pid = compact_beside("SELECT pg_current_xact_id()")
     refusals = [line for line in done["refused"] if line.startswith("older transactions still open")]
     assert len(refusals) == 1 and f"pid {pid} (idle in transaction" in refusals[0], done
     assert done["tables"] > 0  # it still compacts what it can
 
 
-def test_a_writing_transaction_in_another_database_of_the_server_is_named_too(world, monkeypatch):
+def test_a_writing_transaction_in_another_database_of_the_server_is_named_too(world, settings):
     """Its transaction id is server-wide: while it runs, VACUUM FULL's own snapshot here counts it
     as running and keeps every row deleted after it began (what made verify_erasure find erased
     bytes when another pytest worker's database held a transaction)."""
-    monkeypatch.setattr(compaction, "SNAPSHOT_WAIT_SECONDS", 0.6)
+    settings.ERASURE_SNAPSHOT_WAIT_SECONDS = 0.6
     done, pid = compact_beside("SELECT pg_current_xact_id()", database="postgres")
     refusals = [line for line in done["refused"] if line.startswith("older transactions still open")]
     assert len(refusals) == 1 and f"pid {pid} (idle in transaction" in refusals[0], done
 
 
-def test_a_read_only_snapshot_in_another_database_is_not_waited_for(world, monkeypatch):
+def test_a_read_only_snapshot_in_another_database_is_not_waited_for(world, settings):
     """Without a transaction id it holds nothing back here: compaction does not wait for it (had
     it waited, the wait would end by naming it). Only this session is asked about: the other
     pytest worker's database may hold a writing transaction, which compaction rightly waits for."""
-    monkeypatch.setattr(compaction, "SNAPSHOT_WAIT_SECONDS", 5.0)
+    settings.ERASURE_SNAPSHOT_WAIT_SECONDS = 5.0
     done, pid = compact_beside("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ; SELECT count(*) FROM pg_class",
                                database="postgres")  # the snapshot is held to the transaction's end
     assert not [line for line in done["refused"] if f"pid {pid} " in line], done
 
 
-def test_compaction_waits_for_an_older_transaction_that_ends(world, monkeypatch):
-    monkeypatch.setattr(compaction, "SNAPSHOT_WAIT_SECONDS", 20.0)
+def test_compaction_waits_for_an_older_transaction_that_ends(world, settings):
+    settings.ERASURE_SNAPSHOT_WAIT_SECONDS = 20.0
     other, pid = open_snapshot()
     ender = threading.Timer(0.5, lambda: (other.rollback(), other.close()))
     ender.start()
@@ -86,9 +86,9 @@ def test_compaction_waits_for_an_older_transaction_that_ends(world, monkeypatch)
     assert done["seconds"] >= 0.4  # it waited for the other session
 
 
-def test_a_table_another_session_holds_is_named_not_waited_for_forever(world, monkeypatch):
+def test_a_table_another_session_holds_is_named_not_waited_for_forever(world, settings):
     """A session idle in a transaction that read the notes holds a lock VACUUM FULL must wait for."""
-    monkeypatch.setattr(compaction, "SNAPSHOT_WAIT_SECONDS", 0.5)
+    settings.ERASURE_SNAPSHOT_WAIT_SECONDS = 0.5
     done, _pid = compact_beside("SELECT count(*) FROM memory_note")
     assert any(line.startswith("memory_note: ") and "lock timeout" in line for line in done["refused"]), done
     assert done["tables"] > 0
@@ -97,12 +97,12 @@ def test_a_table_another_session_holds_is_named_not_waited_for_forever(world, mo
         assert cursor.fetchone() == ("0",)  # the session's setting is back
 
 
-def test_the_wait_is_the_bound_set_when_compaction_runs(world, monkeypatch):
-    """``SNAPSHOT_WAIT_SECONDS`` is read when compaction runs, not when the module was loaded (a
+def test_the_wait_is_the_bound_set_when_compaction_runs(world, settings, monkeypatch):
+    """``settings.ERASURE_SNAPSHOT_WAIT_SECONDS`` is read when compaction runs, not when the module was loaded (a
     default argument had kept 30 s whatever a deployment or test set; verify_erasure's patient
     300 s then gave up after 30 s behind another pytest worker's long test). At 0 it names the
     session at once, without one pause."""
-    monkeypatch.setattr(compaction, "SNAPSHOT_WAIT_SECONDS", 0.0)
+    settings.ERASURE_SNAPSHOT_WAIT_SECONDS = 0.0
     monkeypatch.setattr(compaction, "time", SimpleNamespace(  # this module's clock, its pause refused
         monotonic=time.monotonic, sleep=lambda seconds: pytest.fail(f"compaction paused {seconds} s")))
     other, pid = open_snapshot()
@@ -114,13 +114,13 @@ def test_the_wait_is_the_bound_set_when_compaction_runs(world, monkeypatch):
         other.close()
 
 
-def test_a_later_snapshot_taken_while_an_older_transaction_ran_is_waited_for_too(world, monkeypatch):
+def test_a_later_snapshot_taken_while_an_older_transaction_ran_is_waited_for_too(world, settings, monkeypatch):
     """A session of this database that began *after* the erasure committed, while another
     database's older writing transaction still ran, holds that transaction's id as its xmin:
     VACUUM keeps every row deleted after it, the erased ones included, for as long as the later
     session lives. Compaction waits by transaction id, not by start time (a start-time rule let
     verify_erasure find erased bytes once in a full suite)."""
-    monkeypatch.setattr(compaction, "SNAPSHOT_WAIT_SECONDS", 1.0)
+    settings.ERASURE_SNAPSHOT_WAIT_SECONDS = 1.0
     writer, writer_pid = open_session("SELECT pg_current_xact_id()", database="postgres")
     later: dict[str, object] = {}
     real_sleep = time.sleep

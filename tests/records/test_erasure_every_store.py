@@ -29,7 +29,6 @@ from records import journal
 from records.erasure import ErasureError, erase, matter_unit, preview, subject_unit
 from records.erasure_plan import replay_unit
 from records.fingerprints import Fingerprints
-from records.services import compaction
 from records.services.retention import set_legal_hold
 from records.verification import verify
 from documents.ingest import process_document, upload_document
@@ -47,9 +46,9 @@ SEARCHED_NAME = "穆清禾"
 
 
 @pytest.fixture(autouse=True)
-def patient_compaction(monkeypatch):
+def patient_compaction(settings):
     """As in test_verify_erasure: the other pytest worker's transactions may pin old rows a while."""
-    monkeypatch.setattr(compaction, "SNAPSHOT_WAIT_SECONDS", 300.0)
+    settings.ERASURE_SNAPSHOT_WAIT_SECONDS = 300.0
 
 
 def pg_stats_holding(needles: list[str]) -> list[str]:

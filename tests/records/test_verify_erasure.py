@@ -28,7 +28,6 @@ from legalmem_site.backup import create_backup, restore_backup
 from memory.models import AuditEvent, AuditLog, Conversation, Matter, Message
 from records.journal import journal_path
 from records.erasure import ErasureError, compact_and_verify, conversation_unit, erase, subject_unit
-from records.services import compaction
 from records.verification import verify
 from tests.clients import client_for
 from tests.live_server import test_database_url
@@ -47,11 +46,11 @@ GIVEN = "雪梅秀英桂兰淑珍玉凤丽娟海燕春霞晓红德明建华志�
 
 
 @pytest.fixture(autouse=True)
-def patient_compaction(monkeypatch):
+def patient_compaction(settings):
     """Compaction waits for the writing transactions of the other pytest workers' databases that
     began before the erasure committed (their ids keep the erased rows: records/services/compaction.py);
     a slow test there may hold one for longer than a deployment's 30 s."""
-    monkeypatch.setattr(compaction, "SNAPSHOT_WAIT_SECONDS", 300.0)
+    settings.ERASURE_SNAPSHOT_WAIT_SECONDS = 300.0
 
 
 @dataclass

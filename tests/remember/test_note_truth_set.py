@@ -21,7 +21,7 @@ def test_the_dev_split_notes_name_their_subject_and_the_deposit_correction_repla
     assert report.documents.documents == 3 and report.documents.contract_notes_as_law == 0
 
 
-def test_note_precision_counts_the_readers_verdicts_and_what_is_not_judged_yet(tmp_path, monkeypatch):
+def test_note_precision_counts_the_readers_verdicts_and_what_is_not_judged_yet(tmp_path):
     import json
 
     from evaluation import note_judgements
@@ -33,9 +33,7 @@ def test_note_precision_counts_the_readers_verdicts_and_what_is_not_judged_yet(t
                 note_judgements.note_key("d01", "active", "fact", "押金2000元。"): {
                     "verdict": "false", "problems": ["state"], "reason": "corrected to 3000"}}
     (tmp_path / "dev" / "judgements.json").write_text(json.dumps({"notes": verdicts}), encoding="utf-8")
-    monkeypatch.setattr(note_judgements, "FOLDER", tmp_path)
-
-    report = note_judgements.judge_notes("dev", notes)
+    report = note_judgements.judge_notes("dev", notes, folder=tmp_path)
 
     assert (report.judged, report.judged_true, [n["content"] for n in report.unjudged]) == (2, 1, ["月租4800元。"])
     assert report.problems == {"state": 1} and "0.500 (1/2)" in report.lines()[0]

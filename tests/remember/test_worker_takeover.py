@@ -30,7 +30,6 @@ from remember.turns import apply_turn, extract_items
 from tests.live_server import test_database_url
 from tests.remember.conftest import LAPTOP_REPLY, LAPTOP_USER
 from tests.task_worker import run_worker_once
-from infra import locks
 from infra import workers
 from remember import turns
 from tests.overrides import overrides_env
@@ -73,16 +72,16 @@ def test_a_job_whose_worker_process_is_gone_is_re_enqueued_at_start_up_and_run(w
     assert (turn.status, turn.attempts, turn.worker_pid) == ("done", 2, os.getpid())
 
 
-def test_a_job_whose_heartbeat_stopped_on_another_host_is_taken_over(world, laptop_conversation, make_turn, settings, monkeypatch):
-    monkeypatch.setattr(workers, "TURN_HEARTBEAT_SECONDS", 10)
+def test_a_job_whose_heartbeat_stopped_on_another_host_is_taken_over(world, laptop_conversation, make_turn, settings):
+    settings.TURN_HEARTBEAT_SECONDS = 10
     turn = make_turn(laptop_conversation, LAPTOP_USER, LAPTOP_REPLY, run=False)
     mark_running(turn, host="other-host", pid=1234, heartbeat_age=31)  # three beats missed, far from the lease
     assert resume_stalled_turns() == [turn.pk]
     assert do_claim_turn(turn.pk) is not None
 
 
-def test_a_job_with_a_live_worker_is_not_stolen(world, laptop_conversation, make_turn, settings, monkeypatch):
-    monkeypatch.setattr(workers, "TURN_HEARTBEAT_SECONDS", 10)
+def test_a_job_with_a_live_worker_is_not_stolen(world, laptop_conversation, make_turn, settings):
+    settings.TURN_HEARTBEAT_SECONDS = 10
     turn = make_turn(laptop_conversation, LAPTOP_USER, LAPTOP_REPLY, run=False)
     mark_running(turn, host=socket.gethostname(), pid=os.getpid(), heartbeat_age=5)  # this process is alive
     assert "re-enqueued 0" in resume_step()
@@ -94,8 +93,8 @@ def test_a_job_with_a_live_worker_is_not_stolen(world, laptop_conversation, make
     assert (turn.status, turn.attempts, turn.worker_host) == ("running", 1, "other-host")
 
 
-def test_the_heartbeat_advances_while_the_job_runs(transactional_db, world, laptop_conversation, make_turn, settings, monkeypatch):
-    monkeypatch.setattr(workers, "TURN_HEARTBEAT_SECONDS", 0.2)
+def test_the_heartbeat_advances_while_the_job_runs(transactional_db, world, laptop_conversation, make_turn, settings):
+    settings.TURN_HEARTBEAT_SECONDS = 0.2
     turn = make_turn(laptop_conversation, LAPTOP_USER, LAPTOP_REPLY, run=False)
     claimed = do_claim_turn(turn.pk)
     with heartbeat(turn.pk):
@@ -110,7 +109,7 @@ def live_worker(transactional_db):
     """`manage.py run_worker` (what `make run` starts) in a subprocess on the test database."""
     env = {key: value for key, value in os.environ.items() if not key.startswith("LLM_")}
     env.update(DATABASE_URL=test_database_url(), PYTHONUNBUFFERED="1",
-               **overrides_env(constants={"infra.workers.TURN_HEARTBEAT_SECONDS": 0.5}))
+               **overrides_env(settings={"TURN_HEARTBEAT_SECONDS": 0.5}))
     process = subprocess.Popen(
         [sys.executable, "manage.py", "run_worker", "--interval", "0.2"],
         cwd=BASE_DIR, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
@@ -149,10 +148,10 @@ def test_an_overdue_job_whose_task_still_waits_in_the_queue_is_not_enqueued_agai
     assert resume_stalled_turns(now=later) == [turn.pk]
 
 
-def test_a_frozen_worker_that_wakes_after_a_takeover_writes_nothing(world, laptop_conversation, make_turn, settings, monkeypatch):
+def test_a_frozen_worker_that_wakes_after_a_takeover_writes_nothing(world, laptop_conversation, make_turn, settings):
     """A worker frozen past its heartbeat (SIGSTOP, a stalled VM) loses the job to another worker;
     when it wakes it must not write the turn's notes a second time nor finish the row again."""
-    monkeypatch.setattr(workers, "TURN_HEARTBEAT_SECONDS", 10)
+    settings.TURN_HEARTBEAT_SECONDS = 10
     turn = make_turn(laptop_conversation, LAPTOP_USER, LAPTOP_REPLY, run=False)
     frozen = do_claim_turn(turn.pk)
     assert frozen is not None
@@ -179,11 +178,11 @@ def test_a_frozen_worker_that_wakes_after_a_takeover_writes_nothing(world, lapto
 
 
 def test_a_worker_frozen_inside_its_watchdog_round_does_not_stop_the_takeover(
-        transactional_db, world, laptop_conversation, make_turn, monkeypatch):
+        transactional_db, world, laptop_conversation, make_turn, settings, monkeypatch):
     """SIGSTOP can land while a worker's watchdog holds the lock every watchdog takes: PostgreSQL
-    ends the frozen session after ``FROZEN_HOLDER_SECONDS`` and the live worker goes on."""
-    monkeypatch.setattr(workers, "TURN_HEARTBEAT_SECONDS", 10)
-    monkeypatch.setattr(locks, "FROZEN_HOLDER_SECONDS", 1.0)
+    ends the frozen session after ``settings.LOCK_FROZEN_HOLDER_SECONDS`` and the live worker goes on."""
+    settings.TURN_HEARTBEAT_SECONDS = 10
+    settings.LOCK_FROZEN_HOLDER_SECONDS = 1.0
     turn = make_turn(laptop_conversation, LAPTOP_USER, LAPTOP_REPLY, run=False)
     mark_running(turn, host="other-host", pid=1234, heartbeat_age=31)
     turn.refresh_from_db()

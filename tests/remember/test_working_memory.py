@@ -37,16 +37,16 @@ def test_save_message_refuses_an_unknown_role(world, laptop_conversation):
         save_message(laptop_conversation, "robot", "hi", speaker="x")
 
 
-def test_working_memory_is_the_last_n_messages(world, laptop_conversation, settings, monkeypatch):
-    monkeypatch.setattr(working_memory_module, "WORKING_MEMORY_SIZE", 4)
+def test_working_memory_is_the_last_n_messages(world, laptop_conversation, settings):
+    settings.WORKING_MEMORY_SIZE = 4
     for i in range(6):
         save_message(laptop_conversation, "user", f"消息{i}", speaker="alice", said_at=at(1, 10, i))
     assert [m.content for m in working_memory(laptop_conversation)] == ["消息2", "消息3", "消息4", "消息5"]
 
 
-def test_overflow_is_consolidated_in_batches_and_messages_stay(world, laptop_conversation, make_turn, settings, monkeypatch):
-    monkeypatch.setattr(working_memory_module, "WORKING_MEMORY_SIZE", 20)
-    monkeypatch.setattr(working_memory_module, "CONSOLIDATION_BATCH", 5)
+def test_overflow_is_consolidated_in_batches_and_messages_stay(world, laptop_conversation, make_turn, settings):
+    settings.WORKING_MEMORY_SIZE = 20
+    settings.CONSOLIDATION_BATCH = 5
     # a question that never got its reply: only consolidation can bring it into long-term memory
     lone = save_message(laptop_conversation, "user", "我在2024年3月5日花5999元买了一台笔记本电脑。",
                         speaker="alice", said_at=at(1, 9))

@@ -13,7 +13,6 @@ from django.test import Client
 
 from memory.models import Conversation, Message
 from tests.clients import client_for
-from infra import http_input
 
 JSON_APIS = ["/api/memory/search", "/api/navigation/search"]
 
@@ -68,14 +67,14 @@ def test_nul_in_a_query_string_is_a_400_naming_the_parameter_everywhere(world):
     assert b"username" in login.content
 
 
-def test_huge_pagination_is_clamped_or_refused_not_bigint_out_of_range(world, settings, monkeypatch):
+def test_huge_pagination_is_clamped_or_refused_not_bigint_out_of_range(world, settings):
     client = client_for(world.alice)
     for index in range(3):
         world.note(f"第{index}条关于押金的笔记。", matter=world.matter_laptop)
     page = client.get("/api/memory/notes/", {"limit": "999999999999999999999"})
     assert page.status_code == 200
     assert len(page.json()["results"]) == 3
-    monkeypatch.setattr(http_input, "INPUT_MAX_PAGE_LIMIT", 2)
+    settings.INPUT_MAX_PAGE_LIMIT = 2
     page = client.get("/api/memory/notes/", {"limit": "999999999999999999999"}).json()
     assert len(page["results"]) == 2
     assert "limit=2" in page["next"]  # clamped

@@ -76,7 +76,7 @@ def test_settings_are_grouped_by_concern_not_by_branch():
 
 
 def test_every_setting_product_code_reads_exists():
-    """A retired variable's old setting read somewhere (``settings.LLM_MAX_RETRIES``) would fail only when
+    """A retired variable's old setting read somewhere (``settings.LLM_MAX_REQUEST_SECONDS``) would fail only when
     that line runs; here it fails at once, naming the file."""
     missing = {}
     for path in product_files():

@@ -40,7 +40,7 @@ TURN_STATUSES = {Message.Status.COMPLETE, Message.Status.CANCELLED, Message.Stat
 @pytest.fixture
 def live_daphne_env() -> dict[str, str]:
     # the fuzzer asks fast; rate limiting has its own test
-    return overrides_env(constants={"chat.turns.CHAT_RATE_LIMIT_PER_MINUTE": 100000})
+    return overrides_env(settings={"CHAT_RATE_LIMIT_PER_MINUTE": 100000})
 
 
 # --- hostile values ---------------------------------------------------------------------------

@@ -74,7 +74,7 @@ def test_make_run_serves_refuses_a_second_run_stops_cleanly_and_keeps_data(tmp_p
     # The configured LLM fails every request: the first start seeds the shipped story instead of stopping.
     fake_llm.set_default(error_reply(500, "the model crashed"))
     first = launch(data_dir, port, LLM_BASE_URL=fake_llm.base_url, LLM_MODEL=fake_llm.model,
-                   **overrides_env(constants={"infra.llm.config.LLM_MAX_RETRIES": 0}))
+                   **overrides_env(settings={"LLM_MAX_RETRIES": 0}))
     try:
         output = wait_for_line(first, "Ctrl-C stops", timeout=600)
         assert any("示例律所已创建" in line for line in output)  # "demo firm created": commands speak zh-hans

@@ -176,9 +176,9 @@ def test_two_servers_and_three_workers_share_one_database_and_one_redis(world, f
         "LLM_BASE_URL": fake_llm.base_url, "LLM_MODEL": fake_llm.model, "LLM_API_KEY": "test-key",
         "LLM_EXTRACTION_BASE_URL": extraction_llm.base_url, "LLM_EXTRACTION_MODEL": extraction_llm.model,
         "LLM_EXTRACTION_API_KEY": "test-key", "LLM_TIMEOUT_SECONDS": "300",
-        **overrides_env(constants={
-            "infra.llm.config.LLM_MAX_RETRIES": 0, "infra.workers.TURN_HEARTBEAT_SECONDS": 0.5,
-            "chat.turns.CHAT_RATE_LIMIT_PER_MINUTE": RATE_LIMIT, "navigation.tuning.NAV_REFRESH_DELAY_SECONDS": REFRESH_DELAY,
+        **overrides_env(settings={
+            "LLM_MAX_RETRIES": 0, "TURN_HEARTBEAT_SECONDS": 0.5,
+            "CHAT_RATE_LIMIT_PER_MINUTE": RATE_LIMIT, "NAV_REFRESH_DELAY_SECONDS": REFRESH_DELAY,
         }),
         "PROMETHEUS_MULTIPROC_DIR": str(metrics_dir), "METRICS_TOKEN": TOKEN,
     }

@@ -24,7 +24,6 @@ from infra.logs.context import request_id_from
 from infra.logs.formatters import ContextFilter, JsonFormatter, TextFormatter
 from tests.chat.conftest import open_socket  # imports the ASGI app, which configures logging: before json_log
 from tests.fake_llm.replies import text_reply
-from infra.logs import events as log_events
 
 GENERATED_ID = re.compile(r"[0-9a-f]{32}")
 
@@ -106,10 +105,10 @@ def test_bound_ids_reach_every_line_written_inside_and_end_with_the_block(json_l
     assert "request_id" not in outside
 
 
-def test_content_lengths_are_logged_only_when_the_setting_says_so(settings, monkeypatch):
-    monkeypatch.setattr(log_events, "LOG_CONTENT_LENGTHS", False)
+def test_content_lengths_are_logged_only_when_the_setting_says_so(settings):
+    settings.LOG_CONTENT_LENGTHS = False
     assert content_lengths(question="押金什么时候退？") == {}
-    monkeypatch.setattr(log_events, "LOG_CONTENT_LENGTHS", True)
+    settings.LOG_CONTENT_LENGTHS = True
     assert content_lengths(question="押金什么时候退？", reply=None) == {"question_chars": 8, "reply_chars": 0}
 
 
@@ -232,11 +231,11 @@ def test_a_job_line_says_how_the_run_ended_and_a_raised_error_by_its_type_only(j
 
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.asyncio
-async def test_a_websocket_turn_logs_lengths_only_when_asked(world, llm_online, json_log, settings, monkeypatch):
+async def test_a_websocket_turn_logs_lengths_only_when_asked(world, llm_online, json_log, settings):
     """The consumer test helpers against the fake LLM: with LOG_CONTENT_LENGTHS the turn's line
     says how long the question and the reply were, and still not what they said."""
     question, answer = "押金什么时候能退？", "结论：七日内退还。"
-    monkeypatch.setattr(log_events, "LOG_CONTENT_LENGTHS", True)
+    settings.LOG_CONTENT_LENGTHS = True
     llm_online.script(text_reply(answer))
     socket = await open_socket(world.alice)
     assert (await socket.connect())[0]

@@ -1,6 +1,6 @@
-"""Tuning is code, next to what it tunes: a deployment that still sets a retired variable is
-stopped with one line naming it and where the value lives now (legalmem_site/environment.py,
-``RETIRED``)."""
+"""Tuning is code — a constant next to what it tunes, or a plain setting of settings.py's "Tuning"
+section — never the environment: a deployment that still sets a retired variable is stopped with
+one line naming it and where the value lives now (legalmem_site/environment.py, ``RETIRED``)."""
 from __future__ import annotations
 
 import importlib
@@ -8,7 +8,11 @@ import re
 
 import pytest
 
-from legalmem_site.environment import DECLARED, RETIRED, ConfigError, check_retired
+from django.conf import settings
+
+from legalmem_site import settings as product_settings
+from legalmem_site.environment import DECLARED, RETIRED, TUNING_SETTING, ConfigError, check_retired
+from tests.site.product_packages import product_modules
 from tests.site.test_configuration import BASE_DIR, run_manage
 
 
@@ -20,9 +24,10 @@ from tests.site.test_configuration import BASE_DIR, run_manage
         ("PERSONA_MIN_EVIDENCE", "remember/persona.py"),
         ("NAV_M", "navigation/tuning.py"),
         ("NAV_MAX_NOTES", "navigation/tuning.py"),
-        ("LLM_MAX_RETRIES", "infra/llm/config.py"),
-        ("CHAT_RATE_LIMIT_PER_MINUTE", "chat/turns.py"),
-        ("TURN_HEARTBEAT_SECONDS", "infra/workers.py"),
+        ("LLM_MAX_RETRIES", "legalmem_site/settings.py"),
+        ("LLM_MAX_REQUEST_SECONDS", "infra/llm/config.py"),
+        ("CHAT_RATE_LIMIT_PER_MINUTE", "legalmem_site/settings.py"),
+        ("TURN_HEARTBEAT_SECONDS", "legalmem_site/settings.py"),
         ("SECURE_HSTS_SECONDS", "LEGALMEM_PRODUCTION"),
     ],
 )
@@ -57,9 +62,7 @@ CONSTANT_MODULES = {
     "navigation/tuning.py": "navigation.tuning",
     "infra/llm/config.py": "infra.llm.config",
     "infra/embeddings/__init__.py": "infra.embeddings",
-    "recall/query_text.py": "recall.query_text",
     "remember/message_index.py": "remember.message_index",
-    "remember/working_memory.py": "remember.working_memory",
     "remember/services/turn_jobs.py": "remember.services.turn_jobs",
     "infra/workers.py": "infra.workers",
     "records/tasks.py": "records.tasks",
@@ -67,7 +70,6 @@ CONSTANT_MODULES = {
     "infra/text_hygiene.py": "infra.text_hygiene",
     "chat/turns.py": "chat.turns",
     "chat/consumers.py": "chat.consumers",
-    "infra/logs/events.py": "infra.logs.events",
     "legalmem_site/serving.py": "legalmem_site.serving",
 }
 
@@ -78,6 +80,32 @@ def test_a_retired_tuning_variable_is_a_constant_of_the_same_name(variable):
     path = re.search(r"in (\S+\.py)$", RETIRED[variable]).group(1)
     module = importlib.import_module(CONSTANT_MODULES[path])
     assert hasattr(module, variable), f"{variable} is not a constant of {path}"
+
+
+SETTINGS_FILE = BASE_DIR / "legalmem_site" / "settings.py"
+
+
+def tuning_section() -> list[str]:
+    """The names settings.py's "Tuning" section declares, in order."""
+    section = SETTINGS_FILE.read_text(encoding="utf-8").split("# --- Tuning ", 1)[1].split("\n# --- ", 1)[0]
+    return re.findall(r"^([A-Z][A-Z0-9_]*)\s*=", section, re.MULTILINE)
+
+
+def test_each_tuning_setting_is_declared_once_in_the_settings_and_nowhere_else():
+    """Plain values of settings.py's "Tuning" section (never read from the environment: not in
+    ``DECLARED``), each once, and no second declaration — a module constant of the same name — in
+    the product. A retired variable whose value became a setting is one of them."""
+    names = tuning_section()
+    assert names and len(names) == len(set(names))
+    assert not set(names) & set(DECLARED)
+    assert {n for n, w in RETIRED.items() if w == TUNING_SETTING} <= set(names)
+    for name in names:
+        assert hasattr(settings, name) and hasattr(product_settings, name), name
+    declared = re.compile(rf"^({'|'.join(names)})\s*[:=]", re.MULTILINE)
+    twice = sorted(f"{path.relative_to(BASE_DIR)}: {found}" for path in product_modules(BASE_DIR)
+                   if path != SETTINGS_FILE for found in declared.findall(path.read_text(encoding="utf-8")))
+    assert not twice, f"tuning settings declared again beside the code: {twice}"
+    assert sorted(declared.findall(SETTINGS_FILE.read_text(encoding="utf-8"))) == sorted(names)
 
 
 def test_the_launcher_refuses_a_retired_variable_before_starting_anything(monkeypatch, capsys):

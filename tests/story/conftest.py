@@ -5,7 +5,6 @@ import pytest
 from django.core.management import call_command
 
 from memory.models import Firm
-from infra.llm import config as llm_tuning
 
 
 @pytest.fixture
@@ -21,6 +20,6 @@ def no_llm(llm_offline) -> None:
 
 
 @pytest.fixture
-def story_llm(llm_online, settings, monkeypatch) -> None:
+def story_llm(llm_online, settings) -> None:
     """Story generation and extraction both talk to the fake OpenAI-compatible server (one retry)."""
-    monkeypatch.setattr(llm_tuning, "LLM_MAX_RETRIES", 1)
+    settings.LLM_MAX_RETRIES = 1

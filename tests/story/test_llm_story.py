@@ -14,7 +14,6 @@ from showcase.story import load_offline_script, plan_chunks
 from showcase.story.chunks import STORY_SYSTEM_PROMPT, StoryChunk, estimate_tokens
 from tests.fake_llm.replies import error_reply, json_reply
 from tests.story.helpers import load, run_folder
-from infra.llm import config as llm_tuning
 
 pytestmark = pytest.mark.end_to_end  # the whole demo story, chunk by chunk
 
@@ -106,9 +105,9 @@ def test_the_story_is_written_one_chunk_per_request_each_fitting_the_context(
     ],
 )
 def test_a_bad_chunk_is_asked_for_once_more_then_replaced_by_the_shipped_turns(
-    demo_firm, fake_llm, story_llm, small_context, tmp_path, capsys, settings, bad, problem, monkeypatch,
+    demo_firm, fake_llm, story_llm, small_context, tmp_path, capsys, settings, bad, problem,
 ):
-    monkeypatch.setattr(llm_tuning, "LLM_MAX_RETRIES", 0)  # the client's own invalid-JSON retries off: each bad reply is seen once
+    settings.LLM_MAX_RETRIES = 0  # the client's own invalid-JSON retries off: each bad reply is seen once
     first, *rest = plan()
     fake_llm.script(json_reply(bad(first)), json_reply(bad(first)), *(json_reply(written(c)) for c in rest))
     fake_llm.set_default(json_reply(knowledge("用户提供了付款发票。")))

@@ -1,7 +1,7 @@
 """``manage.py run_worker``: django-tasks-db's ``db_worker`` plus a watchdog thread.
 
 The watchdog re-enqueues turn jobs whose worker died (infra/workers.py) every
-``TURN_HEARTBEAT_SECONDS``, so a live worker takes them over within seconds even when idle.
+``settings.TURN_HEARTBEAT_SECONDS``, so a live worker takes them over within seconds even when idle.
 Told to stop (SIGTERM, Ctrl-C), the worker closes the LLM request it is collecting at once —
 the server stops generating it — and the job is asked again by the next worker
 (``infra.llm.stop_generations``); db_worker's own graceful stop would let it run to its end.

@@ -28,7 +28,6 @@ from infra.llm import (
     validate_json,
 )
 from infra.llm.structured import EXAMPLE_HINT_PREFIX, example_for
-from infra.llm import config as llm_tuning
 from tests.fake_llm import (
     FakeLLMServer,
     error_reply,
@@ -467,10 +466,9 @@ def test_every_failure_reaches_the_caller_as_an_llm_error(fake_llm: FakeLLMServe
 
 def test_config_from_settings(monkeypatch: pytest.MonkeyPatch) -> None:
     fake_settings = types.SimpleNamespace(
-        LLM_BASE_URL="", LLM_API_KEY="sk-secret", LLM_MODEL="deepseek-chat", LLM_TIMEOUT_SECONDS=30
+        LLM_BASE_URL="", LLM_API_KEY="sk-secret", LLM_MODEL="deepseek-chat", LLM_TIMEOUT_SECONDS=30, LLM_MAX_RETRIES=5
     )
     monkeypatch.setattr("django.conf.settings", fake_settings)
-    monkeypatch.setattr(llm_tuning, "LLM_MAX_RETRIES", 5)
     assert LLMConfig.from_settings() is None
     assert LLMClient.from_settings() is None
 

@@ -14,7 +14,6 @@ from infra.llm import JSONMode, LLMClient, Role
 from memory.models import LLMServerMode, LLMServerSpeed
 from tests.factories import UserFactory
 from tests.fake_llm import json_reply
-from infra.llm import config as llm_tuning
 
 pytestmark = pytest.mark.django_db
 
@@ -43,8 +42,8 @@ def test_a_refused_format_is_learnt_once_for_every_client(llm_online):
     assert "response_format" in row.last_error
 
 
-def test_the_refused_format_is_probed_again_after_the_interval(llm_online, settings, monkeypatch):
-    monkeypatch.setattr(llm_tuning, "LLM_JSON_MODE_REPROBE_SECONDS", 3600)
+def test_the_refused_format_is_probed_again_after_the_interval(llm_online, settings):
+    settings.LLM_JSON_MODE_REPROBE_SECONDS = 3600
     LLMServerMode.objects.create(
         base_url=llm_online.base_url, model=llm_online.model, json_mode="json_object",
         probed_at=timezone.now() - timedelta(hours=2), last_error="HTTP 500",
@@ -63,8 +62,8 @@ def test_the_refused_format_is_probed_again_after_the_interval(llm_online, setti
     assert row.last_error == ""
 
 
-def test_a_fresh_refusal_is_not_probed_again(llm_online, settings, monkeypatch):
-    monkeypatch.setattr(llm_tuning, "LLM_JSON_MODE_REPROBE_SECONDS", 3600)
+def test_a_fresh_refusal_is_not_probed_again(llm_online, settings):
+    settings.LLM_JSON_MODE_REPROBE_SECONDS = 3600
     LLMServerMode.objects.create(
         base_url=llm_online.base_url, model=llm_online.model, json_mode="json_object",
         probed_at=timezone.now() - timedelta(minutes=5),

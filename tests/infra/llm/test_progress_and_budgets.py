@@ -17,7 +17,6 @@ from infra.llm import LLMClient, LLMConfig, LLMTooSlow, Role
 from infra.llm.config import BUDGET_SPEED_MARGIN
 from memory.models import LLMServerSpeed
 from tests.fake_llm import FakeLLMServer, json_reply, tokenize
-from infra.llm import config as llm_tuning
 
 GOOD = {"knowledge": [{"content": "笔记本电脑在购买后约两周出现大面积花屏，商家拒绝退货。", "category": "事实"}]}
 LONG = {"knowledge": [{"content": "房东于2024年6月30日租期届满后拒绝退还押金八千元，理由是墙面有污渍需要重新粉刷。",
@@ -136,9 +135,9 @@ def test_the_speed_is_remembered_per_server_for_every_client(llm_online: FakeLLM
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_retry_starts_only_after_the_previous_stream_was_closed(llm_online: FakeLLMServer, settings, monkeypatch):
+def test_a_retry_starts_only_after_the_previous_stream_was_closed(llm_online: FakeLLMServer, settings):
     settings.LLM_MAX_CONCURRENT_REQUESTS = 1  # README's llama.cpp block
-    monkeypatch.setattr(llm_tuning, "LLM_MAX_RETRIES", 2)
+    settings.LLM_MAX_RETRIES = 2
     settings.LLM_STALL_SECONDS = 0.4
     llm_online.profile = "stall"
     llm_online.ping_seconds = 0.05

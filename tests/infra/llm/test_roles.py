@@ -5,15 +5,14 @@ from __future__ import annotations
 import pytest
 
 from infra.llm import LLMClient, Priority, Role
-from infra.llm import config as llm_tuning
 from tests.site.test_configuration import run_manage
 
 
-def test_roles_share_the_chat_server_unless_extraction_has_its_own(settings, monkeypatch):
+def test_roles_share_the_chat_server_unless_extraction_has_its_own(settings):
     settings.LLM_BASE_URL, settings.LLM_MODEL, settings.LLM_API_KEY = "http://chat.test/v1", "big", "k1"
     settings.LLM_EXTRACTION_BASE_URL = settings.LLM_EXTRACTION_MODEL = settings.LLM_EXTRACTION_API_KEY = ""
     settings.LLM_MAX_CONCURRENT_REQUESTS = 2
-    monkeypatch.setattr(llm_tuning, "LLM_EXTRACTION_MAX_TOKENS", 500)
+    settings.LLM_EXTRACTION_MAX_TOKENS = 500
 
     chat, extraction, background = (LLMClient.from_settings(r) for r in (Role.CHAT, Role.EXTRACTION, Role.BACKGROUND))
 
@@ -48,7 +47,7 @@ def test_extraction_can_be_the_only_llm(settings):
         ({"LLM_EXTRACTION_BASE_URL": "http://small.test/v1", "LLM_BASE_URL": None, "LLM_MODEL": None},
          "LLM_EXTRACTION_MODEL"),
         ({"LLM_SLOT_WAIT_SECONDS": "a while"}, "LLM_SLOT_WAIT_SECONDS"),
-        ({"LLM_JSON_MODE_REPROBE_SECONDS": "86400"}, "LLM_JSON_MODE_REPROBE_SECONDS"),  # retired: a constant now
+        ({"LLM_JSON_MODE_REPROBE_SECONDS": "86400"}, "LLM_JSON_MODE_REPROBE_SECONDS"),  # retired: a tuning setting now
     ],
 )
 def test_malformed_llm_settings_name_the_variable(env_changes, variable):
