@@ -7,7 +7,8 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from chronology.selectors import BadDate, chronology_matter, matter_chronology, parse_as_of
+from chronology.selectors import chronology_matter, matter_chronology, parse_as_of
+from memory.as_of import BadDate
 
 
 class MatterChronologyApi(APIView):

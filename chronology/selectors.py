@@ -16,15 +16,14 @@ longer exist. Everything is read through ``Note.objects.visible_to(user)`` and t
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import date, datetime, timedelta
+from datetime import date, datetime
 
 from django.http import Http404
 from django.utils import timezone
-from django.utils.dateparse import parse_datetime
-from django.utils.translation import gettext
 
 from infra.http_input import MAX_DB_ID
 from legaltext import read
+from memory.as_of import parse_as_of as _parse_as_of
 from memory.models import LinkType, Matter, MemoryScope, Note, NoteLink
 from recall import note_page_url
 
@@ -100,41 +99,9 @@ class Chronology:
         }
 
 
-class BadDate(ValueError):
-    """An ``as_of`` that names no moment the firm's memory had: the message says why, in words."""
-
-
 def parse_as_of(text: str | None, matter: Matter) -> datetime | None:
-    """``as_of`` from a query string: a day (``2026-03-01``: the memory at that day's end, in the
-    firm's time zone) or an ISO date and time; None for none. Raises ``BadDate`` for a malformed
-    value, a moment in the future, or one before the firm's memory began."""
-    text = (text or "").strip()
-    if not text:
-        return None
-    moment: datetime | None = None
-    if len(text) <= 10:
-        try:
-            day = date.fromisoformat(text)
-        except ValueError:
-            day = None
-        if day is not None:
-            moment = timezone.make_aware(datetime.combine(day, datetime.max.time()))
-    else:
-        try:
-            moment = parse_datetime(text)
-        except ValueError:
-            moment = None
-        if moment is not None and timezone.is_naive(moment):
-            moment = timezone.make_aware(moment)
-    if moment is None:
-        raise BadDate(gettext("“%(value)s” is not a date: write it as 2026-03-01.") % {"value": text[:40]})
-    if moment > timezone.now() + timedelta(days=1):
-        raise BadDate(gettext("%(value)s is in the future: the memory can only be shown as it stood until now.")
-                      % {"value": text[:40]})
-    if timezone.localtime(moment).date() < timezone.localtime(matter.firm.created_at).date():
-        raise BadDate(gettext("%(value)s is before the firm's memory began (%(start)s).")
-                      % {"value": text[:40], "start": f"{timezone.localtime(matter.firm.created_at):%Y-%m-%d}"})
-    return moment
+    """``as_of`` for this matter's chronology (``memory.as_of.parse_as_of``, from its firm's start)."""
+    return _parse_as_of(text, began=matter.firm.created_at)
 
 
 def chronology_matter(user, matter_id: int) -> Matter:
@@ -150,18 +117,14 @@ def chronology_matter(user, matter_id: int) -> Matter:
 def matter_chronology(user, matter_id: int, *, as_of: datetime | None = None) -> Chronology:
     """The chronology of one matter ``user`` is assigned to, as it stands now or at ``as_of``."""
     matter = chronology_matter(user, matter_id)
+    held = Note.objects.visible_to(user).filter(matter=matter, memory_scope=MemoryScope.CASE)
+    held = held.known_at(as_of) if as_of is not None else held.exclude(status=Note.Status.FORGOTTEN)
     notes = list(
-        Note.objects.visible_to(user)
-        .filter(matter=matter, memory_scope=MemoryScope.CASE,
-                status__in=(Note.Status.ACTIVE, Note.Status.SUPERSEDED))
-        .select_related("superseded_by")
-        .only("id", "content", "category", "speaker", "subject", "said_at", "stored_at", "status",
-              "source_type", "source_id", "superseded_by__id", "superseded_by__content",
-              "superseded_by__stored_at", "evolution_history")
+        held.select_related("superseded_by")
+        .only("id", "content", "category", "speaker", "subject", "said_at", "stored_at", "status", "retired_at",
+              "source_type", "source_id", "superseded_by__id", "superseded_by__content", "evolution_history")
         .order_by("-stored_at")[:MAX_NOTES]
     )
-    if as_of is not None:
-        notes = [note for note in notes if note.stored_at <= as_of]
     conflicts = _open_conflicts(user, notes, as_of)
     entries = [entry for note in notes for entry in _entries(note, as_of, conflicts.get(str(note.pk), ()))]
     entries.sort(key=lambda e: (e.on, e.said_at or timezone.now(), e.content))
@@ -169,16 +132,15 @@ def matter_chronology(user, matter_id: int, *, as_of: datetime | None = None) ->
 
 
 def _replacement(note: Note, as_of: datetime | None) -> Replacement | None:
-    """Who replaced the value and when, from the note's own history (the audit holds the same);
-    None while it was current (now, or at ``as_of``)."""
+    """When (system time), by whom (the note's history; the audit holds the same) and by what the
+    value was replaced; None while it was current (now, or at ``as_of``)."""
     if note.status != Note.Status.SUPERSEDED:
         return None
+    if as_of is not None and (note.retired_at is None or note.retired_at > as_of):
+        return None  # still current at that moment (``retired_at``: when the memory superseded it)
     step = next((s for s in reversed(note.evolution_history or []) if s.get("event") == "superseded"), {})
-    at = parse_datetime(step["at"]) if isinstance(step.get("at"), str) else None
-    if as_of is not None and (at is None or at > as_of):
-        return None
     newer = note.superseded_by
-    return Replacement(at=at, by=str(step.get("by") or ""), note_id=str(newer.pk) if newer else None,
+    return Replacement(at=note.retired_at, by=str(step.get("by") or ""), note_id=str(newer.pk) if newer else None,
                        content=newer.content if newer else "")
 
 

@@ -9,7 +9,8 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from chronology.exports import file_name, to_csv, to_markdown
-from chronology.selectors import BadDate, chronology_matter, matter_chronology, parse_as_of
+from chronology.selectors import chronology_matter, matter_chronology, parse_as_of
+from memory.as_of import BadDate
 from chronology.services import do_record_chronology_export
 
 EXPORTS = {"md": ("markdown", "text/markdown; charset=utf-8", to_markdown),

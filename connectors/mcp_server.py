@@ -48,6 +48,7 @@ from connectors.services import (
     remember_turn,
 )
 from infra.embeddings import EmbeddingUnavailable
+from memory.as_of import BadDate, memory_began, parse_as_of
 from memory.models import Category, Matter, MemoryScope, Note
 from my_memory.pages import note_details
 from recall import InvalidSearch, NotFound, search_memory
@@ -378,10 +379,12 @@ def build_server() -> FastMCP:
         "its citation (《房屋租赁合同》第 3 页), page, offsets and viewer link. Every hit and passage has a `number` "
         "(hits 1…n, passages after them) and a `source_url`; `system_message` lists them as `- [n] …`: end each "
         "sentence of your answer that rests on an item with its number, like [2][5]. `matter` puts that matter's "
-        f"facts first; `scopes` limits the layers ({', '.join(MemoryScope.values)})."))
+        f"facts first; `scopes` limits the layers ({', '.join(MemoryScope.values)}). `as_of` (2026-03-01, or an ISO "
+        "date and time) searches the notes that were current in memory then."))
     async def search_memory(query: str, k: int = 10, matter: int | None = None,
-                                 scopes: list[str] | None = None, strategy: str = "layered") -> dict[str, Any]:
-        arguments = {"query": query, "k": k, "matter": matter, "scopes": scopes, "strategy": strategy}
+                                 scopes: list[str] | None = None, strategy: str = "layered",
+                                 as_of: str | None = None) -> dict[str, Any]:
+        arguments = {"query": query, "k": k, "matter": matter, "scopes": scopes, "strategy": strategy, "as_of": as_of}
         return await _call("search_memory", arguments, lambda token: _search(token, arguments))
 
     @server.tool(description=(
@@ -467,8 +470,12 @@ def _search(token: AccessToken, arguments: dict[str, Any]) -> dict[str, Any]:
     data = request.validated_data
     if data.get("matter") is not None and not token.allows_matter(data["matter"]):
         raise NotFound("matter")
+    try:
+        as_of = parse_as_of(data.get("as_of"), began=memory_began(token.user))
+    except BadDate as error:
+        raise ArgumentError(f"as_of: {error}") from None
     result = search_memory(token.user, data["query"], k=data["k"], strategy=data["strategy"],
-                           matter_id=data.get("matter"), scopes=data.get("scopes"))
+                           matter_id=data.get("matter"), scopes=data.get("scopes"), as_of=as_of)
     return payloads.search_payload(token.user, narrowed_result(token, result))
 
 

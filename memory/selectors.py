@@ -2,11 +2,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from uuid import UUID
 
 from django.db.models import Count, QuerySet
 
-from memory.models import Firm, Matter, Membership, MemoryScope, Note
+from memory.models import AuditEvent, AuditLog, Firm, Matter, Membership, MemoryScope, Note
 
 
 def visible_notes(user) -> QuerySet[Note]:
@@ -58,3 +59,32 @@ def home_summary(user) -> HomeSummary:
 def firm_ids_of_user(user_id: int) -> list[int]:
     """The ids of the firms the user belongs to (the request log line names them)."""
     return list(Membership.objects.filter(user_id=user_id).values_list("firm_id", flat=True))
+
+
+def system_times_from_audit(note_ids: list[str]) -> dict[str, tuple[datetime | None, datetime | None]]:
+    """Each note's system time — (stored, retired) — rebuilt from the append-only audit log
+    alone: stored when ``note_created`` was recorded; retired when it was first superseded, or
+    when it was forgotten; back to None when a restore made it current again, and to the
+    supersession's time when a restore made it superseded again. The columns
+    ``Note.stored_at`` / ``Note.retired_at`` must say the same (``tests/memory/test_system_time.py``):
+    the audit is the record, the columns are its index for "as of" reads."""
+    times: dict[str, tuple[datetime | None, datetime | None]] = {}
+    superseded_at: dict[str, datetime] = {}
+    previous: dict[str, str] = {}
+    entries = (AuditLog.objects.filter(object_type="note", object_id__in=[str(i) for i in note_ids])
+               .order_by("created_at", "id").values_list("object_id", "event_type", "after", "created_at"))
+    for note_id, event, after, at in entries:
+        stored, retired = times.get(note_id, (None, None))
+        if event == AuditEvent.NOTE_CREATED:
+            stored = at
+        status = after.get("status") if isinstance(after, dict) else None
+        if status == Note.Status.SUPERSEDED:
+            retired = superseded_at.setdefault(note_id, at)
+        elif status == Note.Status.FORGOTTEN and previous.get(note_id) != Note.Status.FORGOTTEN:
+            retired = at  # the moment it was forgotten
+        elif status == Note.Status.ACTIVE:
+            retired = None
+        if status is not None:
+            previous[note_id] = status
+        times[note_id] = (stored, retired)
+    return times

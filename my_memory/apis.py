@@ -11,6 +11,7 @@ from rest_framework.views import APIView
 
 from infra.embeddings import EmbeddingUnavailable
 from infra.http_input import MAX_DB_ID
+from memory.as_of import BadDate, memory_began, parse_as_of
 from memory.models import MemoryScope, Note
 from recall import InvalidSearch, NotFound, search_memory
 from memory.selectors import visible_notes
@@ -95,6 +96,10 @@ class SearchApi(APIView):
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
         try:
+            as_of = parse_as_of(data.get("as_of"), began=memory_began(request.user))
+        except BadDate as error:
+            raise ValidationError({"as_of": [str(error)]}) from None
+        try:
             result = search_memory(
                 request.user,
                 data["query"],
@@ -103,6 +108,7 @@ class SearchApi(APIView):
                 matter_id=data.get("matter"),
                 scopes=data.get("scopes"),
                 conversation=data.get("conversation"),
+                as_of=as_of,
             )
         except NotFound:
             raise Http404 from None

@@ -54,6 +54,7 @@ class NoteSerializer(serializers.ModelSerializer):
             "status",
             "valid_from",
             "valid_to",
+            "retired_at",
             "superseded_by_id",
             "evolution_history",
             "provenance_hidden",
@@ -101,6 +102,12 @@ class SearchRequestSerializer(serializers.Serializer):
     conversation = serializers.IntegerField(
         min_value=1, max_value=MAX_ID, required=False, allow_null=True,
         help_text="The current conversation (its archived messages answer explicit references).",
+    )
+    as_of = serializers.CharField(
+        max_length=40, required=False, allow_blank=True,
+        help_text="`2026-03-01` (that day's end) or an ISO date and time: search the notes that were current in "
+                  "memory then (a value superseded later is returned, with when it was superseded in its reasons); "
+                  "messages and document passages are not searched as of a date.",
     )
 
 

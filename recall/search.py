@@ -4,6 +4,7 @@ from __future__ import annotations
 import re
 import time
 from dataclasses import replace
+from datetime import datetime
 from typing import Any, Iterable
 
 from django.utils.translation import gettext
@@ -12,6 +13,7 @@ from infra import metrics
 from infra.embeddings import embed_query_in_background
 from memory.models import Conversation, MemoryScope
 from recall.alongside import run_alongside
+from recall.as_of import as_of_search
 from legaltext.acts import tells
 from recall.anchors import question_anchors, unheld_anchors
 from recall.reach import reach_of
@@ -72,8 +74,10 @@ def search_memory(
     conversation: Conversation | int | None = None,
     context: str = "",
     exclude_message_ids: Iterable[int] = (),
+    as_of: datetime | None = None,
 ) -> SearchResult:
-    """Recall the ``k`` memories ``user`` may see that best answer ``query``.
+    """Recall the ``k`` memories ``user`` may see that best answer ``query`` — or, with
+    ``as_of``, the notes that were current in memory at that moment (``recall.as_of``).
 
     Raises ``InvalidSearch`` (bad input, incl. ``UnknownStrategy``) and ``NotFound`` (a matter or
     conversation the user may not see — another firm's, or behind the ethical wall). Everything
@@ -84,6 +88,12 @@ def search_memory(
     request = prepare_request(user, query, k=k, strategy=strategy, matter_id=matter_id, scopes=scopes,
                               conversation=conversation, context=context, exclude_message_ids=exclude_message_ids)
     checked = time.perf_counter()
+    if as_of is not None:
+        result = as_of_search(request, as_of)
+        result.timings = {"plan": round((checked - started) * 1000, 2), "embed_wait": request.embed_wait_ms,
+                          **result.timings, "total": round((time.perf_counter() - started) * 1000, 2)}
+        metrics.SEARCH_SECONDS.labels("as_of").observe(result.timings["total"] / 1000)
+        return result
     query, plan, reach, matter_id = request.query, request.plan, request.reach, request.matter_id
     anchored = time.perf_counter()
     # "Nothing on 王磊" only about a name the message asks for: "中介叫王磊。" tells, it does not ask.

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import uuid
+from datetime import datetime
 from typing import Any, Sequence
 
 from django.conf import settings
@@ -102,6 +103,19 @@ class NoteQuerySet(models.QuerySet["Note"]):
         """Notes currently valid (not superseded by a newer version)."""
         return self.filter(status=Note.Status.ACTIVE)
 
+    def as_of(self, moment: datetime) -> "NoteQuerySet":
+        """The notes that were current in the firm's memory at ``moment`` (system time): stored
+        by then and not yet superseded (``retired_at``). Forgotten notes are never returned — the
+        user asked that they not be used again — and erased ones no longer exist."""
+        return (self.filter(stored_at__lte=moment)
+                .filter(models.Q(retired_at__isnull=True) | models.Q(retired_at__gt=moment))
+                .exclude(status=Note.Status.FORGOTTEN))
+
+    def known_at(self, moment: datetime) -> "NoteQuerySet":
+        """Every note the memory held at ``moment``, current then or already superseded (its
+        history), forgotten ones left out (``as_of`` for the current ones)."""
+        return self.filter(stored_at__lte=moment).exclude(status=Note.Status.FORGOTTEN)
+
     def with_embedding(self) -> "NoteQuerySet":
         return self.filter(embedding__isnull=False)
 
@@ -172,6 +186,10 @@ class Note(models.Model):
 
     # --- validity and history ---
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.ACTIVE, verbose_name=_("status"))
+    # System time (docs/memory-model.md, "Two times"): ``stored_at`` is when the memory learned
+    # it, ``retired_at`` when it left the current memory (superseded or forgotten; cleared by a
+    # restore). ``valid_from`` / ``valid_to`` are when the fact held in the world.
+    retired_at = models.DateTimeField(_("retired at"), null=True, blank=True)
     valid_from = models.DateTimeField(_("valid from"), default=timezone.now)
     valid_to = models.DateTimeField(_("valid to"), null=True, blank=True)
     superseded_by = models.ForeignKey(

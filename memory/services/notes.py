@@ -350,9 +350,11 @@ def forget_note(note: Note, *, user, reason: str = "", via: str = "my_memory") -
         if note.valid_to is None:
             changes["valid_to"] = [None, now.isoformat()]
             note.valid_to = now
+        changes["retired_at"] = [note.retired_at.isoformat() if note.retired_at else None, now.isoformat()]
+        note.retired_at = now
         note.status = Note.Status.FORGOTTEN
         note.append_history("forgotten", changes, by=actor_label(user), reason=reason)
-        note.save(update_fields=["status", "valid_to", "evolution_history", "updated_at"])
+        note.save(update_fields=["status", "valid_to", "retired_at", "evolution_history", "updated_at"])
         record_note_event(
             actor=user, event=AuditEvent.NOTE_FORGOTTEN, note=note, before=before,
             after=note.snapshot(), reason=reason, via=via,
@@ -377,9 +379,15 @@ def restore_forgotten_note(note: Note, *, actor, reason: str = "") -> Note:
         if "valid_to" in earlier:
             changes["valid_to"] = [note.valid_to.isoformat() if note.valid_to else None, earlier["valid_to"][0]]
             note.valid_to = None if earlier["valid_to"][0] is None else datetime.fromisoformat(earlier["valid_to"][0])
+        earlier_retired = earlier.get("retired_at", [None])[0]  # a superseded note's retirement stays
+        changes["retired_at"] = [note.retired_at.isoformat() if note.retired_at else None, earlier_retired]
+        if earlier_retired is not None:
+            note.retired_at = datetime.fromisoformat(earlier_retired)
+        else:  # current again; or superseded before a forget recorded its retirement: its window's end
+            note.retired_at = note.valid_to if status == Note.Status.SUPERSEDED else None
         note.status = status
         note.append_history("restored", changes, by=actor_label(actor), reason=clean_text(reason)[:500])
-        note.save(update_fields=["status", "valid_to", "evolution_history", "updated_at"])
+        note.save(update_fields=["status", "valid_to", "retired_at", "evolution_history", "updated_at"])
         record_note_event(
             actor=actor, event=AuditEvent.NOTE_UPDATED, note=note, before=before,
             after=note.snapshot(), reason=reason or "restored after being forgotten",
@@ -526,6 +534,7 @@ def supersede_note(old: Note, new: Note, *, actor, reason: str, savepoint: bool 
         now = max(new.said_at or timezone.now(), old.valid_from)
         old.status = Note.Status.SUPERSEDED
         old.valid_to = now
+        old.retired_at = timezone.now()  # system time: when the memory stopped holding it current
         old.superseded_by = new
         old.append_history(
             "superseded",
@@ -534,7 +543,7 @@ def supersede_note(old: Note, new: Note, *, actor, reason: str, savepoint: bool 
             superseded_by=str(new.pk),
             reason=reason,
         )
-        old.save(update_fields=["status", "valid_to", "superseded_by", "evolution_history", "updated_at"])
+        old.save(update_fields=["status", "valid_to", "retired_at", "superseded_by", "evolution_history", "updated_at"])
         record_note_event(
             actor=actor, event=AuditEvent.NOTE_SUPERSEDED, note=old, before=before,
             after=old.snapshot(), reason=reason, superseded_by=str(new.pk),

@@ -9,6 +9,7 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.db import transaction
+from django.utils import timezone
 from django.utils.translation import gettext
 
 from records.export import FORMAT, VERSION, markdown_report, matter_document
@@ -192,5 +193,8 @@ def _notes(document, firm, matter, conversations, messages, user_named, actor,
             status=item["status"], valid_from=_when(item["valid_from"]), valid_to=_when(item["valid_to"]),
             superseded_by=notes.get(item.get("superseded_by") or ""), mention_count=item["mention_count"],
             evolution_history=item["evolution_history"],
+            # Brought in now: one that arrives superseded (or forgotten) left this memory's current
+            # view the moment it entered it.
+            retired_at=None if item["status"] == Note.Status.ACTIVE else timezone.now(),
         )
     return notes

@@ -12,7 +12,8 @@ import pytest
 from django.utils import timezone
 
 from chronology.exports import to_csv, to_markdown
-from chronology.selectors import BadDate, matter_chronology, parse_as_of
+from chronology.selectors import matter_chronology, parse_as_of
+from memory.as_of import BadDate
 from memory.models import AuditEvent, AuditLog, Note
 from memory.services.notes import supersede_note
 

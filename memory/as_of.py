@@ -1,0 +1,54 @@
+"""An "as of" moment as people and clients write it, parsed in one place for every page, API and
+tool that shows the memory as it stood then (docs/memory-model.md, "Two times")."""
+from __future__ import annotations
+
+from datetime import date, datetime, timedelta
+
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
+from django.utils.translation import gettext
+
+
+class BadDate(ValueError):
+    """An ``as_of`` that names no moment the memory had: the message says why, in words."""
+
+
+def parse_as_of(text: str | None, *, began: datetime) -> datetime | None:
+    """A day (``2026-03-01``: the memory at that day's end, in the site's time zone) or an ISO date
+    and time; None for none. ``began``: when this memory began (the firm's creation). Raises
+    ``BadDate`` for a malformed value, a moment in the future, or a day before ``began``."""
+    text = (text or "").strip()
+    if not text:
+        return None
+    moment: datetime | None = None
+    if len(text) <= 10:
+        try:
+            moment = timezone.make_aware(datetime.combine(date.fromisoformat(text), datetime.max.time()))
+        except ValueError:
+            moment = None
+    else:
+        try:
+            moment = parse_datetime(text)
+        except ValueError:
+            moment = None
+        if moment is not None and timezone.is_naive(moment):
+            moment = timezone.make_aware(moment)
+    if moment is None:
+        raise BadDate(gettext("“%(value)s” is not a date: write it as 2026-03-01.") % {"value": text[:40]})
+    if moment > timezone.now() + timedelta(days=1):
+        raise BadDate(gettext("%(value)s is in the future: the memory can only be shown as it stood until now.")
+                      % {"value": text[:40]})
+    if timezone.localtime(moment).date() < timezone.localtime(began).date():
+        raise BadDate(gettext("%(value)s is before the firm's memory began (%(start)s).")
+                      % {"value": text[:40], "start": f"{timezone.localtime(began):%Y-%m-%d}"})
+    return moment
+
+
+def memory_began(user) -> datetime:
+    """When the memory ``user`` reads began: the creation of the first of their firms (now when
+    they belong to none — any ``as_of`` then reads nothing)."""
+    from memory.models import Firm
+
+    first = (Firm.objects.filter(memberships__user=user).order_by("created_at")
+             .values_list("created_at", flat=True).first()) if user.is_authenticated else None
+    return first or timezone.now()
