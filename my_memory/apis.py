@@ -28,6 +28,8 @@ class NoteListApi(generics.ListAPIView):
             OpenApiParameter("scope", str, enum=MemoryScope.values),
             OpenApiParameter("matter", int),
             OpenApiParameter("status", str, enum=[s for s in Note.Status.values]),
+            OpenApiParameter("as_of", str, description="2026-03-01 or an ISO date and time: the notes of that "
+                             "status as they stood then (a forgotten note is on no date)"),
         ]
     )
     def get(self, request, *args, **kwargs):
@@ -49,7 +51,11 @@ class NoteListApi(generics.ListAPIView):
         status = params.get("status", Note.Status.ACTIVE)
         if status not in Note.Status.values:
             raise ValidationError({"status": f"unknown status {status!r}"})
-        return queryset.filter(status=status).order_by("-stored_at")
+        try:
+            as_of = parse_as_of(params.get("as_of"), began=memory_began(self.request.user))
+        except BadDate as error:
+            raise ValidationError({"as_of": [str(error)]}) from None
+        return queryset.in_state(status, as_of).order_by("-stored_at")
 
 
 class NoteDetailApi(generics.RetrieveAPIView):

@@ -3,6 +3,7 @@ matters, exactly through ``Note.objects.visible_to`` (docs/my-memory-and-admin.m
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 from uuid import UUID
 
 from django.contrib.postgres.search import SearchQuery, SearchVector
@@ -25,6 +26,8 @@ class MemoryFilters:
     matter_id: int | None = None
     category: str = ""
     status: str = Note.Status.ACTIVE
+    #: The memory as it stood then (system time, ``Note.objects.as_of``); None for now.
+    as_of: datetime | None = None
 
 
 @dataclass
@@ -40,7 +43,7 @@ def filter_matters(user) -> QuerySet[Matter]:
 
 
 def _filtered(user, filters: MemoryFilters) -> QuerySet[Note]:
-    notes = visible_notes(user).filter(status=filters.status)
+    notes = visible_notes(user).in_state(filters.status, filters.as_of)
     if filters.scope:
         notes = notes.filter(memory_scope=filters.scope)
     if filters.matter_id is not None:
@@ -65,7 +68,8 @@ def _with_every_word(notes: QuerySet[Note], query: str) -> QuerySet[Note]:
 def my_memory_notes(user, filters: MemoryFilters) -> MemoryListing:
     """The notes the page lists. A search of current notes asks the assistant's own recall
     (``search_memory``: meaning and keywords, best first), so the page shows what the assistant
-    would recall; superseded and forgotten notes are never recalled, so they are matched by text."""
+    would recall; superseded and forgotten notes are never recalled, so they are matched by text.
+    With ``as_of`` the list and the search are of the memory as it stood then."""
     notes = _filtered(user, filters)
     if not filters.query:
         return MemoryListing(notes=notes.order_by("-stored_at"))
@@ -81,6 +85,7 @@ def my_memory_notes(user, filters: MemoryFilters) -> MemoryListing:
         k=MAX_K,
         matter_id=filters.matter_id,
         scopes=[filters.scope] if filters.scope else None,
+        as_of=filters.as_of,
     )
     # A question naming an exact identifier (an ID number, a case number) lists only the notes
     # holding it; every list is sorted by the relevance it shows.

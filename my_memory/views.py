@@ -35,7 +35,7 @@ def home(request: HttpRequest) -> HttpResponse:
 def my_memory(request: HttpRequest) -> HttpResponse:
     """The list: filters, search, and one row per note linking to its details."""
     form = MemoryFilterForm(request.GET or None, user=request.user)
-    listing, status = MemoryListing(notes=[]), 200
+    listing, status, filters = MemoryListing(notes=[]), 200, MemoryFilters()
     if not form.is_bound or form.is_valid():
         filters = form.filters() if form.is_bound else MemoryFilters()
         try:
@@ -58,7 +58,7 @@ def my_memory(request: HttpRequest) -> HttpResponse:
     return render(
         request,
         "memory/my_memory.html",
-        {"form": form, "page": page, "listing": listing, "query_string": query.urlencode()},
+        {"form": form, "page": page, "listing": listing, "query_string": query.urlencode(), "as_of": filters.as_of},
         status=status,
     )
 

@@ -111,6 +111,18 @@ class NoteQuerySet(models.QuerySet["Note"]):
                 .filter(models.Q(retired_at__isnull=True) | models.Q(retired_at__gt=moment))
                 .exclude(status=Note.Status.FORGOTTEN))
 
+    def in_state(self, status: str, moment: datetime | None = None) -> "NoteQuerySet":
+        """The notes of ``status`` now, or — with ``moment`` — as they stood then: ``active``
+        is ``as_of(moment)``, ``superseded`` what was already history then, and a forgotten
+        note is on no date (the pages' and the API's status filter, one rule)."""
+        if moment is None:
+            return self.filter(status=status)
+        if status == Note.Status.ACTIVE:
+            return self.as_of(moment)
+        if status == Note.Status.SUPERSEDED:
+            return self.known_at(moment).filter(retired_at__lte=moment)
+        return self.none()
+
     def known_at(self, moment: datetime) -> "NoteQuerySet":
         """Every note the memory held at ``moment``, current then or already superseded (its
         history), forgotten ones left out (``as_of`` for the current ones)."""

@@ -1,0 +1,43 @@
+"""``legaltext.as_of``: which questions ask about the memory as it stood on a date, and which date."""
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+
+from legaltext.as_of import RULES, as_of_in
+
+ASKED_ON = date(2026, 4, 20)
+
+
+@pytest.mark.parametrize("question, day, rule", [
+    ("截至2026年3月1日，林晓雯的押金是多少？", date(2026, 3, 1), "zh-jiezhi"),
+    ("截止到3月10日对方出价多少？", date(2026, 3, 10), "zh-jiezhi"),
+    ("截至2026年3月，月租金是多少", date(2026, 3, 31), "zh-jiezhi"),
+    ("3月10号那会儿对方出价多少？", date(2026, 3, 10), "zh-then"),
+    ("2026年2月1日的时候租金是多少", date(2026, 2, 1), "zh-then"),
+    ("上周三那时候的报价是多少？", date(2026, 4, 15), "zh-then"),
+    ("As of 1 March 2026, what was the deposit?", date(2026, 3, 1), "en-as-of"),
+    ("What was the settlement offer as at 15 March 2026?", date(2026, 3, 15), "en-as-of"),
+])
+def test_a_question_read_at_a_date(question, day, rule):
+    found = as_of_in(question, ASKED_ON)
+    assert found is not None and (found.day, found.rule) == (day, rule), found
+
+
+@pytest.mark.parametrize("question", [
+    "押金是3月1日交的吗？",  # the date is what is asked about
+    "林晓雯的押金是多少？",
+    "What was agreed on 1 March 2026?",
+    "合同2027年3月14日到期，还能续租吗？",
+    "租期到2027年3月14日，房东能提前收房吗？",  # 到 a date: until, not as of
+    "截至目前押金退了吗？",  # no date
+    "",
+])
+def test_a_question_not_read_at_a_date(question):
+    assert as_of_in(question, ASKED_ON) is None
+
+
+def test_every_rule_is_named_and_explained():
+    assert len({rule.name for rule in RULES}) == len(RULES)
+    assert all(rule.why and (rule.before or rule.after) for rule in RULES)
