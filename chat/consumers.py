@@ -1,6 +1,7 @@
 """The chat websocket (``/ws/chat/``), protocol in README "Chat protocol".
 
-Client frames: ``{"type": "ask", "question", "conversation_id"?, "matter_id"?}`` and ``{"type": "cancel"}``.
+Client frames: ``{"type": "ask", "question", "conversation_id"?, "matter_id"?, "as_of"?}`` (``as_of``: a
+day, ``2026-03-01``, to read memory at) and ``{"type": "cancel"}``.
 Server frames: ``ready``, ``conversation``, ``recalled``, ``token``, ``done``, ``error``, and
 ``conversation_updated`` when another socket of the same user (another tab, maybe on another
 server: the channel layer, Redis with ``REDIS_URL``) finished a turn (docs/operations.md,
@@ -252,7 +253,7 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
             await self._error(rejected.code, rejected.message)
             return
         self.turn_task = asyncio.create_task(
-            self._run_turn(content.get("question"), conversation_id, matter_id)
+            self._run_turn(content.get("question"), conversation_id, matter_id, content.get("as_of"))
         )
 
     async def _cancel(self) -> None:
@@ -261,16 +262,18 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
 
     # --- the turn ---------------------------------------------------------------------
 
-    async def _run_turn(self, question: Any, conversation_id: int | None, matter_id: int | None) -> None:
+    async def _run_turn(self, question: Any, conversation_id: int | None, matter_id: int | None,
+                        as_of: Any = None) -> None:
         self.turns += 1
         with bind(request_id=self.request_id, user_id=self.user.pk), translation.override(self.language):
-            await self._answer(question, conversation_id, matter_id)
+            await self._answer(question, conversation_id, matter_id, as_of)
 
-    async def _answer(self, question: Any, conversation_id: int | None, matter_id: int | None) -> None:
+    async def _answer(self, question: Any, conversation_id: int | None, matter_id: int | None,
+                      as_of: Any = None) -> None:
         started = time.perf_counter()
         try:
             start: TurnStart = await in_worker_thread(begin_turn)(
-                self.user, question=question, conversation_id=conversation_id, matter_id=matter_id
+                self.user, question=question, conversation_id=conversation_id, matter_id=matter_id, as_of=as_of
             )
         except TurnRejected as rejected:
             metrics.CHAT_TURN_REJECTIONS.labels(rejected.code).inc()
@@ -313,6 +316,7 @@ class ChatConsumer(AsyncJsonWebsocketConsumer):
                     "plan": memory.plan,
                     "warning": memory.warning,
                     "nothing_on": memory.nothing_on,
+                    "held_at": memory.held_at,  # the "as of" chip (docs/chat-page.md)
                 }
             )
             stream = answer_stream(

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
@@ -22,6 +22,8 @@ from infra.logs import content_lengths, log_event
 from infra.locks import lock_for_transaction
 from memory.disclosure import Viewer, redact_note_payload, viewer_of
 from infra.embeddings import EmbeddingUnavailable
+from legaltext.as_of import as_of_in
+from memory.as_of import BadDate, parse_as_of
 from memory.models import Conversation, Matter, Message
 from remember.turns import enqueue_turn_extraction
 from remember.working_memory import working_memory
@@ -80,6 +82,10 @@ class TurnStart:
     conversation: Conversation
     user_message: Message
     conversation_created: bool
+    #: The day the question asks about ("截至2026年3月1日…", or the date the lawyer chose): memory
+    #: is searched for what held then (world time, ``recall.as_of``); None for now.
+    held_at: datetime | None = None
+    held_at_words: str = ""  # the question's words that named it ("" when chosen)
 
 
 @dataclass
@@ -90,6 +96,7 @@ class Recall:
     plan: dict[str, Any] | None = None
     warning: str = ""
     answer_max_tokens: int | None = None
+    held_at: dict[str, Any] | None = None  # the "as of" chip: {"on", "words", "chosen"}
     nothing_on: list[str] = field(default_factory=list)  # names memory holds nothing on (recall/anchors.py)
 
 
@@ -144,16 +151,37 @@ def validate_question(question: Any) -> str:
     return question.strip()
 
 
-def begin_turn(user, *, question: Any, conversation_id: int | None, matter_id: int | None) -> TurnStart:
-    """Validate, rate-limit, find or create the conversation and save the question."""
+def begin_turn(user, *, question: Any, conversation_id: int | None, matter_id: int | None,
+               as_of: Any = None) -> TurnStart:
+    """Validate, rate-limit, find or create the conversation and save the question. ``as_of``:
+    the day the lawyer chose to read memory at (the chat's date field); else the question's own
+    words may name one (``legaltext.as_of``)."""
     question = validate_question(question)
+    held_at, words = _held_at(question, as_of)
     with transaction.atomic():
         check_rate_limit(user)
         conversation, created = _conversation_for(user, conversation_id, matter_id, question)
         message = save_message(
             conversation, Message.Role.USER, question, speaker=user.get_username()
         )
-    return TurnStart(conversation=conversation, user_message=message, conversation_created=created)
+    return TurnStart(conversation=conversation, user_message=message, conversation_created=created,
+                     held_at=held_at, held_at_words=words)
+
+
+def _held_at(question: str, chosen: Any) -> tuple[datetime | None, str]:
+    """The moment memory is read at for this question, and the words that named it."""
+    if chosen not in (None, ""):
+        if not isinstance(chosen, str):
+            raise TurnRejected("bad_as_of", _("“%(value)s” is not a date: write it as 2026-03-01.")
+                               % {"value": str(chosen)[:40]})
+        try:
+            return parse_as_of(chosen, began=None, world=True), ""
+        except BadDate as error:
+            raise TurnRejected("bad_as_of", str(error)) from None
+    found = as_of_in(question, timezone.localdate())
+    if found is None:
+        return None, ""
+    return timezone.make_aware(datetime.combine(found.day, datetime.max.time())), found.words
 
 
 def hit_payload(hit, viewer: Viewer) -> dict[str, Any]:
@@ -204,6 +232,7 @@ def recall(user, start: TurnStart) -> Recall:
             conversation=conversation,
             context="\n".join(previous),
             exclude_message_ids=[start.user_message.pk],
+            valid_at=start.held_at,
         )
     except (SearchError, EmbeddingUnavailable) as error:
         logger.error("recall failed for conversation %s: %s", conversation.pk, error)
@@ -251,6 +280,9 @@ def recall(user, start: TurnStart) -> Recall:
         warning=warning,
         answer_max_tokens=fitted.answer_tokens,
         nothing_on=list(result.nothing_on) if result is not None else [],
+        held_at=None if start.held_at is None else {
+            "on": f"{timezone.localtime(start.held_at):%Y-%m-%d}", "words": start.held_at_words,
+            "chosen": not start.held_at_words},
     )
 
 

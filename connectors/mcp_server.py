@@ -380,11 +380,13 @@ def build_server() -> FastMCP:
         "(hits 1…n, passages after them) and a `source_url`; `system_message` lists them as `- [n] …`: end each "
         "sentence of your answer that rests on an item with its number, like [2][5]. `matter` puts that matter's "
         f"facts first; `scopes` limits the layers ({', '.join(MemoryScope.values)}). `as_of` (2026-03-01, or an ISO "
-        "date and time) searches the notes that were current in memory then."))
+        "date and time) searches the notes that were current in memory then; `valid_at` the notes whose fact held "
+        "then, as known now."))
     async def search_memory(query: str, k: int = 10, matter: int | None = None,
                                  scopes: list[str] | None = None, strategy: str = "layered",
-                                 as_of: str | None = None) -> dict[str, Any]:
-        arguments = {"query": query, "k": k, "matter": matter, "scopes": scopes, "strategy": strategy, "as_of": as_of}
+                                 as_of: str | None = None, valid_at: str | None = None) -> dict[str, Any]:
+        arguments = {"query": query, "k": k, "matter": matter, "scopes": scopes, "strategy": strategy, "as_of": as_of,
+                     "valid_at": valid_at}
         return await _call("search_memory", arguments, lambda token: _search(token, arguments))
 
     @server.tool(description=(
@@ -474,8 +476,12 @@ def _search(token: AccessToken, arguments: dict[str, Any]) -> dict[str, Any]:
         as_of = parse_as_of(data.get("as_of"), began=memory_began(token.user))
     except BadDate as error:
         raise ArgumentError(f"as_of: {error}") from None
+    try:
+        valid_at = parse_as_of(data.get("valid_at"), began=None, world=True)
+    except BadDate as error:
+        raise ArgumentError(f"valid_at: {error}") from None
     result = search_memory(token.user, data["query"], k=data["k"], strategy=data["strategy"],
-                           matter_id=data.get("matter"), scopes=data.get("scopes"), as_of=as_of)
+                           matter_id=data.get("matter"), scopes=data.get("scopes"), as_of=as_of, valid_at=valid_at)
     return payloads.search_payload(token.user, narrowed_result(token, result))
 
 

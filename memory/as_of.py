@@ -13,10 +13,12 @@ class BadDate(ValueError):
     """An ``as_of`` that names no moment the memory had: the message says why, in words."""
 
 
-def parse_as_of(text: str | None, *, began: datetime) -> datetime | None:
+def parse_as_of(text: str | None, *, began: datetime | None, world: bool = False) -> datetime | None:
     """A day (``2026-03-01``: the memory at that day's end, in the site's time zone) or an ISO date
     and time; None for none. ``began``: when this memory began (the firm's creation). Raises
-    ``BadDate`` for a malformed value, a moment in the future, or a day before ``began``."""
+    ``BadDate`` for a malformed value, a moment in the future, or a day before ``began``. With
+    ``world`` (a ``valid_at``: when a fact held) neither the future nor the past is refused: a
+    lease of 2019 held before the firm kept a memory, and one ending in 2027 holds then."""
     text = (text or "").strip()
     if not text:
         return None
@@ -35,10 +37,12 @@ def parse_as_of(text: str | None, *, began: datetime) -> datetime | None:
             moment = timezone.make_aware(moment)
     if moment is None:
         raise BadDate(gettext("“%(value)s” is not a date: write it as 2026-03-01.") % {"value": text[:40]})
+    if world:
+        return moment
     if moment > timezone.now() + timedelta(days=1):
         raise BadDate(gettext("%(value)s is in the future: the memory can only be shown as it stood until now.")
                       % {"value": text[:40]})
-    if timezone.localtime(moment).date() < timezone.localtime(began).date():
+    if began is not None and timezone.localtime(moment).date() < timezone.localtime(began).date():
         raise BadDate(gettext("%(value)s is before the firm's memory began (%(start)s).")
                       % {"value": text[:40], "start": f"{timezone.localtime(began):%Y-%m-%d}"})
     return moment

@@ -106,6 +106,10 @@ class SearchApi(APIView):
         except BadDate as error:
             raise ValidationError({"as_of": [str(error)]}) from None
         try:
+            valid_at = parse_as_of(data.get("valid_at"), began=None, world=True)
+        except BadDate as error:
+            raise ValidationError({"valid_at": [str(error)]}) from None
+        try:
             result = search_memory(
                 request.user,
                 data["query"],
@@ -115,6 +119,7 @@ class SearchApi(APIView):
                 scopes=data.get("scopes"),
                 conversation=data.get("conversation"),
                 as_of=as_of,
+                valid_at=valid_at,
             )
         except NotFound:
             raise Http404 from None

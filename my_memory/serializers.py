@@ -109,6 +109,11 @@ class SearchRequestSerializer(serializers.Serializer):
                   "memory then (a value superseded later is returned, with when it was superseded in its reasons); "
                   "messages and document passages are not searched as of a date.",
     )
+    valid_at = serializers.CharField(
+        max_length=40, required=False, allow_blank=True,
+        help_text="`2026-03-01` or an ISO date and time: search the notes whose fact held then, as the memory "
+                  "knows it now (world time: said by then and not yet replaced by a later statement).",
+    )
 
 
 class ScoreBreakdownSerializer(serializers.Serializer):

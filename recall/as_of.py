@@ -1,12 +1,15 @@
-"""Search "as of" a moment: what the firm's memory held then, ranked by meaning.
+"""Search at a moment: what the firm's memory held then, or what held in the world then.
 
-The candidates are the notes the user may see that were current at ``as_of`` (system time:
-``Note.objects.as_of`` — stored by then, not yet superseded or forgotten), in the searched
-layers and, for case facts, the searched matter; they are ranked by cosine distance to the
-question, read exactly (no HNSW walk: the index holds today's current notes). Messages and
-document passages are not searched "as of" (a passage uploaded later would answer with what the
-firm did not yet know). A hit whose note was superseded after ``as_of`` says so in its reasons,
-with when (docs/memory-model.md, "Two times"). Walls apply as now; erased notes no longer exist.
+``as_of`` (system time): the notes current in memory at that moment (``Note.objects.as_of`` —
+stored by then, not yet superseded or forgotten). ``valid_at`` (world time): the notes whose fact
+held then as the memory knows it now (``Note.objects.valid_at`` — said by then, not yet replaced
+by a successor said by then); both together: what held at ``valid_at`` as known at ``as_of``.
+The candidates — the notes the user may see, in the searched layers and, for case facts, the
+searched matter — are ranked by cosine distance to the question, read exactly (no HNSW walk: the
+index holds today's current notes). Messages and document passages are not searched at a moment
+(a passage uploaded later would answer with what the firm did not yet know). A hit whose value was
+replaced afterwards says so in its reasons, with when (docs/memory-model.md, "Two times"). Walls
+apply as now; erased notes no longer exist.
 """
 from __future__ import annotations
 
@@ -24,12 +27,18 @@ from recall.scoring import semantic_only
 from recall.types import Hit, SearchRequest, SearchResult
 
 
-def as_of_search(request: SearchRequest, as_of: datetime) -> SearchResult:
-    """The ``k`` notes current at ``as_of`` that best answer the request's query."""
+def as_of_search(request: SearchRequest, as_of: datetime | None = None,
+                 valid_at: datetime | None = None) -> SearchResult:
+    """The ``k`` notes current at ``as_of`` and/or holding at ``valid_at`` that best answer the
+    request's query."""
     started = time.perf_counter()
     reach = request.reach or reach_of(request.user)
-    notes = (Note.objects.visible_to(request.user, firm_ids=reach.firm_ids, matter_ids=reach.matter_ids)
-             .as_of(as_of).filter(embedding__isnull=False))
+    notes = Note.objects.visible_to(request.user, firm_ids=reach.firm_ids, matter_ids=reach.matter_ids)
+    if as_of is not None:
+        notes = notes.as_of(as_of)
+    if valid_at is not None:
+        notes = notes.valid_at(valid_at)
+    notes = notes.filter(embedding__isnull=False)
     if request.scopes:
         notes = notes.filter(memory_scope__in=request.scopes)
     if request.matter_id is not None:
@@ -37,16 +46,28 @@ def as_of_search(request: SearchRequest, as_of: datetime) -> SearchResult:
     rows = list(notes.select_related("matter", "owner", "superseded_by")
                 .annotate(distance=CosineDistance("embedding", request.query_vector))
                 .order_by("distance", "pk")[:request.k])
-    when = f"{timezone.localtime(as_of):%Y-%m-%d %H:%M}"
     hits = []
     for rank, note in enumerate(rows, start=1):
-        reasons = [gettext("current in memory on %(when)s") % {"when": when},
-                   f"语义相似度 semantic similarity {1 - note.distance:.3f}"]
-        if note.retired_at is not None:
-            reasons.append(gettext("superseded later, on %(when)s") % {
-                "when": f"{timezone.localtime(note.retired_at):%Y-%m-%d %H:%M}"})
         hits.append(Hit(note=note, layer=note.memory_scope, rank=rank, breakdown=semantic_only(note, note.distance),
-                        reasons=reasons))
+                        reasons=_reasons(note, as_of, valid_at)))
     return SearchResult(strategy=request.strategy, query=request.query, plan=request.plan, hits=hits,
                         timings={"as_of": round((time.perf_counter() - started) * 1000, 2)},
                         stats={"candidates": len(rows)})
+
+
+def _when(moment: datetime) -> str:
+    return f"{timezone.localtime(moment):%Y-%m-%d %H:%M}"
+
+
+def _reasons(note: Note, as_of: datetime | None, valid_at: datetime | None) -> list[str]:
+    reasons = []
+    if valid_at is not None:
+        reasons.append(gettext("held on %(when)s") % {"when": _when(valid_at)})
+    if as_of is not None:
+        reasons.append(gettext("current in memory on %(when)s") % {"when": _when(as_of)})
+    reasons.append(f"语义相似度 semantic similarity {1 - note.distance:.3f}")
+    if note.retired_at is not None:
+        reasons.append(gettext("superseded later, on %(when)s") % {"when": _when(note.retired_at)})
+    elif note.valid_to is not None and valid_at is not None:
+        reasons.append(gettext("replaced by a later statement on %(when)s") % {"when": _when(note.valid_to)})
+    return reasons

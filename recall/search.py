@@ -75,9 +75,11 @@ def search_memory(
     context: str = "",
     exclude_message_ids: Iterable[int] = (),
     as_of: datetime | None = None,
+    valid_at: datetime | None = None,
 ) -> SearchResult:
     """Recall the ``k`` memories ``user`` may see that best answer ``query`` — or, with
-    ``as_of``, the notes that were current in memory at that moment (``recall.as_of``).
+    ``as_of`` / ``valid_at``, the notes current in memory then / whose fact held then
+    (``recall.as_of``).
 
     Raises ``InvalidSearch`` (bad input, incl. ``UnknownStrategy``) and ``NotFound`` (a matter or
     conversation the user may not see — another firm's, or behind the ethical wall). Everything
@@ -88,8 +90,8 @@ def search_memory(
     request = prepare_request(user, query, k=k, strategy=strategy, matter_id=matter_id, scopes=scopes,
                               conversation=conversation, context=context, exclude_message_ids=exclude_message_ids)
     checked = time.perf_counter()
-    if as_of is not None:
-        result = as_of_search(request, as_of)
+    if as_of is not None or valid_at is not None:
+        result = as_of_search(request, as_of=as_of, valid_at=valid_at)
         result.timings = {"plan": round((checked - started) * 1000, 2), "embed_wait": request.embed_wait_ms,
                           **result.timings, "total": round((time.perf_counter() - started) * 1000, 2)}
         metrics.SEARCH_SECONDS.labels("as_of").observe(result.timings["total"] / 1000)

@@ -122,6 +122,7 @@
     if (!li) { renderRecalled(null, null); return; }
     li.classList.add("selected");
     const saved = recalledByMessage.get(Number(li.dataset.messageId)) || { notes: [], plan: null };
+    showHeldAt(saved.heldAt || null);
     renderRecalled(saved.notes, saved.plan);
   }
 
@@ -240,6 +241,17 @@
     }
     return flag;
   }
+
+  // The "as of" chip: the day this answer's memory was read at (chosen, or named by the question).
+  const heldAtEl = $("held-at"), heldAtChip = $("held-at-chip");
+  let lastHeldAt = null;
+  function showHeldAt(heldAt) {
+    heldAtChip.hidden = !heldAt;
+    if (!heldAt) return;
+    const words = heldAt.words ? "（" + oneLine(heldAt.words) + "）" : "";
+    heldAtChip.querySelector("span").textContent = t("heldAt") + " " + heldAt.on + words + " · " + t("heldAtLater");
+  }
+  $("held-at-clear").addEventListener("click", () => { heldAtEl.value = ""; showHeldAt(null); });
 
   function renderRecalled(notes, plan, nothingOn) {
     recalledEl.replaceChildren();
@@ -386,6 +398,8 @@
         if (pendingEl) { pendingEl.dataset.messageId = frame.user_message_id; setStatus(pendingEl, "sent"); pendingEl = null; }
         break;
       case "recalled":
+        lastHeldAt = frame.held_at || null;
+        showHeldAt(lastHeldAt);
         lastPlan = frame.plan;
         streamingEl = messageItem("assistant", "", "streaming");
         messagesEl.querySelectorAll("li.selected").forEach((el) => el.classList.remove("selected"));
@@ -400,7 +414,7 @@
         break;
       case "done":
         setBusy(false);
-        recalledByMessage.set(frame.message_id, { notes: frame.notes || [], plan: lastPlan });
+        recalledByMessage.set(frame.message_id, { notes: frame.notes || [], plan: lastPlan, heldAt: lastHeldAt });
         if (!streamingEl && frame.conversation_id === conversationId) {
           streamingEl = messageItem("assistant", "", "streaming"); // failed before anything was recalled
         }
@@ -488,6 +502,7 @@
     setBusy(true);
     pendingEl = messageItem("user", text, "pending");
     const frame = { type: "ask", question: text };
+    if (heldAtEl.value) frame.as_of = heldAtEl.value; // read memory as it held that day
     if (conversationId) frame.conversation_id = conversationId;
     else if (matterEl.value) frame.matter_id = Number(matterEl.value);
     sendOrQueue(frame);
