@@ -1,0 +1,48 @@
+"""The temporal set (evaluation/temporal/) and its scorer: the data is whole and valid (its own
+check), a missing split fails loudly, values are judged as whole numbers, and on dev the product
+— reading the day a question names — finds the value that held then more often than today's
+search of the question as it is, and puts the replaced value first less often."""
+from __future__ import annotations
+
+import runpy
+
+import pytest
+
+from evaluation import temporal_scoring
+from evaluation.temporal_scoring import FOLDER, judge, says
+
+
+def test_the_set_passes_its_own_check(capsys):
+    check = runpy.run_path(str(FOLDER / "check.py"), run_name="temporal_check")
+    assert check["main"](["check.py"]) == 0, capsys.readouterr().out
+
+
+def test_a_missing_split_fails_loudly(tmp_path):
+    with pytest.raises(ValueError):
+        temporal_scoring.load("dev3")
+    with pytest.raises(FileNotFoundError):
+        temporal_scoring.load("dev", folder=tmp_path)
+
+
+@pytest.mark.parametrize("text, value, stated", [
+    ("月租4500元", "4500元", True), ("月租4500", "4500元", True), ("月租14500元", "4500元", False),
+    ("押金2000.5元", "2000元", False), ("开庭改到3月12日", "3月12日", True), ("RMB 45,000", "45,000", True),
+])
+def test_a_value_is_stated_only_as_a_whole_number(text, value, stated):
+    assert says(text, value) is stated
+
+
+def test_the_replaced_value_first_is_counted():
+    question = {"expected_value": "4500元", "wrong_value": "4800元"}
+    assert judge(["月租4800元", "月租4500元"], question) == (2, True)
+    assert judge(["月租4500元", "月租4800元"], question) == (1, False)
+    assert judge(["无关"], question) == (None, False)
+
+
+@pytest.mark.django_db
+def test_on_dev_reading_the_named_day_finds_what_held_then():
+    report = temporal_scoring.score("dev")
+    first = {system: sum(rank == 1 for rank, _ in report.outcomes[system]["as_of"]) for system in ("layered", "product")}
+    wrong = {system: sum(w for _, w in report.outcomes[system]["as_of"]) for system in ("layered", "product")}
+    assert report.dated >= 8
+    assert first["product"] > first["layered"] and wrong["product"] < wrong["layered"], (first, wrong)
