@@ -58,6 +58,12 @@ FIRST_VERSION_PATTERN = re.compile(  # English, as words: "did I first give", "t
     r"\b(?:originally|initially|at first|before i (?:corrected|changed))\b"
     r"|\bfirst\b(?:\s+\w+){0,2}?\s+(?:said|say|told|tell|gave|give|given|reported|report|mentioned|mention|quoted|quote)\b"
 )
+# The value before a change the question names ("涨租之前", "更正之前记的", "改期前", "调价以前"):
+# the earlier statement is the answer, as for the first version.
+BEFORE_A_CHANGE_PATTERN = re.compile(
+    r"(?:涨|降|加价|减|改|换|调价|调薪|调租|调整|更正|变更|修改|延期|延长)[\u4e00-\u9fff]{0,3}?(?:之前|以前|前)"
+    r"(?![一二三四五六七八九十两几\d]+个?[天日周月年])"
+)
 PERSONA_CUES: tuple[str, ...] = (
     "我的偏好", "我偏好", "我喜欢", "我习惯", "我的习惯", "我一般", "我通常", "我希望", "我倾向",
     "我更", "我讨厌", "我不喜欢", "我的风格", "我是什么样", "了解我", "我的要求", "关于我",
@@ -133,7 +139,8 @@ def make_plan(
     explicit = _found(question, EXPLICIT_REFERENCE_CUES)
     temporal = _found(question, TEMPORAL_CAUSAL_CUES)
     persona = _found(question, PERSONA_CUES)
-    first_version = _found(question, FIRST_VERSION_CUES) + FIRST_VERSION_PATTERN.findall(question.lower())
+    first_version = (_found(question, FIRST_VERSION_CUES) + FIRST_VERSION_PATTERN.findall(question.lower())
+                     + BEFORE_A_CHANGE_PATTERN.findall(question))
     history = _found(question, HISTORY_CUES) + first_version
     order = list(DEFAULT_LAYER_ORDER)
     reasons: list[str] = []

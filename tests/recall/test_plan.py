@@ -59,6 +59,16 @@ def test_a_question_for_the_first_version_given_reads_history_and_ranks_it_above
         assert plan.cues["history"], question
 
 
+def test_the_value_before_a_named_change_is_asked_like_the_first_version():
+    """"涨租之前", "更正之前记的", "改期前": the value before the change is the answer."""
+    for question in ("孙雅琴那套房子，涨租之前月租金是多少？", "押金更正之前记的是多少？", "开庭改期前定的是哪天？",
+                     "调价以前的单价是多少？"):
+        plan = make_plan(question)
+        assert plan.history and plan.first_version, question
+    for question in ("改期前三天要通知对方吗？", "调解前要准备什么材料？", "我们前面说的押金是多少？", "提前三天通知可以吗？"):
+        assert not make_plan(question).first_version, question
+
+
 def test_other_history_words_still_rank_the_earlier_statement_below_the_current_one():
     """"之前" / "before" also ask for the current value: the earlier one stays below it."""
     for question in ("之前的押金是多少？", "What was Sofia's old phone number? She used to have another."):
