@@ -19,6 +19,7 @@ from datetime import timedelta
 
 from django.contrib.auth import get_user_model
 from django.db import transaction
+from django.db.models import F
 from django.utils import timezone
 
 from chronology.exports import to_csv, to_markdown
@@ -63,8 +64,12 @@ def main() -> None:
                 old.status, old.superseded_by, old.valid_to = Note.Status.SUPERSEDED, new, new.said_at
                 old.evolution_history = [{"at": new.said_at.isoformat(), "event": "superseded", "by": "bench",
                                           "changes": {}}]
-            Note.objects.bulk_update(notes[0:FACTS // 5:2], ["status", "superseded_by", "valid_to",
+            for old in notes[0:FACTS // 5:2]:
+                old.retired_at = old.valid_to
+            Note.objects.bulk_update(notes[0:FACTS // 5:2], ["status", "superseded_by", "valid_to", "retired_at",
                                                                "evolution_history"], batch_size=1000)
+            # stored when said, so "as of halfway" reads half of them (auto_now_add set them to now)
+            Note.objects.filter(firm=firm).update(stored_at=F("said_at"))
         halfway = start + timedelta(hours=FACTS)
         page_ms = _timed(lambda: matter_chronology(user, matter.pk))
         as_of_ms = _timed(lambda: matter_chronology(user, matter.pk, as_of=halfway))

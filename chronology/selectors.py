@@ -2,7 +2,7 @@
 
 Each note is placed at the dates its own words state ("合同于2025年6月30日到期" → 30 June 2025; "去年
 3月15日" resolved against the day it was said), read by the one reader of legal text
-(``legaltext.read``); a note whose words state no date is placed at the day it was said, and says
+(``legaltext.dates``); a note whose words state no date is placed at the day it was said, and says
 so. A superseded value stays on the axis, struck through, with when and by whom it was replaced
 and by what; two current notes flagged as contradicting each other name each other.
 
@@ -15,6 +15,7 @@ longer exist. Everything is read through ``Note.objects.visible_to(user)`` and t
 """
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass, field
 from datetime import date, datetime
 
@@ -22,9 +23,9 @@ from django.http import Http404
 from django.utils import timezone
 
 from infra.http_input import MAX_DB_ID
-from legaltext import read
+from legaltext.dates import dates
 from memory.as_of import parse_as_of as _parse_as_of
-from memory.models import LinkType, Matter, MemoryScope, Note, NoteLink
+from memory.models import Category, LinkType, Matter, MemoryScope, Note, NoteLink
 from recall import note_page_url
 
 #: Dates of one note placed on the axis (a note naming more is a summary, not an event).
@@ -126,7 +127,11 @@ def matter_chronology(user, matter_id: int, *, as_of: datetime | None = None) ->
         .order_by("-stored_at")[:MAX_NOTES]
     )
     conflicts = _open_conflicts(user, notes, as_of)
-    entries = [entry for note in notes for entry in _entries(note, as_of, conflicts.get(str(note.pk), ()))]
+    # Read once for the whole list (a chronology reads thousands of notes: bench/bench_chronology.py).
+    labels = {value: str(label) for value, label in Category.choices}
+    page_url = note_page_url(_PLACEHOLDER)
+    entries = [entry for note in notes
+               for entry in _entries(note, as_of, conflicts.get(str(note.pk), ()), labels, page_url)]
     entries.sort(key=lambda e: (e.on, e.said_at or timezone.now(), e.content))
     return Chronology(matter=matter, as_of=as_of, entries=entries)
 
@@ -160,16 +165,20 @@ def _open_conflicts(user, notes: list[Note], as_of: datetime | None) -> dict[str
     return {note_id: tuple(dict.fromkeys(pairs)) for note_id, pairs in found.items()}
 
 
-def _entries(note: Note, as_of: datetime | None, conflicts: tuple[tuple[str, str], ...]) -> list[ChronologyEntry]:
+_PLACEHOLDER = uuid.UUID(int=0)
+
+
+def _entries(note: Note, as_of: datetime | None, conflicts: tuple[tuple[str, str], ...],
+             labels: dict[str, str], page_url: str) -> list[ChronologyEntry]:
     replacement = _replacement(note, as_of)
     said_on = f"{timezone.localtime(note.said_at):%Y-%m-%d}" if note.said_at else ""
     # A document-made note's speaker is its citation (《房屋租赁合同》第 2 页); a turn's, who said it.
     source = note.speaker if note.source_type == "document" else " · ".join(p for p in (note.speaker, said_on) if p)
     common = dict(
         note_id=str(note.pk), content=note.content, category=note.category,
-        category_label=str(note.get_category_display()), speaker=note.speaker, subject=note.subject,
+        category_label=labels.get(note.category, note.category), speaker=note.speaker, subject=note.subject,
         said_at=note.said_at, current=replacement is None, replacement=replacement, conflicts=conflicts,
-        source=source, source_url=note.document_url() or note_page_url(note.pk),
+        source=source, source_url=note.document_url() or page_url.replace(str(_PLACEHOLDER), str(note.pk)),
     )
     points = _dates_in(note)
     if points:
@@ -182,9 +191,9 @@ def _entries(note: Note, as_of: datetime | None, conflicts: tuple[tuple[str, str
 
 def _dates_in(note: Note) -> list[tuple[date, str, str, str]]:
     """(day it sorts at, label, precision, words) of the dates the note's words state."""
-    said = timezone.localtime(note.said_at) if note.said_at else None
+    said = timezone.localtime(note.said_at).date() if note.said_at else None
     points: list[tuple[date, str, str, str]] = []
-    for mention in read(note.content, said_at=said).dates:
+    for mention in dates(note.content, said):  # the reader's dates alone: a chronology reads every note
         if not mention.iso or mention.precision not in ("day", "week", "month", "year"):
             continue  # a date the reader could not place ("上个月" with nothing to resolve it against)
         try:
