@@ -123,20 +123,24 @@ def matter_chronology(user, matter_id: int, *, as_of: datetime | None = None) ->
     notes = list(
         held.select_related("superseded_by")
         .only("id", "content", "category", "speaker", "subject", "said_at", "stored_at", "status", "retired_at",
+              "superseded_by",
               "source_type", "source_id", "superseded_by__id", "superseded_by__content", "evolution_history")
         .order_by("-stored_at")[:MAX_NOTES]
     )
     conflicts = _open_conflicts(user, notes, as_of)
+    successors = {n.superseded_by_id for n in notes if n.superseded_by_id}
+    visible = {n.pk for n in notes} | set(
+        Note.objects.visible_to(user).filter(pk__in=successors - {n.pk for n in notes}).values_list("pk", flat=True))
     # Read once for the whole list (a chronology reads thousands of notes: bench/bench_chronology.py).
     labels = {value: str(label) for value, label in Category.choices}
     page_url = note_page_url(_PLACEHOLDER)
     entries = [entry for note in notes
-               for entry in _entries(note, as_of, conflicts.get(str(note.pk), ()), labels, page_url)]
+               for entry in _entries(note, as_of, conflicts.get(str(note.pk), ()), labels, page_url, visible)]
     entries.sort(key=lambda e: (e.on, e.said_at or timezone.now(), e.content))
     return Chronology(matter=matter, as_of=as_of, entries=entries)
 
 
-def _replacement(note: Note, as_of: datetime | None) -> Replacement | None:
+def _replacement(note: Note, as_of: datetime | None, visible: set) -> Replacement | None:
     """When (system time), by whom (the note's history; the audit holds the same) and by what the
     value was replaced; None while it was current (now, or at ``as_of``)."""
     if note.status != Note.Status.SUPERSEDED:
@@ -145,13 +149,16 @@ def _replacement(note: Note, as_of: datetime | None) -> Replacement | None:
         return None  # still current at that moment (``retired_at``: when the memory superseded it)
     step = next((s for s in reversed(note.evolution_history or []) if s.get("event") == "superseded"), {})
     newer = note.superseded_by
+    if newer is not None and newer.pk not in visible:
+        newer = None  # replaced by a note this reader may not see (another matter's): said, not quoted
     return Replacement(at=note.retired_at, by=str(step.get("by") or ""), note_id=str(newer.pk) if newer else None,
                        content=newer.content if newer else "")
 
 
 def _open_conflicts(user, notes: list[Note], as_of: datetime | None) -> dict[str, tuple[tuple[str, str], ...]]:
     """Note id → the current notes of this list it is flagged as contradicting (both ways)."""
-    current = {str(n.pk): n for n in notes if _replacement(n, as_of) is None}
+    current = {str(n.pk): n for n in notes if n.status != Note.Status.SUPERSEDED
+               or (as_of is not None and (n.retired_at is None or n.retired_at > as_of))}
     if not current:
         return {}
     found: dict[str, list[tuple[str, str]]] = {}
@@ -169,8 +176,8 @@ _PLACEHOLDER = uuid.UUID(int=0)
 
 
 def _entries(note: Note, as_of: datetime | None, conflicts: tuple[tuple[str, str], ...],
-             labels: dict[str, str], page_url: str) -> list[ChronologyEntry]:
-    replacement = _replacement(note, as_of)
+             labels: dict[str, str], page_url: str, visible: set) -> list[ChronologyEntry]:
+    replacement = _replacement(note, as_of, visible)
     said_on = f"{timezone.localtime(note.said_at):%Y-%m-%d}" if note.said_at else ""
     # A document-made note's speaker is its citation (《房屋租赁合同》第 2 页); a turn's, who said it.
     source = note.speaker if note.source_type == "document" else " · ".join(p for p in (note.speaker, said_on) if p)

@@ -162,3 +162,15 @@ def test_an_erased_subject_is_on_no_date_and_the_page_says_nothing_of_it(world, 
     page = client.get(f"/matters/{world.matter_deposit.pk}/chronology/",
                       {"as_of": f"{timezone.localtime(corrected_at):%Y-%m-%d}"}).content.decode()
     assert "林晓雯" not in page and "2000" not in page
+
+
+def test_a_value_replaced_by_a_note_the_reader_may_not_see_is_not_quoted(world):
+    """bob sees the laptop matter; its value was replaced by a note of the deposit matter he is
+    walled from: his chronology says it was replaced, never what with."""
+    old = world.note("笔记本电脑的维修押金是500元。", matter=world.matter_laptop)
+    walled = world.note("陈露的押金是8800元（保密）。", matter=world.matter_deposit)
+    supersede_note(old, walled, actor="system:test", reason="test")
+    [entry] = [e for e in matter_chronology(world.bob, world.matter_laptop.pk).entries if e.note_id == str(old.pk)]
+    assert not entry.current and entry.replacement.content == "" and entry.replacement.note_id is None
+    [seen] = [e for e in matter_chronology(world.alice, world.matter_laptop.pk).entries if e.note_id == str(old.pk)]
+    assert seen.replacement.content == walled.content
