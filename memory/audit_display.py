@@ -47,6 +47,8 @@ def register_audited_type(object_type: str, model: type[models.Model], *, name: 
     if name is not None:
         NAMES[object_type] = name
     VALUE_WORDS[object_type] = dict(value_words or {})
+
+
 MAX_VALUE_CHARS = 300
 _TIME_KEYS = ("valid_from", "valid_to", "said_at", "closed_at", "erased_at", "previous_valid_from")
 
