@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from typing import Any
 
 from django.conf import settings
@@ -23,7 +23,7 @@ from infra.locks import lock_for_transaction
 from memory.disclosure import Viewer, redact_note_payload, viewer_of
 from infra.embeddings import EmbeddingUnavailable
 from legaltext.as_of import as_of_in
-from memory.as_of import BadDate, parse_as_of
+from memory.as_of import BadDate, end_of_day, parse_as_of
 from memory.models import Conversation, Matter, Message
 from remember.turns import enqueue_turn_extraction
 from remember.working_memory import working_memory
@@ -157,7 +157,7 @@ def begin_turn(user, *, question: Any, conversation_id: int | None, matter_id: i
     the day the lawyer chose to read memory at (the chat's date field); else the question's own
     words may name one (``legaltext.as_of``)."""
     question = validate_question(question)
-    held_at, words = _held_at(question, as_of)
+    held_at, words = held_at_of(question, as_of)
     with transaction.atomic():
         check_rate_limit(user)
         conversation, created = _conversation_for(user, conversation_id, matter_id, question)
@@ -168,8 +168,10 @@ def begin_turn(user, *, question: Any, conversation_id: int | None, matter_id: i
                      held_at=held_at, held_at_words=words)
 
 
-def _held_at(question: str, chosen: Any) -> tuple[datetime | None, str]:
-    """The moment memory is read at for this question, and the words that named it."""
+def held_at_of(question: str, chosen: Any = None, said_on: date | None = None) -> tuple[datetime | None, str]:
+    """The moment memory is read at for this question — the day chosen, else a day the question
+    names (``legaltext.as_of``, relative days against ``said_on``, today by default) — and the
+    question's words that named it ("" when chosen). Raises TurnRejected for a bad chosen day."""
     if chosen not in (None, ""):
         if not isinstance(chosen, str):
             raise TurnRejected("bad_as_of", _("“%(value)s” is not a date: write it as 2026-03-01.")
@@ -178,10 +180,10 @@ def _held_at(question: str, chosen: Any) -> tuple[datetime | None, str]:
             return parse_as_of(chosen, began=None, world=True), ""
         except BadDate as error:
             raise TurnRejected("bad_as_of", str(error)) from None
-    found = as_of_in(question, timezone.localdate())
+    found = as_of_in(question, said_on or timezone.localdate())
     if found is None:
         return None, ""
-    return timezone.make_aware(datetime.combine(found.day, datetime.max.time())), found.words
+    return end_of_day(found.day), found.words
 
 
 def hit_payload(hit, viewer: Viewer) -> dict[str, Any]:

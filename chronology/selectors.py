@@ -140,13 +140,18 @@ def matter_chronology(user, matter_id: int, *, as_of: datetime | None = None) ->
     return Chronology(matter=matter, as_of=as_of, entries=entries)
 
 
+def _current_then(note: Note, as_of: datetime | None) -> bool:
+    """Whether the note was current now, or at ``as_of`` (``retired_at``: when memory superseded it)."""
+    if note.status != Note.Status.SUPERSEDED:
+        return True
+    return as_of is not None and (note.retired_at is None or note.retired_at > as_of)
+
+
 def _replacement(note: Note, as_of: datetime | None, visible: set) -> Replacement | None:
     """When (system time), by whom (the note's history; the audit holds the same) and by what the
     value was replaced; None while it was current (now, or at ``as_of``)."""
-    if note.status != Note.Status.SUPERSEDED:
+    if _current_then(note, as_of):
         return None
-    if as_of is not None and (note.retired_at is None or note.retired_at > as_of):
-        return None  # still current at that moment (``retired_at``: when the memory superseded it)
     step = next((s for s in reversed(note.evolution_history or []) if s.get("event") == "superseded"), {})
     newer = note.superseded_by
     if newer is not None and newer.pk not in visible:
@@ -157,8 +162,7 @@ def _replacement(note: Note, as_of: datetime | None, visible: set) -> Replacemen
 
 def _open_conflicts(user, notes: list[Note], as_of: datetime | None) -> dict[str, tuple[tuple[str, str], ...]]:
     """Note id → the current notes of this list it is flagged as contradicting (both ways)."""
-    current = {str(n.pk): n for n in notes if n.status != Note.Status.SUPERSEDED
-               or (as_of is not None and (n.retired_at is None or n.retired_at > as_of))}
+    current = {str(n.pk): n for n in notes if _current_then(n, as_of)}
     if not current:
         return {}
     found: dict[str, list[tuple[str, str]]] = {}

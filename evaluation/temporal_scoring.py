@@ -8,7 +8,7 @@ message's) states the question's ``expected_value``; it is "wrong first" when a 
 above the first that states the expected one. Three ways of asking are printed side by side:
 
 - ``layered``: today's search, the question as it is (no date understood);
-- ``product``: what the chat does — a question that names a day (``legaltext.as_of``) is searched
+- ``product``: what the chat does (``chat.turns.held_at_of``, not a copy) — a question that names a day is searched
   for the notes whose fact held then (``valid_at``), any other as ``layered``;
 - ``dense``, ``bm25``, ``rrf``: the raw baselines over the same account's messages.
 """
@@ -19,7 +19,6 @@ import re
 import uuid
 from collections import defaultdict
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -111,7 +110,7 @@ def _hit_texts(result) -> list[str]:
 def _score(split: str, data: dict[str, Any]) -> TemporalReport:
     from evaluation.baselines import BASELINES, indexes_for
     from infra.embeddings import get_embedder
-    from legaltext.as_of import as_of_in
+    from chat.turns import held_at_of
     from memory.models import Message
     from recall import search_memory
 
@@ -130,10 +129,9 @@ def _score(split: str, data: dict[str, Any]) -> TemporalReport:
         user, asked = users[question["user"]], parse_datetime(question["asked_at"])
         layered = search_memory(user, question["question"], k=K)
         report.outcomes["layered"][question["category"]].append(judge(_hit_texts(layered), question))
-        found = as_of_in(question["question"], timezone.localtime(asked).date())
-        if found is not None:
+        held_at, _words = held_at_of(question["question"], said_on=timezone.localtime(asked).date())
+        if held_at is not None:  # read at the day the question names, as the chat reads it
             report.dated += 1
-            held_at = timezone.make_aware(datetime.combine(found.day, datetime.max.time()))
             product = search_memory(user, question["question"], k=K, valid_at=held_at)
         else:
             product = layered

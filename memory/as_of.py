@@ -13,6 +13,11 @@ class BadDate(ValueError):
     """An ``as_of`` that names no moment the memory had: the message says why, in words."""
 
 
+def end_of_day(day: date) -> datetime:
+    """A day as a moment: its last instant in the site's time zone (what "as of 1 March" means)."""
+    return timezone.make_aware(datetime.combine(day, datetime.max.time()))
+
+
 def parse_as_of(text: str | None, *, began: datetime | None, world: bool = False) -> datetime | None:
     """A day (``2026-03-01``: the memory at that day's end, in the site's time zone) or an ISO date
     and time; None for none. ``began``: when this memory began (the firm's creation). Raises
@@ -25,7 +30,7 @@ def parse_as_of(text: str | None, *, began: datetime | None, world: bool = False
     moment: datetime | None = None
     if len(text) <= 10:
         try:
-            moment = timezone.make_aware(datetime.combine(date.fromisoformat(text), datetime.max.time()))
+            moment = end_of_day(date.fromisoformat(text))
         except ValueError:
             moment = None
     else:

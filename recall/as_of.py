@@ -43,7 +43,7 @@ def as_of_search(request: SearchRequest, as_of: datetime | None = None,
         notes = notes.filter(memory_scope__in=request.scopes)
     if request.matter_id is not None:
         notes = notes.filter(~Q(memory_scope=MemoryScope.CASE) | Q(matter_id=request.matter_id))
-    rows = list(notes.select_related("matter", "owner", "superseded_by")
+    rows = list(notes.select_related("matter", "owner").defer("embedding")
                 .annotate(distance=CosineDistance("embedding", request.query_vector))
                 .order_by("distance", "pk")[:request.k])
     hits = []
