@@ -22,15 +22,15 @@ from infra.logs import content_lengths, log_event
 from infra.locks import lock_for_transaction
 from memory.disclosure import Viewer, redact_note_payload, viewer_of
 from infra.embeddings import EmbeddingUnavailable
-from legaltext.as_of import as_of_in
+from legaltext.as_of import as_of_in, past_event_in, without_moment
 from memory.as_of import BadDate, end_of_day, parse_as_of
 from memory.models import Conversation, Matter, Message
 from remember.turns import enqueue_turn_extraction
 from remember.working_memory import working_memory
 from documents.search import DocumentHit
 from recall import (
-    MAX_QUERY_CHARS, SearchError, SearchResult, contradictions_payload, message_hit_payload, note_page_url,
-    search_memory,
+    MAX_QUERY_CHARS, SearchError, SearchResult, contradictions_payload, message_hit_payload, message_of_event,
+    moment_first, note_page_url, search_memory,
 )
 from memory.services.conversations import finish_reply, save_message, start_conversation
 
@@ -86,6 +86,17 @@ class TurnStart:
     #: is searched for what held then (world time, ``recall.as_of``); None for now.
     held_at: datetime | None = None
     held_at_words: str = ""  # the question's words that named it ("" when chosen)
+    held_at_message: Message | None = None  # the advice a moment was named by ("我们第一次建议…的时候")
+
+
+@dataclass(frozen=True)
+class HeldAt:
+    """The moment a question is read at (None: now), the words that named it ("" when chosen),
+    and the message it was read from when named by an act of the firm's."""
+
+    at: datetime | None = None
+    words: str = ""
+    message: Message | None = None
 
 
 @dataclass
@@ -157,33 +168,55 @@ def begin_turn(user, *, question: Any, conversation_id: int | None, matter_id: i
     the day the lawyer chose to read memory at (the chat's date field); else the question's own
     words may name one (``legaltext.as_of``)."""
     question = validate_question(question)
-    held_at, words = held_at_of(question, as_of)
+    held = held_at_of(question, as_of)
     with transaction.atomic():
         check_rate_limit(user)
         conversation, created = _conversation_for(user, conversation_id, matter_id, question)
         message = save_message(
             conversation, Message.Role.USER, question, speaker=user.get_username()
         )
+    if held.at is None:  # "我们第一次建议…的时候": the moment of that advice, found among the messages
+        held = held_at_by_act(user, question, matter_id=conversation.matter_id, exclude_message_ids=(message.pk,))
     return TurnStart(conversation=conversation, user_message=message, conversation_created=created,
-                     held_at=held_at, held_at_words=words)
+                     held_at=held.at, held_at_words=held.words, held_at_message=held.message)
 
 
-def held_at_of(question: str, chosen: Any = None, said_on: date | None = None) -> tuple[datetime | None, str]:
+def held_at_of(question: str, chosen: Any = None, said_on: date | None = None, *,
+               user=None, matter_id: int | None = None) -> HeldAt:
     """The moment memory is read at for this question — the day chosen, else a day the question
-    names (``legaltext.as_of``, relative days against ``said_on``, today by default) — and the
-    question's words that named it ("" when chosen). Raises TurnRejected for a bad chosen day."""
+    names (``legaltext.as_of``, relative days against ``said_on``, today by default), else — given
+    the ``user`` who asks — the moment of an act of the firm's it names (``held_at_by_act``) — and
+    the question's words that named it ("" when chosen). Raises TurnRejected for a bad chosen day."""
     if chosen not in (None, ""):
         if not isinstance(chosen, str):
             raise TurnRejected("bad_as_of", _("“%(value)s” is not a date: write it as 2026-03-01.")
                                % {"value": str(chosen)[:40]})
         try:
-            return parse_as_of(chosen, began=None, world=True), ""
+            return HeldAt(parse_as_of(chosen, began=None, world=True))
         except BadDate as error:
             raise TurnRejected("bad_as_of", str(error)) from None
     found = as_of_in(question, said_on or timezone.localdate())
-    if found is None:
-        return None, ""
-    return end_of_day(found.day), found.words
+    if found is not None:
+        return HeldAt(end_of_day(found.day), found.words)
+    return held_at_by_act(user, question, matter_id=matter_id) if user is not None else HeldAt()
+
+
+def held_at_by_act(user, question: str, *, matter_id: int | None = None,
+                   exclude_message_ids: tuple[int, ...] = ()) -> HeldAt:
+    """The moment ``question`` names by what the firm did then ("我们第一次建议…的时候": the
+    words, ``legaltext.as_of.past_event_in``; the message, ``recall.message_of_event``), the
+    words that named it and that message; none when it names none or no message ``user`` may see
+    tells of it."""
+    event = past_event_in(question)
+    if event is None:
+        return HeldAt()
+    try:
+        message = message_of_event(user, event.event, first=event.first, by_firm=event.by_firm,
+                                   matter_id=matter_id, exclude_message_ids=exclude_message_ids)
+    except (SearchError, EmbeddingUnavailable) as error:
+        logger.warning("the moment of %r was not found: %s", event.rule, error)
+        return HeldAt()
+    return HeldAt() if message is None else HeldAt(message.said_at, event.words, message)
 
 
 def hit_payload(hit, viewer: Viewer) -> dict[str, Any]:
@@ -225,9 +258,10 @@ def recall(user, start: TurnStart) -> Recall:
         # left out); the question itself, saved just before, is not recalled.
         previous = [m.content for m in working_memory(conversation)
                     if m.pk != start.user_message.pk and m.engine != ENGINE_OFFLINE][-CONTEXT_LINES:]
+        asked = without_moment(question, start.held_at_words)  # at a moment: what is asked of it
         result = search_memory(
             user,
-            question[:MAX_QUERY_CHARS],
+            asked[:MAX_QUERY_CHARS],
             k=CHAT_RECALL_K,
             strategy="layered",
             matter_id=conversation.matter_id,
@@ -236,6 +270,8 @@ def recall(user, start: TurnStart) -> Recall:
             exclude_message_ids=[start.user_message.pk],
             valid_at=start.held_at,
         )
+        if start.held_at_message is not None:  # the advice itself states what it rested on
+            result = moment_first(result, start.held_at_message, CHAT_RECALL_K)
     except (SearchError, EmbeddingUnavailable) as error:
         logger.error("recall failed for conversation %s: %s", conversation.pk, error)
         warning = _("记忆检索暂不可用，本次回答未使用长期记忆。")

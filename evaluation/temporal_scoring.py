@@ -111,8 +111,9 @@ def _score(split: str, data: dict[str, Any]) -> TemporalReport:
     from evaluation.baselines import BASELINES, indexes_for
     from infra.embeddings import get_embedder
     from chat.turns import held_at_of
+    from legaltext.as_of import without_moment
     from memory.models import Message
-    from recall import search_memory
+    from recall import moment_first, search_memory
 
     payload = data["conversations"]
     accounts = sorted({c["user"] for c in payload["conversations"]})
@@ -129,10 +130,12 @@ def _score(split: str, data: dict[str, Any]) -> TemporalReport:
         user, asked = users[question["user"]], parse_datetime(question["asked_at"])
         layered = search_memory(user, question["question"], k=K)
         report.outcomes["layered"][question["category"]].append(judge(_hit_texts(layered), question))
-        held_at, _words = held_at_of(question["question"], said_on=timezone.localtime(asked).date())
-        if held_at is not None:  # read at the day the question names, as the chat reads it
+        held = held_at_of(question["question"], said_on=timezone.localtime(asked).date(), user=user)
+        if held.at is not None:  # read at the day (or the advice) the question names, as the chat reads it
             report.dated += 1
-            product = search_memory(user, question["question"], k=K, valid_at=held_at)
+            product = search_memory(user, without_moment(question["question"], held.words), k=K, valid_at=held.at)
+            if held.message is not None:
+                product = moment_first(product, held.message, K)
         else:
             product = layered
         outcome = judge(_hit_texts(product), question)

@@ -39,6 +39,7 @@ from recall.registry import (
     unregister_strategy,
 )
 from recall.scoring import ScoreBreakdown, keyword_score, recency_score, score_message
+from recall.events import message_of_event, moment_first
 from recall.search import raw_turn_search, search_memory
 from recall.strategies import MESSAGE_LIMIT, message_reasons
 from recall.types import (
@@ -71,6 +72,8 @@ __all__ = [
     "SearchResult",
     "UnknownStrategy",
     "make_plan",
+    "message_of_event",
+    "moment_first",
     "raw_turn_search",
     "search_memory",
     # strategies registered from other apps

@@ -205,13 +205,15 @@ def prepare_request(user, query: str, *, k: int, strategy: str, matter_id: int |
 
 
 def raw_turn_search(user, query: str, *, k: int = 10, matter_id: int | None = None, context: str = "",
-                    conversation: Conversation | int | None = None) -> list[int]:
+                    conversation: Conversation | int | None = None,
+                    exclude_message_ids: Iterable[int] = ()) -> list[int]:
     """The raw-turn search: the ids of the messages ``user`` may see, best first, by reciprocal-rank
     fusion of their dense and BM25 ranks for ``query`` — the same candidates, words and vector
     the layered search reads. Its first ``RAW_FLOOR_N`` are the floor every layered result covers
     (docs/read-path.md, "The raw floor"). Same checks and errors as ``search_memory``."""
     request = prepare_request(user, query, k=k, strategy="layered", matter_id=matter_id, scopes=None,
-                              conversation=conversation, context=context, exclude_message_ids=())
+                              conversation=conversation, context=context,
+                              exclude_message_ids=exclude_message_ids)
     return list(raw_turns(request).ranked)
 
 

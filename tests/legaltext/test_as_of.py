@@ -5,7 +5,7 @@ from datetime import date
 
 import pytest
 
-from legaltext.as_of import RULES, as_of_in
+from legaltext.as_of import RULES, as_of_in, past_event_in
 
 ASKED_ON = date(2026, 4, 20)
 
@@ -41,3 +41,29 @@ def test_a_question_not_read_at_a_date(question):
 def test_every_rule_is_named_and_explained():
     assert len({rule.name for rule in RULES}) == len(RULES)
     assert all(rule.why and (rule.before or rule.after) for rule in RULES)
+
+
+@pytest.mark.parametrize("question, event, first, rule", [
+    ("我们第一次建议韩立军别签离职协议的时候，公司报价是多少？", "建议韩立军别签离职协议", True, "zh-when-we-did"),
+    ("我们最开始给陶建明算利息的时候，本金按多少算的？", "给陶建明算利息", True, "zh-when-we-did"),
+    ("你最早帮我分交强险和商业险怎么赔的时候，医疗费是按多少算的？", "帮我分交强险和商业险怎么赔", True,
+     "zh-when-we-did"),
+    ("律师发律师函那会儿，欠款是多少？", "发律师函", False, "zh-when-we-did"),
+    ("When you first advised me to hold back the third instalment, what contract price was that advice based on?",
+     "advised me to hold back the third instalment", True, "en-when-you-did"),
+    ("What was the deposit when we sent the demand letter?", "sent the demand letter", False, "en-when-you-did"),
+])
+def test_a_moment_named_by_what_we_did(question, event, first, rule):
+    found = past_event_in(question)
+    assert found is not None and (found.event, found.first, found.rule) == (event, first, rule), found
+
+
+@pytest.mark.parametrize("question", [
+    "我们签合同的时候押金是多少？",  # the client's own act in the world, not the firm's
+    "你觉得我起诉要准备什么？",  # no moment
+    "押金是多少？",
+    "When is the hearing?",
+    "",
+])
+def test_no_moment_named_by_what_we_did(question):
+    assert past_event_in(question) is None
