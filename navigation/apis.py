@@ -7,6 +7,7 @@ serializers — the same ones that document the payloads — produce them. A not
 from __future__ import annotations
 
 from dataclasses import asdict
+from datetime import datetime
 
 from django.http import Http404
 from django.utils.translation import gettext
@@ -16,6 +17,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from memory.as_of import BadDate, memory_began, parse_as_of
 from memory.disclosure import redact_note_payload, viewer_of
 from memory.models import Note
 from navigation import freshness, selectors
@@ -38,14 +40,25 @@ FILTER_PARAMETERS = [
     OpenApiParameter("matter", int, description="Only notes of this matter (must be assigned to you)."),
     OpenApiParameter("scope", str, description="Only this memory layer."),
     OpenApiParameter("event", str, description="Only this event key (tag:…, story:… or matter:…)."),
+    OpenApiParameter("as_of", str, description="2026-03-01 or an ISO date and time: the graph of the memory "
+                     "as it stood then (notes stored by then and not yet retired); empty for now."),
 ]
 
 
+def _as_of(user, text: str | None) -> datetime | None:
+    """``as_of`` read by the one parser (memory.as_of); a bad date is a 400 that says why."""
+    try:
+        return parse_as_of(text, began=memory_began(user))
+    except BadDate as error:
+        raise ValidationError({"as_of": [str(error)]}) from None
+
+
 def _context(user, data: dict):
+    as_of = _as_of(user, data.get("as_of"))
     try:
         return selectors.resolve_context(
             user, firm_id=data.get("firm"), matter_id=data.get("matter"),
-            scope=data.get("scope"), event=data.get("event"),
+            scope=data.get("scope"), event=data.get("event"), as_of=as_of,
         )
     except selectors.NavigationInputError as error:
         raise ValidationError({"detail": str(error)}) from None
@@ -95,6 +108,8 @@ class TraceApi(APIView):
         context = _context(request.user, {**data, "firm": note.firm_id})
         built = freshness.current_graph(context)
         target = built.graph.index_of.get(str(note.pk))
+        if target is None and context.as_of is not None:
+            raise Http404(gettext("This note was not in the memory at that moment."))
         if target is None:
             raise Http404(gettext("This note is not in the navigation graph (replaced by a newer version, not searchable yet, or filtered out)."))
         result = selectors.trace_query(built, note.content, k=data["k"], target=target)
@@ -104,17 +119,19 @@ class TraceApi(APIView):
 
 
 class SearchApi(APIView):
-    """Search with ``strategy=layered_nav``: the graph route fused with vector search."""
+    """Search with ``strategy=layered_nav``: the graph route fused with vector search (``as_of``:
+    on the graph of that moment)."""
 
     @extend_schema(request=NavSearchRequestSerializer, responses=NavSearchResponseSerializer)
     def post(self, request: Request) -> Response:
         body = NavSearchRequestSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         data = body.validated_data
+        as_of = _as_of(request.user, data.get("as_of"))
         try:
             result = layered_nav_search(
                 request.user, data["query"], k=data["k"], matter_id=data.get("matter"),
-                scopes=data.get("scopes"), firm_id=data.get("firm"),
+                scopes=data.get("scopes"), firm_id=data.get("firm"), as_of=as_of,
             )
         except selectors.NavigationInputError as error:
             raise ValidationError({"detail": str(error)}) from None

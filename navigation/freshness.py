@@ -32,10 +32,15 @@ logger = logging.getLogger("legalmem.navigation")
 
 def current_graph(context: GraphContext) -> BuiltGraph:
     """The graph of the context's visible notes, current to the last committed note change:
-    cache → stored → incremental → build."""
+    cache → stored → incremental → build. With ``as_of``, the graph of that moment (``_past``)."""
     queryset = selectors.visible_notes(context)
     version = selectors.notes_version(queryset)
     fingerprint, digest = selectors.graph_key(context)
+    if context.as_of is not None:
+        return cache.get_or_refresh(
+            fingerprint, version, lambda previous: _past(context, queryset, version, previous),
+            capacity=tuning.NAV_CACHE_ENTRIES,
+        )
     services.mark_used(digest)
 
     def accept(built: BuiltGraph) -> bool:  # a graph this process made gives way to the stored one
@@ -62,6 +67,22 @@ def _refresh(context: GraphContext, queryset: QuerySet[Note], version: str, dige
     built = build(context, queryset, version)
     services.store_snapshot(context, digest, built)
     return built, "builds"
+
+
+def _past(context: GraphContext, queryset: QuerySet[Note], version: str,
+          previous: BuiltGraph | None) -> tuple[BuiltGraph, str]:
+    """The graph of the memory as it stood at ``context.as_of``: always a full build, never
+    stored. A full build is deterministic, so every process serves the same graph of a moment
+    without a snapshot (and the background refresh never sees one); no history of updates
+    shapes it. This process's previous graph of the moment is kept while it holds exactly the
+    same notes (the version also moves when a note of then is superseded today); an erased or
+    deleted note changes the set, so the graph is built again without it."""
+    if previous is not None:
+        current, truncated = selectors.listing(context, queryset)
+        if current == previous.stamps:
+            return replace(previous, version=version, truncated=truncated,
+                           matter_titles=selectors.matter_titles(context)), "unchanged"
+    return build(context, queryset, version), "builds"
 
 
 def build(context: GraphContext, queryset: QuerySet[Note], version: str) -> BuiltGraph:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from typing import Any, Iterable
 
 import numpy as np
@@ -27,7 +28,7 @@ from recall import (
 from navigation.graph import query_scorer, trace
 from navigation.built import BuiltGraph
 from navigation.freshness import current_graph
-from navigation.selectors import NavigationInputError, resolve_context
+from navigation.selectors import GraphFilters, NavigationInputError, resolve_context
 from navigation.serializers import GraphTrace, TraceSerializer
 
 MAX_K = 100
@@ -65,12 +66,14 @@ def _allowed(built: BuiltGraph, index: int, matter_id: int | None, scopes: set[s
 
 def layered_nav_search(user, query: str, *, k: int, matter_id: int | None = None,
                        scopes: Iterable[str] | None = None, conversation=None,
-                       firm_id: int | None = None, query_vector: np.ndarray | None = None) -> LayeredNavResult:
+                       firm_id: int | None = None, query_vector: np.ndarray | None = None,
+                       as_of: datetime | None = None) -> LayeredNavResult:
     """Search the user's visible notes with the navigation graph route fused with vector search.
 
     ``matter_id`` keeps notes of that matter and notes without a matter (other matters'
     notes are dropped); ``scopes`` keeps those layers; the firm is the conversation's, the
-    given one, or the user's first. Raises NavigationInputError for bad filters or limits."""
+    given one, or the user's first; ``as_of`` (already parsed) searches the graph of the memory
+    as it stood then. Raises NavigationInputError for bad filters or limits."""
     query = (query or "").strip()
     if not query:
         raise NavigationInputError(gettext("The query must not be empty."))
@@ -82,12 +85,12 @@ def layered_nav_search(user, query: str, *, k: int, matter_id: int | None = None
         firm_id = conversation.firm_id
     if matter_id is not None and firm_id is None:
         firm_id = Matter.objects.assigned_to(user).filter(pk=matter_id).values_list("firm_id", flat=True).first()
-    context = resolve_context(user, firm_id=firm_id, matter_id=matter_id)
+    context = resolve_context(user, firm_id=firm_id, matter_id=matter_id, as_of=as_of)
     result = LayeredNavResult(query=query, k=k)
     if context is None:
         return result
     # The matter narrows results, not the graph: the firm-wide layers stay reachable.
-    context = type(context)(context.user, context.firm)
+    context = replace(context, filters=GraphFilters())
     built = current_graph(context)
     result.graph_version = built.version
     graph = built.graph

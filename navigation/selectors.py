@@ -9,6 +9,7 @@ how it is shown is ``navigation.serializers`` (docs/navigation.md).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime, timezone as dt_timezone
 from typing import Any
 
 import numpy as np
@@ -39,11 +40,13 @@ class GraphFilters:
 
 @dataclass(frozen=True)
 class GraphContext:
-    """Which graph: a firm of the user's and the filters of the page."""
+    """Which graph: a firm of the user's, the filters of the page, and the moment — None for
+    now, else the memory as it stood then (system time, ``Note.objects.as_of``)."""
 
     user: Any
     firm: Firm
     filters: GraphFilters = GraphFilters()
+    as_of: datetime | None = None
 
 
 def graph_params() -> GraphParams:
@@ -61,8 +64,10 @@ def user_firms(user) -> QuerySet[Firm]:
 
 
 def resolve_context(user, *, firm_id: int | None = None, matter_id: int | None = None,
-                    scope: str | None = None, event: str | None = None) -> GraphContext | None:
+                    scope: str | None = None, event: str | None = None,
+                    as_of: datetime | None = None) -> GraphContext | None:
     """Validate the filters against what the user may see; None when the user has no firm.
+    ``as_of``: a moment already read by ``memory.as_of.parse_as_of`` (None for now).
 
     Unknown and walled-off firms or matters get the same message, so nothing is revealed."""
     firms = user_firms(user)
@@ -81,12 +86,16 @@ def resolve_context(user, *, firm_id: int | None = None, matter_id: int | None =
             "scope": scope, "layers": "、".join(str(label) for label in MemoryScope.labels)})
     if event is not None and (not event or len(event) > 300):
         raise NavigationInputError(gettext("The event must be a non-empty key of at most 300 characters."))
-    return GraphContext(user, firm, GraphFilters(matter_id, scope or None, event or None))
+    return GraphContext(user, firm, GraphFilters(matter_id, scope or None, event or None), as_of)
 
 
 def visible_notes(context: GraphContext) -> QuerySet[Note]:
+    """The notes the context's graph is made of: visible to the user (walls, firm, owner), in
+    the firm, current now — or, with ``as_of``, current then (stored by then, not yet retired;
+    forgotten and erased notes on no date) — and embedded."""
     queryset = (
-        Note.objects.visible_to(context.user).filter(firm=context.firm).active().with_embedding()
+        Note.objects.visible_to(context.user).filter(firm=context.firm)
+        .in_state(Note.Status.ACTIVE, context.as_of).with_embedding()
     )
     if context.filters.matter_id is not None:
         queryset = queryset.filter(matter_id=context.filters.matter_id)
@@ -99,7 +108,11 @@ def _fingerprint(context: GraphContext) -> tuple:
     matters = tuple(
         sorted(Matter.objects.assigned_to(context.user).filter(firm=context.firm).values_list("pk", flat=True))
     )
-    return (context.firm.pk, context.user.pk, matters, context.filters, graph_params(), DISCLOSURE_RULE)
+    fingerprint = (context.firm.pk, context.user.pk, matters, context.filters, graph_params(), DISCLOSURE_RULE)
+    # A past moment is its own graph; the graph of now keeps the key it always had.
+    if context.as_of is None:
+        return fingerprint
+    return fingerprint + (("as_of", context.as_of.astimezone(dt_timezone.utc).isoformat()),)
 
 
 def notes_version(queryset: QuerySet[Note]) -> str:

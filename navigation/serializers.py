@@ -55,6 +55,8 @@ class GraphFilterSerializer(serializers.Serializer):
     matter = serializers.IntegerField(required=False, min_value=1, max_value=MAX_DB_ID)
     scope = serializers.ChoiceField(choices=MemoryScope.choices, required=False)
     event = serializers.CharField(required=False, max_length=300)
+    # Read by memory.as_of.parse_as_of in the view (it needs the reader's firm): any text here.
+    as_of = serializers.CharField(required=False, allow_blank=True, max_length=40)
 
 
 class GraphQuerySerializer(GraphFilterSerializer):
@@ -80,6 +82,7 @@ class NavSearchRequestSerializer(serializers.Serializer):
     scopes = serializers.ListField(
         child=serializers.ChoiceField(choices=MemoryScope.choices), required=False, max_length=5
     )
+    as_of = serializers.CharField(required=False, allow_blank=True, max_length=40)
 
 
 class NodeSerializer(serializers.Serializer):

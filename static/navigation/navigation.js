@@ -36,11 +36,19 @@
     requestSeq: 0,
   };
 
+  // The moment of the page's date control (?as_of=, read by the server): every request is of
+  // the memory as it stood then. Empty for now.
+  const asOf = shell.dataset.asOf || "";
+  // A refused date is said by the form (server side): nothing is drawn or searched rather than
+  // the memory of another moment.
+  const refused = !!shell.dataset.refused;
+
   // ---------- data ----------
   function filterParams() {
     const form = new FormData(document.getElementById("nav-filters"));
     const params = new URLSearchParams();
     for (const [key, value] of form.entries()) if (value) params.set(key, value);
+    if (asOf) params.set("as_of", asOf);
     return params;
   }
 
@@ -66,6 +74,7 @@
   }
 
   async function loadGraph() {
+    if (refused) return;
     const seq = ++state.requestSeq;
     showError("");
     document.getElementById("nav-stats").textContent = T.loading;
@@ -394,9 +403,11 @@
 
   async function runSearch(event) {
     event.preventDefault();
+    if (refused) return;
     const query = new FormData(event.target).get("query");
     const filters = filterParams();
     const body = { query, k: 10, strategy: "layered_nav" };
+    if (asOf) body.as_of = asOf;
     if (filters.get("firm")) body.firm = Number(filters.get("firm"));
     if (filters.get("matter")) body.matter = Number(filters.get("matter"));
     if (filters.get("scope")) body.scopes = [filters.get("scope")];

@@ -13,7 +13,10 @@ from navigation.serializers import (
     TraceResponseSerializer,
 )
 from tests.clients import client_for
-from tests.navigation.test_api import GRAPH, SEARCH, notes, trace_url  # noqa: F401  (notes is a fixture)
+from tests.navigation import test_api
+from tests.navigation.test_api import GRAPH, SEARCH, trace_url
+
+notes = test_api.notes  # the fixture, shared (an assignment: pyflakes reads an imported one as unused)
 
 
 def assert_conforms(serializer: serializers.Serializer, data: dict, path: str = "$") -> int:
