@@ -29,7 +29,9 @@ from django.utils.dateparse import parse_datetime
 from evaluation.runner import create_world, import_renamed
 
 FOLDER = Path(__file__).resolve().parent / "temporal"
-SPLITS = ("dev", "test")
+SPLITS = ("dev", "dev_advised", "test")
+#: Splits of questions only, and the split whose conversations they are asked over.
+QUESTIONS_ONLY = {"dev_advised": "dev"}
 SYSTEMS = ("layered", "product", "dense", "bm25", "rrf")
 K = 5
 
@@ -64,12 +66,14 @@ class TemporalReport:
 
 
 def load(split: str, folder: Path = FOLDER) -> dict[str, Any]:
-    """The split's files (a missing one raises FileNotFoundError)."""
+    """The split's files (a missing one raises FileNotFoundError). A split of questions only
+    (``dev_advised``) asks them over dev's conversations."""
     if split not in SPLITS:
         raise ValueError(f"split must be one of {', '.join(SPLITS)}")
-    folder = folder / split
-    return {name: json.loads((folder / f"{name}.json").read_text(encoding="utf-8"))
-            for name in ("conversations", "questions")}
+    own = folder / split
+    conversations = folder / QUESTIONS_ONLY[split] if split in QUESTIONS_ONLY else own
+    return {"conversations": json.loads((conversations / "conversations.json").read_text(encoding="utf-8")),
+            "questions": json.loads((own / "questions.json").read_text(encoding="utf-8"))}
 
 
 def says(text: str, value: str) -> bool:

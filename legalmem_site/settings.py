@@ -173,6 +173,7 @@ RULE_MODULES = [
     "remember.routing.rules",
     "remember.extraction.subjects",
     "recall.identifiers",
+    "recall.events",
     "chat.answer_rules",
 ]
 

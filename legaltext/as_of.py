@@ -89,16 +89,31 @@ def _last_day(mention: DateMention) -> date | None:
 
 #: What the firm (or the client with it) did at the moment asked about: advised, told, worked out,
 #: sent, wrote, asked. "我们签合同的时候" is the client's own act in the world, not one of ours.
-_ZH_ACT = r"(?:建议|讲|说|算|帮|分析|发|寄|写|起草|提醒|告诉|答复|回复|劝|估|核算|计算|拆分|咨询|问|找你|找您|列|提)"
+_ZH_ACT = (r"(?:建议|讲|说|算|帮|分析|发|寄|写|起草|提醒|告诉|答复|回复|劝|估|核算|计算|拆分|咨询|问|找你|找您|列|提|"
+           r"让|叫|引|看)")
 _ZH_FIRST = r"(?:第一次|头一次|头一回|首次|最早|最开始|最初|一开始|刚开始|当初|起初)"
+#: Words that put the act in the past by themselves ("那次", "那会儿", "当时" after it) — and the
+#: plain "的时候 / 时" that need a past word in the act or a "第一次" before it: "你建议我起诉的时候
+#: 要注意什么？" asks about the future.
+_ZH_THEN = r"(?:[，,]\s*)?(?:那会儿?|那时候?|之时|那一?次|那一?回|之前|当时)"
+_ZH_WHEN = r"(?:的时候|时候|(?<![及按临同暂随准小当])时(?![间效候代]))"
+_ZH_PAST = re.compile(r"当时|当初|上次|之前|那次|曾经|过|了")
+_ZH_WHO = r"(?:我们|咱们|你们|你|您|律师|我)"
 _ZH_EVENT_RE = re.compile(
-    r"(?P<who>我们|咱们|你们|你|您|律师|我)(?P<first>" + _ZH_FIRST + r")?"
-    r"(?P<event>[^，,。？?！!；;]{0,30}?" + _ZH_ACT + r"[^，,。？?！!；;]{0,30}?)"
-    r"(?:的时候|那会儿?|那时候?|之时|时(?=[，,]))")
+    r"(?P<first0>" + _ZH_FIRST + r")?(?P<who>" + _ZH_WHO + r")(?P<first>" + _ZH_FIRST + r")?"
+    r"(?P<event>[^，,。？?！!；;]{0,40}?" + _ZH_ACT + r"[^，,。？?！!；;]{0,40}?)"
+    r"(?P<then>" + _ZH_THEN + r"|" + _ZH_WHEN + r")")
+_ZH_FIRST_EVENT_RE = re.compile(
+    r"(?P<first>" + _ZH_FIRST + r")(?P<event>" + _ZH_ACT + r"[^，,。？?！!；;]{0,40}?)"
+    r"(?P<then>" + _ZH_THEN + r"|" + _ZH_WHEN + r")")
+_EN_VERBS = (r"(?:advised|told|recommended|calculated|worked out|suggested|sent|wrote|drafted|gave|explained|"
+             r"estimated|computed|asked|consulted|discussed|talked|split|listed|proposed|warned|mentioned|said)")
 _EN_EVENT_RE = re.compile(
-    r"\bwhen (?P<who>you|we|I)\s+(?P<first>first |originally |initially |last )?"
-    r"(?P<event>(?:advised|told|recommended|calculated|worked out|suggested|sent|wrote|drafted|gave|explained|"
-    r"estimated|computed|asked|consulted|discussed|talked|split)\b[^,?.;]{0,80})", re.IGNORECASE)
+    r"\b(?:when|at the time|back when|the time)\s+(?P<who>you|we|I)\s+(?P<first>first |originally |initially |last )?"
+    r"(?P<event>" + _EN_VERBS + r"\b[^,?.;]{0,80})", re.IGNORECASE)
+_EN_ADVICE_RE = re.compile(
+    r"\b(?P<who>your|our) (?P<first>first |earliest |original |initial )?(?P<event>advice (?:on|about|regarding) "
+    r"[^,?.;]{2,60}?)(?= use\b| based\b| rest\b|,|\?|$)", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -122,19 +137,27 @@ class EventRule:
 
 
 EVENT_RULES: tuple[EventRule, ...] = (
-    EventRule("zh-when-we-did", "我们/你(第一次/最早…)建议/算/讲…的时候: the moment of that advice", _ZH_EVENT_RE),
-    EventRule("en-when-you-did", "when you/we (first) advised/told/sent…: the moment of that advice", _EN_EVENT_RE),
+    EventRule("zh-when-we-did", "我们/你(第一次…)建议/算/讲…那次 / 那会儿 / 的时候: the moment of that act", _ZH_EVENT_RE),
+    EventRule("zh-first-time-did", "第一次/最早 算/建议…时 (no one named): the first time the firm did it",
+              _ZH_FIRST_EVENT_RE),
+    EventRule("en-when-you-did", "when / at the time / back when you (first) advised, told, sent…", _EN_EVENT_RE),
+    EventRule("en-your-advice", "your (first) advice on …: the moment of that advice", _EN_ADVICE_RE),
 )
 
 
 def past_event_in(text: str) -> PastEvent | None:
-    """The moment ``text`` names by an act of the firm's (``EVENT_RULES``), or None — also when
-    the question names a date for it (``as_of_in`` reads those)."""
+    """The moment ``text`` names by an act (``EVENT_RULES``), or None. A plain "的时候 / 时" names
+    one only after a "第一次"-word or with a past word in the act ("你当时说…的时候")."""
     for rule in EVENT_RULES:
-        match = rule.pattern.search(text or "")
-        if match is not None:
-            return PastEvent(match.group(0).strip(), match.group("event").strip(), bool(match.group("first")),
-                             rule.name, by_firm=match.group("who") not in ("我", "I"))
+        for match in rule.pattern.finditer(text or ""):
+            groups = match.groupdict()
+            first = bool(groups.get("first") or groups.get("first0"))
+            then = groups.get("then")
+            if then is not None and re.fullmatch(_ZH_WHEN, then) and not first and not _ZH_PAST.search(match.group("event")):
+                continue  # "你建议我起诉的时候要注意什么": not a moment of the past
+            who = (groups.get("who") or "").lower()
+            return PastEvent(match.group(0).strip(" ，,"), match.group("event").strip(), first, rule.name,
+                             by_firm=who not in ("我", "i"))
     return None
 
 

@@ -14,9 +14,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from django.utils import timezone
-from django.utils.translation import gettext
+from django.utils.translation import gettext, gettext_lazy
 
+from legaltext.as_of import EVENT_RULES, RULES, as_of_in, past_event_in
 from memory.models import Message
+from memory.rules import Rule, register
 from recall.plan import MESSAGES
 from recall.scoring import score_message
 from recall.search import raw_turn_search, renumbered
@@ -24,6 +26,29 @@ from recall.types import Hit, SearchResult
 
 #: With "第一次 / first": the earliest of this many best matches is the first time it was done.
 FIRST_OF_BEST = 3
+
+#: The ways a question names the moment memory is read at (``legaltext.as_of``): the "recall"
+#: table of ``memory.rules`` (``manage.py rules``), stage "moment", in a lawyer's words.
+_WHY = {
+    "zh-jiezhi": gettext_lazy("\"As of\" a date (截至 / 截止到): memory is read as it held at the end of that day."),
+    "zh-then": gettext_lazy("A date followed by \"then\" (那会儿 / 的时候): memory is read as it held that day."),
+    "en-as-of": gettext_lazy("\"As of\" / \"as at\" a date: memory is read as it held at the end of that day."),
+    "zh-when-we-did": gettext_lazy(
+        "\"When we (first) advised…\" in Chinese: memory is read as it held when that advice was given, the advice first."),
+    "zh-first-time-did": gettext_lazy(
+        "\"The first time (we) worked out…\" in Chinese: memory is read as it held the first time it was done."),
+    "en-when-you-did": gettext_lazy(
+        "\"When you (first) advised / sent…\": memory is read as it held at that moment, the advice first."),
+    "en-your-advice": gettext_lazy(
+        "\"Your (first) advice on…\": memory is read as it held when that advice was given, the advice first."),
+}
+for _rule in RULES:
+    register(Rule("recall", _rule.name, _WHY[_rule.name],
+                  lambda text, _name=_rule.name: getattr(as_of_in(text or ""), "rule", None) == _name, stage="moment"))
+for _event in EVENT_RULES:
+    register(Rule("recall", _event.name, _WHY[_event.name],
+                  lambda text, _name=_event.name: getattr(past_event_in(text or ""), "rule", None) == _name,
+                  stage="moment"))
 
 
 def message_of_event(user, event: str, *, first: bool, by_firm: bool = True, matter_id: int | None = None,

@@ -52,6 +52,14 @@ def test_every_rule_is_named_and_explained():
     ("When you first advised me to hold back the third instalment, what contract price was that advice based on?",
      "advised me to hold back the third instalment", True, "en-when-you-did"),
     ("What was the deposit when we sent the demand letter?", "sent the demand letter", False, "en-when-you-did"),
+    ("当初你让孙雅琴先发催告那会儿，维修报价是多少？", "让孙雅琴先发催告", True, "zh-when-we-did"),
+    ("你说等鉴定结论出来再谈更稳妥，那时我约的鉴定是哪天？", "说等鉴定结论出来再谈更稳妥", False, "zh-when-we-did"),
+    ("你当时说还没到期的时候，约定的还款日是哪天？", "当时说还没到期", False, "zh-when-we-did"),
+    ("第一次算赔偿时用的月工资是多少？", "算赔偿", True, "zh-first-time-did"),
+    ("At the time you advised me to take dated photos, what was the completion date?",
+     "advised me to take dated photos", False, "en-when-you-did"),
+    ("What contract price did your first advice on the Article 526 defence use?",
+     "advice on the Article 526 defence", True, "en-your-advice"),
 ])
 def test_a_moment_named_by_what_we_did(question, event, first, rule):
     found = past_event_in(question)
@@ -60,6 +68,8 @@ def test_a_moment_named_by_what_we_did(question, event, first, rule):
 
 @pytest.mark.parametrize("question", [
     "我们签合同的时候押金是多少？",  # the client's own act in the world, not the firm's
+    "你建议我起诉的时候要注意什么？",  # a plain 的时候 with no past word: the future
+    "我及时告诉房东了吗？",  # 及时 is no moment
     "你觉得我起诉要准备什么？",  # no moment
     "押金是多少？",
     "When is the hearing?",
@@ -67,3 +77,9 @@ def test_a_moment_named_by_what_we_did(question, event, first, rule):
 ])
 def test_no_moment_named_by_what_we_did(question):
     assert past_event_in(question) is None
+
+
+def test_every_event_rule_is_named_and_explained():
+    from legaltext.as_of import EVENT_RULES
+
+    assert len({rule.name for rule in EVENT_RULES}) == len(EVENT_RULES) and all(rule.why for rule in EVENT_RULES)

@@ -56,3 +56,15 @@ def test_bob_and_charlie_find_no_moment_of_a_matter_they_may_not_see(world, advi
         assert message_of_event(user, "建议发书面通知", first=True) is None, user.username
         with pytest.raises(NotFound):
             message_of_event(user, "建议发书面通知", first=True, matter_id=world.matter_deposit.pk)
+
+
+def test_the_moment_rules_are_listed_and_each_reads_its_own_way_of_asking():
+    from memory.rules import load_rules
+
+    moment = {r.name: r for r in load_rules()["recall"] if r.stage == "moment"}
+    assert set(moment) >= {"zh-jiezhi", "zh-then", "en-as-of", "zh-when-we-did", "zh-first-time-did",
+                           "en-when-you-did", "en-your-advice"}
+    asked = "我们第一次建议发书面通知的时候，押金是多少？"
+    assert [name for name, r in moment.items() if r.check(asked)] == ["zh-when-we-did"]
+    assert [name for name, r in moment.items() if r.check("截至2026年3月1日，押金是多少？")] == ["zh-jiezhi"]
+    assert not any(r.check("押金是多少？") for r in moment.values())

@@ -1,7 +1,8 @@
 """The temporal set (evaluation/temporal/) and its scorer: the data is whole and valid (its own
 check), a missing split fails loudly, values are judged as whole numbers, and on dev the product
 — reading the day a question names — finds the value that held then more often than today's
-search of the question as it is, and puts the replaced value first less often."""
+search of the question as it is, and puts the replaced value first less often — also for a moment
+named by the firm's own advice."""
 from __future__ import annotations
 
 import runpy
@@ -46,3 +47,13 @@ def test_on_dev_reading_the_named_day_finds_what_held_then():
     wrong = {system: sum(w for _, w in report.outcomes[system]["as_of"]) for system in ("layered", "product")}
     assert report.dated >= 8
     assert first["product"] > first["layered"] and wrong["product"] < wrong["layered"], (first, wrong)
+    # a moment named by the firm's own advice ("我们第一次建议…的时候"): read then, the advice first
+    advised = {system: sum(rank == 1 for rank, _ in report.outcomes[system]["when_advised"])
+               for system in ("layered", "product")}
+    assert advised["product"] > advised["layered"], advised
+
+
+def test_a_split_of_questions_only_is_asked_over_dev_conversations():
+    data = temporal_scoring.load("dev_advised")
+    assert data["conversations"] == temporal_scoring.load("dev")["conversations"]
+    assert {q["category"] for q in data["questions"]["questions"]} == {"when_advised"}

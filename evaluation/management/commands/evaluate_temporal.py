@@ -1,4 +1,4 @@
-"""``manage.py evaluate_temporal [--split dev|test] [--misses]``: does recall answer "what was
+"""``manage.py evaluate_temporal [--split dev|dev_advised|test] [--misses]``: does recall answer "what was
 true then"? (evaluation/temporal_scoring.py). Imports into a throw-away firm, rolled back."""
 from __future__ import annotations
 
