@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 FOLDER = Path(__file__).resolve().parent / "attribution"
-SPLITS = ("dev", "dev2", "test")
+SPLITS = ("dev", "dev2", "dev3", "test")
 
 
 def load(split: str) -> dict[str, Any]:
