@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field
+from typing import Callable
 
 from django.contrib.admin.models import LogEntry
 from django.contrib.contenttypes.models import ContentType
@@ -346,9 +347,44 @@ def held_matters(plan: Plan) -> list[Matter]:
     return list(Matter.objects.filter(pk__in=plan.matters, legal_hold=True).order_by("pk"))
 
 
+def quoting_subject(unit: Unit) -> Callable[[str], bool] | None:
+    """For a subject, whether a text a surviving row keeps of the past names them: a step of a
+    note's history (a wording corrected in place, "林晓雯交的押金…" → "押金…"), a copy of a note saved
+    with a reply when it was recalled. The name as the notes are matched (case ignored); for an
+    erasure replayed after a restore (its journal keeps no name) its fingerprints. None for the
+    other units (their copies are found by the erased rows' ids)."""
+    if unit.kind != "subject":
+        return None
+    if unit.subject:
+        name = normalized(unit.subject)
+        return lambda text: name in normalized(text or "")
+    prints = Fingerprints.from_json(unit.fingerprints).unshared()
+    return (lambda text: prints.matches(text or "") > 0) if prints else None
+
+
+def as_text(value) -> str:
+    """A stored JSON value as the text ``quoting_subject`` reads."""
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _quoting_rows(unit: Unit, rows, column: str) -> Q:
+    """The rows whose ``column`` (JSON: a history, a recall list) names the subject: a filter on
+    the name; a replayed erasure reads the rows that hold any (its fingerprints are hashes)."""
+    if unit.kind != "subject":
+        return Q(pk__in=[])
+    if unit.subject:
+        return Q(**{f"{column}__icontains": unit.subject})
+    quotes = quoting_subject(unit)
+    if quotes is None:
+        return Q(pk__in=[])
+    held = rows.exclude(**{column: []}).values_list("pk", column).iterator(chunk_size=2000)
+    return Q(pk__in=[pk for pk, value in held if quotes(as_text(value))])
+
+
 def surviving_notes_quoting(unit: Unit, plan: Plan):
     """Notes that stay but point at the unit: superseded by an erased note, evolved by one or
-    superseding one (a history step names it), or reinforced by an erased message."""
+    superseding one (a history step names it), reinforced by an erased message, or — for a
+    subject — with a history step that names them."""
     notes = sorted(plan.notes)
     rows = Note.objects.filter(firm=unit.firm).exclude(pk__in=notes)
     named_in_history = rows.extra(
@@ -360,20 +396,25 @@ def surviving_notes_quoting(unit: Unit, plan: Plan):
     )
     return rows.filter(
         Q(superseded_by_id__in=notes) | Q(source_message_ids__overlap=list(plan.messages) or [0])
-        | Q(pk__in=named_in_history.values("pk"))
+        | Q(pk__in=named_in_history.values("pk")) | _quoting_rows(unit, rows, "evolution_history")
     )
 
 
 def messages_recalling(unit: Unit, plan: Plan):
-    """Surviving assistant replies whose saved recall list names an erased note or message."""
+    """Surviving assistant replies whose saved recall list names an erased note or message (as
+    an item, or as the other side of an item's contradiction), or — for a subject — whose saved
+    copies name them."""
     names = [*plan.notes, *(f"message:{pk}" for pk in plan.messages)]
     rows = Message.objects.filter(firm=unit.firm).exclude(pk__in=plan.messages)
-    return rows.extra(
+    naming_erased = rows.extra(
         where=["EXISTS (SELECT 1 FROM jsonb_array_elements(CASE jsonb_typeof(memory_message.recalled) "
                "WHEN 'array' THEN memory_message.recalled ELSE '[]'::jsonb END) AS item "
-               "WHERE item->>'id' = ANY(%s))"],
-        params=[names],
+               "WHERE item->>'id' = ANY(%s) OR EXISTS (SELECT 1 FROM jsonb_array_elements("
+               "CASE jsonb_typeof(item->'contradictions') WHEN 'array' THEN item->'contradictions' "
+               "ELSE '[]'::jsonb END) AS other WHERE other->>'id' = ANY(%s)))"],
+        params=[names, names],
     )
+    return rows.filter(Q(pk__in=naming_erased.values("pk")) | _quoting_rows(unit, rows, "recalled"))
 
 
 def consolidated_marks(plan: Plan):

@@ -40,18 +40,25 @@ from documents.services import documents_erase, forget_unreferenced_files, scrub
 from records import journal
 from records.fingerprints import Fingerprints
 from records.services.file_copies import copies_holding, remove_copies
-from records.services.reply_scrub import quoted_clauses, redact_quoting_messages, without_cited
+from records.services.reply_scrub import (
+    quoted_clauses,
+    redact_quoting_messages,
+    without_cited,
+    without_contradictions,
+)
 from records.erasure_plan import (
     ErasureError,
     Plan,
     Unit,
     admin_history,
+    as_text,
     collect,
     consolidated_marks,
     erased_texts,
     journal_rows,
     held_matters,
     messages_recalling,
+    quoting_subject,
     shared_fingerprints,
     surviving_notes_quoting,
 )
@@ -239,16 +246,22 @@ def _redact_audit(plan: Plan, tombstone: AuditLog) -> None:
 
 
 def _scrub_survivors(unit: Unit, plan: Plan, tombstone: AuditLog) -> None:
-    """Rows that stay lose what points at the erased content."""
+    """Rows that stay lose what points at the erased content, and for a subject the copies of
+    the past they keep that name them (a history step, a recalled note as it was then)."""
     erased_notes, erased_messages = plan.notes, plan.messages
     marker = {"redacted_by": tombstone.pk}
+    quotes = quoting_subject(unit)
+
+    def names_subject(value) -> bool:
+        return quotes is not None and quotes(as_text(value))
+
     for note in surviving_notes_quoting(unit, plan).select_for_update():
         if note.superseded_by_id is not None and str(note.superseded_by_id) in erased_notes:
             note.superseded_by = None
         note.source_message_ids = [pk for pk in note.source_message_ids if pk not in erased_messages]
         note.evolution_history = [
             {"at": step.get("at"), "event": step.get("event"), **marker}
-            if any(note_id in str(step) for note_id in erased_notes) else step
+            if any(note_id in str(step) for note_id in erased_notes) or names_subject(step) else step
             for step in note.evolution_history
         ]
         # queryset.update: the note's own content and updated_at do not change.
@@ -258,9 +271,17 @@ def _scrub_survivors(unit: Unit, plan: Plan, tombstone: AuditLog) -> None:
         )
     names = {*erased_notes, *(f"message:{pk}" for pk in erased_messages)}
     for message in messages_recalling(unit, plan).select_for_update():
-        recalled = [item for item in message.recalled if not (isinstance(item, dict) and item.get("id") in names)]
+        recalled, dropped = [], set()
+        for item in message.recalled:
+            if isinstance(item, dict) and item.get("id") in names:
+                continue
+            item = without_contradictions(item, names)  # the other side, erased
+            if names_subject(item):  # a copy of a kept note as it was when it still named them
+                dropped.add(str(item.get("id")) if isinstance(item, dict) else "")
+                continue
+            recalled.append(item)
         Message.objects.filter(pk=message.pk).update(recalled=recalled,
-                                                     citations=without_cited(message.citations, names))
+                                                     citations=without_cited(message.citations, names | dropped))
     Consolidation.objects.filter(pk__in=plan.scrubbed_consolidations).update(items=[], decisions=[])
 
 

@@ -29,7 +29,7 @@ def scrub_recalled_notes(note_ids: Iterable[uuid.UUID | str]) -> int:
             Q(recalled__contains=[{"id": note_id}]) | Q(recalled__contains=[{"contradictions": [{"id": note_id}]}])
         )
         for reply in replies.only("id", "recalled", "citations"):
-            kept = [_without(entry, wanted) for entry in reply.recalled
+            kept = [without_contradictions(entry, wanted) for entry in reply.recalled
                     if not (isinstance(entry, dict) and entry.get("id") in wanted)]
             if kept != reply.recalled:
                 Message.objects.filter(pk=reply.pk).update(recalled=kept, citations=without_cited(reply.citations, wanted))
@@ -45,7 +45,7 @@ def without_cited(citations, wanted: set[str]):
                                    if not (isinstance(entry, dict) and entry.get("id") in wanted)]}
 
 
-def _without(entry, wanted: set[str]):
+def without_contradictions(entry, wanted: set[str]):
     """A saved entry without the contradictions that name an erased note."""
     if not isinstance(entry, dict) or not entry.get("contradictions"):
         return entry
