@@ -1,5 +1,6 @@
 """The one write of the chronology: an export is recorded in the audit log (who took which
-matter's chronology out, in which format, as of when) — a matter's facts leaving the product."""
+matter's chronology out, in which format, as of when and held at when) — a matter's facts leaving
+the product."""
 from __future__ import annotations
 
 from django.db import transaction
@@ -16,5 +17,6 @@ def do_record_chronology_export(*, user, chronology: Chronology, export_format: 
             actor=user, event=AuditEvent.CHRONOLOGY_EXPORTED, firm_id=chronology.matter.firm_id,
             object_type="matter", object_id=chronology.matter.pk, matter_id=chronology.matter.pk,
             after={"format": export_format, "entries": len(chronology.entries),
-                   "as_of": chronology.as_of.isoformat() if chronology.as_of else None},
+                   "as_of": chronology.as_of.isoformat() if chronology.as_of else None,
+                   "valid_at": chronology.valid_at.isoformat() if chronology.valid_at else None},
         )

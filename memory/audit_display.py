@@ -50,7 +50,7 @@ def register_audited_type(object_type: str, model: type[models.Model], *, name: 
 
 
 MAX_VALUE_CHARS = 300
-_TIME_KEYS = ("valid_from", "valid_to", "said_at", "closed_at", "erased_at", "previous_valid_from")
+_TIME_KEYS = ("valid_from", "valid_to", "said_at", "closed_at", "erased_at", "previous_valid_from", "as_of")
 
 
 @dataclass(frozen=True)

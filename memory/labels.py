@@ -74,6 +74,8 @@ DATA_KEYS = {
     "redacted_by": _("redacted by erasure"),
     "fingerprints": _("fingerprints of the erased content"),
     "format": _("format"),
+    "as_of": _("as the memory stood on"),
+    "valid_at": _("as it held in the world on"),
     "from_firm": _("from firm"),
     "notes": _("notes"),
     "error": _("error"),

@@ -123,14 +123,19 @@ class NoteQuerySet(models.QuerySet["Note"]):
             return self.known_at(moment).filter(retired_at__lte=moment)
         return self.none()
 
-    def valid_at(self, moment: datetime) -> "NoteQuerySet":
+    def valid_at(self, moment: datetime, *, as_of: datetime | None = None) -> "NoteQuerySet":
         """World time: the notes whose fact held at ``moment`` as the memory knows it now —
         ``valid_from`` (when it was said) by then, and not yet replaced (``valid_to``: when its
         successor was said). A corrected value held until the correction was said. Forgotten
-        notes are left out."""
-        return (self.filter(valid_from__lte=moment)
-                .filter(models.Q(valid_to__isnull=True) | models.Q(valid_to__gt=moment))
-                .exclude(status=Note.Status.FORGOTTEN))
+        notes are left out. With ``as_of``, as the memory knew it then (both times): stored by
+        then, and a replacement the memory recorded after it (``retired_at``) not yet known."""
+        if as_of is None:
+            return (self.filter(valid_from__lte=moment)
+                    .filter(models.Q(valid_to__isnull=True) | models.Q(valid_to__gt=moment))
+                    .exclude(status=Note.Status.FORGOTTEN))
+        return (self.known_at(as_of).filter(valid_from__lte=moment)
+                .filter(models.Q(valid_to__isnull=True) | models.Q(valid_to__gt=moment)
+                        | models.Q(retired_at__gt=as_of)))
 
     def known_at(self, moment: datetime) -> "NoteQuerySet":
         """Every note the memory held at ``moment``, current then or already superseded (its

@@ -18,22 +18,6 @@ from memory.models import AuditEvent, AuditLog, Note
 from memory.services.notes import supersede_note
 
 
-@pytest.fixture
-def deposit(world):
-    """The deposit said as 2000 ten days ago, corrected to 3000 by alice two days ago; the lease
-    signed "去年3月15日" (said on 2026-03-01) and ending 2027-03-14."""
-    now = timezone.now()
-    lease = world.note("林晓雯的租赁合同是去年3月15日签的，2027年3月14日到期。", matter=world.matter_deposit,
-                       speaker="林晓雯", said_at=timezone.make_aware(timezone.datetime(2026, 3, 1, 10, 0)))
-    old = world.note("林晓雯交的押金是2000元。", matter=world.matter_deposit, speaker="林晓雯",
-                     said_at=now - timedelta(days=10))
-    new = world.note("林晓雯交的押金是3000元。", matter=world.matter_deposit, speaker="林晓雯",
-                     said_at=now - timedelta(days=2))
-    supersede_note(old, new, actor=world.alice, reason="刚才说错了，押金是3000不是2000")
-    old.refresh_from_db()
-    return lease, old, new
-
-
 def _by_note(chronology):
     return {entry.note_id: entry for entry in chronology.entries}
 
