@@ -34,10 +34,10 @@ def as_of_search(request: SearchRequest, as_of: datetime | None = None,
     started = time.perf_counter()
     reach = request.reach or reach_of(request.user)
     notes = Note.objects.visible_to(request.user, firm_ids=reach.firm_ids, matter_ids=reach.matter_ids)
-    if as_of is not None:
+    if valid_at is not None:  # what held then, as the memory knew it at ``as_of`` (or now)
+        notes = notes.valid_at(valid_at, as_of=as_of)
+    elif as_of is not None:
         notes = notes.as_of(as_of)
-    if valid_at is not None:
-        notes = notes.valid_at(valid_at)
     notes = notes.filter(embedding__isnull=False)
     if request.scopes:
         notes = notes.filter(memory_scope__in=request.scopes)

@@ -76,3 +76,12 @@ def test_a_bad_as_of_is_a_400_in_the_readers_language(world, corrected, as_of, w
     response = _post(world.alice, {"query": QUESTION, "as_of": as_of})
     assert response.status_code == 400 and words in response.json()["as_of"][0]
     assert Note.objects.filter(matter=world.matter_deposit).count() == 2
+
+
+def test_both_times_what_held_then_as_the_memory_knew_it_later(world, corrected):
+    """valid_at before the correction, as_of after it: the 2000 held then, and the memory already
+    knew it was replaced — it is still what held then (not dropped as no longer current)."""
+    old, new, between = corrected
+    hits = search_memory(world.alice, QUESTION, k=5, as_of=timezone.now(), valid_at=between).hits
+    assert [h.note.pk for h in hits] == [old.pk]
+    assert [h.note.pk for h in search_memory(world.alice, QUESTION, k=5, as_of=between, valid_at=between).hits] == [old.pk]
