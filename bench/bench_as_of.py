@@ -6,9 +6,8 @@ every side (no remembered vectors).
 
     LEGALMEM_DATA_DIR=var/bench .venv/bin/python -m legalmem_site.launcher manage shell -c "from bench.bench_as_of import main; main()"
 
-Knobs: BENCH_SIZES (default "10000": notes of the searched firm; at 100000 the UPDATEs that spread
-the notes in time rewrite every row and its HNSW entry — more than 10 minutes on two cores, so the
-100k figure is not measured yet), BENCH_QUERIES (default
+Knobs: BENCH_SIZES (default "10000": notes of the searched firm, e.g. "10000,100000"; the UPDATE
+that spreads the notes in time rewrites every row and its HNSW entry once), BENCH_QUERIES (default
 100), BENCH_DB_NAME (default legalmem_bench_as_of: a throw-away database, dropped at the end).
 Data: bench_search's synthetic notes and clustered vectors (50 matters, the user on 10).
 """
@@ -32,16 +31,18 @@ SPREAD_DAYS = 365
 
 
 def _spread_in_time(firm_id: int) -> None:
-    """Notes said and stored over a year; every tenth superseded a month after it was said."""
+    """Notes said and stored over a year; every tenth superseded a month after it was said. One
+    UPDATE, so each row (and its HNSW entry) is rewritten once."""
     start = timezone.now() - timedelta(days=SPREAD_DAYS)
     with connection.cursor() as cursor:
         cursor.execute(
-            "UPDATE memory_note SET said_at = %s + (random() * interval '365 days') WHERE firm_id = %s",
-            [start, firm_id])
-        cursor.execute("UPDATE memory_note SET stored_at = said_at, valid_from = said_at WHERE firm_id = %s", [firm_id])
-        cursor.execute(
-            "UPDATE memory_note SET status = 'superseded', valid_to = said_at + interval '30 days', "
-            "retired_at = said_at + interval '30 days' WHERE firm_id = %s AND random() < 0.1", [firm_id])
+            "UPDATE memory_note SET said_at = x.t, stored_at = x.t, valid_from = x.t, "
+            "status = CASE WHEN x.replaced THEN 'superseded' ELSE memory_note.status END, "
+            "valid_to = CASE WHEN x.replaced THEN x.t + interval '30 days' END, "
+            "retired_at = CASE WHEN x.replaced THEN x.t + interval '30 days' END "
+            "FROM (SELECT id, %s + (random() * interval '365 days') AS t, random() < 0.1 AS replaced "
+            "      FROM memory_note WHERE firm_id = %s) AS x "
+            "WHERE memory_note.id = x.id", [start, firm_id])
         cursor.execute("ANALYZE memory_note")
 
 

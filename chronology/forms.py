@@ -4,12 +4,10 @@ in the world" (``valid_at``, world time), either or both, read by the one parser
 The page, its exports and the API read their parameters through it."""
 from __future__ import annotations
 
-from datetime import datetime, time
-
+from datetime import datetime
 from urllib.parse import urlencode
 
 from django import forms
-from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from chronology.selectors import parse_as_of, parse_valid_at
@@ -57,12 +55,3 @@ class ChronologyMomentForm(forms.Form):
     def messages(self) -> dict[str, list[str]]:
         """Each refused field's reasons (the API's 400 body)."""
         return {name: [str(message) for message in errors] for name, errors in self.errors.items()}
-
-
-def moment_label(moment: datetime) -> str:
-    """How the chip names a moment: the day for a day's end (what the date field asks), else the
-    day and the minute."""
-    local = timezone.localtime(moment)
-    if local.time() == time.max:
-        return f"{local:%Y-%m-%d}"
-    return f"{local:%Y-%m-%d %H:%M}"

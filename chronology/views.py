@@ -10,7 +10,8 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from chronology.exports import file_name, to_csv, to_markdown
-from chronology.forms import ChronologyMomentForm, moment_label
+from chronology.forms import ChronologyMomentForm
+from memory.as_of import moment_label
 from chronology.selectors import chronology_matter, matter_chronology
 from chronology.services import do_record_chronology_export
 

@@ -153,7 +153,8 @@ def past_event_in(text: str) -> PastEvent | None:
             groups = match.groupdict()
             first = bool(groups.get("first") or groups.get("first0"))
             then = groups.get("then")
-            if then is not None and re.fullmatch(_ZH_WHEN, then) and not first and not _ZH_PAST.search(match.group("event")):
+            plain_when = then is not None and re.fullmatch(_ZH_WHEN, then)
+            if plain_when and not first and not _ZH_PAST.search(match.group("event")):
                 continue  # "你建议我起诉的时候要注意什么": not a moment of the past
             who = (groups.get("who") or "").lower()
             return PastEvent(match.group(0).strip(" ，,"), match.group("event").strip(), first, rule.name,

@@ -137,7 +137,11 @@ class DateMention:
         return self.anchor is not None
 
 
-_ZH_RESOLVED_RE = re.compile(r"^(\d{4})年(?:(\d{1,2})月(?:(\d{1,2})日(那一周)?)?)?$")
+#: A resolution as ``dates_zh`` writes it; a part of a month after it ("2026年2月底", "2026年3月初")
+#: is read as the month.
+_ZH_RESOLVED_RE = re.compile(r"^(\d{4})年(?:(\d{1,2})月(?:(\d{1,2})日(那一周)?|初|底|中旬|上旬|下旬|末)?)?$")
+#: A part of a month said with no year ('3月初', '2月中旬', '十二月下旬').
+_PART_OF_A_MONTH_RE = re.compile(r"(\d{1,2}|[一二三四五六七八九十]{1,3})月(?:初|底|中旬|上旬|下旬|末)")
 _EN_MONTHS = {name.lower(): i for i, name in enumerate(dates_en._MONTH_NAMES, start=1)}
 _EN_RESOLVED_RE = re.compile(r"^(?:the (week|weekend) of )?(?:(\d{1,2}) )?(?:([A-Z][a-z]+) )?(\d{4})$")
 
@@ -176,6 +180,10 @@ def _mention(text: str, start: int, end: int, said_on: date | None) -> DateMenti
     if parts and parts[0] is not None:
         found = _iso(*parts) if parts[1] is not None or parts[2] is None else None
         return DateMention(start, end, phrase, *(found or (None, None)))
+    part_of_month = _PART_OF_A_MONTH_RE.fullmatch(compact)
+    if part_of_month and said_on is not None:  # '3月下旬' said in April 2026: March 2026, as a month
+        month = dates_zh.month_in_nearest_year(said_on, small_number(part_of_month.group(1)) or 0)
+        return DateMention(start, end, phrase, *(month or (None, None)), anchor=said_on if month else None)
     resolved = dates_zh.resolve_zh(compact, said_on) if not _LATIN_RE.search(phrase) else dates_en.resolve(phrase, said_on)
     found = _from_resolved(resolved) if resolved else None
     if found:

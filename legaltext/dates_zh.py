@@ -60,6 +60,14 @@ def _nearest_day(said_on: date, month: int, day: int) -> date:
     return found
 
 
+def month_in_nearest_year(said_on: date, month: int) -> tuple[str, str] | None:
+    """(ISO month, "month") of a month said with no year ('3月初', '2月中旬'): the nearest year's,
+    by the rule of ``_nearest_day`` taken at the month's middle; None for no month."""
+    if not 1 <= month <= 12:
+        return None
+    return f"{_nearest_day(said_on, month, 15).year}-{month:02d}", "month"
+
+
 def _in_year(day: date, year: int) -> date:
     """``day`` in ``year`` (29 February in a common year is 28 February)."""
     try:

@@ -2,7 +2,7 @@
 tool that shows the memory as it stood then (docs/memory-model.md, "Two times")."""
 from __future__ import annotations
 
-from datetime import date, datetime, timedelta
+from datetime import date, datetime, time, timedelta
 
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
@@ -61,3 +61,12 @@ def memory_began(user) -> datetime:
     first = (Firm.objects.filter(memberships__user=user).order_by("created_at")
              .values_list("created_at", flat=True).first()) if user.is_authenticated else None
     return first or timezone.now()
+
+
+def moment_label(moment: datetime) -> str:
+    """How a page's "as of" chip names a moment: the day for a day's end (what a date field asks),
+    else the day and the minute."""
+    local = timezone.localtime(moment)
+    if local.time() == time.max:
+        return f"{local:%Y-%m-%d}"
+    return f"{local:%Y-%m-%d %H:%M}"

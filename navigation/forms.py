@@ -2,10 +2,9 @@
 one parser (``memory.as_of.parse_as_of``); a refused date is said on the page."""
 from __future__ import annotations
 
-from datetime import datetime, time
+from datetime import datetime
 
 from django import forms
-from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from memory.as_of import BadDate, memory_began, parse_as_of
@@ -25,12 +24,3 @@ class AsOfForm(forms.Form):
             return parse_as_of(self.cleaned_data.get("as_of"), began=memory_began(self.user))
         except BadDate as error:
             raise forms.ValidationError(str(error)) from None
-
-
-def as_of_label(moment: datetime) -> str:
-    """How the chip names a moment: the day for a day's end (what the date field asks), else the
-    day and the minute."""
-    local = timezone.localtime(moment)
-    if local.time() == time.max:
-        return f"{local:%Y-%m-%d}"
-    return f"{local:%Y-%m-%d %H:%M}"

@@ -5,7 +5,8 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from memory.models import Matter, MemoryScope
-from navigation.forms import AsOfForm, as_of_label
+from memory.as_of import moment_label
+from navigation.forms import AsOfForm
 from navigation.selectors import user_firms
 
 
@@ -23,7 +24,7 @@ def navigation_page(request: HttpRequest) -> HttpResponse:
         "scopes": MemoryScope.choices,
         "as_of_form": form,
         "as_of": as_of,
-        "as_of_label": as_of_label(as_of) if as_of else "",
+        "as_of_label": moment_label(as_of) if as_of else "",
         "as_of_iso": as_of.isoformat() if as_of else "",
         "refused": not valid,
     }, status=200 if valid else 400)

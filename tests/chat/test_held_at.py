@@ -1,8 +1,9 @@
 """The chat reads memory as it held on a day (issue 54): a question that names one ("截至…",
 "…那会儿", "as of …"), a moment it names by the firm's own advice ("我们第一次建议…的时候"), or
 the date the lawyer chose is answered from the notes whose fact held then (world time), the "as
-of" chip comes back in the ``recalled`` frame, and a value replaced later says so. bob and charlie get nothing of the walled matter at any date; a bad chosen date
-is an error frame in the reader's language and the socket stays usable."""
+of" chip comes back in the ``recalled`` frame, and a value replaced later says so. bob and
+charlie get nothing of the walled matter at any date; a bad chosen date is an error frame in the
+reader's language and the socket stays usable."""
 from __future__ import annotations
 
 from datetime import timedelta

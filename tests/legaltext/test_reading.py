@@ -75,6 +75,12 @@ def test_number_values_read_colloquial_amounts() -> None:
     ("The lease began on 7 May 2023.", "7 May 2023", "2023-05-07", "day", False),
     ("He called yesterday.", "yesterday", "2026-02-02", "day", True),
     ("two weeks ago", "two weeks ago", "2026-01-19", "week", True),
+    # a part of a month is read as the month: said with no year, in the nearest year
+    ("3月初自己找人修了", "3月初", "2026-03", "month", True),
+    ("邵国栋3月下旬跟她商量", "3月下旬", "2026-03", "month", True),
+    ("12月下旬摔伤的", "12月下旬", "2025-12", "month", True),
+    ("今年2月底她退租了", "今年2月底", "2026-02", "month", True),
+    ("上个月初开始拖欠", "上个月初", "2026-01", "month", True),
 ])
 def test_dates(text: str, written: str, iso: str, precision: str, anchored: bool) -> None:
     found = read(text, said_at=SAID_AT).dates[0]

@@ -57,3 +57,35 @@ def test_a_split_of_questions_only_is_asked_over_dev_conversations():
     data = temporal_scoring.load("dev_advised")
     assert data["conversations"] == temporal_scoring.load("dev")["conversations"]
     assert {q["category"] for q in data["questions"]["questions"]} == {"when_advised"}
+
+
+@pytest.mark.parametrize("split", ["dev", "test"])
+def test_the_dated_facts_are_whole(split):
+    """Every gold date is the words of its message, and a real day, month or year."""
+    from datetime import date
+
+    from evaluation.temporal_dates import load_gold
+
+    messages = {m["id"]: m["content"] for c in temporal_scoring.load(split)["conversations"]["conversations"]
+                for m in c["messages"]}
+    gold = load_gold(split)
+    assert len(gold) > 40
+    for item in gold:
+        assert item["text"] in messages[item["message"]], item
+        parts = [int(p) for p in item["iso"].split("-")]
+        assert len(parts) == {"year": 1, "month": 2, "day": 3}[item["precision"]], item
+        date(*parts, *[1] * (3 - len(parts)))
+
+
+def test_reading_dates_is_scored_by_iso_precision_and_words():
+    """A date read at the gold's ISO and precision over its words counts; one read otherwise is
+    a false reading and the gold a miss."""
+    from evaluation.temporal_dates import DatesReport, _score_reading
+
+    data = {"conversations": {"conversations": [{"id": "c", "messages": [
+        {"id": "m1", "timestamp": "2026-04-08T10:00:00+08:00", "content": "3月下旬签了协议，2025年4月1日借的钱。"}]}]}}
+    gold = [{"message": "m1", "text": "3月下旬", "iso": "2026-03", "precision": "month"},
+            {"message": "m1", "text": "2025年4月1日", "iso": "2025-04-02", "precision": "day"}]
+    report = DatesReport(split="t", gold=2)
+    _score_reading(data, gold, report)
+    assert (report.read, report.read_right, report.found) == (2, 1, 1), report.misses
