@@ -166,6 +166,9 @@ def matter_chronology(user, matter_id: int, *, as_of: datetime | None = None,
               "source_type", "source_id", "superseded_by__id", "superseded_by__content", "evolution_history")
         .order_by("-stored_at")[:MAX_NOTES]
     )
+    if as_of is not None:  # read only: the wording the memory held then, not a later correction's
+        for note in notes:
+            note.content = note.content_at(as_of)
     # In the world view every listed value held then; otherwise those current in memory then.
     shown = {str(n.pk) for n in notes if valid_at is not None or _current_then(n, as_of)}
     conflicts = _open_conflicts(user, notes, shown)

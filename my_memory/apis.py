@@ -52,10 +52,13 @@ class NoteListApi(generics.ListAPIView):
         if status not in Note.Status.values:
             raise ValidationError({"status": f"unknown status {status!r}"})
         try:
-            as_of = parse_as_of(params.get("as_of"), began=memory_began(self.request.user))
+            self.as_of = parse_as_of(params.get("as_of"), began=memory_began(self.request.user))
         except BadDate as error:
             raise ValidationError({"as_of": [str(error)]}) from None
-        return queryset.in_state(status, as_of).order_by("-stored_at")
+        return queryset.in_state(status, self.as_of).order_by("-stored_at")
+
+    def get_serializer_context(self) -> dict:
+        return {**super().get_serializer_context(), "as_of": getattr(self, "as_of", None)}
 
 
 class NoteDetailApi(generics.RetrieveAPIView):

@@ -100,6 +100,14 @@ def my_memory_notes(user, filters: MemoryFilters) -> MemoryListing:
     return MemoryListing(notes=listed, searched=True, scores=scores)
 
 
+def worded_as_of(notes: list[Note], as_of: datetime | None) -> None:
+    """At ``as_of``, each listed note in the wording it had then (``Note.content_at``: a later
+    correction a person made is not what the memory said then). For display; nothing is saved."""
+    if as_of is not None:
+        for note in notes:
+            note.content = note.content_at(as_of)
+
+
 def mark_contradictions(user, notes: list[Note]) -> None:
     """Set ``contradictions`` on each listed note: the current notes of the same slot with another
     value it disagrees with (``memory.contradictions``), for the page's flag. One statement."""

@@ -62,8 +62,12 @@ class NoteSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
     def to_representation(self, note: Note) -> dict:
-        """The note, without a colleague's private conversation traces (memory/disclosure.py)."""
-        return redact_note_payload(super().to_representation(note), note, context_viewer(self.context))
+        """The note, without a colleague's private conversation traces (memory/disclosure.py); at
+        an ``as_of`` of the context, in the wording it had then (``Note.content_at``)."""
+        data = super().to_representation(note)
+        if self.context.get("as_of") is not None:
+            data["content"] = note.content_at(self.context["as_of"])
+        return redact_note_payload(data, note, context_viewer(self.context))
 
     def get_matter(self, note: Note) -> dict | None:
         if note.matter is None:

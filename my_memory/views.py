@@ -18,7 +18,9 @@ from django.views.decorators.http import require_POST
 from infra.embeddings import EmbeddingUnavailable
 from my_memory.forms import CorrectNoteForm, ForgetNoteForm, MemoryFilterForm
 from memory.models import Note
-from my_memory.pages import MemoryFilters, MemoryListing, mark_contradictions, my_memory_notes, note_details
+from my_memory.pages import (
+    MemoryFilters, MemoryListing, mark_contradictions, my_memory_notes, note_details, worded_as_of,
+)
 from recall import InvalidSearch, NotFound
 from memory.selectors import get_visible_note, home_summary
 from memory.services.notes import NoteNotChangeable, NoteValidationError, correct_own_note, forget_note
@@ -53,6 +55,7 @@ def my_memory(request: HttpRequest) -> HttpResponse:
         status = 400
     page = Paginator(listing.notes, NOTES_PER_PAGE).get_page(request.GET.get("page"))
     mark_contradictions(request.user, list(page))
+    worded_as_of(list(page), filters.as_of)
     query = request.GET.copy()
     query.pop("page", None)
     return render(

@@ -48,6 +48,8 @@ def as_of_search(request: SearchRequest, as_of: datetime | None = None,
                 .order_by("distance", "pk")[:request.k])
     hits = []
     for rank, note in enumerate(rows, start=1):
+        if as_of is not None:  # read only: the wording the memory held then, not a later correction's
+            note.content = note.content_at(as_of)
         hits.append(Hit(note=note, layer=note.memory_scope, rank=rank, breakdown=semantic_only(note, note.distance),
                         reasons=_reasons(note, as_of, valid_at)))
     return SearchResult(strategy=request.strategy, query=request.query, plan=request.plan, hits=hits,

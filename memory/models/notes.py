@@ -11,6 +11,7 @@ from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVector
 from django.db import models
 from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 from django.utils.translation import gettext_lazy as _
 from pgvector.django import HnswIndex, VectorField
 
@@ -355,6 +356,20 @@ class Note(models.Model):
             "superseded_by_id": str(self.superseded_by_id) if self.superseded_by_id else None,
             "embedding_model": self.embedding_model,
         }
+
+    def content_at(self, moment: datetime | None) -> str:
+        """What the note said at ``moment`` (system time): its wording before every correction a
+        person made after it (``correct_note`` keeps each in the history), now when ``moment`` is
+        None. A history step an erasure redacted holds no wording and gives none back."""
+        content = self.content
+        if moment is None:
+            return content
+        for step in reversed(self.evolution_history or []):
+            changed = (step.get("changes") or {}).get("content") if isinstance(step, dict) else None
+            at = parse_datetime(step.get("at") or "") if changed else None
+            if at is not None and at > moment and isinstance(changed, list) and changed and changed[0]:
+                content = changed[0]
+        return content
 
     def append_history(self, event: str, changes: dict[str, list[Any]], **extra: Any) -> None:
         """Record one evolution step (field → [before, after]) on the note itself."""
