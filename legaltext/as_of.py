@@ -177,3 +177,46 @@ def without_moment(question: str, words: str) -> str:
     reading = read(words)
     names = dict.fromkeys(m.text for m in (*reading.people, *reading.companies))
     return " ".join((*names, rest))
+
+
+# --- when a fact began to hold, from its own words -----------------------------------------------
+
+@dataclass(frozen=True)
+class HeldFromRule:
+    """One way a fact's words say when it began to hold: the words before and after a date."""
+
+    name: str
+    why: str
+    before: re.Pattern[str] | None = None  # must end right before the date
+    after: re.Pattern[str] | None = None  # must start right after the date
+
+
+HELD_FROM_RULES: tuple[HeldFromRule, ...] = (
+    HeldFromRule("zh-from-date", "自 / 从 a date (起 / 开始 / 至 … after it): held from that day",
+                 before=re.compile(r"(?:自|从)\s*$"), after=re.compile(r"^\s*(?:起|开始|以来|至|到|—|-|~)")),
+    HeldFromRule("zh-date-on", "a date followed by 起 / 开始 / 起算: held from that day",
+                 after=re.compile(r"^\s*(?:起(?!诉|草|算出)|开始)")),
+    HeldFromRule("en-from-date", "from / starting / effective / as from a date: held from that day",
+                 before=re.compile(r"\b(?:from|starting(?: on)?|effective(?: from| as of| on)?|as from|beginning)\s*$",
+                                   re.IGNORECASE)),
+)
+
+
+def held_from(text: str, said_on: date | None = None) -> tuple[date, str] | None:
+    """The day a fact's own words say it began to hold ("2024年3月起租金5000元" → 1 March 2024,
+    "自2025年1月1日至2026年12月31日" → 1 January 2025, "effective from 1 April 2026"), and the rule
+    that read it; None when they say none (then it held from when it was said). A month means its
+    first day; a date the reader cannot place names nothing."""
+    for mention in dates(text or "", said_on):
+        if not mention.iso or mention.precision not in ("day", "month"):
+            continue
+        parts = [int(p) for p in mention.iso.split("-")]
+        try:
+            day = date(parts[0], parts[1], parts[2] if len(parts) > 2 else 1)
+        except (ValueError, IndexError):
+            continue
+        before, after = text[:mention.start], text[mention.end:]
+        for rule in HELD_FROM_RULES:
+            if (rule.before is None or rule.before.search(before)) and (rule.after is None or rule.after.search(after)):
+                return day, rule.name
+    return None

@@ -4,7 +4,7 @@ from __future__ import annotations
 import hashlib
 import unicodedata
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, time
 from typing import Any
 
 import numpy as np
@@ -26,6 +26,7 @@ from memory.models import (
     NoteLink,
     SourceType,
 )
+from legaltext.as_of import held_from
 from memory.segmentation import search_text
 from memory.services.audit import actor_label, record, record_note_event
 from memory.transaction_memo import remembered
@@ -161,6 +162,17 @@ def embed_note_text(text: str) -> tuple[np.ndarray, str]:
     return embedder.embed_passages([text])[0], embedder.name
 
 
+def world_start(content: str, said_at: datetime | None) -> datetime:
+    """When a note's fact began to hold (world time, ``valid_from``): the day its own words give
+    ("2024年3月起租金5000元", "自2026年4月1日起…", "effective from 1 April 2026":
+    ``legaltext.as_of.held_from``), else when it was said (docs/memory-model.md, "Two times")."""
+    said = said_at or timezone.now()
+    found = held_from(content, timezone.localtime(said).date())
+    if found is None:
+        return said
+    return timezone.make_aware(datetime.combine(found[0], time.min))
+
+
 def create_note(draft: NoteDraft, *, actor, embedding: np.ndarray | None = None, savepoint: bool = True) -> Note:
     """Validate, embed (outside the transaction), store and audit one note. ``savepoint=False``:
     the caller's transaction rolls back as a whole on any error (routing's one transaction per
@@ -192,7 +204,7 @@ def create_note(draft: NoteDraft, *, actor, embedding: np.ndarray | None = None,
             source_message_ids=draft.source_message_ids,
             speaker=draft.speaker,
             said_at=draft.said_at,
-            valid_from=draft.said_at or timezone.now(),
+            valid_from=world_start(draft.content, draft.said_at),
             content_hash=content_hash(draft.content),
             search_text=search_text(draft.content),
             embedding=embedding,
@@ -529,9 +541,9 @@ def supersede_note(old: Note, new: Note, *, actor, reason: str, savepoint: bool 
         if old.status != Note.Status.ACTIVE:
             raise NoteValidationError(f"note {old.pk} is already {old.status}")
         before = old.snapshot()
-        # The old fact stopped holding when its successor was said (an import or a story may be
-        # months old), never before it started.
-        now = max(new.said_at or timezone.now(), old.valid_from)
+        # The old fact stopped holding when its successor began to hold — when it was said, or
+        # the day its words give ("自4月1日起…") — never before it started.
+        now = max(new.valid_from or new.said_at or timezone.now(), old.valid_from)
         old.status = Note.Status.SUPERSEDED
         old.valid_to = now
         old.retired_at = timezone.now()  # system time: when the memory stopped holding it current

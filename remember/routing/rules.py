@@ -12,6 +12,7 @@ from collections.abc import Callable
 
 from django.utils.translation import gettext_lazy as _
 
+from legaltext.as_of import HELD_FROM_RULES, held_from
 from memory.rules import Rule, register
 from remember.routing.offers import revised_by_new_offer
 from remember.routing.rejected import revised_by_rejection
@@ -71,3 +72,18 @@ register(Rule(
       "what the old note says besides the offer stays current, the old offer stays in history."),
     lambda pair: revised_by_new_offer(pair[0], pair[1]) is not None,
 ))
+
+# When a new note's fact began to hold, read from its words (``legaltext.as_of.held_from``): its
+# ``valid_from``, and the end of the value it replaces (``memory.services.notes.world_start``).
+_WORLD_START_WHY = {
+    "zh-from-date": _("自 / 从 a date (起, 至 after it: 自2026年4月1日起…): the fact held from that day, and the "
+                      "value it replaces until then."),
+    "zh-date-on": _("A date followed by 起 / 开始 (2024年3月起租金5000元): the fact held from that day, and the "
+                    "value it replaces until then."),
+    "en-from-date": _("From / starting / effective a date (effective from 1 April 2026): the fact held from that "
+                      "day, and the value it replaces until then."),
+}
+for _rule in HELD_FROM_RULES:
+    register(Rule(TABLE, _rule.name, _WORLD_START_WHY[_rule.name],
+                  lambda text, _name=_rule.name: (held_from(text or "") or (None, None))[1] == _name,
+                  stage="world-start"))

@@ -5,7 +5,7 @@ from datetime import date
 
 import pytest
 
-from legaltext.as_of import RULES, as_of_in, past_event_in
+from legaltext.as_of import RULES, as_of_in, held_from, past_event_in
 
 ASKED_ON = date(2026, 4, 20)
 
@@ -83,3 +83,24 @@ def test_every_event_rule_is_named_and_explained():
     from legaltext.as_of import EVENT_RULES
 
     assert len({rule.name for rule in EVENT_RULES}) == len(EVENT_RULES) and all(rule.why for rule in EVENT_RULES)
+
+
+@pytest.mark.parametrize("text, day, rule", [
+    ("2024年3月起租金5000元", date(2024, 3, 1), "zh-date-on"),
+    ("补充协议自2026年4月1日起把月租金从4500元调到4800元", date(2026, 4, 1), "zh-from-date"),
+    ("自2025年1月1日至2026年12月31日", date(2025, 1, 1), "zh-from-date"),
+    ("从去年3月开始没交物业费", date(2025, 3, 1), "zh-from-date"),
+    ("The new rent of RMB 4,800 applies from 1 April 2026.", date(2026, 4, 1), "en-from-date"),
+])
+def test_when_a_fact_began_to_hold_from_its_words(text, day, rule):
+    assert held_from(text, ASKED_ON) == (day, rule)
+
+
+@pytest.mark.parametrize("text", [
+    "2026年3月1日起诉",  # 起诉: to sue, not "from"
+    "合同于2025年6月30日到期",  # an end, not a start
+    "押金是3000元",
+    "上个月起",  # nothing to resolve it against without the day said
+])
+def test_no_start_in_the_words(text):
+    assert held_from(text, None if text == "上个月起" else ASKED_ON) is None
