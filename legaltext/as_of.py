@@ -24,8 +24,9 @@ from .reading import read
 
 
 @dataclass(frozen=True)
-class AsOfRule:
-    """One way of saying "as it stood on": the words before or after a date, and why."""
+class DateWordsRule:
+    """One way of saying what a date is to a fact or a question — "as it stood on" (``RULES``),
+    "held from" (``HELD_FROM_RULES``): the words before or after the date, and why."""
 
     name: str
     why: str
@@ -33,12 +34,12 @@ class AsOfRule:
     after: re.Pattern[str] | None = None  # must start right after the date
 
 
-RULES: tuple[AsOfRule, ...] = (
-    AsOfRule("zh-jiezhi", "截至 / 截止(到) a date: as things stood on that day",
+RULES: tuple[DateWordsRule, ...] = (
+    DateWordsRule("zh-jiezhi", "截至 / 截止(到) a date: as things stood on that day",
              before=re.compile(r"(?:截至|截止到?)\s*$")),
-    AsOfRule("zh-then", "a date followed by 那会儿 / 那时(候) / 的时候 / 当时: then",
+    DateWordsRule("zh-then", "a date followed by 那会儿 / 那时(候) / 的时候 / 当时: then",
              after=re.compile(r"^\s*(?:那会儿?|那时候?|的时候|时候|当时|之时)")),
-    AsOfRule("en-as-of", "as of / as at / as it stood on a date",
+    DateWordsRule("en-as-of", "as of / as at / as it stood on a date",
              before=re.compile(r"(?:\bas (?:of|at)|\bas it stood on|\bas they stood on)\s*$", re.IGNORECASE)),
 )
 
@@ -181,22 +182,12 @@ def without_moment(question: str, words: str) -> str:
 
 # --- when a fact began to hold, from its own words -----------------------------------------------
 
-@dataclass(frozen=True)
-class HeldFromRule:
-    """One way a fact's words say when it began to hold: the words before and after a date."""
-
-    name: str
-    why: str
-    before: re.Pattern[str] | None = None  # must end right before the date
-    after: re.Pattern[str] | None = None  # must start right after the date
-
-
-HELD_FROM_RULES: tuple[HeldFromRule, ...] = (
-    HeldFromRule("zh-from-date", "自 / 从 a date (起 / 开始 / 至 … after it): held from that day",
+HELD_FROM_RULES: tuple[DateWordsRule, ...] = (
+    DateWordsRule("zh-from-date", "自 / 从 a date (起 / 开始 / 至 … after it): held from that day",
                  before=re.compile(r"(?:自|从)\s*$"), after=re.compile(r"^\s*(?:起|开始|以来|至|到|—|-|~)")),
-    HeldFromRule("zh-date-on", "a date followed by 起 / 开始 / 起算: held from that day",
+    DateWordsRule("zh-date-on", "a date followed by 起 / 开始 / 起算: held from that day",
                  after=re.compile(r"^\s*(?:起(?!诉|草|算出)|开始)")),
-    HeldFromRule("en-from-date", "from / starting / effective / as from a date: held from that day",
+    DateWordsRule("en-from-date", "from / starting / effective / as from a date: held from that day",
                  before=re.compile(r"\b(?:from|starting(?: on)?|effective(?: from| as of| on)?|as from|beginning)\s*$",
                                    re.IGNORECASE)),
 )

@@ -151,8 +151,12 @@ def stamped(queryset: QuerySet[Note]) -> QuerySet[Note]:
     return queryset.annotate(stamp=MD5(Concat(*parts, output_field=TextField())))
 
 
+#: How much of a note's wording labels its node.
+LABEL_CHARS = 40
+
+
 def note_rows(queryset: QuerySet[Note]):
-    return stamped(queryset).annotate(label=Left("content", 40)).values_list(*ROW_FIELDS)
+    return stamped(queryset).annotate(label=Left("content", LABEL_CHARS)).values_list(*ROW_FIELDS)
 
 
 def graph_input(context: GraphContext, rows: list[tuple]) -> tuple[GraphInput, dict[str, tuple[NodeInfo, str]]]:
@@ -169,10 +173,19 @@ def graph_input(context: GraphContext, rows: list[tuple]) -> tuple[GraphInput, d
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         vectors = vectors / np.where(norms == 0, 1, norms)
     tokens = [frozenset((r[2] or "").split()) | frozenset(k.lower() for k in r[3]) for r in rows]
+    labels = _labels_then(context.as_of, ids) if context.as_of is not None else {}
     details = {
-        str(r[0]): (NodeInfo(r[5], r[6], r[7], e, r[11], float(r[4])), r[12]) for r, e in zip(rows, events)
+        str(r[0]): (NodeInfo(r[5], r[6], r[7], e, labels.get(str(r[0]), r[11]), float(r[4])), r[12])
+        for r, e in zip(rows, events)
     }
     return GraphInput(ids, vectors, tokens, [float(r[4]) for r in rows]), details
+
+
+def _labels_then(as_of: datetime, ids: list[str]) -> dict[str, str]:
+    """The labels of the notes a person corrected after ``as_of``, in the wording they had then
+    (``Note.content_at``); only a note changed since can have been."""
+    changed = Note.objects.filter(pk__in=ids, updated_at__gt=as_of).only("id", "content", "evolution_history")
+    return {str(note.pk): note.content_at(as_of)[:LABEL_CHARS] for note in changed}
 
 
 def matter_titles(context: GraphContext) -> dict[int, str]:

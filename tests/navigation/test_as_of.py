@@ -176,3 +176,16 @@ def test_a_bad_date_is_a_form_error_on_the_page_in_the_readers_language(world, h
         if language == "en":
             assert not re.search(r"[\u4e00-\u9fff]", error), error
         assert 'data-refused="1"' in html and 'id="nav-as-of-chip"' not in html  # no graph of another moment
+
+
+def test_a_note_corrected_since_is_labelled_in_the_wording_of_that_day(world, history):
+    """The refund term, corrected in place today, is labelled at the day before in its old words."""
+    from memory.services.notes import correct_note
+
+    h = history
+    correct_note(Note.objects.get(pk=h["refund"].pk), {"content": "租房合同约定押金在退租后十五日内退还。"},
+                 actor=world.alice, reason="更正")
+    labels = {node["id"]: node["label"] for node in graph_of(world.alice, as_of=h["day"])["nodes"]}
+    assert "七日" in labels[str(h["refund"].pk)] and "十五日" not in str(labels)
+    now = {node["id"]: node["label"] for node in graph_of(world.alice)["nodes"]}
+    assert "十五日" in now[str(h["refund"].pk)]
