@@ -53,6 +53,9 @@ LAYER_OF = {package: depth for depth, layer in enumerate(LAYERS) for package in 
 SAME_LAYER_ALLOWED: dict[tuple[str, str], str] = {
     ("evaluation", "chat"): "the attribution evaluation scores the chat's own answer check and turn "
                             "(chat.citations, chat.turns), never a copy of them; chat imports nothing of evaluation",
+    ("evaluation", "chronology"): "the dates evaluation counts what the matter chronology itself places "
+                                  "(chronology.selectors.matter_chronology), never a copy; chronology imports "
+                                  "nothing of evaluation",
 }
 
 # Modules outside ``recall`` that may import a private ``recall.<module>``, and why.
