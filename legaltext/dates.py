@@ -192,11 +192,20 @@ def _mention(text: str, start: int, end: int, said_on: date | None) -> DateMenti
     return DateMention(start, end, phrase, None, None)
 
 
+#: A lunar-calendar date ('农历3月5日', '阴历八月十五'): not a day of the calendar the reader places.
+_LUNAR_BEFORE_RE = re.compile(r"(?:农历|阴历|旧历)\s*$")
+
+
 def dates(text: str, said_on: date | None) -> list[DateMention]:
-    """Every date of ``text`` (not the event-anchored durations '两周后'), normalised."""
+    """Every date of ``text`` (not the event-anchored durations '两周后'), normalised; a lunar
+    date ('阴历3月5日') is found but placed nowhere (no ISO): read as the solar 5 March it would be
+    a wrong day, and the reader converts no lunar calendar."""
     found: list[DateMention] = []
     for match in READER_DATE_RE.finditer(text):
         if _EVENT_ANCHORED_RE.search(match.group(0)):
+            continue
+        if _LUNAR_BEFORE_RE.search(text, 0, match.start()):
+            found.append(DateMention(match.start(), match.end(), match.group(0), None, None))
             continue
         found.append(_mention(text, match.start(), match.end(), said_on))
     for match in dates_en.DATE_RE.finditer(text):

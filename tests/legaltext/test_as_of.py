@@ -104,3 +104,8 @@ def test_when_a_fact_began_to_hold_from_its_words(text, day, rule):
 ])
 def test_no_start_in_the_words(text):
     assert held_from(text, None if text == "上个月起" else ASKED_ON) is None
+
+
+@pytest.mark.parametrize("text", ["截至农历2026年正月十五，租金是多少？", "阴历3月5日那会儿押金是多少？"])
+def test_a_lunar_date_names_no_moment(text):
+    assert as_of_in(text, ASKED_ON) is None and held_from(text, ASKED_ON) is None

@@ -332,3 +332,11 @@ def test_a_sentence_that_points_back(sentence: str, points_back: bool) -> None:
 ])
 def test_a_name_ending_where_a_claim_begins(text: str, said: str, found: str | None) -> None:
     assert name_ending_at(text, text.index("可以"), said) == found
+
+
+@pytest.mark.parametrize("text", ["阴历3月5日签的租约", "截至农历2026年正月十五", "旧历 3月5日"])
+def test_a_lunar_date_is_placed_nowhere(text: str) -> None:
+    """'阴历3月5日' is not the solar 5 March: found, but with no day (the reader converts no lunar
+    calendar), so nothing is read at a wrong day."""
+    found = read(text, said_at=SAID_AT).dates
+    assert found and all(mention.iso is None for mention in found)
