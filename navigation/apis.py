@@ -112,6 +112,8 @@ class TraceApi(APIView):
             raise Http404(gettext("This note was not in the memory at that moment."))
         if target is None:
             raise Http404(gettext("This note is not in the navigation graph (replaced by a newer version, not searchable yet, or filtered out)."))
+        if context.as_of is not None:  # read only: the wording the memory held then (Note.content_at)
+            note.content = note.content_at(context.as_of)
         result = selectors.trace_query(built, note.content, k=data["k"], target=target)
         payload = TraceResponseSerializer(NoteTrace(note, built, target, result), context={"user": request.user}).data
         payload["note"] = redact_note_payload(dict(payload["note"]), note, viewer_of(request.user))

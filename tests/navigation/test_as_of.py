@@ -179,7 +179,8 @@ def test_a_bad_date_is_a_form_error_on_the_page_in_the_readers_language(world, h
 
 
 def test_a_note_corrected_since_is_labelled_in_the_wording_of_that_day(world, history):
-    """The refund term, corrected in place today, is labelled at the day before in its old words."""
+    """The refund term, corrected in place today, is labelled and traced at the day before in its
+    old words."""
     from memory.services.notes import correct_note
 
     h = history
@@ -189,3 +190,6 @@ def test_a_note_corrected_since_is_labelled_in_the_wording_of_that_day(world, hi
     assert "七日" in labels[str(h["refund"].pk)] and "十五日" not in str(labels)
     now = {node["id"]: node["label"] for node in graph_of(world.alice)["nodes"]}
     assert "十五日" in now[str(h["refund"].pk)]
+    traced = client_for(world.alice).get(trace_url(h["refund"].pk), {"as_of": h["day"]})
+    assert traced.status_code == 200 and "七日" in traced.json()["note"]["content"]
+    assert "十五日" in client_for(world.alice).get(trace_url(h["refund"].pk)).json()["note"]["content"]
