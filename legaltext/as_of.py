@@ -36,11 +36,11 @@ class DateWordsRule:
 
 RULES: tuple[DateWordsRule, ...] = (
     DateWordsRule("zh-jiezhi", "截至 / 截止(到) a date: as things stood on that day",
-             before=re.compile(r"(?:截至|截止到?)\s*$")),
+                  before=re.compile(r"(?:截至|截止到?)\s*$")),
     DateWordsRule("zh-then", "a date followed by 那会儿 / 那时(候) / 的时候 / 当时: then",
-             after=re.compile(r"^\s*(?:那会儿?|那时候?|的时候|时候|当时|之时)")),
+                  after=re.compile(r"^\s*(?:那会儿?|那时候?|的时候|时候|当时|之时)")),
     DateWordsRule("en-as-of", "as of / as at / as it stood on a date",
-             before=re.compile(r"(?:\bas (?:of|at)|\bas it stood on|\bas they stood on)\s*$", re.IGNORECASE)),
+                  before=re.compile(r"(?:\bas (?:of|at)|\bas it stood on|\bas they stood on)\s*$", re.IGNORECASE)),
 )
 
 
@@ -184,12 +184,12 @@ def without_moment(question: str, words: str) -> str:
 
 HELD_FROM_RULES: tuple[DateWordsRule, ...] = (
     DateWordsRule("zh-from-date", "自 / 从 a date (起 / 开始 / 至 … after it): held from that day",
-                 before=re.compile(r"(?:自|从)\s*$"), after=re.compile(r"^\s*(?:起|开始|以来|至|到|—|-|~)")),
+                  before=re.compile(r"(?:自|从)\s*$"), after=re.compile(r"^\s*(?:起|开始|以来|至|到|—|-|~)")),
     DateWordsRule("zh-date-on", "a date followed by 起 / 开始 / 起算: held from that day",
-                 after=re.compile(r"^\s*(?:起(?!诉|草|算出)|开始)")),
+                  after=re.compile(r"^\s*(?:起(?!诉|草|算出)|开始)")),
     DateWordsRule("en-from-date", "from / starting / effective / as from a date: held from that day",
-                 before=re.compile(r"\b(?:from|starting(?: on)?|effective(?: from| as of| on)?|as from|beginning)\s*$",
-                                   re.IGNORECASE)),
+                  before=re.compile(r"\b(?:from|starting(?: on)?|effective(?: from| as of| on)?|as from|beginning)\s*$",
+                                    re.IGNORECASE)),
 )
 
 
