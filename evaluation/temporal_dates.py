@@ -136,13 +136,13 @@ def _score_chronology(split: str, data: dict[str, Any], gold: list[dict[str, Any
     placed: dict[str, set[tuple[str, str, str]]] = {}  # conversation → (message, iso, precision)
     for conversation in conversations:
         chronology = matter_chronology(accounts[conversation["user"]], matters[conversation["id"]])
-        sources = dict(Note.objects.filter(pk__in=[e.note_id for e in chronology.entries if e.note_id])
-                       .values_list("pk", "source_message_ids"))
+        made_from = {str(pk): ids for pk, ids in Note.objects.filter(
+            pk__in=[e.note_id for e in chronology.entries if e.note_id]).values_list("pk", "source_message_ids")}
         points = placed.setdefault(conversation["id"], set())
         for entry in chronology.entries:
             if entry.kind != "fact" or entry.dated_by != "words":
                 continue
-            for pk in sources.get(_uuid_or_none(entry.note_id), []) or []:
+            for pk in made_from.get(entry.note_id) or []:
                 points.add((external.get(pk, ""), entry.label, entry.precision))
     messages = _messages(data)
     for item in gold:
@@ -155,9 +155,3 @@ def _score_chronology(split: str, data: dict[str, Any], gold: list[dict[str, Any
         else:
             report.misses.append(f"{item['message']} not placed: {item['text']!r} = {item['iso']} ({item['fact']})")
 
-
-def _uuid_or_none(value: str):
-    try:
-        return uuid.UUID(str(value))
-    except ValueError:
-        return None

@@ -543,7 +543,7 @@ def supersede_note(old: Note, new: Note, *, actor, reason: str, savepoint: bool 
         before = old.snapshot()
         # The old fact stopped holding when its successor began to hold — when it was said, or
         # the day its words give ("自4月1日起…") — never before it started.
-        now = max(new.valid_from or new.said_at or timezone.now(), old.valid_from)
+        now = max(new.valid_from, old.valid_from)
         old.status = Note.Status.SUPERSEDED
         old.valid_to = now
         old.retired_at = timezone.now()  # system time: when the memory stopped holding it current
